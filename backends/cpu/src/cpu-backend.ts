@@ -1,0 +1,118 @@
+import {
+  BaseBackend, type BaseBackendOptions, type BinaryOp, type DeviceBuffer, type HostArray, type NDArray,
+  newHostArray, OutOfMemoryError, type ReduceOp, type UnaryOp,
+} from '@polyhal/hal';
+import { binaryKernel } from './kernels/binary.js';
+import { copyKernel, padKernel } from './kernels/copy.js';
+import { matmulKernel } from './kernels/matmul.js';
+import { reduceKernel } from './kernels/reduce.js';
+import type { Strided } from './kernels/strided.js';
+import { unaryKernel } from './kernels/unary.js';
+
+export type CpuBackendOptions = BaseBackendOptions;
+
+function describeHost(): string {
+  const g = globalThis as { process?: { versions?: { v8?: string; node?: string } }; navigator?: { hardwareConcurrency?: number; userAgent?: string } };
+  const cores = g.navigator?.hardwareConcurrency;
+  const engine = g.process?.versions?.node ? `Node ${g.process.versions.node}, V8 ${g.process.versions.v8}` : g.navigator?.userAgent ?? 'JavaScript';
+  return `JavaScript on the host CPU (${engine}${cores ? `, ${cores} cores` : ''})`;
+}
+
+/**
+ * The reference backend: pure TypeScript on typed arrays, every HAL primitive, synchronous under the
+ * hood (ops run when called; `read`/`synchronize` resolve at once) and with `readSync`.
+ * Default memory limit: 2 GiB of live buffers (option `memoryLimit`).
+ */
+export class CpuBackend extends BaseBackend {
+  readonly name = 'cpu';
+  readonly deviceName = describeHost();
+  readonly deviceType = 'cpu' as const;
+  private readonly store = new Map<number, HostArray>();
+
+  constructor(options: CpuBackendOptions = {}) {
+    super(options);
+  }
+
+  /** Synchronous read of any view. */
+  readonly readSync = (x: NDArray | DeviceBuffer): HostArray => {
+    const view = 'buffer' in x ? x : null;
+    const buffer = view ? view.buffer : (x as DeviceBuffer);
+    this.checkBuffer(buffer, 'readSync');
+    if (!view || (view.offset === 0 && view.shape.reduce((p, d) => p * d, 1) === buffer.size && isRowMajor(view))) {
+      return this.data(buffer).slice();
+    }
+    const out = newHostArray(view.dtype, view.shape.reduce((p, d) => p * d, 1));
+    copyKernel(this.strided(view), out);
+    return out;
+  };
+
+  protected createStorage(buffer: DeviceBuffer): void {
+    try {
+      this.store.set(buffer.id, newHostArray(buffer.dtype, buffer.size));
+    } catch (e) {
+      if (e instanceof RangeError) throw new OutOfMemoryError(buffer.byteLength, 0, this.name);
+      throw e;
+    }
+  }
+
+  protected destroyStorage(buffer: DeviceBuffer): void {
+    this.store.delete(buffer.id);
+  }
+
+  protected writeStorage(buffer: DeviceBuffer, data: HostArray): void {
+    this.data(buffer).set(data);
+  }
+
+  protected async readStorage(buffer: DeviceBuffer): Promise<HostArray> {
+    return this.data(buffer).slice();
+  }
+
+  protected unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void {
+    unaryKernel(op, this.strided(x), this.data(out));
+  }
+
+  protected binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void {
+    binaryKernel(op, this.strided(a), this.strided(b), this.data(out));
+  }
+
+  protected reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void {
+    reduceKernel(op, this.strided(x), axes, this.data(out));
+  }
+
+  protected copyKernel(x: NDArray, out: DeviceBuffer): void {
+    copyKernel(this.strided(x), this.data(out));
+  }
+
+  protected padKernel(x: NDArray, pads: readonly (readonly [number, number])[], value: number, out: DeviceBuffer): void {
+    padKernel(this.strided(x), pads, value, this.data(out));
+  }
+
+  protected fillKernel(out: DeviceBuffer, value: number): void {
+    this.data(out).fill(value);
+  }
+
+  protected matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
+    matmulKernel(this.strided(a) as Strided<Float32Array>, this.strided(b) as Strided<Float32Array>, this.data(out) as Float32Array);
+  }
+
+  /** The typed array behind a live buffer (no copy). For kernels and fused ops of this backend. */
+  data(buffer: DeviceBuffer): HostArray {
+    const d = this.store.get(buffer.id);
+    if (!d) this.checkBuffer(buffer, 'data');
+    return d!;
+  }
+
+  private strided(x: NDArray): Strided {
+    return { data: this.data(x.buffer), shape: x.shape, strides: x.strides, offset: x.offset };
+  }
+}
+
+function isRowMajor(x: NDArray): boolean {
+  let expected = 1;
+  for (let i = x.shape.length - 1; i >= 0; i--) {
+    if (x.shape[i] === 1) continue;
+    if (x.strides[i] !== expected) return false;
+    expected *= x.shape[i]!;
+  }
+  return true;
+}

@@ -1,0 +1,48 @@
+/**
+ * Copy kernels: materialize a strided view into another strided view (contiguous output, pad interior),
+ * with dtype conversion when the arrays differ (float32 → int32 truncates toward zero and saturates;
+ * NaN → 0), plus fill and pad.
+ */
+import type { HostArray } from '@polyhal/hal';
+import { planRows, rowMajor, type Strided } from './strided.js';
+
+const I32_MAX = 2147483647;
+const I32_MIN = -2147483648;
+
+/** Copies `src` into `dst` (both viewing the same shape). */
+export function stridedCopy(src: Strided, dst: Strided): void {
+  const { n, rows, step, starts } = planRows(src.shape, [src.strides, dst.strides], [src.offset, dst.offset]);
+  const s = src.data;
+  const d = dst.data;
+  const ss = step[0]!;
+  const ds = step[1]!;
+  const toInt = d instanceof Int32Array && s instanceof Float32Array;
+  for (let r = 0; r < rows; r++) {
+    let si = starts[0]![r]!;
+    let di = starts[1]![r]!;
+    if (toInt) {
+      for (let i = 0; i < n; i++, si += ss, di += ds) {
+        const v = s[si]!;
+        d[di] = v !== v ? 0 : v >= I32_MAX ? I32_MAX : v <= I32_MIN ? I32_MIN : Math.trunc(v);
+      }
+    } else if (ss === 1 && ds === 1 && s.constructor === d.constructor) {
+      d.set(s.subarray(si, si + n), di);
+    } else {
+      for (let i = 0; i < n; i++, si += ss, di += ds) d[di] = s[si]!;
+    }
+  }
+}
+
+/** Materializes `src` into the contiguous `out`. */
+export function copyKernel(src: Strided, out: HostArray): void {
+  stridedCopy(src, { data: out, shape: src.shape, strides: rowMajor(src.shape), offset: 0 });
+}
+
+/** out = x padded with `value`: `pads[i] = [before, after]`. */
+export function padKernel(x: Strided, pads: readonly (readonly [number, number])[], value: number, out: HostArray): void {
+  const shape = x.shape.map((d, i) => d + pads[i]![0] + pads[i]![1]);
+  const strides = rowMajor(shape);
+  out.fill(value);
+  const offset = pads.reduce((acc, [before], i) => acc + before * strides[i]!, 0);
+  stridedCopy(x, { data: out, shape: x.shape, strides, offset });
+}

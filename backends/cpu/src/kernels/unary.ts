@@ -1,0 +1,80 @@
+/**
+ * Elementwise unary kernel over a strided input into a contiguous output. Transcendentals use the
+ * float64 Math functions and round once to float32 (well inside the tolerance table). relu on
+ * contiguous float32 runs branch-free on the bit pattern (random signs would defeat the branch predictor).
+ */
+import type { HostArray, UnaryOp } from '@polyhal/hal';
+import { planRows, rowMajor, type Strided } from './strided.js';
+
+export function unaryKernel(op: UnaryOp, x: Strided, out: HostArray): void {
+  const plan = planRows(x.shape, [x.strides, rowMajor(x.shape)], [x.offset, 0]);
+  const { n, rows, step, starts } = plan;
+  if (op === 'relu' && rows === 1 && step[0] === 1 && x.data instanceof Float32Array && out instanceof Float32Array) {
+    reluBits(x.data, starts[0]![0]!, out, n);
+    return;
+  }
+  for (let r = 0; r < rows; r++) unaryRow(op, n, x.data, starts[0]![r]!, step[0]!, out, starts[1]![r]!);
+}
+
+/** relu on float32 bits: keep the value unless the sign bit is set and it is not NaN. */
+function reluBits(x: Float32Array, xOff: number, out: Float32Array, n: number): void {
+  const xi = new Int32Array(x.buffer, x.byteOffset + xOff * 4, n);
+  const oi = new Int32Array(out.buffer, out.byteOffset, n);
+  for (let i = 0; i < n; i++) {
+    const bits = xi[i]!;
+    const nan = (0x7f800000 - (bits & 0x7fffffff)) >> 31; // -1 if NaN, else 0
+    oi[i] = bits & (~(bits >> 31) | nan);
+  }
+}
+
+function unaryRow(op: UnaryOp, n: number, x: HostArray, xi: number, sx: number, o: HostArray, oi: number): void {
+  const end = oi + n;
+  switch (op) {
+    case 'neg':
+      for (; oi < end; oi++, xi += sx) o[oi] = -x[xi]!;
+      return;
+    case 'exp':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.exp(x[xi]!);
+      return;
+    case 'log':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.log(x[xi]!);
+      return;
+    case 'relu':
+      for (; oi < end; oi++, xi += sx) {
+        const v = x[xi]!;
+        o[oi] = v > 0 || v !== v ? v : 0;
+      }
+      return;
+    case 'sigmoid':
+      for (; oi < end; oi++, xi += sx) {
+        const v = x[xi]!;
+        if (v >= 0) o[oi] = 1 / (1 + Math.exp(-v));
+        else {
+          const e = Math.exp(v);
+          o[oi] = e / (1 + e);
+        }
+      }
+      return;
+    case 'tanh':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.tanh(x[xi]!);
+      return;
+    case 'sqrt':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.sqrt(x[xi]!);
+      return;
+    case 'recip':
+      for (; oi < end; oi++, xi += sx) o[oi] = 1 / x[xi]!;
+      return;
+    case 'exp2':
+      for (; oi < end; oi++, xi += sx) o[oi] = 2 ** x[xi]!;
+      return;
+    case 'log2':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.log2(x[xi]!);
+      return;
+    case 'sin':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.sin(x[xi]!);
+      return;
+    case 'cos':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.cos(x[xi]!);
+      return;
+  }
+}

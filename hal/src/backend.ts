@@ -1,0 +1,144 @@
+import type { DType, HostArray } from './dtype.js';
+import type { DeviceBuffer, NDArray } from './ndarray.js';
+import type { BinaryOp, ReduceOp, UnaryOp } from './ops.js';
+
+/** `cpu` for backends that compute on the host CPU (pure JS, WASM); `gpu` for GPU adapters. */
+export type DeviceType = 'cpu' | 'gpu';
+
+/** An operand of a binary op: an array, or a JS number broadcast as a scalar of the other operand's dtype. */
+export type Operand = NDArray | number;
+
+/** Hyper-parameters of one Adam/AdamW step (Kingma & Ba 2015; Loshchilov & Hutter 2019 for AdamW). */
+export interface AdamStepParams {
+  lr: number;
+  beta1: number;
+  beta2: number;
+  eps: number;
+  /** Decoupled weight decay (AdamW) when > 0: p ← p − lr·wd·p before the Adam update. */
+  weightDecay: number;
+  /** Step number t ≥ 1, for bias correction. */
+  step: number;
+}
+
+/** Hyper-parameters of one SGD step: v ← momentum·v + (g + wd·p); p ← p − lr·v. */
+export interface SgdStepParams {
+  lr: number;
+  momentum: number;
+  weightDecay: number;
+}
+
+/**
+ * The contract every backend fulfils. User-facing ops take NDArrays (strided views) and return new
+ * contiguous NDArrays that the caller owns and frees with `free`/`deallocate`. Ops enqueue and return
+ * at once; `read` resolves with the data once queued work is done; `synchronize()` waits for all of it.
+ *
+ * Errors: ShapeMismatchError, DTypeError, OutOfMemoryError, UseAfterFreeError, DeviceMismatchError,
+ * InvalidArgumentError, UnsupportedOpError — always thrown before any output is allocated or any
+ * input is touched.
+ */
+export interface ComputeBackend {
+  /** Registry name: `cpu`, `wasm`, `webgpu`, ... */
+  readonly name: string;
+  /** Unique per instance (`cpu#1`); buffers remember it. */
+  readonly id: string;
+  /** Human-readable device, e.g. "JavaScript (V8 11.3, 2 cores)" or the GPU adapter's description. */
+  readonly deviceName: string;
+  readonly deviceType: DeviceType;
+
+  /** Bytes that can still be allocated (the configured limit minus live buffers, or less where the device says so). */
+  memoryAvailable(): number;
+  /** Number of live (allocated, not freed) buffers; used by leak checks. */
+  liveBufferCount(): number;
+  /** Bytes held by live buffers, and the highest value that has reached since creation. */
+  memoryStats(): { liveBytes: number; peakBytes: number; liveBuffers: number };
+
+  /** Allocates `size` elements of `dtype` (contents unspecified). Throws OutOfMemoryError over the limit. */
+  allocate(size: number, dtype?: DType): DeviceBuffer;
+  /** Frees a buffer. Throws UseAfterFreeError on a double free. */
+  deallocate(buffer: DeviceBuffer): void;
+  /** Frees the buffer behind an array (views of it become invalid). */
+  free(x: NDArray): void;
+  /** Copies host data into a buffer (copy to device); the length and dtype must match. */
+  write(buffer: DeviceBuffer, data: HostArray): void;
+  copyToDevice(buffer: DeviceBuffer, data: HostArray): void;
+  /** Copies an array (any view) back to the host (copy from device), after queued work completes. */
+  read(x: NDArray | DeviceBuffer): Promise<HostArray>;
+  copyFromDevice(x: NDArray | DeviceBuffer): Promise<HostArray>;
+  /** Synchronous read where the backend can (CPU, WASM); undefined otherwise. */
+  readonly readSync?: (x: NDArray | DeviceBuffer) => HostArray;
+  /** Resolves when all queued work has finished. */
+  synchronize(): Promise<void>;
+  /** Frees every buffer and releases the device. Later calls throw. */
+  dispose(): void;
+
+  /** Uploads host data as a new contiguous array of `shape` (length must equal the shape's size). */
+  fromArray(data: ArrayLike<number>, shape: readonly number[], dtype?: DType): NDArray;
+  /** A new array of `shape` filled with `value`. */
+  full(shape: readonly number[], value: number, dtype?: DType): NDArray;
+
+  // Elementwise binary ops with NumPy broadcasting (see ops.ts for special values).
+  add(a: Operand, b: Operand): NDArray;
+  sub(a: Operand, b: Operand): NDArray;
+  mul(a: Operand, b: Operand): NDArray;
+  div(a: Operand, b: Operand): NDArray;
+  maximum(a: Operand, b: Operand): NDArray;
+  mod(a: Operand, b: Operand): NDArray;
+  cmplt(a: Operand, b: Operand): NDArray;
+  binary(op: BinaryOp, a: Operand, b: Operand): NDArray;
+
+  // Elementwise unary ops.
+  neg(x: NDArray): NDArray;
+  exp(x: NDArray): NDArray;
+  log(x: NDArray): NDArray;
+  relu(x: NDArray): NDArray;
+  sigmoid(x: NDArray): NDArray;
+  tanh(x: NDArray): NDArray;
+  sqrt(x: NDArray): NDArray;
+  recip(x: NDArray): NDArray;
+  exp2(x: NDArray): NDArray;
+  log2(x: NDArray): NDArray;
+  sin(x: NDArray): NDArray;
+  cos(x: NDArray): NDArray;
+  unary(op: UnaryOp, x: NDArray): NDArray;
+
+  // Reductions over any set of axes (default: all).
+  sum(x: NDArray, axes?: number | readonly number[], keepdims?: boolean): NDArray;
+  max(x: NDArray, axes?: number | readonly number[], keepdims?: boolean): NDArray;
+  mean(x: NDArray, axes?: number | readonly number[], keepdims?: boolean): NDArray;
+  reduce(op: ReduceOp, x: NDArray, axes?: number | readonly number[], keepdims?: boolean): NDArray;
+
+  // Movement: views without a copy (reshape copies only when the strides do not allow a view).
+  reshape(x: NDArray, shape: readonly number[]): NDArray;
+  permute(x: NDArray, perm: readonly number[]): NDArray;
+  expand(x: NDArray, shape: readonly number[]): NDArray;
+  shrink(x: NDArray, bounds: readonly (readonly [number, number])[]): NDArray;
+  stride(x: NDArray, steps: readonly number[]): NDArray;
+  /** Pads each dimension with `pads[i] = [before, after]` elements of `value` (a new array). */
+  pad(x: NDArray, pads: readonly (readonly [number, number])[], value?: number): NDArray;
+  /** Materializes any view into a new contiguous array. */
+  contiguous(x: NDArray): NDArray;
+  /** Converts dtype: float32→int32 truncates toward zero, saturating; NaN → 0. */
+  cast(x: NDArray, dtype: DType): NDArray;
+  /** Copies `value` (broadcast to the target's size as a flat array) into an existing buffer, in place. */
+  assign(target: DeviceBuffer, value: NDArray): void;
+
+  /**
+   * Batched matmul: a: [..., M, K], b: [..., K, N] → [..., M, N], float32; batch dims broadcast.
+   * Transposed operands are passed as views (`transposeView`) and are not copied.
+   * Throws ShapeMismatchError if K differs or batch dims do not broadcast.
+   */
+  matmul(a: NDArray, b: NDArray): NDArray;
+
+  // Composite ops: built once from primitives; a backend may override any of them with a fused kernel.
+  softmax(x: NDArray, axis?: number): NDArray;
+  logSoftmax(x: NDArray, axis?: number): NDArray;
+  /**
+   * Softmax cross-entropy, numerically stable: logits [N, C], labels [N, C] (one-hot or probabilities)
+   * → per-row loss [N] and, when `withGrad`, d(loss_i)/d(logits) = softmax(logits) − labels [N, C].
+   */
+  softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad?: boolean): { loss: NDArray; grad?: NDArray };
+  /** One Adam/AdamW update, in place on param, m and v (all float32, same size). */
+  adamStep(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void;
+  /** One SGD update with momentum and weight decay, in place on param and velocity. */
+  sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void;
+}

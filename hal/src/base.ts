@@ -1,0 +1,367 @@
+import type { AdamStepParams, ComputeBackend, DeviceType, Operand, SgdStepParams } from './backend.js';
+import { adamStepComposite, logSoftmaxComposite, sgdStepComposite, softmaxComposite, softmaxCrossEntropyComposite } from './composites.js';
+import { bytesPerElement, type DType, dtypeOfArray, type HostArray, isDType } from './dtype.js';
+import { DeviceMismatchError, DTypeError, InvalidArgumentError, OutOfMemoryError, ShapeMismatchError, UnsupportedOpError, UseAfterFreeError } from './errors.js';
+import {
+  type DeviceBuffer, expandView, isWholeBuffer, type NDArray, permuteView, reshapeView, shrinkView, strideView, viewOf,
+} from './ndarray.js';
+import { type BinaryOp, INT32_BINARY_OPS, INT32_REDUCE_OPS, INT32_UNARY_OPS, type ReduceOp, type UnaryOp } from './ops.js';
+import { assertShape, broadcastShapes, normalizeAxes, sizeOf } from './shape.js';
+
+let instanceCounter = 0;
+
+export interface BaseBackendOptions {
+  /** Upper bound on live bytes; allocations past it throw OutOfMemoryError. */
+  memoryLimit?: number;
+}
+
+/**
+ * The HAL implemented once over a small set of kernels. A backend extends this class and implements
+ * the storage hooks and seven kernels (unary, binary, reduce, copy, pad, fill, matmul); every
+ * user-facing op — validation, broadcasting, typed errors, composites such as softmax — comes from
+ * here, so all backends behave alike. Composites and optimizer steps may be overridden with fused kernels.
+ *
+ * Kernel contracts: `out` is a fresh contiguous buffer of the output's size (except `assign` and
+ * in-place optimizer steps); input views already have the output's shape (broadcast with stride 0)
+ * for unary/binary; reduce axes are sorted and unique.
+ */
+export abstract class BaseBackend implements ComputeBackend {
+  abstract readonly name: string;
+  abstract readonly deviceName: string;
+  abstract readonly deviceType: DeviceType;
+  readonly id: string;
+
+  private readonly live = new Map<number, DeviceBuffer>();
+  private nextBufferId = 1;
+  private liveBytes = 0;
+  private peakBytes = 0;
+  private disposed = false;
+  protected memoryLimit: number;
+
+  constructor(options: BaseBackendOptions = {}, defaultLimit = 2 ** 31) {
+    this.id = `backend#${++instanceCounter}`;
+    this.memoryLimit = options.memoryLimit ?? defaultLimit;
+  }
+
+  // ---- storage hooks and kernels: what a backend implements ----
+  protected abstract createStorage(buffer: DeviceBuffer): void;
+  protected abstract destroyStorage(buffer: DeviceBuffer): void;
+  protected abstract writeStorage(buffer: DeviceBuffer, data: HostArray): void;
+  /** Reads a whole buffer. */
+  protected abstract readStorage(buffer: DeviceBuffer): Promise<HostArray>;
+  protected abstract unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void;
+  protected abstract binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void;
+  protected abstract reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void;
+  /** Materializes `x` into `out` (same element count), converting dtype if they differ. */
+  protected abstract copyKernel(x: NDArray, out: DeviceBuffer): void;
+  protected abstract padKernel(x: NDArray, pads: readonly (readonly [number, number])[], value: number, out: DeviceBuffer): void;
+  protected abstract fillKernel(out: DeviceBuffer, value: number): void;
+  /** a: [...B, M, K], b: [...B, K, N] with identical batch shapes → out [...B, M, N]. */
+  protected abstract matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void;
+
+  // ---- memory ----
+  memoryAvailable(): number {
+    return Math.max(0, this.memoryLimit - this.liveBytes);
+  }
+
+  liveBufferCount(): number {
+    return this.live.size;
+  }
+
+  memoryStats(): { liveBytes: number; peakBytes: number; liveBuffers: number } {
+    return { liveBytes: this.liveBytes, peakBytes: this.peakBytes, liveBuffers: this.live.size };
+  }
+
+  allocate(size: number, dtype: DType = 'float32'): DeviceBuffer {
+    this.assertOpen();
+    if (!Number.isInteger(size) || size < 0) throw new InvalidArgumentError(`allocation size must be a non-negative integer, got ${size}`);
+    if (!isDType(dtype)) throw new DTypeError(`unknown dtype '${String(dtype)}' (expected float32 or int32)`);
+    const byteLength = size * bytesPerElement(dtype);
+    const available = this.memoryAvailable();
+    if (byteLength > available) throw new OutOfMemoryError(byteLength, available, this.name);
+    const buffer: DeviceBuffer = Object.freeze({ id: this.nextBufferId++, dtype, size, byteLength, owner: this.id });
+    this.createStorage(buffer);
+    this.live.set(buffer.id, buffer);
+    this.liveBytes += byteLength;
+    this.peakBytes = Math.max(this.peakBytes, this.liveBytes);
+    return buffer;
+  }
+
+  deallocate(buffer: DeviceBuffer): void {
+    this.checkBuffer(buffer, 'deallocate');
+    this.live.delete(buffer.id);
+    this.liveBytes -= buffer.byteLength;
+    this.destroyStorage(buffer);
+  }
+
+  free(x: NDArray): void {
+    this.deallocate(x.buffer);
+  }
+
+  write(buffer: DeviceBuffer, data: HostArray): void {
+    this.checkBuffer(buffer, 'write');
+    const dtype = dtypeOfArray(data);
+    if (dtype !== buffer.dtype) throw new DTypeError(`write: data is ${dtype} but the buffer is ${buffer.dtype}`);
+    if (data.length !== buffer.size) {
+      throw new ShapeMismatchError(`write: data has ${data.length} elements but the buffer holds ${buffer.size}`);
+    }
+    this.writeStorage(buffer, data);
+  }
+
+  copyToDevice(buffer: DeviceBuffer, data: HostArray): void {
+    this.write(buffer, data);
+  }
+
+  async read(x: NDArray | DeviceBuffer): Promise<HostArray> {
+    const view = 'buffer' in x ? x : viewOf(this.checkBuffer(x, 'read'));
+    this.check(view, 'read');
+    if (isWholeBuffer(view)) return this.readStorage(view.buffer);
+    const tmp = this.contiguous(view);
+    try {
+      return await this.readStorage(tmp.buffer);
+    } finally {
+      this.free(tmp);
+    }
+  }
+
+  copyFromDevice(x: NDArray | DeviceBuffer): Promise<HostArray> {
+    return this.read(x);
+  }
+
+  async synchronize(): Promise<void> {
+    this.assertOpen();
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    for (const b of [...this.live.values()]) this.deallocate(b);
+    this.disposed = true;
+  }
+
+  // ---- construction ----
+  fromArray(data: ArrayLike<number>, shape: readonly number[], dtype?: DType): NDArray {
+    assertShape(shape);
+    const dt: DType = dtype ?? (data instanceof Int32Array ? 'int32' : 'float32');
+    if (data.length !== sizeOf(shape)) {
+      throw new ShapeMismatchError(`fromArray: ${data.length} values do not fill shape [${shape.join(', ')}] (${sizeOf(shape)} elements)`, [shape]);
+    }
+    const host = dt === 'float32' ? Float32Array.from(data) : Int32Array.from(data);
+    const buffer = this.allocate(host.length, dt);
+    this.writeStorage(buffer, host);
+    return viewOf(buffer, shape);
+  }
+
+  full(shape: readonly number[], value: number, dtype: DType = 'float32'): NDArray {
+    assertShape(shape);
+    const buffer = this.allocate(sizeOf(shape), dtype);
+    this.fillKernel(buffer, value);
+    return viewOf(buffer, shape);
+  }
+
+  // ---- elementwise ----
+  binary(op: BinaryOp, a: Operand, b: Operand): NDArray {
+    if (typeof a === 'number' && typeof b === 'number') throw new InvalidArgumentError(`${op}: at least one operand must be an array`);
+    const dtype = typeof a === 'number' ? (b as NDArray).dtype : a.dtype;
+    if (typeof a !== 'number') this.check(a, op);
+    if (typeof b !== 'number') this.check(b, op);
+    if (typeof a !== 'number' && typeof b !== 'number' && a.dtype !== b.dtype) {
+      throw new DTypeError(`${op}: operands have dtypes ${a.dtype} and ${b.dtype}; cast one explicitly`);
+    }
+    if (dtype === 'int32' && !INT32_BINARY_OPS.has(op)) throw new UnsupportedOpError(op, dtype, this.name);
+    const temps: NDArray[] = [];
+    const arr = (v: Operand): NDArray => {
+      if (typeof v !== 'number') return v;
+      const s = this.full([], v, dtype);
+      temps.push(s);
+      return s;
+    };
+    try {
+      const va = arr(a);
+      const vb = arr(b);
+      const shape = broadcastShapes(va.shape, vb.shape);
+      const out = this.allocate(sizeOf(shape), dtype);
+      this.guard(out, () => this.binaryKernel(op, expandView(va, shape), expandView(vb, shape), out));
+      return viewOf(out, shape);
+    } finally {
+      for (const t of temps) this.free(t);
+    }
+  }
+
+  add(a: Operand, b: Operand): NDArray { return this.binary('add', a, b); }
+  sub(a: Operand, b: Operand): NDArray { return this.binary('sub', a, b); }
+  mul(a: Operand, b: Operand): NDArray { return this.binary('mul', a, b); }
+  div(a: Operand, b: Operand): NDArray { return this.binary('div', a, b); }
+  maximum(a: Operand, b: Operand): NDArray { return this.binary('maximum', a, b); }
+  mod(a: Operand, b: Operand): NDArray { return this.binary('mod', a, b); }
+  cmplt(a: Operand, b: Operand): NDArray { return this.binary('cmplt', a, b); }
+
+  unary(op: UnaryOp, x: NDArray): NDArray {
+    this.check(x, op);
+    if (x.dtype === 'int32' && !INT32_UNARY_OPS.has(op)) throw new UnsupportedOpError(op, x.dtype, this.name);
+    const out = this.allocate(sizeOf(x.shape), x.dtype);
+    this.guard(out, () => this.unaryKernel(op, x, out));
+    return viewOf(out, x.shape);
+  }
+
+  neg(x: NDArray): NDArray { return this.unary('neg', x); }
+  exp(x: NDArray): NDArray { return this.unary('exp', x); }
+  log(x: NDArray): NDArray { return this.unary('log', x); }
+  relu(x: NDArray): NDArray { return this.unary('relu', x); }
+  sigmoid(x: NDArray): NDArray { return this.unary('sigmoid', x); }
+  tanh(x: NDArray): NDArray { return this.unary('tanh', x); }
+  sqrt(x: NDArray): NDArray { return this.unary('sqrt', x); }
+  recip(x: NDArray): NDArray { return this.unary('recip', x); }
+  exp2(x: NDArray): NDArray { return this.unary('exp2', x); }
+  log2(x: NDArray): NDArray { return this.unary('log2', x); }
+  sin(x: NDArray): NDArray { return this.unary('sin', x); }
+  cos(x: NDArray): NDArray { return this.unary('cos', x); }
+
+  // ---- reductions ----
+  reduce(op: ReduceOp, x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray {
+    this.check(x, op);
+    if (x.dtype === 'int32' && !INT32_REDUCE_OPS.has(op)) throw new UnsupportedOpError(op, x.dtype, this.name);
+    const ax = normalizeAxes(axes, x.shape.length);
+    const kept = x.shape.filter((_, i) => !ax.includes(i));
+    const out = this.allocate(sizeOf(kept), x.dtype);
+    this.guard(out, () => this.reduceKernel(op, x, ax, out));
+    return viewOf(out, keepdims ? x.shape.map((d, i) => (ax.includes(i) ? 1 : d)) : kept);
+  }
+
+  sum(x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray { return this.reduce('sum', x, axes, keepdims); }
+  max(x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray { return this.reduce('max', x, axes, keepdims); }
+
+  /** Mean over axes: sum × (1/n); the mean over an empty axis is NaN. float32 only. */
+  mean(x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray {
+    this.check(x, 'mean');
+    if (x.dtype !== 'float32') throw new UnsupportedOpError('mean', x.dtype, this.name);
+    const ax = normalizeAxes(axes, x.shape.length);
+    const n = ax.reduce((p, a) => p * x.shape[a]!, 1);
+    const s = this.sum(x, ax, keepdims);
+    try {
+      return n === 0 ? this.mul(s, NaN) : this.div(s, n);
+    } finally {
+      this.free(s);
+    }
+  }
+
+  // ---- movement ----
+  reshape(x: NDArray, shape: readonly number[]): NDArray {
+    this.check(x, 'reshape');
+    const view = reshapeView(x, shape);
+    if (view) return view;
+    const c = this.contiguous(x);
+    return reshapeView(c, shape)!;
+  }
+
+  permute(x: NDArray, perm: readonly number[]): NDArray { this.check(x, 'permute'); return permuteView(x, perm); }
+  expand(x: NDArray, shape: readonly number[]): NDArray { this.check(x, 'expand'); return expandView(x, shape); }
+  shrink(x: NDArray, bounds: readonly (readonly [number, number])[]): NDArray { this.check(x, 'shrink'); return shrinkView(x, bounds); }
+  stride(x: NDArray, steps: readonly number[]): NDArray { this.check(x, 'stride'); return strideView(x, steps); }
+
+  pad(x: NDArray, pads: readonly (readonly [number, number])[], value = 0): NDArray {
+    this.check(x, 'pad');
+    if (pads.length !== x.shape.length) {
+      throw new InvalidArgumentError(`pad needs one [before, after] per dimension of [${x.shape.join(', ')}], got ${pads.length}`);
+    }
+    for (const [b, a] of pads) {
+      if (!Number.isInteger(b) || !Number.isInteger(a) || b < 0 || a < 0) throw new InvalidArgumentError(`pad widths must be non-negative integers, got [${b}, ${a}]`);
+    }
+    const shape = x.shape.map((d, i) => d + pads[i]![0] + pads[i]![1]);
+    const out = this.allocate(sizeOf(shape), x.dtype);
+    this.guard(out, () => this.padKernel(x, pads, value, out));
+    return viewOf(out, shape);
+  }
+
+  contiguous(x: NDArray): NDArray {
+    return this.cast(x, x.dtype);
+  }
+
+  cast(x: NDArray, dtype: DType): NDArray {
+    this.check(x, 'cast');
+    if (!isDType(dtype)) throw new DTypeError(`unknown dtype '${String(dtype)}'`);
+    const out = this.allocate(sizeOf(x.shape), dtype);
+    this.guard(out, () => this.copyKernel(x, out));
+    return viewOf(out, x.shape);
+  }
+
+  assign(target: DeviceBuffer, value: NDArray): void {
+    this.checkBuffer(target, 'assign');
+    this.check(value, 'assign');
+    if (sizeOf(value.shape) !== target.size) {
+      throw new ShapeMismatchError(`assign: value has ${sizeOf(value.shape)} elements, the target holds ${target.size}`, [value.shape]);
+    }
+    if (value.dtype !== target.dtype) throw new DTypeError(`assign: value is ${value.dtype}, the target is ${target.dtype}`);
+    if (value.buffer === target && isWholeBuffer(value)) return;
+    if (value.buffer === target) {
+      const tmp = this.contiguous(value);
+      try { this.copyKernel(tmp, target); } finally { this.free(tmp); }
+      return;
+    }
+    this.copyKernel(value, target);
+  }
+
+  // ---- matmul ----
+  matmul(a: NDArray, b: NDArray): NDArray {
+    this.check(a, 'matmul');
+    this.check(b, 'matmul');
+    if (a.dtype !== 'float32' || b.dtype !== 'float32') throw new UnsupportedOpError('matmul', a.dtype !== 'float32' ? a.dtype : b.dtype, this.name);
+    if (a.shape.length < 2 || b.shape.length < 2) {
+      throw new ShapeMismatchError(`matmul needs operands of rank ≥ 2, got [${a.shape.join(', ')}] and [${b.shape.join(', ')}]`, [a.shape, b.shape]);
+    }
+    const [m, k] = a.shape.slice(-2) as [number, number];
+    const [k2, n] = b.shape.slice(-2) as [number, number];
+    if (k !== k2) {
+      throw new ShapeMismatchError(`matmul: inner dimensions differ: a is [${a.shape.join(', ')}] (K=${k}), b is [${b.shape.join(', ')}] (K=${k2})`, [a.shape, b.shape]);
+    }
+    const batch = broadcastShapes(a.shape.slice(0, -2), b.shape.slice(0, -2));
+    const outShape = [...batch, m, n];
+    const out = this.allocate(sizeOf(outShape), 'float32');
+    this.guard(out, () => this.matmulKernel(expandView(a, [...batch, m, k]), expandView(b, [...batch, k, n]), out));
+    return viewOf(out, outShape);
+  }
+
+  // ---- composites (override with fused kernels where it pays) ----
+  softmax(x: NDArray, axis = -1): NDArray { return softmaxComposite(this, x, axis); }
+  logSoftmax(x: NDArray, axis = -1): NDArray { return logSoftmaxComposite(this, x, axis); }
+  softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {
+    return softmaxCrossEntropyComposite(this, logits, labels, withGrad);
+  }
+  adamStep(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
+    adamStepComposite(this, param, grad, m, v, p);
+  }
+  sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
+    sgdStepComposite(this, param, grad, velocity, p);
+  }
+
+  // ---- checks ----
+  /** Throws unless `x` is a live array of this backend instance. */
+  check(x: NDArray, op: string): void {
+    if (x === null || typeof x !== 'object' || !('buffer' in x)) throw new InvalidArgumentError(`${op}: expected an NDArray, got ${String(x)}`);
+    this.checkBuffer(x.buffer, op);
+  }
+
+  protected checkBuffer(buffer: DeviceBuffer, op: string): DeviceBuffer {
+    this.assertOpen();
+    if (buffer.owner !== this.id) {
+      throw new DeviceMismatchError(`${op}: the buffer belongs to backend instance ${buffer.owner}, not to ${this.name} (${this.id}); move it with read + fromArray (or tensor.to())`);
+    }
+    if (this.live.get(buffer.id) !== buffer) {
+      throw new UseAfterFreeError(`${op}: buffer ${buffer.id} (${buffer.size} × ${buffer.dtype}) of ${this.name} was already freed`);
+    }
+    return buffer;
+  }
+
+  private assertOpen(): void {
+    if (this.disposed) throw new UseAfterFreeError(`backend ${this.name} (${this.id}) was disposed`);
+  }
+
+  /** Runs a kernel into a fresh buffer; frees the buffer if the kernel throws, so nothing leaks. */
+  protected guard(out: DeviceBuffer, run: () => void): void {
+    try {
+      run();
+    } catch (e) {
+      this.deallocate(out);
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * Composite ops built once from HAL primitives. Every backend inherits them; a backend may override
+ * one with a fused kernel, and the conformance suite holds both to the same oracle.
+ */
+import type { AdamStepParams, ComputeBackend, SgdStepParams } from './backend.js';
+import { InvalidArgumentError, ShapeMismatchError } from './errors.js';
+import { type DeviceBuffer, type NDArray, viewOf } from './ndarray.js';
+import { normalizeAxis, shapesEqual } from './shape.js';
+
+/** Frees every array in `temps` after `fn`, whether it returns or throws. */
+export function withTemps<T>(be: ComputeBackend, fn: (keep: <A extends NDArray>(a: A) => A) => T): T {
+  const temps: NDArray[] = [];
+  try {
+    return fn((a) => {
+      temps.push(a);
+      return a;
+    });
+  } finally {
+    for (const t of temps) be.free(t);
+  }
+}
+
+/** softmax along `axis`: exp(x − max) / Σ exp(x − max). Same shape as x. */
+export function softmaxComposite(be: ComputeBackend, x: NDArray, axis: number): NDArray {
+  const ax = normalizeAxis(axis, x.shape.length);
+  return withTemps(be, (t) => {
+    const m = t(be.max(x, ax, true));
+    const e = t(be.exp(t(be.sub(x, m))));
+    const s = t(be.sum(e, ax, true));
+    return be.div(e, s);
+  });
+}
+
+/** log-softmax along `axis`: (x − max) − log Σ exp(x − max). Same shape as x. */
+export function logSoftmaxComposite(be: ComputeBackend, x: NDArray, axis: number): NDArray {
+  const ax = normalizeAxis(axis, x.shape.length);
+  return withTemps(be, (t) => {
+    const m = t(be.max(x, ax, true));
+    const z = t(be.sub(x, m));
+    const lse = t(be.log(t(be.sum(t(be.exp(z)), ax, true))));
+    return be.sub(z, lse);
+  });
+}
+
+/** logits [N, C], labels [N, C] → loss [N] = −Σ_c labels·logSoftmax(logits); grad = softmax − labels. */
+export function softmaxCrossEntropyComposite(
+  be: ComputeBackend, logits: NDArray, labels: NDArray, withGrad: boolean,
+): { loss: NDArray; grad?: NDArray } {
+  if (logits.shape.length !== 2 || !shapesEqual(logits.shape, labels.shape)) {
+    throw new ShapeMismatchError(
+      `softmaxCrossEntropy expects logits and labels of the same shape [N, C], got [${logits.shape.join(', ')}] and [${labels.shape.join(', ')}]`,
+      [logits.shape, labels.shape],
+    );
+  }
+  return withTemps(be, (t) => {
+    const ls = t(be.logSoftmax(logits, 1));
+    const loss = be.neg(t(be.sum(t(be.mul(labels, ls)), 1)));
+    if (!withGrad) return { loss };
+    const grad = be.sub(t(be.exp(ls)), labels);
+    return { loss, grad };
+  });
+}
+
+function checkSameSize(op: string, param: DeviceBuffer, grad: NDArray, ...state: (DeviceBuffer | null)[]): void {
+  const n = grad.shape.reduce((p, d) => p * d, 1);
+  for (const b of [param, ...state]) {
+    if (b && b.size !== n) throw new ShapeMismatchError(`${op}: buffers of ${b.size} elements do not match the gradient's ${n}`);
+  }
+}
+
+/** Adam/AdamW from primitives: m ← β1 m + (1−β1) g; v ← β2 v + (1−β2) g²; p ← p − lr·m̂/(√v̂ + ε). */
+export function adamStepComposite(be: ComputeBackend, param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
+  checkSameSize('adamStep', param, grad, m, v);
+  if (!(p.step >= 1)) throw new InvalidArgumentError(`adamStep: step must be ≥ 1, got ${p.step}`);
+  const shape = grad.shape;
+  const P = viewOf(param, shape);
+  const M = viewOf(m, shape);
+  const V = viewOf(v, shape);
+  withTemps(be, (t) => {
+    const m2 = t(be.add(t(be.mul(M, p.beta1)), t(be.mul(grad, 1 - p.beta1))));
+    const v2 = t(be.add(t(be.mul(V, p.beta2)), t(be.mul(t(be.mul(grad, grad)), 1 - p.beta2))));
+    const c1 = 1 - p.beta1 ** p.step;
+    const c2 = 1 - p.beta2 ** p.step;
+    const denom = t(be.add(t(be.sqrt(t(be.div(v2, c2)))), p.eps));
+    const upd = t(be.mul(t(be.div(t(be.div(m2, c1)), denom)), p.lr));
+    const decayed = p.weightDecay > 0 ? t(be.mul(P, 1 - p.lr * p.weightDecay)) : P;
+    const p2 = t(be.sub(decayed, upd));
+    be.assign(m, m2);
+    be.assign(v, v2);
+    be.assign(param, p2);
+  });
+}
+
+/** SGD with momentum (PyTorch convention): g' = g + wd·p; v ← μ v + g'; p ← p − lr·v (v = g' without momentum). */
+export function sgdStepComposite(be: ComputeBackend, param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
+  checkSameSize('sgdStep', param, grad, velocity);
+  const shape = grad.shape;
+  const P = viewOf(param, shape);
+  withTemps(be, (t) => {
+    const g = p.weightDecay > 0 ? t(be.add(grad, t(be.mul(P, p.weightDecay)))) : grad;
+    let step = g;
+    if (velocity && p.momentum > 0) {
+      const v2 = t(be.add(t(be.mul(viewOf(velocity, shape), p.momentum)), g));
+      be.assign(velocity, v2);
+      step = v2;
+    }
+    be.assign(param, t(be.sub(P, t(be.mul(step, p.lr)))));
+  });
+}

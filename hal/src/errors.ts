@@ -1,0 +1,77 @@
+/**
+ * Typed errors of the HAL. Every error a backend raises on bad input is one of these, with a message
+ * that says what was wrong and what to do. Catch the base class `PolyHalError` to catch them all.
+ */
+export class PolyHalError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Shapes that cannot be combined: broadcasting, matmul inner dimensions, reshape sizes, data length. */
+export class ShapeMismatchError extends PolyHalError {
+  constructor(
+    message: string,
+    readonly shapes: readonly (readonly number[])[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** Operands of different dtypes, or a dtype the operation does not take. */
+export class DTypeError extends PolyHalError {}
+
+/** An allocation over `memoryAvailable()` or the configured memory limit. Nothing was allocated. */
+export class OutOfMemoryError extends PolyHalError {
+  constructor(
+    readonly requestedBytes: number,
+    readonly availableBytes: number,
+    backend: string,
+  ) {
+    super(
+      `${backend}: cannot allocate ${requestedBytes} bytes, only ${availableBytes} available ` +
+        `(free buffers with deallocate()/dispose() or raise the backend's memoryLimit)`,
+    );
+  }
+}
+
+/** A buffer used after `deallocate`, or deallocated twice. */
+export class UseAfterFreeError extends PolyHalError {}
+
+/** A backend that cannot run here; `reason` says why (no adapter, no SIMD, ...). */
+export class BackendUnavailableError extends PolyHalError {
+  constructor(
+    readonly backend: string,
+    readonly reason: string,
+  ) {
+    super(`backend '${backend}' is unavailable: ${reason}`);
+  }
+}
+
+/** An op that a backend does not implement for a dtype. */
+export class UnsupportedOpError extends PolyHalError {
+  constructor(
+    readonly op: string,
+    readonly dtype: string,
+    readonly backend: string,
+  ) {
+    super(`op '${op}' is not supported for dtype ${dtype} on backend '${backend}'`);
+  }
+}
+
+/** A backend name that no registered backend has; `available` lists the registered names. */
+export class UnknownBackendError extends PolyHalError {
+  constructor(
+    readonly requested: string,
+    readonly available: readonly string[],
+  ) {
+    super(`unknown backend '${requested}'; available backends: ${available.join(', ') || '(none registered)'}`);
+  }
+}
+
+/** Operands that live on different backends (or backend instances); the message names both. */
+export class DeviceMismatchError extends PolyHalError {}
+
+/** An argument out of its domain: an axis out of range, a repeated axis, a bad permutation, a negative size. */
+export class InvalidArgumentError extends PolyHalError {}

@@ -1,0 +1,217 @@
+/**
+ * Backend registry and runtime selection. Backends register a name, a priority and a factory;
+ * `createBackend` picks one by explicit name, by the POLYHAL_BACKEND environment variable, by a
+ * `polyhal.config.json` file, or by priority among the available ones (webgpu > wasm > cpu), falling
+ * back when one fails to initialize. It always returns a SelectionReport saying what was tried, what
+ * was chosen and why every other candidate was rejected.
+ */
+import type { ComputeBackend } from './backend.js';
+import { BackendUnavailableError, InvalidArgumentError, UnknownBackendError } from './errors.js';
+
+/** What a backend's availability probe found. */
+export interface ProbeResult {
+  available: boolean;
+  /** Why it is unavailable (no adapter, no SIMD, ...), or a remark when available. */
+  reason?: string;
+  /** A software device (lavapipe, SwiftShader, a fallback adapter): `auto` ranks it below wasm. */
+  software?: boolean;
+  /** The device found, e.g. an adapter description. */
+  device?: string;
+}
+
+export interface BackendEntry {
+  name: string;
+  /** Higher is preferred by `auto`: webgpu 300, wasm 200, cpu 100. */
+  priority: number;
+  /** A cheap availability check; absent means "available if `create` succeeds". */
+  probe?: () => Promise<ProbeResult>;
+  /** Creates an instance; throws BackendUnavailableError (with the reason) when it cannot. */
+  create: (options?: Record<string, unknown>) => Promise<ComputeBackend>;
+}
+
+export type SelectionSource = 'explicit' | 'env' | 'config' | 'auto';
+
+export interface SelectionAttempt {
+  backend: string;
+  outcome: 'chosen' | 'rejected' | 'not tried';
+  reason: string;
+}
+
+export interface SelectionReport {
+  /** What asked for the backend and what it asked for. */
+  source: SelectionSource;
+  requested: string;
+  chosen: string;
+  deviceName: string;
+  attempts: SelectionAttempt[];
+  /** Multi-line human-readable account. */
+  toString(): string;
+}
+
+export interface CreateBackendOptions {
+  /** A registered name, or 'auto'. Overrides the environment and the config file. */
+  backend?: string;
+  /** Order for 'auto' (default: registered priorities). */
+  prefer?: readonly string[];
+  /** When an explicitly named backend fails to initialize, try the others by priority instead of throwing. */
+  fallback?: boolean;
+  /** Options passed to the backend's factory (e.g. { memoryLimit }). */
+  options?: Record<string, unknown>;
+  /** Environment to read POLYHAL_BACKEND from (default: process.env where it exists). */
+  env?: Record<string, string | undefined>;
+  /** Path of the config file (default: ./polyhal.config.json, Node only). Set to null to skip it. */
+  configPath?: string | null;
+}
+
+/** The shape of polyhal.config.json. */
+export interface PolyHalConfig {
+  backend?: string;
+  prefer?: string[];
+  fallback?: boolean;
+  options?: Record<string, unknown>;
+}
+
+// One registry per JS realm, shared even when the ESM and CJS builds of this package both load.
+const REGISTRY_KEY = Symbol.for('polyhal.registry');
+type Registry = Map<string, BackendEntry>;
+function registry(): Registry {
+  const g = globalThis as unknown as Record<symbol, Registry | undefined>;
+  return (g[REGISTRY_KEY] ??= new Map());
+}
+
+/** Registers (or replaces) a backend entry. */
+export function registerBackend(entry: BackendEntry): void {
+  if (!entry || typeof entry.name !== 'string' || !entry.name || typeof entry.create !== 'function') {
+    throw new InvalidArgumentError('registerBackend needs { name, priority, create }');
+  }
+  registry().set(entry.name, entry);
+}
+
+export function unregisterBackend(name: string): boolean {
+  return registry().delete(name);
+}
+
+/** Registered backend names, highest priority first. */
+export function registeredBackends(): string[] {
+  return [...registry().values()].sort((a, b) => b.priority - a.priority).map((e) => e.name);
+}
+
+function defaultEnv(): Record<string, string | undefined> {
+  const p = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process;
+  return p?.env ?? {};
+}
+
+async function readConfig(path: string | null | undefined): Promise<PolyHalConfig | undefined> {
+  if (path === null) return undefined;
+  const p = (globalThis as { process?: { versions?: { node?: string } } }).process;
+  if (!p?.versions?.node) return undefined;
+  const fs = await import('node:fs');
+  const file = path ?? 'polyhal.config.json';
+  if (!fs.existsSync(file)) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new InvalidArgumentError(`${file} is not valid JSON: ${(e as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null) throw new InvalidArgumentError(`${file} must hold a JSON object`);
+  return parsed as PolyHalConfig;
+}
+
+class Report implements SelectionReport {
+  chosen = '';
+  deviceName = '';
+  attempts: SelectionAttempt[] = [];
+  /** Why auto ranked a candidate where it did (e.g. a software GPU below wasm). */
+  readonly rankNotes = new Map<string, string>();
+  constructor(readonly source: SelectionSource, readonly requested: string) {}
+  toString(): string {
+    const lines = [`backend selection (${this.source}: ${this.requested}) → ${this.chosen} [${this.deviceName}]`];
+    for (const a of this.attempts) lines.push(`  ${a.backend.padEnd(8)} ${a.outcome.padEnd(9)} ${a.reason}`);
+    return lines.join('\n');
+  }
+}
+
+/**
+ * Creates a backend. Precedence: `options.backend` > POLYHAL_BACKEND > polyhal.config.json > auto.
+ * Throws UnknownBackendError (listing the registered names) for an unknown name, and
+ * BackendUnavailableError when the named backend (or, for auto, every backend) cannot start.
+ */
+export async function createBackend(options: CreateBackendOptions = {}): Promise<{ backend: ComputeBackend; report: SelectionReport }> {
+  const env = options.env ?? defaultEnv();
+  const config = options.backend === undefined && !env['POLYHAL_BACKEND'] ? await readConfig(options.configPath) : undefined;
+  let source: SelectionSource = 'auto';
+  let requested = 'auto';
+  if (options.backend !== undefined) {
+    source = 'explicit';
+    requested = options.backend;
+  } else if (env['POLYHAL_BACKEND']) {
+    source = 'env';
+    requested = env['POLYHAL_BACKEND'];
+  } else if (config?.backend) {
+    source = 'config';
+    requested = config.backend;
+  }
+  const reg = registry();
+  const available = registeredBackends();
+  if (requested !== 'auto' && !reg.has(requested)) throw new UnknownBackendError(requested, available);
+  const report = new Report(source, requested);
+  const factoryOptions = { ...(config?.options ?? {}), ...(options.options ?? {}) };
+  const prefer = options.prefer ?? config?.prefer;
+  const fallback = options.fallback ?? config?.fallback ?? requested === 'auto';
+
+  // Candidate order: the requested one first; then (auto or fallback) the rest by rank.
+  const ranked = await rankCandidates(prefer ?? available, report, requested === 'auto', prefer !== undefined);
+  const order = requested === 'auto' ? ranked : [requested, ...(fallback ? ranked.filter((n) => n !== requested) : [])];
+  for (const name of order) {
+    if (report.chosen) {
+      report.attempts.push({ backend: name, outcome: 'not tried', reason: `${report.chosen} was chosen first` });
+      continue;
+    }
+    const entry = reg.get(name);
+    if (!entry) {
+      report.attempts.push({ backend: name, outcome: 'rejected', reason: 'not registered' });
+      continue;
+    }
+    try {
+      const backend = await entry.create(factoryOptions);
+      report.chosen = name;
+      report.deviceName = backend.deviceName;
+      const why = requested === 'auto' ? report.rankNotes.get(name) ?? (prefer ? 'first available in the preference order' : 'highest-priority available') : `requested by ${source}`;
+      report.attempts.push({ backend: name, outcome: 'chosen', reason: `${why}; device: ${backend.deviceName}` });
+      return { backend, report };
+    } catch (e) {
+      report.attempts.push({ backend: name, outcome: 'rejected', reason: e instanceof BackendUnavailableError ? e.reason : `failed to initialize: ${(e as Error).message}` });
+    }
+  }
+  const reasons = report.attempts.map((a) => `${a.backend}: ${a.reason}`).join('; ');
+  throw new BackendUnavailableError(requested, `no backend could be started (${reasons})`);
+}
+
+/** Probes candidates and orders them by priority; a software GPU drops below wasm, and the report says so. */
+async function rankCandidates(names: readonly string[], report: Report, isAuto: boolean, keepOrder: boolean): Promise<string[]> {
+  const reg = registry();
+  const scored: { name: string; score: number }[] = [];
+  for (const name of names) {
+    const entry = reg.get(name);
+    if (!entry) {
+      if (isAuto) report.attempts.push({ backend: name, outcome: 'rejected', reason: `not registered (registered: ${registeredBackends().join(', ')})` });
+      continue;
+    }
+    let score = keepOrder ? -names.indexOf(name) : entry.priority;
+    if (entry.probe && isAuto) {
+      const probe = await entry.probe().catch((e: Error): ProbeResult => ({ available: false, reason: e.message }));
+      if (!probe.available) {
+        report.attempts.push({ backend: name, outcome: 'rejected', reason: probe.reason ?? 'unavailable' });
+        continue;
+      }
+      if (probe.software) {
+        if (!keepOrder) score = 150; // below wasm (200), above cpu (100)
+        report.rankNotes.set(name, `ranked below wasm: software device ${probe.device ?? ''}`.trim());
+      }
+    }
+    scored.push({ name, score });
+  }
+  scored.sort((a, b) => b.score - a.score || names.indexOf(a.name) - names.indexOf(b.name));
+  return scored.map((s) => s.name);
+}
