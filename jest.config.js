@@ -1,0 +1,16 @@
+/** Tests run on the TypeScript sources (workspace packages mapped to src/); `tsc -b` type-checks separately. */
+export default {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/tests'],
+  testMatch: ['**/*.test.ts'],
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: {
+    '^@polyhal/hal$': '<rootDir>/hal/src/index.ts',
+    '^@polyhal/backend-cpu$': '<rootDir>/backends/cpu/src/index.ts',
+    '^@polyhal/conformance$': '<rootDir>/packages/conformance/src/index.ts',
+    '^@polyhal/autograd$': '<rootDir>/packages/autograd/src/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  transform: { '^.+\\.tsx?$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tests/tsconfig.json' }] },
+  testTimeout: 60000,
+};

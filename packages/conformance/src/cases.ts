@@ -1,0 +1,191 @@
+/**
+ * The conformance cases, as data: op, dtype, input shapes (scalars, size-1, broadcast, empty, prime
+ * and odd sizes such as 17, 31, 33, 513), a seeded generator per input, an optional non-contiguous view
+ * applied on the device (permute/stride/shrink/expand/transpose), and op parameters. How each kind of
+ * case runs on a backend and on the oracle lives in runner.ts.
+ */
+import type { Generator } from './random.js';
+
+export type ViewSpec =
+  | { permute: number[] }
+  | { stride: number[] }
+  | { shrink: [number, number][] }
+  | { expand: number[] }
+  | { transpose: true };
+
+export interface InputSpec {
+  shape: number[];
+  gen: Generator;
+  dtype?: 'float32' | 'int32';
+  /** Applied after upload, so the op sees a strided view (stored shape is `shape`). */
+  view?: ViewSpec;
+}
+
+export type CaseKind = 'unary' | 'binary' | 'reduce' | 'movement' | 'matmul' | 'composite';
+
+export interface Case {
+  id: string;
+  kind: CaseKind;
+  op: string;
+  dtype: 'float32' | 'int32';
+  inputs: InputSpec[];
+  params?: {
+    axes?: number[];
+    keepdims?: boolean;
+    shape?: number[];
+    perm?: number[];
+    bounds?: [number, number][];
+    steps?: number[];
+    pads?: [number, number][];
+    value?: number;
+    dtype?: 'float32' | 'int32';
+    axis?: number;
+    withGrad?: boolean;
+  };
+}
+
+const U = (lo: number, hi: number): Generator => ({ kind: 'uniform', lo, hi });
+const P = (lo: number, hi: number): Generator => ({ kind: 'positive', lo, hi });
+const NZ = (lo: number, hi: number): Generator => ({ kind: 'nonzero', lo, hi });
+const I = (lo: number, hi: number): Generator => ({ kind: 'int', lo, hi });
+const SPECIAL: Generator = { kind: 'special' };
+
+const fmt = (s: number[]): string => `[${s.join(',')}]`;
+const viewName = (v?: ViewSpec): string => (v ? `.${Object.keys(v)[0]}` : '');
+
+/** Domain of each unary op's ordinary inputs. */
+const UNARY_DOMAIN: Record<string, Generator> = {
+  neg: U(-100, 100), exp: U(-20, 20), log: P(1e-3, 1e3), relu: U(-10, 10), sigmoid: U(-30, 30), tanh: U(-10, 10),
+  sqrt: P(0, 1e4), recip: NZ(-10, 10), exp2: U(-30, 30), log2: P(1e-3, 1e3), sin: U(-Math.PI, Math.PI), cos: U(-Math.PI, Math.PI),
+};
+
+const BINARY_DOMAIN: Record<string, [Generator, Generator]> = {
+  add: [U(-100, 100), U(-100, 100)], sub: [U(-100, 100), U(-100, 100)], mul: [U(-10, 10), U(-10, 10)],
+  div: [U(-10, 10), NZ(-10, 10)], maximum: [U(-5, 5), U(-5, 5)], mod: [U(-20, 20), NZ(-6, 6)], cmplt: [I(-3, 3), I(-3, 3)],
+};
+
+const INT_BINARY_DOMAIN: Record<string, [Generator, Generator]> = {
+  add: [I(-2e9, 2e9), I(-2e9, 2e9)], sub: [I(-2e9, 2e9), I(-2e9, 2e9)], mul: [I(-1e6, 1e6), I(-1e6, 1e6)],
+  maximum: [I(-50, 50), I(-50, 50)], mod: [I(-100, 100), I(-7, 7)], cmplt: [I(-3, 3), I(-3, 3)],
+};
+
+const ELEMENTWISE_SHAPES: { shape: number[]; view?: ViewSpec }[] = [
+  { shape: [] }, { shape: [1] }, { shape: [17] }, { shape: [513] }, { shape: [31, 33] }, { shape: [2, 3, 5] }, { shape: [0] }, { shape: [3, 0] },
+  { shape: [5, 7], view: { permute: [1, 0] } },
+  { shape: [9, 8], view: { stride: [2, -1] } },
+  { shape: [6, 10], view: { shrink: [[1, 5], [2, 9]] } },
+  { shape: [3, 1], view: { expand: [2, 3, 4] } },
+];
+
+const BROADCAST_PAIRS: [InputShape, InputShape][] = [
+  [{ shape: [17] }, { shape: [17] }],
+  [{ shape: [] }, { shape: [31] }],
+  [{ shape: [31, 33] }, { shape: [33] }],
+  [{ shape: [3, 1] }, { shape: [1, 4] }],
+  [{ shape: [2, 1, 5] }, { shape: [3, 1] }],
+  [{ shape: [1] }, { shape: [513] }],
+  [{ shape: [0, 3] }, { shape: [3] }],
+  [{ shape: [4, 6], view: { permute: [1, 0] } }, { shape: [6, 4] }],
+  [{ shape: [8, 9], view: { stride: [-2, 3] } }, { shape: [3] }],
+];
+type InputShape = { shape: number[]; view?: ViewSpec };
+
+function buildCases(): Case[] {
+  const cases: Case[] = [];
+  // ---- unary ----
+  for (const [op, gen] of Object.entries(UNARY_DOMAIN)) {
+    for (const { shape, view } of ELEMENTWISE_SHAPES) {
+      cases.push({ id: `${op}/float32/${fmt(shape)}${viewName(view)}`, kind: 'unary', op, dtype: 'float32', inputs: [{ shape, gen, view }] });
+    }
+    cases.push({ id: `${op}/float32/special`, kind: 'unary', op, dtype: 'float32', inputs: [{ shape: [64], gen: SPECIAL }] });
+  }
+  cases.push({ id: 'neg/int32/[31,33]', kind: 'unary', op: 'neg', dtype: 'int32', inputs: [{ shape: [31, 33], gen: I(-2147483648, 2147483647), dtype: 'int32' }] });
+  // ---- binary ----
+  for (const [op, [ga, gb]] of Object.entries(BINARY_DOMAIN)) {
+    for (const [a, b] of BROADCAST_PAIRS) {
+      cases.push({
+        id: `${op}/float32/${fmt(a.shape)}${viewName(a.view)}x${fmt(b.shape)}${viewName(b.view)}`, kind: 'binary', op, dtype: 'float32',
+        inputs: [{ ...a, gen: ga }, { ...b, gen: gb }],
+      });
+    }
+    cases.push({ id: `${op}/float32/special`, kind: 'binary', op, dtype: 'float32', inputs: [{ shape: [64, 1], gen: SPECIAL }, { shape: [1, 22], gen: SPECIAL }] });
+  }
+  for (const [op, [ga, gb]] of Object.entries(INT_BINARY_DOMAIN)) {
+    for (const [a, b] of [BROADCAST_PAIRS[2]!, BROADCAST_PAIRS[3]!, BROADCAST_PAIRS[7]!]) {
+      cases.push({
+        id: `${op}/int32/${fmt(a.shape)}${viewName(a.view)}x${fmt(b.shape)}`, kind: 'binary', op, dtype: 'int32',
+        inputs: [{ ...a, gen: ga, dtype: 'int32' }, { ...b, gen: gb, dtype: 'int32' }],
+      });
+    }
+  }
+  // ---- reductions ----
+  const reductions: { shape: number[]; axes?: number[]; keepdims?: boolean; view?: ViewSpec; gen?: Generator; tag?: string }[] = [
+    { shape: [513] }, { shape: [] }, { shape: [31, 33], axes: [0] }, { shape: [31, 33], axes: [1] }, { shape: [31, 33], axes: [-1], keepdims: true },
+    { shape: [2, 3, 5], axes: [0, 2] }, { shape: [2, 3, 5], axes: [1], keepdims: true }, { shape: [4, 0, 3], axes: [1] }, { shape: [0] },
+    { shape: [6, 7], axes: [0], view: { permute: [1, 0] } }, { shape: [10, 12], axes: [1], view: { stride: [3, -2] } },
+    { shape: [3, 1], axes: [1], view: { expand: [3, 5] } }, { shape: [100000], tag: 'large' }, { shape: [8, 8], axes: [1], gen: SPECIAL, tag: 'special' },
+  ];
+  for (const op of ['sum', 'max', 'mean']) {
+    for (const r of reductions) {
+      const id = `${op}/float32/${fmt(r.shape)}${viewName(r.view)}${r.axes ? `/axes=${r.axes}` : ''}${r.keepdims ? '/keepdims' : ''}${r.tag ? `/${r.tag}` : ''}`;
+      cases.push({ id, kind: 'reduce', op, dtype: 'float32', inputs: [{ shape: r.shape, gen: r.gen ?? U(-10, 10), view: r.view }], params: { axes: r.axes, keepdims: r.keepdims } });
+    }
+  }
+  for (const op of ['sum', 'max']) {
+    cases.push({ id: `${op}/int32/[31,33]/axes=0`, kind: 'reduce', op, dtype: 'int32', inputs: [{ shape: [31, 33], gen: I(-1e6, 1e6), dtype: 'int32' }], params: { axes: [0] } });
+  }
+  // ---- movement ----
+  for (const dtype of ['float32', 'int32'] as const) {
+    const gen = dtype === 'float32' ? U(-10, 10) : I(-1000, 1000);
+    const mv = (op: string, shape: number[], params: Case['params'], view?: ViewSpec, tag = ''): void => {
+      cases.push({ id: `${op}/${dtype}/${fmt(shape)}${viewName(view)}${tag}`, kind: 'movement', op, dtype, inputs: [{ shape, gen, dtype, view }], params });
+    };
+    mv('reshape', [6, 4], { shape: [2, 3, 4] });
+    mv('reshape', [6, 4], { shape: [3, -1] }, { permute: [1, 0] });
+    mv('reshape', [2, 3, 4], { shape: [6, 4] }, { permute: [1, 0, 2] });
+    mv('permute', [2, 3, 5], { perm: [2, 0, 1] });
+    mv('expand', [3, 1], { shape: [2, 3, 4] });
+    mv('shrink', [7, 9], { bounds: [[2, 5], [0, 9]] });
+    mv('shrink', [7, 9], { bounds: [[3, 3], [0, 9]] }, undefined, '/empty');
+    mv('stride', [7, 9], { steps: [2, -3] });
+    mv('stride', [17], { steps: [-1] });
+    mv('pad', [3, 4], { pads: [[1, 2], [0, 3]], value: dtype === 'float32' ? -1.5 : 7 });
+    mv('pad', [5, 4], { pads: [[0, 1], [2, 0]], value: 0 }, { permute: [1, 0] });
+    mv('contiguous', [5, 6], {}, { stride: [-1, 2] });
+    mv('cast', [31, 33], { dtype: dtype === 'float32' ? 'int32' : 'float32' });
+  }
+  cases.push({ id: 'cast/float32/special', kind: 'movement', op: 'cast', dtype: 'float32', inputs: [{ shape: [64], gen: SPECIAL }], params: { dtype: 'int32' } });
+  // ---- matmul ----
+  const mm: [InputSpec, InputSpec][] = [
+    [{ shape: [1, 1], gen: U(-1, 1) }, { shape: [1, 1], gen: U(-1, 1) }],
+    [{ shape: [17, 31], gen: U(-1, 1) }, { shape: [31, 33], gen: U(-1, 1) }],
+    [{ shape: [33, 513], gen: U(-1, 1) }, { shape: [513, 7], gen: U(-1, 1) }],
+    [{ shape: [64, 64], gen: U(-1, 1) }, { shape: [64, 64], gen: U(-1, 1) }],
+    [{ shape: [3, 5, 7], gen: U(-1, 1) }, { shape: [3, 7, 4], gen: U(-1, 1) }],
+    [{ shape: [2, 1, 4, 5], gen: U(-1, 1) }, { shape: [3, 5, 6], gen: U(-1, 1) }],
+    [{ shape: [31, 17], gen: U(-1, 1), view: { transpose: true } }, { shape: [31, 33], gen: U(-1, 1) }],
+    [{ shape: [17, 31], gen: U(-1, 1) }, { shape: [33, 31], gen: U(-1, 1), view: { transpose: true } }],
+    [{ shape: [0, 3], gen: U(-1, 1) }, { shape: [3, 4], gen: U(-1, 1) }],
+    [{ shape: [4, 0], gen: U(-1, 1) }, { shape: [0, 5], gen: U(-1, 1) }],
+    [{ shape: [5, 1], gen: U(-1, 1), view: { expand: [2, 5, 3] } }, { shape: [3, 2], gen: U(-1, 1) }],
+  ];
+  for (const [a, b] of mm) {
+    cases.push({ id: `matmul/float32/${fmt(a.shape)}${viewName(a.view)}x${fmt(b.shape)}${viewName(b.view)}`, kind: 'matmul', op: 'matmul', dtype: 'float32', inputs: [a, b] });
+  }
+  // ---- composites ----
+  for (const op of ['softmax', 'logSoftmax']) {
+    cases.push({ id: `${op}/float32/[31,17]`, kind: 'composite', op, dtype: 'float32', inputs: [{ shape: [31, 17], gen: U(-5, 5) }], params: { axis: -1 } });
+    cases.push({ id: `${op}/float32/[4,1000]/large-logits`, kind: 'composite', op, dtype: 'float32', inputs: [{ shape: [4, 1000], gen: U(-80, 80) }], params: { axis: -1 } });
+    cases.push({ id: `${op}/float32/[1]`, kind: 'composite', op, dtype: 'float32', inputs: [{ shape: [1], gen: U(-5, 5) }], params: { axis: 0 } });
+  }
+  for (const withGrad of [false, true]) {
+    cases.push({
+      id: `softmaxCrossEntropy/float32/[32,10]${withGrad ? '/grad' : ''}`, kind: 'composite', op: 'softmaxCrossEntropy', dtype: 'float32',
+      inputs: [{ shape: [32, 10], gen: U(-20, 20) }, { shape: [32, 10], gen: { kind: 'onehot', classes: 10 } }], params: { withGrad },
+    });
+  }
+  return cases;
+}
+
+/** Every conformance case, in a stable order. */
+export const CASES: readonly Case[] = buildCases();

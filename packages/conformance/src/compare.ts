@@ -1,0 +1,56 @@
+import type { Ref } from './oracle.js';
+import type { Tolerance } from './tolerances.js';
+
+export interface Comparison {
+  pass: boolean;
+  maxAbsError: number;
+  maxRelError: number;
+  /** Largest distance in float32 units in the last place (0 for exact). */
+  maxUlpError: number;
+  /** First failing element, for the report. */
+  firstFailure?: { index: number; got: number; want: number };
+}
+
+const f32 = new Float32Array(1);
+const i32 = new Int32Array(f32.buffer);
+/** Maps a float32 to an integer that is monotonic in the float order, so ulp distance is a difference. */
+function ordered(v: number): number {
+  f32[0] = v;
+  const b = i32[0]!;
+  return b < 0 ? -2147483648 - b : b;
+}
+
+export function ulpDistance(a: number, b: number): number {
+  if (Number.isNaN(a) || Number.isNaN(b)) return Number.isNaN(a) && Number.isNaN(b) ? 0 : Infinity;
+  return Math.abs(ordered(a) - ordered(b));
+}
+
+/** Compares backend output (float32/int32) with the oracle under a tolerance. */
+export function compare(got: ArrayLike<number>, want: Ref, tol: Tolerance): Comparison {
+  const res: Comparison = { pass: true, maxAbsError: 0, maxRelError: 0, maxUlpError: 0 };
+  if (got.length !== want.data.length) {
+    return { ...res, pass: false, firstFailure: { index: -1, got: got.length, want: want.data.length } };
+  }
+  for (let i = 0; i < got.length; i++) {
+    const g = got[i]!;
+    const w = want.dtype === 'float32' ? Math.fround(want.data[i]!) : want.data[i]!;
+    let ok: boolean;
+    let abs = 0;
+    if (Number.isNaN(w) || Number.isNaN(g)) ok = Number.isNaN(w) && Number.isNaN(g);
+    else if (!Number.isFinite(w) || !Number.isFinite(g)) ok = g === w;
+    else {
+      abs = Math.abs(g - w);
+      const scale = want.scale ? want.scale[i]! : Math.abs(w);
+      ok = abs <= tol.abs + tol.rel * scale;
+      res.maxAbsError = Math.max(res.maxAbsError, abs);
+      if (w !== 0) res.maxRelError = Math.max(res.maxRelError, abs / Math.abs(w));
+      if (want.dtype === 'float32') res.maxUlpError = Math.max(res.maxUlpError, ulpDistance(g, w));
+    }
+    if (!ok) {
+      if (res.pass) res.firstFailure = { index: i, got: g, want: w };
+      res.pass = false;
+      if (!Number.isFinite(abs)) res.maxAbsError = Infinity;
+    }
+  }
+  return res;
+}

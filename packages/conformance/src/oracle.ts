@@ -1,0 +1,237 @@
+/**
+ * The float64 oracle: an independent, deliberately plain implementation of every HAL op on contiguous
+ * float64 arrays (index arithmetic per element, no strides tricks, no code shared with any backend).
+ * Results carry a `scale` per element — the magnitude the error is judged against (Σ|terms| for sums
+ * and dot products, |y| for mod, |result| otherwise) — and are rounded to float32 by the comparison.
+ */
+export interface Ref {
+  shape: number[];
+  data: Float64Array;
+  dtype: 'float32' | 'int32';
+  /** Error scale per element; absent = |data|. */
+  scale?: Float64Array;
+}
+
+export function ref(shape: number[], values: ArrayLike<number>, dtype: 'float32' | 'int32' = 'float32'): Ref {
+  return { shape: [...shape], data: Float64Array.from(values), dtype };
+}
+
+const numel = (shape: readonly number[]): number => shape.reduce((p, d) => p * d, 1);
+
+/** Multi-index of flat position `i` in a row-major shape. */
+function unravel(i: number, shape: readonly number[]): number[] {
+  const idx = new Array<number>(shape.length);
+  for (let d = shape.length - 1; d >= 0; d--) {
+    idx[d] = i % shape[d]!;
+    i = Math.floor(i / shape[d]!);
+  }
+  return idx;
+}
+
+function ravel(idx: readonly number[], shape: readonly number[]): number {
+  let f = 0;
+  for (let d = 0; d < shape.length; d++) f = f * shape[d]! + idx[d]!;
+  return f;
+}
+
+/** Builds a new Ref of `shape` whose element at index `idx` is `x` at `source(idx)`. */
+function gather(x: Ref, shape: number[], source: (idx: number[]) => number[] | null, fill = 0): Ref {
+  const out = new Float64Array(numel(shape));
+  for (let i = 0; i < out.length; i++) {
+    const src = source(unravel(i, shape));
+    out[i] = src === null ? fill : x.data[ravel(src, x.shape)]!;
+  }
+  return { shape, data: out, dtype: x.dtype };
+}
+
+export function oBroadcastShape(a: readonly number[], b: readonly number[]): number[] {
+  const r = Math.max(a.length, b.length);
+  const out: number[] = [];
+  for (let i = 0; i < r; i++) {
+    const da = i - (r - a.length) >= 0 ? a[i - (r - a.length)]! : 1;
+    const db = i - (r - b.length) >= 0 ? b[i - (r - b.length)]! : 1;
+    if (da !== db && da !== 1 && db !== 1) throw new Error(`oracle: cannot broadcast [${a}] and [${b}]`);
+    out.push(da === 1 ? db : da);
+  }
+  return out;
+}
+
+export function oExpand(x: Ref, shape: number[]): Ref {
+  const lead = shape.length - x.shape.length;
+  return gather(x, shape, (idx) => idx.slice(lead).map((v, d) => (x.shape[d] === 1 ? 0 : v)));
+}
+
+const toI32 = (v: number): number => v | 0;
+
+export function oUnary(op: string, x: Ref): Ref {
+  const f: (v: number) => number = {
+    neg: (v: number) => -v,
+    exp: Math.exp,
+    log: Math.log,
+    relu: (v: number) => (Number.isNaN(v) ? NaN : v > 0 ? v : 0),
+    sigmoid: (v: number) => 1 / (1 + Math.exp(-v)),
+    tanh: Math.tanh,
+    sqrt: Math.sqrt,
+    recip: (v: number) => 1 / v,
+    exp2: (v: number) => Math.pow(2, v),
+    log2: Math.log2,
+    sin: Math.sin,
+    cos: Math.cos,
+  }[op]!;
+  if (!f) throw new Error(`oracle: unknown unary op ${op}`);
+  const data = x.data.map((v) => (x.dtype === 'int32' ? toI32(f(v)) : f(v)));
+  return { shape: [...x.shape], data, dtype: x.dtype };
+}
+
+export function oBinary(op: string, a: Ref, b: Ref): Ref {
+  const shape = oBroadcastShape(a.shape, b.shape);
+  const A = oExpand(a, shape);
+  const B = oExpand(b, shape);
+  const isInt = a.dtype === 'int32';
+  const n = numel(shape);
+  const data = new Float64Array(n);
+  const scale = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const x = A.data[i]!;
+    const y = B.data[i]!;
+    let r: number;
+    switch (op) {
+      case 'add': r = isInt ? toI32(x + y) : x + y; break;
+      case 'sub': r = isInt ? toI32(x - y) : x - y; break;
+      case 'mul': r = isInt ? Math.imul(x, y) : x * y; break;
+      case 'div': r = x / y; break;
+      case 'maximum': r = Number.isNaN(x) || Number.isNaN(y) ? NaN : Math.max(x, y); break;
+      case 'mod':
+        if (y === 0) r = isInt ? 0 : NaN;
+        else if (!Number.isFinite(x) || Number.isNaN(y)) r = NaN;
+        else if (!Number.isFinite(y)) r = x === 0 || Math.sign(x) === Math.sign(y) ? x : y;
+        else {
+          r = x % y; // exact (IEEE fmod), then floored: the result takes the divisor's sign
+          if (r !== 0 && r < 0 !== y < 0) r += y;
+        }
+        break;
+      case 'cmplt': r = x < y ? 1 : 0; break;
+      default: throw new Error(`oracle: unknown binary op ${op}`);
+    }
+    data[i] = r;
+    scale[i] = op === 'mod' ? Math.abs(y) : op === 'add' || op === 'sub' ? Math.abs(x) + Math.abs(y) : Math.abs(r);
+  }
+  return { shape, data, dtype: a.dtype, scale };
+}
+
+export function oReduce(op: 'sum' | 'max' | 'mean', x: Ref, axes: number[], keepdims: boolean): Ref {
+  const rank = x.shape.length;
+  const ax = axes.map((a) => (a < 0 ? a + rank : a));
+  const keptShape = x.shape.map((d, i) => (ax.includes(i) ? 1 : d));
+  const n = numel(keptShape);
+  const data = new Float64Array(n).fill(op === 'max' ? -Infinity : 0);
+  const scale = new Float64Array(n);
+  const count = ax.reduce((p, a) => p * x.shape[a]!, 1);
+  for (let i = 0; i < x.data.length; i++) {
+    const idx = unravel(i, x.shape);
+    const o = ravel(idx.map((v, d) => (ax.includes(d) ? 0 : v)), keptShape);
+    const v = x.data[i]!;
+    if (op === 'max') data[o] = Number.isNaN(v) || Number.isNaN(data[o]!) ? NaN : Math.max(data[o]!, v);
+    else {
+      data[o]! += v;
+      scale[o]! += Math.abs(v);
+    }
+  }
+  for (let o = 0; o < n; o++) {
+    if (op === 'mean') {
+      data[o] = count === 0 ? NaN : data[o]! / count;
+      scale[o] = count === 0 ? 0 : scale[o]! / count;
+    } else if (op === 'max') scale[o] = Math.abs(data[o]!);
+    else if (x.dtype === 'int32') data[o] = toI32(data[o]!);
+  }
+  const shape = keepdims ? keptShape : x.shape.filter((_, i) => !ax.includes(i));
+  return { shape, data, dtype: x.dtype, scale };
+}
+
+export function oReshape(x: Ref, shape: number[]): Ref {
+  return { shape: [...shape], data: x.data.slice(), dtype: x.dtype };
+}
+
+export function oPermute(x: Ref, perm: number[]): Ref {
+  const shape = perm.map((p) => x.shape[p]!);
+  return gather(x, shape, (idx) => {
+    const src = new Array<number>(perm.length);
+    perm.forEach((p, d) => (src[p] = idx[d]!));
+    return src;
+  });
+}
+
+export function oShrink(x: Ref, bounds: [number, number][]): Ref {
+  return gather(x, bounds.map(([s, e]) => e - s), (idx) => idx.map((v, d) => v + bounds[d]![0]));
+}
+
+export function oStride(x: Ref, steps: number[]): Ref {
+  const shape = x.shape.map((d, i) => Math.ceil(d / Math.abs(steps[i]!)));
+  return gather(x, shape, (idx) => idx.map((v, d) => (steps[d]! > 0 ? v * steps[d]! : x.shape[d]! - 1 + v * steps[d]!)));
+}
+
+export function oPad(x: Ref, pads: [number, number][], value: number): Ref {
+  const shape = x.shape.map((d, i) => d + pads[i]![0] + pads[i]![1]);
+  return gather(x, shape, (idx) => {
+    const src = idx.map((v, d) => v - pads[d]![0]);
+    return src.every((v, d) => v >= 0 && v < x.shape[d]!) ? src : null;
+  }, value);
+}
+
+export function oCast(x: Ref, dtype: 'float32' | 'int32'): Ref {
+  const data = x.data.map((v) => (dtype === 'int32' ? (Number.isNaN(v) ? 0 : Math.max(-2147483648, Math.min(2147483647, Math.trunc(v)))) : v));
+  return { shape: [...x.shape], data, dtype };
+}
+
+/** Batched matmul with batch broadcasting: naive triple loop in float64. */
+export function oMatmul(a: Ref, b: Ref): Ref {
+  const M = a.shape[a.shape.length - 2]!;
+  const K = a.shape[a.shape.length - 1]!;
+  const N = b.shape[b.shape.length - 1]!;
+  const batch = oBroadcastShape(a.shape.slice(0, -2), b.shape.slice(0, -2));
+  const A = oExpand(a, [...batch, M, K]);
+  const B = oExpand(b, [...batch, K, N]);
+  const nb = numel(batch);
+  const data = new Float64Array(nb * M * N);
+  const scale = new Float64Array(nb * M * N);
+  for (let t = 0; t < nb; t++) {
+    for (let i = 0; i < M; i++) {
+      for (let j = 0; j < N; j++) {
+        let s = 0;
+        let m = 0;
+        for (let k = 0; k < K; k++) {
+          const p = A.data[t * M * K + i * K + k]! * B.data[t * K * N + k * N + j]!;
+          s += p;
+          m += Math.abs(p);
+        }
+        data[t * M * N + i * N + j] = s;
+        scale[t * M * N + i * N + j] = m;
+      }
+    }
+  }
+  return { shape: [...batch, M, N], data, dtype: 'float32', scale };
+}
+
+/** softmax / log-softmax along the last axis of a 2-D or N-D array, in float64. */
+export function oSoftmax(x: Ref, log: boolean): Ref {
+  const C = x.shape[x.shape.length - 1]!;
+  const rows = x.data.length / C;
+  const data = new Float64Array(x.data.length);
+  for (let r = 0; r < rows; r++) {
+    const row = x.data.subarray(r * C, (r + 1) * C);
+    const m = Math.max(...row);
+    let s = 0;
+    for (const v of row) s += Math.exp(v - m);
+    for (let c = 0; c < C; c++) data[r * C + c] = log ? row[c]! - m - Math.log(s) : Math.exp(row[c]! - m) / s;
+  }
+  return { shape: [...x.shape], data, dtype: 'float32', scale: data.map((v) => Math.max(Math.abs(v), 1)) };
+}
+
+/** Per-row softmax cross-entropy −Σ labels·logSoftmax(logits). */
+export function oSoftmaxCrossEntropy(logits: Ref, labels: Ref): Ref {
+  const ls = oSoftmax(logits, true);
+  const [N, C] = logits.shape as [number, number];
+  const data = new Float64Array(N);
+  for (let n = 0; n < N; n++) for (let c = 0; c < C; c++) data[n]! -= labels.data[n * C + c]! * ls.data[n * C + c]!;
+  return { shape: [N], data, dtype: 'float32', scale: data.map((v) => Math.max(Math.abs(v), 1)) };
+}

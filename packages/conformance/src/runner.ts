@@ -1,0 +1,250 @@
+/**
+ * Runs the conformance cases on a backend, independent of any test runner, and returns a result
+ * matrix. For each case: upload seeded inputs (applying the case's strided view on the device), run
+ * the op, read the result, compare with the float64 oracle under the tolerance table, free everything
+ * and check that the number of live buffers is back to where it was (no leaks).
+ */
+import type { ComputeBackend, NDArray } from '@polyhal/hal';
+import { CASES, type Case, type InputSpec } from './cases.js';
+import { compare } from './compare.js';
+import { CONTRACT_CASES, type ContractCase } from './contract.js';
+import {
+  oBinary, oCast, oExpand, oMatmul, oPad, oPermute, oReduce, oReshape, oShrink, oSoftmax, oSoftmaxCrossEntropy, oStride, oUnary, ref, type Ref,
+} from './oracle.js';
+import { generate, hashString, mulberry32 } from './random.js';
+import { toleranceFor } from './tolerances.js';
+
+export type BackendFactory = () => ComputeBackend | Promise<ComputeBackend>;
+
+export interface CaseResult {
+  id: string;
+  op: string;
+  dtype: string;
+  kind: string;
+  pass: boolean;
+  maxAbsError: number;
+  maxRelError: number;
+  maxUlpError: number;
+  message?: string;
+}
+
+export interface ConformanceResult {
+  backend: string;
+  deviceName: string;
+  runtime: string;
+  seed: number;
+  results: CaseResult[];
+  passed: number;
+  failed: number;
+}
+
+export interface ConformanceOptions {
+  /** Run seed (default 1): inputs are derived from it and the case id. */
+  seed?: number;
+  /** Only cases whose id contains this string (or matches this RegExp). */
+  filter?: string | RegExp;
+  /** Include the error-contract cases (default true). */
+  contract?: boolean;
+  /** Called after each case (progress reporting). */
+  onResult?: (r: CaseResult, done: number, total: number) => void;
+}
+
+export function runtimeDescription(): string {
+  const g = globalThis as { process?: { versions?: { node?: string; bun?: string } }; Deno?: { version?: { deno?: string } }; navigator?: { userAgent?: string } };
+  if (g.Deno?.version?.deno) return `Deno ${g.Deno.version.deno}`;
+  if (g.process?.versions?.bun) return `Bun ${g.process.versions.bun}`;
+  if (g.process?.versions?.node) return `Node ${g.process.versions.node}`;
+  return g.navigator?.userAgent ?? 'unknown runtime';
+}
+
+/** Host inputs of a case (deterministic in seed and case id). */
+export function caseInputs(c: Case, seed: number): number[][] {
+  const rng = mulberry32(hashString(c.id, seed));
+  return c.inputs.map((inp) => generate(inp.gen, inp.shape.reduce((p, d) => p * d, 1), rng));
+}
+
+function applyViewDevice(be: ComputeBackend, x: NDArray, spec: InputSpec): NDArray {
+  const v = spec.view;
+  if (!v) return x;
+  if ('permute' in v) return be.permute(x, v.permute);
+  if ('stride' in v) return be.stride(x, v.stride);
+  if ('shrink' in v) return be.shrink(x, v.shrink);
+  if ('expand' in v) return be.expand(x, v.expand);
+  const r = x.shape.length;
+  return be.permute(x, [...Array.from({ length: r - 2 }, (_, i) => i), r - 1, r - 2]);
+}
+
+function applyViewOracle(x: Ref, spec: InputSpec): Ref {
+  const v = spec.view;
+  if (!v) return x;
+  if ('permute' in v) return oPermute(x, v.permute);
+  if ('stride' in v) return oStride(x, v.stride);
+  if ('shrink' in v) return oShrink(x, v.shrink);
+  if ('expand' in v) return oExpand(x, v.expand);
+  const r = x.shape.length;
+  return oPermute(x, [...Array.from({ length: r - 2 }, (_, i) => i), r - 1, r - 2]);
+}
+
+/** What a case computes on the device. Returns the arrays to read (views allowed) and to free. */
+function runDevice(be: ComputeBackend, c: Case, xs: NDArray[]): NDArray[] {
+  const p = c.params ?? {};
+  const [a, b] = xs as [NDArray, NDArray];
+  switch (c.kind) {
+    case 'unary': return [be.unary(c.op as never, a)];
+    case 'binary': return [be.binary(c.op as never, a, b)];
+    case 'reduce':
+      return [c.op === 'mean' ? be.mean(a, p.axes, p.keepdims) : be.reduce(c.op as never, a, p.axes, p.keepdims)];
+    case 'matmul': return [be.matmul(a, b)];
+    case 'movement':
+      switch (c.op) {
+        case 'reshape': return [be.reshape(a, p.shape!)];
+        case 'permute': return [be.permute(a, p.perm!)];
+        case 'expand': return [be.expand(a, p.shape!)];
+        case 'shrink': return [be.shrink(a, p.bounds!)];
+        case 'stride': return [be.stride(a, p.steps!)];
+        case 'pad': return [be.pad(a, p.pads!, p.value)];
+        case 'contiguous': return [be.contiguous(a)];
+        case 'cast': return [be.cast(a, p.dtype!)];
+      }
+      break;
+    case 'composite':
+      if (c.op === 'softmax') return [be.softmax(a, p.axis)];
+      if (c.op === 'logSoftmax') return [be.logSoftmax(a, p.axis)];
+      if (c.op === 'softmaxCrossEntropy') {
+        const { loss, grad } = be.softmaxCrossEntropy(a, b, p.withGrad);
+        return grad ? [loss, grad] : [loss];
+      }
+  }
+  throw new Error(`conformance: no device runner for ${c.kind}/${c.op}`);
+}
+
+/** What a case computes on the oracle: one Ref per device output. */
+function runOracle(c: Case, xs: Ref[]): Ref[] {
+  const p = c.params ?? {};
+  const [a, b] = xs as [Ref, Ref];
+  switch (c.kind) {
+    case 'unary': return [oUnary(c.op, a)];
+    case 'binary': return [oBinary(c.op, a, b)];
+    case 'reduce': return [oReduce(c.op as 'sum', a, p.axes ?? a.shape.map((_, i) => i), p.keepdims ?? false)];
+    case 'matmul': return [oMatmul(a, b)];
+    case 'movement':
+      switch (c.op) {
+        case 'reshape': {
+          const n = a.data.length;
+          const known = p.shape!.filter((d) => d !== -1).reduce((q, d) => q * d, 1);
+          return [oReshape(a, p.shape!.map((d) => (d === -1 ? n / known : d)))];
+        }
+        case 'permute': return [oPermute(a, p.perm!)];
+        case 'expand': return [oExpand(a, p.shape!)];
+        case 'shrink': return [oShrink(a, p.bounds!)];
+        case 'stride': return [oStride(a, p.steps!)];
+        case 'pad': return [oPad(a, p.pads!, p.value ?? 0)];
+        case 'contiguous': return [a];
+        case 'cast': return [oCast(a, p.dtype!)];
+      }
+      break;
+    case 'composite':
+      if (c.op === 'softmax') return [oSoftmax(a, false)];
+      if (c.op === 'logSoftmax') return [oSoftmax(a, true)];
+      if (c.op === 'softmaxCrossEntropy') {
+        const loss = oSoftmaxCrossEntropy(a, b);
+        if (!p.withGrad) return [loss];
+        const sm = oSoftmax(a, false);
+        const grad = { ...sm, data: sm.data.map((v, i) => v - b.data[i]!), scale: undefined };
+        return [loss, grad];
+      }
+  }
+  throw new Error(`conformance: no oracle for ${c.kind}/${c.op}`);
+}
+
+/** Runs one case on a backend. Never throws: failures (including exceptions) are results. */
+export async function runCase(be: ComputeBackend, c: Case, seed = 1): Promise<CaseResult> {
+  const base = { id: c.id, op: c.op, dtype: c.dtype, kind: c.kind, maxAbsError: 0, maxRelError: 0, maxUlpError: 0 };
+  const baseline = be.liveBufferCount();
+  const owned: NDArray[] = [];
+  try {
+    const host = caseInputs(c, seed);
+    const devIn = c.inputs.map((spec, i) => {
+      const x = be.fromArray(host[i]!, spec.shape, spec.dtype ?? c.dtype);
+      owned.push(x);
+      return applyViewDevice(be, x, spec);
+    });
+    const outs = runDevice(be, c, devIn);
+    for (const o of outs) if (!owned.some((x) => x.buffer === o.buffer)) owned.push(o);
+    const want = runOracle(c, c.inputs.map((spec, i) => applyViewOracle(ref(spec.shape, host[i]!, spec.dtype ?? c.dtype), spec)));
+    const tol = toleranceFor(c.op, c.dtype, be.name);
+    const res: CaseResult = { ...base, pass: true };
+    for (let k = 0; k < outs.length; k++) {
+      const o = outs[k]!;
+      const w = want[k]!;
+      if (o.shape.length !== w.shape.length || o.shape.some((d, i) => d !== w.shape[i])) {
+        return { ...res, pass: false, message: `output ${k} has shape [${o.shape}] but the oracle's is [${w.shape}]` };
+      }
+      if (o.dtype !== w.dtype) return { ...res, pass: false, message: `output ${k} has dtype ${o.dtype}, expected ${w.dtype}` };
+      const got = await be.read(o);
+      const cmp = compare(got, w, tol);
+      res.maxAbsError = Math.max(res.maxAbsError, cmp.maxAbsError);
+      res.maxRelError = Math.max(res.maxRelError, cmp.maxRelError);
+      res.maxUlpError = Math.max(res.maxUlpError, cmp.maxUlpError);
+      if (!cmp.pass && res.pass) {
+        const f = cmp.firstFailure!;
+        res.pass = false;
+        res.message = f.index < 0
+          ? `output ${k}: ${f.got} elements, expected ${f.want}`
+          : `output ${k}[${f.index}]: got ${f.got}, want ${f.want} (tolerance abs ${tol.abs} + rel ${tol.rel})`;
+      }
+    }
+    return res;
+  } catch (e) {
+    return { ...base, pass: false, message: `threw ${(e as Error).name}: ${(e as Error).message}` };
+  } finally {
+    for (const x of owned) {
+      try { be.free(x); } catch { /* already reported */ }
+    }
+    const live = be.liveBufferCount();
+    if (live !== baseline) {
+      // A leak is a failure of the case even when the values were right.
+      // eslint-disable-next-line no-unsafe-finally
+      return { ...base, pass: false, message: `leak: ${live - baseline} buffer(s) still live after the case` };
+    }
+  }
+}
+
+export function selectCases(filter?: string | RegExp): Case[] {
+  if (!filter) return [...CASES];
+  return CASES.filter((c) => (typeof filter === 'string' ? c.id.includes(filter) : filter.test(c.id)));
+}
+
+export function selectContractCases(filter?: string | RegExp): ContractCase[] {
+  if (!filter) return [...CONTRACT_CASES];
+  return CONTRACT_CASES.filter((c) => (typeof filter === 'string' ? c.id.includes(filter) : filter.test(c.id)));
+}
+
+/**
+ * Runs every case (or the filtered ones) on a fresh backend from `factory` and returns the result
+ * matrix. Independent of any test runner; see `defineConformanceTests` for jest.
+ */
+export async function runConformance(factory: BackendFactory, options: ConformanceOptions = {}): Promise<ConformanceResult> {
+  const seed = options.seed ?? 1;
+  const be = await factory();
+  const cases = selectCases(options.filter);
+  const contract = options.contract === false ? [] : selectContractCases(options.filter);
+  const total = cases.length + contract.length;
+  const results: CaseResult[] = [];
+  try {
+    for (const c of cases) {
+      const r = await runCase(be, c, seed);
+      results.push(r);
+      options.onResult?.(r, results.length, total);
+    }
+    for (const c of contract) {
+      const r = await c.run(be, factory);
+      results.push(r);
+      options.onResult?.(r, results.length, total);
+    }
+  } finally {
+    be.dispose();
+  }
+  const passed = results.filter((r) => r.pass).length;
+  return { backend: be.name, deviceName: be.deviceName, runtime: runtimeDescription(), seed, results, passed, failed: results.length - passed };
+}
