@@ -163,11 +163,7 @@ export async function createBackend(options: CreateBackendOptions = {}): Promise
   // Candidate order: the requested one first; then (auto or fallback) the rest by rank.
   const ranked = await rankCandidates(prefer ?? available, report, requested === 'auto', prefer !== undefined);
   const order = requested === 'auto' ? ranked : [requested, ...(fallback ? ranked.filter((n) => n !== requested) : [])];
-  for (const name of order) {
-    if (report.chosen) {
-      report.attempts.push({ backend: name, outcome: 'not tried', reason: `${report.chosen} was chosen first` });
-      continue;
-    }
+  for (const [i, name] of order.entries()) {
     const entry = reg.get(name);
     if (!entry) {
       report.attempts.push({ backend: name, outcome: 'rejected', reason: 'not registered' });
@@ -177,8 +173,14 @@ export async function createBackend(options: CreateBackendOptions = {}): Promise
       const backend = await entry.create(factoryOptions);
       report.chosen = name;
       report.deviceName = backend.deviceName;
-      const why = requested === 'auto' ? report.rankNotes.get(name) ?? (prefer ? 'first available in the preference order' : 'highest-priority available') : `requested by ${source}`;
+      const why = requested === 'auto'
+        ? report.rankNotes.get(name) ?? (prefer ? 'first available in the preference order' : 'highest-priority available')
+        : `requested by ${source}`;
       report.attempts.push({ backend: name, outcome: 'chosen', reason: `${why}; device: ${backend.deviceName}` });
+      for (const rest of order.slice(i + 1)) {
+        const note = report.rankNotes.get(rest);
+        report.attempts.push({ backend: rest, outcome: 'not tried', reason: `${name} ranks higher${note ? ` (${note})` : ''}` });
+      }
       return { backend, report };
     } catch (e) {
       report.attempts.push({ backend: name, outcome: 'rejected', reason: e instanceof BackendUnavailableError ? e.reason : `failed to initialize: ${(e as Error).message}` });
