@@ -7,3 +7,4 @@ export * from './backend.js';
 export * from './base.js';
 export * from './composites.js';
 export * from './registry.js';
+export * from './random.js';

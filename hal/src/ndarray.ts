@@ -204,3 +204,27 @@ export function strideView(x: NDArray, steps: readonly number[]): NDArray {
 export function sameView(a: NDArray, b: NDArray): boolean {
   return a.buffer === b.buffer && a.offset === b.offset && shapesEqual(a.shape, b.shape) && shapesEqual(a.strides, b.strides);
 }
+
+/**
+ * NumPy's `as_strided`: any shape/strides/offset over the same buffer, checked to stay inside it
+ * (throws InvalidArgumentError otherwise). Overlapping windows are allowed — im2col is one such view.
+ */
+export function asStridedView(x: NDArray, shape: readonly number[], strides: readonly number[], offset: number): NDArray {
+  assertShape(shape);
+  if (strides.length !== shape.length || !strides.every(Number.isInteger) || !Number.isInteger(offset)) {
+    throw new InvalidArgumentError(`asStrided needs one integer stride per dimension of [${shape.join(', ')}]`);
+  }
+  if (sizeOf(shape) > 0) {
+    let lo = offset;
+    let hi = offset;
+    shape.forEach((d, i) => {
+      const span = (d - 1) * strides[i]!;
+      if (span < 0) lo += span;
+      else hi += span;
+    });
+    if (lo < 0 || hi >= x.buffer.size) {
+      throw new InvalidArgumentError(`asStrided view reaches elements ${lo}..${hi}, outside the buffer of ${x.buffer.size}`);
+    }
+  }
+  return derive(x, [...shape], [...strides], offset);
+}

@@ -1,1 +1,9 @@
-export {};
+export * from './tensor.js';
+export * from './scope.js';
+export * from './ops.js';
+export * from './movement.js';
+export * from './conv.js';
+export * from './nn.js';
+export * from './optim.js';
+export * from './data.js';
+export * from './gradcheck.js';

@@ -1,16 +1,7 @@
 /** Seeded input generators (mulberry32), so every case is reproducible from (seed, case id). */
-export type Rng = () => number;
+import { mulberry32, type Rng } from '@polyhal/hal';
 
-export function mulberry32(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32, type Rng };
 
 /** FNV-1a hash of a string, to derive a per-case seed from the run seed and the case id. */
 export function hashString(s: string, seed = 0): number {

@@ -1,0 +1,88 @@
+/**
+ * 2-D convolution (NCHW, PyTorch's cross-correlation convention) by im2col + matmul.
+ * x: [N, C, H, W], w: [O, C, k, k] → [N, O, Ho, Wo], Ho = ⌊(H + 2p − k)/s⌋ + 1; float32.
+ * im2col is a single strided view of the padded input ([N, Ho, Wo, C, k, k], NumPy as_strided)
+ * materialized by the backend's copy kernel. Gradients: dW = dyᵀ·cols; dx is the convolution of the
+ * zero-dilated, (k−1)-padded dy with the flipped, transposed kernel (stride 1), cropped by p.
+ * Throws ShapeMismatchError when channels differ or the kernel is larger than the padded input.
+ */
+import { asStridedView, type ComputeBackend, InvalidArgumentError, type NDArray, ShapeMismatchError, withTemps } from '@polyhal/hal';
+import { record } from './ops.js';
+import { Tensor } from './tensor.js';
+
+export interface Conv2dOptions {
+  stride?: number;
+  padding?: number;
+}
+
+/** Forward of a stride-s convolution on an already padded input: returns y [N, O, Ho, Wo] and cols. */
+function convPadded(be: ComputeBackend, xp: NDArray, w: NDArray, s: number): { y: NDArray; cols: NDArray } {
+  const [N, C, Hp, Wp] = xp.shape as [number, number, number, number];
+  const [O, , k] = w.shape as [number, number, number, number];
+  const Ho = Math.floor((Hp - k) / s) + 1;
+  const Wo = Math.floor((Wp - k) / s) + 1;
+  const [sn, sc, sh, sw] = xp.strides as [number, number, number, number];
+  return withTemps(be, (t) => {
+    const win = asStridedView(xp, [N, Ho, Wo, C, k, k], [sn, s * sh, s * sw, sc, sh, sw], xp.offset);
+    const cols = be.reshape(be.contiguous(win), [N * Ho * Wo, C * k * k]);
+    const wm = t(be.reshape(be.contiguous(w), [O, C * k * k]));
+    const y2 = t(be.matmul(cols, be.permute(wm, [1, 0]))); // [N·Ho·Wo, O]
+    const y = be.contiguous(be.permute(be.reshape(y2, [N, Ho, Wo, O]), [0, 3, 1, 2]));
+    return { y, cols };
+  });
+}
+
+export function conv2d(x: Tensor, w: Tensor, options: Conv2dOptions = {}): Tensor {
+  const s = options.stride ?? 1;
+  const p = options.padding ?? 0;
+  if (!Number.isInteger(s) || s < 1 || !Number.isInteger(p) || p < 0) throw new InvalidArgumentError(`conv2d: stride must be ≥ 1 and padding ≥ 0 (integers), got ${s}, ${p}`);
+  if (x.rank !== 4 || w.rank !== 4 || x.shape[1] !== w.shape[1] || w.shape[2] !== w.shape[3]) {
+    throw new ShapeMismatchError(`conv2d expects x [N, C, H, W] and w [O, C, k, k], got [${x.shape.join(', ')}] and [${w.shape.join(', ')}]`, [x.shape, w.shape]);
+  }
+  const k = w.shape[2]!;
+  const [, , H, W] = x.shape as [number, number, number, number];
+  if (H + 2 * p < k || W + 2 * p < k) throw new ShapeMismatchError(`conv2d: kernel ${k} is larger than the padded input ${H + 2 * p}×${W + 2 * p}`, [x.shape, w.shape]);
+  let cols: Tensor | null = null; // im2col columns saved for dW, tracked like any tensor
+  const out = record('conv2d', [x, w], (be, [xv, wv]) => {
+    const xp = p > 0 ? be.pad(xv!, [[0, 0], [0, 0], [p, p], [p, p]]) : xv!;
+    try {
+      const r = convPadded(be, xp, wv!, s);
+      cols = new Tensor(be, r.cols);
+      return r.y;
+    } finally {
+      if (xp !== xv) be.free(xp);
+    }
+  }, (be, g, [xv, wv]) => withTemps(be, (t) => {
+    const [N, O, Ho, Wo] = g.shape as [number, number, number, number];
+    const C = xv!.shape[1]!;
+    // dW = dyᵀ · cols: [O, N·Ho·Wo] × [N·Ho·Wo, C·k·k]
+    const gRows = t(be.contiguous(be.permute(g, [0, 2, 3, 1]))); // [N, Ho, Wo, O]
+    const gm = be.reshape(gRows, [N * Ho * Wo, O]);
+    const dw = be.reshape(be.matmul(be.permute(gm, [1, 0]), cols!.value), [O, C, k, k]);
+    cols!.dispose();
+    cols = null;
+    // dx: dilate dy by s, pad by k−1, convolve with the flipped kernel transposed to [C, O, k, k].
+    let dd = g;
+    if (s > 1) {
+      const lifted = be.reshape(g, [N, O, Ho, 1, Wo, 1]);
+      const spaced = t(be.pad(lifted, [[0, 0], [0, 0], [0, 0], [0, s - 1], [0, 0], [0, s - 1]]));
+      const flat = be.reshape(spaced, [N, O, Ho * s, Wo * s]);
+      dd = be.shrink(flat, [[0, N], [0, O], [0, s * (Ho - 1) + 1], [0, s * (Wo - 1) + 1]]);
+    }
+    const ddp = t(be.pad(dd, [[0, 0], [0, 0], [k - 1, k - 1], [k - 1, k - 1]]));
+    const wt = be.stride(be.permute(wv!, [1, 0, 2, 3]), [1, 1, -1, -1]);
+    const { y: dxpCore, cols: c2 } = convPadded(be, ddp, wt, 1);
+    t(dxpCore);
+    t(c2);
+    const Hp = H + 2 * p;
+    const Wp = W + 2 * p;
+    const used = s * (Ho - 1) + k;
+    const usedW = s * (Wo - 1) + k;
+    const dxp = Hp > used || Wp > usedW ? t(be.pad(dxpCore, [[0, 0], [0, 0], [0, Hp - used], [0, Wp - usedW]])) : dxpCore;
+    const dx = be.contiguous(be.shrink(dxp, [[0, N], [0, C], [p, p + H], [p, p + W]]));
+    return [dx, dw];
+  }));
+  // Without a graph the saved columns are not needed.
+  if (!out.node) (cols as Tensor | null)?.dispose();
+  return out;
+}

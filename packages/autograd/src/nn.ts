@@ -1,0 +1,163 @@
+/**
+ * Neural-network layers and losses on autograd tensors (PyTorch naming). Layers are created directly
+ * on a backend and can move with `await module.to(backend)`. Initial weights come from a seeded host
+ * RNG, so the same seed gives the same model on every backend.
+ */
+import { type ComputeBackend, mulberry32, type Rng } from '@polyhal/hal';
+import { conv2d } from './conv.js';
+import { flatten, reshape, transpose } from './movement.js';
+import { add, matmul, mean, mul, relu, sigmoid, softmaxCrossEntropy, sub, tanh } from './ops.js';
+import { keep } from './scope.js';
+import { Tensor } from './tensor.js';
+
+export interface LayerOptions {
+  backend: ComputeBackend;
+  /** Seed or RNG for the initial weights (default seed 0). */
+  rng?: Rng | number;
+}
+
+const toRng = (r: Rng | number | undefined): Rng => (typeof r === 'function' ? r : mulberry32(r ?? 0));
+
+/** A parameter: uniform in [−bound, bound], requiresGrad, exempt from scopes. */
+function parameter(be: ComputeBackend, shape: number[], bound: number, rng: Rng): Tensor {
+  const n = shape.reduce((p, d) => p * d, 1);
+  const data = new Float32Array(n);
+  for (let i = 0; i < n; i++) data[i] = (rng() * 2 - 1) * bound;
+  return keep(Tensor.fromArray(be, data, shape, { requiresGrad: true }));
+}
+
+export abstract class Module {
+  training = true;
+  protected readonly params = new Map<string, Tensor>();
+  protected readonly children = new Map<string, Module>();
+
+  abstract forward(x: Tensor): Tensor;
+
+  /** Every parameter of this module and its children, in registration order. */
+  parameters(): Tensor[] {
+    return this.namedParameters().map(([, t]) => t);
+  }
+
+  namedParameters(prefix = ''): [string, Tensor][] {
+    const own: [string, Tensor][] = [...this.params].map(([k, t]) => [`${prefix}${k}`, t]);
+    for (const [name, child] of this.children) own.push(...child.namedParameters(`${prefix}${name}.`));
+    return own;
+  }
+
+  /** Moves every parameter to `backend` (the old copies are disposed). Returns this module. */
+  async to(backend: ComputeBackend): Promise<this> {
+    for (const [k, t] of this.params) {
+      const moved = keep(await t.to(backend));
+      moved.requiresGrad = t.requiresGrad;
+      this.params.set(k, moved);
+      t.dispose();
+    }
+    for (const c of this.children.values()) await c.to(backend);
+    return this;
+  }
+
+  train(on = true): this {
+    this.training = on;
+    for (const c of this.children.values()) c.train(on);
+    return this;
+  }
+
+  eval(): this {
+    return this.train(false);
+  }
+
+  /** Frees every parameter (and gradient). */
+  dispose(): void {
+    for (const t of this.params.values()) t.dispose();
+    for (const c of this.children.values()) c.dispose();
+  }
+
+  protected param(name: string): Tensor {
+    return this.params.get(name)!;
+  }
+}
+
+/** y = x·Wᵀ + b. x: [N, in] → [N, out]; W: [out, in] used through a transposed view (no copy). Init: U(±1/√in) as PyTorch. */
+export class Linear extends Module {
+  constructor(readonly inFeatures: number, readonly outFeatures: number, opts: LayerOptions & { bias?: boolean }) {
+    super();
+    const rng = toRng(opts.rng);
+    const bound = 1 / Math.sqrt(inFeatures);
+    this.params.set('weight', parameter(opts.backend, [outFeatures, inFeatures], bound, rng));
+    if (opts.bias !== false) this.params.set('bias', parameter(opts.backend, [outFeatures], bound, rng));
+  }
+
+  forward(x: Tensor): Tensor {
+    const y = matmul(x, transpose(this.param('weight')));
+    return this.params.has('bias') ? add(y, this.param('bias')) : y;
+  }
+}
+
+/** 2-D convolution, NCHW: [N, C, H, W] → [N, O, Ho, Wo]; weight [O, C, k, k], bias [O]. Init: U(±1/√(C·k·k)). */
+export class Conv2d extends Module {
+  readonly stride: number;
+  readonly padding: number;
+  constructor(readonly inChannels: number, readonly outChannels: number, readonly kernelSize: number, opts: LayerOptions & { stride?: number; padding?: number; bias?: boolean }) {
+    super();
+    this.stride = opts.stride ?? 1;
+    this.padding = opts.padding ?? 0;
+    const rng = toRng(opts.rng);
+    const bound = 1 / Math.sqrt(inChannels * kernelSize * kernelSize);
+    this.params.set('weight', parameter(opts.backend, [outChannels, inChannels, kernelSize, kernelSize], bound, rng));
+    if (opts.bias !== false) this.params.set('bias', parameter(opts.backend, [outChannels], bound, rng));
+  }
+
+  forward(x: Tensor): Tensor {
+    const y = conv2d(x, this.param('weight'), { stride: this.stride, padding: this.padding });
+    return this.params.has('bias') ? add(y, reshape(this.param('bias'), [1, this.outChannels, 1, 1])) : y;
+  }
+}
+
+class Activation extends Module {
+  constructor(private readonly fn: (x: Tensor) => Tensor) {
+    super();
+  }
+  forward(x: Tensor): Tensor {
+    return this.fn(x);
+  }
+}
+
+export class ReLU extends Activation {
+  constructor() { super(relu); }
+}
+export class Sigmoid extends Activation {
+  constructor() { super(sigmoid); }
+}
+export class Tanh extends Activation {
+  constructor() { super(tanh); }
+}
+/** [N, ...] → [N, prod(...)]. */
+export class Flatten extends Activation {
+  constructor() { super((x) => flatten(x, 1)); }
+}
+
+/** Applies modules in order. */
+export class Sequential extends Module {
+  readonly layers: Module[];
+  constructor(...layers: Module[]) {
+    super();
+    this.layers = layers;
+    layers.forEach((m, i) => this.children.set(String(i), m));
+  }
+  forward(x: Tensor): Tensor {
+    let h = x;
+    for (const m of this.layers) h = m.forward(h);
+    return h;
+  }
+}
+
+/** Mean squared error: mean((pred − target)²) → scalar. */
+export function mseLoss(pred: Tensor, target: Tensor): Tensor {
+  const d = sub(pred, target);
+  return mean(mul(d, d));
+}
+
+/** Mean softmax cross-entropy over the batch: logits [N, C], labels [N, C] → scalar (fused, stable). */
+export function crossEntropy(logits: Tensor, labels: Tensor): Tensor {
+  return mean(softmaxCrossEntropy(logits, labels));
+}

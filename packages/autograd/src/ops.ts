@@ -1,0 +1,217 @@
+/**
+ * Differentiable ops. Each op is its forward (a HAL call) and, beside it in ONE table, its gradient
+ * rule written with HAL ops — never inside a backend — so every backend gets every gradient. Rules
+ * receive the upstream gradient `g` and the saved input/output arrays, and return new arrays (the
+ * engine in tensor.ts frees them). Broadcast gradients are summed back to the input's shape.
+ */
+import {
+  type BinaryOp, type ComputeBackend, InvalidArgumentError, type NDArray, normalizeAxes, normalizeAxis, type UnaryOp, withTemps,
+} from '@polyhal/hal';
+import { commonBackend, isGradEnabled, Tensor } from './tensor.js';
+
+type Rule = (be: ComputeBackend, g: NDArray, xs: NDArray[], out: NDArray) => (NDArray | null)[];
+
+/** Sums a gradient of a broadcast result back to `shape` (leading dims and size-1 dims). */
+export function unbroadcast(be: ComputeBackend, g: NDArray, shape: readonly number[]): NDArray {
+  if (g.shape.length === shape.length && g.shape.every((d, i) => d === shape[i])) return g;
+  const lead = g.shape.length - shape.length;
+  const axes: number[] = [];
+  g.shape.forEach((d, i) => {
+    if (i < lead || (shape[i - lead] === 1 && d !== 1)) axes.push(i);
+  });
+  const s = be.sum(g, axes, true);
+  const r = be.reshape(s, shape);
+  if (r.buffer !== s.buffer) be.free(s);
+  return r;
+}
+
+const LN2 = Math.LN2;
+
+/** Gradient rules of the elementwise unary ops: dx = g · f'(x), written with the output where cheaper. */
+const UNARY_GRADS: Record<UnaryOp, Rule> = {
+  neg: (be, g) => [be.neg(g)],
+  exp: (be, g, _x, out) => [be.mul(g, out)],
+  log: (be, g, [x]) => [be.div(g, x!)],
+  relu: (be, g, [x]) => withTemps(be, (t) => [be.mul(g, t(be.cmplt(0, x!)))]),
+  sigmoid: (be, g, _x, out) => withTemps(be, (t) => [be.mul(t(be.mul(g, out)), t(be.sub(1, out)))]),
+  tanh: (be, g, _x, out) => withTemps(be, (t) => [be.mul(g, t(be.sub(1, t(be.mul(out, out)))))]),
+  sqrt: (be, g, _x, out) => withTemps(be, (t) => [be.div(t(be.mul(g, 0.5)), out)]),
+  recip: (be, g, _x, out) => withTemps(be, (t) => [be.neg(t(be.mul(g, t(be.mul(out, out)))))]),
+  exp2: (be, g, _x, out) => withTemps(be, (t) => [be.mul(t(be.mul(g, out)), LN2)]),
+  log2: (be, g, [x]) => withTemps(be, (t) => [be.div(g, t(be.mul(x!, LN2)))]),
+  sin: (be, g, [x]) => withTemps(be, (t) => [be.mul(g, t(be.cos(x!)))]),
+  cos: (be, g, [x]) => withTemps(be, (t) => [be.neg(t(be.mul(g, t(be.sin(x!)))))]),
+};
+
+/** Gradient rules of the binary ops, before unbroadcasting. `maximum` sends ties to b; cmplt has none. */
+const BINARY_GRADS: Record<BinaryOp, Rule | null> = {
+  add: (_be, g) => [g, g],
+  sub: (be, g) => [g, be.neg(g)],
+  mul: (be, g, [a, b]) => [be.mul(g, b!), be.mul(g, a!)],
+  div: (be, g, [, b], out) => withTemps(be, (t) => [be.div(g, b!), be.neg(t(be.div(t(be.mul(g, out)), b!)))]),
+  maximum: (be, g, [a, b]) => withTemps(be, (t) => {
+    const aWins = t(be.cmplt(b!, a!));
+    return [be.mul(g, aWins), be.mul(g, t(be.sub(1, aWins)))];
+  }),
+  // a mod b = a − b·floor(a/b): d/da = 1, d/db = −floor(a/b) = −(a − (a mod b))/b.
+  mod: (be, g, [a, b], out) => withTemps(be, (t) => [g, be.neg(t(be.mul(g, t(be.div(t(be.sub(a!, out)), b!)))))]),
+  cmplt: null,
+};
+
+/** Records an op: runs `forward` on the HAL, and attaches `rule` when any input requires grad. */
+export function record(op: string, inputs: Tensor[], forward: (be: ComputeBackend, xs: NDArray[]) => NDArray, rule: Rule | null): Tensor {
+  const be = commonBackend(op, inputs);
+  const xs = inputs.map((t) => t.value);
+  const out = forward(be, xs);
+  const source = inputs.find((t) => t.value.buffer === out.buffer);
+  const requiresGrad = rule !== null && isGradEnabled() && inputs.some((t) => t.requiresGrad);
+  return new Tensor(be, out, {
+    storage: source?.sharedStorage(),
+    requiresGrad,
+    node: requiresGrad ? { op, inputs, backward: (g) => rule!(be, g, xs, out) } : null,
+  });
+}
+
+export type Scalarish = Tensor | number;
+
+function binaryOp(op: BinaryOp, a: Scalarish, b: Scalarish): Tensor {
+  if (typeof a === 'number' && typeof b === 'number') throw new InvalidArgumentError(`${op}: at least one operand must be a tensor`);
+  // A number becomes a constant 0-d tensor of the other operand's dtype (freed by the enclosing scope or with the graph).
+  const like = (typeof a === 'number' ? b : a) as Tensor;
+  const ta = typeof a === 'number' ? Tensor.full(like.backend, [], a, { dtype: like.dtype }) : a;
+  const tb = typeof b === 'number' ? Tensor.full(like.backend, [], b, { dtype: like.dtype }) : b;
+  const rule = BINARY_GRADS[op];
+  const out = record(op, [ta, tb], (be, [x, y]) => be.binary(op, x!, y!), rule && ((be, g, xs, o) => {
+    const [ga, gb] = rule(be, g, xs, o);
+    const shapes = [ta.shape, tb.shape];
+    return [ga, gb].map((gi, k) => {
+      if (!gi) return null;
+      const r = unbroadcast(be, gi, shapes[k]!);
+      if (r !== gi && gi !== g) be.free(gi);
+      return r;
+    });
+  }));
+  if (typeof a === 'number' && !out.node) ta.dispose();
+  if (typeof b === 'number' && !out.node) tb.dispose();
+  return out;
+}
+
+export const add = (a: Scalarish, b: Scalarish): Tensor => binaryOp('add', a, b);
+export const sub = (a: Scalarish, b: Scalarish): Tensor => binaryOp('sub', a, b);
+export const mul = (a: Scalarish, b: Scalarish): Tensor => binaryOp('mul', a, b);
+export const div = (a: Scalarish, b: Scalarish): Tensor => binaryOp('div', a, b);
+export const maximum = (a: Scalarish, b: Scalarish): Tensor => binaryOp('maximum', a, b);
+export const mod = (a: Scalarish, b: Scalarish): Tensor => binaryOp('mod', a, b);
+/** a < b → 1, else 0 (no gradient). */
+export const cmplt = (a: Scalarish, b: Scalarish): Tensor => binaryOp('cmplt', a, b);
+
+function unaryOp(op: UnaryOp, x: Tensor): Tensor {
+  return record(op, [x], (be, [v]) => be.unary(op, v!), UNARY_GRADS[op]);
+}
+
+export const neg = (x: Tensor): Tensor => unaryOp('neg', x);
+export const exp = (x: Tensor): Tensor => unaryOp('exp', x);
+export const log = (x: Tensor): Tensor => unaryOp('log', x);
+export const relu = (x: Tensor): Tensor => unaryOp('relu', x);
+export const sigmoid = (x: Tensor): Tensor => unaryOp('sigmoid', x);
+export const tanh = (x: Tensor): Tensor => unaryOp('tanh', x);
+export const sqrt = (x: Tensor): Tensor => unaryOp('sqrt', x);
+export const recip = (x: Tensor): Tensor => unaryOp('recip', x);
+export const exp2 = (x: Tensor): Tensor => unaryOp('exp2', x);
+export const log2 = (x: Tensor): Tensor => unaryOp('log2', x);
+export const sin = (x: Tensor): Tensor => unaryOp('sin', x);
+export const cos = (x: Tensor): Tensor => unaryOp('cos', x);
+
+/** Expands a reduced gradient (keepdims shape) back over the reduced axes. */
+function spread(be: ComputeBackend, g: NDArray, inShape: readonly number[], axes: number[]): NDArray {
+  const kept = inShape.map((d, i) => (axes.includes(i) ? 1 : d));
+  const r = be.reshape(g, kept);
+  const e = be.contiguous(be.expand(r, inShape));
+  if (r.buffer !== g.buffer) be.free(r);
+  return e;
+}
+
+/** Σ over axes (default all). Gradient: g broadcast back. */
+export function sum(x: Tensor, axes?: number | readonly number[], keepdims = false): Tensor {
+  const ax = normalizeAxes(axes, x.rank);
+  return record('sum', [x], (be, [v]) => be.sum(v!, ax, keepdims), (be, g, [v]) => [spread(be, g, v!.shape, ax)]);
+}
+
+/** Mean over axes. Gradient: g / n broadcast back. */
+export function mean(x: Tensor, axes?: number | readonly number[], keepdims = false): Tensor {
+  const ax = normalizeAxes(axes, x.rank);
+  const n = ax.reduce((p, a) => p * x.shape[a]!, 1);
+  return record('mean', [x], (be, [v]) => be.mean(v!, ax, keepdims), (be, g, [v]) => withTemps(be, (t) => [spread(be, t(be.div(g, n)), v!.shape, ax)]));
+}
+
+/** Max over axes. Gradient: g to every element equal to the max (ties all receive it, as in tfjs). */
+export function max(x: Tensor, axes?: number | readonly number[], keepdims = false): Tensor {
+  const ax = normalizeAxes(axes, x.rank);
+  return record('max', [x], (be, [v]) => be.max(v!, ax, keepdims), (be, g, [v], out) => withTemps(be, (t) => {
+    const m = t(spread(be, out, v!.shape, ax));
+    const isMax = t(be.sub(1, t(be.cmplt(v!, m))));
+    return [be.mul(t(spread(be, g, v!.shape, ax)), isMax)];
+  }));
+}
+
+/** Batched matmul a: [..., M, K] × b: [..., K, N] → [..., M, N]. Gradients g·bᵀ and aᵀ·g use transposed views (no copies). */
+export function matmul(a: Tensor, b: Tensor): Tensor {
+  return record('matmul', [a, b], (be, [x, y]) => be.matmul(x!, y!), (be, g, [x, y]) => {
+    const T = (v: NDArray): NDArray => be.permute(v, [...v.shape.keys()].map((i, _, all) => (i < all.length - 2 ? i : all.length * 2 - 3 - i)));
+    const ga = be.matmul(g, T(y!));
+    const gb = be.matmul(T(x!), g);
+    const ra = unbroadcast(be, ga, x!.shape);
+    const rb = unbroadcast(be, gb, y!.shape);
+    if (ra !== ga) be.free(ga);
+    if (rb !== gb) be.free(gb);
+    return [ra, rb];
+  });
+}
+
+/** softmax along `axis` (default last). Gradient: y·(g − Σ g·y). */
+export function softmax(x: Tensor, axis = -1): Tensor {
+  const ax = normalizeAxis(axis, x.rank);
+  return record('softmax', [x], (be, [v]) => be.softmax(v!, ax), (be, g, _x, y) => withTemps(be, (t) => {
+    const s = t(be.sum(t(be.mul(g, y)), ax, true));
+    return [be.mul(y, t(be.sub(g, s)))];
+  }));
+}
+
+/** log-softmax along `axis`. Gradient: g − softmax·Σ g. */
+export function logSoftmax(x: Tensor, axis = -1): Tensor {
+  const ax = normalizeAxis(axis, x.rank);
+  return record('logSoftmax', [x], (be, [v]) => be.logSoftmax(v!, ax), (be, g, _x, y) => withTemps(be, (t) => {
+    const s = t(be.sum(g, ax, true));
+    return [be.sub(g, t(be.mul(t(be.exp(y)), s)))];
+  }));
+}
+
+/**
+ * Fused, numerically stable softmax cross-entropy: logits [N, C], labels [N, C] (one-hot or
+ * probabilities; treated as constants) → per-row loss [N]. Gradient: g[:, None]·(softmax − labels),
+ * computed by the backend's fused kernel in the forward pass.
+ */
+export function softmaxCrossEntropy(logits: Tensor, labels: Tensor): Tensor {
+  let saved: Tensor | undefined; // softmax − labels from the fused forward, tracked like any tensor
+  const t = record('softmaxCrossEntropy', [logits, labels], (be, [z, y]) => {
+    const wantGrad = isGradEnabled() && logits.requiresGrad;
+    const { loss, grad } = be.softmaxCrossEntropy(z!, y!, wantGrad);
+    if (grad) saved = new Tensor(be, grad);
+    return loss;
+  }, (be, g) => {
+    const d = saved!;
+    saved = undefined;
+    try {
+      const col = be.reshape(g, [g.shape[0]!, 1]);
+      try {
+        return [be.mul(d.value, col), null];
+      } finally {
+        if (col.buffer !== g.buffer) be.free(col);
+      }
+    } finally {
+      d.dispose();
+    }
+  });
+  if (!t.node) saved?.dispose();
+  return t;
+}

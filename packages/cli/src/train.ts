@@ -1,0 +1,106 @@
+/**
+ * One training run of the main job: builds the model on a backend, trains it with Adam on MNIST,
+ * and evaluates test accuracy after every epoch. Everything stays on the device except the per-step
+ * loss, which is read back for the progress bar and the cross-backend comparison.
+ */
+import type { ComputeBackend } from '@polyhal/hal';
+import { Adam, Conv2d, crossEntropy, DataLoader, Flatten, Linear, type Module, noGrad, ReLU, reshape, scope, Sequential, type Tensor } from '@polyhal/autograd';
+import type { MnistSplit } from './mnist.js';
+
+export type ModelKind = 'mlp' | 'cnn';
+
+export interface TrainOptions {
+  model: ModelKind;
+  epochs: number;
+  batchSize: number;
+  seed: number;
+  lr: number;
+  /** Called after every step with the loss and samples done in this epoch. */
+  onStep?: (epoch: number, step: number, steps: number, loss: number, samples: number) => void;
+  onEpoch?: (epoch: number, testAccuracy: number, meanLoss: number) => void;
+}
+
+export interface TrainResult {
+  losses: number[];
+  finalLoss: number;
+  testAccuracy: number;
+  seconds: number;
+  samplesPerSecond: number;
+  peakBytes: number;
+}
+
+export function buildModel(kind: ModelKind, backend: ComputeBackend, seed: number): Module {
+  if (kind === 'mlp') return new Sequential(new Linear(784, 256, { backend, rng: seed }), new ReLU(), new Linear(256, 10, { backend, rng: seed + 1 }));
+  return new Sequential(
+    new Conv2d(1, 16, 5, { backend, rng: seed, stride: 2, padding: 2 }), // → [16, 14, 14]
+    new ReLU(),
+    new Conv2d(16, 32, 5, { backend, rng: seed + 1, stride: 2, padding: 2 }), // → [32, 7, 7]
+    new ReLU(),
+    new Flatten(),
+    new Linear(32 * 7 * 7, 10, { backend, rng: seed + 2 }),
+  );
+}
+
+function toModelInput(kind: ModelKind, x: Tensor): Tensor {
+  return kind === 'cnn' ? reshape(x, [x.shape[0]!, 1, 28, 28]) : x;
+}
+
+/** Fraction of test digits whose largest logit is the label. */
+export async function evaluate(model: Module, kind: ModelKind, backend: ComputeBackend, data: MnistSplit, batchSize = 500): Promise<number> {
+  let correct = 0;
+  const loader = new DataLoader({ inputs: data.testX, labels: data.testY, inputShape: [784], labelShape: [10], batchSize, backend });
+  for await (const { x, y } of loader) {
+    const logits = await scope(() => noGrad(() => model.forward(toModelInput(kind, x))).data());
+    const labels = await y.data();
+    const n = x.shape[0]!;
+    for (let i = 0; i < n; i++) {
+      let best = 0;
+      for (let c = 1; c < 10; c++) if (logits[i * 10 + c]! > logits[i * 10 + best]!) best = c;
+      if (labels[i * 10 + best] === 1) correct++;
+    }
+  }
+  return correct / data.testSize;
+}
+
+export async function train(backend: ComputeBackend, data: MnistSplit, o: TrainOptions): Promise<TrainResult> {
+  const model = buildModel(o.model, backend, o.seed);
+  const opt = new Adam(model.parameters(), { lr: o.lr });
+  const loader = new DataLoader({
+    inputs: data.trainX, labels: data.trainY, inputShape: [784], labelShape: [10],
+    batchSize: o.batchSize, backend, shuffle: true, seed: o.seed, dropLast: true,
+  });
+  const losses: number[] = [];
+  let testAccuracy = 0;
+  const t0 = performance.now();
+  try {
+    for (let epoch = 0; epoch < o.epochs; epoch++) {
+      let samples = 0;
+      let sumLoss = 0;
+      for await (const { x, y, index } of loader) {
+        const loss = await scope(async () => {
+          const l = crossEntropy(model.forward(toModelInput(o.model, x)), y);
+          opt.zeroGrad();
+          l.backward();
+          opt.step();
+          return l.item();
+        });
+        losses.push(loss);
+        sumLoss += loss;
+        samples += x.shape[0]!;
+        o.onStep?.(epoch, index + 1, loader.length, loss, samples);
+      }
+      testAccuracy = await evaluate(model, o.model, backend, data);
+      o.onEpoch?.(epoch, testAccuracy, sumLoss / loader.length);
+    }
+    await backend.synchronize();
+  } finally {
+    opt.zeroGrad();
+    opt.dispose();
+    model.dispose();
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  return {
+    losses, finalLoss: losses[losses.length - 1] ?? NaN, testAccuracy, seconds,
+    samplesPerSecond: (o.epochs * loader.length * o.batchSize) / seconds, peakBytes: backend.memoryStats().peakBytes,
+  };
+}
