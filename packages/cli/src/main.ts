@@ -1,0 +1,150 @@
+/**
+ * The main job: train a model on real MNIST digits on any PolyHAL backend.
+ *   polyhal [--backend auto|cpu|wasm|webgpu|all] [--model mlp|cnn] [--epochs N] [--batch-size N] [--seed N] [--lr X]
+ * Bad input (unknown backend, non-positive numbers, malformed flags) prints a clear message and exits 2.
+ */
+import { Command, CommanderError, InvalidArgumentError as CliArgError, Option } from 'commander';
+import cliProgress from 'cli-progress';
+import { createBackend, PolyHalError, registeredBackends, UnknownBackendError } from '@polyhal/hal';
+import '@polyhal/backend-cpu';
+import { loadMnist } from './mnist.js';
+import { type ModelKind, train, type TrainResult } from './train.js';
+
+/** Per-step losses of two backends may drift apart by float32 rounding; beyond this they disagree. */
+export const LOSS_TOLERANCE = 0.05;
+
+const positiveInt = (name: string) => (v: string): number => {
+  const n = Number(v);
+  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n <= 0) throw new CliArgError(`${name} must be a positive integer, got '${v}'`);
+  return n;
+};
+const nonNegativeInt = (name: string) => (v: string): number => {
+  const n = Number(v);
+  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n)) throw new CliArgError(`${name} must be a non-negative integer, got '${v}'`);
+  return n;
+};
+const positiveFloat = (name: string) => (v: string): number => {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new CliArgError(`${name} must be a positive number, got '${v}'`);
+  return n;
+};
+
+interface Cli {
+  backend: string;
+  model: ModelKind;
+  epochs?: number;
+  batchSize: number;
+  seed: number;
+  lr: number;
+  train: number;
+  test: number;
+}
+
+async function runOne(name: string, o: Cli, epochs: number, data: ReturnType<typeof loadMnist>, quiet = false): Promise<{ name: string; device: string; result: TrainResult }> {
+  const { backend, report } = await createBackend({ backend: name === 'auto' ? undefined : name });
+  if (!quiet || name === 'auto') console.log(report.toString());
+  const bar = new cliProgress.SingleBar({
+    format: `{backend} epoch {epoch}/{epochs} [{bar}] {value}/{total} batches | loss {loss} | {sps} samples/s`,
+    hideCursor: true, noTTYOutput: true, notTTYSchedule: 10_000, stream: process.stdout,
+  }, cliProgress.Presets.shades_classic);
+  let epochStart = performance.now();
+  try {
+    const result = await train(backend, data, {
+      model: o.model, epochs, batchSize: o.batchSize, seed: o.seed, lr: o.lr,
+      onStep: (epoch, step, steps, loss, samples) => {
+        if (step === 1) {
+          epochStart = performance.now();
+          bar.start(steps, 0, { backend: report.chosen, epoch: epoch + 1, epochs, loss: '-', sps: '-' });
+        }
+        const sps = samples / ((performance.now() - epochStart) / 1000);
+        bar.update(step, { loss: loss.toFixed(4), sps: sps.toFixed(0) });
+      },
+      onEpoch: (epoch, acc, meanLoss) => {
+        bar.stop();
+        console.log(`epoch ${epoch + 1}/${epochs}: mean loss ${meanLoss.toFixed(4)}, test accuracy ${acc.toFixed(4)}`);
+      },
+    });
+    return { name: report.chosen, device: backend.deviceName, result };
+  } finally {
+    bar.stop();
+    backend.dispose();
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const program = new Command()
+    .name('polyhal')
+    .description('Train a model on real MNIST digits (8,000 train / 2,000 test) on a PolyHAL backend.')
+    .addOption(new Option('--backend <name>', 'auto, all, or a backend name (cpu, wasm, webgpu)').default('auto'))
+    .addOption(new Option('--model <kind>', 'model').choices(['mlp', 'cnn']).default('mlp'))
+    .option('--epochs <n>', 'epochs (default: 12 for mlp, 4 for cnn)', positiveInt('--epochs'))
+    .option('--batch-size <n>', 'batch size', positiveInt('--batch-size'), 64)
+    .option('--seed <n>', 'seed for the split, the initial weights and the shuffling', nonNegativeInt('--seed'), 0)
+    .option('--lr <x>', 'Adam learning rate', positiveFloat('--lr'), 1e-3)
+    .option('--train <n>', 'training digits', positiveInt('--train'), 8000)
+    .option('--test <n>', 'test digits', positiveInt('--test'), 2000)
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  try {
+    program.parse(argv, { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError) return e.code === 'commander.helpDisplayed' || e.code === 'commander.version' ? 0 : 2;
+    throw e;
+  }
+  const o = program.opts<Cli>();
+  const known = registeredBackends();
+  if (o.backend !== 'auto' && o.backend !== 'all' && !known.includes(o.backend)) {
+    console.error(`error: unknown backend '${o.backend}'; available: auto, all, ${known.join(', ')}`);
+    return 2;
+  }
+  if (o.train + o.test > 10000) {
+    console.error(`error: --train + --test must be at most 10000 (the mnist package ships 10,000 digits), got ${o.train + o.test}`);
+    return 2;
+  }
+  const epochs = o.epochs ?? (o.model === 'mlp' ? 12 : 4);
+  const data = loadMnist(o.train, o.test, o.seed);
+  console.log(`MNIST: ${data.trainSize} train / ${data.testSize} test digits; model ${o.model}; ${epochs} epochs; batch ${o.batchSize}; Adam lr ${o.lr}; seed ${o.seed}`);
+
+  if (o.backend !== 'all') {
+    const { name, result } = await runOne(o.backend, o, epochs, data);
+    console.log(`trained in ${result.seconds.toFixed(1)} s (${result.samplesPerSecond.toFixed(0)} samples/s), final loss ${result.finalLoss.toFixed(4)}, peak device memory ${(result.peakBytes / 2 ** 20).toFixed(1)} MiB`);
+    console.log(`test accuracy: ${result.testAccuracy.toFixed(4)} (backend: ${name})`);
+    return 0;
+  }
+
+  // --backend all: the same model from the same initial weights on every backend that starts here.
+  const runs: Awaited<ReturnType<typeof runOne>>[] = [];
+  for (const name of ['cpu', ...known.filter((n) => n !== 'cpu')]) {
+    try {
+      runs.push(await runOne(name, o, epochs, data, true));
+    } catch (e) {
+      console.log(`${name}: not run — ${(e as Error).message}`);
+    }
+  }
+  const cpu = runs.find((r) => r.name === 'cpu')!;
+  console.log('\nbackend   device                                             wall s  samples/s  final loss  test acc  max |Δloss| vs cpu');
+  let worst = 0;
+  for (const r of runs) {
+    const d = Math.max(0, ...r.result.losses.map((l, i) => Math.abs(l - cpu.result.losses[i]!)));
+    worst = Math.max(worst, d);
+    console.log(
+      `${r.name.padEnd(9)} ${r.device.slice(0, 50).padEnd(50)} ${r.result.seconds.toFixed(1).padStart(7)} ${r.result.samplesPerSecond.toFixed(0).padStart(10)} ${r.result.finalLoss.toFixed(4).padStart(11)} ${r.result.testAccuracy.toFixed(4).padStart(9)} ${d.toExponential(2).padStart(19)}`,
+    );
+  }
+  console.log(worst <= LOSS_TOLERANCE ? `per-step losses agree within ${LOSS_TOLERANCE}` : `per-step losses DISAGREE: ${worst} > ${LOSS_TOLERANCE}`);
+  const last = runs[runs.length - 1]!;
+  console.log(`test accuracy: ${last.result.testAccuracy.toFixed(4)} (backend: ${last.name})`);
+  return worst <= LOSS_TOLERANCE ? 0 : 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e) => {
+    if (e instanceof UnknownBackendError || e instanceof PolyHalError) {
+      console.error(`error: ${(e as Error).message}`);
+      process.exit(2);
+    }
+    console.error(e);
+    process.exit(1);
+  },
+);
