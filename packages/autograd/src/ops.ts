@@ -188,8 +188,8 @@ export function logSoftmax(x: Tensor, axis = -1): Tensor {
 
 /**
  * Fused, numerically stable softmax cross-entropy: logits [N, C], labels [N, C] (one-hot or
- * probabilities; treated as constants) → per-row loss [N]. Gradient: g[:, None]·(softmax − labels),
- * computed by the backend's fused kernel in the forward pass.
+ * probabilities) → per-row loss [N]. Gradients: logits g[:, None]·(softmax − labels), computed by
+ * the backend's fused kernel in the forward pass; labels −g[:, None]·logSoftmax(logits).
  */
 export function softmaxCrossEntropy(logits: Tensor, labels: Tensor): Tensor {
   let saved: Tensor | undefined; // softmax − labels from the fused forward, tracked like any tensor
@@ -198,18 +198,17 @@ export function softmaxCrossEntropy(logits: Tensor, labels: Tensor): Tensor {
     const { loss, grad } = be.softmaxCrossEntropy(z!, y!, wantGrad);
     if (grad) saved = new Tensor(be, grad);
     return loss;
-  }, (be, g) => {
-    const d = saved!;
+  }, (be, g, [z]) => {
+    const d = saved;
     saved = undefined;
+    const col = be.reshape(g, [g.shape[0]!, 1]);
     try {
-      const col = be.reshape(g, [g.shape[0]!, 1]);
-      try {
-        return [be.mul(d.value, col), null];
-      } finally {
-        if (col.buffer !== g.buffer) be.free(col);
-      }
+      const dLogits = d ? be.mul(d.value, col) : null;
+      const dLabels = labels.requiresGrad ? withTemps(be, (t) => be.neg(t(be.mul(t(be.logSoftmax(z!, 1)), col)))) : null;
+      return [dLogits, dLabels];
     } finally {
-      d.dispose();
+      if (col.buffer !== g.buffer) be.free(col);
+      d?.dispose();
     }
   });
   if (!t.node) saved?.dispose();

@@ -1,0 +1,192 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { ComputeBackend } from '@polyhal/hal';
+import { DeviceMismatchError, mulberry32 } from '@polyhal/hal';
+import * as ag from '@polyhal/autograd';
+import { type GradCheckInput, gradCheck, Tensor } from '@polyhal/autograd';
+import { REPO_BACKENDS } from './backends.js';
+
+const rng = mulberry32(42);
+/** Random values in [lo, hi] kept at least `gap` away from `avoid` (kinks of relu, max, mod). */
+function vals(n: number, lo = -2, hi = 2, avoid: number[] = [], gap = 0.1): number[] {
+  const out: number[] = [];
+  while (out.length < n) {
+    const v = lo + (hi - lo) * rng();
+    if (avoid.every((a) => Math.abs(v - a) > gap)) out.push(v);
+  }
+  return out;
+}
+const inp = (shape: number[], lo?: number, hi?: number, avoid?: number[]): GradCheckInput => ({ shape, values: vals(shape.reduce((p, d) => p * d, 1), lo, hi, avoid) });
+
+type Check = [string, (xs: Tensor[]) => Tensor, GradCheckInput[]];
+
+/** One entry per differentiable op of the HAL contract (and the layers built on them). */
+const CHECKS: Check[] = [
+  ['neg', ([x]) => ag.neg(x!), [inp([2, 3])]],
+  ['exp', ([x]) => ag.exp(x!), [inp([2, 3])]],
+  ['log', ([x]) => ag.log(x!), [inp([2, 3], 0.5, 3)]],
+  ['relu', ([x]) => ag.relu(x!), [inp([2, 3], -2, 2, [0])]],
+  ['sigmoid', ([x]) => ag.sigmoid(x!), [inp([2, 3])]],
+  ['tanh', ([x]) => ag.tanh(x!), [inp([2, 3])]],
+  ['sqrt', ([x]) => ag.sqrt(x!), [inp([2, 3], 0.5, 3)]],
+  ['recip', ([x]) => ag.recip(x!), [inp([2, 3], 0.5, 2)]],
+  ['exp2', ([x]) => ag.exp2(x!), [inp([2, 3])]],
+  ['log2', ([x]) => ag.log2(x!), [inp([2, 3], 0.5, 3)]],
+  ['sin', ([x]) => ag.sin(x!), [inp([2, 3])]],
+  ['cos', ([x]) => ag.cos(x!), [inp([2, 3])]],
+  ['add (broadcast)', ([a, b]) => ag.add(a!, b!), [inp([2, 3]), inp([3])]],
+  ['sub (broadcast)', ([a, b]) => ag.sub(a!, b!), [inp([2, 1]), inp([1, 3])]],
+  ['mul (broadcast)', ([a, b]) => ag.mul(a!, b!), [inp([2, 3]), inp([2, 1])]],
+  ['div (broadcast)', ([a, b]) => ag.div(a!, b!), [inp([2, 3]), inp([3], 0.5, 2)]],
+  ['maximum', ([a, b]) => ag.maximum(a!, b!), [{ shape: [4], values: [1, -1, 0.5, 2] }, { shape: [4], values: [0.2, 0.3, -1, 2.5] }]],
+  ['mod', ([a, b]) => ag.mod(a!, b!), [{ shape: [4], values: [2.3, -1.7, 5.2, 0.6] }, { shape: [4], values: [1.5, 1.1, -2.2, 0.9] }]],
+  ['scalar operands', ([x]) => ag.div(ag.sub(3, ag.mul(x!, 2)), 1.5), [inp([3])]],
+  ['sum (axes, keepdims)', ([x]) => ag.sum(x!, [0, 2], true), [inp([2, 3, 2])]],
+  ['sum (all)', ([x]) => ag.sum(x!), [inp([2, 3])]],
+  ['mean', ([x]) => ag.mean(x!, 1), [inp([2, 3])]],
+  ['max', ([x]) => ag.max(x!, 1), [{ shape: [2, 3], values: [0.1, 0.9, -0.5, 2, 1, 1.5] }]],
+  ['reshape', ([x]) => ag.mul(ag.reshape(x!, [3, 2]), ag.reshape(x!, [3, 2])), [inp([2, 3])]],
+  ['permute', ([x]) => ag.mul(ag.permute(x!, [2, 0, 1]), 2), [inp([2, 3, 2])]],
+  ['expand', ([x]) => ag.expand(x!, [2, 3, 4]), [inp([3, 1])]],
+  ['pad', ([x]) => ag.pad(x!, [[1, 0], [2, 1]], 0.5), [inp([2, 3])]],
+  ['shrink', ([x]) => ag.shrink(x!, [[1, 3], [0, 2]]), [inp([3, 4])]],
+  ['stride', ([x]) => ag.stride(x!, [2, 3]), [inp([5, 7])]],
+  ['matmul', ([a, b]) => ag.matmul(a!, b!), [inp([3, 4]), inp([4, 2])]],
+  ['matmul (batched, broadcast, transposed)', ([a, b]) => ag.matmul(a!, ag.transpose(b!)), [inp([2, 3, 4]), inp([5, 4])]],
+  ['softmax', ([x]) => ag.softmax(x!), [inp([2, 4])]],
+  ['logSoftmax', ([x]) => ag.logSoftmax(x!, 0), [inp([3, 2])]],
+  ['softmaxCrossEntropy', ([x, y]) => ag.softmaxCrossEntropy(x!, y!), [inp([3, 4]), { shape: [3, 4], values: [0, 1, 0, 0, 0.5, 0, 0.5, 0, 0, 0, 0, 1] }]],
+  ['conv2d (stride 2, padding 1)', ([x, w]) => ag.conv2d(x!, w!, { stride: 2, padding: 1 }), [inp([2, 2, 5, 5]), inp([3, 2, 3, 3])]],
+  ['conv2d (stride 1, no padding)', ([x, w]) => ag.conv2d(x!, w!), [inp([1, 1, 4, 4]), inp([2, 1, 2, 2])]],
+];
+
+for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
+  describe(`autograd on ${name}`, () => {
+    let be: ComputeBackend;
+    beforeAll(async () => {
+      be = await factory();
+    });
+    afterAll(() => be.dispose());
+
+    for (const [op, f, inputs] of CHECKS) {
+      test(`gradient check: ${op}`, async () => {
+        const base = be.liveBufferCount();
+        const r = await gradCheck(be, f, inputs);
+        expect(r.details).toEqual([]);
+        expect(r.pass).toBe(true);
+        expect(be.liveBufferCount()).toBe(base);
+      });
+    }
+
+    test('a training step returns the live-buffer count to its baseline and lowers the loss', async () => {
+      const model = new ag.Sequential(new ag.Linear(6, 8, { backend: be, rng: 1 }), new ag.Tanh(), new ag.Linear(8, 3, { backend: be, rng: 2 }));
+      const opt = new ag.Adam(model.parameters(), { lr: 0.05 });
+      const x = Tensor.fromArray(be, vals(24), [4, 6]);
+      const y = Tensor.fromArray(be, [1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0], [4, 3]);
+      const step = (): Promise<number> => ag.scope(async () => {
+        const loss = ag.crossEntropy(model.forward(x), y);
+        opt.zeroGrad();
+        loss.backward();
+        opt.step();
+        return loss.item();
+      });
+      const first = await step();
+      const baseline = be.liveBufferCount();
+      let last = first;
+      for (let i = 0; i < 20; i++) {
+        last = await step();
+        expect(be.liveBufferCount()).toBe(baseline);
+      }
+      expect(last).toBeLessThan(first * 0.5);
+      opt.zeroGrad();
+      opt.dispose();
+      model.dispose();
+      x.dispose();
+      y.dispose();
+    });
+
+    test('scope frees intermediates across awaits and keeps what it returns', async () => {
+      const base = be.liveBufferCount();
+      const kept = await ag.scope(async () => {
+        const a = Tensor.fromArray(be, [1, 2, 3], [3]);
+        await new Promise((r) => setTimeout(r, 1));
+        const b = ag.mul(ag.add(a, 1), 2);
+        await b.data();
+        return { b };
+      });
+      expect(Array.from(await kept.b.data())).toEqual([4, 6, 8]);
+      expect(be.liveBufferCount()).toBe(base + 1);
+      kept.b.dispose();
+      expect(be.liveBufferCount()).toBe(base);
+    });
+
+    test('SGD with momentum, AdamW and the schedulers update parameters on the device', async () => {
+      const p = ag.keep(Tensor.fromArray(be, [1, -2, 3], [3], { requiresGrad: true }));
+      const sgd = new ag.SGD([p], { lr: 0.1, momentum: 0.9, weightDecay: 0.01 });
+      for (let i = 0; i < 2; i++) {
+        await ag.scope(async () => {
+          sgd.zeroGrad();
+          ag.sum(ag.mul(p, p)).backward(); // grad = 2p
+          sgd.step();
+        });
+      }
+      // Reference in float64: g = 2p + 0.01p; v = 0.9v + g; p -= 0.1v.
+      let ref = [1, -2, 3];
+      let v = [0, 0, 0];
+      for (let i = 0; i < 2; i++) {
+        const g = ref.map((q) => 2 * q + 0.01 * q);
+        v = v.map((vi, k) => 0.9 * vi + g[k]!);
+        ref = ref.map((q, k) => q - 0.1 * v[k]!);
+      }
+      Array.from(await p.data()).forEach((q, k) => expect(q).toBeCloseTo(ref[k]!, 5));
+      const sched = new ag.StepLR(sgd, 2, 0.5);
+      sched.step();
+      sched.step();
+      expect(sgd.lr).toBeCloseTo(0.05, 10);
+      const cos = new ag.CosineAnnealingLR(sgd, 4, 0);
+      for (let i = 0; i < 4; i++) cos.step();
+      expect(sgd.lr).toBeCloseTo(0, 10);
+      sgd.zeroGrad();
+      sgd.dispose();
+      const adamw = new ag.AdamW([p], { lr: 0.1, weightDecay: 0.1 });
+      const before = Array.from(await p.data());
+      await ag.scope(async () => {
+        adamw.zeroGrad();
+        ag.sum(p).backward(); // grad = 1: Adam's first step moves each weight by lr·sign(g)
+        adamw.step();
+      });
+      Array.from(await p.data()).forEach((q, k) => expect(q).toBeCloseTo(before[k]! * (1 - 0.01) - 0.1, 4));
+      adamw.zeroGrad();
+      adamw.dispose();
+      p.dispose();
+    });
+  });
+}
+
+describe('devices', () => {
+  test('mixing tensors of two backend instances is a typed error that names both; to() moves data', async () => {
+    const a = await REPO_BACKENDS['cpu']!();
+    const b = await REPO_BACKENDS['cpu']!();
+    const x = Tensor.fromArray(a, [1, 2], [2]);
+    const y = Tensor.fromArray(b, [3, 4], [2]);
+    expect(() => ag.add(x, y)).toThrow(DeviceMismatchError);
+    expect(() => ag.add(x, y)).toThrow(/different backends: cpu .* and cpu/);
+    const moved = await y.to(a);
+    expect(Array.from(await ag.add(x, moved).data())).toEqual([4, 6]);
+    a.dispose();
+    b.dispose();
+  });
+
+  test('Module.to moves every parameter to another backend', async () => {
+    const a = await REPO_BACKENDS['cpu']!();
+    const b = await REPO_BACKENDS['cpu']!();
+    const m = new ag.Linear(3, 2, { backend: a, rng: 3 });
+    const before = await Promise.all(m.parameters().map((p) => p.data()));
+    await m.to(b);
+    expect(m.parameters().every((p) => p.backend === b && p.requiresGrad)).toBe(true);
+    expect(await Promise.all(m.parameters().map((p) => p.data()))).toEqual(before);
+    expect(a.liveBufferCount()).toBe(0);
+    m.dispose();
+    a.dispose();
+    b.dispose();
+  });
+});

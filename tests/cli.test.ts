@@ -1,0 +1,40 @@
+import { describe, expect, test } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// The main job as a user runs it (the built CLI), on short runs.
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const run = (...args: string[]) => spawnSync(process.execPath, [join(root, 'packages/cli/dist/main.js'), ...args], { cwd: root, encoding: 'utf8', env: { ...process.env, POLYHAL_BACKEND: '' } });
+
+describe('polyhal CLI', () => {
+  test.each([
+    [['--backend', 'tpu'], /unknown backend 'tpu'; available: auto, all, cpu/],
+    [['--epochs', '0'], /--epochs must be a positive integer, got '0'/],
+    [['--epochs', '-3'], /--epochs must be a positive integer/],
+    [['--batch-size', 'x'], /--batch-size must be a positive integer, got 'x'/],
+    [['--model', 'rnn'], /Allowed choices are mlp, cnn/],
+    [['--frobnicate'], /unknown option '--frobnicate'/],
+    [['--train', '9000', '--test', '2000'], /at most 10000/],
+  ])('bad input %j exits 2 with a clear message', (args, message) => {
+    const r = run(...(args as string[]));
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+
+  test('a short MLP run learns real digits and ends with the accuracy line', () => {
+    const r = run('--epochs', '2', '--train', '2000', '--test', '500', '--backend', 'cpu');
+    expect(r.status).toBe(0);
+    const last = r.stdout.trim().split('\n').pop()!;
+    expect(last).toMatch(/^test accuracy: 0\.\d{4} \(backend: cpu\)$/);
+    expect(Number(/0\.\d{4}/.exec(last)![0])).toBeGreaterThan(0.8);
+  }, 120_000);
+
+  test('--backend all trains the same model on every backend and prints the comparison table', () => {
+    const r = run('--backend', 'all', '--epochs', '1', '--train', '640', '--test', '200');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/backend\s+device\s+wall s\s+samples\/s\s+final loss\s+test acc\s+max \|Δloss\| vs cpu/);
+    expect(r.stdout).toMatch(/^cpu\s+/m);
+    expect(r.stdout).toMatch(/per-step losses agree within 0.05/);
+  }, 120_000);
+});
