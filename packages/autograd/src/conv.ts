@@ -52,7 +52,7 @@ export function conv2d(x: Tensor, w: Tensor, options: Conv2dOptions = {}): Tenso
     } finally {
       if (xp !== xv) be.free(xp);
     }
-  }, (be, g, [xv, wv]) => withTemps(be, (t) => {
+  }, (be, g, [xv, wv], _out, needs) => withTemps(be, (t) => {
     const [N, O, Ho, Wo] = g.shape as [number, number, number, number];
     const C = xv!.shape[1]!;
     // dW = dyᵀ · cols: [O, N·Ho·Wo] × [N·Ho·Wo, C·k·k]
@@ -61,6 +61,7 @@ export function conv2d(x: Tensor, w: Tensor, options: Conv2dOptions = {}): Tenso
     const dw = be.reshape(be.matmul(be.permute(gm, [1, 0]), cols!.value), [O, C, k, k]);
     cols!.dispose();
     cols = null;
+    if (!needs[0]) return [null, dw]; // e.g. the first layer: no gradient for the input images
     // dx: dilate dy by s, pad by k−1, convolve with the flipped kernel transposed to [C, O, k, k].
     let dd = g;
     if (s > 1) {

@@ -9,7 +9,8 @@ import {
 } from '@polyhal/hal';
 import { commonBackend, isGradEnabled, Tensor } from './tensor.js';
 
-type Rule = (be: ComputeBackend, g: NDArray, xs: NDArray[], out: NDArray) => (NDArray | null)[];
+/** A gradient rule; `needs[i]` is false when input i needs no gradient (the rule may skip it). */
+type Rule = (be: ComputeBackend, g: NDArray, xs: NDArray[], out: NDArray, needs: boolean[]) => (NDArray | null)[];
 
 /** Sums a gradient of a broadcast result back to `shape` (leading dims and size-1 dims). */
 export function unbroadcast(be: ComputeBackend, g: NDArray, shape: readonly number[]): NDArray {
@@ -68,7 +69,7 @@ export function record(op: string, inputs: Tensor[], forward: (be: ComputeBacken
   return new Tensor(be, out, {
     storage: source?.sharedStorage(),
     requiresGrad,
-    node: requiresGrad ? { op, inputs, backward: (g) => rule!(be, g, xs, out) } : null,
+    node: requiresGrad ? { op, inputs, backward: (g) => rule!(be, g, xs, out, inputs.map((t) => t.requiresGrad)) } : null,
   });
 }
 
@@ -81,11 +82,15 @@ function binaryOp(op: BinaryOp, a: Scalarish, b: Scalarish): Tensor {
   const ta = typeof a === 'number' ? Tensor.full(like.backend, [], a, { dtype: like.dtype }) : a;
   const tb = typeof b === 'number' ? Tensor.full(like.backend, [], b, { dtype: like.dtype }) : b;
   const rule = BINARY_GRADS[op];
-  const out = record(op, [ta, tb], (be, [x, y]) => be.binary(op, x!, y!), rule && ((be, g, xs, o) => {
-    const [ga, gb] = rule(be, g, xs, o);
+  const out = record(op, [ta, tb], (be, [x, y]) => be.binary(op, x!, y!), rule && ((be, g, xs, o, needs) => {
+    const [ga, gb] = rule(be, g, xs, o, needs);
     const shapes = [ta.shape, tb.shape];
     return [ga, gb].map((gi, k) => {
       if (!gi) return null;
+      if (!needs[k]) {
+        if (gi !== g) be.free(gi);
+        return null;
+      }
       const r = unbroadcast(be, gi, shapes[k]!);
       if (r !== gi && gi !== g) be.free(gi);
       return r;
@@ -156,15 +161,17 @@ export function max(x: Tensor, axes?: number | readonly number[], keepdims = fal
 
 /** Batched matmul a: [..., M, K] × b: [..., K, N] → [..., M, N]. Gradients g·bᵀ and aᵀ·g use transposed views (no copies). */
 export function matmul(a: Tensor, b: Tensor): Tensor {
-  return record('matmul', [a, b], (be, [x, y]) => be.matmul(x!, y!), (be, g, [x, y]) => {
+  return record('matmul', [a, b], (be, [x, y]) => be.matmul(x!, y!), (be, g, [x, y], _out, needs) => {
     const T = (v: NDArray): NDArray => be.permute(v, [...v.shape.keys()].map((i, _, all) => (i < all.length - 2 ? i : all.length * 2 - 3 - i)));
-    const ga = be.matmul(g, T(y!));
-    const gb = be.matmul(T(x!), g);
-    const ra = unbroadcast(be, ga, x!.shape);
-    const rb = unbroadcast(be, gb, y!.shape);
-    if (ra !== ga) be.free(ga);
-    if (rb !== gb) be.free(gb);
-    return [ra, rb];
+    const reduce = (gi: NDArray, shape: readonly number[]): NDArray => {
+      const r = unbroadcast(be, gi, shape);
+      if (r !== gi) be.free(gi);
+      return r;
+    };
+    return [
+      needs[0] ? reduce(be.matmul(g, T(y!)), x!.shape) : null,
+      needs[1] ? reduce(be.matmul(T(x!), g), y!.shape) : null,
+    ];
   });
 }
 

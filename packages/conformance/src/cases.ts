@@ -21,7 +21,7 @@ export interface InputSpec {
   view?: ViewSpec;
 }
 
-export type CaseKind = 'unary' | 'binary' | 'reduce' | 'movement' | 'matmul' | 'composite';
+export type CaseKind = 'unary' | 'binary' | 'reduce' | 'movement' | 'matmul' | 'composite' | 'optimizer';
 
 export interface Case {
   id: string;
@@ -41,6 +41,8 @@ export interface Case {
     dtype?: 'float32' | 'int32';
     axis?: number;
     withGrad?: boolean;
+    /** Optimizer hyper-parameters (adamStep: lr, beta1, beta2, eps, weightDecay, step; sgdStep: lr, momentum, weightDecay). */
+    hyper?: Record<string, number>;
   };
 }
 
@@ -182,6 +184,27 @@ function buildCases(): Case[] {
     cases.push({
       id: `softmaxCrossEntropy/float32/[32,10]${withGrad ? '/grad' : ''}`, kind: 'composite', op: 'softmaxCrossEntropy', dtype: 'float32',
       inputs: [{ shape: [32, 10], gen: U(-20, 20) }, { shape: [32, 10], gen: { kind: 'onehot', classes: 10 } }], params: { withGrad },
+    });
+  }
+  // ---- optimizer steps (in place on param and state) ----
+  const adam = [
+    { lr: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, step: 1 },
+    { lr: 3e-2, beta1: 0.8, beta2: 0.99, eps: 1e-6, weightDecay: 0.1, step: 7 },
+  ];
+  adam.forEach((hyper, k) => {
+    for (const view of [undefined, { permute: [1, 0] }] as (ViewSpec | undefined)[]) {
+      cases.push({
+        id: `adamStep/float32/[31,33]${k ? '/adamw' : ''}${viewName(view)}`, kind: 'optimizer', op: 'adamStep', dtype: 'float32',
+        inputs: [{ shape: [31, 33], gen: U(-1, 1) }, (view ? { shape: [33, 31], gen: U(-2, 2), view } : { shape: [31, 33], gen: U(-2, 2) }), { shape: [31, 33], gen: U(-0.1, 0.1) }, { shape: [31, 33], gen: P(0, 0.01) }],
+        params: { hyper },
+      });
+    }
+  });
+  for (const hyper of [{ lr: 0.1, momentum: 0, weightDecay: 0 }, { lr: 0.05, momentum: 0.9, weightDecay: 0.01 }]) {
+    cases.push({
+      id: `sgdStep/float32/[513]${hyper.momentum ? '/momentum' : ''}`, kind: 'optimizer', op: 'sgdStep', dtype: 'float32',
+      inputs: [{ shape: [513], gen: U(-1, 1) }, { shape: [513], gen: U(-2, 2) }, { shape: [513], gen: U(-0.5, 0.5) }],
+      params: { hyper },
     });
   }
   return cases;

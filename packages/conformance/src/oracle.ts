@@ -235,3 +235,26 @@ export function oSoftmaxCrossEntropy(logits: Ref, labels: Ref): Ref {
   for (let n = 0; n < N; n++) for (let c = 0; c < C; c++) data[n]! -= labels.data[n * C + c]! * ls.data[n * C + c]!;
   return { shape: [N], data, dtype: 'float32', scale: data.map((v) => Math.max(Math.abs(v), 1)) };
 }
+
+/** One Adam/AdamW step in float64 → [param, m, v]. Decoupled weight decay: p·(1 − lr·wd). */
+export function oAdamStep(p: Ref, g: Ref, m: Ref, v: Ref, h: Record<string, number>): Ref[] {
+  const [lr, b1, b2, eps, wd, t] = [h['lr']!, h['beta1']!, h['beta2']!, h['eps']!, h['weightDecay']!, h['step']!];
+  const m2 = m.data.map((mi, i) => b1 * mi + (1 - b1) * g.data[i]!);
+  const v2 = v.data.map((vi, i) => b2 * vi + (1 - b2) * g.data[i]! ** 2);
+  const upd = m2.map((mi, i) => (lr * (mi / (1 - b1 ** t))) / (Math.sqrt(v2[i]! / (1 - b2 ** t)) + eps));
+  const p2 = p.data.map((pi, i) => pi * (1 - lr * wd) - upd[i]!);
+  const scale = p.data.map((pi, i) => Math.abs(pi) + Math.abs(upd[i]!));
+  return [{ shape: [...p.shape], data: p2, dtype: 'float32', scale }, { shape: [...p.shape], data: m2, dtype: 'float32' }, { shape: [...p.shape], data: v2, dtype: 'float32' }];
+}
+
+/** One SGD step in float64: d = g + wd·p; v = μ·v + d (with momentum); p − lr·(v or d) → [param, (velocity)]. */
+export function oSgdStep(p: Ref, g: Ref, vel: Ref, h: Record<string, number>): Ref[] {
+  const [lr, mu, wd] = [h['lr']!, h['momentum']!, h['weightDecay']!];
+  const d = p.data.map((pi, i) => g.data[i]! + wd * pi);
+  const v2 = mu > 0 ? d.map((di, i) => mu * vel.data[i]! + di) : d;
+  const p2 = p.data.map((pi, i) => pi - lr * v2[i]!);
+  const scale = p.data.map((pi, i) => Math.abs(pi) + Math.abs(lr * v2[i]!));
+  const out: Ref[] = [{ shape: [...p.shape], data: p2, dtype: 'float32', scale }];
+  if (mu > 0) out.push({ shape: [...p.shape], data: v2, dtype: 'float32', scale: v2.map((x, i) => Math.abs(mu * vel.data[i]!) + Math.abs(d[i]!)) });
+  return out;
+}

@@ -9,7 +9,7 @@ import { CASES, type Case, type InputSpec } from './cases.js';
 import { compare } from './compare.js';
 import { CONTRACT_CASES, type ContractCase } from './contract.js';
 import {
-  oBinary, oCast, oExpand, oMatmul, oPad, oPermute, oReduce, oReshape, oShrink, oSoftmax, oSoftmaxCrossEntropy, oStride, oUnary, ref, type Ref,
+  oAdamStep, oBinary, oCast, oSgdStep, oExpand, oMatmul, oPad, oPermute, oReduce, oReshape, oShrink, oSoftmax, oSoftmaxCrossEntropy, oStride, oUnary, ref, type Ref,
 } from './oracle.js';
 import { generate, hashString, mulberry32 } from './random.js';
 import { toleranceFor } from './tolerances.js';
@@ -114,6 +114,16 @@ function runDevice(be: ComputeBackend, c: Case, xs: NDArray[]): NDArray[] {
         const { loss, grad } = be.softmaxCrossEntropy(a, b, p.withGrad);
         return grad ? [loss, grad] : [loss];
       }
+      break;
+    case 'optimizer': {
+      const h = p.hyper!;
+      if (c.op === 'adamStep') {
+        be.adamStep(a.buffer, b, xs[2]!.buffer, xs[3]!.buffer, h as never);
+        return [a, xs[2]!, xs[3]!];
+      }
+      be.sgdStep(a.buffer, b, h['momentum'] ? xs[2]!.buffer : null, h as never);
+      return h['momentum'] ? [a, xs[2]!] : [a];
+    }
   }
   throw new Error(`conformance: no device runner for ${c.kind}/${c.op}`);
 }
@@ -153,6 +163,9 @@ function runOracle(c: Case, xs: Ref[]): Ref[] {
         const grad = { ...sm, data: sm.data.map((v, i) => v - b.data[i]!), scale: undefined };
         return [loss, grad];
       }
+      break;
+    case 'optimizer':
+      return c.op === 'adamStep' ? oAdamStep(a, b, xs[2]!, xs[3]!, p.hyper!) : oSgdStep(a, b, xs[2]!, p.hyper!);
   }
   throw new Error(`conformance: no oracle for ${c.kind}/${c.op}`);
 }

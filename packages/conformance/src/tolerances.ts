@@ -48,6 +48,8 @@ export const TOLERANCES: Record<string, Partial<Record<'float32' | 'int32', Tole
   softmax: { float32: { abs: 1e-7, rel: 2e-6 } },
   logSoftmax: { float32: { abs: 1e-7, rel: 2e-6 } },
   softmaxCrossEntropy: { float32: { abs: 1e-6, rel: 4e-6 } },
+  adamStep: { float32: { abs: 1e-7, rel: 1e-6 } },
+  sgdStep: { float32: { abs: 0, rel: 4e-7 } },
   reshape: { float32: EXACT, int32: EXACT },
   permute: { float32: EXACT, int32: EXACT },
   expand: { float32: EXACT, int32: EXACT },

@@ -9,8 +9,8 @@ import { planRows, type Strided } from './strided.js';
 
 const KC = 256;
 const MC = 64;
-let packA = new Float32Array(MC * KC);
-let packB = new Float32Array(0);
+let packA = new Float64Array(MC * KC);
+let packB = new Float64Array(0);
 
 export function matmulKernel(a: Strided<Float32Array>, b: Strided<Float32Array>, out: Float32Array): void {
   const r = a.shape.length;
@@ -37,7 +37,7 @@ function gemm(
 ): void {
   C.fill(0, cOff, cOff + M * N);
   const NP = (N + 3) >> 2;
-  if (packB.length < NP * 4 * KC) packB = new Float32Array(NP * 4 * KC);
+  if (packB.length < NP * 4 * KC) packB = new Float64Array(NP * 4 * KC);
   for (let k0 = 0; k0 < K; k0 += KC) {
     const kc = Math.min(KC, K - k0);
     // Pack B[k0:k0+kc, :] into panels of 4 columns: panel jp holds kc rows of 4 contiguous values.
@@ -77,7 +77,7 @@ function gemm(
 }
 
 /** C[0:rows, 0:cols] += Ap(4×kc) · Bp(kc×4), row stride ldc. */
-function micro4x4(kc: number, ap: Float32Array, pa: number, bp: Float32Array, pb: number, C: Float32Array, c: number, ldc: number, rows: number, cols: number): void {
+function micro4x4(kc: number, ap: Float64Array, pa: number, bp: Float64Array, pb: number, C: Float32Array, c: number, ldc: number, rows: number, cols: number): void {
   let c00 = 0, c01 = 0, c02 = 0, c03 = 0;
   let c10 = 0, c11 = 0, c12 = 0, c13 = 0;
   let c20 = 0, c21 = 0, c22 = 0, c23 = 0;
