@@ -171,7 +171,10 @@ describe('devices', () => {
     expect(() => ag.add(x, y)).toThrow(DeviceMismatchError);
     expect(() => ag.add(x, y)).toThrow(/different backends: cpu .* and cpu/);
     const moved = await y.to(a);
-    expect(Array.from(await ag.add(x, moved).data())).toEqual([4, 6]);
+    const sum = ag.add(x, moved);
+    expect(Array.from(await sum.data())).toEqual([4, 6]);
+    for (const t of [x, y, moved, sum]) t.dispose();
+    expect(a.liveBufferCount()).toBe(0);
     a.dispose();
     b.dispose();
   });
@@ -188,5 +191,29 @@ describe('devices', () => {
     m.dispose();
     a.dispose();
     b.dispose();
+  });
+});
+
+describe('leak safety net', () => {
+  test('a tensor dropped without dispose() is reported by the garbage collector and its buffer freed', async () => {
+    const gc = (globalThis as { gc?: () => void }).gc;
+    expect(gc ? 'gc exposed' : 'run node with --expose-gc (npm test does)').toBe('gc exposed');
+    const be = await REPO_BACKENDS['cpu']!();
+    const reports: string[] = [];
+    ag.setLeakReporter((m) => reports.push(m));
+    try {
+      (() => {
+        Tensor.fromArray(be, [1, 2, 3, 4, 5], [5]); // never disposed, never referenced again
+      })();
+      for (let i = 0; i < 50 && reports.length === 0; i++) {
+        gc!();
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(reports.some((m) => m.includes('tensor [5] float32 on cpu'))).toBe(true);
+      expect(be.liveBufferCount()).toBe(0);
+    } finally {
+      ag.setLeakReporter((m) => console.warn(m));
+      be.dispose();
+    }
   });
 });

@@ -8,3 +8,4 @@ export * from './base.js';
 export * from './composites.js';
 export * from './registry.js';
 export * from './random.js';
+export * from './strided.js';

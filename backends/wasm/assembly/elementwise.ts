@@ -1,0 +1,158 @@
+// Elementwise kernels over row plans: `n` elements per row, `rows` rows; each input has a base pointer
+// (bytes), an array of row start offsets (elements, i32) and an inner step (elements). Outputs are
+// contiguous (row r starts at r·n). Contiguous rows (step 1) and broadcast scalars (step 0) run on
+// f32x4/i32x4; other steps run scalar. Semantics: hal/src/ops.ts.
+
+// Op codes shared with src/kernels.ts.
+export const ADD = 0, SUB = 1, MUL = 2, DIV = 3, MAXIMUM = 4, MOD = 5, CMPLT = 6;
+export const NEG = 0, EXP = 1, LOG = 2, RELU = 3, SIGMOID = 4, TANH = 5, SQRT = 6, RECIP = 7, EXP2 = 8, LOG2 = 9, SIN = 10, COS = 11;
+
+@inline function vbin(op: i32, a: v128, b: v128): v128 {
+  switch (op) {
+    case ADD: return f32x4.add(a, b);
+    case SUB: return f32x4.sub(a, b);
+    case MUL: return f32x4.mul(a, b);
+    case DIV: return f32x4.div(a, b);
+    case MAXIMUM: return f32x4.max(a, b);
+    default: return v128.and(f32x4.lt(a, b), f32x4.splat(1.0));
+  }
+}
+
+@inline function fmodFloored(x: f32, y: f32): f32 {
+  let r = x % y;
+  if (r != 0 && (r < 0) != (y < 0)) r += y;
+  return r;
+}
+
+@inline function sbin(op: i32, x: f32, y: f32): f32 {
+  switch (op) {
+    case ADD: return x + y;
+    case SUB: return x - y;
+    case MUL: return x * y;
+    case DIV: return x / y;
+    case MAXIMUM: return x > y || x != x ? x : y;
+    case MOD: return fmodFloored(x, y);
+    default: return x < y ? 1.0 : 0.0;
+  }
+}
+
+export function binaryF32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, aStep: i32, b: usize, bStarts: usize, bStep: i32, out: usize): void {
+  for (let r = 0; r < rows; r++) {
+    let pa = a + (<usize>load<i32>(aStarts + (<usize>r << 2)) << 2);
+    let pb = b + (<usize>load<i32>(bStarts + (<usize>r << 2)) << 2);
+    let po = out + (<usize>(r * n) << 2);
+    let i = 0;
+    if (op != MOD && (aStep == 1 || aStep == 0) && (bStep == 1 || bStep == 0)) {
+      const sa = f32x4.splat(load<f32>(pa));
+      const sb = f32x4.splat(load<f32>(pb));
+      const ia = <usize>(aStep << 4);
+      const ib = <usize>(bStep << 4);
+      let qa = pa, qb = pb;
+      for (; i + 4 <= n; i += 4) {
+        const va = aStep ? v128.load(qa) : sa;
+        const vb = bStep ? v128.load(qb) : sb;
+        v128.store(po + (<usize>i << 2), vbin(op, va, vb));
+        qa += ia;
+        qb += ib;
+      }
+      pa += <usize>(i * aStep) << 2;
+      pb += <usize>(i * bStep) << 2;
+    }
+    const da = <usize>(aStep << 2), db = <usize>(bStep << 2);
+    for (; i < n; i++) {
+      store<f32>(po + (<usize>i << 2), sbin(op, load<f32>(pa), load<f32>(pb)));
+      pa += da;
+      pb += db;
+    }
+  }
+}
+
+@inline function sbinI(op: i32, x: i32, y: i32): i32 {
+  switch (op) {
+    case ADD: return x + y;
+    case SUB: return x - y;
+    case MUL: return x * y;
+    case MAXIMUM: return x > y ? x : y;
+    case MOD: {
+      if (y == 0) return 0;
+      let r = x % y;
+      if (r != 0 && (r < 0) != (y < 0)) r += y;
+      return r;
+    }
+    default: return x < y ? 1 : 0;
+  }
+}
+
+export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, aStep: i32, b: usize, bStarts: usize, bStep: i32, out: usize): void {
+  const da = <usize>(aStep << 2), db = <usize>(bStep << 2);
+  for (let r = 0; r < rows; r++) {
+    let pa = a + (<usize>load<i32>(aStarts + (<usize>r << 2)) << 2);
+    let pb = b + (<usize>load<i32>(bStarts + (<usize>r << 2)) << 2);
+    const po = out + (<usize>(r * n) << 2);
+    for (let i = 0; i < n; i++) {
+      store<i32>(po + (<usize>i << 2), sbinI(op, load<i32>(pa), load<i32>(pb)));
+      pa += da;
+      pb += db;
+    }
+  }
+}
+
+@inline function sun(op: i32, x: f32): f32 {
+  switch (op) {
+    case NEG: return -x;
+    case EXP: return Mathf.exp(x);
+    case LOG: return Mathf.log(x);
+    case RELU: return x > 0 || x != x ? x : 0;
+    case SIGMOID: {
+      if (x >= 0) return 1.0 / (1.0 + Mathf.exp(-x));
+      const e = Mathf.exp(x);
+      return e / (1.0 + e);
+    }
+    case TANH: return Mathf.tanh(x);
+    case SQRT: return Mathf.sqrt(x);
+    case RECIP: return 1.0 / x;
+    case EXP2: return Mathf.exp2(x);
+    case LOG2: return Mathf.log2(x);
+    case SIN: return Mathf.sin(x);
+    default: return Mathf.cos(x);
+  }
+}
+
+export function unaryF32(op: i32, n: i32, rows: i32, x: usize, xStarts: usize, xStep: i32, out: usize): void {
+  const dx = <usize>(xStep << 2);
+  const vectorized = xStep == 1 && (op == NEG || op == RELU || op == SQRT || op == RECIP);
+  for (let r = 0; r < rows; r++) {
+    let px = x + (<usize>load<i32>(xStarts + (<usize>r << 2)) << 2);
+    const po = out + (<usize>(r * n) << 2);
+    let i = 0;
+    if (vectorized) {
+      const zero = f32x4.splat(0), one = f32x4.splat(1);
+      for (; i + 4 <= n; i += 4) {
+        const v = v128.load(px);
+        let o: v128;
+        if (op == NEG) o = f32x4.neg(v);
+        else if (op == RELU) o = v128.bitselect(v, zero, v128.or(f32x4.gt(v, zero), f32x4.ne(v, v)));
+        else if (op == SQRT) o = f32x4.sqrt(v);
+        else o = f32x4.div(one, v);
+        v128.store(po + (<usize>i << 2), o);
+        px += 16;
+      }
+    }
+    for (; i < n; i++) {
+      store<f32>(po + (<usize>i << 2), sun(op, load<f32>(px)));
+      px += dx;
+    }
+  }
+}
+
+export function negI32(n: i32, rows: i32, x: usize, xStarts: usize, xStep: i32, out: usize): void {
+  const dx = <usize>(xStep << 2);
+  for (let r = 0; r < rows; r++) {
+    let px = x + (<usize>load<i32>(xStarts + (<usize>r << 2)) << 2);
+    const po = out + (<usize>(r * n) << 2);
+    for (let i = 0; i < n; i++) {
+      store<i32>(po + (<usize>i << 2), -load<i32>(px));
+      px += dx;
+    }
+  }
+}

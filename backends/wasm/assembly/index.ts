@@ -1,0 +1,12 @@
+// PolyHAL WASM-SIMD kernels. Memory is managed from JavaScript (src/memory.ts); every pointer here is
+// a byte offset into linear memory, every stride and offset an element count.
+export { binaryF32, binaryI32, unaryF32, negI32 } from './elementwise';
+export { copyRows, fillF32, fillI32 } from './copy';
+export { reduceF32, reduceI32 } from './reduce';
+export { gemm, packBytesA, packBytesB } from './matmul';
+export { adamF32, sgdF32, softmaxCrossEntropyF32 } from './fused';
+
+/** First byte that JavaScript may allocate (after static data). */
+export function heapBase(): usize {
+  return (__heap_base + 15) & ~15;
+}
