@@ -7,6 +7,7 @@ export default {
   moduleNameMapper: {
     '^@polyhal/hal$': '<rootDir>/hal/src/index.ts',
     '^@polyhal/backend-cpu$': '<rootDir>/backends/cpu/src/index.ts',
+    '^@polyhal/backend-wasm$': '<rootDir>/backends/wasm/src/index.ts',
     '^@polyhal/conformance$': '<rootDir>/packages/conformance/src/index.ts',
     '^@polyhal/autograd$': '<rootDir>/packages/autograd/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',

@@ -5,9 +5,11 @@
  */
 import type { ComputeBackend } from '@polyhal/hal';
 import { CpuBackend } from '@polyhal/backend-cpu';
+import { createWasmBackend } from '@polyhal/backend-wasm';
 
 export const REPO_BACKENDS: Record<string, () => Promise<ComputeBackend>> = {
   cpu: async () => new CpuBackend(),
+  wasm: () => createWasmBackend(),
 };
 
 export function requiredBackends(env: Record<string, string | undefined> = process.env): string[] {

@@ -6,10 +6,12 @@ import {
   BackendUnavailableError, createBackend, registerBackend, registeredBackends, UnknownBackendError, unregisterBackend,
 } from '@polyhal/hal';
 import { CpuBackend } from '@polyhal/backend-cpu';
+import { wasmBackendEntry } from '@polyhal/backend-wasm';
 import { REPO_BACKENDS, requiredBackends } from './backends.js';
 
 afterEach(() => {
   for (const n of ['broken', 'fakegpu', 'softgpu', 'fakewasm']) unregisterBackend(n);
+  registerBackend(wasmBackendEntry);
 });
 
 describe('backend selection', () => {
@@ -36,8 +38,9 @@ describe('backend selection', () => {
   test('auto falls back past a backend that fails to initialize, and says why', async () => {
     registerBackend({ name: 'broken', priority: 900, create: async () => { throw new BackendUnavailableError('broken', 'no adapter found'); } });
     const { backend, report } = await createBackend({ env: {}, configPath: null });
-    expect(report.chosen).toBe('cpu');
+    expect(report.chosen).toBe('wasm');
     expect(report.attempts.find((a) => a.backend === 'broken')).toMatchObject({ outcome: 'rejected', reason: 'no adapter found' });
+    expect(report.attempts.find((a) => a.backend === 'cpu')).toMatchObject({ outcome: 'not tried' });
     backend.dispose();
   });
 
@@ -45,11 +48,12 @@ describe('backend selection', () => {
     registerBackend({ name: 'broken', priority: 900, create: async () => { throw new BackendUnavailableError('broken', 'no SIMD'); } });
     await expect(createBackend({ backend: 'broken', env: {}, configPath: null })).rejects.toThrow(/no SIMD/);
     const { backend, report } = await createBackend({ backend: 'broken', fallback: true, env: {}, configPath: null });
-    expect(report.chosen).toBe('cpu');
+    expect(report.chosen).toBe('wasm');
     backend.dispose();
   });
 
   test('auto ranks a software GPU below wasm (still above cpu) and says so', async () => {
+    unregisterBackend('wasm');
     registerBackend({
       name: 'softgpu', priority: 300,
       probe: async () => ({ available: true, software: true, device: 'llvmpipe (LLVM 15)' }),
@@ -60,9 +64,9 @@ describe('backend selection', () => {
     // softgpu drops to 150: still above cpu (100); the report names the software device.
     expect(report.chosen).toBe('softgpu');
     backend.dispose();
-    registerBackend({ name: 'fakewasm', priority: 200, create: async () => new CpuBackend() });
+    registerBackend(wasmBackendEntry);
     ({ backend, report } = await createBackend({ env: {}, configPath: null }));
-    expect(report.chosen).toBe('fakewasm');
+    expect(report.chosen).toBe('wasm');
     expect(report.attempts.find((a) => a.backend === 'softgpu')!.outcome).toBe('not tried');
     expect(report.attempts.find((a) => a.backend === 'softgpu')!.reason).toMatch(/below wasm: software device llvmpipe/);
     expect(report.attempts.find((a) => a.backend === 'fakegpu')).toMatchObject({ outcome: 'rejected', reason: 'no adapter' });

@@ -11,7 +11,7 @@
  * - `cmplt(a, b)`: 1 where a < b else 0; any NaN operand gives 0. The result has the inputs' dtype.
  * - `relu(-0)` = 0 (either sign), `relu(NaN)` = NaN. `sigmoid` is computed in a form that never
  *   overflows: 1/(1+e^-x) for x ≥ 0, e^x/(1+e^x) otherwise.
- * - Reductions over an empty axis: `sum` = 0, `max` = -Inf, `mean` = NaN.
+ * - Reductions over an empty axis: `sum` = 0, `max` = -Inf (int32: -2^31), `mean` = NaN.
  * - Summation is pairwise or better (error grows like log n, not n); the CPU backend sums in float64.
  *
  * int32: `add`, `sub`, `mul` wrap modulo 2^32 (two's complement); `maximum`, `mod` (floored;

@@ -7,6 +7,7 @@ import { Command, CommanderError, InvalidArgumentError as CliArgError, Option } 
 import cliProgress from 'cli-progress';
 import { createBackend, PolyHalError, registeredBackends, UnknownBackendError } from '@polyhal/hal';
 import '@polyhal/backend-cpu';
+import '@polyhal/backend-wasm';
 import { loadMnist } from './mnist.js';
 import { type ModelKind, train, type TrainResult } from './train.js';
 

@@ -135,6 +135,7 @@ function buildCases(): Case[] {
   }
   for (const op of ['sum', 'max']) {
     cases.push({ id: `${op}/int32/[31,33]/axes=0`, kind: 'reduce', op, dtype: 'int32', inputs: [{ shape: [31, 33], gen: I(-1e6, 1e6), dtype: 'int32' }], params: { axes: [0] } });
+    cases.push({ id: `${op}/int32/[4,0,3]/axes=1`, kind: 'reduce', op, dtype: 'int32', inputs: [{ shape: [4, 0, 3], gen: I(-9, 9), dtype: 'int32' }], params: { axes: [1] } });
   }
   // ---- movement ----
   for (const dtype of ['float32', 'int32'] as const) {

@@ -124,7 +124,7 @@ export function oReduce(op: 'sum' | 'max' | 'mean', x: Ref, axes: number[], keep
   const ax = axes.map((a) => (a < 0 ? a + rank : a));
   const keptShape = x.shape.map((d, i) => (ax.includes(i) ? 1 : d));
   const n = numel(keptShape);
-  const data = new Float64Array(n).fill(op === 'max' ? -Infinity : 0);
+  const data = new Float64Array(n).fill(op === 'max' ? (x.dtype === 'int32' ? -2147483648 : -Infinity) : 0);
   const scale = new Float64Array(n);
   const count = ax.reduce((p, a) => p * x.shape[a]!, 1);
   for (let i = 0; i < x.data.length; i++) {

@@ -9,7 +9,7 @@ import { planRows, type RowPlan, type Strided } from './strided.js';
 
 export function reduceKernel(op: ReduceOp, x: Strided, axes: readonly number[], out: HostArray): void {
   const isMax = op === 'max';
-  const init = isMax ? -Infinity : 0;
+  const init = isMax ? (out instanceof Int32Array ? -2147483648 : -Infinity) : 0;
   const keptShape: number[] = [];
   const keptStrides: number[] = [];
   const redShape: number[] = [];

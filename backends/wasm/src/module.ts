@@ -1,0 +1,54 @@
+/** Loads the embedded kernels (.wasm as base64): no file paths, works in Node (ESM/CJS) and browsers. */
+import { KERNELS_WASM_BASE64 } from './generated/kernels.js';
+
+export interface KernelExports {
+  memory: WebAssembly.Memory;
+  heapBase(): number;
+  binaryF32(op: number, n: number, rows: number, a: number, aStarts: number, aStep: number, b: number, bStarts: number, bStep: number, out: number): void;
+  binaryI32(op: number, n: number, rows: number, a: number, aStarts: number, aStep: number, b: number, bStarts: number, bStep: number, out: number): void;
+  unaryF32(op: number, n: number, rows: number, x: number, xStarts: number, xStep: number, out: number): void;
+  negI32(n: number, rows: number, x: number, xStarts: number, xStep: number, out: number): void;
+  copyRows(mode: number, n: number, rows: number, x: number, xStarts: number, xStep: number, out: number, oStarts: number, oStep: number): void;
+  fillF32(out: number, n: number, value: number): void;
+  fillI32(out: number, n: number, value: number): void;
+  reduceF32(isMax: number, x: number, kN: number, kRows: number, kStarts: number, kStep: number, rN: number, rRows: number, rStarts: number, rStep: number, out: number, outer: number, scratch: number): void;
+  reduceI32(isMax: number, x: number, kN: number, kRows: number, kStarts: number, kStep: number, rN: number, rRows: number, rStarts: number, rStep: number, out: number): void;
+  gemm(M: number, N: number, K: number, a: number, sam: number, sak: number, b: number, sbk: number, sbn: number, c: number, scratch: number, rowStart: number, rowEnd: number): void;
+  packBytesA(): number;
+  packBytesB(n: number): number;
+  adamF32(n: number, p: number, g: number, m: number, v: number, lr: number, b1: number, b2: number, eps: number, decay: number, c1: number, c2: number): void;
+  sgdF32(n: number, p: number, g: number, vel: number, lr: number, momentum: number, wd: number): void;
+  softmaxCrossEntropyF32(N: number, C: number, z: number, y: number, loss: number, grad: number): void;
+}
+
+function decodeBase64(b64: string): Uint8Array<ArrayBuffer> {
+  const bin = atob(b64);
+  const out = new Uint8Array(new ArrayBuffer(bin.length));
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+let compiled: Promise<WebAssembly.Module> | undefined;
+
+/** Compiles the kernels once per process. */
+export function kernelModule(): Promise<WebAssembly.Module> {
+  compiled ??= WebAssembly.compile(decodeBase64(KERNELS_WASM_BASE64));
+  return compiled;
+}
+
+export async function instantiateKernels(): Promise<KernelExports> {
+  const instance = await WebAssembly.instantiate(await kernelModule(), { env: { abort: () => { throw new Error('wasm kernel abort'); } } });
+  return instance.exports as unknown as KernelExports;
+}
+
+/**
+ * True when this runtime validates a module that uses a SIMD instruction (i32x4.splat), i.e. WASM
+ * SIMD is available. (0x00 asm header, one type/func/code section with `i32.const 0; i32x4.splat; drop`.)
+ */
+export function hasWasmSimd(): boolean {
+  if (typeof WebAssembly !== 'object' || typeof WebAssembly.validate !== 'function') return false;
+  const probe = new Uint8Array([
+    0, 97, 115, 109, 1, 0, 0, 0, 1, 4, 1, 96, 0, 0, 3, 2, 1, 0, 10, 9, 1, 7, 0, 65, 0, 253, 17, 26, 11,
+  ]);
+  return WebAssembly.validate(probe);
+}

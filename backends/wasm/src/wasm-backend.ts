@@ -1,0 +1,262 @@
+import {
+  type AdamStepParams, BaseBackend, type BaseBackendOptions, type BinaryOp, type DeviceBuffer, DTypeError, type HostArray, type NDArray,
+  planRows, type ReduceOp, type RowPlan, type SgdStepParams, ShapeMismatchError, type UnaryOp, UNARY_OPS, viewOf,
+} from '@polyhal/hal';
+import { WasmHeap } from './memory.js';
+import type { KernelExports } from './module.js';
+
+export type WasmBackendOptions = BaseBackendOptions;
+
+const BINARY_CODES: Record<BinaryOp, number> = { add: 0, sub: 1, mul: 2, div: 3, maximum: 4, mod: 5, cmplt: 6 };
+const UNARY_CODES = Object.fromEntries(UNARY_OPS.map((op, i) => [op, i])) as Record<UnaryOp, number>;
+const COPY = 0;
+const F32_TO_I32 = 1;
+const I32_TO_F32 = 2;
+
+const rowMajor = (shape: readonly number[]): number[] => {
+  const s = new Array<number>(shape.length);
+  let acc = 1;
+  for (let i = shape.length - 1; i >= 0; i--) {
+    s[i] = acc;
+    acc *= shape[i]!;
+  }
+  return s;
+};
+
+/**
+ * WASM-SIMD backend: buffers live in one WebAssembly linear memory, kernels are AssemblyScript
+ * compiled with SIMD (f32x4) and embedded in the bundle. Synchronous under the hood, with `readSync`.
+ * Default memory limit: 2 GiB of live buffers (option `memoryLimit`; wasm32 cannot exceed 4 GiB).
+ */
+export class WasmBackend extends BaseBackend {
+  readonly name = 'wasm';
+  readonly deviceName: string;
+  readonly deviceType = 'cpu' as const;
+  private readonly heap: WasmHeap;
+  private readonly ptrs = new Map<number, number>();
+
+  constructor(private readonly k: KernelExports, options: WasmBackendOptions = {}) {
+    super(options);
+    this.heap = new WasmHeap(k.memory, k.heapBase(), 'wasm');
+    const g = globalThis as { process?: { versions?: { node?: string } } };
+    this.deviceName = `WebAssembly SIMD128, 1 thread${g.process?.versions?.node ? ` (Node ${g.process.versions.node})` : ''}`;
+  }
+
+  readonly readSync = (x: NDArray | DeviceBuffer): HostArray => {
+    const view = 'buffer' in x ? x : viewOf(x as DeviceBuffer);
+    this.check(view, 'readSync');
+    const n = view.shape.reduce((p, d) => p * d, 1);
+    const tmp = view.offset === 0 && n === view.buffer.size && rowMajor(view.shape).every((s, i) => s === view.strides[i] || view.shape[i] === 1) ? null : this.contiguous(view);
+    try {
+      const b = (tmp ?? view).buffer;
+      const ptr = this.ptr(b) >> 2;
+      return b.dtype === 'float32' ? this.heap.f32().slice(ptr, ptr + n) : this.heap.i32().slice(ptr, ptr + n);
+    } finally {
+      if (tmp) this.free(tmp);
+    }
+  };
+
+  /** Bytes of linear memory reserved by the allocator (grows, never shrinks). */
+  get reservedBytes(): number {
+    return this.heap.reserved;
+  }
+
+  protected createStorage(buffer: DeviceBuffer): void {
+    this.ptrs.set(buffer.id, this.heap.alloc(buffer.byteLength));
+  }
+
+  protected destroyStorage(buffer: DeviceBuffer): void {
+    this.heap.release(this.ptrs.get(buffer.id)!, buffer.byteLength);
+    this.ptrs.delete(buffer.id);
+  }
+
+  protected writeStorage(buffer: DeviceBuffer, data: HostArray): void {
+    const ptr = this.ptr(buffer) >> 2;
+    if (data instanceof Float32Array) this.heap.f32().set(data, ptr);
+    else this.heap.i32().set(data, ptr);
+  }
+
+  protected async readStorage(buffer: DeviceBuffer): Promise<HostArray> {
+    return this.readSync(buffer);
+  }
+
+  private ptr(buffer: DeviceBuffer): number {
+    const p = this.ptrs.get(buffer.id);
+    if (p === undefined) this.checkBuffer(buffer, 'wasm');
+    return p!;
+  }
+
+  /** Copies the row starts of each operand into temporary wasm blocks; returns their pointers. */
+  private withPlan<T>(plan: RowPlan, count: number, fn: (starts: number[]) => T): T {
+    const bytes = Math.max(plan.rows, 1) * 4;
+    const ptrs: number[] = [];
+    try {
+      for (let o = 0; o < count; o++) {
+        const p = this.heap.alloc(bytes);
+        ptrs.push(p);
+        this.heap.i32().set(plan.starts[o]!, p >> 2);
+      }
+      return fn(ptrs);
+    } finally {
+      for (const p of ptrs) this.heap.release(p, bytes);
+    }
+  }
+
+  protected unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void {
+    const plan = planRows(x.shape, [x.strides, rowMajor(x.shape)], [x.offset, 0]);
+    if (plan.rows === 0) return;
+    this.withPlan(plan, 1, ([xs]) => {
+      if (x.dtype === 'int32') this.k.negI32(plan.n, plan.rows, this.ptr(x.buffer), xs!, plan.step[0]!, this.ptr(out));
+      else this.k.unaryF32(UNARY_CODES[op], plan.n, plan.rows, this.ptr(x.buffer), xs!, plan.step[0]!, this.ptr(out));
+    });
+  }
+
+  protected binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void {
+    const plan = planRows(a.shape, [a.strides, b.strides, rowMajor(a.shape)], [a.offset, b.offset, 0]);
+    if (plan.rows === 0) return;
+    const f = a.dtype === 'int32' ? this.k.binaryI32 : this.k.binaryF32;
+    this.withPlan(plan, 2, ([as, bs]) =>
+      f(BINARY_CODES[op], plan.n, plan.rows, this.ptr(a.buffer), as!, plan.step[0]!, this.ptr(b.buffer), bs!, plan.step[1]!, this.ptr(out)));
+  }
+
+  protected reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void {
+    if (out.size === 0) return;
+    const kept = { shape: [] as number[], strides: [] as number[] };
+    const red = { shape: [] as number[], strides: [] as number[] };
+    x.shape.forEach((d, i) => {
+      const t = axes.includes(i) ? red : kept;
+      t.shape.push(d);
+      t.strides.push(x.strides[i]!);
+    });
+    const kp = planRows(kept.shape, [kept.strides], [x.offset]);
+    const rp = planRows(red.shape, [red.strides], [0]);
+    const isMax = op === 'max' ? 1 : 0;
+    if (rp.rows === 0) {
+      this.fillKernel(out, isMax ? (out.dtype === 'int32' ? -2147483648 : -Infinity) : 0);
+      return;
+    }
+    const inner = (p: RowPlan): number => (p.n > 1 ? Math.abs(p.step[0]!) : Infinity);
+    const outer = inner(kp) !== 0 && inner(kp) < inner(rp) ? 1 : 0;
+    this.withPlan(kp, 1, ([ks]) => this.withPlan(rp, 1, ([rs]) => {
+      if (x.dtype === 'int32') {
+        this.k.reduceI32(isMax, this.ptr(x.buffer), kp.n, kp.rows, ks!, kp.step[0]!, rp.n, rp.rows, rs!, rp.step[0]!, this.ptr(out));
+        return;
+      }
+      const scratchBytes = outer ? out.size * 8 : 16;
+      const scratch = this.heap.alloc(scratchBytes);
+      try {
+        this.k.reduceF32(isMax, this.ptr(x.buffer), kp.n, kp.rows, ks!, kp.step[0]!, rp.n, rp.rows, rs!, rp.step[0]!, this.ptr(out), outer, scratch);
+      } finally {
+        this.heap.release(scratch, scratchBytes);
+      }
+    }));
+  }
+
+  /** Strided copy from view x into (ptr, shape, strides, offset) of `out`. */
+  private copyInto(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void {
+    const plan = planRows(x.shape, [x.strides, strides], [x.offset, offset]);
+    if (plan.rows === 0) return;
+    const mode = x.dtype === out.dtype ? COPY : x.dtype === 'float32' ? F32_TO_I32 : I32_TO_F32;
+    this.withPlan(plan, 2, ([xs, os]) =>
+      this.k.copyRows(mode, plan.n, plan.rows, this.ptr(x.buffer), xs!, plan.step[0]!, this.ptr(out), os!, plan.step[1]!));
+  }
+
+  protected copyKernel(x: NDArray, out: DeviceBuffer): void {
+    this.copyInto(x, out, rowMajor(x.shape), 0);
+  }
+
+  protected padKernel(x: NDArray, pads: readonly (readonly [number, number])[], value: number, out: DeviceBuffer): void {
+    const shape = x.shape.map((d, i) => d + pads[i]![0] + pads[i]![1]);
+    const strides = rowMajor(shape);
+    this.fillKernel(out, value);
+    this.copyInto(x, out, strides, pads.reduce((acc, [before], i) => acc + before * strides[i]!, 0));
+  }
+
+  protected fillKernel(out: DeviceBuffer, value: number): void {
+    if (out.dtype === 'float32') this.k.fillF32(this.ptr(out), out.size, value);
+    else this.k.fillI32(this.ptr(out), out.size, value | 0);
+  }
+
+  protected matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
+    const r = a.shape.length;
+    const [M, K] = [a.shape[r - 2]!, a.shape[r - 1]!];
+    const N = b.shape[r - 1]!;
+    if (M === 0 || N === 0) return;
+    const batch = planRows(a.shape.slice(0, -2), [a.strides.slice(0, -2), b.strides.slice(0, -2)], [a.offset, b.offset]);
+    const scratchBytes = this.k.packBytesA() + this.k.packBytesB(N) + 128;
+    const scratch = this.heap.alloc(scratchBytes);
+    try {
+      const [pa, pb, pc] = [this.ptr(a.buffer), this.ptr(b.buffer), this.ptr(out)];
+      let t = 0;
+      for (let row = 0; row < batch.rows; row++) {
+        for (let i = 0; i < batch.n; i++, t++) {
+          const ao = batch.starts[0]![row]! + i * batch.step[0]!;
+          const bo = batch.starts[1]![row]! + i * batch.step[1]!;
+          this.k.gemm(M, N, K, pa + ao * 4, a.strides[r - 2]!, a.strides[r - 1]!, pb + bo * 4, b.strides[r - 2]!, b.strides[r - 1]!, pc + t * M * N * 4, scratch, 0, M);
+        }
+      }
+    } finally {
+      this.heap.release(scratch, scratchBytes);
+    }
+  }
+
+  /** Contiguous view of `x` (itself when already whole-buffer contiguous, else a temporary copy). */
+  private dense(x: NDArray): { view: NDArray; temp: boolean } {
+    const n = x.shape.reduce((p, d) => p * d, 1);
+    const whole = x.offset === 0 && n === x.buffer.size && rowMajor(x.shape).every((s, i) => s === x.strides[i] || x.shape[i] === 1);
+    return whole ? { view: x, temp: false } : { view: this.contiguous(x), temp: true };
+  }
+
+  private checkStep(op: string, param: DeviceBuffer, grad: NDArray, state: DeviceBuffer[]): void {
+    this.check(grad, op);
+    for (const b of [param, ...state]) {
+      this.checkBuffer(b, op);
+      if (b.dtype !== 'float32' || grad.dtype !== 'float32') throw new DTypeError(`${op} takes float32 parameters, gradients and state`);
+      if (b.size !== grad.shape.reduce((q, d) => q * d, 1)) throw new ShapeMismatchError(`${op}: a buffer of ${b.size} elements does not match the gradient's shape [${grad.shape.join(', ')}]`);
+    }
+  }
+
+  /** Fused Adam/AdamW in one pass (SIMD-free scalar loop in wasm; memory-bound). */
+  override adamStep(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
+    this.checkStep('adamStep', param, grad, [m, v]);
+    const g = this.dense(grad);
+    try {
+      this.k.adamF32(param.size, this.ptr(param), this.ptr(g.view.buffer), this.ptr(m), this.ptr(v), p.lr, p.beta1, p.beta2, p.eps,
+        1 - p.lr * p.weightDecay, 1 / (1 - p.beta1 ** p.step), 1 / (1 - p.beta2 ** p.step));
+    } finally {
+      if (g.temp) this.free(g.view);
+    }
+  }
+
+  override sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
+    this.checkStep('sgdStep', param, grad, velocity ? [velocity] : []);
+    const g = this.dense(grad);
+    try {
+      const vel = velocity && p.momentum > 0 ? this.ptr(velocity) : 0;
+      this.k.sgdF32(param.size, this.ptr(param), this.ptr(g.view.buffer), vel, p.lr, p.momentum, p.weightDecay);
+    } finally {
+      if (g.temp) this.free(g.view);
+    }
+  }
+
+  override softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {
+    this.check(logits, 'softmaxCrossEntropy');
+    this.check(labels, 'softmaxCrossEntropy');
+    if (logits.shape.length !== 2 || labels.shape.length !== 2 || logits.shape[0] !== labels.shape[0] || logits.shape[1] !== labels.shape[1]) {
+      return super.softmaxCrossEntropy(logits, labels, withGrad);
+    }
+    if (logits.dtype !== 'float32' || labels.dtype !== 'float32') throw new DTypeError('softmaxCrossEntropy takes float32 logits and labels');
+    const [n, c] = logits.shape as [number, number];
+    const z = this.dense(logits);
+    const y = this.dense(labels);
+    try {
+      const loss = this.allocate(n);
+      const grad = withGrad ? this.allocate(n * c) : null;
+      this.k.softmaxCrossEntropyF32(n, c, this.ptr(z.view.buffer), this.ptr(y.view.buffer), this.ptr(loss), grad ? this.ptr(grad) : 0);
+      return grad ? { loss: viewOf(loss, [n]), grad: viewOf(grad, [n, c]) } : { loss: viewOf(loss, [n]) };
+    } finally {
+      if (z.temp) this.free(z.view);
+      if (y.temp) this.free(y.view);
+    }
+  }
+}
