@@ -6,10 +6,12 @@
 import type { ComputeBackend } from '@polyhal/hal';
 import { CpuBackend } from '@polyhal/backend-cpu';
 import { createWasmBackend } from '@polyhal/backend-wasm';
+import { createWebGpuBackend } from '@polyhal/backend-webgpu';
 
 export const REPO_BACKENDS: Record<string, () => Promise<ComputeBackend>> = {
   cpu: async () => new CpuBackend(),
   wasm: () => createWasmBackend(),
+  webgpu: () => createWebGpuBackend(),
 };
 
 export function requiredBackends(env: Record<string, string | undefined> = process.env): string[] {

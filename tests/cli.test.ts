@@ -9,7 +9,7 @@ const run = (...args: string[]) => spawnSync(process.execPath, [join(root, 'pack
 
 describe('polyhal CLI', () => {
   test.each([
-    [['--backend', 'tpu'], /unknown backend 'tpu'; available: auto, all, wasm, cpu/],
+    [['--backend', 'tpu'], /unknown backend 'tpu'; available: auto, all, webgpu, wasm, cpu/],
     [['--epochs', '0'], /--epochs must be a positive integer, got '0'/],
     [['--epochs', '-3'], /--epochs must be a positive integer/],
     [['--batch-size', 'x'], /--batch-size must be a positive integer, got 'x'/],
@@ -36,6 +36,7 @@ describe('polyhal CLI', () => {
     expect(r.stdout).toMatch(/backend\s+device\s+wall s\s+samples\/s\s+final loss\s+test acc\s+max \|Δloss\| vs cpu/);
     expect(r.stdout).toMatch(/^cpu\s+/m);
     expect(r.stdout).toMatch(/^wasm\s+/m);
+    expect(r.stdout).toMatch(/^webgpu\s+/m);
     expect(r.stdout).toMatch(/per-step losses agree within 0.05/);
   }, 120_000);
 });

@@ -9,7 +9,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const node = (args: string[]): string => execFileSync(process.execPath, args, { cwd: root, encoding: 'utf8' });
 
 describe('package builds', () => {
-  test.each(['hal', 'backends/cpu', 'backends/wasm', 'packages/conformance'])('%s has ESM, CJS and type declarations', (pkg) => {
+  test.each(['hal', 'backends/cpu', 'backends/wasm', 'backends/webgpu', 'packages/conformance'])('%s has ESM, CJS and type declarations', (pkg) => {
     for (const f of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts']) {
       expect(existsSync(join(root, pkg, 'dist', f)) ? f : `${pkg}/dist/${f} missing: run npm run build`).toBe(f);
     }

@@ -7,11 +7,13 @@ import {
 } from '@polyhal/hal';
 import { CpuBackend } from '@polyhal/backend-cpu';
 import { wasmBackendEntry } from '@polyhal/backend-wasm';
+import { webgpuBackendEntry } from '@polyhal/backend-webgpu';
 import { REPO_BACKENDS, requiredBackends } from './backends.js';
 
 afterEach(() => {
   for (const n of ['broken', 'fakegpu', 'softgpu', 'fakewasm']) unregisterBackend(n);
   registerBackend(wasmBackendEntry);
+  registerBackend(webgpuBackendEntry);
 });
 
 describe('backend selection', () => {
@@ -54,6 +56,7 @@ describe('backend selection', () => {
 
   test('auto ranks a software GPU below wasm (still above cpu) and says so', async () => {
     unregisterBackend('wasm');
+    unregisterBackend('webgpu');
     registerBackend({
       name: 'softgpu', priority: 300,
       probe: async () => ({ available: true, software: true, device: 'llvmpipe (LLVM 15)' }),
@@ -70,6 +73,24 @@ describe('backend selection', () => {
     expect(report.attempts.find((a) => a.backend === 'softgpu')!.outcome).toBe('not tried');
     expect(report.attempts.find((a) => a.backend === 'softgpu')!.reason).toMatch(/below wasm: software device llvmpipe/);
     expect(report.attempts.find((a) => a.backend === 'fakegpu')).toMatchObject({ outcome: 'rejected', reason: 'no adapter' });
+    backend.dispose();
+  });
+
+  test('the real WebGPU adapter is probed: a software one (lavapipe) is ranked below wasm', async () => {
+    const probe = await webgpuBackendEntry.probe!();
+    // Required (CI=true): the adapter must be there. Elsewhere a missing adapter must say why.
+    expect(probe.available || !requiredBackends().includes('webgpu') ? 'ok' : `webgpu required but unavailable: ${probe.reason}`).toBe('ok');
+    const { backend, report } = await createBackend({ env: {}, configPath: null });
+    const attempt = report.attempts.find((a) => a.backend === 'webgpu')!;
+    if (!probe.available) {
+      expect(attempt).toMatchObject({ outcome: 'rejected' });
+      expect(attempt.reason.length).toBeGreaterThan(0);
+    } else if (probe.software) {
+      expect(report.chosen).toBe('wasm');
+      expect(attempt.reason).toMatch(/below wasm: software device/);
+    } else {
+      expect(report.chosen).toBe('webgpu');
+    }
     backend.dispose();
   });
 

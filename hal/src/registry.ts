@@ -161,7 +161,7 @@ export async function createBackend(options: CreateBackendOptions = {}): Promise
   const fallback = options.fallback ?? config?.fallback ?? requested === 'auto';
 
   // Candidate order: the requested one first; then (auto or fallback) the rest by rank.
-  const ranked = await rankCandidates(prefer ?? available, report, requested === 'auto', prefer !== undefined);
+  const ranked = await rankCandidates(prefer ?? available, report, requested === 'auto' || fallback, prefer !== undefined);
   const order = requested === 'auto' ? ranked : [requested, ...(fallback ? ranked.filter((n) => n !== requested) : [])];
   for (const [i, name] of order.entries()) {
     const entry = reg.get(name);
@@ -191,25 +191,25 @@ export async function createBackend(options: CreateBackendOptions = {}): Promise
 }
 
 /** Probes candidates and orders them by priority; a software GPU drops below wasm, and the report says so. */
-async function rankCandidates(names: readonly string[], report: Report, isAuto: boolean, keepOrder: boolean): Promise<string[]> {
+async function rankCandidates(names: readonly string[], report: Report, probe: boolean, keepOrder: boolean): Promise<string[]> {
   const reg = registry();
   const scored: { name: string; score: number }[] = [];
   for (const name of names) {
     const entry = reg.get(name);
     if (!entry) {
-      if (isAuto) report.attempts.push({ backend: name, outcome: 'rejected', reason: `not registered (registered: ${registeredBackends().join(', ')})` });
+      if (probe) report.attempts.push({ backend: name, outcome: 'rejected', reason: `not registered (registered: ${registeredBackends().join(', ')})` });
       continue;
     }
     let score = keepOrder ? -names.indexOf(name) : entry.priority;
-    if (entry.probe && isAuto) {
-      const probe = await entry.probe().catch((e: Error): ProbeResult => ({ available: false, reason: e.message }));
-      if (!probe.available) {
-        report.attempts.push({ backend: name, outcome: 'rejected', reason: probe.reason ?? 'unavailable' });
+    if (entry.probe && probe) {
+      const found = await entry.probe().catch((e: Error): ProbeResult => ({ available: false, reason: e.message }));
+      if (!found.available) {
+        report.attempts.push({ backend: name, outcome: 'rejected', reason: found.reason ?? 'unavailable' });
         continue;
       }
-      if (probe.software) {
+      if (found.software) {
         if (!keepOrder) score = 150; // below wasm (200), above cpu (100)
-        report.rankNotes.set(name, `ranked below wasm: software device ${probe.device ?? ''}`.trim());
+        report.rankNotes.set(name, `ranked below wasm: software device ${found.device ?? ''}`.trim());
       }
     }
     scored.push({ name, score });

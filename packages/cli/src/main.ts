@@ -8,6 +8,7 @@ import cliProgress from 'cli-progress';
 import { createBackend, PolyHalError, registeredBackends, UnknownBackendError } from '@polyhal/hal';
 import '@polyhal/backend-cpu';
 import '@polyhal/backend-wasm';
+import '@polyhal/backend-webgpu';
 import { loadMnist } from './mnist.js';
 import { type ModelKind, train, type TrainResult } from './train.js';
 

@@ -114,7 +114,7 @@ export function oBinary(op: string, a: Ref, b: Ref): Ref {
       default: throw new Error(`oracle: unknown binary op ${op}`);
     }
     data[i] = r;
-    scale[i] = op === 'mod' ? Math.abs(y) : op === 'add' || op === 'sub' ? Math.abs(x) + Math.abs(y) : Math.abs(r);
+    scale[i] = op === 'mod' ? Math.abs(x) + Math.abs(y) : op === 'add' || op === 'sub' ? Math.abs(x) + Math.abs(y) : Math.abs(r);
   }
   return { shape, data, dtype: a.dtype, scale };
 }

@@ -63,7 +63,56 @@ export const TOLERANCES: Record<string, Partial<Record<'float32' | 'int32', Tole
 /** Per-backend overrides: backend → op → dtype → tolerance. Each entry says why. */
 export const BACKEND_TOLERANCES: Record<string, Record<string, Partial<Record<'float32' | 'int32', Tolerance>>>> = {
   // cpu: computes in float64 and rounds once; meets the baseline everywhere.
+  // wasm: musl-derived float32 transcendentals (≤ 1-2 ulp), float64 sums; meets the baseline everywhere.
+  // webgpu: the floors of the WGSL accuracy rules, so the suite holds on any conformant adapter:
+  webgpu: {
+    div: { float32: { abs: 0, rel: 3.6e-7 } }, // 2.5 ulp
+    recip: { float32: { abs: 0, rel: 3.6e-7 } }, // 2.5 ulp
+    sqrt: { float32: { abs: 0, rel: 6e-7 } }, // inherited from 1/inverseSqrt: ~4 ulp
+    exp: { float32: { abs: 0, rel: 6e-6 } }, // 3 + 2·|x| ulp, |x| ≤ 23 checked (see BACKEND_DOMAINS)
+    exp2: { float32: { abs: 0, rel: 8e-6 } }, // 3 + 2·|x| ulp, |x| ≤ 30
+    log: { float32: { abs: 5e-7, rel: 4e-7 } }, // 3 ulp outside [0.5, 2], 2^-21 absolute inside
+    log2: { float32: { abs: 5e-7, rel: 4e-7 } },
+    sin: { float32: { abs: 4.9e-4, rel: 0 } }, // 2^-11 absolute on [-π, π]
+    cos: { float32: { abs: 4.9e-4, rel: 0 } },
+    sigmoid: { float32: { abs: 1e-7, rel: 6e-6 } }, // built on exp
+    tanh: { float32: { abs: 1e-6, rel: 6e-6 } }, // built on exp: (1 − e^-2|x|)/(1 + e^-2|x|)
+    softmax: { float32: { abs: 1e-6, rel: 1e-5 } },
+    logSoftmax: { float32: { abs: 1e-6, rel: 1e-5 } },
+    softmaxCrossEntropy: { float32: { abs: 1e-6, rel: 1e-5 } },
+    mean: { float32: { abs: 1e-7, rel: 4e-6 } }, // division by n: 2.5 ulp
+    adamStep: { float32: { abs: 1e-7, rel: 2e-6 } }, // sqrt and division
+  },
 };
+
+/**
+ * Inputs on which a backend's result for an op is checked: WGSL defines sin/cos only on [-π, π],
+ * lets GPUs flush subnormals, and bounds exp's error by 3 + 2·|x| ulp; outside these domains a
+ * conformant adapter may return anything, so those elements are not compared (the result says how
+ * many were skipped). Non-finite inputs (NaN, ±Inf) are always checked.
+ */
+export const BACKEND_DOMAINS: Record<string, Record<string, (x: number) => boolean>> = {
+  webgpu: {
+    sin: (x) => Math.abs(x) <= Math.PI,
+    cos: (x) => Math.abs(x) <= Math.PI,
+    exp: (x) => Math.abs(x) <= 23,
+    exp2: (x) => Math.abs(x) <= 30,
+    log: (x) => x === 0 || Math.abs(x) >= 1.1754944e-38,
+    log2: (x) => x === 0 || Math.abs(x) >= 1.1754944e-38,
+  },
+};
+
+/** Backends that may flush subnormal float32 inputs to zero (WGSL allows it): such elements are not compared. */
+export const FLUSHES_SUBNORMALS: ReadonlySet<string> = new Set(['webgpu']);
+
+const isSubnormal = (x: number): boolean => x !== 0 && Math.abs(x) < 1.1754943508222875e-38;
+
+/** Whether an element of `op` with these inputs is checked on `backend`. */
+export function inDomain(op: string, backend: string, inputs: readonly number[]): boolean {
+  if (FLUSHES_SUBNORMALS.has(backend) && inputs.some(isSubnormal)) return false;
+  const d = BACKEND_DOMAINS[backend]?.[op];
+  return !d || inputs.every((x) => !Number.isFinite(x) || d(x));
+}
 
 /** The tolerance for an op × dtype on a backend; throws if the table has no entry (every op must have one). */
 export function toleranceFor(op: string, dtype: 'float32' | 'int32', backend: string): Tolerance {

@@ -1,0 +1,79 @@
+/**
+ * Finding a WebGPU device: an injected GPUDevice or GPU object, else `navigator.gpu` (browsers, Deno),
+ * else the `webgpu` npm package (Dawn) in Node. No adapter → BackendUnavailableError with the reason.
+ */
+import { BackendUnavailableError } from '@polyhal/hal';
+
+export interface WebGpuOptions {
+  /** A GPUDevice to use as is (its adapter info is then unknown unless `adapterInfo` is given). */
+  device?: GPUDevice;
+  /** A GPU object (navigator.gpu or the webgpu package's create()). */
+  gpu?: GPU;
+  powerPreference?: GPUPowerPreference;
+  /** Dawn toggles for the Node `webgpu` package, e.g. ['enable-dawn-features=allow_unsafe_apis']. */
+  dawnFlags?: string[];
+  /** Upper bound on live buffer bytes (default: min(2 GiB, the adapter's maxBufferSize·4)). */
+  memoryLimit?: number;
+  /** Ops encoded per command-buffer submission (default 64). */
+  batchSize?: number;
+}
+
+export interface AcquiredDevice {
+  device: GPUDevice;
+  info: { vendor: string; architecture: string; device: string; description: string; isFallbackAdapter: boolean };
+}
+
+let nodeGpu: Promise<GPU | undefined> | undefined;
+
+async function gpuFromNode(flags: string[]): Promise<GPU | undefined> {
+  const g = globalThis as { process?: { versions?: { node?: string; bun?: string } } };
+  if (!g.process?.versions?.node) return undefined;
+  nodeGpu ??= (async () => {
+    const spec = 'webgpu';
+    try {
+      const mod = (await import(/* @vite-ignore */ spec)) as { create: (flags: string[]) => GPU; globals: Record<string, unknown> };
+      for (const [k, v] of Object.entries(mod.globals)) if (!(k in globalThis)) (globalThis as Record<string, unknown>)[k] = v;
+      return mod.create(flags);
+    } catch {
+      return undefined;
+    }
+  })();
+  return nodeGpu;
+}
+
+/** The GPU entry point of this runtime, or undefined. */
+export async function findGpu(options: WebGpuOptions = {}): Promise<GPU | undefined> {
+  if (options.gpu) return options.gpu;
+  const nav = (globalThis as { navigator?: { gpu?: GPU } }).navigator;
+  if (nav?.gpu) return nav.gpu;
+  return gpuFromNode(options.dawnFlags ?? []);
+}
+
+export async function requestAdapter(options: WebGpuOptions = {}): Promise<GPUAdapter> {
+  const gpu = await findGpu(options);
+  if (!gpu) throw new BackendUnavailableError('webgpu', 'no WebGPU in this runtime (no navigator.gpu, and the `webgpu` package could not be loaded in Node)');
+  const adapter = await gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });
+  if (!adapter) throw new BackendUnavailableError('webgpu', 'requestAdapter() returned no adapter (no GPU driver; in CI install Mesa lavapipe: mesa-vulkan-drivers)');
+  return adapter;
+}
+
+export function adapterInfo(adapter: GPUAdapter): AcquiredDevice['info'] {
+  const i = (adapter as { info?: Partial<GPUAdapterInfo> & { isFallbackAdapter?: boolean } }).info ?? {};
+  const fallback = Boolean(i.isFallbackAdapter ?? (adapter as { isFallbackAdapter?: boolean }).isFallbackAdapter);
+  const software = fallback || /llvmpipe|lavapipe|swiftshader|software/i.test(`${i.architecture} ${i.device} ${i.description}`);
+  return {
+    vendor: i.vendor ?? '', architecture: i.architecture ?? '', device: i.device ?? '', description: i.description ?? '', isFallbackAdapter: software,
+  };
+}
+
+export async function acquireDevice(options: WebGpuOptions = {}): Promise<AcquiredDevice> {
+  if (options.device) {
+    return { device: options.device, info: { vendor: '', architecture: '', device: '', description: 'injected GPUDevice', isFallbackAdapter: false } };
+  }
+  const adapter = await requestAdapter(options);
+  const want = ['maxStorageBufferBindingSize', 'maxBufferSize', 'maxComputeWorkgroupStorageSize', 'maxComputeInvocationsPerWorkgroup', 'maxStorageBuffersPerShaderStage'] as const;
+  const requiredLimits: Record<string, number> = {};
+  for (const k of want) requiredLimits[k] = adapter.limits[k];
+  const device = await adapter.requestDevice({ requiredLimits });
+  return { device, info: adapterInfo(adapter) };
+}

@@ -1,0 +1,121 @@
+/**
+ * WGSL for elementwise unary and binary ops over strided, broadcast inputs (one invocation per output
+ * element). NaN handling is explicit on bit patterns, because WGSL lets compilers assume finite math
+ * in comparisons and min/max. Semantics: hal/src/ops.ts.
+ *
+ * Params (i32 words): 0 n · 2 offset a · 3 offset b · 4.. shape · then strides of a, then of b.
+ */
+import type { BinaryOp, DType, UnaryOp } from '@polyhal/hal';
+import { FLAT_ARGS, FLAT_INDEX, MAX_RANK, paramsPrelude, stridedOffsets } from '../layout.js';
+
+const R = MAX_RANK;
+export const ELEMENTWISE_WORDS = 4 + 3 * R;
+
+const BINARY_F32: Record<BinaryOp, string> = {
+  add: 'x + y',
+  sub: 'x - y',
+  mul: 'x * y',
+  div: 'x / y',
+  maximum: 'select(select(select(y, x, x > y), y, is_nan(y)), x, is_nan(x))',
+  mod: 'fmod_floored(x, y)',
+  cmplt: 'select(0.0, 1.0, x < y)',
+};
+
+const BINARY_I32: Partial<Record<BinaryOp, string>> = {
+  add: 'x + y',
+  sub: 'x - y',
+  mul: 'x * y',
+  maximum: 'max(x, y)',
+  mod: 'imod_floored(x, y)',
+  cmplt: 'select(0, 1, x < y)',
+};
+
+const UNARY_F32: Record<UnaryOp, string> = {
+  neg: '-x',
+  exp: 'exp(x)',
+  log: 'log(x)',
+  relu: 'select(select(0.0, x, x > 0.0), x, is_nan(x))',
+  sigmoid: 'sigmoid(x)',
+  tanh: 'tanh_stable(x)',
+  sqrt: 'sqrt(x)',
+  recip: '1.0 / x',
+  exp2: 'exp2(x)',
+  log2: 'log2(x)',
+  sin: 'sin(x)',
+  cos: 'cos(x)',
+};
+
+const HELPERS = `
+fn fmod_floored(x: f32, y: f32) -> f32 {
+  if (abs(y) == bitcast<f32>(0x7f800000u ^ u32(p(1u)))) {
+    // x mod ±Inf: x when the signs agree (or x is 0), else the divisor; NaN for non-finite x.
+    let nan = bitcast<f32>(0x7fc00000u ^ u32(p(1u)));
+    return select(select(y, x, x == 0.0 || ((x < 0.0) == (y < 0.0))), nan, is_nan(x) || abs(x) == abs(y));
+  }
+  let q = trunc(x / y);
+  // Past |x/y| = 2^24 the quotient is not exact and x − y·q is meaningless in float32: any value in
+  // [0, |y|) is as exact as float32 allows (the tolerance is relative to |x| + |y|); return 0.
+  let finite_x = (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
+  if (abs(q) >= 16777216.0 && finite_x && y != 0.0) { return 0.0; }
+  var r = fma(-q, y, x);
+  if (r != 0.0 && ((r < 0.0) != (y < 0.0))) { r += y; }
+  return r;
+}
+fn imod_floored(x: i32, y: i32) -> i32 {
+  if (y == 0) { return 0; }
+  var r = x % y;
+  if (r != 0 && ((r < 0) != (y < 0))) { r += y; }
+  return r;
+}
+fn sigmoid(x: f32) -> f32 {
+  if (x >= 0.0) { return 1.0 / (1.0 + exp(-x)); }
+  let e = exp(x);
+  return e / (1.0 + e);
+}
+fn tanh_stable(x: f32) -> f32 {
+  let t = exp(-2.0 * abs(x));
+  let r = (1.0 - t) / (1.0 + t);
+  return select(select(r, -r, x < 0.0), x, is_nan(x) || abs(x) < 1e-4);
+}
+`;
+
+const T = (d: DType): string => (d === 'float32' ? 'f32' : 'i32');
+
+/** contig: every operand is contiguous from its offset (the unravel loop is skipped). */
+export function binaryWgsl(op: BinaryOp, dtype: DType, contig: boolean): string {
+  const expr = dtype === 'float32' ? BINARY_F32[op] : BINARY_I32[op]!;
+  const t = T(dtype);
+  const index = contig
+    ? 'let ia = p(2u) + i32(i); let ib = p(3u) + i32(i);'
+    : stridedOffsets(['ia', 'ib'], 4, [4 + R, 4 + 2 * R], [2, 3]);
+  return `${paramsPrelude(ELEMENTWISE_WORDS)}${HELPERS}
+@group(0) @binding(1) var<storage, read> a: array<${t}>;
+@group(0) @binding(2) var<storage, read> b: array<${t}>;
+@group(0) @binding(3) var<storage, read_write> out: array<${t}>;
+@compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
+  ${FLAT_INDEX}
+  if (idx >= u32(p(0u))) { return; }
+  let i = idx;
+  ${index}
+  let x = a[ia];
+  let y = b[ib];
+  out[idx] = ${expr};
+}`;
+}
+
+export function unaryWgsl(op: UnaryOp, dtype: DType, contig: boolean): string {
+  const expr = dtype === 'float32' ? UNARY_F32[op] : '-x';
+  const t = T(dtype);
+  const index = contig ? 'let ia = p(2u) + i32(i);' : stridedOffsets(['ia'], 4, [4 + R], [2]);
+  return `${paramsPrelude(ELEMENTWISE_WORDS)}${HELPERS}
+@group(0) @binding(1) var<storage, read> a: array<${t}>;
+@group(0) @binding(2) var<storage, read_write> out: array<${t}>;
+@compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
+  ${FLAT_INDEX}
+  if (idx >= u32(p(0u))) { return; }
+  let i = idx;
+  ${index}
+  let x = a[ia];
+  out[idx] = ${expr};
+}`;
+}

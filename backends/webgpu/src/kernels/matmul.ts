@@ -1,0 +1,101 @@
+/**
+ * WGSL batched GEMM, tiled in workgroup memory with register blocking (Volkov & Demmel): a workgroup
+ * computes a BM×BN tile of C, each invocation TM×TN outputs held in registers; K advances in BK-deep
+ * slabs of A and B staged in workgroup memory. Operands are strided (transposes are strides) and the
+ * batch dims broadcast. The tile shape is chosen per problem size (`chooseTile`).
+ *
+ * Params: 0 M · 1 N · 2 K · 3 batch · 4 offset A · 5 offset B · 6 sam · 7 sak · 8 sbk · 9 sbn ·
+ * 10.. batch shape, batch strides of A, batch strides of B.
+ */
+import { MAX_RANK, paramsPrelude } from '../layout.js';
+
+const R = MAX_RANK;
+export const MATMUL_WORDS = 10 + 3 * R;
+
+export interface Tile {
+  bm: number;
+  bn: number;
+  bk: number;
+  tm: number;
+  tn: number;
+}
+
+export const TILES: Record<'small' | 'medium' | 'large', Tile> = {
+  small: { bm: 32, bn: 32, bk: 16, tm: 2, tn: 2 },
+  medium: { bm: 64, bn: 64, bk: 16, tm: 4, tn: 4 },
+  large: { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8 },
+};
+
+/** Largest tile that still gives the GPU enough workgroups (≥ `minGroups`) to fill its cores. */
+export function chooseTile(m: number, n: number, batch: number, minGroups = 256): Tile {
+  const groups = (t: Tile): number => Math.ceil(m / t.bm) * Math.ceil(n / t.bn) * batch;
+  if (groups(TILES.large) >= minGroups) return TILES.large;
+  if (groups(TILES.medium) >= minGroups / 2 || Math.min(m, n) >= 64) return TILES.medium;
+  return TILES.small;
+}
+
+export function matmulWgsl(t: Tile): string {
+  const wx = t.bn / t.tn;
+  const wy = t.bm / t.tm;
+  const threads = wx * wy;
+  return `${paramsPrelude(MATMUL_WORDS)}
+@group(0) @binding(1) var<storage, read> a: array<f32>;
+@group(0) @binding(2) var<storage, read> b: array<f32>;
+@group(0) @binding(3) var<storage, read_write> c: array<f32>;
+const BM = ${t.bm}u; const BN = ${t.bn}u; const BK = ${t.bk}u; const TM = ${t.tm}u; const TN = ${t.tn}u;
+var<workgroup> As: array<f32, ${t.bk * t.bm}>;
+var<workgroup> Bs: array<f32, ${t.bk * t.bn}>;
+@compute @workgroup_size(${wx}, ${wy})
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u, @builtin(local_invocation_index) li: u32) {
+  let M = u32(p(0u)); let N = u32(p(1u)); let K = u32(p(2u));
+  let sam = p(6u); let sak = p(7u); let sbk = p(8u); let sbn = p(9u);
+  var offA = p(4u); var offB = p(5u);
+  {
+    var rem = i32(wid.z);
+    for (var d = ${R - 1}u; ; d--) {
+      let dim = p(10u + d);
+      if (dim > 1) { let q = rem % dim; rem = rem / dim; offA += q * p(${10 + R}u + d); offB += q * p(${10 + 2 * R}u + d); }
+      if (d == 0u) { break; }
+    }
+  }
+  let row0 = wid.y * BM;
+  let col0 = wid.x * BN;
+  var acc: array<f32, ${t.tm * t.tn}>;
+  for (var k0 = 0u; k0 < K; k0 += BK) {
+    for (var e = li; e < BM * BK; e += ${threads}u) {
+      let m = e / BK; let k = e % BK;
+      let gm = row0 + m; let gk = k0 + k;
+      var v = 0.0;
+      if (gm < M && gk < K) { v = a[offA + i32(gm) * sam + i32(gk) * sak]; }
+      As[k * BM + m] = v;
+    }
+    for (var e = li; e < BK * BN; e += ${threads}u) {
+      let k = e / BN; let n = e % BN;
+      let gk = k0 + k; let gn = col0 + n;
+      var v = 0.0;
+      if (gk < K && gn < N) { v = b[offB + i32(gk) * sbk + i32(gn) * sbn]; }
+      Bs[k * BN + n] = v;
+    }
+    workgroupBarrier();
+    for (var k = 0u; k < BK; k++) {
+      var af: array<f32, ${t.tm}>;
+      var bf: array<f32, ${t.tn}>;
+      for (var i = 0u; i < TM; i++) { af[i] = As[k * BM + lid.y * TM + i]; }
+      for (var j = 0u; j < TN; j++) { bf[j] = Bs[k * BN + lid.x * TN + j]; }
+      for (var i = 0u; i < TM; i++) {
+        for (var j = 0u; j < TN; j++) { acc[i * TN + j] += af[i] * bf[j]; }
+      }
+    }
+    workgroupBarrier();
+  }
+  let cb = wid.z * M * N;
+  for (var i = 0u; i < TM; i++) {
+    let gm = row0 + lid.y * TM + i;
+    if (gm >= M) { break; }
+    for (var j = 0u; j < TN; j++) {
+      let gn = col0 + lid.x * TN + j;
+      if (gn < N) { c[cb + gm * N + gn] = acc[i * TN + j]; }
+    }
+  }
+}`;
+}

@@ -1,0 +1,388 @@
+import {
+  type AdamStepParams, BackendUnavailableError, BaseBackend, type BinaryOp, type DeviceBuffer, DTypeError, type HostArray, type NDArray,
+  OutOfMemoryError, PolyHalError, type ReduceOp, type SgdStepParams, ShapeMismatchError, type UnaryOp, viewOf,
+} from '@polyhal/hal';
+import type { AcquiredDevice, WebGpuOptions } from './device.js';
+import { copyWgsl, COPY_WORDS, fillWgsl } from './kernels/copy.js';
+import { binaryWgsl, ELEMENTWISE_WORDS, unaryWgsl } from './kernels/elementwise.js';
+import { adamWgsl, sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
+import { chooseTile, MATMUL_WORDS, matmulWgsl } from './kernels/matmul.js';
+import { reduceWgsl, REDUCE_WORDS } from './kernels/reduce.js';
+import { coalesce, floatBits, grid, MAX_RANK } from './layout.js';
+import { BufferPool } from './pool.js';
+
+const STORAGE = 0x80 | 0x4 | 0x8; // STORAGE | COPY_SRC | COPY_DST
+const UNIFORM_ARENA = 1 << 16;
+
+const rowMajor = (shape: readonly number[]): number[] => {
+  const s = new Array<number>(shape.length);
+  let acc = 1;
+  for (let i = shape.length - 1; i >= 0; i--) {
+    s[i] = acc;
+    acc *= shape[i]!;
+  }
+  return s;
+};
+
+/** A failure the GPU reported asynchronously, surfaced as a typed HAL error naming the op. */
+export class GpuError extends PolyHalError {
+  constructor(readonly op: string, readonly kind: 'validation' | 'out-of-memory' | 'internal', message: string) {
+    super(`webgpu: ${kind} error in ${op}: ${message}`);
+  }
+}
+
+/**
+ * WebGPU backend: WGSL compute shaders on buffers of the device. Ops only encode work; command buffers
+ * are submitted in batches (and before any read, write or synchronize); `read` maps a staging buffer
+ * asynchronously; there is no readSync. Pipelines are cached per kernel specialization; freed buffers
+ * return to a pool keyed by size class. Validation and out-of-memory errors (error scopes) surface as
+ * typed errors naming the op at the next call; a lost device makes every later call fail.
+ */
+export class WebGpuBackend extends BaseBackend {
+  readonly name = 'webgpu';
+  readonly deviceName: string;
+  readonly deviceType = 'gpu' as const;
+  readonly isSoftware: boolean;
+  readonly device: GPUDevice;
+  private readonly gpuBuffers = new Map<number, GPUBuffer>();
+  private readonly pool: BufferPool;
+  private readonly pipelines = new Map<string, GPUComputePipeline>();
+  private encoder: GPUCommandEncoder | null = null;
+  private pending = 0;
+  private readonly batchSize: number;
+  private readonly arena: GPUBuffer;
+  private readonly arenaHost = new ArrayBuffer(UNIFORM_ARENA);
+  private arenaUsed = 0;
+  private readonly align: number;
+  private readonly dummy: GPUBuffer;
+  private lostReason: string | null = null;
+  private asyncError: GpuError | null = null;
+  private readonly scopes: Promise<void>[] = [];
+
+  constructor(acquired: AcquiredDevice, options: WebGpuOptions = {}) {
+    const limits = acquired.device.limits;
+    super(options, Math.min(2 ** 31, limits.maxBufferSize * 4));
+    this.device = acquired.device;
+    const i = acquired.info;
+    this.isSoftware = i.isFallbackAdapter;
+    this.deviceName = [i.description || i.device, i.vendor && `vendor ${i.vendor}`, i.architecture && `arch ${i.architecture}`].filter(Boolean).join(', ') || 'WebGPU device';
+    this.batchSize = options.batchSize ?? 64;
+    this.align = Math.max(16, limits.minUniformBufferOffsetAlignment);
+    this.pool = new BufferPool(this.device, STORAGE);
+    this.arena = this.device.createBuffer({ size: UNIFORM_ARENA, usage: 0x40 | 0x8 }); // UNIFORM | COPY_DST
+    this.dummy = this.device.createBuffer({ size: 16, usage: STORAGE });
+    void this.device.lost.then((info) => {
+      this.lostReason = `${info.reason}: ${info.message}`;
+    });
+  }
+
+  // ---- storage ----
+  protected createStorage(buffer: DeviceBuffer): void {
+    this.assertUsable('allocate');
+    const max = this.device.limits.maxStorageBufferBindingSize;
+    if (buffer.byteLength > max) {
+      throw new OutOfMemoryError(buffer.byteLength, max, `${this.name} (maxStorageBufferBindingSize of this adapter)`);
+    }
+    this.gpuBuffers.set(buffer.id, this.pool.acquire(Math.max(4, buffer.byteLength)));
+  }
+
+  protected destroyStorage(buffer: DeviceBuffer): void {
+    const b = this.gpuBuffers.get(buffer.id)!;
+    this.gpuBuffers.delete(buffer.id);
+    // Queued work may still read it: the pool hands it out again only after a flush point (see writeStorage).
+    this.pool.release(b, Math.max(4, buffer.byteLength));
+  }
+
+  protected writeStorage(buffer: DeviceBuffer, data: HostArray): void {
+    this.assertUsable('write');
+    this.flush(); // queued work that used a recycled buffer runs before this write
+    if (data.byteLength > 0) this.device.queue.writeBuffer(this.gpu(buffer), 0, data.buffer, data.byteOffset, data.byteLength);
+  }
+
+  protected async readStorage(buffer: DeviceBuffer): Promise<HostArray> {
+    this.assertUsable('read');
+    const bytes = Math.max(4, buffer.byteLength);
+    const staging = this.device.createBuffer({ size: bytes, usage: 0x1 | 0x8 }); // MAP_READ | COPY_DST
+    const enc = this.encoder ?? this.device.createCommandEncoder();
+    this.encoder = null;
+    this.pending = 0;
+    enc.copyBufferToBuffer(this.gpu(buffer), 0, staging, 0, bytes);
+    this.submit(enc);
+    try {
+      await staging.mapAsync(1);
+      this.throwAsyncError();
+      const copy = staging.getMappedRange().slice(0, buffer.byteLength);
+      staging.unmap();
+      return buffer.dtype === 'float32' ? new Float32Array(copy) : new Int32Array(copy);
+    } catch (e) {
+      if (this.lostReason) throw new BackendUnavailableError('webgpu', `device lost (${this.lostReason}); results are not available`);
+      throw e;
+    } finally {
+      staging.destroy();
+    }
+  }
+
+  override async synchronize(): Promise<void> {
+    this.assertUsable('synchronize');
+    this.flush();
+    await this.device.queue.onSubmittedWorkDone();
+    await Promise.all(this.scopes.splice(0));
+    this.throwAsyncError();
+    if (this.lostReason) throw new BackendUnavailableError('webgpu', `device lost (${this.lostReason})`);
+  }
+
+  override dispose(): void {
+    super.dispose();
+    this.flush();
+    this.pool.destroyAll();
+    this.arena.destroy();
+    this.dummy.destroy();
+  }
+
+  /** Statistics of the buffer pool (for benchmarks and tests). */
+  poolStats(): { pooledBuffers: number; pooledBytes: number; created: number; reused: number } {
+    return this.pool.stats();
+  }
+
+  private gpu(buffer: DeviceBuffer): GPUBuffer {
+    const b = this.gpuBuffers.get(buffer.id);
+    if (!b) this.checkBuffer(buffer, 'webgpu');
+    return b!;
+  }
+
+  private assertUsable(op: string): void {
+    if (this.lostReason) throw new BackendUnavailableError('webgpu', `device lost (${this.lostReason}); ${op} cannot run`);
+    this.throwAsyncError();
+  }
+
+  private throwAsyncError(): void {
+    const e = this.asyncError;
+    if (e) {
+      this.asyncError = null;
+      throw e;
+    }
+  }
+
+  // ---- encoding ----
+  private pipeline(key: string, source: () => string): GPUComputePipeline {
+    let p = this.pipelines.get(key);
+    if (!p) {
+      const module = this.device.createShaderModule({ code: source(), label: key });
+      p = this.device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' }, label: key });
+      this.pipelines.set(key, p);
+    }
+    return p;
+  }
+
+  /** Encodes one dispatch: uniform params (i32 words) at binding 0, then the storage buffers. */
+  private dispatch(op: string, key: string, source: () => string, words: number, params: number[], buffers: GPUBuffer[], groups: [number, number, number]): void {
+    this.assertUsable(op);
+    const bytes = Math.ceil(Math.max(words, 4) / 4) * 16;
+    if (this.arenaUsed + bytes > UNIFORM_ARENA) this.flush();
+    const offset = this.arenaUsed;
+    const view = new Int32Array(this.arenaHost, offset, bytes / 4);
+    view.fill(0);
+    view.set(params);
+    this.arenaUsed = Math.ceil((offset + bytes) / this.align) * this.align;
+    this.device.pushErrorScope('out-of-memory');
+    this.device.pushErrorScope('validation');
+    const pipe = this.pipeline(key, source);
+    const bind = this.device.createBindGroup({
+      layout: pipe.getBindGroupLayout(0),
+      entries: [{ binding: 0, resource: { buffer: this.arena, offset, size: bytes } }, ...buffers.map((buffer, i) => ({ binding: i + 1, resource: { buffer } }))],
+    });
+    this.encoder ??= this.device.createCommandEncoder();
+    const pass = this.encoder.beginComputePass();
+    pass.setPipeline(pipe);
+    pass.setBindGroup(0, bind);
+    pass.dispatchWorkgroups(groups[0], groups[1], groups[2]);
+    pass.end();
+    this.watch(op, 'validation', this.device.popErrorScope());
+    this.watch(op, 'out-of-memory', this.device.popErrorScope());
+    if (++this.pending >= this.batchSize) this.flush();
+  }
+
+  private watch(op: string, kind: 'validation' | 'out-of-memory', p: Promise<GPUError | null>): void {
+    this.scopes.push(p.then((err) => {
+      if (err && !this.asyncError) this.asyncError = new GpuError(op, kind, err.message);
+    }));
+    if (this.scopes.length > 256) this.scopes.splice(0, 128);
+  }
+
+  private submit(enc: GPUCommandEncoder): void {
+    if (this.arenaUsed > 0) this.device.queue.writeBuffer(this.arena, 0, this.arenaHost, 0, this.arenaUsed);
+    this.arenaUsed = 0;
+    this.device.queue.submit([enc.finish()]);
+    this.pool.flushed();
+  }
+
+  /** Submits the encoded work (if any). */
+  flush(): void {
+    if (!this.encoder) return;
+    const enc = this.encoder;
+    this.encoder = null;
+    this.pending = 0;
+    this.submit(enc);
+  }
+
+  /** Shape, strides and offsets of coalesced operands as params (shape right-aligned in MAX_RANK slots). */
+  private stridedParams(shape: readonly number[], operands: { strides: readonly number[] }[]): number[] {
+    const c = coalesce(shape, operands.map((o) => o.strides));
+    if (c.shape.length > MAX_RANK) throw new ShapeMismatchError(`webgpu: views of more than ${MAX_RANK} non-mergeable dimensions are not supported`);
+    const pad = (v: number[], fill: number): number[] => [...new Array<number>(MAX_RANK - v.length).fill(fill), ...v];
+    return [...pad(c.shape, 1), ...c.strides.flatMap((s) => pad(s, 0))];
+  }
+
+  private isContig(x: NDArray): boolean {
+    const c = coalesce(x.shape, [x.strides, rowMajor(x.shape)]);
+    return c.shape.length <= 1 && (c.strides[0]?.[0] ?? 1) === 1;
+  }
+
+  private flat(n: number): [number, number, number] {
+    const [x, y] = grid(Math.ceil(n / 256));
+    return [x, y, 1];
+  }
+
+  // ---- kernels ----
+  protected unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void {
+    const n = out.size;
+    if (n === 0) return;
+    const contig = this.isContig(x);
+    this.dispatch(op, `unary/${op}/${x.dtype}/${contig}`, () => unaryWgsl(op, x.dtype, contig), ELEMENTWISE_WORDS,
+      [n, 0, x.offset, 0, ...this.stridedParams(x.shape, [x])], [this.gpu(x.buffer), this.gpu(out)], this.flat(n));
+  }
+
+  protected binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void {
+    const n = out.size;
+    if (n === 0) return;
+    const contig = this.isContig(a) && this.isContig(b);
+    this.dispatch(op, `binary/${op}/${a.dtype}/${contig}`, () => binaryWgsl(op, a.dtype, contig), ELEMENTWISE_WORDS,
+      [n, 0, a.offset, b.offset, ...this.stridedParams(a.shape, [a, b])], [this.gpu(a.buffer), this.gpu(b.buffer), this.gpu(out)], this.flat(n));
+  }
+
+  protected reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void {
+    const outputs = out.size;
+    if (outputs === 0) return;
+    const kept = { shape: [] as number[], strides: [] as number[] };
+    const red = { shape: [] as number[], strides: [] as number[] };
+    x.shape.forEach((d, i) => {
+      const t = axes.includes(i) ? red : kept;
+      t.shape.push(d);
+      t.strides.push(x.strides[i]!);
+    });
+    const count = red.shape.reduce((p, d) => p * d, 1);
+    const perThread = count <= 64;
+    const params = [outputs, count, x.offset, floatBits(-Infinity), ...this.stridedParams(kept.shape, [kept]), ...this.stridedParams(red.shape, [red])];
+    const groups: [number, number, number] = perThread ? this.flat(outputs) : [...grid(outputs), 1];
+    this.dispatch(op, `reduce/${op}/${x.dtype}/${perThread}`, () => reduceWgsl(op, x.dtype, perThread), REDUCE_WORDS, params,
+      [this.gpu(x.buffer), this.gpu(out)], groups);
+  }
+
+  private copyInto(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void {
+    const n = x.shape.reduce((p, d) => p * d, 1);
+    if (n === 0) return;
+    this.dispatch('copy', `copy/${x.dtype}/${out.dtype}`, () => copyWgsl(x.dtype, out.dtype), COPY_WORDS,
+      [n, 0, x.offset, offset, ...this.stridedParams(x.shape, [x, { strides }])], [this.gpu(x.buffer), this.gpu(out)], this.flat(n));
+  }
+
+  protected copyKernel(x: NDArray, out: DeviceBuffer): void {
+    this.copyInto(x, out, rowMajor(x.shape), 0);
+  }
+
+  protected padKernel(x: NDArray, pads: readonly (readonly [number, number])[], value: number, out: DeviceBuffer): void {
+    const shape = x.shape.map((d, i) => d + pads[i]![0] + pads[i]![1]);
+    const strides = rowMajor(shape);
+    this.fillKernel(out, value);
+    this.copyInto(x, out, strides, pads.reduce((acc, [before], i) => acc + before * strides[i]!, 0));
+  }
+
+  protected fillKernel(out: DeviceBuffer, value: number): void {
+    if (out.size === 0) return;
+    const bits = out.dtype === 'float32' ? floatBits(value) : value | 0;
+    this.dispatch('fill', `fill/${out.dtype}`, () => fillWgsl(out.dtype), 4, [out.size, bits], [this.gpu(out)], this.flat(out.size));
+  }
+
+  protected matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
+    const r = a.shape.length;
+    const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];
+    const batchShape = a.shape.slice(0, -2);
+    const batch = batchShape.reduce((p, d) => p * d, 1);
+    if (M === 0 || N === 0 || batch === 0) return;
+    if (K === 0) {
+      this.fillKernel(out, 0);
+      return;
+    }
+    if (batch > 65535) throw new ShapeMismatchError(`webgpu matmul: at most 65535 batch items, got ${batch}`);
+    const t = chooseTile(M, N, batch);
+    const params = [M, N, K, batch, a.offset, b.offset, a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!,
+      ...this.stridedParams(batchShape, [{ strides: a.strides.slice(0, -2) }, { strides: b.strides.slice(0, -2) }])];
+    this.dispatch('matmul', `matmul/${t.bm}x${t.bn}x${t.bk}/${t.tm}x${t.tn}`, () => matmulWgsl(t), MATMUL_WORDS, params,
+      [this.gpu(a.buffer), this.gpu(b.buffer), this.gpu(out)], [Math.ceil(N / t.bn), Math.ceil(M / t.bm), batch]);
+  }
+
+  // ---- fused ----
+  private dense(x: NDArray): { view: NDArray; temp: boolean } {
+    const n = x.shape.reduce((p, d) => p * d, 1);
+    return x.offset === 0 && n === x.buffer.size && this.isContig(x) ? { view: x, temp: false } : { view: this.contiguous(x), temp: true };
+  }
+
+  private checkStep(op: string, param: DeviceBuffer, grad: NDArray, state: DeviceBuffer[]): void {
+    this.check(grad, op);
+    for (const b of [param, ...state]) {
+      this.checkBuffer(b, op);
+      if (b.dtype !== 'float32' || grad.dtype !== 'float32') throw new DTypeError(`${op} takes float32 parameters, gradients and state`);
+      if (b.size !== grad.shape.reduce((q, d) => q * d, 1)) throw new ShapeMismatchError(`${op}: a buffer of ${b.size} elements does not match the gradient's shape [${grad.shape.join(', ')}]`);
+    }
+  }
+
+  /** Fused Adam/AdamW: one dispatch per parameter, in place. */
+  override adamStep(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
+    this.checkStep('adamStep', param, grad, [m, v]);
+    if (param.size === 0) return;
+    const g = this.dense(grad);
+    try {
+      const words = [param.size, p.lr, p.beta1, p.beta2, p.eps, 1 - p.lr * p.weightDecay, 1 / (1 - p.beta1 ** p.step), 1 / (1 - p.beta2 ** p.step)];
+      this.dispatch('adamStep', 'adam', adamWgsl, 8, [words[0]!, ...words.slice(1).map(floatBits)],
+        [this.gpu(param), this.gpu(g.view.buffer), this.gpu(m), this.gpu(v)], this.flat(param.size));
+    } finally {
+      if (g.temp) this.free(g.view);
+    }
+  }
+
+  override sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
+    this.checkStep('sgdStep', param, grad, velocity ? [velocity] : []);
+    if (param.size === 0) return;
+    const g = this.dense(grad);
+    try {
+      const useMomentum = velocity !== null && p.momentum > 0;
+      this.dispatch('sgdStep', 'sgd', sgdWgsl, 5, [param.size, floatBits(p.lr), floatBits(p.momentum), floatBits(p.weightDecay), useMomentum ? 1 : 0],
+        [this.gpu(param), this.gpu(g.view.buffer), useMomentum ? this.gpu(velocity) : this.dummy], this.flat(param.size));
+    } finally {
+      if (g.temp) this.free(g.view);
+    }
+  }
+
+  override softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {
+    this.check(logits, 'softmaxCrossEntropy');
+    this.check(labels, 'softmaxCrossEntropy');
+    if (logits.shape.length !== 2 || labels.shape.length !== 2 || logits.shape[0] !== labels.shape[0] || logits.shape[1] !== labels.shape[1]) {
+      return super.softmaxCrossEntropy(logits, labels, withGrad);
+    }
+    if (logits.dtype !== 'float32' || labels.dtype !== 'float32') throw new DTypeError('softmaxCrossEntropy takes float32 logits and labels');
+    const [n, c] = logits.shape as [number, number];
+    const z = this.dense(logits);
+    const y = this.dense(labels);
+    try {
+      const loss = this.allocate(n);
+      const grad = withGrad ? this.allocate(n * c) : null;
+      if (n > 0) {
+        this.dispatch('softmaxCrossEntropy', 'softmaxCrossEntropy', softmaxCrossEntropyWgsl, 4, [n, c, withGrad ? 1 : 0, floatBits(-Infinity)],
+          [this.gpu(z.view.buffer), this.gpu(y.view.buffer), this.gpu(loss), grad ? this.gpu(grad) : this.dummy], this.flat(n));
+      }
+      return grad ? { loss: viewOf(loss, [n]), grad: viewOf(grad, [n, c]) } : { loss: viewOf(loss, [n]) };
+    } finally {
+      if (z.temp) this.free(z.view);
+      if (y.temp) this.free(y.view);
+    }
+  }
+}
