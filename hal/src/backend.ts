@@ -8,6 +8,16 @@ export type DeviceType = 'cpu' | 'gpu';
 /** An operand of a binary op: an array, or a JS number broadcast as a scalar of the other operand's dtype. */
 export type Operand = NDArray | number;
 
+/**
+ * A queued read (seed 000's async forward handle): `wait()` resolves with the data, `tryRecv()` returns
+ * it if it has arrived (undefined otherwise; rethrows a failure), `poll()` says whether it has settled.
+ */
+export interface ReadHandle<T> {
+  wait(): Promise<T>;
+  tryRecv(): T | undefined;
+  poll(): boolean;
+}
+
 /** Hyper-parameters of one Adam/AdamW step (Kingma & Ba 2015; Loshchilov & Hutter 2019 for AdamW). */
 export interface AdamStepParams {
   lr: number;
@@ -64,6 +74,8 @@ export interface ComputeBackend {
   /** Copies an array (any view) back to the host (copy from device), after queued work completes. */
   read(x: NDArray | DeviceBuffer): Promise<HostArray>;
   copyFromDevice(x: NDArray | DeviceBuffer): Promise<HostArray>;
+  /** Starts a read of everything queued so far and returns a handle to poll or await. */
+  readHandle(x: NDArray | DeviceBuffer): ReadHandle<HostArray>;
   /** Synchronous read where the backend can (CPU, WASM); undefined otherwise. */
   readonly readSync?: (x: NDArray | DeviceBuffer) => HostArray;
   /** Resolves when all queued work has finished. */

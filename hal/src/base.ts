@@ -1,4 +1,4 @@
-import type { AdamStepParams, ComputeBackend, DeviceType, Operand, SgdStepParams } from './backend.js';
+import type { AdamStepParams, ComputeBackend, DeviceType, Operand, ReadHandle, SgdStepParams } from './backend.js';
 import { adamStepComposite, logSoftmaxComposite, sgdStepComposite, softmaxComposite, softmaxCrossEntropyComposite } from './composites.js';
 import { bytesPerElement, type DType, dtypeOfArray, type HostArray, isDType } from './dtype.js';
 import { DeviceMismatchError, DTypeError, InvalidArgumentError, OutOfMemoryError, ShapeMismatchError, UnsupportedOpError, UseAfterFreeError } from './errors.js';
@@ -126,6 +126,25 @@ export abstract class BaseBackend implements ComputeBackend {
 
   copyFromDevice(x: NDArray | DeviceBuffer): Promise<HostArray> {
     return this.read(x);
+  }
+
+  readHandle(x: NDArray | DeviceBuffer): ReadHandle<HostArray> {
+    let done = false;
+    let value: HostArray | undefined;
+    let error: unknown;
+    const p = this.read(x).then(
+      (v) => { done = true; value = v; return v; },
+      (e: unknown) => { done = true; error = e; throw e; },
+    );
+    p.catch(() => undefined); // observed through wait()/tryRecv()
+    return {
+      wait: () => p,
+      tryRecv: () => {
+        if (error !== undefined) throw error;
+        return value;
+      },
+      poll: () => done,
+    };
   }
 
   async synchronize(): Promise<void> {

@@ -16,6 +16,8 @@ export interface WebGpuOptions {
   memoryLimit?: number;
   /** Ops encoded per command-buffer submission (default 64). */
   batchSize?: number;
+  /** Force one matmul tile for every size ('auto' = shape-aware choice; others for tests and benchmarks). */
+  matmulTile?: 'auto' | 'small' | 'medium' | 'large';
 }
 
 export interface AcquiredDevice {

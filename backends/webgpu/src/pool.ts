@@ -1,11 +1,12 @@
 /**
- * Pool of storage buffers by size class (powers of two from 256 bytes; exact sizes above 64 MiB).
- * A released buffer may still be read by work that is encoded but not yet submitted, so it becomes
- * available again only after the next submission (`flushed()`); later uses are encoded after it.
+ * Pool of storage buffers by size class (powers of two from 256 bytes; 4 KiB multiples above 64 MiB).
+ * A released buffer can be handed out again at once: GPU commands that use it run in encoding order,
+ * and the backend submits pending work before any queue.writeBuffer. Buffers past the pool's cap are
+ * destroyed after the next submission, since encoded work may still use them.
  */
 export class BufferPool {
   private readonly free = new Map<number, GPUBuffer[]>();
-  private readonly quarantine: [number, GPUBuffer][] = [];
+  private readonly doomed: GPUBuffer[] = [];
   private pooledBytes = 0;
   private created = 0;
   private reused = 0;
@@ -32,21 +33,20 @@ export class BufferPool {
   }
 
   release(buffer: GPUBuffer, bytes: number): void {
-    this.quarantine.push([BufferPool.sizeClass(bytes), buffer]);
+    const size = BufferPool.sizeClass(bytes);
+    if (this.pooledBytes + size > this.maxPooledBytes) {
+      this.doomed.push(buffer);
+      return;
+    }
+    let list = this.free.get(size);
+    if (!list) this.free.set(size, (list = []));
+    list.push(buffer);
+    this.pooledBytes += size;
   }
 
-  /** Called after each submission: quarantined buffers become reusable (or are destroyed past the cap). */
+  /** Called after each submission: buffers released past the cap can now be destroyed. */
   flushed(): void {
-    for (const [size, b] of this.quarantine.splice(0)) {
-      if (this.pooledBytes + size > this.maxPooledBytes) {
-        b.destroy();
-        continue;
-      }
-      let list = this.free.get(size);
-      if (!list) this.free.set(size, (list = []));
-      list.push(b);
-      this.pooledBytes += size;
-    }
+    for (const b of this.doomed.splice(0)) b.destroy();
   }
 
   destroyAll(): void {

@@ -6,7 +6,7 @@ import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import { copyWgsl, COPY_WORDS, fillWgsl } from './kernels/copy.js';
 import { binaryWgsl, ELEMENTWISE_WORDS, unaryWgsl } from './kernels/elementwise.js';
 import { adamWgsl, sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
-import { chooseTile, MATMUL_WORDS, matmulWgsl } from './kernels/matmul.js';
+import { chooseTile, MATMUL_WORDS, matmulWgsl, type Tile, TILES } from './kernels/matmul.js';
 import { reduceWgsl, REDUCE_WORDS } from './kernels/reduce.js';
 import { coalesce, floatBits, grid, MAX_RANK } from './layout.js';
 import { BufferPool } from './pool.js';
@@ -50,6 +50,7 @@ export class WebGpuBackend extends BaseBackend {
   private encoder: GPUCommandEncoder | null = null;
   private pending = 0;
   private readonly batchSize: number;
+  private readonly forcedTile: Tile | null;
   private readonly arena: GPUBuffer;
   private readonly arenaHost = new ArrayBuffer(UNIFORM_ARENA);
   private arenaUsed = 0;
@@ -67,6 +68,7 @@ export class WebGpuBackend extends BaseBackend {
     this.isSoftware = i.isFallbackAdapter;
     this.deviceName = [i.description || i.device, i.vendor && `vendor ${i.vendor}`, i.architecture && `arch ${i.architecture}`].filter(Boolean).join(', ') || 'WebGPU device';
     this.batchSize = options.batchSize ?? 64;
+    this.forcedTile = options.matmulTile && options.matmulTile !== 'auto' ? TILES[options.matmulTile] : null;
     this.align = Math.max(16, limits.minUniformBufferOffsetAlignment);
     this.pool = new BufferPool(this.device, STORAGE);
     this.arena = this.device.createBuffer({ size: UNIFORM_ARENA, usage: 0x40 | 0x8 }); // UNIFORM | COPY_DST
@@ -89,7 +91,7 @@ export class WebGpuBackend extends BaseBackend {
   protected destroyStorage(buffer: DeviceBuffer): void {
     const b = this.gpuBuffers.get(buffer.id)!;
     this.gpuBuffers.delete(buffer.id);
-    // Queued work may still read it: the pool hands it out again only after a flush point (see writeStorage).
+    // Queued work may still read it; later work on a reused buffer is encoded after it (see writeStorage).
     this.pool.release(b, Math.max(4, buffer.byteLength));
   }
 
@@ -313,7 +315,7 @@ export class WebGpuBackend extends BaseBackend {
       return;
     }
     if (batch > 65535) throw new ShapeMismatchError(`webgpu matmul: at most 65535 batch items, got ${batch}`);
-    const t = chooseTile(M, N, batch);
+    const t = this.forcedTile ?? chooseTile(M, N, batch);
     const params = [M, N, K, batch, a.offset, b.offset, a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!,
       ...this.stridedParams(batchShape, [{ strides: a.strides.slice(0, -2) }, { strides: b.strides.slice(0, -2) }])];
     this.dispatch('matmul', `matmul/${t.bm}x${t.bn}x${t.bk}/${t.tm}x${t.tn}`, () => matmulWgsl(t), MATMUL_WORDS, params,

@@ -34,7 +34,93 @@ export function chooseTile(m: number, n: number, batch: number, minGroups = 256)
   return TILES.small;
 }
 
+/** WGSL that sets offA/offB for batch item wid.z (broadcast batch dims through strides). */
+function batchOffsets(): string {
+  return `var offA = p(4u); var offB = p(5u);
+  {
+    var rem = i32(wid.z);
+    for (var d = ${R - 1}u; ; d--) {
+      let dim = p(10u + d);
+      if (dim > 1) { let q = rem % dim; rem = rem / dim; offA += q * p(${10 + R}u + d); offB += q * p(${10 + 2 * R}u + d); }
+      if (d == 0u) { break; }
+    }
+  }`;
+}
+
+/**
+ * Tiles of 64×64 and 128×128 with 16×16 invocations: slabs live in workgroup memory as vec4 (4 rows
+ * of A or 4 columns of B), each invocation owns 4-row × 4-column blocks spaced 64 apart, so the
+ * invocations of a row read consecutive vec4s (no bank conflicts) and write C coalesced; the
+ * accumulators are vec4 along columns.
+ */
+export function matmulVec4Wgsl(t: Tile): string {
+  const gm = t.bm / 64;
+  const gn = t.bn / 64;
+  const am = t.bm / 4;
+  const bn4 = t.bn / 4;
+  const fma: string[] = [];
+  for (let g = 0; g < gm; g++) {
+    for (let r = 0; r < 4; r++) {
+      for (let h = 0; h < gn; h++) fma.push(`acc[${(g * 4 + r) * gn + h}] += av${g}[${r}] * bv${h};`);
+    }
+  }
+  return `${paramsPrelude(MATMUL_WORDS)}
+@group(0) @binding(1) var<storage, read> a: array<f32>;
+@group(0) @binding(2) var<storage, read> b: array<f32>;
+@group(0) @binding(3) var<storage, read_write> c: array<f32>;
+const BM = ${t.bm}u; const BN = ${t.bn}u; const BK = ${t.bk}u;
+var<workgroup> As: array<vec4<f32>, ${t.bk * am}>;
+var<workgroup> Bs: array<vec4<f32>, ${t.bk * bn4}>;
+@compute @workgroup_size(16, 16)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u, @builtin(local_invocation_index) li: u32) {
+  let M = u32(p(0u)); let N = u32(p(1u)); let K = u32(p(2u));
+  let sam = p(6u); let sak = p(7u); let sbk = p(8u); let sbn = p(9u);
+  ${batchOffsets()}
+  let row0 = wid.y * BM;
+  let col0 = wid.x * BN;
+  var acc: array<vec4<f32>, ${gm * 4 * gn}>;
+  for (var k0 = 0u; k0 < K; k0 += BK) {
+    for (var e = li; e < BM * BK; e += 256u) {
+      let m = e / BK; let k = e % BK;
+      let gm = row0 + m; let gk = k0 + k;
+      var v = 0.0;
+      if (gm < M && gk < K) { v = a[offA + i32(gm) * sam + i32(gk) * sak]; }
+      As[k * ${am}u + m / 4u][m % 4u] = v;
+    }
+    for (var e = li; e < BK * BN; e += 256u) {
+      let k = e / BN; let n = e % BN;
+      let gk = k0 + k; let gn = col0 + n;
+      var v = 0.0;
+      if (gk < K && gn < N) { v = b[offB + i32(gk) * sbk + i32(gn) * sbn]; }
+      Bs[k * ${bn4}u + n / 4u][n % 4u] = v;
+    }
+    workgroupBarrier();
+    for (var k = 0u; k < BK; k++) {
+      ${Array.from({ length: gm }, (_, g) => `let av${g} = As[k * ${am}u + ${g * 16}u + lid.y];`).join(' ')}
+      ${Array.from({ length: gn }, (_, h) => `let bv${h} = Bs[k * ${bn4}u + ${h * 16}u + lid.x];`).join(' ')}
+      ${fma.join('\n      ')}
+    }
+    workgroupBarrier();
+  }
+  let cb = wid.z * M * N;
+  for (var g = 0u; g < ${gm}u; g++) {
+    for (var r = 0u; r < 4u; r++) {
+      let gm = row0 + g * 64u + lid.y * 4u + r;
+      if (gm >= M) { continue; }
+      for (var h = 0u; h < ${gn}u; h++) {
+        let v = acc[(g * 4u + r) * ${gn}u + h];
+        let gn0 = col0 + h * 64u + lid.x * 4u;
+        for (var q = 0u; q < 4u; q++) {
+          if (gn0 + q < N) { c[cb + gm * N + gn0 + q] = v[q]; }
+        }
+      }
+    }
+  }
+}`;
+}
+
 export function matmulWgsl(t: Tile): string {
+  if (t.bm % 64 === 0 && t.bn % 64 === 0) return matmulVec4Wgsl(t);
   const wx = t.bn / t.tn;
   const wy = t.bm / t.tm;
   const threads = wx * wy;
@@ -49,15 +135,7 @@ var<workgroup> Bs: array<f32, ${t.bk * t.bn}>;
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u, @builtin(local_invocation_index) li: u32) {
   let M = u32(p(0u)); let N = u32(p(1u)); let K = u32(p(2u));
   let sam = p(6u); let sak = p(7u); let sbk = p(8u); let sbn = p(9u);
-  var offA = p(4u); var offB = p(5u);
-  {
-    var rem = i32(wid.z);
-    for (var d = ${R - 1}u; ; d--) {
-      let dim = p(10u + d);
-      if (dim > 1) { let q = rem % dim; rem = rem / dim; offA += q * p(${10 + R}u + d); offB += q * p(${10 + 2 * R}u + d); }
-      if (d == 0u) { break; }
-    }
-  }
+  ${batchOffsets()}
   let row0 = wid.y * BM;
   let col0 = wid.x * BN;
   var acc: array<f32, ${t.tm * t.tn}>;

@@ -1,0 +1,106 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { BackendUnavailableError, mulberry32, transposeView, UseAfterFreeError } from '@polyhal/hal';
+import { CpuBackend } from '@polyhal/backend-cpu';
+import { createWebGpuBackend, type WebGpuBackend } from '@polyhal/backend-webgpu';
+import { requiredBackends } from './backends.js';
+
+// WebGPU-specific behaviour beyond the shared conformance suite. Under CI=true a missing adapter fails here.
+describe('webgpu backend', () => {
+  let gpu: WebGpuBackend | undefined;
+  let unavailable = '';
+  beforeAll(async () => {
+    try {
+      gpu = await createWebGpuBackend();
+    } catch (e) {
+      unavailable = (e as Error).message;
+    }
+  });
+  afterAll(() => gpu?.dispose());
+  const need = (): WebGpuBackend => {
+    if (!gpu && requiredBackends().includes('webgpu')) throw new Error(`webgpu is required here but unavailable: ${unavailable}`);
+    expect(gpu ? 'adapter' : `no adapter: ${unavailable}`).toBe('adapter');
+    return gpu!;
+  };
+
+  test('the adapter is described in deviceName', () => {
+    const be = need();
+    expect(be.deviceName.length).toBeGreaterThan(3);
+    expect(be.deviceType).toBe('gpu');
+  });
+
+  test.each(['small', 'medium', 'large'] as const)('matmul tile %s matches the CPU on ragged, transposed and batched shapes', async (tile) => {
+    need();
+    const be = await createWebGpuBackend({ matmulTile: tile });
+    const cpu = new CpuBackend();
+    try {
+      const rng = mulberry32(5);
+      const rand = (n: number): number[] => Array.from({ length: n }, () => rng() * 2 - 1);
+      const cases: [number[], number[], boolean][] = [[[131, 70], [70, 197], false], [[2, 65, 33], [2, 129, 33], true], [[1, 1], [1, 130], false]];
+      for (const [sa, sb, tb] of cases) {
+        const da = rand(sa.reduce((p, d) => p * d, 1));
+        const db = rand(sb.reduce((p, d) => p * d, 1));
+        const run = async (b: CpuBackend | WebGpuBackend): Promise<Float32Array> => {
+          const x = b.fromArray(da, sa);
+          const y = b.fromArray(db, sb);
+          const z = b.matmul(x, tb ? transposeView(y) : y);
+          const out = (await b.read(z)) as Float32Array;
+          for (const t of [x, y, z]) b.free(t);
+          return out;
+        };
+        const [g, c] = [await run(be), await run(cpu)];
+        expect(g.length).toBe(c.length);
+        let worst = 0;
+        g.forEach((v, i) => (worst = Math.max(worst, Math.abs(v - c[i]!))));
+        expect(worst).toBeLessThan(1e-4);
+      }
+    } finally {
+      be.dispose();
+      cpu.dispose();
+    }
+  });
+
+  test('ops only enqueue; read and the async handle resolve after the queued work', async () => {
+    const be = need();
+    const x = be.fromArray([1, 2, 3, 4], [4]);
+    let y = be.mul(x, 2);
+    for (let i = 0; i < 200; i++) { // more than one submission batch
+      const z = be.add(y, 1);
+      be.free(y);
+      y = z;
+    }
+    const h = be.readHandle(y);
+    expect(typeof h.poll()).toBe('boolean');
+    const data = await h.wait();
+    expect(Array.from(data)).toEqual([202, 204, 206, 208]);
+    expect(h.poll()).toBe(true);
+    expect(Array.from(h.tryRecv()!)).toEqual([202, 204, 206, 208]);
+    be.free(x);
+    be.free(y);
+  });
+
+  test('freed buffers return to the pool and are reused', async () => {
+    const be = need();
+    await be.synchronize();
+    const before = be.poolStats();
+    for (let i = 0; i < 10; i++) be.free(be.full([1000], i));
+    await be.synchronize();
+    expect(be.poolStats().reused).toBeGreaterThan(before.reused);
+  });
+
+  test('a destroyed (lost) device makes every later call fail clearly, never return stale data', async () => {
+    need();
+    const be = await createWebGpuBackend();
+    const x = be.fromArray([1, 2, 3], [3]);
+    be.device.destroy();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(() => be.add(x, x)).toThrow(BackendUnavailableError);
+    await expect(be.read(x)).rejects.toBeInstanceOf(BackendUnavailableError);
+  });
+
+  test('reading a freed buffer is a typed error', async () => {
+    const be = need();
+    const x = be.full([3], 1);
+    be.free(x);
+    await expect(be.read(x)).rejects.toBeInstanceOf(UseAfterFreeError);
+  });
+});
