@@ -28,14 +28,14 @@ describe('webgpu backend', () => {
     expect(be.deviceType).toBe('gpu');
   });
 
-  test.each(['small', 'medium', 'large'] as const)('matmul tile %s matches the CPU on ragged, transposed and batched shapes', async (tile) => {
+  test.each(['small', 'medium', 'medium8', 'wide', 'large', 'large16'] as const)('matmul tile %s matches the CPU on ragged, transposed and batched shapes', async (tile) => {
     need();
     const be = await createWebGpuBackend({ matmulTile: tile });
     const cpu = new CpuBackend();
     try {
       const rng = mulberry32(5);
       const rand = (n: number): number[] => Array.from({ length: n }, () => rng() * 2 - 1);
-      const cases: [number[], number[], boolean][] = [[[131, 70], [70, 197], false], [[2, 65, 33], [2, 129, 33], true], [[1, 1], [1, 130], false]];
+      const cases: [number[], number[], boolean][] = [[[131, 70], [70, 197], false], [[2, 65, 33], [2, 129, 33], true], [[1, 1], [1, 130], false], [[3, 68, 36], [36, 132], false]];
       for (const [sa, sb, tb] of cases) {
         const da = rand(sa.reduce((p, d) => p * d, 1));
         const db = rand(sb.reduce((p, d) => p * d, 1));

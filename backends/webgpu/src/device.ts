@@ -3,6 +3,7 @@
  * else the `webgpu` npm package (Dawn) in Node. No adapter → BackendUnavailableError with the reason.
  */
 import { BackendUnavailableError } from '@polyhal/hal';
+import type { TileName } from './kernels/matmul.js';
 
 export interface WebGpuOptions {
   /** A GPUDevice to use as is (its adapter info is then unknown unless `adapterInfo` is given). */
@@ -17,7 +18,7 @@ export interface WebGpuOptions {
   /** Ops encoded per command-buffer submission (default 64). */
   batchSize?: number;
   /** Force one matmul tile for every size ('auto' = shape-aware choice; others for tests and benchmarks). */
-  matmulTile?: 'auto' | 'small' | 'medium' | 'large';
+  matmulTile?: 'auto' | TileName;
 }
 
 export interface AcquiredDevice {

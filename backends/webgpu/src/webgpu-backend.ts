@@ -6,7 +6,7 @@ import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import { copyWgsl, COPY_WORDS, fillWgsl } from './kernels/copy.js';
 import { binaryWgsl, ELEMENTWISE_WORDS, unaryWgsl } from './kernels/elementwise.js';
 import { adamWgsl, sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
-import { chooseTile, MATMUL_WORDS, matmulWgsl, type Tile, TILES } from './kernels/matmul.js';
+import { canLoadVec4, chooseTile, MATMUL_WORDS, matmulWgsl, type Tile, TILES } from './kernels/matmul.js';
 import { reduceWgsl, REDUCE_WORDS } from './kernels/reduce.js';
 import { coalesce, floatBits, grid, MAX_RANK } from './layout.js';
 import { BufferPool } from './pool.js';
@@ -59,6 +59,8 @@ export class WebGpuBackend extends BaseBackend {
   private lostReason: string | null = null;
   private asyncError: GpuError | null = null;
   private readonly scopes: Promise<void>[] = [];
+  /** Mappable staging buffers for reads, by size class, reused across reads. */
+  private readonly staging = new Map<number, GPUBuffer[]>();
 
   constructor(acquired: AcquiredDevice, options: WebGpuOptions = {}) {
     const limits = acquired.device.limits;
@@ -104,7 +106,9 @@ export class WebGpuBackend extends BaseBackend {
   protected async readStorage(buffer: DeviceBuffer): Promise<HostArray> {
     this.assertUsable('read');
     const bytes = Math.max(4, buffer.byteLength);
-    const staging = this.device.createBuffer({ size: bytes, usage: 0x1 | 0x8 }); // MAP_READ | COPY_DST
+    const size = BufferPool.sizeClass(bytes);
+    const staging = this.staging.get(size)?.pop() ?? this.device.createBuffer({ size, usage: 0x1 | 0x8 }); // MAP_READ | COPY_DST
+    let reusable = false;
     const enc = this.encoder ?? this.device.createCommandEncoder();
     this.encoder = null;
     this.pending = 0;
@@ -113,14 +117,19 @@ export class WebGpuBackend extends BaseBackend {
     try {
       await staging.mapAsync(1);
       this.throwAsyncError();
-      const copy = staging.getMappedRange().slice(0, buffer.byteLength);
+      const copy = staging.getMappedRange(0, bytes).slice(0, buffer.byteLength);
       staging.unmap();
+      reusable = true;
       return buffer.dtype === 'float32' ? new Float32Array(copy) : new Int32Array(copy);
     } catch (e) {
       if (this.lostReason) throw new BackendUnavailableError('webgpu', `device lost (${this.lostReason}); results are not available`);
       throw e;
     } finally {
-      staging.destroy();
+      const list = this.staging.get(size) ?? [];
+      if (reusable && size <= 16 * 2 ** 20 && list.length < 4) {
+        list.push(staging);
+        this.staging.set(size, list);
+      } else staging.destroy();
     }
   }
 
@@ -137,6 +146,8 @@ export class WebGpuBackend extends BaseBackend {
     super.dispose();
     this.flush();
     this.pool.destroyAll();
+    for (const list of this.staging.values()) for (const b of list) b.destroy();
+    this.staging.clear();
     this.arena.destroy();
     this.dummy.destroy();
   }
@@ -318,7 +329,9 @@ export class WebGpuBackend extends BaseBackend {
     const t = this.forcedTile ?? chooseTile(M, N, batch);
     const params = [M, N, K, batch, a.offset, b.offset, a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!,
       ...this.stridedParams(batchShape, [{ strides: a.strides.slice(0, -2) }, { strides: b.strides.slice(0, -2) }])];
-    this.dispatch('matmul', `matmul/${t.bm}x${t.bn}x${t.bk}/${t.tm}x${t.tn}`, () => matmulWgsl(t), MATMUL_WORDS, params,
+    const vec = t.bm % 64 === 0 && t.bn % 64 === 0 && canLoadVec4(K, N, a.offset, b.offset, a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!)
+      && (batch === 1 || [...a.strides.slice(0, -2), ...b.strides.slice(0, -2)].every((x) => x % 4 === 0));
+    this.dispatch('matmul', `matmul/${t.bm}x${t.bn}x${t.bk}/${t.tm}x${t.tn}/${vec ? 'vec4' : 'scalar'}`, () => matmulWgsl(t, vec), MATMUL_WORDS, params,
       [this.gpu(a.buffer), this.gpu(b.buffer), this.gpu(out)], [Math.ceil(N / t.bn), Math.ceil(M / t.bm), batch]);
   }
 

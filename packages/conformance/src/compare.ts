@@ -29,7 +29,7 @@ export function ulpDistance(a: number, b: number): number {
 
 /** Compares backend output (float32/int32) with the oracle under a tolerance. */
 /** `checked(i)` false skips element i (an input outside the backend's guaranteed domain). */
-export function compare(got: ArrayLike<number>, want: Ref, tol: Tolerance, checked?: (i: number) => boolean): Comparison {
+export function compare(got: ArrayLike<number>, want: Ref, tol: Tolerance, checked?: (i: number) => boolean, flushesSubnormals = false): Comparison {
   const res: Comparison = { pass: true, maxAbsError: 0, maxRelError: 0, maxUlpError: 0 };
   if (got.length !== want.data.length) {
     return { ...res, pass: false, firstFailure: { index: -1, got: got.length, want: want.data.length } };
@@ -48,7 +48,7 @@ export function compare(got: ArrayLike<number>, want: Ref, tol: Tolerance, check
     else {
       abs = Math.abs(g - w);
       const scale = want.scale ? want.scale[i]! : Math.abs(w);
-      ok = abs <= tol.abs + tol.rel * scale;
+      ok = abs <= tol.abs + tol.rel * scale || (flushesSubnormals && g === 0 && Math.abs(w) < 1.1754943508222875e-38);
       res.maxAbsError = Math.max(res.maxAbsError, abs);
       if (w !== 0) res.maxRelError = Math.max(res.maxRelError, abs / Math.abs(w));
       if (want.dtype === 'float32') res.maxUlpError = Math.max(res.maxUlpError, ulpDistance(g, w));

@@ -12,7 +12,7 @@ import {
   oAdamStep, oBinary, oCast, oSgdStep, oExpand, oMatmul, oPad, oPermute, oReduce, oReshape, oShrink, oSoftmax, oSoftmaxCrossEntropy, oStride, oUnary, ref, type Ref,
 } from './oracle.js';
 import { generate, hashString, mulberry32 } from './random.js';
-import { inDomain, toleranceFor } from './tolerances.js';
+import { FLUSHES_SUBNORMALS, inDomain, toleranceFor } from './tolerances.js';
 
 export type BackendFactory = () => ComputeBackend | Promise<ComputeBackend>;
 
@@ -204,7 +204,7 @@ export async function runCase(be: ComputeBackend, c: Case, seed = 1): Promise<Ca
       if (o.dtype !== w.dtype) return { ...res, pass: false, message: `output ${k} has dtype ${o.dtype}, expected ${w.dtype}` };
       const got = await be.read(o);
       const perElement = elementInputs(c, host, w.shape);
-      const cmp = compare(got, w, tol, perElement ? (i) => inDomain(c.op, be.name, perElement.map((d) => d[i]!)) : undefined);
+      const cmp = compare(got, w, tol, perElement ? (i) => inDomain(c.op, be.name, perElement.map((d) => d[i]!)) : undefined, FLUSHES_SUBNORMALS.has(be.name));
       if (cmp.skipped) res.skipped = (res.skipped ?? 0) + cmp.skipped;
       res.maxAbsError = Math.max(res.maxAbsError, cmp.maxAbsError);
       res.maxRelError = Math.max(res.maxRelError, cmp.maxRelError);

@@ -102,7 +102,18 @@ export const BACKEND_DOMAINS: Record<string, Record<string, (x: number) => boole
   },
 };
 
-/** Backends that may flush subnormal float32 inputs to zero (WGSL allows it): such elements are not compared. */
+/**
+ * Binary ops whose divisor must lie in WGSL's accuracy domain for division, |y| ∈ [2^-126, 2^126]
+ * (GPUs compute x/y as x·(1/y), and 1/y of a larger |y| is subnormal and flushed), on the backends
+ * of BACKEND_DOMAINS. Non-finite and zero divisors are checked.
+ */
+export const DIVISOR_DOMAIN_OPS: ReadonlySet<string> = new Set(['div', 'mod']);
+const divisorInRange = (y: number): boolean => !Number.isFinite(y) || y === 0 || (Math.abs(y) >= 2 ** -126 && Math.abs(y) <= 2 ** 126);
+
+/**
+ * Backends that may flush subnormal float32 values to zero (WGSL allows it): elements with a subnormal
+ * input are not compared, and a subnormal expected result may come back as ±0.
+ */
 export const FLUSHES_SUBNORMALS: ReadonlySet<string> = new Set(['webgpu']);
 
 const isSubnormal = (x: number): boolean => x !== 0 && Math.abs(x) < 1.1754943508222875e-38;
@@ -110,6 +121,7 @@ const isSubnormal = (x: number): boolean => x !== 0 && Math.abs(x) < 1.175494350
 /** Whether an element of `op` with these inputs is checked on `backend`. */
 export function inDomain(op: string, backend: string, inputs: readonly number[]): boolean {
   if (FLUSHES_SUBNORMALS.has(backend) && inputs.some(isSubnormal)) return false;
+  if (DIVISOR_DOMAIN_OPS.has(op) && BACKEND_DOMAINS[backend] && inputs.length === 2 && !divisorInRange(inputs[1]!)) return false;
   const d = BACKEND_DOMAINS[backend]?.[op];
   return !d || inputs.every((x) => !Number.isFinite(x) || d(x));
 }

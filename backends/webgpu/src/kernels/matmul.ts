@@ -20,11 +20,23 @@ export interface Tile {
   tn: number;
 }
 
-export const TILES: Record<'small' | 'medium' | 'large', Tile> = {
+export type TileName = 'small' | 'medium' | 'large' | 'large16' | 'wide' | 'medium8';
+export const TILES: Record<TileName, Tile> = {
   small: { bm: 32, bn: 32, bk: 16, tm: 2, tn: 2 },
   medium: { bm: 64, bn: 64, bk: 16, tm: 4, tn: 4 },
   large: { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8 },
+  large16: { bm: 128, bn: 128, bk: 16, tm: 8, tn: 8 },
+  wide: { bm: 64, bn: 128, bk: 16, tm: 4, tn: 8 },
+  medium8: { bm: 64, bn: 64, bk: 8, tm: 4, tn: 4 },
 };
+
+/**
+ * True when both operands can be read as vec4 from global memory: row-major A (sak = 1) and B
+ * (sbn = 1), with K, N, the row strides and the offsets multiples of 4.
+ */
+export function canLoadVec4(K: number, N: number, offA: number, offB: number, sam: number, sak: number, sbk: number, sbn: number): boolean {
+  return sak === 1 && sbn === 1 && K % 4 === 0 && N % 4 === 0 && offA % 4 === 0 && offB % 4 === 0 && sam % 4 === 0 && sbk % 4 === 0;
+}
 
 /** Largest tile that still gives the GPU enough workgroups (≥ `minGroups`) to fill its cores. */
 export function chooseTile(m: number, n: number, batch: number, minGroups = 256): Tile {
@@ -53,7 +65,7 @@ function batchOffsets(): string {
  * invocations of a row read consecutive vec4s (no bank conflicts) and write C coalesced; the
  * accumulators are vec4 along columns.
  */
-export function matmulVec4Wgsl(t: Tile): string {
+export function matmulVec4Wgsl(t: Tile, vecLoads: boolean): string {
   const gm = t.bm / 64;
   const gn = t.bn / 64;
   const am = t.bm / 4;
@@ -64,23 +76,7 @@ export function matmulVec4Wgsl(t: Tile): string {
       for (let h = 0; h < gn; h++) fma.push(`acc[${(g * 4 + r) * gn + h}] += av${g}[${r}] * bv${h};`);
     }
   }
-  return `${paramsPrelude(MATMUL_WORDS)}
-@group(0) @binding(1) var<storage, read> a: array<f32>;
-@group(0) @binding(2) var<storage, read> b: array<f32>;
-@group(0) @binding(3) var<storage, read_write> c: array<f32>;
-const BM = ${t.bm}u; const BN = ${t.bn}u; const BK = ${t.bk}u;
-var<workgroup> As: array<vec4<f32>, ${t.bk * am}>;
-var<workgroup> Bs: array<vec4<f32>, ${t.bk * bn4}>;
-@compute @workgroup_size(16, 16)
-fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u, @builtin(local_invocation_index) li: u32) {
-  let M = u32(p(0u)); let N = u32(p(1u)); let K = u32(p(2u));
-  let sam = p(6u); let sak = p(7u); let sbk = p(8u); let sbn = p(9u);
-  ${batchOffsets()}
-  let row0 = wid.y * BM;
-  let col0 = wid.x * BN;
-  var acc: array<vec4<f32>, ${gm * 4 * gn}>;
-  for (var k0 = 0u; k0 < K; k0 += BK) {
-    for (var e = li; e < BM * BK; e += 256u) {
+  const SCALAR_LOADS = `for (var e = li; e < BM * BK; e += 256u) {
       let m = e / BK; let k = e % BK;
       let gm = row0 + m; let gk = k0 + k;
       var v = 0.0;
@@ -93,8 +89,62 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: ve
       var v = 0.0;
       if (gk < K && gn < N) { v = b[offB + i32(gk) * sbk + i32(gn) * sbn]; }
       Bs[k * ${bn4}u + n / 4u][n % 4u] = v;
+    }`;
+  // vec4 global loads, prefetched into registers one slab ahead (the next slab's loads are in flight
+  // while the current slab is multiplied): A rows give 4 consecutive k (scattered into the k-major
+  // slab), B rows give 4 consecutive n (stored as is).
+  const la = Math.ceil((t.bm * t.bk) / 4 / 256);
+  const lb = Math.ceil((t.bk * t.bn) / 4 / 256);
+  const LOAD_GLOBAL = (k0: string): string => `for (var q = 0u; q < ${la}u; q++) {
+      let e = li + q * 256u;
+      let m = e / (BK / 4u); let kq = (e % (BK / 4u)) * 4u;
+      let gm = row0 + m; let gk = ${k0} + kq;
+      ra[q] = vec4<f32>();
+      if (e < BM * BK / 4u && gm < M && gk < K) { ra[q] = a[u32(offA + i32(gm) * sam + i32(gk)) / 4u]; }
     }
+    for (var q = 0u; q < ${lb}u; q++) {
+      let e = li + q * 256u;
+      let k = e / (BN / 4u); let nq = e % (BN / 4u);
+      let gk = ${k0} + k; let gn = col0 + nq * 4u;
+      rb[q] = vec4<f32>();
+      if (e < BK * BN / 4u && gk < K && gn < N) { rb[q] = b[u32(offB + i32(gk) * sbk + i32(gn)) / 4u]; }
+    }`;
+  const STORE_SHARED = `for (var q = 0u; q < ${la}u; q++) {
+      let e = li + q * 256u;
+      if (e < BM * BK / 4u) {
+        let m = e / (BK / 4u); let kq = (e % (BK / 4u)) * 4u;
+        let slot = m / 4u; let lane = m % 4u; let v = ra[q];
+        As[kq * ${am}u + slot][lane] = v.x;
+        As[(kq + 1u) * ${am}u + slot][lane] = v.y;
+        As[(kq + 2u) * ${am}u + slot][lane] = v.z;
+        As[(kq + 3u) * ${am}u + slot][lane] = v.w;
+      }
+    }
+    for (var q = 0u; q < ${lb}u; q++) {
+      let e = li + q * 256u;
+      if (e < BK * BN / 4u) { Bs[(e / (BN / 4u)) * ${bn4}u + e % (BN / 4u)] = rb[q]; }
+    }`;
+  const elem = vecLoads ? 'vec4<f32>' : 'f32';
+  return `${paramsPrelude(MATMUL_WORDS)}
+@group(0) @binding(1) var<storage, read> a: array<${elem}>;
+@group(0) @binding(2) var<storage, read> b: array<${elem}>;
+@group(0) @binding(3) var<storage, read_write> c: array<f32>;
+const BM = ${t.bm}u; const BN = ${t.bn}u; const BK = ${t.bk}u;
+var<workgroup> As: array<vec4<f32>, ${t.bk * am}>;
+var<workgroup> Bs: array<vec4<f32>, ${t.bk * bn4}>;
+@compute @workgroup_size(16, 16)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u, @builtin(local_invocation_index) li: u32) {
+  let M = u32(p(0u)); let N = u32(p(1u)); let K = u32(p(2u));
+  let sam = p(6u); let sak = p(7u); let sbk = p(8u); let sbn = p(9u);
+  ${batchOffsets()}
+  let row0 = wid.y * BM;
+  let col0 = wid.x * BN;
+  var acc: array<vec4<f32>, ${gm * 4 * gn}>;
+  ${vecLoads ? `var ra: array<vec4<f32>, ${la}>; var rb: array<vec4<f32>, ${lb}>;\n  ${LOAD_GLOBAL('0u')}` : ''}
+  for (var k0 = 0u; k0 < K; k0 += BK) {
+    ${vecLoads ? STORE_SHARED : SCALAR_LOADS}
     workgroupBarrier();
+    ${vecLoads ? `if (k0 + BK < K) { ${LOAD_GLOBAL('(k0 + BK)')} }` : ''}
     for (var k = 0u; k < BK; k++) {
       ${Array.from({ length: gm }, (_, g) => `let av${g} = As[k * ${am}u + ${g * 16}u + lid.y];`).join(' ')}
       ${Array.from({ length: gn }, (_, h) => `let bv${h} = Bs[k * ${bn4}u + ${h * 16}u + lid.x];`).join(' ')}
@@ -119,8 +169,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: ve
 }`;
 }
 
-export function matmulWgsl(t: Tile): string {
-  if (t.bm % 64 === 0 && t.bn % 64 === 0) return matmulVec4Wgsl(t);
+export function matmulWgsl(t: Tile, vecLoads = false): string {
+  if (t.bm % 64 === 0 && t.bn % 64 === 0) return matmulVec4Wgsl(t, vecLoads);
   const wx = t.bn / t.tn;
   const wy = t.bm / t.tm;
   const threads = wx * wy;

@@ -1,0 +1,17 @@
+/**
+ * Runs the whole conformance suite on the WebGPU backend of this machine's GPU (for the real-GPU
+ * machine, packed with ../shared/gpu/pack.sh) and writes the result matrix as JSON.
+ *   node gpu-conformance.mjs [--json out.json]
+ */
+import { writeFileSync } from 'node:fs';
+import { runConformance } from '@polyhal/conformance';
+import { createWebGpuBackend } from '@polyhal/backend-webgpu';
+
+const i = process.argv.indexOf('--json');
+const r = await runConformance(() => createWebGpuBackend());
+console.log(`conformance on webgpu — ${r.deviceName}, ${r.runtime}: ${r.passed} passed, ${r.failed} failed`);
+for (const c of r.results.filter((x) => !x.pass)) console.log(`  FAIL ${c.id}: ${c.message}`);
+const worst = [...r.results].sort((a, b) => b.maxUlpError - a.maxUlpError).slice(0, 8);
+for (const c of worst) console.log(`  ${c.id}: max ulp ${c.maxUlpError}, max abs ${c.maxAbsError.toExponential(2)}`);
+if (i > 0) writeFileSync(process.argv[i + 1]!, JSON.stringify(r, null, 2));
+process.exit(r.failed ? 1 : 0);
