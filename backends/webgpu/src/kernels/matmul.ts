@@ -38,11 +38,15 @@ export function canLoadVec4(K: number, N: number, offA: number, offB: number, sa
   return sak === 1 && sbn === 1 && K % 4 === 0 && N % 4 === 0 && offA % 4 === 0 && offB % 4 === 0 && sam % 4 === 0 && sbk % 4 === 0;
 }
 
-/** Largest tile that still gives the GPU enough workgroups (≥ `minGroups`) to fill its cores. */
+/**
+ * Largest tile that still gives the GPU enough workgroups to fill its cores. Measured on an H200
+ * (benches/results): 128×128 wins from 2048 on (≥ 256 workgroups), 64×128 at 1024, 64×64 below.
+ */
 export function chooseTile(m: number, n: number, batch: number, minGroups = 256): Tile {
   const groups = (t: Tile): number => Math.ceil(m / t.bm) * Math.ceil(n / t.bn) * batch;
   if (groups(TILES.large) >= minGroups) return TILES.large;
-  if (groups(TILES.medium) >= minGroups / 2 || Math.min(m, n) >= 64) return TILES.medium;
+  if (groups(TILES.wide) >= minGroups / 2) return TILES.wide;
+  if (groups(TILES.medium) >= minGroups / 4 || Math.min(m, n) >= 64) return TILES.medium;
   return TILES.small;
 }
 
