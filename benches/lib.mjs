@@ -1,0 +1,50 @@
+// Shared pieces of the benchmark harness: machine description, tinybench runs of a pair (PolyHAL vs
+// its TensorFlow.js peer, interleaved in rounds so machine noise hits both alike), and result rows.
+import os from 'node:os';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { Bench } from 'tinybench';
+
+const require = createRequire(import.meta.url);
+export const versions = () => {
+  const v = (name) => { try { return JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')).version; } catch { return 'n/a'; } };
+  return { node: process.versions.node, v8: process.versions.v8, polyhal: v('@polyhal/hal'), 'tfjs-core': v('@tensorflow/tfjs-core'), tinybench: v('tinybench') };
+};
+export const machine = () => `${os.cpus()[0]?.model ?? 'cpu'} ×${os.cpus().length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}`;
+
+/**
+ * Times `ours` and `theirs` (async functions that force their result where a user would read it) in
+ * `rounds` alternating tinybench runs; returns medians and the spread (p75 − p25) over all samples.
+ */
+export async function pair(ours, theirs, { iterations = 10, rounds = 3 } = {}) {
+  let peerFailed;
+  const samples = { ours: [], theirs: [] };
+  for (let r = 0; r < rounds; r++) {
+    const bench = new Bench({ iterations, warmupIterations: r === 0 ? 3 : 1, time: 0, warmupTime: 0, retainSamples: true });
+    bench.add('ours', ours).add('theirs', theirs);
+    await bench.run();
+    for (const t of bench.tasks) {
+      if (t.result?.state === 'errored' || t.result?.error) {
+        const message = String(t.result.error?.message ?? t.result.error).split('\n')[0];
+        if (t.name === 'ours') throw new Error(`PolyHAL failed: ${message}`);
+        return { ours: null, theirs: null, peerError: message, oursFn: ours };
+      }
+      samples[t.name].push(...(t.result?.latency?.samples ?? []));
+    }
+  }
+  const stats = (xs) => {
+    const s = [...xs].sort((a, b) => a - b);
+    const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
+    return { median: q(0.5), spread: q(0.75) - q(0.25), n: s.length };
+  };
+  return { ours: stats(samples.ours), theirs: stats(samples.theirs) };
+}
+
+/** Times PolyHAL alone (when the peer cannot run the workload). */
+export async function solo(ours, { iterations = 10 } = {}) {
+  const bench = new Bench({ iterations, warmupIterations: 2, time: 0, warmupTime: 0, retainSamples: true });
+  bench.add('ours', ours);
+  await bench.run();
+  const s = [...bench.tasks[0].result.latency.samples].sort((a, b) => a - b);
+  return { median: s[s.length >> 1], spread: s[Math.floor(s.length * 0.75)] - s[Math.floor(s.length * 0.25)], n: s.length };
+}
