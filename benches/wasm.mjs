@@ -9,7 +9,7 @@ import { mulberry32 } from '@polyhal/hal';
 
 await tf.setBackend('wasm');
 await tf.ready();
-const be = await createWasmBackend();
+const be = await createWasmBackend({ threads: 1 });
 const results = [];
 const rand = (n, seed) => { const r = mulberry32(seed); return Float32Array.from({ length: n }, () => r() * 2 - 1); };
 
@@ -40,5 +40,18 @@ for (const n of [1 << 20, 1 << 24]) {
   await compare('add', n, 0, () => be.free(be.add(pa, pb)), () => tf.add(ta, tb).dispose(), it);
   await compare('relu', n, 0, () => be.free(be.relu(pa)), () => tf.relu(ta).dispose(), it);
   be.free(pa); be.free(pb); ta.dispose(); tb.dispose();
+}
+// 2 threads (workers on one shared memory), after warm-up rounds so every worker runs optimized code.
+{
+  const mt = await createWasmBackend({ threads: 2 });
+  const n = 1024;
+  const a = mt.fromArray(rand(n * n, 1), [n, n]), b = mt.fromArray(rand(n * n, 2), [n, n]);
+  const bench = new Bench({ iterations: 20, warmupIterations: 20, time: 0, warmupTime: 0 });
+  bench.add('polyhal-wasm 2 threads', () => mt.free(mt.matmul(a, b)));
+  await bench.run();
+  const p = bench.tasks[0].result.latency.p50;
+  results.push({ suite: 'matmul-2-threads', size: n, polyhalMs: p, polyhalGflops: 2 * n ** 3 / (p * 1e6) });
+  console.log(`matmul ${n}, ${mt.deviceName}: ${p.toFixed(2)} ms (${(2 * n ** 3 / (p * 1e6)).toFixed(1)} GFLOP/s); tfjs-wasm has no threads in Node`);
+  mt.dispose();
 }
 if (process.env.BENCH_JSON) (await import('node:fs')).writeFileSync(process.env.BENCH_JSON, JSON.stringify(results, null, 2));

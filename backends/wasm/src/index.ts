@@ -1,14 +1,48 @@
 import { type BackendEntry, BackendUnavailableError, registerBackend } from '@polyhal/hal';
-import { hasWasmSimd, instantiateKernels } from './module.js';
+import { hasWasmSimd, instantiateKernels, kernelModule } from './module.js';
+import { canBlock, ThreadPool } from './threads.js';
 import { WasmBackend, type WasmBackendOptions } from './wasm-backend.js';
 
 export { WasmBackend, type WasmBackendOptions } from './wasm-backend.js';
 export { hasWasmSimd } from './module.js';
 
-/** Creates a WASM backend; throws BackendUnavailableError when the runtime lacks WebAssembly SIMD. */
+function cores(): number {
+  const g = globalThis as { navigator?: { hardwareConcurrency?: number } };
+  return g.navigator?.hardwareConcurrency ?? 1;
+}
+
+async function nodeCores(): Promise<number> {
+  const g = globalThis as { process?: { versions?: { node?: string } } };
+  if (!g.process?.versions?.node) return cores();
+  const os = await import('node:os');
+  return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+}
+
+/**
+ * Creates a WASM backend; throws BackendUnavailableError when the runtime lacks WebAssembly SIMD.
+ * With threads > 1 (default 'auto': the cores, at most 8) it starts workers on one shared memory;
+ * where that is impossible (no SharedArrayBuffer, a browser page that is not cross-origin isolated,
+ * or a thread that may not block) it runs on one thread and its deviceName says why.
+ */
 export async function createWasmBackend(options: WasmBackendOptions = {}): Promise<WasmBackend> {
   if (!hasWasmSimd()) throw new BackendUnavailableError('wasm', 'this runtime has no WebAssembly SIMD (simd128)');
-  return new WasmBackend(await instantiateKernels(), options);
+  const wanted = options.threads === undefined || options.threads === 'auto' ? Math.min(8, await nodeCores()) : Math.max(1, Math.floor(options.threads));
+  let note = '';
+  if (wanted > 1) {
+    if (typeof SharedArrayBuffer === 'undefined') note = 'threads unavailable: no SharedArrayBuffer (cross-origin isolation needed)';
+    else if (!canBlock()) note = 'threads unavailable: this thread may not block (browser main thread); run in a Worker';
+    else {
+      try {
+        const memory = new WebAssembly.Memory({ initial: 64, maximum: 32768, shared: true });
+        const kernels = await instantiateKernels(memory);
+        const pool = await ThreadPool.create(await kernelModule(true), memory, wanted);
+        return new WasmBackend(kernels, options, pool);
+      } catch (e) {
+        note = `threads unavailable: ${(e as Error).message}`;
+      }
+    }
+  }
+  return new WasmBackend(await instantiateKernels(), options, null, note);
 }
 
 /** Registry entry: name `wasm`, priority 200 (above cpu, below a hardware GPU). */

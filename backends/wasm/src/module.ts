@@ -1,5 +1,5 @@
 /** Loads the embedded kernels (.wasm as base64): no file paths, works in Node (ESM/CJS) and browsers. */
-import { KERNELS_WASM_BASE64 } from './generated/kernels.js';
+import { KERNELS_MT_WASM_BASE64, KERNELS_WASM_BASE64 } from './generated/kernels.js';
 
 export interface KernelExports {
   memory: WebAssembly.Memory;
@@ -28,17 +28,24 @@ function decodeBase64(b64: string): Uint8Array<ArrayBuffer> {
   return out;
 }
 
-let compiled: Promise<WebAssembly.Module> | undefined;
+const compiled = new Map<boolean, Promise<WebAssembly.Module>>();
 
-/** Compiles the kernels once per process. */
-export function kernelModule(): Promise<WebAssembly.Module> {
-  compiled ??= WebAssembly.compile(decodeBase64(KERNELS_WASM_BASE64));
-  return compiled;
+/** Compiles the kernels once per process: the single-threaded build, or the shared-memory one. */
+export function kernelModule(threaded = false): Promise<WebAssembly.Module> {
+  let m = compiled.get(threaded);
+  if (!m) compiled.set(threaded, (m = WebAssembly.compile(decodeBase64(threaded ? KERNELS_MT_WASM_BASE64 : KERNELS_WASM_BASE64))));
+  return m;
 }
 
-export async function instantiateKernels(): Promise<KernelExports> {
-  const instance = await WebAssembly.instantiate(await kernelModule(), { env: { abort: () => { throw new Error('wasm kernel abort'); } } });
-  return instance.exports as unknown as KernelExports;
+const abort = (): never => {
+  throw new Error('wasm kernel abort');
+};
+
+/** Instantiates the kernels; with `memory` (shared), the threaded build on that memory. */
+export async function instantiateKernels(memory?: WebAssembly.Memory): Promise<KernelExports> {
+  const instance = await WebAssembly.instantiate(await kernelModule(Boolean(memory)), { env: memory ? { memory, abort } : { abort } });
+  const exports = instance.exports as unknown as KernelExports;
+  return memory ? ({ ...exports, memory } as KernelExports) : exports;
 }
 
 /**

@@ -4,8 +4,14 @@ import {
 } from '@polyhal/hal';
 import { WasmHeap } from './memory.js';
 import type { KernelExports } from './module.js';
+import type { ThreadPool } from './threads.js';
 
-export type WasmBackendOptions = BaseBackendOptions;
+export interface WasmBackendOptions extends BaseBackendOptions {
+  /** Worker threads for matmul (the calling thread counts): a number, or 'auto' (cores, at most 8). Default 'auto'. */
+  threads?: number | 'auto';
+  /** Multiply-adds (M·N·K) from which a matmul is split across threads (default 2^21). */
+  threadThreshold?: number;
+}
 
 const BINARY_CODES: Record<BinaryOp, number> = { add: 0, sub: 1, mul: 2, div: 3, maximum: 4, mod: 5, cmplt: 6 };
 const UNARY_CODES = Object.fromEntries(UNARY_OPS.map((op, i) => [op, i])) as Record<UnaryOp, number>;
@@ -35,11 +41,26 @@ export class WasmBackend extends BaseBackend {
   private readonly heap: WasmHeap;
   private readonly ptrs = new Map<number, number>();
 
-  constructor(private readonly k: KernelExports, options: WasmBackendOptions = {}) {
+  private readonly threadThreshold: number;
+
+  /** `pool`: worker threads on the same shared memory; `threadNote` says why there are none when asked for. */
+  constructor(private readonly k: KernelExports, options: WasmBackendOptions = {}, private readonly pool: ThreadPool | null = null, threadNote = '') {
     super(options);
     this.heap = new WasmHeap(k.memory, k.heapBase(), 'wasm');
+    this.threadThreshold = options.threadThreshold ?? 2 ** 21;
     const g = globalThis as { process?: { versions?: { node?: string } } };
-    this.deviceName = `WebAssembly SIMD128, 1 thread${g.process?.versions?.node ? ` (Node ${g.process.versions.node})` : ''}`;
+    const threads = pool ? `${pool.size} threads on shared memory` : `1 thread${threadNote ? ` (${threadNote})` : ''}`;
+    this.deviceName = `WebAssembly SIMD128, ${threads}${g.process?.versions?.node ? `, Node ${g.process.versions.node}` : ''}`;
+  }
+
+  /** Number of threads that split a large matmul (1 without workers). */
+  get threads(): number {
+    return this.pool?.size ?? 1;
+  }
+
+  override dispose(): void {
+    super.dispose();
+    this.pool?.terminate();
   }
 
   readonly readSync = (x: NDArray | DeviceBuffer): HostArray => {
@@ -183,8 +204,10 @@ export class WasmBackend extends BaseBackend {
     const N = b.shape[r - 1]!;
     if (M === 0 || N === 0) return;
     const batch = planRows(a.shape.slice(0, -2), [a.strides.slice(0, -2), b.strides.slice(0, -2)], [a.offset, b.offset]);
+    // Split rows across threads when the product is large enough (in whole 4-row panels).
+    const parts = this.pool && M * N * K >= this.threadThreshold ? Math.min(this.pool.size, Math.ceil(M / 16)) : 1;
     const scratchBytes = this.k.packBytesA() + this.k.packBytesB(N) + 128;
-    const scratch = this.heap.alloc(scratchBytes);
+    const scratch = Array.from({ length: parts }, () => this.heap.alloc(scratchBytes));
     try {
       const [pa, pb, pc] = [this.ptr(a.buffer), this.ptr(b.buffer), this.ptr(out)];
       let t = 0;
@@ -192,11 +215,19 @@ export class WasmBackend extends BaseBackend {
         for (let i = 0; i < batch.n; i++, t++) {
           const ao = batch.starts[0]![row]! + i * batch.step[0]!;
           const bo = batch.starts[1]![row]! + i * batch.step[1]!;
-          this.k.gemm(M, N, K, pa + ao * 4, a.strides[r - 2]!, a.strides[r - 1]!, pb + bo * 4, b.strides[r - 2]!, b.strides[r - 1]!, pc + t * M * N * 4, scratch, 0, M);
+          const job = (s: number, r0: number, r1: number): number[] =>
+            [M, N, K, pa + ao * 4, a.strides[r - 2]!, a.strides[r - 1]!, pb + bo * 4, b.strides[r - 2]!, b.strides[r - 1]!, pc + t * M * N * 4, s, r0, r1];
+          if (parts === 1) {
+            this.k.gemm(...(job(scratch[0]!, 0, M) as Parameters<KernelExports['gemm']>));
+            continue;
+          }
+          const rows = Math.ceil(M / parts / 4) * 4;
+          const jobs = scratch.map((s, p) => job(s, Math.min(M, p * rows), Math.min(M, (p + 1) * rows))).filter((j) => j[11]! < j[12]!);
+          this.pool!.run(jobs, (j) => this.k.gemm(...(j as Parameters<KernelExports['gemm']>)));
         }
       }
     } finally {
-      this.heap.release(scratch, scratchBytes);
+      for (const s of scratch) this.heap.release(s, scratchBytes);
     }
   }
 
