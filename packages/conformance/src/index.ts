@@ -6,3 +6,4 @@ export * from './oracle.js';
 export * from './random.js';
 export * from './runner.js';
 export * from './tolerances.js';
+export * from './report.js';
