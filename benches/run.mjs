@@ -28,12 +28,13 @@ if (backends.includes('webgpu')) {
   globalThis.navigator = { gpu, userAgent: 'node' };
 }
 const tf = await import('@tensorflow/tfjs');
-await import('@tensorflow/tfjs-backend-wasm');
+if (backends.includes('wasm')) await import('@tensorflow/tfjs-backend-wasm');
 if (gpu) await import('@tensorflow/tfjs-backend-webgpu');
 
 const factories = {
   cpu: async () => new (await import('@polyhal/backend-cpu')).CpuBackend(),
-  wasm: async () => (await import('@polyhal/backend-wasm')).createWasmBackend(),
+  // One thread: tfjs-wasm cannot use threads in Node, so the comparison is thread for thread.
+  wasm: async () => (await import('@polyhal/backend-wasm')).createWasmBackend({ threads: 1 }),
   webgpu: async () => (await import('@polyhal/backend-webgpu')).createWebGpuBackend({ gpu }),
 };
 const rows = [];

@@ -17,7 +17,7 @@ const readOne = async (be, x) => { const v = be.shrink(x, x.shape.map(() => [0, 
 
 export const SUITES = {
   async matmul(be, tf, { software }) {
-    const sizes = be.name === 'cpu' ? [64, 128, 256, 512] : software ? [64, 128, 256] : [64, 128, 256, 512, 1024];
+    const sizes = be.name === 'cpu' ? [64, 128, 256, 512] : software ? [64, 128, 256] : be.deviceType === 'gpu' ? [256, 1024, 2048, 4096] : [64, 128, 256, 512, 1024];
     const rows = [];
     for (const n of sizes) {
       const a = rand(n * n, 1), b = rand(n * n, 2);

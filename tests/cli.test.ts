@@ -33,7 +33,7 @@ describe('polyhal CLI', () => {
   test('--backend all trains the same model on every backend and prints the comparison table', () => {
     const r = run('--backend', 'all', '--epochs', '1', '--train', '640', '--test', '200');
     expect(r.status).toBe(0);
-    expect(r.stdout).toMatch(/backend\s+device\s+wall s\s+samples\/s\s+final loss\s+test acc\s+max \|Δloss\| vs cpu/);
+    expect(r.stdout).toMatch(/backend\s+device\s+wall s\s+samples\/s\s+final loss\s+test acc\s+peak MiB\s+max \|Δloss\| vs cpu/);
     expect(r.stdout).toMatch(/^cpu\s+/m);
     expect(r.stdout).toMatch(/^wasm\s+/m);
     expect(r.stdout).toMatch(/^webgpu\s+/m);

@@ -124,13 +124,13 @@ async function main(argv: string[]): Promise<number> {
     }
   }
   const cpu = runs.find((r) => r.name === 'cpu')!;
-  console.log('\nbackend   device                                             wall s  samples/s  final loss  test acc  max |Δloss| vs cpu');
+  console.log('\nbackend   device                                             wall s  samples/s  final loss  test acc  peak MiB  max |Δloss| vs cpu');
   let worst = 0;
   for (const r of runs) {
     const d = Math.max(0, ...r.result.losses.map((l, i) => Math.abs(l - cpu.result.losses[i]!)));
     worst = Math.max(worst, d);
     console.log(
-      `${r.name.padEnd(9)} ${r.device.slice(0, 50).padEnd(50)} ${r.result.seconds.toFixed(1).padStart(7)} ${r.result.samplesPerSecond.toFixed(0).padStart(10)} ${r.result.finalLoss.toFixed(4).padStart(11)} ${r.result.testAccuracy.toFixed(4).padStart(9)} ${d.toExponential(2).padStart(19)}`,
+      `${r.name.padEnd(9)} ${r.device.slice(0, 50).padEnd(50)} ${r.result.seconds.toFixed(1).padStart(7)} ${r.result.samplesPerSecond.toFixed(0).padStart(10)} ${r.result.finalLoss.toFixed(4).padStart(11)} ${r.result.testAccuracy.toFixed(4).padStart(9)} ${(r.result.peakBytes / 2 ** 20).toFixed(1).padStart(9)} ${d.toExponential(2).padStart(19)}`,
     );
   }
   console.log(worst <= LOSS_TOLERANCE ? `per-step losses agree within ${LOSS_TOLERANCE}` : `per-step losses DISAGREE: ${worst} > ${LOSS_TOLERANCE}`);
