@@ -55,3 +55,24 @@ export function planRows(shape: readonly number[], strides: readonly (readonly n
   return { n, rows, step: st.map((s) => s[r]!), starts };
 }
 
+
+/**
+ * Merges neighbouring dims that are contiguous for every operand and drops size-1 dims, so most views
+ * reach a kernel as rank 1 or 2. Returns the merged shape and each operand's strides.
+ */
+export function coalesce(shape: readonly number[], strides: readonly (readonly number[])[]): { shape: number[]; strides: number[][] } {
+  const dims: number[] = [];
+  const st: number[][] = strides.map(() => []);
+  shape.forEach((d, i) => {
+    if (d === 1) return;
+    const last = dims.length - 1;
+    if (last >= 0 && strides.every((s, o) => st[o]![last] === s[i]! * d)) {
+      dims[last]! *= d;
+      strides.forEach((s, o) => (st[o]![last] = s[i]!));
+    } else {
+      dims.push(d);
+      strides.forEach((s, o) => st[o]!.push(s[i]!));
+    }
+  });
+  return { shape: dims, strides: st };
+}

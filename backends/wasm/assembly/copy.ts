@@ -35,3 +35,53 @@ export function fillF32(out: usize, n: i32, value: f32): void {
 export function fillI32(out: usize, n: i32, value: i32): void {
   for (let i = 0; i < n; i++) store<i32>(out + (<usize>i << 2), value);
 }
+
+/**
+ * Strided copy of an N-d view (dims already coalesced by the caller) without a row list: an odometer
+ * over the outer dims, a tight loop over the last. `meta` holds rank·3 i32: shape, source strides,
+ * destination strides; `idx` is rank i32 of scratch. Used for views with many short rows (im2col).
+ */
+export function copyNd(mode: i32, rank: i32, meta: usize, idx: usize, x: usize, xOff: i32, out: usize, oOff: i32): void {
+  const last = rank - 1;
+  const n = load<i32>(meta + (<usize>last << 2));
+  const sx = load<i32>(meta + (<usize>(rank + last) << 2));
+  const so = load<i32>(meta + (<usize>(2 * rank + last) << 2));
+  let total: i64 = 1;
+  for (let d = 0; d < last; d++) {
+    store<i32>(idx + (<usize>d << 2), 0);
+    total *= <i64>load<i32>(meta + (<usize>d << 2));
+  }
+  let xo = xOff, oo = oOff;
+  for (let r: i64 = 0; r < total; r++) {
+    let px = x + (<usize>xo << 2), po = out + (<usize>oo << 2);
+    if (mode == COPY && sx == 1 && so == 1) memory.copy(po, px, <usize>n << 2);
+    else {
+      for (let i = 0; i < n; i++) {
+        if (mode == COPY) store<i32>(po, load<i32>(px));
+        else if (mode == I32_TO_F32) store<f32>(po, <f32>load<i32>(px));
+        else {
+          const v = load<f32>(px);
+          store<i32>(po, v != v ? 0 : v >= 2147483647.0 ? 2147483647 : v <= -2147483648.0 ? -2147483648 : <i32>v);
+        }
+        px += <usize>(sx << 2);
+        po += <usize>(so << 2);
+      }
+    }
+    for (let d = last - 1; d >= 0; d--) {
+      const q = idx + (<usize>d << 2);
+      const dim = load<i32>(meta + (<usize>d << 2));
+      const k = load<i32>(q) + 1;
+      const dsx = load<i32>(meta + (<usize>(rank + d) << 2));
+      const dso = load<i32>(meta + (<usize>(2 * rank + d) << 2));
+      if (k < dim) {
+        store<i32>(q, k);
+        xo += dsx;
+        oo += dso;
+        break;
+      }
+      store<i32>(q, 0);
+      xo -= dsx * (dim - 1);
+      oo -= dso * (dim - 1);
+    }
+  }
+}

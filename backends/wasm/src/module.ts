@@ -9,6 +9,7 @@ export interface KernelExports {
   unaryF32(op: number, n: number, rows: number, x: number, xStarts: number, xStep: number, out: number): void;
   negI32(n: number, rows: number, x: number, xStarts: number, xStep: number, out: number): void;
   copyRows(mode: number, n: number, rows: number, x: number, xStarts: number, xStep: number, out: number, oStarts: number, oStep: number): void;
+  copyNd(mode: number, rank: number, meta: number, idx: number, x: number, xOff: number, out: number, oOff: number): void;
   fillF32(out: number, n: number, value: number): void;
   fillI32(out: number, n: number, value: number): void;
   reduceF32(isMax: number, x: number, kN: number, kRows: number, kStarts: number, kStep: number, rN: number, rRows: number, rStarts: number, rStep: number, out: number, outer: number, scratch: number): void;

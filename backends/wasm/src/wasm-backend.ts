@@ -1,5 +1,5 @@
 import {
-  type AdamStepParams, BaseBackend, type BaseBackendOptions, type BinaryOp, type DeviceBuffer, DTypeError, type HostArray, type NDArray,
+  type AdamStepParams, BaseBackend, coalesce, type BaseBackendOptions, type BinaryOp, type DeviceBuffer, DTypeError, type HostArray, type NDArray,
   planRows, type ReduceOp, type RowPlan, type SgdStepParams, ShapeMismatchError, type UnaryOp, UNARY_OPS, viewOf,
 } from '@polyhal/hal';
 import { WasmHeap } from './memory.js';
@@ -175,9 +175,25 @@ export class WasmBackend extends BaseBackend {
 
   /** Strided copy from view x into (ptr, shape, strides, offset) of `out`. */
   private copyInto(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void {
+    const mode = x.dtype === out.dtype ? COPY : x.dtype === 'float32' ? F32_TO_I32 : I32_TO_F32;
+    const c = coalesce(x.shape, [x.strides, strides]);
+    if (c.shape.includes(0)) return;
+    if (c.shape.length >= 2) {
+      // Many short rows (im2col windows): let the kernel walk the dims instead of listing every row.
+      const rank = c.shape.length;
+      const meta = this.heap.alloc(rank * 12);
+      const idx = this.heap.alloc(rank * 4);
+      try {
+        this.heap.i32().set([...c.shape, ...c.strides[0]!, ...c.strides[1]!], meta >> 2);
+        this.k.copyNd(mode, rank, meta, idx, this.ptr(x.buffer), x.offset, this.ptr(out), offset);
+      } finally {
+        this.heap.release(meta, rank * 12);
+        this.heap.release(idx, rank * 4);
+      }
+      return;
+    }
     const plan = planRows(x.shape, [x.strides, strides], [x.offset, offset]);
     if (plan.rows === 0) return;
-    const mode = x.dtype === out.dtype ? COPY : x.dtype === 'float32' ? F32_TO_I32 : I32_TO_F32;
     this.withPlan(plan, 2, ([xs, os]) =>
       this.k.copyRows(mode, plan.n, plan.rows, this.ptr(x.buffer), xs!, plan.step[0]!, this.ptr(out), os!, plan.step[1]!));
   }

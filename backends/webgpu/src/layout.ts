@@ -5,23 +5,7 @@
  */
 export const MAX_RANK = 6;
 
-/** Merges neighbouring dims that are contiguous for every operand and drops size-1 dims. */
-export function coalesce(shape: readonly number[], strides: readonly (readonly number[])[]): { shape: number[]; strides: number[][] } {
-  const dims: number[] = [];
-  const st: number[][] = strides.map(() => []);
-  for (let d = 0; d < shape.length; d++) {
-    if (shape[d] === 1) continue;
-    const last = dims.length - 1;
-    if (last >= 0 && strides.every((s, o) => st[o]![last] === s[d]! * shape[d]!)) {
-      dims[last]! *= shape[d]!;
-      strides.forEach((s, o) => (st[o]![last] = s[d]!));
-    } else {
-      dims.push(shape[d]!);
-      strides.forEach((s, o) => st[o]!.push(s[d]!));
-    }
-  }
-  return { shape: dims, strides: st };
-}
+export { coalesce } from '@polyhal/hal';
 
 const f32 = new Float32Array(1);
 const i32 = new Int32Array(f32.buffer);
