@@ -16,6 +16,8 @@ export type ViewSpec =
 export interface InputSpec {
   shape: number[];
   gen: Generator;
+  /** Explicit values (row-major, prod(shape) of them), used instead of `gen` (property-based tests). */
+  values?: number[];
   dtype?: 'float32' | 'int32';
   /** Applied after upload, so the op sees a strided view (stored shape is `shape`). */
   view?: ViewSpec;

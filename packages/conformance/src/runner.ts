@@ -62,7 +62,7 @@ export function runtimeDescription(): string {
 /** Host inputs of a case (deterministic in seed and case id). */
 export function caseInputs(c: Case, seed: number): number[][] {
   const rng = mulberry32(hashString(c.id, seed));
-  return c.inputs.map((inp) => generate(inp.gen, inp.shape.reduce((p, d) => p * d, 1), rng));
+  return c.inputs.map((inp) => inp.values ?? generate(inp.gen, inp.shape.reduce((p, d) => p * d, 1), rng));
 }
 
 function applyViewDevice(be: ComputeBackend, x: NDArray, spec: InputSpec): NDArray {
