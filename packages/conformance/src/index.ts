@@ -7,3 +7,4 @@ export * from './random.js';
 export * from './runner.js';
 export * from './tolerances.js';
 export * from './report.js';
+export * from './checked.js';

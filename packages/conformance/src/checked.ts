@@ -1,0 +1,78 @@
+/**
+ * `checked(backend)`: a decorator for any backend that makes memory bugs loud. New allocations are
+ * filled with garbage (so a kernel that leaves part of its output unwritten fails its case), freed
+ * buffers are poisoned with NaN before they go, the allocation stack of every live buffer is recorded
+ * (`leaks()` lists what is still alive, with where it was allocated), and every read is checked to
+ * see all queued work: it is compared with a read taken after `synchronize()`.
+ */
+import type { ComputeBackend, DeviceBuffer, HostArray, NDArray } from '@polyhal/hal';
+
+export interface LeakReport {
+  buffer: DeviceBuffer;
+  stack: string;
+}
+
+export type CheckedBackend = ComputeBackend & {
+  /** Buffers allocated through this wrapper and not freed, with their allocation stacks. */
+  leaks(): LeakReport[];
+  /** The wrapped backend. */
+  readonly inner: ComputeBackend;
+};
+
+/** Thrown when a read differs from the same read after synchronize(). */
+export class StaleReadError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StaleReadError';
+  }
+}
+
+function garbage(buffer: DeviceBuffer, seed: number): HostArray {
+  if (buffer.dtype === 'int32') return Int32Array.from({ length: buffer.size }, (_, i) => ((i + seed) * 2654435761) | 0);
+  const out = new Float32Array(buffer.size);
+  for (let i = 0; i < out.length; i++) out[i] = i % 3 === 0 ? NaN : ((i * 7919 + seed) % 1000) * 1e7;
+  return out;
+}
+
+export function checked(be: ComputeBackend): CheckedBackend {
+  const live = new Map<number, LeakReport>();
+  let n = 0;
+  const proxy: CheckedBackend = new Proxy(be as CheckedBackend, {
+    get(target, prop, receiver) {
+      switch (prop) {
+        case 'inner':
+          return be;
+        case 'leaks':
+          return () => [...live.values()];
+        case 'allocate':
+          return (size: number, dtype?: NDArray['dtype']) => {
+            const b = target.allocate.call(receiver, size, dtype);
+            target.write.call(receiver, b, garbage(b, ++n));
+            live.set(b.id, { buffer: b, stack: new Error('allocated here').stack ?? '' });
+            return b;
+          };
+        case 'deallocate':
+          return (b: DeviceBuffer) => {
+            if (live.has(b.id)) target.write.call(receiver, b, b.dtype === 'int32' ? new Int32Array(b.size).fill(-1) : new Float32Array(b.size).fill(NaN));
+            target.deallocate.call(receiver, b);
+            live.delete(b.id);
+          };
+        case 'read':
+          return async (x: NDArray | DeviceBuffer) => {
+            const first = await target.read.call(receiver, x);
+            await target.synchronize.call(receiver);
+            const again = await target.read.call(receiver, x);
+            for (let i = 0; i < first.length; i++) {
+              if (!Object.is(first[i], again[i])) throw new StaleReadError(`read returned element ${i} = ${first[i]} before synchronize() and ${again[i]} after: a read did not wait for queued work`);
+            }
+            return first;
+          };
+        default: {
+          const v = Reflect.get(target, prop, receiver) as unknown;
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(receiver) : v;
+        }
+      }
+    },
+  });
+  return proxy;
+}
