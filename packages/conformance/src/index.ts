@@ -8,3 +8,4 @@ export * from './runner.js';
 export * from './tolerances.js';
 export * from './report.js';
 export * from './checked.js';
+export * from './bisect.js';
