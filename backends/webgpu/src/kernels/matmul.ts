@@ -20,13 +20,16 @@ export interface Tile {
   tn: number;
 }
 
-export type TileName = 'small' | 'medium' | 'large' | 'large16' | 'wide' | 'medium8';
+export type TileName = 'small' | 'medium' | 'large' | 'large16' | 'wide' | 'wide8' | 'tall' | 'tall8' | 'medium8';
 export const TILES: Record<TileName, Tile> = {
   small: { bm: 32, bn: 32, bk: 16, tm: 2, tn: 2 },
   medium: { bm: 64, bn: 64, bk: 16, tm: 4, tn: 4 },
   large: { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8 },
   large16: { bm: 128, bn: 128, bk: 16, tm: 8, tn: 8 },
   wide: { bm: 64, bn: 128, bk: 16, tm: 4, tn: 8 },
+  wide8: { bm: 64, bn: 128, bk: 8, tm: 4, tn: 8 },
+  tall: { bm: 128, bn: 64, bk: 16, tm: 8, tn: 4 },
+  tall8: { bm: 128, bn: 64, bk: 8, tm: 8, tn: 4 },
   medium8: { bm: 64, bn: 64, bk: 8, tm: 4, tn: 4 },
 };
 
