@@ -14,9 +14,14 @@ import { unaryKernel } from './kernels/unary.js';
 export type CpuBackendOptions = BaseBackendOptions;
 
 function describeHost(): string {
-  const g = globalThis as { process?: { versions?: { v8?: string; node?: string } }; navigator?: { hardwareConcurrency?: number; userAgent?: string } };
+  const g = globalThis as {
+    process?: { versions?: { v8?: string; node?: string; bun?: string } }; Deno?: { version?: { deno?: string; v8?: string } };
+    navigator?: { hardwareConcurrency?: number; userAgent?: string };
+  };
   const cores = g.navigator?.hardwareConcurrency;
-  const engine = g.process?.versions?.node ? `Node ${g.process.versions.node}, V8 ${g.process.versions.v8}` : g.navigator?.userAgent ?? 'JavaScript';
+  const engine = g.Deno?.version?.deno ? `Deno ${g.Deno.version.deno}, V8 ${g.Deno.version.v8}`
+    : g.process?.versions?.bun ? `Bun ${g.process.versions.bun}`
+    : g.process?.versions?.node ? `Node ${g.process.versions.node}, V8 ${g.process.versions.v8}` : g.navigator?.userAgent ?? 'JavaScript';
   return `JavaScript on the host CPU (${engine}${cores ? `, ${cores} cores` : ''})`;
 }
 

@@ -48,9 +48,8 @@ export class WasmBackend extends BaseBackend {
     super(options);
     this.heap = new WasmHeap(k.memory, k.heapBase(), 'wasm');
     this.threadThreshold = options.threadThreshold ?? 2 ** 21;
-    const g = globalThis as { process?: { versions?: { node?: string } } };
     const threads = pool ? `${pool.size} threads on shared memory` : `1 thread${threadNote ? ` (${threadNote})` : ''}`;
-    this.deviceName = `WebAssembly SIMD128, ${threads}${g.process?.versions?.node ? `, Node ${g.process.versions.node}` : ''}`;
+    this.deviceName = `WebAssembly SIMD128, ${threads}`;
   }
 
   /** Number of threads that split a large matmul (1 without workers). */

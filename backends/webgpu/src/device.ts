@@ -77,6 +77,12 @@ export async function acquireDevice(options: WebGpuOptions = {}): Promise<Acquir
   const want = ['maxStorageBufferBindingSize', 'maxBufferSize', 'maxComputeWorkgroupStorageSize', 'maxComputeInvocationsPerWorkgroup', 'maxStorageBuffersPerShaderStage'] as const;
   const requiredLimits: Record<string, number> = {};
   for (const k of want) requiredLimits[k] = adapter.limits[k];
-  const device = await adapter.requestDevice({ requiredLimits });
+  let device: GPUDevice;
+  try {
+    device = await adapter.requestDevice({ requiredLimits });
+  } catch {
+    // Some implementations report limits they then refuse (bun-webgpu): fall back to the defaults.
+    device = await adapter.requestDevice();
+  }
   return { device, info: adapterInfo(adapter) };
 }

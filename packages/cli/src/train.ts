@@ -1,10 +1,11 @@
 /**
- * One training run of the main job: builds the model on a backend, trains it with Adam on MNIST,
+ * One training run of the main job: builds the model on a backend, trains it with Adam (learning rate
+ * annealed by a cosine schedule over the run) on MNIST,
  * and evaluates test accuracy after every epoch. Everything stays on the device except the per-step
  * loss, which is read back for the progress bar and the cross-backend comparison.
  */
 import type { ComputeBackend } from '@polyhal/hal';
-import { Adam, Conv2d, crossEntropy, DataLoader, Flatten, Linear, type Module, noGrad, ReLU, reshape, scope, Sequential, type Tensor } from '@polyhal/autograd';
+import { Adam, Conv2d, CosineAnnealingLR, crossEntropy, DataLoader, Flatten, Linear, type Module, noGrad, ReLU, reshape, scope, Sequential, type Tensor } from '@polyhal/autograd';
 import type { MnistSplit } from './mnist.js';
 
 export type ModelKind = 'mlp' | 'cnn';
@@ -69,6 +70,8 @@ export async function train(backend: ComputeBackend, data: MnistSplit, o: TrainO
     inputs: data.trainX, labels: data.trainY, inputShape: [784], labelShape: [10],
     batchSize: o.batchSize, backend, shuffle: true, seed: o.seed, dropLast: true,
   });
+  // Cosine annealing of the learning rate over every step of the run (to 0 at the end).
+  const schedule = new CosineAnnealingLR(opt, o.epochs * loader.length);
   const losses: number[] = [];
   let testAccuracy = 0;
   const t0 = performance.now();
@@ -82,6 +85,7 @@ export async function train(backend: ComputeBackend, data: MnistSplit, o: TrainO
           opt.zeroGrad();
           l.backward();
           opt.step();
+          schedule.step();
           return l.item();
         });
         losses.push(loss);

@@ -1,0 +1,35 @@
+import { describe, expect, test } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { REPO_BACKENDS, requiredBackends } from './backends.js';
+
+// The same conformance suite under Deno (WebGPU: its built-in wgpu) and Bun (WebGPU: Dawn through
+// bun-webgpu), with the binaries from the deno and bun npm packages. Under CI=true every backend is
+// required in every runtime.
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const RUNTIMES: Record<string, string[]> = {
+  deno: [join(root, 'node_modules/.bin/deno'), 'run', '-A', '--unstable-webgpu', 'tests/runtimes/conformance.mjs'],
+  bun: [join(root, 'node_modules/.bin/bun'), 'tests/runtimes/conformance.mjs'],
+};
+
+interface Line { backend: string; runtime?: string; device?: string; passed?: number; failed?: number; failures?: string[]; error?: string }
+
+for (const [runtime, [bin, ...args]] of Object.entries(RUNTIMES)) {
+  describe(`conformance under ${runtime}`, () => {
+    const backends = Object.keys(REPO_BACKENDS);
+    test(`every backend passes the suite under ${runtime}`, () => {
+      const r = spawnSync(bin!, [...args, ...backends], { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' }, timeout: 240_000 });
+      expect(r.error ? String(r.error) : 'ran').toBe('ran');
+      const lines: Line[] = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Line);
+      const required = new Set(requiredBackends());
+      for (const name of backends) {
+        const line = lines.find((l) => l.backend === name);
+        if (!line?.passed && !required.has(name)) continue; // optional here and unavailable
+        expect(line ? line : `${name}: no result (stderr: ${r.stderr.slice(-500)})`).toMatchObject({ backend: name, failed: 0 });
+        expect(line!.runtime).toMatch(runtime === 'deno' ? /^Deno \d/ : /^Bun \d/);
+        expect(line!.passed).toBeGreaterThan(300);
+      }
+    }, 300_000);
+  });
+}

@@ -1,0 +1,30 @@
+// Runner-agnostic conformance entry for other runtimes (Deno, Bun): runs the suite on the backends
+// named in the arguments and prints one JSON line per backend with runtime, device and results.
+//   deno run -A --unstable-webgpu tests/runtimes/conformance.mjs cpu wasm webgpu
+//   bun tests/runtimes/conformance.mjs cpu wasm webgpu
+import { runConformance } from '@polyhal/conformance';
+
+const args = globalThis.Deno ? Deno.args : process.argv.slice(2);
+if (globalThis.Bun && args.includes('webgpu')) {
+  const { setupGlobals } = await import('bun-webgpu');
+  await setupGlobals();
+}
+const factories = {
+  cpu: async () => new (await import('@polyhal/backend-cpu')).CpuBackend(),
+  wasm: async () => (await import('@polyhal/backend-wasm')).createWasmBackend(),
+  webgpu: async () => (await import('@polyhal/backend-webgpu')).createWebGpuBackend(),
+};
+let failed = 0;
+for (const name of args) {
+  try {
+    const r = await runConformance(factories[name]);
+    failed += r.failed;
+    const failures = r.results.filter((x) => !x.pass).map((x) => `${x.id}: ${x.message}`);
+    console.log(JSON.stringify({ backend: name, runtime: r.runtime, device: r.deviceName, passed: r.passed, failed: r.failed, failures }));
+  } catch (e) {
+    failed++;
+    console.log(JSON.stringify({ backend: name, error: String(e?.message ?? e) }));
+  }
+}
+if (globalThis.Deno) Deno.exit(failed ? 1 : 0);
+else process.exit(failed ? 1 : 0);
