@@ -8,9 +8,11 @@ import { REPO_BACKENDS, requiredBackends } from './backends.js';
 // bun-webgpu), with the binaries from the deno and bun npm packages. Under CI=true every backend is
 // required in every runtime.
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+// Installed into .tools/ by scripts/install-runtimes.mjs (npm's pretest).
+const tools = join(root, '.tools', 'node_modules');
 const RUNTIMES: Record<string, string[]> = {
-  deno: [join(root, 'node_modules/.bin/deno'), 'run', '-A', '--unstable-webgpu', 'tests/runtimes/conformance.mjs'],
-  bun: [join(root, 'node_modules/.bin/bun'), 'tests/runtimes/conformance.mjs'],
+  deno: [join(tools, '.bin', 'deno'), 'run', '-A', '--unstable-webgpu', 'tests/runtimes/conformance.mjs'],
+  bun: [join(tools, '.bin', 'bun'), 'tests/runtimes/conformance.mjs'],
 };
 
 interface Line { backend: string; runtime?: string; device?: string; passed?: number; failed?: number; failures?: string[]; error?: string }
@@ -19,7 +21,7 @@ for (const [runtime, [bin, ...args]] of Object.entries(RUNTIMES)) {
   describe(`conformance under ${runtime}`, () => {
     const backends = Object.keys(REPO_BACKENDS);
     test(`every backend passes the suite under ${runtime}`, () => {
-      const r = spawnSync(bin!, [...args, ...backends], { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' }, timeout: 240_000 });
+      const r = spawnSync(bin!, [...args, ...backends], { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', POLYHAL_BUN_WEBGPU: join(tools, 'bun-webgpu', 'index.js') }, timeout: 240_000 });
       expect(r.error ? String(r.error) : 'ran').toBe('ran');
       const lines: Line[] = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Line);
       const required = new Set(requiredBackends());

@@ -6,7 +6,8 @@ import { runConformance } from '@polyhal/conformance';
 
 const args = globalThis.Deno ? Deno.args : process.argv.slice(2);
 if (globalThis.Bun && args.includes('webgpu')) {
-  const { setupGlobals } = await import('bun-webgpu');
+  // bun-webgpu lives in .tools/ (see scripts/install-runtimes.mjs); POLYHAL_BUN_WEBGPU points at it.
+  const { setupGlobals } = await import(process.env.POLYHAL_BUN_WEBGPU ?? 'bun-webgpu');
   await setupGlobals();
 }
 const factories = {
