@@ -134,7 +134,7 @@ export function oReduce(op: 'sum' | 'max' | 'mean', x: Ref, axes: number[], keep
     if (op === 'max') data[o] = Number.isNaN(v) || Number.isNaN(data[o]!) ? NaN : Math.max(data[o]!, v);
     else {
       data[o]! += v;
-      scale[o]! += Math.abs(v);
+      if (Number.isFinite(v)) scale[o]! += Math.abs(v);
     }
   }
   for (let o = 0; o < n; o++) {

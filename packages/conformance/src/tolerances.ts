@@ -118,6 +118,14 @@ export const FLUSHES_SUBNORMALS: ReadonlySet<string> = new Set(['webgpu']);
 
 const isSubnormal = (x: number): boolean => x !== 0 && Math.abs(x) < 1.1754943508222875e-38;
 
+/**
+ * Backends that accumulate sums in float32 (webgpu: WGSL has no float64): an intermediate sum may
+ * overflow to ±Inf where the exact sum is finite (or of the other sign), so sums whose finite terms
+ * add up past float32's range are not compared there.
+ */
+export const FLOAT32_ACCUMULATION: ReadonlySet<string> = new Set(['webgpu']);
+export const FLOAT32_MAX = 3.4028234663852886e38;
+
 /** Whether an element of `op` with these inputs is checked on `backend`. */
 export function inDomain(op: string, backend: string, inputs: readonly number[]): boolean {
   if (FLUSHES_SUBNORMALS.has(backend) && inputs.some(isSubnormal)) return false;

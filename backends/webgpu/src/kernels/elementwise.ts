@@ -33,19 +33,21 @@ const BINARY_I32: Partial<Record<BinaryOp, string>> = {
 const UNARY_F32: Record<UnaryOp, string> = {
   neg: '-x',
   exp: 'exp(x)',
-  log: 'log(x)',
+  log: 'select(select(log(x), qnan(), x < 0.0), -qinf(), x == 0.0)',
   relu: 'select(select(0.0, x, x > 0.0), x, is_nan(x))',
   sigmoid: 'sigmoid(x)',
   tanh: 'tanh_stable(x)',
   sqrt: 'sqrt(x)',
   recip: '1.0 / x',
   exp2: 'exp2(x)',
-  log2: 'log2(x)',
+  log2: 'select(select(log2(x), qnan(), x < 0.0), -qinf(), x == 0.0)',
   sin: 'sin(x)',
   cos: 'cos(x)',
 };
 
 const HELPERS = `
+fn qnan() -> f32 { return bitcast<f32>(0x7fc00000u ^ u32(p(1u))); } // word 1 is 0: a NaN the compiler cannot fold
+fn qinf() -> f32 { return bitcast<f32>(0x7f800000u ^ u32(p(1u))); }
 fn fmod_floored(x: f32, y: f32) -> f32 {
   if (abs(y) == bitcast<f32>(0x7f800000u ^ u32(p(1u)))) {
     // x mod ±Inf: x when the signs agree (or x is 0), else the divisor; NaN for non-finite x.
@@ -104,7 +106,9 @@ export function binaryWgsl(op: BinaryOp, dtype: DType, contig: boolean): string 
 }
 
 export function unaryWgsl(op: UnaryOp, dtype: DType, contig: boolean): string {
-  const expr = dtype === 'float32' ? UNARY_F32[op] : '-x';
+  // NaN in → NaN out, explicitly: some adapters' transcendentals do not propagate NaN (SwiftShader's
+  // exp(NaN) is +Inf), which WGSL allows; the HAL's contract does not.
+  const expr = dtype === 'float32' ? `select(${UNARY_F32[op]}, x, is_nan(x))` : '-x';
   const t = T(dtype);
   const index = contig ? 'let ia = p(2u) + i32(i);' : stridedOffsets(['ia'], 4, [4 + R], [2]);
   return `${paramsPrelude(ELEMENTWISE_WORDS)}${HELPERS}

@@ -2,7 +2,9 @@
  * WGSL reductions (sum, max) over any axes. Kept and reduced dims arrive coalesced. Large reductions:
  * one 256-invocation workgroup per output, each invocation sums a strided share with Kahan
  * compensation, then a tree in workgroup memory. Small reductions (≤ 64 elements): one invocation
- * per output. NaN propagates through max explicitly (bit test).
+ * per output. WGSL lets compilers assume no NaN or infinity (LLVM-based drivers then fold float
+ * class tests away), so float inputs are read as u32 bits and classified as integers: sums add only
+ * finite terms and track NaN/±Inf in flags, combined at the end; NaN propagates through max likewise.
  *
  * Params: 0 outputs · 1 reduced count · 2 offset · 3 -Inf bits · 4.. kept shape, kept strides, reduced shape, reduced strides.
  */
@@ -30,20 +32,36 @@ export function reduceWgsl(op: ReduceOp, dtype: DType, perThread: boolean): stri
   const initExpr = isMax ? (dtype === 'float32' ? 'pf(3u)' : '-2147483647 - 1') : `${t}(0)`; // word 3 holds -Inf (not a WGSL constant)
   const combine = isMax
     ? dtype === 'float32'
-      ? 'if (is_nan(v) || v > acc) { acc = v; }'
+      ? 'if ((bits & 0x7fffffffu) > 0x7f800000u || v > acc) { acc = v; }'
       : 'acc = max(acc, v);'
     : dtype === 'float32'
-      ? 'let yk = v - comp; let tk = acc + yk; comp = (tk - acc) - yk; acc = tk;'
+      // Kahan summation of the finite terms; non-finite terms add 0 (an exact integer select) and set flags.
+      ? `let special = (bits & 0x7f800000u) == 0x7f800000u;
+      flags |= select(0u, select(select(1u, 2u, (bits & 0x80000000u) != 0u), 4u, (bits & 0x7fffffu) != 0u), special);
+      let vf = bitcast<f32>(select(bits, 0u, special));
+      let yk = vf - comp; let tk = acc + yk;
+      comp = (tk - acc) - yk;
+      acc = tk;`
       : 'acc = acc + v;';
+  // Sums: NaN if any NaN or both infinities were seen, else ±Inf if one was, else the finite sum.
+  // Decided on u32 bits: some adapters (SwiftShader) blend the operands of float selects and masked
+  // float writes, so a non-finite value on the path not taken would still poison the result.
+  const finish = (value: string, flags: string): string => (isMax || dtype !== 'float32' ? `out[o] = ${value};`
+    : `let fl = ${flags};
+    var res = bitcast<u32>(${value});
+    res = select(res, 0xff800000u, (fl & 2u) != 0u);
+    res = select(res, 0x7f800000u, (fl & 1u) != 0u);
+    res = select(res, 0x7fc00000u, (fl & 4u) != 0u || (fl & 3u) == 3u);
+    out[o] = bitcast<f32>(res);`);
   const base = `var base = p(2u);\n  ${unravel('base', 'o', 4, 4 + R)}`;
   const body = `for (var r = START; r < u32(p(1u)); r += STEP) {
       var off = base;
       ${unravel('off', 'r', 4 + 2 * R, 4 + 3 * R)}
-      let v = x[off];
+      ${dtype === 'float32' ? 'let bits = x[off]; let v = bitcast<f32>(bits);' : 'let v = x[off];'}
       ${combine}
     }`;
   const prelude = `${paramsPrelude(REDUCE_WORDS)}
-@group(0) @binding(1) var<storage, read> x: array<${t}>;
+@group(0) @binding(1) var<storage, read> x: array<${dtype === 'float32' ? 'u32' : 'i32'}>;
 @group(0) @binding(2) var<storage, read_write> out: array<${t}>;
 `;
   if (perThread) {
@@ -55,8 +73,9 @@ export function reduceWgsl(op: ReduceOp, dtype: DType, perThread: boolean): stri
   ${base}
   var acc: ${t} = ${initExpr};
   var comp: ${t} = ${t}(0);
+  var flags = 0u;
   ${body.replace('START', '0u').replace('STEP', '1u')}
-  out[o] = acc;
+  ${finish('acc', 'flags')}
 }`;
   }
   const merge = isMax
@@ -66,21 +85,26 @@ export function reduceWgsl(op: ReduceOp, dtype: DType, perThread: boolean): stri
     : 's[lid.x] = s[lid.x] + s[lid.x + stride];';
   return `${prelude}
 var<workgroup> s: array<${t}, 256>;
+var<workgroup> sf: array<u32, 256>;
 @compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
   let o = wid.y * nwg.x + wid.x;
   let live = o < u32(p(0u));
   var acc: ${t} = ${initExpr};
   var comp: ${t} = ${t}(0);
+  var flags = 0u;
   if (live) {
     ${base}
     ${body.replace('START', 'lid.x').replace('STEP', '256u')}
   }
   s[lid.x] = acc;
+  sf[lid.x] = flags;
   workgroupBarrier();
   for (var stride = 128u; stride > 0u; stride = stride >> 1u) {
-    if (lid.x < stride) { ${merge} }
+    if (lid.x < stride) { ${merge} sf[lid.x] |= sf[lid.x + stride]; }
     workgroupBarrier();
   }
-  if (live && lid.x == 0u) { out[o] = s[0]; }
+  if (live && lid.x == 0u) {
+    ${finish('s[0]', 'sf[0]')}
+  }
 }`;
 }

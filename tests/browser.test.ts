@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { REPO_BACKENDS, requiredBackends } from './backends.js';
+
+// End to end in headless Chromium (Debian's /usr/bin/chromium driven by playwright-core): the demo page,
+// served cross-origin isolated from 127.0.0.1, runs the conformance suite on every backend and trains
+// an MLP on embedded MNIST digits; a screenshot is saved under tests/browser/output/.
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const CHROMIUM = process.env['POLYHAL_CHROMIUM'] ?? '/usr/bin/chromium';
+const LOSS_BOUND = 0.5;
+
+type Demo = {
+  crossOriginIsolated: boolean;
+  train: (b: string, steps: number) => Promise<{ device: string; losses: number[]; accuracy: number }>;
+  conformance: (b: string) => Promise<{ device: string; runtime: string; passed: number; failed: number; failures: string[] }>;
+};
+
+describe('browser (headless Chromium)', () => {
+  let server: Server;
+  let browser: Browser | undefined;
+  let page: Page;
+  let unavailable = '';
+
+  beforeAll(async () => {
+    execFileSync(process.execPath, [join(root, 'demo/build.mjs')], { cwd: root });
+    const { serve } = (await import(join(root, 'demo/serve.mjs'))) as { serve: (port: number) => Promise<Server> };
+    server = await serve(0);
+    if (!existsSync(CHROMIUM)) {
+      unavailable = `${CHROMIUM} not found (apt-get install chromium)`;
+      return;
+    }
+    const profile = mkdtempSync(join(tmpdir(), 'polyhal-chromium-'));
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-gpu-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+      env: { ...process.env, XDG_CONFIG_HOME: profile, XDG_CACHE_HOME: profile },
+    });
+    page = await browser.newPage();
+    page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
+    await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    await page.waitForFunction(() => 'polyhalDemo' in window);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    server?.close();
+  });
+
+  const need = (): Page => {
+    // Chromium is part of CI (.ci/run installs it): missing it there is a failure, never a skip.
+    expect(browser || !requiredBackends().length ? 'ok' : `Chromium unavailable: ${unavailable}`).toBe('ok');
+    return page;
+  };
+
+  test('the page is cross-origin isolated (SharedArrayBuffer available)', async () => {
+    if (!browser && !requiredBackends().length) return;
+    expect(await need().evaluate(() => (window as unknown as { polyhalDemo: Demo }).polyhalDemo.crossOriginIsolated)).toBe(true);
+  });
+
+  for (const name of Object.keys(REPO_BACKENDS)) {
+    test(`conformance passes on ${name} in the browser`, async () => {
+      if (!browser && !requiredBackends().length) return;
+      const r = await need().evaluate((b) => (window as unknown as { polyhalDemo: Demo }).polyhalDemo.conformance(b), name);
+      expect(r.failures).toEqual([]);
+      expect(r.passed).toBeGreaterThan(300);
+      expect(r.runtime).toMatch(/Chrome/);
+    }, 240_000);
+  }
+
+  test(`a short training run in the page gets the loss below ${LOSS_BOUND} and a screenshot is saved`, async () => {
+    if (!browser && !requiredBackends().length) return;
+    const p = need();
+    const r = await p.evaluate(() => (window as unknown as { polyhalDemo: Demo }).polyhalDemo.train('wasm', 300));
+    const tail = r.losses.slice(-20);
+    expect(tail.reduce((a, b) => a + b, 0) / tail.length).toBeLessThan(LOSS_BOUND);
+    expect(r.accuracy).toBeGreaterThan(0.75);
+    const out = join(root, 'tests/browser/output');
+    mkdirSync(out, { recursive: true });
+    await p.screenshot({ path: join(out, 'demo.png'), fullPage: true });
+    expect(existsSync(join(out, 'demo.png'))).toBe(true);
+  }, 240_000);
+});
