@@ -31,6 +31,13 @@ async function recordTrainingStep() {
     opt.step();
     return l.item();
   });
+  // Free everything: frees are part of the recording, and nothing is left for the GC to report.
+  opt.zeroGrad();
+  opt.dispose();
+  model.dispose();
+  x.dispose();
+  y.dispose();
+  expect(be.liveBufferCount()).toBe(0);
   return rec;
 }
 
