@@ -212,7 +212,7 @@ describe('leak safety net', () => {
       expect(reports.some((m) => m.includes('tensor [5] float32 on cpu'))).toBe(true);
       expect(be.liveBufferCount()).toBe(0);
     } finally {
-      ag.setLeakReporter((m) => console.warn(m));
+      ag.setLeakReporter((m) => process.stderr.write(`${m}\n`));
       be.dispose();
     }
   });
