@@ -1,6 +1,6 @@
 /**
  * Runs the whole conformance suite on the WebGPU backend of this machine's GPU (for the real-GPU
- * machine, packed with ../shared/gpu/pack.sh) and writes the result matrix as JSON.
+ * machine, bundled with esbuild) and writes the result matrix as JSON.
  *   node gpu-conformance.mjs [--json out.json]
  */
 import { writeFileSync } from 'node:fs';

@@ -2,7 +2,7 @@
  * @polyhal/backend-webgpu vs @tensorflow/tfjs-backend-webgpu 4.22.0 on the same GPU (one GPU object,
  * one process) and the same inputs: matmul f32 N×N (TFLOP/s, dispatch to result: a 1-element read
  * after the last of R queued matmuls), and small-op latency (add of 1K elements, dispatch to result).
- * Runs in Node on Dawn; packed for the GPU machine with ../shared/gpu/pack.sh.
+ * Runs in Node on Dawn; bundled with esbuild (webgpu external) to run on a GPU machine.
  *   node webgpu-matmul.mjs [--sizes 1024,4096,8192] [--json out.json] [--tiles auto,large,large16,medium]
  */
 import { writeFileSync } from 'node:fs';
