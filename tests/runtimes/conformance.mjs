@@ -16,12 +16,13 @@ const factories = {
   webgpu: async () => (await import('@polyhal/backend-webgpu')).createWebGpuBackend(),
 };
 let failed = 0;
-for (const name of args) {
+for (const name of args.filter((a) => !a.startsWith('--'))) {
   try {
     const r = await runConformance(factories[name]);
     failed += r.failed;
     const failures = r.results.filter((x) => !x.pass).map((x) => `${x.id}: ${x.message}`);
-    console.log(JSON.stringify({ backend: name, runtime: r.runtime, device: r.deviceName, passed: r.passed, failed: r.failed, failures }));
+    // --full: the whole result (for the scoreboard); otherwise a summary line.
+    console.log(JSON.stringify(args.includes('--full') ? { ...r, backend: name } : { backend: name, runtime: r.runtime, device: r.deviceName, passed: r.passed, failed: r.failed, failures }));
   } catch (e) {
     failed++;
     console.log(JSON.stringify({ backend: name, error: String(e?.message ?? e) }));
