@@ -10,8 +10,10 @@ export function markdown(result) {
     '|---|---|---|---|---|---|---|',
   ];
   for (const r of result.rows) {
+    const mem = r.peakBytes !== undefined ? ` (peak ${(r.peakBytes / 2 ** 20).toFixed(1)} MiB)` : '';
+    const peerMem = r.peerPeakBytes !== undefined ? ` (peak ${(r.peerPeakBytes / 2 ** 20).toFixed(1)} MiB)` : '';
     const fmt = (ms) => (!Number.isFinite(ms) ? '—' : r.unit === 'ms' || !r.work ? `${ms.toFixed(3)} ms` : `${(r.work / (ms / 1000)).toFixed(2)} ${r.unit}`);
-    lines.push(`| ${r.suite} | ${r.size} | ${r.backend} | ${r.peer} | ${fmt(r.medianMs)} | ${r.peerMedianMs === null ? `cannot run: ${r.peerError}` : fmt(r.peerMedianMs)} | ${r.ratio === null ? '—' : `${r.ratio.toFixed(2)}×`} |`);
+    lines.push(`| ${r.suite} | ${r.size} | ${r.backend} | ${r.peer} | ${fmt(r.medianMs)}${mem} | ${r.peerMedianMs === null ? `cannot run: ${r.peerError}` : fmt(r.peerMedianMs) + peerMem} | ${r.ratio === null ? '—' : `${r.ratio.toFixed(2)}×`} |`);
   }
   return lines.join('\n') + '\n';
 }

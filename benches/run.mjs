@@ -60,6 +60,7 @@ for (const name of backends) {
       rows.push({
         suite: r.suite, size: r.size, backend: name, peer: `tfjs-${name}`, unit: r.unit, work: r.work, medianMs: r.ours.median, spreadMs: r.ours.spread,
         peerMedianMs: r.theirs?.median ?? null, peerSpreadMs: r.theirs?.spread ?? null, ratio: r.theirs ? r.theirs.median / r.ours.median : null, peerError: r.peerError,
+        ...(r.peakBytes !== undefined ? { peakBytes: r.peakBytes, peerPeakBytes: r.peerPeakBytes } : {}),
       });
     }
     console.log(out.map((r) => `${r.size}: ${r.theirs ? `${(r.theirs.median / r.ours.median).toFixed(2)}×` : `peer failed (${r.peerError})`}`).join(', '));

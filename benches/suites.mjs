@@ -15,6 +15,24 @@ async function pair(ours, theirs, opts) {
 const rand = (n, seed) => { const r = mulberry32(seed); return Float32Array.from({ length: n }, () => r() * 2 - 1); };
 const readOne = async (be, x) => { const v = be.shrink(x, x.shape.map(() => [0, 1])); await be.read(v); };
 
+/** 8,000 real digits from the mnist package (images in [0, 1], one-hot labels), in the package's order. */
+let mnistCache;
+async function mnist8000() {
+  if (mnistCache) return mnistCache;
+  const { createRequire } = await import('node:module');
+  const require = createRequire(import.meta.url);
+  const x = new Float32Array(8000 * 784);
+  const y = new Float32Array(8000 * 10);
+  for (let d = 0, n = 0; d < 10; d++) {
+    const raw = require(`mnist/src/digits/${d}.json`).data;
+    for (let i = 0; i < 800; i++, n++) {
+      x.set(raw.slice(i * 784, (i + 1) * 784), n * 784);
+      y[n * 10 + d] = 1;
+    }
+  }
+  return (mnistCache = { x, y });
+}
+
 export const SUITES = {
   async matmul(be, tf, { software }) {
     const sizes = be.name === 'cpu' ? [64, 128, 256, 512] : software ? [64, 128, 256] : be.deviceType === 'gpu' ? [256, 1024, 2048, 4096] : [64, 128, 256, 512, 1024];
@@ -99,6 +117,46 @@ export const SUITES = {
     opt.zeroGrad(); opt.dispose(); model.dispose(); px.dispose(); py.dispose();
     for (const v of [tx, ty, w1, b1, w2, b2]) v.dispose();
     return [{ suite: 'MLP 784-256-10 train step (batch 128, Adam)', size: batch, unit: 'ms', work: 0, ...t }];
+  },
+  /** One MNIST epoch of the 784-256-10 MLP (batch 64, Adam): wall time and peak live device bytes. */
+  async epoch(be, tf) {
+    const { x, y } = await mnist8000();
+    const batches = 8000 / 64;
+    let peakOurs = 0;
+    let peakTheirs = 0;
+    const ours = async () => {
+      const model = new ag.Sequential(new ag.Linear(784, 256, { backend: be, rng: 1 }), new ag.ReLU(), new ag.Linear(256, 10, { backend: be, rng: 2 }));
+      const opt = new ag.Adam(model.parameters(), { lr: 1e-3 });
+      const loader = new ag.DataLoader({ inputs: x, labels: y, inputShape: [784], labelShape: [10], batchSize: 64, backend: be, shuffle: true, seed: 1 });
+      const base = be.memoryStats().liveBytes;
+      let peak = 0;
+      for await (const b of loader) {
+        await ag.scope(async () => { const l = ag.crossEntropy(model.forward(b.x), b.y); opt.zeroGrad(); l.backward(); opt.step(); await l.item(); });
+        peak = Math.max(peak, be.memoryStats().liveBytes - base);
+      }
+      opt.zeroGrad(); opt.dispose(); model.dispose();
+      peakOurs = Math.max(peakOurs, peak);
+    };
+    const theirs = async () => {
+      const w1 = tf.variable(tf.randomUniform([784, 256], -0.036, 0.036)), b1 = tf.variable(tf.zeros([256]));
+      const w2 = tf.variable(tf.randomUniform([256, 10], -0.0625, 0.0625)), b2 = tf.variable(tf.zeros([10]));
+      const opt = tf.train.adam(1e-3);
+      const base = tf.memory().numBytes;
+      for (let i = 0; i < batches; i++) {
+        const l = tf.tidy(() => {
+          const bx = tf.tensor2d(x.subarray(i * 64 * 784, (i + 1) * 64 * 784), [64, 784]);
+          const by = tf.tensor2d(y.subarray(i * 640, (i + 1) * 640), [64, 10]);
+          return opt.minimize(() => tf.losses.softmaxCrossEntropy(by, tf.add(tf.matMul(tf.relu(tf.add(tf.matMul(bx, w1), b1)), w2), b2)), true);
+        });
+        await l.data();
+        peakTheirs = Math.max(peakTheirs, tf.memory().numBytes - base);
+        l.dispose();
+      }
+      opt.dispose();
+      for (const v of [w1, b1, w2, b2]) v.dispose();
+    };
+    const t = await pair(ours, theirs, { iterations: 1, rounds: 2 });
+    return [{ suite: 'MNIST epoch (MLP, 8000 digits, batch 64)', size: 8000, unit: 'ms', work: 0, peakBytes: peakOurs, peerPeakBytes: peakTheirs, ...t }];
   },
   async conv(be, tf) {
     const [n, c, h, o, k] = [32, 1, 28, 16, 5];
