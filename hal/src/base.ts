@@ -352,6 +352,29 @@ export abstract class BaseBackend implements ComputeBackend {
     sgdStepComposite(this, param, grad, velocity, p);
   }
 
+  // ---- checks shared by fused overrides ----
+  /** Validates the operands of an in-place optimizer step (live, float32, sizes matching the gradient). */
+  protected checkStepOperands(op: string, param: DeviceBuffer, grad: NDArray, state: readonly DeviceBuffer[]): void {
+    this.check(grad, op);
+    for (const b of [param, ...state]) {
+      this.checkBuffer(b, op);
+      if (b.dtype !== 'float32' || grad.dtype !== 'float32') throw new DTypeError(`${op} takes float32 parameters, gradients and state`);
+      if (b.size !== sizeOf(grad.shape)) throw new ShapeMismatchError(`${op}: a buffer of ${b.size} elements does not match the gradient's shape [${grad.shape.join(', ')}]`);
+    }
+  }
+
+  /**
+   * Validates softmax cross-entropy operands for a fused kernel: true when they are float32 [N, C]
+   * pairs; false when the shapes are wrong (the composite then raises the typed error).
+   */
+  protected fusedSoftmaxCrossEntropyOperands(logits: NDArray, labels: NDArray): boolean {
+    this.check(logits, 'softmaxCrossEntropy');
+    this.check(labels, 'softmaxCrossEntropy');
+    if (logits.shape.length !== 2 || labels.shape.length !== 2 || logits.shape[0] !== labels.shape[0] || logits.shape[1] !== labels.shape[1]) return false;
+    if (logits.dtype !== 'float32' || labels.dtype !== 'float32') throw new DTypeError('softmaxCrossEntropy takes float32 logits and labels');
+    return true;
+  }
+
   // ---- checks ----
   /** Throws unless `x` is a live array of this backend instance. */
   check(x: NDArray, op: string): void {

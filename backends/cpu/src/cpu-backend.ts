@@ -1,5 +1,5 @@
 import {
-  type AdamStepParams, BaseBackend, DTypeError, type SgdStepParams, ShapeMismatchError, viewOf, type BaseBackendOptions, type BinaryOp, type DeviceBuffer, type HostArray, type NDArray,
+  type AdamStepParams, BaseBackend, type SgdStepParams, viewOf, type BaseBackendOptions, type BinaryOp, type DeviceBuffer, type HostArray, type NDArray,
   newHostArray, OutOfMemoryError, type ReduceOp, type UnaryOp,
 } from '@polyhal/hal';
 import { binaryKernel } from './kernels/binary.js';
@@ -104,24 +104,19 @@ export class CpuBackend extends BaseBackend {
 
   /** Fused Adam/AdamW: one in-place pass over param, m and v. */
   override adamStep(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
-    this.checkOptimizerOperands('adamStep', param, grad, [m, v]);
+    this.checkStepOperands('adamStep', param, grad, [m, v]);
     adamKernel(this.data(param) as Float32Array, this.strided(grad) as Strided<Float32Array>, this.data(m) as Float32Array, this.data(v) as Float32Array, p);
   }
 
   /** Fused SGD with momentum and weight decay, in place. */
   override sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
-    this.checkOptimizerOperands('sgdStep', param, grad, velocity ? [velocity] : []);
+    this.checkStepOperands('sgdStep', param, grad, velocity ? [velocity] : []);
     sgdKernel(this.data(param) as Float32Array, this.strided(grad) as Strided<Float32Array>, velocity ? (this.data(velocity) as Float32Array) : null, p);
   }
 
   /** Fused, numerically stable softmax cross-entropy (one pass per row, float64 sums). */
   override softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {
-    this.check(logits, 'softmaxCrossEntropy');
-    this.check(labels, 'softmaxCrossEntropy');
-    if (logits.shape.length !== 2 || logits.shape[0] !== labels.shape[0] || logits.shape[1] !== labels.shape[1] || labels.shape.length !== 2) {
-      return super.softmaxCrossEntropy(logits, labels, withGrad); // the composite raises the typed error
-    }
-    if (logits.dtype !== 'float32' || labels.dtype !== 'float32') throw new DTypeError('softmaxCrossEntropy takes float32 logits and labels');
+    if (!this.fusedSoftmaxCrossEntropyOperands(logits, labels)) return super.softmaxCrossEntropy(logits, labels, withGrad);
     const [n, c] = logits.shape as [number, number];
     const loss = this.allocate(n);
     const grad = withGrad ? this.allocate(n * c) : null;
@@ -129,14 +124,7 @@ export class CpuBackend extends BaseBackend {
     return grad ? { loss: viewOf(loss, [n]), grad: viewOf(grad, [n, c]) } : { loss: viewOf(loss, [n]) };
   }
 
-  private checkOptimizerOperands(op: string, param: DeviceBuffer, grad: NDArray, state: DeviceBuffer[]): void {
-    this.check(grad, op);
-    for (const b of [param, ...state]) {
-      this.checkBuffer(b, op);
-      if (b.dtype !== 'float32' || grad.dtype !== 'float32') throw new DTypeError(`${op} takes float32 parameters, gradients and state`);
-      if (b.size !== grad.shape.reduce((q, d) => q * d, 1)) throw new ShapeMismatchError(`${op}: a buffer of ${b.size} elements does not match the gradient's shape [${grad.shape.join(', ')}]`);
-    }
-  }
+
 
   /** The typed array behind a live buffer (no copy). For kernels and fused ops of this backend. */
   data(buffer: DeviceBuffer): HostArray {

@@ -1,6 +1,6 @@
 import {
-  type AdamStepParams, BaseBackend, coalesce, type BaseBackendOptions, type BinaryOp, type DeviceBuffer, DTypeError, type HostArray, type NDArray,
-  planRows, type ReduceOp, type RowPlan, type SgdStepParams, ShapeMismatchError, type UnaryOp, UNARY_OPS, viewOf,
+  contiguousStrides, type AdamStepParams, BaseBackend, coalesce, type BaseBackendOptions, type BinaryOp, type DeviceBuffer, type HostArray, type NDArray,
+  planRows, type ReduceOp, type RowPlan, type SgdStepParams, type UnaryOp, UNARY_OPS, viewOf,
 } from '@polyhal/hal';
 import { WasmHeap } from './memory.js';
 import type { KernelExports } from './module.js';
@@ -19,15 +19,7 @@ const COPY = 0;
 const F32_TO_I32 = 1;
 const I32_TO_F32 = 2;
 
-const rowMajor = (shape: readonly number[]): number[] => {
-  const s = new Array<number>(shape.length);
-  let acc = 1;
-  for (let i = shape.length - 1; i >= 0; i--) {
-    s[i] = acc;
-    acc *= shape[i]!;
-  }
-  return s;
-};
+const rowMajor = contiguousStrides;
 
 /**
  * WASM-SIMD backend: buffers live in one WebAssembly linear memory, kernels are AssemblyScript
@@ -253,18 +245,11 @@ export class WasmBackend extends BaseBackend {
     return whole ? { view: x, temp: false } : { view: this.contiguous(x), temp: true };
   }
 
-  private checkStep(op: string, param: DeviceBuffer, grad: NDArray, state: DeviceBuffer[]): void {
-    this.check(grad, op);
-    for (const b of [param, ...state]) {
-      this.checkBuffer(b, op);
-      if (b.dtype !== 'float32' || grad.dtype !== 'float32') throw new DTypeError(`${op} takes float32 parameters, gradients and state`);
-      if (b.size !== grad.shape.reduce((q, d) => q * d, 1)) throw new ShapeMismatchError(`${op}: a buffer of ${b.size} elements does not match the gradient's shape [${grad.shape.join(', ')}]`);
-    }
-  }
+
 
   /** Fused Adam/AdamW in one pass (SIMD-free scalar loop in wasm; memory-bound). */
   override adamStep(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
-    this.checkStep('adamStep', param, grad, [m, v]);
+    this.checkStepOperands('adamStep', param, grad, [m, v]);
     const g = this.dense(grad);
     try {
       this.k.adamF32(param.size, this.ptr(param), this.ptr(g.view.buffer), this.ptr(m), this.ptr(v), p.lr, p.beta1, p.beta2, p.eps,
@@ -275,7 +260,7 @@ export class WasmBackend extends BaseBackend {
   }
 
   override sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
-    this.checkStep('sgdStep', param, grad, velocity ? [velocity] : []);
+    this.checkStepOperands('sgdStep', param, grad, velocity ? [velocity] : []);
     const g = this.dense(grad);
     try {
       const vel = velocity && p.momentum > 0 ? this.ptr(velocity) : 0;
@@ -286,12 +271,7 @@ export class WasmBackend extends BaseBackend {
   }
 
   override softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {
-    this.check(logits, 'softmaxCrossEntropy');
-    this.check(labels, 'softmaxCrossEntropy');
-    if (logits.shape.length !== 2 || labels.shape.length !== 2 || logits.shape[0] !== labels.shape[0] || logits.shape[1] !== labels.shape[1]) {
-      return super.softmaxCrossEntropy(logits, labels, withGrad);
-    }
-    if (logits.dtype !== 'float32' || labels.dtype !== 'float32') throw new DTypeError('softmaxCrossEntropy takes float32 logits and labels');
+    if (!this.fusedSoftmaxCrossEntropyOperands(logits, labels)) return super.softmaxCrossEntropy(logits, labels, withGrad);
     const [n, c] = logits.shape as [number, number];
     const z = this.dense(logits);
     const y = this.dense(labels);

@@ -1,5 +1,5 @@
 import {
-  type AdamStepParams, BackendUnavailableError, BaseBackend, type BinaryOp, type DeviceBuffer, DTypeError, type HostArray, type NDArray,
+  contiguousStrides, type AdamStepParams, BackendUnavailableError, BaseBackend, type BinaryOp, type DeviceBuffer, type HostArray, type NDArray,
   OutOfMemoryError, PolyHalError, type ReduceOp, type SgdStepParams, ShapeMismatchError, type UnaryOp, viewOf,
 } from '@polyhal/hal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
@@ -14,15 +14,7 @@ import { BufferPool } from './pool.js';
 const STORAGE = 0x80 | 0x4 | 0x8; // STORAGE | COPY_SRC | COPY_DST
 const UNIFORM_ARENA = 1 << 16;
 
-const rowMajor = (shape: readonly number[]): number[] => {
-  const s = new Array<number>(shape.length);
-  let acc = 1;
-  for (let i = shape.length - 1; i >= 0; i--) {
-    s[i] = acc;
-    acc *= shape[i]!;
-  }
-  return s;
-};
+const rowMajor = contiguousStrides;
 
 /** A failure the GPU reported asynchronously, surfaced as a typed HAL error naming the op. */
 export class GpuError extends PolyHalError {
@@ -341,18 +333,11 @@ export class WebGpuBackend extends BaseBackend {
     return x.offset === 0 && n === x.buffer.size && this.isContig(x) ? { view: x, temp: false } : { view: this.contiguous(x), temp: true };
   }
 
-  private checkStep(op: string, param: DeviceBuffer, grad: NDArray, state: DeviceBuffer[]): void {
-    this.check(grad, op);
-    for (const b of [param, ...state]) {
-      this.checkBuffer(b, op);
-      if (b.dtype !== 'float32' || grad.dtype !== 'float32') throw new DTypeError(`${op} takes float32 parameters, gradients and state`);
-      if (b.size !== grad.shape.reduce((q, d) => q * d, 1)) throw new ShapeMismatchError(`${op}: a buffer of ${b.size} elements does not match the gradient's shape [${grad.shape.join(', ')}]`);
-    }
-  }
+
 
   /** Fused Adam/AdamW: one dispatch per parameter, in place. */
   override adamStep(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
-    this.checkStep('adamStep', param, grad, [m, v]);
+    this.checkStepOperands('adamStep', param, grad, [m, v]);
     if (param.size === 0) return;
     const g = this.dense(grad);
     try {
@@ -365,7 +350,7 @@ export class WebGpuBackend extends BaseBackend {
   }
 
   override sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
-    this.checkStep('sgdStep', param, grad, velocity ? [velocity] : []);
+    this.checkStepOperands('sgdStep', param, grad, velocity ? [velocity] : []);
     if (param.size === 0) return;
     const g = this.dense(grad);
     try {
@@ -378,12 +363,7 @@ export class WebGpuBackend extends BaseBackend {
   }
 
   override softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {
-    this.check(logits, 'softmaxCrossEntropy');
-    this.check(labels, 'softmaxCrossEntropy');
-    if (logits.shape.length !== 2 || labels.shape.length !== 2 || logits.shape[0] !== labels.shape[0] || logits.shape[1] !== labels.shape[1]) {
-      return super.softmaxCrossEntropy(logits, labels, withGrad);
-    }
-    if (logits.dtype !== 'float32' || labels.dtype !== 'float32') throw new DTypeError('softmaxCrossEntropy takes float32 logits and labels');
+    if (!this.fusedSoftmaxCrossEntropyOperands(logits, labels)) return super.softmaxCrossEntropy(logits, labels, withGrad);
     const [n, c] = logits.shape as [number, number];
     const z = this.dense(logits);
     const y = this.dense(labels);

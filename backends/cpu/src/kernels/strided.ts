@@ -14,15 +14,7 @@ export interface Strided<T extends HostArray = HostArray> {
 }
 
 /** Row-major strides of a contiguous array of `shape`. */
-export function rowMajor(shape: readonly number[]): number[] {
-  const s = new Array<number>(shape.length);
-  let acc = 1;
-  for (let i = shape.length - 1; i >= 0; i--) {
-    s[i] = acc;
-    acc *= shape[i]!;
-  }
-  return s;
-}
+export { contiguousStrides as rowMajor } from '@polyhal/hal';
 
 /** True when the view is contiguous row-major (size-1 dims ignored). */
 export function isDense(x: Strided): boolean {
