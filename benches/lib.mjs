@@ -16,11 +16,11 @@ export const machine = () => `${os.cpus()[0]?.model ?? 'cpu'} ×${os.cpus().leng
  * Times `ours` and `theirs` (async functions that force their result where a user would read it) in
  * `rounds` alternating tinybench runs; returns medians and the spread (p75 − p25) over all samples.
  */
-export async function pair(ours, theirs, { iterations = 10, rounds = 3 } = {}) {
+export async function pair(ours, theirs, { iterations = 10, rounds = 3, warmup = 3 } = {}) {
   let peerFailed;
   const samples = { ours: [], theirs: [] };
   for (let r = 0; r < rounds; r++) {
-    const bench = new Bench({ iterations, warmupIterations: r === 0 ? 3 : 1, time: 0, warmupTime: 0, retainSamples: true });
+    const bench = new Bench({ iterations, warmupIterations: r === 0 ? warmup : Math.min(1, warmup), time: 0, warmupTime: 0, retainSamples: true });
     bench.add('ours', ours).add('theirs', theirs);
     await bench.run();
     for (const t of bench.tasks) {
@@ -41,8 +41,8 @@ export async function pair(ours, theirs, { iterations = 10, rounds = 3 } = {}) {
 }
 
 /** Times PolyHAL alone (when the peer cannot run the workload). */
-export async function solo(ours, { iterations = 10 } = {}) {
-  const bench = new Bench({ iterations, warmupIterations: 2, time: 0, warmupTime: 0, retainSamples: true });
+export async function solo(ours, { iterations = 10, warmup = 2 } = {}) {
+  const bench = new Bench({ iterations, warmupIterations: Math.min(2, warmup), time: 0, warmupTime: 0, retainSamples: true });
   bench.add('ours', ours);
   await bench.run();
   const s = [...bench.tasks[0].result.latency.samples].sort((a, b) => a - b);

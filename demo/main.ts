@@ -8,7 +8,7 @@ import { CpuBackend } from '@polyhal/backend-cpu';
 import { createWasmBackend } from '@polyhal/backend-wasm';
 import { createWebGpuBackend } from '@polyhal/backend-webgpu';
 import * as ag from '@polyhal/autograd';
-import { matrix, runConformance } from '@polyhal/conformance';
+import { type ConformanceResult, matrix, runConformance } from '@polyhal/conformance';
 
 interface Subset { train: { x: number[]; y: number[] }; test: { x: number[]; y: number[] } }
 
@@ -118,14 +118,14 @@ async function train(backend: string, steps = 300): Promise<{ device: string; lo
 }
 
 /** Runs the whole conformance suite on a backend and shows its op × dtype scoreboard. */
-async function conformance(backend: string): Promise<{ device: string; runtime: string; passed: number; failed: number; failures: string[] }> {
+async function conformance(backend: string): Promise<{ device: string; runtime: string; passed: number; failed: number; failures: string[]; result: ConformanceResult }> {
   status(`conformance on ${backend}…`);
   const r = await runConformance(FACTORIES[backend]!);
   const rows = matrix(r).map((c) => `<tr class="${c.failed ? 'fail' : ''}"><td>${c.op}</td><td>${c.dtype}</td><td>${c.failed ? `FAIL (${c.failed})` : 'pass'}</td><td>${c.cases}</td><td>${c.maxAbsError.toExponential(1)}</td><td>${c.maxUlpError}</td></tr>`);
   $('scoreboard').innerHTML = `<h2>${backend} — ${r.deviceName} (${r.runtime}): ${r.passed} passed, ${r.failed} failed</h2>
     <table><tr><th>op</th><th>dtype</th><th>result</th><th>cases</th><th>max abs</th><th>max ULP</th></tr>${rows.join('')}</table>`;
   status(`conformance on ${backend}: ${r.passed} passed, ${r.failed} failed`);
-  return { device: r.deviceName, runtime: r.runtime, passed: r.passed, failed: r.failed, failures: r.results.filter((x) => !x.pass).map((x) => `${x.id}: ${x.message}`) };
+  return { device: r.deviceName, runtime: r.runtime, passed: r.passed, failed: r.failed, failures: r.results.filter((x) => !x.pass).map((x) => `${x.id}: ${x.message}`), result: r };
 }
 
 $('train').addEventListener('click', () => void train($<HTMLSelectElement>('backend').value).catch((e: Error) => status(`error: ${e.message}`)));

@@ -1,8 +1,9 @@
 // Generates docs/CONFORMANCE.md — the scoreboard: op × dtype rows, one column per backend × runtime
-// (Node, Deno, Bun), each cell pass/FAIL with the largest ULP error — from fresh conformance runs.
+// (Node, Deno, Bun, headless Chromium), each cell pass/FAIL with the largest ULP error — from fresh
+// conformance runs.
 //   node scripts/scoreboard.mjs          writes docs/CONFORMANCE.md (and docs/conformance.json)
 //   node scripts/scoreboard.mjs --check  exits 1 if the committed file differs from a fresh run
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { matrix, runConformance } from '@polyhal/conformance';
@@ -31,6 +32,27 @@ for (const [runtime, [bin, args]] of Object.entries(others)) {
   for (const line of r.stdout.split('\n').filter((l) => l.startsWith('{'))) {
     const x = JSON.parse(line);
     if (x.results) results.push({ ...x, runtime });
+  }
+}
+
+// Headless Chromium (Debian's, through playwright-core) on the demo page.
+{
+  const { chromium } = await import('playwright-core');
+  execFileSync(process.execPath, [join(root, 'demo/build.mjs')], { cwd: root });
+  const { serve } = await import(join(root, 'demo/serve.mjs'));
+  const server = await serve(0);
+  const browser = await chromium.launch({ executablePath: process.env.POLYHAL_CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'] });
+  try {
+    const page = await browser.newPage();
+    await page.goto(`http://127.0.0.1:${server.address().port}/`);
+    await page.waitForFunction(() => 'polyhalDemo' in window);
+    for (const b of BACKENDS) {
+      const r = await page.evaluate((name) => window.polyhalDemo.conformance(name), b);
+      results.push({ ...r.result, backend: b, runtime: `Chromium ${(r.runtime.match(/Chrome\/(\d+)/) ?? [])[1] ?? ''}`.trim() });
+    }
+  } finally {
+    await browser.close();
+    server.close();
   }
 }
 
