@@ -352,7 +352,12 @@ export abstract class BaseBackend implements ComputeBackend {
     sgdStepComposite(this, param, grad, velocity, p);
   }
 
-  // ---- checks shared by fused overrides ----
+  // ---- helpers shared by fused overrides ----
+  /** `x` itself when it is a whole contiguous buffer, else a contiguous copy (`temp`: free it after use). */
+  protected whole(x: NDArray): { view: NDArray; temp: boolean } {
+    return isWholeBuffer(x) ? { view: x, temp: false } : { view: this.contiguous(x), temp: true };
+  }
+
   /** Validates the operands of an in-place optimizer step (live, float32, sizes matching the gradient). */
   protected checkStepOperands(op: string, param: DeviceBuffer, grad: NDArray, state: readonly DeviceBuffer[]): void {
     this.check(grad, op);

@@ -3,6 +3,11 @@
 
 export const COPY = 0, F32_TO_I32 = 1, I32_TO_F32 = 2;
 
+/** float32 → int32: truncate toward zero, saturate, NaN → 0. */
+@inline function toI32(v: f32): i32 {
+  return v != v ? 0 : v >= 2147483647.0 ? 2147483647 : v <= -2147483648.0 ? -2147483648 : <i32>v;
+}
+
 export function copyRows(mode: i32, n: i32, rows: i32, x: usize, xStarts: usize, xStep: i32, out: usize, oStarts: usize, oStep: i32): void {
   const dx = <usize>(xStep << 2), dO = <usize>(oStep << 2);
   for (let r = 0; r < rows; r++) {
@@ -15,10 +20,7 @@ export function copyRows(mode: i32, n: i32, rows: i32, x: usize, xStarts: usize,
     for (let i = 0; i < n; i++) {
       if (mode == COPY) store<i32>(po, load<i32>(px));
       else if (mode == I32_TO_F32) store<f32>(po, <f32>load<i32>(px));
-      else {
-        const v = load<f32>(px);
-        store<i32>(po, v != v ? 0 : v >= 2147483647.0 ? 2147483647 : v <= -2147483648.0 ? -2147483648 : <i32>v);
-      }
+      else store<i32>(po, toI32(load<f32>(px)));
       px += dx;
       po += dO;
     }
@@ -59,10 +61,7 @@ export function copyNd(mode: i32, rank: i32, meta: usize, idx: usize, x: usize, 
       for (let i = 0; i < n; i++) {
         if (mode == COPY) store<i32>(po, load<i32>(px));
         else if (mode == I32_TO_F32) store<f32>(po, <f32>load<i32>(px));
-        else {
-          const v = load<f32>(px);
-          store<i32>(po, v != v ? 0 : v >= 2147483647.0 ? 2147483647 : v <= -2147483648.0 ? -2147483648 : <i32>v);
-        }
+        else store<i32>(po, toI32(load<f32>(px)));
         px += <usize>(sx << 2);
         po += <usize>(so << 2);
       }

@@ -238,19 +238,10 @@ export class WasmBackend extends BaseBackend {
     }
   }
 
-  /** Contiguous view of `x` (itself when already whole-buffer contiguous, else a temporary copy). */
-  private dense(x: NDArray): { view: NDArray; temp: boolean } {
-    const n = x.shape.reduce((p, d) => p * d, 1);
-    const whole = x.offset === 0 && n === x.buffer.size && rowMajor(x.shape).every((s, i) => s === x.strides[i] || x.shape[i] === 1);
-    return whole ? { view: x, temp: false } : { view: this.contiguous(x), temp: true };
-  }
-
-
-
   /** Fused Adam/AdamW in one pass (SIMD-free scalar loop in wasm; memory-bound). */
   override adamStep(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
     this.checkStepOperands('adamStep', param, grad, [m, v]);
-    const g = this.dense(grad);
+    const g = this.whole(grad);
     try {
       this.k.adamF32(param.size, this.ptr(param), this.ptr(g.view.buffer), this.ptr(m), this.ptr(v), p.lr, p.beta1, p.beta2, p.eps,
         1 - p.lr * p.weightDecay, 1 / (1 - p.beta1 ** p.step), 1 / (1 - p.beta2 ** p.step));
@@ -261,7 +252,7 @@ export class WasmBackend extends BaseBackend {
 
   override sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
     this.checkStepOperands('sgdStep', param, grad, velocity ? [velocity] : []);
-    const g = this.dense(grad);
+    const g = this.whole(grad);
     try {
       const vel = velocity && p.momentum > 0 ? this.ptr(velocity) : 0;
       this.k.sgdF32(param.size, this.ptr(param), this.ptr(g.view.buffer), vel, p.lr, p.momentum, p.weightDecay);
@@ -273,8 +264,8 @@ export class WasmBackend extends BaseBackend {
   override softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {
     if (!this.fusedSoftmaxCrossEntropyOperands(logits, labels)) return super.softmaxCrossEntropy(logits, labels, withGrad);
     const [n, c] = logits.shape as [number, number];
-    const z = this.dense(logits);
-    const y = this.dense(labels);
+    const z = this.whole(logits);
+    const y = this.whole(labels);
     try {
       const loss = this.allocate(n);
       const grad = withGrad ? this.allocate(n * c) : null;

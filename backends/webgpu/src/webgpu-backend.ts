@@ -328,18 +328,12 @@ export class WebGpuBackend extends BaseBackend {
   }
 
   // ---- fused ----
-  private dense(x: NDArray): { view: NDArray; temp: boolean } {
-    const n = x.shape.reduce((p, d) => p * d, 1);
-    return x.offset === 0 && n === x.buffer.size && this.isContig(x) ? { view: x, temp: false } : { view: this.contiguous(x), temp: true };
-  }
-
-
 
   /** Fused Adam/AdamW: one dispatch per parameter, in place. */
   override adamStep(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
     this.checkStepOperands('adamStep', param, grad, [m, v]);
     if (param.size === 0) return;
-    const g = this.dense(grad);
+    const g = this.whole(grad);
     try {
       const words = [param.size, p.lr, p.beta1, p.beta2, p.eps, 1 - p.lr * p.weightDecay, 1 / (1 - p.beta1 ** p.step), 1 / (1 - p.beta2 ** p.step)];
       this.dispatch('adamStep', 'adam', adamWgsl, 8, [words[0]!, ...words.slice(1).map(floatBits)],
@@ -352,7 +346,7 @@ export class WebGpuBackend extends BaseBackend {
   override sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
     this.checkStepOperands('sgdStep', param, grad, velocity ? [velocity] : []);
     if (param.size === 0) return;
-    const g = this.dense(grad);
+    const g = this.whole(grad);
     try {
       const useMomentum = velocity !== null && p.momentum > 0;
       this.dispatch('sgdStep', 'sgd', sgdWgsl, 5, [param.size, floatBits(p.lr), floatBits(p.momentum), floatBits(p.weightDecay), useMomentum ? 1 : 0],
@@ -365,8 +359,8 @@ export class WebGpuBackend extends BaseBackend {
   override softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {
     if (!this.fusedSoftmaxCrossEntropyOperands(logits, labels)) return super.softmaxCrossEntropy(logits, labels, withGrad);
     const [n, c] = logits.shape as [number, number];
-    const z = this.dense(logits);
-    const y = this.dense(labels);
+    const z = this.whole(logits);
+    const y = this.whole(labels);
     try {
       const loss = this.allocate(n);
       const grad = withGrad ? this.allocate(n * c) : null;
