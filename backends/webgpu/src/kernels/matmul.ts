@@ -43,12 +43,13 @@ export function canLoadVec4(K: number, N: number, offA: number, offB: number, sa
 
 /**
  * Largest tile that still gives the GPU enough workgroups to fill its cores. Measured on an H200
- * (benches/results): 128×128 wins from 2048 on (≥ 256 workgroups), 64×128 at 1024, 64×64 below.
+ * (benches/results/h200): 128×128 wins from 2048 on (≥ 256 workgroups); at 1024, 128×64 (tall) beat
+ * 64×128 in two sweeps out of two (18.7/17.7 vs 18.2/14.0 TFLOP/s); 64×64 below.
  */
 export function chooseTile(m: number, n: number, batch: number, minGroups = 256): Tile {
   const groups = (t: Tile): number => Math.ceil(m / t.bm) * Math.ceil(n / t.bn) * batch;
   if (groups(TILES.large) >= minGroups) return TILES.large;
-  if (groups(TILES.wide) >= minGroups / 2) return TILES.wide;
+  if (groups(TILES.tall) >= minGroups / 2) return TILES.tall;
   if (groups(TILES.medium) >= minGroups / 4 || Math.min(m, n) >= 64) return TILES.medium;
   return TILES.small;
 }
