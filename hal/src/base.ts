@@ -369,6 +369,36 @@ export abstract class BaseBackend implements ComputeBackend {
   }
 
   /**
+   * The frame of a fused softmax cross-entropy: validates the operands (falling back to the composite,
+   * which raises the typed error, on wrong shapes), hands `kernel` contiguous float32 [N, C] logits and
+   * labels plus fresh loss [N] and grad [N, C] buffers, and frees temporaries — and the outputs if the
+   * kernel throws. `needWhole: false` passes the views as they are (kernels that read strides).
+   */
+  protected fusedSoftmaxCrossEntropy(
+    logits: NDArray, labels: NDArray, withGrad: boolean,
+    kernel: (z: NDArray, y: NDArray, loss: DeviceBuffer, grad: DeviceBuffer | null) => void, needWhole = true,
+  ): { loss: NDArray; grad?: NDArray } {
+    if (!this.fusedSoftmaxCrossEntropyOperands(logits, labels)) return softmaxCrossEntropyComposite(this, logits, labels, withGrad);
+    const [n, c] = logits.shape as [number, number];
+    const z = needWhole ? this.whole(logits) : { view: logits, temp: false };
+    const y = needWhole ? this.whole(labels) : { view: labels, temp: false };
+    const outs: DeviceBuffer[] = [];
+    try {
+      const loss = this.allocate(n);
+      outs.push(loss);
+      const grad = withGrad ? this.allocate(n * c) : null;
+      if (grad) outs.push(grad);
+      kernel(z.view, y.view, loss, grad);
+      outs.length = 0;
+      return grad ? { loss: viewOf(loss, [n]), grad: viewOf(grad, [n, c]) } : { loss: viewOf(loss, [n]) };
+    } finally {
+      for (const b of outs) this.deallocate(b);
+      if (z.temp) this.free(z.view);
+      if (y.temp) this.free(y.view);
+    }
+  }
+
+  /**
    * Validates softmax cross-entropy operands for a fused kernel: true when they are float32 [N, C]
    * pairs; false when the shapes are wrong (the composite then raises the typed error).
    */

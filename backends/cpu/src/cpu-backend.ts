@@ -116,13 +116,11 @@ export class CpuBackend extends BaseBackend {
 
   /** Fused, numerically stable softmax cross-entropy (one pass per row, float64 sums). */
   override softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {
-    if (!this.fusedSoftmaxCrossEntropyOperands(logits, labels)) return super.softmaxCrossEntropy(logits, labels, withGrad);
-    const [n, c] = logits.shape as [number, number];
-    const loss = this.allocate(n);
-    const grad = withGrad ? this.allocate(n * c) : null;
-    softmaxCrossEntropyKernel(this.strided(logits) as Strided<Float32Array>, this.strided(labels) as Strided<Float32Array>, this.data(loss) as Float32Array, grad ? (this.data(grad) as Float32Array) : null);
-    return grad ? { loss: viewOf(loss, [n]), grad: viewOf(grad, [n, c]) } : { loss: viewOf(loss, [n]) };
+    return this.fusedSoftmaxCrossEntropy(logits, labels, withGrad, (z, y, loss, grad) => softmaxCrossEntropyKernel(
+      this.strided(z) as Strided<Float32Array>, this.strided(y) as Strided<Float32Array>, this.data(loss) as Float32Array, grad ? (this.data(grad) as Float32Array) : null,
+    ), false);
   }
+
 
 
 

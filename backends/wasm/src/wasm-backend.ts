@@ -262,18 +262,10 @@ export class WasmBackend extends BaseBackend {
   }
 
   override softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {
-    if (!this.fusedSoftmaxCrossEntropyOperands(logits, labels)) return super.softmaxCrossEntropy(logits, labels, withGrad);
-    const [n, c] = logits.shape as [number, number];
-    const z = this.whole(logits);
-    const y = this.whole(labels);
-    try {
-      const loss = this.allocate(n);
-      const grad = withGrad ? this.allocate(n * c) : null;
-      this.k.softmaxCrossEntropyF32(n, c, this.ptr(z.view.buffer), this.ptr(y.view.buffer), this.ptr(loss), grad ? this.ptr(grad) : 0);
-      return grad ? { loss: viewOf(loss, [n]), grad: viewOf(grad, [n, c]) } : { loss: viewOf(loss, [n]) };
-    } finally {
-      if (z.temp) this.free(z.view);
-      if (y.temp) this.free(y.view);
-    }
+    return this.fusedSoftmaxCrossEntropy(logits, labels, withGrad, (z, y, loss, grad) => {
+      const [n, c] = z.shape as [number, number];
+      this.k.softmaxCrossEntropyF32(n, c, this.ptr(z.buffer), this.ptr(y.buffer), this.ptr(loss), grad ? this.ptr(grad) : 0);
+    });
   }
+
 }

@@ -357,21 +357,12 @@ export class WebGpuBackend extends BaseBackend {
   }
 
   override softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {
-    if (!this.fusedSoftmaxCrossEntropyOperands(logits, labels)) return super.softmaxCrossEntropy(logits, labels, withGrad);
-    const [n, c] = logits.shape as [number, number];
-    const z = this.whole(logits);
-    const y = this.whole(labels);
-    try {
-      const loss = this.allocate(n);
-      const grad = withGrad ? this.allocate(n * c) : null;
-      if (n > 0) {
-        this.dispatch('softmaxCrossEntropy', 'softmaxCrossEntropy', softmaxCrossEntropyWgsl, 4, [n, c, withGrad ? 1 : 0, floatBits(-Infinity)],
-          [this.gpu(z.view.buffer), this.gpu(y.view.buffer), this.gpu(loss), grad ? this.gpu(grad) : this.dummy], this.flat(n));
-      }
-      return grad ? { loss: viewOf(loss, [n]), grad: viewOf(grad, [n, c]) } : { loss: viewOf(loss, [n]) };
-    } finally {
-      if (z.temp) this.free(z.view);
-      if (y.temp) this.free(y.view);
-    }
+    return this.fusedSoftmaxCrossEntropy(logits, labels, withGrad, (z, y, loss, grad) => {
+      const [n, c] = z.shape as [number, number];
+      if (n === 0) return;
+      this.dispatch('softmaxCrossEntropy', 'softmaxCrossEntropy', softmaxCrossEntropyWgsl, 4, [n, c, grad ? 1 : 0, floatBits(-Infinity)],
+        [this.gpu(z.buffer), this.gpu(y.buffer), this.gpu(loss), grad ? this.gpu(grad) : this.dummy], this.flat(n));
+    });
   }
+
 }
