@@ -14,6 +14,8 @@ const RUNTIMES: Record<string, string[]> = {
   deno: [join(tools, '.bin', 'deno'), 'run', '-A', '--unstable-webgpu', 'tests/runtimes/conformance.mjs'],
   bun: [join(tools, '.bin', 'bun'), 'tests/runtimes/conformance.mjs'],
 };
+// Runtimes with WebAssembly relaxed SIMD, where the wasm backend must pick its FMA build.
+const RELAXED_SIMD = new Set(['deno', 'bun']);
 
 interface Line { backend: string; runtime?: string; device?: string; passed?: number; failed?: number; failures?: string[]; error?: string }
 
@@ -31,7 +33,24 @@ for (const [runtime, [bin, ...args]] of Object.entries(RUNTIMES)) {
         expect(line ? line : `${name}: no result (stderr: ${r.stderr.slice(-500)})`).toMatchObject({ backend: name, failed: 0 });
         expect(line!.runtime).toMatch(runtime === 'deno' ? /^Deno \d/ : /^Bun \d/);
         expect(line!.passed).toBeGreaterThan(300);
+        if (name === 'wasm' && RELAXED_SIMD.has(runtime)) expect(line!.device).toMatch(/relaxed SIMD \(FMA\)/);
       }
     }, 300_000);
   });
 }
+
+// Node 20 has relaxed SIMD behind a flag: with it, the wasm backend's FMA build (single-threaded and
+// with every matmul split across two workers) passes the whole suite too.
+describe('conformance of the wasm relaxed-SIMD build under Node', () => {
+  test('wasm and wasm with 2 threads pass with --experimental-wasm-relaxed-simd', () => {
+    const r = spawnSync(process.execPath, ['--experimental-wasm-relaxed-simd', 'tests/runtimes/conformance.mjs', 'wasm', 'wasm-threads'], { cwd: root, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' }, timeout: 240_000 });
+    const lines: Line[] = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Line);
+    expect(lines.map((l) => l.backend)).toEqual(['wasm', 'wasm-threads']);
+    for (const line of lines) {
+      expect(line).toMatchObject({ failed: 0 });
+      expect(line.passed).toBeGreaterThan(300);
+      expect(line.device).toMatch(/relaxed SIMD \(FMA\)/);
+    }
+    expect(lines[1]!.device).toMatch(/2 threads on shared memory/);
+  }, 300_000);
+});

@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
-import { mulberry32, transposeView } from '@polyhal/hal';
-import { createWasmBackend } from '@polyhal/backend-wasm';
+import { BackendUnavailableError, mulberry32, transposeView } from '@polyhal/hal';
+import { createWasmBackend, hasRelaxedSimd } from '@polyhal/backend-wasm';
+import { KERNELS_RELAXED_WASM_BASE64 } from '../backends/wasm/src/generated/kernels.js';
 
 describe('wasm backend', () => {
   test('matmul split across worker threads on shared memory is bit-identical to one thread', async () => {
@@ -42,5 +43,27 @@ describe('wasm backend', () => {
     const s = be.sum(big);
     expect((await be.read(s))[0]).toBe(16 * 2 ** 20);
     be.dispose();
+  });
+
+  test('the relaxed-SIMD probe agrees with the runtime\'s verdict on the embedded relaxed build', () => {
+    const bytes = Uint8Array.from(atob(KERNELS_RELAXED_WASM_BASE64), (c) => c.charCodeAt(0));
+    expect(hasRelaxedSimd()).toBe(WebAssembly.validate(bytes));
+  });
+
+  test('relaxedSimd: false keeps plain SIMD; true fails clearly where the runtime lacks relaxed SIMD', async () => {
+    const plain = await createWasmBackend({ threads: 1, relaxedSimd: false });
+    expect(plain.relaxedSimd).toBe(false);
+    expect(plain.deviceName).not.toMatch(/relaxed/);
+    plain.dispose();
+    const auto = await createWasmBackend({ threads: 1 });
+    expect(auto.relaxedSimd).toBe(hasRelaxedSimd());
+    auto.dispose();
+    if (hasRelaxedSimd()) {
+      const fma = await createWasmBackend({ threads: 1, relaxedSimd: true });
+      expect(fma.deviceName).toMatch(/relaxed SIMD \(FMA\)/);
+      fma.dispose();
+    } else {
+      await expect(createWasmBackend({ threads: 1, relaxedSimd: true })).rejects.toThrow(BackendUnavailableError);
+    }
   });
 });

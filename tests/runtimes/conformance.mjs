@@ -2,6 +2,7 @@
 // named in the arguments and prints one JSON line per backend with runtime, device and results.
 //   deno run -A --unstable-webgpu tests/runtimes/conformance.mjs cpu wasm webgpu
 //   bun tests/runtimes/conformance.mjs cpu wasm webgpu
+//   node --experimental-wasm-relaxed-simd tests/runtimes/conformance.mjs wasm wasm-threads
 import { runConformance } from '@polyhal/conformance';
 
 const args = globalThis.Deno ? Deno.args : process.argv.slice(2);
@@ -13,6 +14,8 @@ if (globalThis.Bun && args.includes('webgpu')) {
 const factories = {
   cpu: async () => new (await import('@polyhal/backend-cpu')).CpuBackend(),
   wasm: async () => (await import('@polyhal/backend-wasm')).createWasmBackend(),
+  // Every matmul split across 2 worker threads (threadThreshold 1), to check the threaded kernels.
+  'wasm-threads': async () => (await import('@polyhal/backend-wasm')).createWasmBackend({ threads: 2, threadThreshold: 1 }),
   webgpu: async () => (await import('@polyhal/backend-webgpu')).createWebGpuBackend(),
 };
 let failed = 0;

@@ -3,7 +3,7 @@
 export { binaryF32, binaryI32, unaryF32, negI32 } from './elementwise';
 export { copyRows, copyNd, fillF32, fillI32 } from './copy';
 export { reduceF32, reduceI32 } from './reduce';
-export { gemm, packBytesA, packBytesB } from './matmul';
+export { gemm, gemmRowBlock, packBytesA, packBytesB } from './matmul';
 export { adamF32, sgdF32, softmaxCrossEntropyF32 } from './fused';
 
 /** First byte that JavaScript may allocate (after static data). */

@@ -1,10 +1,10 @@
 import { type BackendEntry, BackendUnavailableError, registerBackend } from '@polyhal/hal';
-import { hasWasmSimd, instantiateKernels, kernelModule } from './module.js';
+import { hasRelaxedSimd, hasWasmSimd, instantiateKernels, kernelModule } from './module.js';
 import { canBlock, ThreadPool } from './threads.js';
 import { WasmBackend, type WasmBackendOptions } from './wasm-backend.js';
 
 export { WasmBackend, type WasmBackendOptions } from './wasm-backend.js';
-export { hasWasmSimd } from './module.js';
+export { hasRelaxedSimd, hasWasmSimd } from './module.js';
 
 function cores(): number {
   const g = globalThis as { navigator?: { hardwareConcurrency?: number } };
@@ -23,9 +23,17 @@ async function nodeCores(): Promise<number> {
  * With threads > 1 (default 'auto': the cores, at most 8) it starts workers on one shared memory;
  * where that is impossible (no SharedArrayBuffer, a browser page that is not cross-origin isolated,
  * or a thread that may not block) it runs on one thread and its deviceName says why.
+ * With relaxedSimd 'auto' (default) it uses the relaxed-SIMD build where the runtime has it (matmul
+ * then uses fused multiply-add: faster, and rounded once per multiply-add); `relaxedSimd: false`
+ * keeps the plain SIMD build; `relaxedSimd: true` throws BackendUnavailableError where it is missing.
  */
 export async function createWasmBackend(options: WasmBackendOptions = {}): Promise<WasmBackend> {
   if (!hasWasmSimd()) throw new BackendUnavailableError('wasm', 'this runtime has no WebAssembly SIMD (simd128)');
+  const relaxedAvailable = hasRelaxedSimd();
+  if (options.relaxedSimd === true && !relaxedAvailable) {
+    throw new BackendUnavailableError('wasm', 'relaxedSimd: true was asked for, but this runtime has no WebAssembly relaxed SIMD');
+  }
+  const relaxed = options.relaxedSimd !== false && relaxedAvailable;
   const wanted = options.threads === undefined || options.threads === 'auto' ? Math.min(8, await nodeCores()) : Math.max(1, Math.floor(options.threads));
   let note = '';
   if (wanted > 1) {
@@ -34,22 +42,22 @@ export async function createWasmBackend(options: WasmBackendOptions = {}): Promi
     else {
       try {
         const memory = new WebAssembly.Memory({ initial: 64, maximum: 32768, shared: true });
-        const kernels = await instantiateKernels(memory);
-        const pool = await ThreadPool.create(await kernelModule(true), memory, wanted);
-        return new WasmBackend(kernels, options, pool);
+        const kernels = await instantiateKernels(memory, relaxed);
+        const pool = await ThreadPool.create(await kernelModule(true, relaxed), memory, wanted);
+        return new WasmBackend(kernels, options, pool, '', relaxed);
       } catch (e) {
         note = `threads unavailable: ${(e as Error).message}`;
       }
     }
   }
-  return new WasmBackend(await instantiateKernels(), options, null, note);
+  return new WasmBackend(await instantiateKernels(undefined, relaxed), options, null, note, relaxed);
 }
 
 /** Registry entry: name `wasm`, priority 200 (above cpu, below a hardware GPU). */
 export const wasmBackendEntry: BackendEntry = {
   name: 'wasm',
   priority: 200,
-  probe: async () => (hasWasmSimd() ? { available: true, device: 'WebAssembly SIMD128' } : { available: false, reason: 'no WebAssembly SIMD (simd128) in this runtime' }),
+  probe: async () => (hasWasmSimd() ? { available: true, device: hasRelaxedSimd() ? 'WebAssembly SIMD128 + relaxed SIMD' : 'WebAssembly SIMD128' } : { available: false, reason: 'no WebAssembly SIMD (simd128) in this runtime' }),
   create: (options?: Record<string, unknown>) => createWasmBackend(options as WasmBackendOptions),
 };
 

@@ -1,5 +1,5 @@
 /** Loads the embedded kernels (.wasm as base64): no file paths, works in Node (ESM/CJS) and browsers. */
-import { KERNELS_MT_WASM_BASE64, KERNELS_WASM_BASE64 } from './generated/kernels.js';
+import { KERNELS_MT_RELAXED_WASM_BASE64, KERNELS_MT_WASM_BASE64, KERNELS_RELAXED_WASM_BASE64, KERNELS_WASM_BASE64 } from './generated/kernels.js';
 
 export interface KernelExports {
   memory: WebAssembly.Memory;
@@ -15,6 +15,7 @@ export interface KernelExports {
   reduceF32(isMax: number, x: number, kN: number, kRows: number, kStarts: number, kStep: number, rN: number, rRows: number, rStarts: number, rStep: number, out: number, outer: number, scratch: number): void;
   reduceI32(isMax: number, x: number, kN: number, kRows: number, kStarts: number, kStep: number, rN: number, rRows: number, rStarts: number, rStep: number, out: number): void;
   gemm(M: number, N: number, K: number, a: number, sam: number, sak: number, b: number, sbk: number, sbn: number, c: number, scratch: number, rowStart: number, rowEnd: number): void;
+  gemmRowBlock(): number;
   packBytesA(): number;
   packBytesB(n: number): number;
   adamF32(n: number, p: number, g: number, m: number, v: number, lr: number, b1: number, b2: number, eps: number, decay: number, c1: number, c2: number): void;
@@ -29,12 +30,19 @@ function decodeBase64(b64: string): Uint8Array<ArrayBuffer> {
   return out;
 }
 
-const compiled = new Map<boolean, Promise<WebAssembly.Module>>();
+const compiled = new Map<string, Promise<WebAssembly.Module>>();
 
-/** Compiles the kernels once per process: the single-threaded build, or the shared-memory one. */
-export function kernelModule(threaded = false): Promise<WebAssembly.Module> {
-  let m = compiled.get(threaded);
-  if (!m) compiled.set(threaded, (m = WebAssembly.compile(decodeBase64(threaded ? KERNELS_MT_WASM_BASE64 : KERNELS_WASM_BASE64))));
+/**
+ * Compiles the kernels once per process: the single-threaded build or the shared-memory one, each
+ * with plain SIMD or relaxed SIMD (the GEMM micro-kernel then uses fused multiply-add).
+ */
+export function kernelModule(threaded = false, relaxed = false): Promise<WebAssembly.Module> {
+  const key = `${threaded}/${relaxed}`;
+  let m = compiled.get(key);
+  if (!m) {
+    const b64 = threaded ? (relaxed ? KERNELS_MT_RELAXED_WASM_BASE64 : KERNELS_MT_WASM_BASE64) : relaxed ? KERNELS_RELAXED_WASM_BASE64 : KERNELS_WASM_BASE64;
+    compiled.set(key, (m = WebAssembly.compile(decodeBase64(b64))));
+  }
   return m;
 }
 
@@ -43,8 +51,8 @@ const abort = (): never => {
 };
 
 /** Instantiates the kernels; with `memory` (shared), the threaded build on that memory. */
-export async function instantiateKernels(memory?: WebAssembly.Memory): Promise<KernelExports> {
-  const instance = await WebAssembly.instantiate(await kernelModule(Boolean(memory)), { env: memory ? { memory, abort } : { abort } });
+export async function instantiateKernels(memory?: WebAssembly.Memory, relaxed = false): Promise<KernelExports> {
+  const instance = await WebAssembly.instantiate(await kernelModule(Boolean(memory), relaxed), { env: memory ? { memory, abort } : { abort } });
   const exports = instance.exports as unknown as KernelExports;
   return memory ? ({ ...exports, memory } as KernelExports) : exports;
 }
@@ -58,5 +66,18 @@ export function hasWasmSimd(): boolean {
   const probe = new Uint8Array([
     0, 97, 115, 109, 1, 0, 0, 0, 1, 4, 1, 96, 0, 0, 3, 2, 1, 0, 10, 9, 1, 7, 0, 65, 0, 253, 17, 26, 11,
   ]);
+  return WebAssembly.validate(probe);
+}
+
+/**
+ * True when this runtime validates a module that uses f32x4.relaxed_madd (relaxed SIMD: on by default
+ * in V8 ≥ 11.4 — Chrome 114, Node 22, Deno — and in Bun; Node 20 needs --experimental-wasm-relaxed-simd).
+ * (Three `f32.const 0; f32x4.splat`, then `f32x4.relaxed_madd; drop`.)
+ */
+export function hasRelaxedSimd(): boolean {
+  if (typeof WebAssembly !== 'object' || typeof WebAssembly.validate !== 'function') return false;
+  const splat = [0x43, 0, 0, 0, 0, 0xfd, 0x13];
+  const body = [0, ...splat, ...splat, ...splat, 0xfd, 0x85, 0x02, 0x1a, 0x0b];
+  const probe = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 4, 1, 96, 0, 0, 3, 2, 1, 0, 10, body.length + 2, 1, body.length, ...body]);
   return WebAssembly.validate(probe);
 }

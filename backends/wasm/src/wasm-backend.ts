@@ -11,6 +11,11 @@ export interface WasmBackendOptions extends BaseBackendOptions {
   threads?: number | 'auto';
   /** Multiply-adds (M·N·K) from which a matmul is split across threads (default 2^21). */
   threadThreshold?: number;
+  /**
+   * Relaxed SIMD (fused multiply-add in matmul): 'auto' (default) uses it where the runtime has it;
+   * false keeps plain SIMD (bit-identical matmul results on every CPU); true requires it.
+   */
+  relaxedSimd?: boolean | 'auto';
 }
 
 const BINARY_CODES: Record<BinaryOp, number> = { add: 0, sub: 1, mul: 2, div: 3, maximum: 4, mod: 5, cmplt: 6 };
@@ -35,13 +40,17 @@ export class WasmBackend extends BaseBackend {
 
   private readonly threadThreshold: number;
 
+  /** Whether the kernels are the relaxed-SIMD build (matmul uses fused multiply-add). */
+  readonly relaxedSimd: boolean;
+
   /** `pool`: worker threads on the same shared memory; `threadNote` says why there are none when asked for. */
-  constructor(private readonly k: KernelExports, options: WasmBackendOptions = {}, private readonly pool: ThreadPool | null = null, threadNote = '') {
+  constructor(private readonly k: KernelExports, options: WasmBackendOptions = {}, private readonly pool: ThreadPool | null = null, threadNote = '', relaxedSimd = false) {
     super(options);
     this.heap = new WasmHeap(k.memory, k.heapBase(), 'wasm');
     this.threadThreshold = options.threadThreshold ?? 2 ** 21;
     const threads = pool ? `${pool.size} threads on shared memory` : `1 thread${threadNote ? ` (${threadNote})` : ''}`;
-    this.deviceName = `WebAssembly SIMD128, ${threads}`;
+    this.relaxedSimd = relaxedSimd;
+    this.deviceName = `WebAssembly SIMD128${relaxedSimd ? ' + relaxed SIMD (FMA)' : ''}, ${threads}`;
   }
 
   /** Number of threads that split a large matmul (1 without workers). */
@@ -211,9 +220,10 @@ export class WasmBackend extends BaseBackend {
     const N = b.shape[r - 1]!;
     if (M === 0 || N === 0) return;
     const batch = planRows(a.shape.slice(0, -2), [a.strides.slice(0, -2), b.strides.slice(0, -2)], [a.offset, b.offset]);
-    // Split rows across threads when the product is large enough (in whole 4-row panels).
-    const parts = this.pool && M * N * K >= this.threadThreshold ? Math.min(this.pool.size, Math.ceil(M / 16)) : 1;
-    const scratchBytes = this.k.packBytesA() + this.k.packBytesB(N) + 128;
+    // Split rows across threads when the product is large enough (in whole micro-kernel panels).
+    const mr = this.k.gemmRowBlock();
+    const parts = this.pool && M * N * K >= this.threadThreshold ? Math.min(this.pool.size, Math.ceil(M / (4 * mr))) : 1;
+    const scratchBytes = this.k.packBytesA() + this.k.packBytesB(N) + 256;
     const scratch = Array.from({ length: parts }, () => this.heap.alloc(scratchBytes));
     try {
       const [pa, pb, pc] = [this.ptr(a.buffer), this.ptr(b.buffer), this.ptr(out)];
@@ -228,7 +238,7 @@ export class WasmBackend extends BaseBackend {
             this.k.gemm(...(job(scratch[0]!, 0, M) as Parameters<KernelExports['gemm']>));
             continue;
           }
-          const rows = Math.ceil(M / parts / 4) * 4;
+          const rows = Math.ceil(M / parts / mr) * mr;
           const jobs = scratch.map((s, p) => job(s, Math.min(M, p * rows), Math.min(M, (p + 1) * rows))).filter((j) => j[11]! < j[12]!);
           this.pool!.run(jobs, (j) => this.k.gemm(...(j as Parameters<KernelExports['gemm']>)));
         }
