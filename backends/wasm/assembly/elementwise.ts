@@ -36,18 +36,48 @@ export const NEG = 0, EXP = 1, LOG = 2, RELU = 3, SIGMOID = 4, TANH = 5, SQRT = 
   }
 }
 
+// Both inputs contiguous: 8 lanes per step with `op` a constant after inlining (no per-element
+// dispatch); returns the elements done.
+@inline function binaryDense(op: i32, n: i32, pa: usize, pb: usize, po: usize): i32 {
+  let i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const o = <usize>i << 2;
+    v128.store(po + o, vbin(op, v128.load(pa + o), v128.load(pb + o)));
+    v128.store(po + o, vbin(op, v128.load(pa + o, 16), v128.load(pb + o, 16)), 16);
+  }
+  return i;
+}
+
+function binaryDenseF32(op: i32, n: i32, pa: usize, pb: usize, po: usize): i32 {
+  switch (op) {
+    case ADD: return binaryDense(ADD, n, pa, pb, po);
+    case SUB: return binaryDense(SUB, n, pa, pb, po);
+    case MUL: return binaryDense(MUL, n, pa, pb, po);
+    case DIV: return binaryDense(DIV, n, pa, pb, po);
+    case MAXIMUM: return binaryDense(MAXIMUM, n, pa, pb, po);
+    case CMPLT: return binaryDense(CMPLT, n, pa, pb, po);
+    default: return 0;
+  }
+}
+
 export function binaryF32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, aStep: i32, b: usize, bStarts: usize, bStep: i32, out: usize): void {
   for (let r = 0; r < rows; r++) {
     let pa = a + (<usize>load<i32>(aStarts + (<usize>r << 2)) << 2);
     let pb = b + (<usize>load<i32>(bStarts + (<usize>r << 2)) << 2);
     let po = out + (<usize>(r * n) << 2);
     let i = 0;
+    if (aStep == 1 && bStep == 1) {
+      i = binaryDenseF32(op, n, pa, pb, po);
+      pa += <usize>i << 2;
+      pb += <usize>i << 2;
+    }
     if (op != MOD && (aStep == 1 || aStep == 0) && (bStep == 1 || bStep == 0)) {
       const sa = f32x4.splat(load<f32>(pa));
       const sb = f32x4.splat(load<f32>(pb));
       const ia = <usize>(aStep << 4);
       const ib = <usize>(bStep << 4);
       let qa = pa, qb = pb;
+      const i0 = i;
       for (; i + 4 <= n; i += 4) {
         const va = aStep ? v128.load(qa) : sa;
         const vb = bStep ? v128.load(qb) : sb;
@@ -55,8 +85,8 @@ export function binaryF32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
         qa += ia;
         qb += ib;
       }
-      pa += <usize>(i * aStep) << 2;
-      pb += <usize>(i * bStep) << 2;
+      pa += <usize>((i - i0) * aStep) << 2;
+      pb += <usize>((i - i0) * bStep) << 2;
     }
     const da = <usize>(aStep << 2), db = <usize>(bStep << 2);
     for (; i < n; i++) {
@@ -118,25 +148,48 @@ export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
   }
 }
 
+@inline function vun(op: i32, v: v128): v128 {
+  const zero = f32x4.splat(0);
+  if (op == NEG) return f32x4.neg(v);
+  if (op == RELU) return v128.bitselect(v, zero, v128.or(f32x4.gt(v, zero), f32x4.ne(v, v)));
+  if (op == SQRT) return f32x4.sqrt(v);
+  return f32x4.div(f32x4.splat(1), v);
+}
+
+// Contiguous input: 8 lanes per step with `op` a constant after inlining; returns the elements done.
+@inline function unaryDense(op: i32, n: i32, px: usize, po: usize): i32 {
+  let i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const o = <usize>i << 2;
+    v128.store(po + o, vun(op, v128.load(px + o)));
+    v128.store(po + o, vun(op, v128.load(px + o, 16)), 16);
+  }
+  for (; i + 4 <= n; i += 4) {
+    const o = <usize>i << 2;
+    v128.store(po + o, vun(op, v128.load(px + o)));
+  }
+  return i;
+}
+
+function unaryDenseF32(op: i32, n: i32, px: usize, po: usize): i32 {
+  switch (op) {
+    case NEG: return unaryDense(NEG, n, px, po);
+    case RELU: return unaryDense(RELU, n, px, po);
+    case SQRT: return unaryDense(SQRT, n, px, po);
+    case RECIP: return unaryDense(RECIP, n, px, po);
+    default: return 0;
+  }
+}
+
 export function unaryF32(op: i32, n: i32, rows: i32, x: usize, xStarts: usize, xStep: i32, out: usize): void {
   const dx = <usize>(xStep << 2);
-  const vectorized = xStep == 1 && (op == NEG || op == RELU || op == SQRT || op == RECIP);
   for (let r = 0; r < rows; r++) {
     let px = x + (<usize>load<i32>(xStarts + (<usize>r << 2)) << 2);
     const po = out + (<usize>(r * n) << 2);
     let i = 0;
-    if (vectorized) {
-      const zero = f32x4.splat(0), one = f32x4.splat(1);
-      for (; i + 4 <= n; i += 4) {
-        const v = v128.load(px);
-        let o: v128;
-        if (op == NEG) o = f32x4.neg(v);
-        else if (op == RELU) o = v128.bitselect(v, zero, v128.or(f32x4.gt(v, zero), f32x4.ne(v, v)));
-        else if (op == SQRT) o = f32x4.sqrt(v);
-        else o = f32x4.div(one, v);
-        v128.store(po + (<usize>i << 2), o);
-        px += 16;
-      }
+    if (xStep == 1) {
+      i = unaryDenseF32(op, n, px, po);
+      px += <usize>i << 2;
     }
     for (; i < n; i++) {
       store<f32>(po + (<usize>i << 2), sun(op, load<f32>(px)));
