@@ -1,6 +1,8 @@
 /**
  * Runs the whole conformance suite on the WebGPU backend of this machine's GPU (for the real-GPU
- * machine, bundled with esbuild) and writes the result matrix as JSON.
+ * machine, bundled with esbuild) and writes the result matrix as JSON; then once more with split-K
+ * forced to 3 on every matmul that can split (the split path is otherwise taken only by large
+ * matmuls with few output tiles).
  *   node gpu-conformance.mjs [--json out.json]
  */
 import { writeFileSync } from 'node:fs';
@@ -14,4 +16,7 @@ for (const c of r.results.filter((x) => !x.pass)) console.log(`  FAIL ${c.id}: $
 const worst = [...r.results].sort((a, b) => b.maxUlpError - a.maxUlpError).slice(0, 8);
 for (const c of worst) console.log(`  ${c.id}: max ulp ${c.maxUlpError}, max abs ${c.maxAbsError.toExponential(2)}`);
 if (i > 0) writeFileSync(process.argv[i + 1]!, JSON.stringify(r, null, 2));
-process.exit(r.failed ? 1 : 0);
+const s = await runConformance(() => createWebGpuBackend({ matmulSplitK: 3 }));
+console.log(`conformance on webgpu with split-K 3: ${s.passed} passed, ${s.failed} failed`);
+for (const c of s.results.filter((x) => !x.pass)) console.log(`  FAIL ${c.id}: ${c.message}`);
+process.exit(r.failed || s.failed ? 1 : 0);

@@ -3,7 +3,10 @@
  * one process) and the same inputs: matmul f32 N×N (TFLOP/s, dispatch to result: a 1-element read
  * after the last of R queued matmuls), and small-op latency (add of 1K elements, dispatch to result).
  * Runs in Node on Dawn; bundled with esbuild (webgpu external) to run on a GPU machine.
- *   node webgpu-matmul.mjs [--sizes 1024,4096,8192] [--json out.json] [--tiles auto,large,large16,medium]
+ * Trials alternate between tfjs and every PolyHAL configuration (rotating order) after a warm-up, so
+ * GPU clock changes hit all alike; the ratio is the median of per-trial ratios.
+ *   node webgpu-matmul.mjs [--sizes 1024,4096,8192] [--json out.json] [--tiles auto,large,tall:2,large:4]
+ * (--tiles: tile name, optionally `:S` to force split-K S; `auto` = the backend's own choice)
  */
 import { writeFileSync } from 'node:fs';
 import { create, globals } from 'webgpu';
@@ -17,7 +20,8 @@ const arg = (name: string, def: string): string => {
   return i > 0 ? process.argv[i + 1]! : def;
 };
 const sizes = arg('sizes', '1024,4096,8192').split(',').map(Number);
-const tiles = arg('tiles', 'auto').split(',') as ('auto' | TileName)[];
+const tiles = arg('tiles', 'auto').split(',');
+const trials = Number(arg('trials', '9'));
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
 Object.assign(globalThis, globals);
@@ -27,7 +31,10 @@ const tf: Tf = await import('@tensorflow/tfjs-core');
 await import('@tensorflow/tfjs-backend-webgpu');
 await tf.setBackend('webgpu');
 await tf.ready();
-const backends = await Promise.all(tiles.map((matmulTile) => createWebGpuBackend({ gpu, matmulTile })));
+const backends = await Promise.all(tiles.map((spec) => {
+  const [tile, split] = spec.split(':');
+  return createWebGpuBackend({ gpu, matmulTile: tile as 'auto' | TileName, matmulSplitK: split ? Number(split) : 'auto' });
+}));
 const be = backends[0]!;
 console.log(`GPU: ${be.deviceName}`);
 
@@ -37,7 +44,7 @@ for (const n of sizes) {
   const data = Float32Array.from({ length: n * n }, () => rng() * 2 - 1);
   const ta = tf.tensor2d(data, [n, n]);
   const tb = tf.tensor2d(data, [n, n]);
-  const reps = n >= 8192 ? 3 : n >= 4096 ? 10 : 30;
+  const reps = n >= 8192 ? 3 : n >= 4096 ? 10 : 50;
   const theirs = async (): Promise<number> => {
     const t0 = performance.now();
     let c = tf.matMul(ta, tb);
@@ -51,37 +58,44 @@ for (const n of sizes) {
     c.dispose();
     return (performance.now() - t0) / reps;
   };
-  await theirs();
-  const pt: number[] = [];
-  for (let trial = 0; trial < 5; trial++) pt.push(await theirs());
-  const mt = median(pt);
+  const inputs = backends.map((b) => [b.fromArray(data, [n, n]), b.fromArray(data, [n, n])] as const);
+  const ours = (k: number) => async (): Promise<number> => {
+    const b = backends[k]!;
+    const [pa, pb] = inputs[k]!;
+    const t0 = performance.now();
+    let c = b.matmul(pa, pb);
+    for (let r = 1; r < reps; r++) {
+      b.free(c);
+      c = b.matmul(pa, pb);
+    }
+    await b.read(b.shrink(c, [[0, 1], [0, 1]]));
+    b.free(c);
+    return (performance.now() - t0) / reps;
+  };
+  const runners = [theirs, ...backends.map((_, k) => ours(k))];
+  // Warm-up: compile every pipeline and bring the GPU to its working clock (about one second of work).
+  for (const t0 = performance.now(); performance.now() - t0 < 1000;) for (const run of runners) await run();
+  const times: number[][] = runners.map(() => []);
+  for (let trial = 0; trial < trials; trial++) {
+    for (let j = 0; j < runners.length; j++) {
+      const i = (j + trial) % runners.length;
+      times[i]!.push(await runners[i]!());
+    }
+  }
   const tflops = (ms: number): number => (2 * n ** 3) / (ms * 1e9);
-  console.log(`matmul ${n}: tfjs-webgpu ${tflops(mt).toFixed(2)} TFLOP/s (${mt.toFixed(2)} ms)`);
+  const fmt = (x: number): string => x.toFixed(x < 1 ? 4 : 2);
+  const mt = median(times[0]!);
+  console.log(`matmul ${n}: tfjs-webgpu ${fmt(tflops(mt))} TFLOP/s (${mt.toFixed(3)} ms)`);
+  for (const [k, b] of backends.entries()) {
+    const mine = times[k + 1]!;
+    const mo = median(mine);
+    const ratio = median(mine.map((x, i) => times[0]![i]! / x));
+    rows.push({ suite: 'matmul', size: n, tile: tiles[k], polyhalMs: mo, tfjsMs: mt, polyhalTflops: tflops(mo), tfjsTflops: tflops(mt), ratio, trials });
+    console.log(`  polyhal-webgpu [${tiles[k]}] ${fmt(tflops(mo))} TFLOP/s (${mo.toFixed(3)} ms), ratio to tfjs ${ratio.toFixed(2)}x (median of ${trials} trial ratios; min..max ${Math.min(...mine.map((x, i) => times[0]![i]! / x)).toFixed(2)}..${Math.max(...mine.map((x, i) => times[0]![i]! / x)).toFixed(2)})`);
+    for (const x of inputs[k]!) b.free(x);
+  }
   ta.dispose();
   tb.dispose();
-  for (const [k, b] of backends.entries()) {
-    const pa = b.fromArray(data, [n, n]);
-    const pb = b.fromArray(data, [n, n]);
-    const ours = async (): Promise<number> => {
-      const t0 = performance.now();
-      let c = b.matmul(pa, pb);
-      for (let r = 1; r < reps; r++) {
-        b.free(c);
-        c = b.matmul(pa, pb);
-      }
-      await b.read(b.shrink(c, [[0, 1], [0, 1]]));
-      b.free(c);
-      return (performance.now() - t0) / reps;
-    };
-    await ours();
-    const po: number[] = [];
-    for (let trial = 0; trial < 5; trial++) po.push(await ours());
-    const mo = median(po);
-    rows.push({ suite: 'matmul', size: n, tile: tiles[k], polyhalMs: mo, tfjsMs: mt, polyhalTflops: tflops(mo), tfjsTflops: tflops(mt), ratio: mt / mo });
-    console.log(`  polyhal-webgpu [tile ${tiles[k]}] ${tflops(mo).toFixed(2)} TFLOP/s (${mo.toFixed(2)} ms), ratio to tfjs ${(mt / mo).toFixed(2)}x`);
-    b.free(pa);
-    b.free(pb);
-  }
 }
 
 // Small-op latency: add of 1K elements, from the call to the data on the host.

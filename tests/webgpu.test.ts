@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { BackendUnavailableError, mulberry32, transposeView, UseAfterFreeError } from '@polyhal/hal';
 import { CpuBackend } from '@polyhal/backend-cpu';
-import { createWebGpuBackend, type WebGpuBackend } from '@polyhal/backend-webgpu';
+import { chooseSplitK, createWebGpuBackend, TILES, type WebGpuBackend } from '@polyhal/backend-webgpu';
 import { requiredBackends } from './backends.js';
 
 // WebGPU-specific behaviour beyond the shared conformance suite. Under CI=true a missing adapter fails here.
@@ -28,14 +28,17 @@ describe('webgpu backend', () => {
     expect(be.deviceType).toBe('gpu');
   });
 
-  test.each(['small', 'medium', 'wide', 'tall', 'large', 'large16'] as const)('matmul tile %s matches the CPU on ragged, transposed and batched shapes', async (tile) => {
-    need();
-    const be = await createWebGpuBackend({ matmulTile: tile });
+  /** Runs ragged, transposed, batched and broadcast matmuls on a backend made with `options` and on the CPU. */
+  const matmulAgreesWithCpu = async (options: Parameters<typeof createWebGpuBackend>[0]): Promise<void> => {
+    const be = await createWebGpuBackend(options);
     const cpu = new CpuBackend();
     try {
       const rng = mulberry32(5);
       const rand = (n: number): number[] => Array.from({ length: n }, () => rng() * 2 - 1);
-      const cases: [number[], number[], boolean][] = [[[131, 70], [70, 197], false], [[2, 65, 33], [2, 129, 33], true], [[1, 1], [1, 130], false], [[3, 68, 36], [36, 132], false]];
+      const cases: [number[], number[], boolean][] = [
+        [[131, 70], [70, 197], false], [[2, 65, 33], [2, 129, 33], true], [[1, 1], [1, 130], false], [[3, 68, 36], [36, 132], false],
+        [[2, 1, 40, 524], [3, 524, 72], false], [[64, 600], [600, 64], false],
+      ];
       for (const [sa, sb, tb] of cases) {
         const da = rand(sa.reduce((p, d) => p * d, 1));
         const db = rand(sb.reduce((p, d) => p * d, 1));
@@ -50,13 +53,33 @@ describe('webgpu backend', () => {
         const [g, c] = [await run(be), await run(cpu)];
         expect(g.length).toBe(c.length);
         let worst = 0;
-        g.forEach((v, i) => (worst = Math.max(worst, Math.abs(v - c[i]!))));
+        g.forEach((v, i) => (worst = Math.max(worst, Math.abs(v - c[i]!) / Math.max(1, Math.abs(c[i]!)))));
         expect(worst).toBeLessThan(1e-4);
       }
     } finally {
       be.dispose();
       cpu.dispose();
     }
+  };
+
+  test.each(['small', 'medium', 'wide', 'tall', 'large', 'large16'] as const)('matmul tile %s matches the CPU on ragged, transposed and batched shapes', async (tile) => {
+    need();
+    await matmulAgreesWithCpu({ matmulTile: tile, matmulSplitK: 1 });
+  });
+
+  // Split-K: K ranges per split (some empty when K is small), partial slices per batch item, the sum pass.
+  test.each([['tall', 2], ['large', 3], ['medium', 8], ['wide', 5]] as const)('matmul tile %s with split-K %i matches the CPU', async (tile, splitK) => {
+    need();
+    await matmulAgreesWithCpu({ matmulTile: tile, matmulSplitK: splitK });
+  });
+
+  test('split-K is chosen only when the output has too few tiles, and never below 256 of K per split', () => {
+    expect(chooseSplitK(1024, 1024, 1024, 1, TILES.tall)).toBe(2);
+    expect(chooseSplitK(1024, 1024, 1024, 1, TILES.large)).toBe(4);
+    expect(chooseSplitK(4096, 4096, 4096, 1, TILES.large)).toBe(1);
+    expect(chooseSplitK(64, 64, 64, 1, TILES.medium)).toBe(1);
+    expect(chooseSplitK(64, 64, 8192, 1, TILES.medium)).toBe(8);
+    expect(chooseSplitK(1024, 1024, 1024, 8, TILES.tall)).toBe(1);
   });
 
   test('ops only enqueue; read and the async handle resolve after the queued work', async () => {

@@ -4,7 +4,7 @@ import { WebGpuBackend } from './webgpu-backend.js';
 
 export { WebGpuBackend, GpuError } from './webgpu-backend.js';
 export { findGpu, type WebGpuOptions } from './device.js';
-export { chooseTile, TILES, type Tile, type TileName } from './kernels/matmul.js';
+export { chooseSplitK, chooseTile, TILES, type Tile, type TileName } from './kernels/matmul.js';
 
 /**
  * Creates a WebGPU backend on the best adapter (or on an injected `device`/`gpu`). Throws

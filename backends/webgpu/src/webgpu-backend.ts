@@ -6,7 +6,8 @@ import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import { copyWgsl, COPY_WORDS, fillWgsl } from './kernels/copy.js';
 import { binaryWgsl, ELEMENTWISE_WORDS, unaryWgsl } from './kernels/elementwise.js';
 import { adamWgsl, sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
-import { canLoadVec4, chooseTile, MATMUL_WORDS, matmulWgsl, type Tile, TILES } from './kernels/matmul.js';
+import { canLoadVec4, chooseSplitK, chooseTile, MATMUL_WORDS, matmulWgsl, type Tile, TILES } from './kernels/matmul.js';
+import { splitKSumWgsl } from './kernels/splitk.js';
 import { reduceWgsl, REDUCE_WORDS } from './kernels/reduce.js';
 import { coalesce, floatBits, grid, MAX_RANK } from './layout.js';
 import { BufferPool } from './pool.js';
@@ -42,6 +43,7 @@ export class WebGpuBackend extends BaseBackend {
   private encoder: GPUCommandEncoder | null = null;
   private pending = 0;
   private readonly batchSize: number;
+  private readonly forcedSplitK: number | null;
   private readonly forcedTile: Tile | null;
   private readonly arena: GPUBuffer;
   private readonly arenaHost = new ArrayBuffer(UNIFORM_ARENA);
@@ -63,6 +65,7 @@ export class WebGpuBackend extends BaseBackend {
     this.deviceName = [i.description || i.device, i.vendor && `vendor ${i.vendor}`, i.architecture && `arch ${i.architecture}`].filter(Boolean).join(', ') || 'WebGPU device';
     this.batchSize = options.batchSize ?? 64;
     this.forcedTile = options.matmulTile && options.matmulTile !== 'auto' ? TILES[options.matmulTile] : null;
+    this.forcedSplitK = typeof options.matmulSplitK === 'number' ? Math.max(1, Math.floor(options.matmulSplitK)) : null;
     this.align = Math.max(16, limits.minUniformBufferOffsetAlignment);
     this.pool = new BufferPool(this.device, STORAGE);
     this.arena = this.device.createBuffer({ size: UNIFORM_ARENA, usage: 0x40 | 0x8 }); // UNIFORM | COPY_DST
@@ -323,8 +326,27 @@ export class WebGpuBackend extends BaseBackend {
       ...this.stridedParams(batchShape, [{ strides: a.strides.slice(0, -2) }, { strides: b.strides.slice(0, -2) }])];
     const vec = t.bm % 64 === 0 && t.bn % 64 === 0 && canLoadVec4(K, N, a.offset, b.offset, a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!)
       && (batch === 1 || [...a.strides.slice(0, -2), ...b.strides.slice(0, -2)].every((x) => x % 4 === 0));
-    this.dispatch('matmul', `matmul/${t.bm}x${t.bn}x${t.bk}/${t.tm}x${t.tn}/${vec ? 'vec4' : 'scalar'}`, () => matmulWgsl(t, vec), MATMUL_WORDS, params,
-      [this.gpu(a.buffer), this.gpu(b.buffer), this.gpu(out)], [Math.ceil(N / t.bn), Math.ceil(M / t.bm), batch]);
+    // Split-K only on the 64-multiple tiles (their kernel reads the split count) and within 65535 z.
+    const splitK = t.bm % 64 === 0 && t.bn % 64 === 0 ? Math.min(this.forcedSplitK ?? chooseSplitK(M, N, K, batch, t), Math.floor(65535 / batch)) : 1;
+    const key = `matmul/${t.bm}x${t.bn}x${t.bk}/${t.tm}x${t.tn}/${vec ? 'vec4' : 'scalar'}`;
+    const ab = [this.gpu(a.buffer), this.gpu(b.buffer)];
+    const groups: [number, number, number] = [Math.ceil(N / t.bn), Math.ceil(M / t.bm), batch * splitK];
+    if (splitK === 1) {
+      this.dispatch('matmul', key, () => matmulWgsl(t, vec), MATMUL_WORDS, [...params, 1], [...ab, this.gpu(out)], groups);
+      return;
+    }
+    const partialBytes = batch * splitK * M * N * 4;
+    const partial = this.pool.acquire(partialBytes);
+    try {
+      this.dispatch('matmul', key, () => matmulWgsl(t, vec), MATMUL_WORDS, [...params, splitK], [...ab, partial], groups);
+      const v4 = (M * N) % 4 === 0;
+      const total = (batch * M * N) / (v4 ? 4 : 1);
+      this.dispatch('matmul', `matmul/splitk-sum/${v4 ? 'vec4' : 'scalar'}`, () => splitKSumWgsl(v4), 4, [total, (M * N) / (v4 ? 4 : 1), splitK],
+        [partial, this.gpu(out)], this.flat(total));
+    } finally {
+      // Later commands run after these in queue order, so the buffer may be handed out again at once.
+      this.pool.release(partial, partialBytes);
+    }
   }
 
   // ---- fused ----

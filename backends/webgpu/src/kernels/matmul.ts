@@ -5,12 +5,18 @@
  * batch dims broadcast. The tile shape is chosen per problem size (`chooseTile`).
  *
  * Params: 0 M · 1 N · 2 K · 3 batch · 4 offset A · 5 offset B · 6 sam · 7 sak · 8 sbk · 9 sbn ·
- * 10.. batch shape, batch strides of A, batch strides of B.
+ * 10.. batch shape, batch strides of A, batch strides of B · last: split-K count S.
+ *
+ * Split-K (vec4 tiles only): with S > 1, workgroup z = batch item · S + split, and split s sums the
+ * K range [s·kc, (s+1)·kc) (kc a multiple of BK) into its own [M, N] slice of a partial buffer;
+ * `splitKSumWgsl` then adds the S slices. This gives a problem with few output tiles (1024² on a GPU
+ * with 132 SMs) several workgroups per SM to hide memory latency.
  */
 import { MAX_RANK, paramsPrelude } from '../layout.js';
 
 const R = MAX_RANK;
-export const MATMUL_WORDS = 10 + 3 * R;
+export const MATMUL_WORDS = 11 + 3 * R;
+const SPLIT_WORD = 10 + 3 * R;
 
 export interface Tile {
   bm: number;
@@ -20,7 +26,7 @@ export interface Tile {
   tn: number;
 }
 
-export type TileName = 'small' | 'medium' | 'large' | 'large16' | 'wide' | 'wide8' | 'tall' | 'tall8' | 'medium8';
+export type TileName = 'small' | 'medium' | 'large' | 'large16' | 'wide' | 'wide8' | 'tall' | 'tall8' | 'medium8' | 'wide256' | 'tall256';
 export const TILES: Record<TileName, Tile> = {
   small: { bm: 32, bn: 32, bk: 16, tm: 2, tn: 2 },
   medium: { bm: 64, bn: 64, bk: 16, tm: 4, tn: 4 },
@@ -31,6 +37,8 @@ export const TILES: Record<TileName, Tile> = {
   tall: { bm: 128, bn: 64, bk: 16, tm: 8, tn: 4 },
   tall8: { bm: 128, bn: 64, bk: 8, tm: 8, tn: 4 },
   medium8: { bm: 64, bn: 64, bk: 8, tm: 4, tn: 4 },
+  wide256: { bm: 128, bn: 256, bk: 8, tm: 8, tn: 16 },
+  tall256: { bm: 256, bn: 128, bk: 8, tm: 16, tn: 8 },
 };
 
 /**
@@ -54,11 +62,22 @@ export function chooseTile(m: number, n: number, batch: number, minGroups = 256)
   return TILES.small;
 }
 
-/** WGSL that sets offA/offB for batch item wid.z (broadcast batch dims through strides). */
-function batchOffsets(): string {
+/**
+ * Split-K count: 1 unless the output has fewer than `minGroups` workgroups of tile t; then the
+ * smallest power of two (≤ 8) that reaches minGroups, keeping each split at least 256 deep in K.
+ */
+export function chooseSplitK(m: number, n: number, k: number, batch: number, t: Tile, minGroups = 256): number {
+  const groups = Math.ceil(m / t.bm) * Math.ceil(n / t.bn) * batch;
+  let s = 1;
+  while (s < 8 && groups * s < minGroups && k / (s * 2) >= 256) s *= 2;
+  return s;
+}
+
+/** WGSL that sets offA/offB for batch item `item` (broadcast batch dims through strides). */
+function batchOffsets(item = 'wid.z'): string {
   return `var offA = p(4u); var offB = p(5u);
   {
-    var rem = i32(wid.z);
+    var rem = i32(${item});
     for (var d = ${R - 1}u; ; d--) {
       let dim = p(10u + d);
       if (dim > 1) { let q = rem % dim; rem = rem / dim; offA += q * p(${10 + R}u + d); offB += q * p(${10 + 2 * R}u + d); }
@@ -88,14 +107,14 @@ export function matmulVec4Wgsl(t: Tile, vecLoads: boolean): string {
       let m = e / BK; let k = e % BK;
       let gm = row0 + m; let gk = k0 + k;
       var v = 0.0;
-      if (gm < M && gk < K) { v = a[offA + i32(gm) * sam + i32(gk) * sak]; }
+      if (gm < M && gk < kEnd) { v = a[offA + i32(gm) * sam + i32(gk) * sak]; }
       As[k * ${am}u + m / 4u][m % 4u] = v;
     }
     for (var e = li; e < BK * BN; e += 256u) {
       let k = e / BN; let n = e % BN;
       let gk = k0 + k; let gn = col0 + n;
       var v = 0.0;
-      if (gk < K && gn < N) { v = b[offB + i32(gk) * sbk + i32(gn) * sbn]; }
+      if (gk < kEnd && gn < N) { v = b[offB + i32(gk) * sbk + i32(gn) * sbn]; }
       Bs[k * ${bn4}u + n / 4u][n % 4u] = v;
     }`;
   // vec4 global loads, prefetched into registers one slab ahead (the next slab's loads are in flight
@@ -108,14 +127,14 @@ export function matmulVec4Wgsl(t: Tile, vecLoads: boolean): string {
       let m = e / (BK / 4u); let kq = (e % (BK / 4u)) * 4u;
       let gm = row0 + m; let gk = ${k0} + kq;
       ra[q] = vec4<f32>();
-      if (e < BM * BK / 4u && gm < M && gk < K) { ra[q] = a[u32(offA + i32(gm) * sam + i32(gk)) / 4u]; }
+      if (e < BM * BK / 4u && gm < M && gk < kEnd) { ra[q] = a[u32(offA + i32(gm) * sam + i32(gk)) / 4u]; }
     }
     for (var q = 0u; q < ${lb}u; q++) {
       let e = li + q * 256u;
       let k = e / (BN / 4u); let nq = e % (BN / 4u);
       let gk = ${k0} + k; let gn = col0 + nq * 4u;
       rb[q] = vec4<f32>();
-      if (e < BK * BN / 4u && gk < K && gn < N) { rb[q] = b[u32(offB + i32(gk) * sbk + i32(gn)) / 4u]; }
+      if (e < BK * BN / 4u && gk < kEnd && gn < N) { rb[q] = b[u32(offB + i32(gk) * sbk + i32(gn)) / 4u]; }
     }`;
   const STORE_SHARED = `for (var q = 0u; q < ${la}u; q++) {
       let e = li + q * 256u;
@@ -144,15 +163,19 @@ var<workgroup> Bs: array<vec4<f32>, ${t.bk * bn4}>;
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u, @builtin(local_invocation_index) li: u32) {
   let M = u32(p(0u)); let N = u32(p(1u)); let K = u32(p(2u));
   let sam = p(6u); let sak = p(7u); let sbk = p(8u); let sbn = p(9u);
-  ${batchOffsets()}
+  let S = u32(p(${SPLIT_WORD}u));
+  ${batchOffsets('wid.z / S')}
+  let kc = ((K + S - 1u) / S + BK - 1u) / BK * BK;
+  let kBegin = min(K, (wid.z % S) * kc);
+  let kEnd = min(K, kBegin + kc);
   let row0 = wid.y * BM;
   let col0 = wid.x * BN;
   var acc: array<vec4<f32>, ${gm * 4 * gn}>;
-  ${vecLoads ? `var ra: array<vec4<f32>, ${la}>; var rb: array<vec4<f32>, ${lb}>;\n  ${LOAD_GLOBAL('0u')}` : ''}
-  for (var k0 = 0u; k0 < K; k0 += BK) {
+  ${vecLoads ? `var ra: array<vec4<f32>, ${la}>; var rb: array<vec4<f32>, ${lb}>;\n  ${LOAD_GLOBAL('kBegin')}` : ''}
+  for (var k0 = kBegin; k0 < kEnd; k0 += BK) {
     ${vecLoads ? STORE_SHARED : SCALAR_LOADS}
     workgroupBarrier();
-    ${vecLoads ? `if (k0 + BK < K) { ${LOAD_GLOBAL('(k0 + BK)')} }` : ''}
+    ${vecLoads ? `if (k0 + BK < kEnd) { ${LOAD_GLOBAL('(k0 + BK)')} }` : ''}
     for (var k = 0u; k < BK; k++) {
       ${Array.from({ length: gm }, (_, g) => `let av${g} = As[k * ${am}u + ${g * 16}u + lid.y];`).join(' ')}
       ${Array.from({ length: gn }, (_, h) => `let bv${h} = Bs[k * ${bn4}u + ${h * 16}u + lid.x];`).join(' ')}
