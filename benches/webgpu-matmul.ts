@@ -4,9 +4,12 @@
  * after the last of R queued matmuls), and small-op latency (add of 1K elements, dispatch to result).
  * Runs in Node on Dawn; bundled with esbuild (webgpu external) to run on a GPU machine.
  * Trials alternate between tfjs and every PolyHAL configuration (rotating order) after a warm-up, so
- * GPU clock changes hit all alike; the ratio is the median of per-trial ratios.
+ * GPU clock changes hit all alike; each timed block follows an untimed one on the same device (each
+ * configuration has its own GPUDevice, and the first work after another device's measured slower);
+ * the ratio is the median of per-trial ratios.
  *   node webgpu-matmul.mjs [--sizes 1024,4096,8192] [--json out.json] [--tiles auto,large,tall:2,large:4]
- * (--tiles: tile name, optionally `:S` to force split-K S; `auto` = the backend's own choice)
+ * (--tiles: tile name, optionally `:S` to force split-K S and `+batch` for errorScopes 'batch';
+ *  `auto` = the backend's own choice). "encode" is the CPU time per call before the GPU result.
  */
 import { writeFileSync } from 'node:fs';
 import { create, globals } from 'webgpu';
@@ -32,8 +35,9 @@ await import('@tensorflow/tfjs-backend-webgpu');
 await tf.setBackend('webgpu');
 await tf.ready();
 const backends = await Promise.all(tiles.map((spec) => {
-  const [tile, split] = spec.split(':');
-  return createWebGpuBackend({ gpu, matmulTile: tile as 'auto' | TileName, matmulSplitK: split ? Number(split) : 'auto' });
+  const [base, flag] = spec.split('+');
+  const [tile, split] = base!.split(':');
+  return createWebGpuBackend({ gpu, matmulTile: tile as 'auto' | TileName, matmulSplitK: split ? Number(split) : 'auto', errorScopes: flag === 'batch' ? 'batch' : 'op' });
 }));
 const be = backends[0]!;
 console.log(`GPU: ${be.deviceName}`);
@@ -59,6 +63,7 @@ for (const n of sizes) {
     return (performance.now() - t0) / reps;
   };
   const inputs = backends.map((b) => [b.fromArray(data, [n, n]), b.fromArray(data, [n, n])] as const);
+  const encode: number[][] = backends.map(() => []);
   const ours = (k: number) => async (): Promise<number> => {
     const b = backends[k]!;
     const [pa, pb] = inputs[k]!;
@@ -68,6 +73,7 @@ for (const n of sizes) {
       b.free(c);
       c = b.matmul(pa, pb);
     }
+    encode[k]!.push((performance.now() - t0) / reps);
     await b.read(b.shrink(c, [[0, 1], [0, 1]]));
     b.free(c);
     return (performance.now() - t0) / reps;
@@ -79,6 +85,7 @@ for (const n of sizes) {
   for (let trial = 0; trial < trials; trial++) {
     for (let j = 0; j < runners.length; j++) {
       const i = (j + trial) % runners.length;
+      await runners[i]!(); // untimed: the GPU switches from the previous runner's device first
       times[i]!.push(await runners[i]!());
     }
   }
@@ -90,8 +97,9 @@ for (const n of sizes) {
     const mine = times[k + 1]!;
     const mo = median(mine);
     const ratio = median(mine.map((x, i) => times[0]![i]! / x));
-    rows.push({ suite: 'matmul', size: n, tile: tiles[k], polyhalMs: mo, tfjsMs: mt, polyhalTflops: tflops(mo), tfjsTflops: tflops(mt), ratio, trials });
-    console.log(`  polyhal-webgpu [${tiles[k]}] ${fmt(tflops(mo))} TFLOP/s (${mo.toFixed(3)} ms), ratio to tfjs ${ratio.toFixed(2)}x (median of ${trials} trial ratios; min..max ${Math.min(...mine.map((x, i) => times[0]![i]! / x)).toFixed(2)}..${Math.max(...mine.map((x, i) => times[0]![i]! / x)).toFixed(2)})`);
+    const enc = median(encode[k]!);
+    rows.push({ suite: 'matmul', size: n, tile: tiles[k], polyhalMs: mo, tfjsMs: mt, polyhalTflops: tflops(mo), tfjsTflops: tflops(mt), ratio, trials, encodeMsPerCall: enc });
+    console.log(`  polyhal-webgpu [${tiles[k]}] ${fmt(tflops(mo))} TFLOP/s (${mo.toFixed(3)} ms), ratio to tfjs ${ratio.toFixed(2)}x (median of ${trials} trial ratios; min..max ${Math.min(...mine.map((x, i) => times[0]![i]! / x)).toFixed(2)}..${Math.max(...mine.map((x, i) => times[0]![i]! / x)).toFixed(2)}; encode ${(enc * 1000).toFixed(0)} µs/call)`);
     for (const x of inputs[k]!) b.free(x);
   }
   ta.dispose();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { BackendUnavailableError, mulberry32, transposeView, UseAfterFreeError } from '@polyhal/hal';
 import { CpuBackend } from '@polyhal/backend-cpu';
-import { chooseSplitK, createWebGpuBackend, TILES, type WebGpuBackend } from '@polyhal/backend-webgpu';
+import { chooseSplitK, createWebGpuBackend, GpuError, TILES, type WebGpuBackend } from '@polyhal/backend-webgpu';
 import { requiredBackends } from './backends.js';
 
 // WebGPU-specific behaviour beyond the shared conformance suite. Under CI=true a missing adapter fails here.
@@ -80,6 +80,25 @@ describe('webgpu backend', () => {
     expect(chooseSplitK(64, 64, 64, 1, TILES.medium)).toBe(1);
     expect(chooseSplitK(64, 64, 8192, 1, TILES.medium)).toBe(8);
     expect(chooseSplitK(1024, 1024, 1024, 8, TILES.tall)).toBe(1);
+  });
+
+  // Errors that WebGPU reports only at encoder finish / submit (here: a buffer destroyed behind the
+  // backend's back) must reach the caller as GpuError naming the ops, never as stale data.
+  test.each(['op', 'batch'] as const)('a submit-time validation error is a GpuError at the next read (errorScopes %s)', async (errorScopes) => {
+    need();
+    const be = await createWebGpuBackend({ errorScopes });
+    try {
+      const x = be.fromArray([1, 2, 3, 4], [4]);
+      await be.read(be.add(x, 1));
+      (be as unknown as { gpuBuffers: Map<number, GPUBuffer> }).gpuBuffers.get(x.buffer.id)!.destroy();
+      const z = be.mul(x, 2);
+      const err = await be.read(z).then(() => null, (e: unknown) => e);
+      expect(err).toBeInstanceOf(GpuError);
+      expect((err as GpuError).kind).toBe('validation');
+      expect((err as GpuError).op).toMatch(/mul/);
+    } finally {
+      be.dispose();
+    }
   });
 
   test('ops only enqueue; read and the async handle resolve after the queued work', async () => {

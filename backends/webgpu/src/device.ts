@@ -24,6 +24,12 @@ export interface WebGpuOptions {
    * too few tiles to fill the GPU (see `chooseSplitK`); a number forces it (1 = never split).
    */
   matmulSplitK?: 'auto' | number;
+  /**
+   * WebGPU error scopes. Every submission has one (errors found at encoder finish or submit, e.g. of
+   * a dispatch, name the ops of that submission). 'op' (default) adds one per op, so errors raised at
+   * once (bind group, pipeline, allocation) name their op; 'batch' skips those (less CPU per op).
+   */
+  errorScopes?: 'op' | 'batch';
 }
 
 export interface AcquiredDevice {

@@ -11,7 +11,8 @@ export class BufferPool {
   private created = 0;
   private reused = 0;
 
-  constructor(private readonly device: GPUDevice, private readonly usage: number, private readonly maxPooledBytes = 512 * 2 ** 20) {}
+  /** `onDestroy` hears of every buffer the pool destroys (so that caches holding it can drop it). */
+  constructor(private readonly device: GPUDevice, private readonly usage: number, private readonly maxPooledBytes = 512 * 2 ** 20, private readonly onDestroy: (b: GPUBuffer) => void = () => {}) {}
 
   static sizeClass(bytes: number): number {
     if (bytes > 64 * 2 ** 20) return Math.ceil(bytes / 4096) * 4096;
@@ -46,12 +47,20 @@ export class BufferPool {
 
   /** Called after each submission: buffers released past the cap can now be destroyed. */
   flushed(): void {
-    for (const b of this.doomed.splice(0)) b.destroy();
+    for (const b of this.doomed.splice(0)) {
+      this.onDestroy(b);
+      b.destroy();
+    }
   }
 
   destroyAll(): void {
     this.flushed();
-    for (const list of this.free.values()) for (const b of list) b.destroy();
+    for (const list of this.free.values()) {
+      for (const b of list) {
+        this.onDestroy(b);
+        b.destroy();
+      }
+    }
     this.free.clear();
     this.pooledBytes = 0;
   }

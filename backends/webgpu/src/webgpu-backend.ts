@@ -44,11 +44,20 @@ export class WebGpuBackend extends BaseBackend {
   readonly device: GPUDevice;
   private readonly gpuBuffers = new Map<number, GPUBuffer>();
   private readonly pool: BufferPool;
-  private readonly pipelines = new Map<string, GPUComputePipeline>();
+  private readonly pipelines = new Map<string, { pipe: GPUComputePipeline; layout: GPUBindGroupLayout }>();
+  // Bind groups by pipeline and buffers (the uniform block is bound with a dynamic offset, so a
+  // repeated op on the same buffers reuses its bind group); dropped when the pool destroys a buffer.
+  private readonly bindGroups = new Map<string, GPUBindGroup>();
+  private readonly bindKeysOf = new Map<GPUBuffer, string[]>();
+  private readonly gpuBufferIds = new WeakMap<GPUBuffer, number>();
+  private nextGpuBufferId = 1;
   private encoder: GPUCommandEncoder | null = null;
   private pending = 0;
   /** Floating-point operations encoded since the last submission (matmuls only; others are small). */
   private pendingFlops = 0;
+  private readonly opScopes: boolean;
+  /** With errorScopes 'batch': the ops of the open submission (its error scopes are pushed), else null. */
+  private batchOps: string[] | null = null;
   private readonly batchSize: number;
   private readonly forcedSplitK: number | null;
   private readonly forcedTile: Tile | null;
@@ -72,9 +81,10 @@ export class WebGpuBackend extends BaseBackend {
     this.deviceName = [i.description || i.device, i.vendor && `vendor ${i.vendor}`, i.architecture && `arch ${i.architecture}`].filter(Boolean).join(', ') || 'WebGPU device';
     this.batchSize = options.batchSize ?? 64;
     this.forcedTile = options.matmulTile && options.matmulTile !== 'auto' ? TILES[options.matmulTile] : null;
+    this.opScopes = options.errorScopes !== 'batch';
     this.forcedSplitK = typeof options.matmulSplitK === 'number' ? Math.max(1, Math.floor(options.matmulSplitK)) : null;
     this.align = Math.max(16, limits.minUniformBufferOffsetAlignment);
-    this.pool = new BufferPool(this.device, STORAGE);
+    this.pool = new BufferPool(this.device, STORAGE, undefined, (b) => this.forgetBindGroups(b));
     this.arena = this.device.createBuffer({ size: UNIFORM_ARENA, usage: 0x40 | 0x8 }); // UNIFORM | COPY_DST
     this.dummy = this.device.createBuffer({ size: 16, usage: STORAGE });
     void this.device.lost.then((info) => {
@@ -179,19 +189,67 @@ export class WebGpuBackend extends BaseBackend {
   }
 
   // ---- encoding ----
-  private pipeline(key: string, source: () => string): GPUComputePipeline {
+  /**
+   * The pipeline of kernel `key`, with an explicit layout read from its WGSL declarations: binding 0
+   * (the uniform params) has a dynamic offset; `var<storage, read>` bindings are read-only storage.
+   */
+  private pipeline(key: string, source: () => string): { pipe: GPUComputePipeline; layout: GPUBindGroupLayout } {
     let p = this.pipelines.get(key);
     if (!p) {
-      const module = this.device.createShaderModule({ code: source(), label: key });
-      p = this.device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' }, label: key });
-      this.pipelines.set(key, p);
+      const code = source();
+      const entries: GPUBindGroupLayoutEntry[] = [];
+      for (const m of code.matchAll(/@group\(0\) @binding\((\d+)\) var<([^>]+)>/g)) {
+        const kind = m[2]!.replace(/\s/g, '');
+        entries.push({
+          binding: Number(m[1]),
+          visibility: 4, // GPUShaderStage.COMPUTE
+          buffer: kind === 'uniform' ? { type: 'uniform', hasDynamicOffset: true } : { type: kind === 'storage,read' ? 'read-only-storage' : 'storage' },
+        });
+      }
+      const layout = this.device.createBindGroupLayout({ entries, label: key });
+      const module = this.device.createShaderModule({ code, label: key });
+      const pipe = this.device.createComputePipeline({ layout: this.device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint: 'main' }, label: key });
+      this.pipelines.set(key, (p = { pipe, layout }));
     }
     return p;
   }
 
-  /** Encodes one dispatch: uniform params (i32 words) at binding 0, then the storage buffers. */
+  private gpuBufferId(b: GPUBuffer): number {
+    let id = this.gpuBufferIds.get(b);
+    if (id === undefined) this.gpuBufferIds.set(b, (id = this.nextGpuBufferId++));
+    return id;
+  }
+
+  /** The (cached) bind group of `key`'s layout over the uniform arena (`bytes` wide) and `buffers`. */
+  private bindGroup(key: string, layout: GPUBindGroupLayout, bytes: number, buffers: GPUBuffer[]): GPUBindGroup {
+    const id = `${key}|${bytes}|${buffers.map((b) => this.gpuBufferId(b)).join(',')}`;
+    let bind = this.bindGroups.get(id);
+    if (!bind) {
+      if (this.bindGroups.size >= 8192) {
+        this.bindGroups.clear();
+        this.bindKeysOf.clear();
+      }
+      bind = this.device.createBindGroup({
+        layout,
+        entries: [{ binding: 0, resource: { buffer: this.arena, offset: 0, size: bytes } }, ...buffers.map((buffer, i) => ({ binding: i + 1, resource: { buffer } }))],
+      });
+      this.bindGroups.set(id, bind);
+      for (const b of buffers) {
+        const keys = this.bindKeysOf.get(b);
+        if (keys) keys.push(id);
+        else this.bindKeysOf.set(b, [id]);
+      }
+    }
+    return bind;
+  }
+
+  private forgetBindGroups(b: GPUBuffer): void {
+    for (const id of this.bindKeysOf.get(b) ?? []) this.bindGroups.delete(id);
+    this.bindKeysOf.delete(b);
+  }
+
   /**
-   * Encodes one kernel. Work is submitted every `batchSize` ops, or as soon as the encoded matmuls
+   * Encodes one kernel: uniform params (i32 words) at binding 0, then the storage buffers. Work is submitted every `batchSize` ops, or as soon as the encoded matmuls
    * reach SUBMIT_FLOPS (`flops`), so that the GPU starts on large work while the caller is still
    * encoding instead of idling until the batch fills or a read.
    */
@@ -204,21 +262,30 @@ export class WebGpuBackend extends BaseBackend {
     view.fill(0);
     view.set(params);
     this.arenaUsed = Math.ceil((offset + bytes) / this.align) * this.align;
-    this.device.pushErrorScope('out-of-memory');
-    this.device.pushErrorScope('validation');
-    const pipe = this.pipeline(key, source);
-    const bind = this.device.createBindGroup({
-      layout: pipe.getBindGroupLayout(0),
-      entries: [{ binding: 0, resource: { buffer: this.arena, offset, size: bytes } }, ...buffers.map((buffer, i) => ({ binding: i + 1, resource: { buffer } }))],
-    });
+    // One scope pair per submission catches what only surfaces at encoder.finish()/submit (pass and
+    // dispatch validation); with errorScopes 'op' a pair per op also names the op of immediate errors.
+    if (!this.batchOps) {
+      this.batchOps = [];
+      this.device.pushErrorScope('out-of-memory');
+      this.device.pushErrorScope('validation');
+    }
+    this.batchOps.push(op);
+    if (this.opScopes) {
+      this.device.pushErrorScope('out-of-memory');
+      this.device.pushErrorScope('validation');
+    }
+    const { pipe, layout } = this.pipeline(key, source);
+    const bind = this.bindGroup(key, layout, bytes, buffers);
     this.encoder ??= this.device.createCommandEncoder();
     const pass = this.encoder.beginComputePass();
     pass.setPipeline(pipe);
-    pass.setBindGroup(0, bind);
+    pass.setBindGroup(0, bind, [offset]);
     pass.dispatchWorkgroups(groups[0], groups[1], groups[2]);
     pass.end();
-    this.watch(op, 'validation', this.device.popErrorScope());
-    this.watch(op, 'out-of-memory', this.device.popErrorScope());
+    if (this.opScopes) {
+      this.watch(op, 'validation', this.device.popErrorScope());
+      this.watch(op, 'out-of-memory', this.device.popErrorScope());
+    }
     this.pendingFlops += flops;
     if (++this.pending >= this.batchSize || this.pendingFlops >= SUBMIT_FLOPS) this.flush();
   }
@@ -234,6 +301,15 @@ export class WebGpuBackend extends BaseBackend {
     if (this.arenaUsed > 0) this.device.queue.writeBuffer(this.arena, 0, this.arenaHost, 0, this.arenaUsed);
     this.arenaUsed = 0;
     this.device.queue.submit([enc.finish()]);
+    this.pending = 0;
+    this.pendingFlops = 0;
+    if (this.batchOps) {
+      const ops = [...new Set(this.batchOps)];
+      const label = ops.length === 1 ? ops[0]! : `one of ${ops.slice(0, 6).join(', ')}${ops.length > 6 ? ', …' : ''}`;
+      this.batchOps = null;
+      this.watch(label, 'validation', this.device.popErrorScope());
+      this.watch(label, 'out-of-memory', this.device.popErrorScope());
+    }
     this.pool.flushed();
   }
 
