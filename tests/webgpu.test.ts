@@ -37,7 +37,7 @@ describe('webgpu backend', () => {
       const rand = (n: number): number[] => Array.from({ length: n }, () => rng() * 2 - 1);
       const cases: [number[], number[], boolean][] = [
         [[131, 70], [70, 197], false], [[2, 65, 33], [2, 129, 33], true], [[1, 1], [1, 130], false], [[3, 68, 36], [36, 132], false],
-        [[2, 1, 40, 524], [3, 524, 72], false], [[64, 600], [600, 64], false],
+        [[2, 1, 40, 524], [3, 524, 72], false], [[64, 600], [600, 64], false], [[650, 36], [36, 260], false],
       ];
       for (const [sa, sb, tb] of cases) {
         const da = rand(sa.reduce((p, d) => p * d, 1));
@@ -62,13 +62,13 @@ describe('webgpu backend', () => {
     }
   };
 
-  test.each(['small', 'medium', 'wide', 'tall', 'large', 'large16', 'large2', 'tall2'] as const)('matmul tile %s matches the CPU on ragged, transposed and batched shapes', async (tile) => {
+  test.each(['small', 'medium', 'wide', 'tall', 'large', 'large16', 'large2', 'tall2', 'largeG4'] as const)('matmul tile %s matches the CPU on ragged, transposed and batched shapes', async (tile) => {
     need();
     await matmulAgreesWithCpu({ matmulTile: tile, matmulSplitK: 1 });
   });
 
   // Split-K: K ranges per split (some empty when K is small), partial slices per batch item, the sum pass.
-  test.each([['tall', 2], ['large', 3], ['medium', 8], ['wide', 5], ['tall2', 3]] as const)('matmul tile %s with split-K %i matches the CPU', async (tile, splitK) => {
+  test.each([['tall', 2], ['large', 3], ['medium', 8], ['wide', 5], ['tall2', 3], ['largeG8', 2]] as const)('matmul tile %s with split-K %i matches the CPU', async (tile, splitK) => {
     need();
     await matmulAgreesWithCpu({ matmulTile: tile, matmulSplitK: splitK });
   });

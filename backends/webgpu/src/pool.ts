@@ -6,6 +6,8 @@
  */
 export class BufferPool {
   private readonly free = new Map<number, GPUBuffer[]>();
+  // Pooled buffers in release order (least recently released first) with their size classes.
+  private readonly lru = new Map<GPUBuffer, number>();
   private readonly doomed: GPUBuffer[] = [];
   private pooledBytes = 0;
   private created = 0;
@@ -27,22 +29,37 @@ export class BufferPool {
     if (list && list.length > 0) {
       this.pooledBytes -= size;
       this.reused++;
-      return list.pop()!;
+      const b = list.pop()!;
+      this.lru.delete(b);
+      return b;
     }
     this.created++;
     return this.device.createBuffer({ size, usage: this.usage });
   }
 
+  /**
+   * Returns a buffer to the pool. Past the cap, the least recently released buffers are destroyed
+   * (after the next submission) instead, so a workload that repeats large ops keeps its buffers.
+   */
   release(buffer: GPUBuffer, bytes: number): void {
     const size = BufferPool.sizeClass(bytes);
-    if (this.pooledBytes + size > this.maxPooledBytes) {
+    if (size > this.maxPooledBytes) {
       this.doomed.push(buffer);
       return;
     }
     let list = this.free.get(size);
     if (!list) this.free.set(size, (list = []));
     list.push(buffer);
+    this.lru.set(buffer, size);
     this.pooledBytes += size;
+    for (const [old, oldSize] of this.lru) {
+      if (this.pooledBytes <= this.maxPooledBytes) break;
+      const l = this.free.get(oldSize)!;
+      l.splice(l.indexOf(old), 1);
+      this.lru.delete(old);
+      this.pooledBytes -= oldSize;
+      this.doomed.push(old);
+    }
   }
 
   /** Called after each submission: buffers released past the cap can now be destroyed. */
@@ -62,6 +79,7 @@ export class BufferPool {
       }
     }
     this.free.clear();
+    this.lru.clear();
     this.pooledBytes = 0;
   }
 

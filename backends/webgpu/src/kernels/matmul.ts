@@ -26,9 +26,14 @@ export interface Tile {
   tn: number;
   /** Two slab buffers in workgroup memory (statically unrolled), one barrier per slab; vec4 loads only. */
   doubleBuffer?: boolean;
+  /**
+   * Workgroup order in groups of `groupM` tile rows (column-major within a group), so that the
+   * workgroups running together share rows of A and columns of B in L2; vec4 tiles only.
+   */
+  groupM?: number;
 }
 
-export type TileName = 'small' | 'medium' | 'large' | 'large16' | 'wide' | 'wide8' | 'tall' | 'tall8' | 'medium8' | 'wide256' | 'tall256' | 'large2' | 'tall2';
+export type TileName = 'small' | 'medium' | 'large' | 'large16' | 'wide' | 'wide8' | 'tall' | 'tall8' | 'medium8' | 'wide256' | 'tall256' | 'large2' | 'tall2' | 'largeG4' | 'largeG8' | 'largeG16';
 export const TILES: Record<TileName, Tile> = {
   small: { bm: 32, bn: 32, bk: 16, tm: 2, tn: 2 },
   medium: { bm: 64, bn: 64, bk: 16, tm: 4, tn: 4 },
@@ -43,6 +48,9 @@ export const TILES: Record<TileName, Tile> = {
   tall256: { bm: 256, bn: 128, bk: 8, tm: 16, tn: 8 },
   large2: { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8, doubleBuffer: true },
   tall2: { bm: 128, bn: 64, bk: 16, tm: 8, tn: 4, doubleBuffer: true },
+  largeG4: { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8, groupM: 4 },
+  largeG8: { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8, groupM: 8 },
+  largeG16: { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8, groupM: 16 },
 };
 
 /**
@@ -193,16 +201,22 @@ var<workgroup> As: array<vec4<f32>, ${t.bk * am}>;
 var<workgroup> Bs: array<vec4<f32>, ${t.bk * bn4}>;
 ${db ? `var<workgroup> As1: array<vec4<f32>, ${t.bk * am}>;\nvar<workgroup> Bs1: array<vec4<f32>, ${t.bk * bn4}>;` : ''}
 @compute @workgroup_size(16, 16)
-fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u, @builtin(local_invocation_index) li: u32) {
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_id) lid: vec3u, @builtin(local_invocation_index) li: u32) {
   let M = u32(p(0u)); let N = u32(p(1u)); let K = u32(p(2u));
   let sam = p(6u); let sak = p(7u); let sbk = p(8u); let sbn = p(9u);
   let S = u32(p(${SPLIT_WORD}u));
+  ${t.groupM ? `let pid = wid.y * nwg.x + wid.x;
+  let inGroup = ${t.groupM}u * nwg.x;
+  let firstM = (pid / inGroup) * ${t.groupM}u;
+  let groupRows = min(nwg.y - firstM, ${t.groupM}u);
+  let tileM = firstM + (pid % inGroup) % groupRows;
+  let tileN = (pid % inGroup) / groupRows;` : 'let tileM = wid.y; let tileN = wid.x;'}
   ${batchOffsets('wid.z / S')}
   let kc = ((K + S - 1u) / S + BK - 1u) / BK * BK;
   let kBegin = min(K, (wid.z % S) * kc);
   let kEnd = min(K, kBegin + kc);
-  let row0 = wid.y * BM;
-  let col0 = wid.x * BN;
+  let row0 = tileM * BM;
+  let col0 = tileN * BN;
   var acc: array<vec4<f32>, ${gm * 4 * gn}>;
   ${vecLoads ? `var ra: array<vec4<f32>, ${la}>; var rb: array<vec4<f32>, ${lb}>;` : ''}
   ${db ? DOUBLE : `${vecLoads ? LOAD_GLOBAL('kBegin') : ''}
