@@ -77,6 +77,9 @@ export function chooseTile(m: number, n: number, batch: number, minGroups = 256)
 /**
  * Split-K count: 1 unless the output has fewer than `minGroups` workgroups of tile t; then the
  * smallest power of two (≤ 8) that reaches minGroups, keeping each split at least 256 deep in K.
+ * Measured on an H200 (benches/results/h200/matmul-*.json): neutral at 1024² (tall 128×64: 24.5
+ * TFLOP/s split 2 or not; large 128×128: 17.0 unsplit, 25.5 split 2); it matters most for small
+ * outputs with a long K (e.g. 64×64·8192: 1 workgroup unsplit, 8 split).
  */
 export function chooseSplitK(m: number, n: number, k: number, batch: number, t: Tile, minGroups = 256): number {
   const groups = Math.ceil(m / t.bm) * Math.ceil(n / t.bn) * batch;
