@@ -62,7 +62,7 @@ describe('webgpu backend', () => {
     }
   };
 
-  test.each(['small', 'medium', 'wide', 'tall', 'large', 'large16', 'large2', 'tall2', 'largeG4'] as const)('matmul tile %s matches the CPU on ragged, transposed and batched shapes', async (tile) => {
+  test.each(['small', 'medium', 'wide', 'tall', 'large', 'large16', 'large2', 'tall2', 'largeG4', 'largeU', 'largeUV', 'large16U', 'tallU'] as const)('matmul tile %s matches the CPU on ragged, transposed and batched shapes', async (tile) => {
     need();
     await matmulAgreesWithCpu({ matmulTile: tile, matmulSplitK: 1 });
   });

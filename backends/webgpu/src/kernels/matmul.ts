@@ -31,9 +31,13 @@ export interface Tile {
    * workgroups running together share rows of A and columns of B in L2; vec4 tiles only.
    */
   groupM?: number;
+  /** The BK steps of a slab written out (constant shared-memory offsets) instead of a loop. */
+  unrollK?: boolean;
+  /** C written as vec4 (vec4 loads only, so N is a multiple of 4). */
+  vecStore?: boolean;
 }
 
-export type TileName = 'small' | 'medium' | 'large' | 'large16' | 'wide' | 'wide8' | 'tall' | 'tall8' | 'medium8' | 'wide256' | 'tall256' | 'large2' | 'tall2' | 'largeG4' | 'largeG8' | 'largeG16';
+export type TileName = 'small' | 'medium' | 'large' | 'large16' | 'wide' | 'wide8' | 'tall' | 'tall8' | 'medium8' | 'wide256' | 'tall256' | 'large2' | 'tall2' | 'largeG4' | 'largeG8' | 'largeG16' | 'largeU' | 'largeUV' | 'large16U' | 'tallU';
 export const TILES: Record<TileName, Tile> = {
   small: { bm: 32, bn: 32, bk: 16, tm: 2, tn: 2 },
   medium: { bm: 64, bn: 64, bk: 16, tm: 4, tn: 4 },
@@ -51,6 +55,10 @@ export const TILES: Record<TileName, Tile> = {
   largeG4: { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8, groupM: 4 },
   largeG8: { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8, groupM: 8 },
   largeG16: { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8, groupM: 16 },
+  largeU: { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8, unrollK: true },
+  largeUV: { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8, unrollK: true, vecStore: true },
+  large16U: { bm: 128, bn: 128, bk: 16, tm: 8, tn: 8, unrollK: true },
+  tallU: { bm: 128, bn: 64, bk: 16, tm: 8, tn: 4, unrollK: true },
 };
 
 /**
@@ -167,11 +175,18 @@ export function matmulVec4Wgsl(t: Tile, vecLoads: boolean): string {
       if (e < BK * BN / 4u) { ${Bs}[(e / (BN / 4u)) * ${bn4}u + e % (BN / 4u)] = rb[q]; }
     }`;
   const STORE_SHARED = STORE_TO('As', 'Bs');
-  const COMPUTE = (As: string, Bs: string): string => `for (var k = 0u; k < BK; k++) {
+  const COMPUTE = (As: string, Bs: string): string => (t.unrollK
+    ? Array.from({ length: t.bk }, (_, k) => `{
+      ${Array.from({ length: gm }, (_, g) => `let av${g} = ${As}[${k * am + g * 16}u + lid.y];`).join(' ')}
+      ${Array.from({ length: gn }, (_, h) => `let bv${h} = ${Bs}[${k * bn4 + h * 16}u + lid.x];`).join(' ')}
+      ${fma.join('\n      ')}
+    }`).join('\n    ')
+    : `for (var k = 0u; k < BK; k++) {
       ${Array.from({ length: gm }, (_, g) => `let av${g} = ${As}[k * ${am}u + ${g * 16}u + lid.y];`).join(' ')}
       ${Array.from({ length: gn }, (_, h) => `let bv${h} = ${Bs}[k * ${bn4}u + ${h * 16}u + lid.x];`).join(' ')}
       ${fma.join('\n      ')}
-    }`;
+    }`);
+  const vecStore = Boolean(t.vecStore) && vecLoads;
   const db = Boolean(t.doubleBuffer) && vecLoads;
   // Double-buffered: slab i is multiplied from one buffer while slab i+1 (already in registers) is
   // stored to the other and slab i+2 is loaded; unrolled by two so buffer names are static.
@@ -198,7 +213,7 @@ export function matmulVec4Wgsl(t: Tile, vecLoads: boolean): string {
   return `${paramsPrelude(MATMUL_WORDS)}
 @group(0) @binding(1) var<storage, read> a: array<${elem}>;
 @group(0) @binding(2) var<storage, read> b: array<${elem}>;
-@group(0) @binding(3) var<storage, read_write> c: array<f32>;
+@group(0) @binding(3) var<storage, read_write> c: array<${vecStore ? 'vec4<f32>' : 'f32'}>;
 const BM = ${t.bm}u; const BN = ${t.bn}u; const BK = ${t.bk}u;
 var<workgroup> As: array<vec4<f32>, ${t.bk * am}>;
 var<workgroup> Bs: array<vec4<f32>, ${t.bk * bn4}>;
@@ -238,9 +253,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       for (var h = 0u; h < ${gn}u; h++) {
         let v = acc[(g * 4u + r) * ${gn}u + h];
         let gn0 = col0 + h * 64u + lid.x * 4u;
-        for (var q = 0u; q < 4u; q++) {
+        ${vecStore ? 'if (gn0 < N) { c[(cb + gm * N + gn0) / 4u] = v; }' : `for (var q = 0u; q < 4u; q++) {
           if (gn0 + q < N) { c[cb + gm * N + gn0 + q] = v[q]; }
-        }
+        }`}
       }
     }
   }
