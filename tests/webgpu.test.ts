@@ -62,13 +62,13 @@ describe('webgpu backend', () => {
     }
   };
 
-  test.each(['small', 'medium', 'wide', 'tall', 'large', 'large16', 'large2', 'tall2', 'largeG4', 'largeU', 'largeUV', 'large16U', 'tallU'] as const)('matmul tile %s matches the CPU on ragged, transposed and batched shapes', async (tile) => {
+  test.each(['small', 'medium', 'wide', 'tall', 'large', 'large16'] as const)('matmul tile %s matches the CPU on ragged, transposed and batched shapes', async (tile) => {
     need();
     await matmulAgreesWithCpu({ matmulTile: tile, matmulSplitK: 1 });
   });
 
   // Split-K: K ranges per split (some empty when K is small), partial slices per batch item, the sum pass.
-  test.each([['tall', 2], ['large', 3], ['medium', 8], ['wide', 5], ['tall2', 3], ['largeG8', 2]] as const)('matmul tile %s with split-K %i matches the CPU', async (tile, splitK) => {
+  test.each([['tall', 2], ['large', 3], ['medium', 8], ['wide', 5], ['large16', 3]] as const)('matmul tile %s with split-K %i matches the CPU', async (tile, splitK) => {
     need();
     await matmulAgreesWithCpu({ matmulTile: tile, matmulSplitK: splitK });
   });

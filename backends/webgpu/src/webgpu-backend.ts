@@ -418,7 +418,7 @@ export class WebGpuBackend extends BaseBackend {
       && (batch === 1 || [...a.strides.slice(0, -2), ...b.strides.slice(0, -2)].every((x) => x % 4 === 0));
     // Split-K only on the 64-multiple tiles (their kernel reads the split count) and within 65535 z.
     const splitK = t.bm % 64 === 0 && t.bn % 64 === 0 ? Math.min(this.forcedSplitK ?? chooseSplitK(M, N, K, batch, t), Math.floor(65535 / batch)) : 1;
-    const key = `matmul/${t.bm}x${t.bn}x${t.bk}/${t.tm}x${t.tn}/${vec ? 'vec4' : 'scalar'}${t.doubleBuffer ? '/double-buffered' : ''}${t.groupM ? `/group${t.groupM}` : ''}${t.unrollK ? '/unrolled' : ''}${t.vecStore ? '/vec4-store' : ''}`;
+    const key = `matmul/${t.bm}x${t.bn}x${t.bk}/${t.tm}x${t.tn}/${vec ? 'vec4' : 'scalar'}`;
     const ab = [this.gpu(a.buffer), this.gpu(b.buffer)];
     const groups: [number, number, number] = [Math.ceil(N / t.bn), Math.ceil(M / t.bm), batch * splitK];
     const flops = 2 * M * N * K * batch;

@@ -24,20 +24,9 @@ export interface Tile {
   bk: number;
   tm: number;
   tn: number;
-  /** Two slab buffers in workgroup memory (statically unrolled), one barrier per slab; vec4 loads only. */
-  doubleBuffer?: boolean;
-  /**
-   * Workgroup order in groups of `groupM` tile rows (column-major within a group), so that the
-   * workgroups running together share rows of A and columns of B in L2; vec4 tiles only.
-   */
-  groupM?: number;
-  /** The BK steps of a slab written out (constant shared-memory offsets) instead of a loop. */
-  unrollK?: boolean;
-  /** C written as vec4 (vec4 loads only, so N is a multiple of 4). */
-  vecStore?: boolean;
 }
 
-export type TileName = 'small' | 'medium' | 'large' | 'large16' | 'wide' | 'wide8' | 'tall' | 'tall8' | 'medium8' | 'wide256' | 'tall256' | 'large2' | 'tall2' | 'largeG4' | 'largeG8' | 'largeG16' | 'largeU' | 'largeUV' | 'large16U' | 'tallU';
+export type TileName = 'small' | 'medium' | 'large' | 'large16' | 'wide' | 'wide8' | 'tall' | 'tall8' | 'medium8';
 export const TILES: Record<TileName, Tile> = {
   small: { bm: 32, bn: 32, bk: 16, tm: 2, tn: 2 },
   medium: { bm: 64, bn: 64, bk: 16, tm: 4, tn: 4 },
@@ -48,17 +37,6 @@ export const TILES: Record<TileName, Tile> = {
   tall: { bm: 128, bn: 64, bk: 16, tm: 8, tn: 4 },
   tall8: { bm: 128, bn: 64, bk: 8, tm: 8, tn: 4 },
   medium8: { bm: 64, bn: 64, bk: 8, tm: 4, tn: 4 },
-  wide256: { bm: 128, bn: 256, bk: 8, tm: 8, tn: 16 },
-  tall256: { bm: 256, bn: 128, bk: 8, tm: 16, tn: 8 },
-  large2: { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8, doubleBuffer: true },
-  tall2: { bm: 128, bn: 64, bk: 16, tm: 8, tn: 4, doubleBuffer: true },
-  largeG4: { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8, groupM: 4 },
-  largeG8: { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8, groupM: 8 },
-  largeG16: { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8, groupM: 16 },
-  largeU: { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8, unrollK: true },
-  largeUV: { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8, unrollK: true, vecStore: true },
-  large16U: { bm: 128, bn: 128, bk: 16, tm: 8, tn: 8, unrollK: true },
-  tallU: { bm: 128, bn: 64, bk: 16, tm: 8, tn: 4, unrollK: true },
 };
 
 /**
@@ -114,6 +92,10 @@ function batchOffsets(item = 'wid.z'): string {
  * of A or 4 columns of B), each invocation owns 4-row × 4-column blocks spaced 64 apart, so the
  * invocations of a row read consecutive vec4s (no bank conflicts) and write C coalesced; the
  * accumulators are vec4 along columns.
+ *
+ * Measured on an H200 and not kept (benches/results/h200/): double-buffered slabs (one barrier per
+ * slab; slower twice), grouped workgroup order for L2 (42.3 vs 45.4 TFLOP/s at 4096), the BK loop
+ * written out (equal: the driver unrolls it), vec4 C stores (slower), 128×256 and 256×128 tiles.
  */
 export function matmulVec4Wgsl(t: Tile, vecLoads: boolean): string {
   const gm = t.bm / 64;
@@ -159,92 +141,55 @@ export function matmulVec4Wgsl(t: Tile, vecLoads: boolean): string {
       rb[q] = vec4<f32>();
       if (e < BK * BN / 4u && gk < kEnd && gn < N) { rb[q] = b[u32(offB + i32(gk) * sbk + i32(gn)) / 4u]; }
     }`;
-  const STORE_TO = (As: string, Bs: string): string => `for (var q = 0u; q < ${la}u; q++) {
+  const STORE_SHARED = `for (var q = 0u; q < ${la}u; q++) {
       let e = li + q * 256u;
       if (e < BM * BK / 4u) {
         let m = e / (BK / 4u); let kq = (e % (BK / 4u)) * 4u;
         let slot = m / 4u; let lane = m % 4u; let v = ra[q];
-        ${As}[kq * ${am}u + slot][lane] = v.x;
-        ${As}[(kq + 1u) * ${am}u + slot][lane] = v.y;
-        ${As}[(kq + 2u) * ${am}u + slot][lane] = v.z;
-        ${As}[(kq + 3u) * ${am}u + slot][lane] = v.w;
+        As[kq * ${am}u + slot][lane] = v.x;
+        As[(kq + 1u) * ${am}u + slot][lane] = v.y;
+        As[(kq + 2u) * ${am}u + slot][lane] = v.z;
+        As[(kq + 3u) * ${am}u + slot][lane] = v.w;
       }
     }
     for (var q = 0u; q < ${lb}u; q++) {
       let e = li + q * 256u;
-      if (e < BK * BN / 4u) { ${Bs}[(e / (BN / 4u)) * ${bn4}u + e % (BN / 4u)] = rb[q]; }
+      if (e < BK * BN / 4u) { Bs[(e / (BN / 4u)) * ${bn4}u + e % (BN / 4u)] = rb[q]; }
     }`;
-  const STORE_SHARED = STORE_TO('As', 'Bs');
-  const COMPUTE = (As: string, Bs: string): string => (t.unrollK
-    ? Array.from({ length: t.bk }, (_, k) => `{
-      ${Array.from({ length: gm }, (_, g) => `let av${g} = ${As}[${k * am + g * 16}u + lid.y];`).join(' ')}
-      ${Array.from({ length: gn }, (_, h) => `let bv${h} = ${Bs}[${k * bn4 + h * 16}u + lid.x];`).join(' ')}
+  const COMPUTE = `for (var k = 0u; k < BK; k++) {
+      ${Array.from({ length: gm }, (_, g) => `let av${g} = As[k * ${am}u + ${g * 16}u + lid.y];`).join(' ')}
+      ${Array.from({ length: gn }, (_, h) => `let bv${h} = Bs[k * ${bn4}u + ${h * 16}u + lid.x];`).join(' ')}
       ${fma.join('\n      ')}
-    }`).join('\n    ')
-    : `for (var k = 0u; k < BK; k++) {
-      ${Array.from({ length: gm }, (_, g) => `let av${g} = ${As}[k * ${am}u + ${g * 16}u + lid.y];`).join(' ')}
-      ${Array.from({ length: gn }, (_, h) => `let bv${h} = ${Bs}[k * ${bn4}u + ${h * 16}u + lid.x];`).join(' ')}
-      ${fma.join('\n      ')}
-    }`);
-  const vecStore = Boolean(t.vecStore) && vecLoads;
-  const db = Boolean(t.doubleBuffer) && vecLoads;
-  // Double-buffered: slab i is multiplied from one buffer while slab i+1 (already in registers) is
-  // stored to the other and slab i+2 is loaded; unrolled by two so buffer names are static.
-  const DOUBLE = `${LOAD_GLOBAL('kBegin')}
-  ${STORE_TO('As', 'Bs')}
-  if (kBegin + BK < kEnd) { ${LOAD_GLOBAL('(kBegin + BK)')} }
-  workgroupBarrier();
-  for (var k0 = kBegin; k0 < kEnd; k0 += 2u * BK) {
-    if (k0 + BK < kEnd) {
-      ${STORE_TO('As1', 'Bs1')}
-      if (k0 + 2u * BK < kEnd) { ${LOAD_GLOBAL('(k0 + 2u * BK)')} }
-    }
-    ${COMPUTE('As', 'Bs')}
-    workgroupBarrier();
-    if (k0 + BK >= kEnd) { break; }
-    if (k0 + 2u * BK < kEnd) {
-      ${STORE_TO('As', 'Bs')}
-      if (k0 + 3u * BK < kEnd) { ${LOAD_GLOBAL('(k0 + 3u * BK)')} }
-    }
-    ${COMPUTE('As1', 'Bs1')}
-    workgroupBarrier();
-  }`;
+    }`;
   const elem = vecLoads ? 'vec4<f32>' : 'f32';
   return `${paramsPrelude(MATMUL_WORDS)}
 @group(0) @binding(1) var<storage, read> a: array<${elem}>;
 @group(0) @binding(2) var<storage, read> b: array<${elem}>;
-@group(0) @binding(3) var<storage, read_write> c: array<${vecStore ? 'vec4<f32>' : 'f32'}>;
+@group(0) @binding(3) var<storage, read_write> c: array<f32>;
 const BM = ${t.bm}u; const BN = ${t.bn}u; const BK = ${t.bk}u;
 var<workgroup> As: array<vec4<f32>, ${t.bk * am}>;
 var<workgroup> Bs: array<vec4<f32>, ${t.bk * bn4}>;
-${db ? `var<workgroup> As1: array<vec4<f32>, ${t.bk * am}>;\nvar<workgroup> Bs1: array<vec4<f32>, ${t.bk * bn4}>;` : ''}
 @compute @workgroup_size(16, 16)
-fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_id) lid: vec3u, @builtin(local_invocation_index) li: u32) {
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u, @builtin(local_invocation_index) li: u32) {
   let M = u32(p(0u)); let N = u32(p(1u)); let K = u32(p(2u));
   let sam = p(6u); let sak = p(7u); let sbk = p(8u); let sbn = p(9u);
   let S = u32(p(${SPLIT_WORD}u));
-  ${t.groupM ? `let pid = wid.y * nwg.x + wid.x;
-  let inGroup = ${t.groupM}u * nwg.x;
-  let firstM = (pid / inGroup) * ${t.groupM}u;
-  let groupRows = min(nwg.y - firstM, ${t.groupM}u);
-  let tileM = firstM + (pid % inGroup) % groupRows;
-  let tileN = (pid % inGroup) / groupRows;` : 'let tileM = wid.y; let tileN = wid.x;'}
   ${batchOffsets('wid.z / S')}
   let kc = ((K + S - 1u) / S + BK - 1u) / BK * BK;
   let kBegin = min(K, (wid.z % S) * kc);
   let kEnd = min(K, kBegin + kc);
-  let row0 = tileM * BM;
-  let col0 = tileN * BN;
+  let row0 = wid.y * BM;
+  let col0 = wid.x * BN;
   var acc: array<vec4<f32>, ${gm * 4 * gn}>;
   ${vecLoads ? `var ra: array<vec4<f32>, ${la}>; var rb: array<vec4<f32>, ${lb}>;` : ''}
-  ${db ? DOUBLE : `${vecLoads ? LOAD_GLOBAL('kBegin') : ''}
+  ${vecLoads ? LOAD_GLOBAL('kBegin') : ''}
   for (var k0 = kBegin; k0 < kEnd; k0 += BK) {
     ${vecLoads ? STORE_SHARED : SCALAR_LOADS}
     workgroupBarrier();
     ${vecLoads ? `if (k0 + BK < kEnd) { ${LOAD_GLOBAL('(k0 + BK)')} }` : ''}
-    ${COMPUTE('As', 'Bs')}
+    ${COMPUTE}
     workgroupBarrier();
-  }`}
+  }
   let cb = wid.z * M * N;
   for (var g = 0u; g < ${gm}u; g++) {
     for (var r = 0u; r < 4u; r++) {
@@ -253,9 +198,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       for (var h = 0u; h < ${gn}u; h++) {
         let v = acc[(g * 4u + r) * ${gn}u + h];
         let gn0 = col0 + h * 64u + lid.x * 4u;
-        ${vecStore ? 'if (gn0 < N) { c[(cb + gm * N + gn0) / 4u] = v; }' : `for (var q = 0u; q < 4u; q++) {
+        for (var q = 0u; q < 4u; q++) {
           if (gn0 + q < N) { c[cb + gm * N + gn0 + q] = v[q]; }
-        }`}
+        }
       }
     }
   }
