@@ -1,6 +1,6 @@
 // Benchmark suites: each runs one PolyHAL backend and its TensorFlow.js counterpart on the same
-// inputs and returns rows { suite, size, unit, work } + timings. Results are forced the way a user
-// would read them (a read of the output, or of one element after the last queued op on GPUs).
+// inputs and returns rows { suite, size, unit, work } + timings. On GPUs results are forced the way a
+// user would read them (one element after the last queued op); CPU backends compute in the call.
 import { mulberry32 } from '@polyhal/hal';
 import * as ag from '@polyhal/autograd';
 import { pair as timePair, solo } from './lib.mjs';
@@ -14,6 +14,17 @@ async function pair(ours, theirs, opts) {
 
 const rand = (n, seed) => { const r = mulberry32(seed); return Float32Array.from({ length: n }, () => r() * 2 - 1); };
 const readOne = async (be, x) => { const v = be.shrink(x, x.shape.map(() => [0, 1])); await be.read(v); };
+// On a GPU the result must be read to force the work. CPU backends (cpu, wasm and their tfjs peers)
+// compute inside the call, so their kernels are timed alone: tfjs-wasm's one-element read of a large
+// tensor (slice, then data) costs more than the op itself (55 ms after a 16M-element add of 16 ms),
+// which would credit PolyHAL with TensorFlow.js's read path.
+const force = async (be, x) => { if (be.deviceType === 'gpu') await readOne(be, x); };
+const forceTf = async (be, tf, c) => {
+  if (be.deviceType !== 'gpu') return;
+  const o = tf.slice(c, c.shape.map(() => 0), c.shape.map(() => 1));
+  await o.data();
+  o.dispose();
+};
 
 /** 8,000 real digits from the mnist package (images in [0, 1], one-hot labels), in the package's order. */
 let mnistCache;
@@ -42,8 +53,8 @@ export const SUITES = {
       const pa = be.fromArray(a, [n, n]), pb = be.fromArray(b, [n, n]);
       const ta = tf.tensor2d(a, [n, n]), tb = tf.tensor2d(b, [n, n]);
       const t = await pair(
-        async () => { const c = be.matmul(pa, pb); await readOne(be, c); be.free(c); },
-        async () => { const c = tf.matMul(ta, tb); const o = tf.slice(c, [0, 0], [1, 1]); await o.data(); o.dispose(); c.dispose(); },
+        async () => { const c = be.matmul(pa, pb); await force(be, c); be.free(c); },
+        async () => { const c = tf.matMul(ta, tb); await forceTf(be, tf, c); c.dispose(); },
         { iterations: n >= 512 ? 3 : 10 },
       );
       rows.push({ suite: 'matmul', size: n, unit: 'GFLOP/s', work: 2 * n ** 3 / 1e9, ...t });
@@ -60,8 +71,8 @@ export const SUITES = {
       const ta = tf.tensor1d(a), tb = tf.tensor1d(b);
       for (const op of ['add', 'relu']) {
         const t = await pair(
-          async () => { const c = op === 'add' ? be.add(pa, pb) : be.relu(pa); await readOne(be, c); be.free(c); },
-          async () => { const c = op === 'add' ? tf.add(ta, tb) : tf.relu(ta); const o = tf.slice(c, [0], [1]); await o.data(); o.dispose(); c.dispose(); },
+          async () => { const c = op === 'add' ? be.add(pa, pb) : be.relu(pa); await force(be, c); be.free(c); },
+          async () => { const c = op === 'add' ? tf.add(ta, tb) : tf.relu(ta); await forceTf(be, tf, c); c.dispose(); },
           { iterations: n >= 1 << 24 ? 3 : 20 },
         );
         rows.push({ suite: op, size: n, unit: 'GB/s', work: (op === 'add' ? 12 : 8) * n / 1e9, ...t });
