@@ -15,6 +15,11 @@ export interface WebGpuOptions {
   dawnFlags?: string[];
   /** Upper bound on live buffer bytes (default: min(2 GiB, the adapter's maxBufferSize·4)). */
   memoryLimit?: number;
+  /**
+   * Bytes of freed storage buffers kept for reuse (default 512 MiB); past it the least recently
+   * freed are destroyed. Raise it when one op's buffers are larger (e.g. 8192² float32 is 256 MiB).
+   */
+  maxPooledBytes?: number;
   /** Ops encoded per command-buffer submission (default 64). */
   batchSize?: number;
   /** Force one matmul tile for every size ('auto' = shape-aware choice; others for tests and benchmarks). */

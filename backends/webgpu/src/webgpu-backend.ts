@@ -84,7 +84,7 @@ export class WebGpuBackend extends BaseBackend {
     this.opScopes = options.errorScopes !== 'batch';
     this.forcedSplitK = typeof options.matmulSplitK === 'number' ? Math.max(1, Math.floor(options.matmulSplitK)) : null;
     this.align = Math.max(16, limits.minUniformBufferOffsetAlignment);
-    this.pool = new BufferPool(this.device, STORAGE, undefined, (b) => this.forgetBindGroups(b));
+    this.pool = new BufferPool(this.device, STORAGE, options.maxPooledBytes ?? 512 * 2 ** 20, (b) => this.forgetBindGroups(b));
     this.arena = this.device.createBuffer({ size: UNIFORM_ARENA, usage: 0x40 | 0x8 }); // UNIFORM | COPY_DST
     this.dummy = this.device.createBuffer({ size: 16, usage: STORAGE });
     void this.device.lost.then((info) => {
