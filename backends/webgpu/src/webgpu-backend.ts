@@ -11,6 +11,7 @@ import { splitKSumWgsl } from './kernels/splitk.js';
 import { reduceWgsl, REDUCE_WORDS } from './kernels/reduce.js';
 import { coalesce, floatBits, grid, MAX_RANK } from './layout.js';
 import { BufferPool } from './pool.js';
+import { PipelineCache } from './pipelines.js';
 
 const STORAGE = 0x80 | 0x4 | 0x8; // STORAGE | COPY_SRC | COPY_DST
 const UNIFORM_ARENA = 1 << 16;
@@ -44,13 +45,7 @@ export class WebGpuBackend extends BaseBackend {
   readonly device: GPUDevice;
   private readonly gpuBuffers = new Map<number, GPUBuffer>();
   private readonly pool: BufferPool;
-  private readonly pipelines = new Map<string, { pipe: GPUComputePipeline; layout: GPUBindGroupLayout }>();
-  // Bind groups by pipeline and buffers (the uniform block is bound with a dynamic offset, so a
-  // repeated op on the same buffers reuses its bind group); dropped when the pool destroys a buffer.
-  private readonly bindGroups = new Map<string, GPUBindGroup>();
-  private readonly bindKeysOf = new Map<GPUBuffer, string[]>();
-  private readonly gpuBufferIds = new WeakMap<GPUBuffer, number>();
-  private nextGpuBufferId = 1;
+  private readonly pipelines: PipelineCache;
   private encoder: GPUCommandEncoder | null = null;
   private pending = 0;
   /** Floating-point operations encoded since the last submission (matmuls only; others are small). */
@@ -84,8 +79,9 @@ export class WebGpuBackend extends BaseBackend {
     this.opScopes = options.errorScopes !== 'batch';
     this.forcedSplitK = typeof options.matmulSplitK === 'number' ? Math.max(1, Math.floor(options.matmulSplitK)) : null;
     this.align = Math.max(16, limits.minUniformBufferOffsetAlignment);
-    this.pool = new BufferPool(this.device, STORAGE, options.maxPooledBytes ?? 512 * 2 ** 20, (b) => this.forgetBindGroups(b));
     this.arena = this.device.createBuffer({ size: UNIFORM_ARENA, usage: 0x40 | 0x8 }); // UNIFORM | COPY_DST
+    this.pipelines = new PipelineCache(this.device, this.arena);
+    this.pool = new BufferPool(this.device, STORAGE, options.maxPooledBytes ?? 512 * 2 ** 20, (b) => this.pipelines.forget(b));
     this.dummy = this.device.createBuffer({ size: 16, usage: STORAGE });
     void this.device.lost.then((info) => {
       this.lostReason = `${info.reason}: ${info.message}`;
@@ -190,65 +186,6 @@ export class WebGpuBackend extends BaseBackend {
 
   // ---- encoding ----
   /**
-   * The pipeline of kernel `key`, with an explicit layout read from its WGSL declarations: binding 0
-   * (the uniform params) has a dynamic offset; `var<storage, read>` bindings are read-only storage.
-   */
-  private pipeline(key: string, source: () => string): { pipe: GPUComputePipeline; layout: GPUBindGroupLayout } {
-    let p = this.pipelines.get(key);
-    if (!p) {
-      const code = source();
-      const entries: GPUBindGroupLayoutEntry[] = [];
-      for (const m of code.matchAll(/@group\(0\) @binding\((\d+)\) var<([^>]+)>/g)) {
-        const kind = m[2]!.replace(/\s/g, '');
-        entries.push({
-          binding: Number(m[1]),
-          visibility: 4, // GPUShaderStage.COMPUTE
-          buffer: kind === 'uniform' ? { type: 'uniform', hasDynamicOffset: true } : { type: kind === 'storage,read' ? 'read-only-storage' : 'storage' },
-        });
-      }
-      const layout = this.device.createBindGroupLayout({ entries, label: key });
-      const module = this.device.createShaderModule({ code, label: key });
-      const pipe = this.device.createComputePipeline({ layout: this.device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint: 'main' }, label: key });
-      this.pipelines.set(key, (p = { pipe, layout }));
-    }
-    return p;
-  }
-
-  private gpuBufferId(b: GPUBuffer): number {
-    let id = this.gpuBufferIds.get(b);
-    if (id === undefined) this.gpuBufferIds.set(b, (id = this.nextGpuBufferId++));
-    return id;
-  }
-
-  /** The (cached) bind group of `key`'s layout over the uniform arena (`bytes` wide) and `buffers`. */
-  private bindGroup(key: string, layout: GPUBindGroupLayout, bytes: number, buffers: GPUBuffer[]): GPUBindGroup {
-    const id = `${key}|${bytes}|${buffers.map((b) => this.gpuBufferId(b)).join(',')}`;
-    let bind = this.bindGroups.get(id);
-    if (!bind) {
-      if (this.bindGroups.size >= 8192) {
-        this.bindGroups.clear();
-        this.bindKeysOf.clear();
-      }
-      bind = this.device.createBindGroup({
-        layout,
-        entries: [{ binding: 0, resource: { buffer: this.arena, offset: 0, size: bytes } }, ...buffers.map((buffer, i) => ({ binding: i + 1, resource: { buffer } }))],
-      });
-      this.bindGroups.set(id, bind);
-      for (const b of buffers) {
-        const keys = this.bindKeysOf.get(b);
-        if (keys) keys.push(id);
-        else this.bindKeysOf.set(b, [id]);
-      }
-    }
-    return bind;
-  }
-
-  private forgetBindGroups(b: GPUBuffer): void {
-    for (const id of this.bindKeysOf.get(b) ?? []) this.bindGroups.delete(id);
-    this.bindKeysOf.delete(b);
-  }
-
-  /**
    * Encodes one kernel: uniform params (i32 words) at binding 0, then the storage buffers. Work is submitted every `batchSize` ops, or as soon as the encoded matmuls
    * reach SUBMIT_FLOPS (`flops`), so that the GPU starts on large work while the caller is still
    * encoding instead of idling until the batch fills or a read.
@@ -274,8 +211,8 @@ export class WebGpuBackend extends BaseBackend {
       this.device.pushErrorScope('out-of-memory');
       this.device.pushErrorScope('validation');
     }
-    const { pipe, layout } = this.pipeline(key, source);
-    const bind = this.bindGroup(key, layout, bytes, buffers);
+    const { pipe, layout } = this.pipelines.pipeline(key, source);
+    const bind = this.pipelines.bindGroup(key, layout, bytes, buffers);
     this.encoder ??= this.device.createCommandEncoder();
     const pass = this.encoder.beginComputePass();
     pass.setPipeline(pipe);
