@@ -96,7 +96,8 @@ function batchOffsets(item = 'wid.z'): string {
  * Measured on an H200 and not kept (benches/results/h200/): double-buffered slabs (one barrier per
  * slab; slower twice), grouped workgroup order for L2 (42.3 vs 45.4 TFLOP/s at 4096), the BK loop
  * written out (equal: the driver unrolls it), vec4 C stores (slower), 128×256 and 256×128 tiles, and
- * 128-invocation tiles with 8×8 outputs each (64×128: 41.7, 128×64: 34.6 TFLOP/s at 4096).
+ * 128-invocation tiles with 8×8 outputs each (64×128: 41.7, 128×64: 34.6 TFLOP/s at 4096), and
+ * register prefetch of 0 or 2 slabs instead of 1 (36.1 and 37.1 vs 45.3 TFLOP/s at 4096).
  */
 export function matmulVec4Wgsl(t: Tile, vecLoads: boolean): string {
   const gm = t.bm / 64;
