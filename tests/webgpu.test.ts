@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { BackendUnavailableError, mulberry32, transposeView, UseAfterFreeError } from '@polyhal/hal';
 import { CpuBackend } from '@polyhal/backend-cpu';
-import { chooseSplitK, createWebGpuBackend, GpuError, TILES, type WebGpuBackend } from '@polyhal/backend-webgpu';
+import { chooseSplitK, chooseTile, createWebGpuBackend, GpuError, TILES, type WebGpuBackend } from '@polyhal/backend-webgpu';
 import { requiredBackends } from './backends.js';
 
 // WebGPU-specific behaviour beyond the shared conformance suite. Under CI=true a missing adapter fails here.
@@ -62,13 +62,13 @@ describe('webgpu backend', () => {
     }
   };
 
-  test.each(['small', 'medium', 'wide', 'tall', 'large', 'large16'] as const)('matmul tile %s matches the CPU on ragged, transposed and batched shapes', async (tile) => {
+  test.each(['small', 'medium', 'wide', 'tall', 'large', 'large16', 'cols4', 'cols16', 'rows4', 'rows16'] as const)('matmul tile %s matches the CPU on ragged, transposed and batched shapes', async (tile) => {
     need();
     await matmulAgreesWithCpu({ matmulTile: tile, matmulSplitK: 1 });
   });
 
   // Split-K: K ranges per split (some empty when K is small), partial slices per batch item, the sum pass.
-  test.each([['tall', 2], ['large', 3], ['medium', 8], ['wide', 5], ['large16', 3]] as const)('matmul tile %s with split-K %i matches the CPU', async (tile, splitK) => {
+  test.each([['tall', 2], ['large', 3], ['medium', 8], ['wide', 5], ['large16', 3], ['small', 3], ['cols4', 2], ['rows16', 5]] as const)('matmul tile %s with split-K %i matches the CPU', async (tile, splitK) => {
     need();
     await matmulAgreesWithCpu({ matmulTile: tile, matmulSplitK: splitK });
   });
@@ -80,6 +80,16 @@ describe('webgpu backend', () => {
     expect(chooseSplitK(64, 64, 64, 1, TILES.medium)).toBe(1);
     expect(chooseSplitK(64, 64, 8192, 1, TILES.medium)).toBe(8);
     expect(chooseSplitK(1024, 1024, 1024, 8, TILES.tall)).toBe(1);
+    expect(chooseSplitK(16, 25, 4608, 1, TILES.small)).toBe(8);
+  });
+
+  test('skinny outputs get a tile of their width', () => {
+    expect(chooseTile(25088, 1, 1)).toBe(TILES.cols4);
+    expect(chooseTile(4608, 16, 1)).toBe(TILES.cols16);
+    expect(chooseTile(1, 256, 1)).toBe(TILES.rows4);
+    expect(chooseTile(16, 4096, 1)).toBe(TILES.rows16);
+    expect(chooseTile(4096, 4096, 1)).toBe(TILES.large);
+    expect(chooseTile(16, 25, 1)).toBe(TILES.small);
   });
 
   // Errors that WebGPU reports only at encoder finish / submit (here: a buffer destroyed behind the

@@ -25,7 +25,7 @@ export interface WebGpuOptions {
   /** Force one matmul tile for every size ('auto' = shape-aware choice; others for tests and benchmarks). */
   matmulTile?: 'auto' | TileName;
   /**
-   * Split-K count for matmuls on 64-multiple tiles: 'auto' (default) splits K when the output has
+   * Split-K count for matmuls: 'auto' (default) splits K when the output has
    * too few tiles to fill the GPU (see `chooseSplitK`); a number forces it (1 = never split).
    */
   matmulSplitK?: 'auto' | number;

@@ -353,8 +353,8 @@ export class WebGpuBackend extends BaseBackend {
       ...this.stridedParams(batchShape, [{ strides: a.strides.slice(0, -2) }, { strides: b.strides.slice(0, -2) }])];
     const vec = t.bm % 64 === 0 && t.bn % 64 === 0 && canLoadVec4(K, N, a.offset, b.offset, a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!)
       && (batch === 1 || [...a.strides.slice(0, -2), ...b.strides.slice(0, -2)].every((x) => x % 4 === 0));
-    // Split-K only on the 64-multiple tiles (their kernel reads the split count) and within 65535 z.
-    const splitK = t.bm % 64 === 0 && t.bn % 64 === 0 ? Math.min(this.forcedSplitK ?? chooseSplitK(M, N, K, batch, t), Math.floor(65535 / batch)) : 1;
+    // Split-K within the 65535 workgroups of z.
+    const splitK = Math.min(this.forcedSplitK ?? chooseSplitK(M, N, K, batch, t), Math.floor(65535 / batch));
     const key = `matmul/${t.bm}x${t.bn}x${t.bk}/${t.tm}x${t.tn}/${vec ? 'vec4' : 'scalar'}`;
     const ab = [this.gpu(a.buffer), this.gpu(b.buffer)];
     const groups: [number, number, number] = [Math.ceil(N / t.bn), Math.ceil(M / t.bm), batch * splitK];

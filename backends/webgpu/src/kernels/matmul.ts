@@ -7,7 +7,7 @@
  * Params: 0 M · 1 N · 2 K · 3 batch · 4 offset A · 5 offset B · 6 sam · 7 sak · 8 sbk · 9 sbn ·
  * 10.. batch shape, batch strides of A, batch strides of B · last: split-K count S.
  *
- * Split-K (vec4 tiles only): with S > 1, workgroup z = batch item · S + split, and split s sums the
+ * Split-K: with S > 1, workgroup z = batch item · S + split, and split s sums the
  * K range [s·kc, (s+1)·kc) (kc a multiple of BK) into its own [M, N] slice of a partial buffer;
  * `splitKSumWgsl` then adds the S slices. This gives a problem with few output tiles (1024² on a GPU
  * with 132 SMs) several workgroups per SM to hide memory latency.
@@ -26,7 +26,7 @@ export interface Tile {
   tn: number;
 }
 
-export type TileName = 'small' | 'medium' | 'large' | 'large16' | 'wide' | 'wide8' | 'tall' | 'tall8' | 'medium8';
+export type TileName = 'small' | 'medium' | 'large' | 'large16' | 'wide' | 'wide8' | 'tall' | 'tall8' | 'medium8' | 'cols4' | 'cols16' | 'rows4' | 'rows16';
 export const TILES: Record<TileName, Tile> = {
   small: { bm: 32, bn: 32, bk: 16, tm: 2, tn: 2 },
   medium: { bm: 64, bn: 64, bk: 16, tm: 4, tn: 4 },
@@ -37,6 +37,12 @@ export const TILES: Record<TileName, Tile> = {
   tall: { bm: 128, bn: 64, bk: 16, tm: 8, tn: 4 },
   tall8: { bm: 128, bn: 64, bk: 8, tm: 8, tn: 4 },
   medium8: { bm: 64, bn: 64, bk: 8, tm: 4, tn: 4 },
+  // Skinny outputs (conv backward, matrix-vector): tiles as narrow as the output, so that no
+  // invocation computes columns (rows) that do not exist.
+  cols4: { bm: 256, bn: 4, bk: 8, tm: 4, tn: 1 },
+  cols16: { bm: 128, bn: 16, bk: 16, tm: 4, tn: 2 },
+  rows4: { bm: 4, bn: 256, bk: 8, tm: 1, tn: 4 },
+  rows16: { bm: 16, bn: 128, bk: 16, tm: 2, tn: 4 },
 };
 
 /**
@@ -48,12 +54,15 @@ export function canLoadVec4(K: number, N: number, offA: number, offB: number, sa
 }
 
 /**
- * Largest tile that still gives the GPU enough workgroups to fill its cores. Measured on an H200
+ * Skinny outputs (N ≤ 16 or M ≤ 16 against ≥ 64 on the other side) get a tile of their width.
+ * Otherwise the largest tile that still gives the GPU enough workgroups to fill its cores. Measured on an H200
  * (benches/results/h200): 128×128 wins from 2048 on (≥ 256 workgroups); at 1024, 128×64 (tall) beat
  * 64×128 in two sweeps out of two (18.7/17.7 vs 18.2/14.0 TFLOP/s); 64×64 below.
  */
 export function chooseTile(m: number, n: number, batch: number, minGroups = 256): Tile {
   const groups = (t: Tile): number => Math.ceil(m / t.bm) * Math.ceil(n / t.bn) * batch;
+  if (n <= 16 && m >= 64) return n <= 4 ? TILES.cols4 : TILES.cols16;
+  if (m <= 16 && n >= 64) return m <= 4 ? TILES.rows4 : TILES.rows16;
   if (groups(TILES.large) >= minGroups) return TILES.large;
   if (groups(TILES.tall) >= minGroups / 2) return TILES.tall;
   if (groups(TILES.medium) >= minGroups / 4 || Math.min(m, n) >= 64) return TILES.medium;
@@ -225,23 +234,27 @@ var<workgroup> Bs: array<f32, ${t.bk * t.bn}>;
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u, @builtin(local_invocation_index) li: u32) {
   let M = u32(p(0u)); let N = u32(p(1u)); let K = u32(p(2u));
   let sam = p(6u); let sak = p(7u); let sbk = p(8u); let sbn = p(9u);
-  ${batchOffsets()}
+  let S = u32(p(${SPLIT_WORD}u));
+  ${batchOffsets('wid.z / S')}
+  let kc = ((K + S - 1u) / S + BK - 1u) / BK * BK;
+  let kBegin = min(K, (wid.z % S) * kc);
+  let kEnd = min(K, kBegin + kc);
   let row0 = wid.y * BM;
   let col0 = wid.x * BN;
   var acc: array<f32, ${t.tm * t.tn}>;
-  for (var k0 = 0u; k0 < K; k0 += BK) {
+  for (var k0 = kBegin; k0 < kEnd; k0 += BK) {
     for (var e = li; e < BM * BK; e += ${threads}u) {
       let m = e / BK; let k = e % BK;
       let gm = row0 + m; let gk = k0 + k;
       var v = 0.0;
-      if (gm < M && gk < K) { v = a[offA + i32(gm) * sam + i32(gk) * sak]; }
+      if (gm < M && gk < kEnd) { v = a[offA + i32(gm) * sam + i32(gk) * sak]; }
       As[k * BM + m] = v;
     }
     for (var e = li; e < BK * BN; e += ${threads}u) {
       let k = e / BN; let n = e % BN;
       let gk = k0 + k; let gn = col0 + n;
       var v = 0.0;
-      if (gk < K && gn < N) { v = b[offB + i32(gk) * sbk + i32(gn) * sbn]; }
+      if (gk < kEnd && gn < N) { v = b[offB + i32(gk) * sbk + i32(gn) * sbn]; }
       Bs[k * BN + n] = v;
     }
     workgroupBarrier();
