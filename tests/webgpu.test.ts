@@ -29,7 +29,7 @@ describe('webgpu backend', () => {
   });
 
   /** Runs ragged, transposed, batched and broadcast matmuls on a backend made with `options` and on the CPU. */
-  const matmulAgreesWithCpu = async (options: Parameters<typeof createWebGpuBackend>[0]): Promise<void> => {
+  const matmulAgreesWithCpu = async (options: Parameters<typeof createWebGpuBackend>[0], only?: [number[], number[], boolean][]): Promise<void> => {
     const be = await createWebGpuBackend(options);
     const cpu = new CpuBackend();
     try {
@@ -39,7 +39,7 @@ describe('webgpu backend', () => {
         [[131, 70], [70, 197], false], [[2, 65, 33], [2, 129, 33], true], [[1, 1], [1, 130], false], [[3, 68, 36], [36, 132], false],
         [[2, 1, 40, 524], [3, 524, 72], false], [[64, 600], [600, 64], false], [[650, 36], [36, 260], false],
       ];
-      for (const [sa, sb, tb] of cases) {
+      for (const [sa, sb, tb] of only ?? cases) {
         const da = rand(sa.reduce((p, d) => p * d, 1));
         const db = rand(sb.reduce((p, d) => p * d, 1));
         const run = async (b: CpuBackend | WebGpuBackend): Promise<Float32Array> => {
@@ -65,6 +65,14 @@ describe('webgpu backend', () => {
   test.each(['small', 'medium', 'wide', 'tall', 'large', 'large16', 'cols4', 'cols16', 'rows4', 'rows16'] as const)('matmul tile %s matches the CPU on ragged, transposed and batched shapes', async (tile) => {
     need();
     await matmulAgreesWithCpu({ matmulTile: tile, matmulSplitK: 1 });
+  });
+
+  test('matrix-vector shapes (N ≤ 4 or M ≤ 4 against ≥ 64) match the CPU, strided and batched', async () => {
+    need();
+    await matmulAgreesWithCpu({}, [
+      [[200, 37], [37, 3], false], [[2, 130, 37], [2, 4, 37], true], [[25088 / 8, 400], [400, 1], false],
+      [[2, 37], [37, 300], false], [[3, 1, 2, 37], [2, 300, 37], true], [[4, 64], [64, 64], false], [[1, 1], [1, 130], false],
+    ]);
   });
 
   // Split-K: K ranges per split (some empty when K is small), partial slices per batch item, the sum pass.

@@ -8,6 +8,7 @@ import { binaryWgsl, ELEMENTWISE_WORDS, unaryWgsl } from './kernels/elementwise.
 import { adamWgsl, sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
 import { canLoadVec4, chooseSplitK, chooseTile, MATMUL_WORDS, matmulWgsl, type Tile, TILES } from './kernels/matmul.js';
 import { splitKSumWgsl } from './kernels/splitk.js';
+import { gemvWgsl } from './kernels/gemv.js';
 import { reduceWgsl, REDUCE_WORDS } from './kernels/reduce.js';
 import { coalesce, floatBits, grid, MAX_RANK } from './layout.js';
 import { BufferPool } from './pool.js';
@@ -348,9 +349,19 @@ export class WebGpuBackend extends BaseBackend {
       return;
     }
     if (batch > 65535) throw new ShapeMismatchError(`webgpu matmul: at most 65535 batch items, got ${batch}`);
-    const t = this.forcedTile ?? chooseTile(M, N, batch);
     const params = [M, N, K, batch, a.offset, b.offset, a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!,
       ...this.stridedParams(batchShape, [{ strides: a.strides.slice(0, -2) }, { strides: b.strides.slice(0, -2) }])];
+    const flops = 2 * M * N * K * batch;
+    // Matrix-vector shapes (N ≤ 4 or M ≤ 4 against ≥ 64) run without tiles (see kernels/gemv.ts).
+    const gemv = this.forcedTile ? null : N <= 4 && M >= 64 ? 'rows' : M <= 4 && N >= 64 ? 'cols' : null;
+    if (gemv) {
+      const [width, count] = gemv === 'rows' ? [N, M] : [M, N];
+      const [x, y] = this.flat(count);
+      this.dispatch('matmul', `matmul/gemv/${gemv}${width}`, () => gemvWgsl(gemv, width), MATMUL_WORDS, [...params, 1],
+        [this.gpu(a.buffer), this.gpu(b.buffer), this.gpu(out)], [x, y, batch], flops);
+      return;
+    }
+    const t = this.forcedTile ?? chooseTile(M, N, batch);
     const vec = t.bm % 64 === 0 && t.bn % 64 === 0 && canLoadVec4(K, N, a.offset, b.offset, a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!)
       && (batch === 1 || [...a.strides.slice(0, -2), ...b.strides.slice(0, -2)].every((x) => x % 4 === 0));
     // Split-K within the 65535 workgroups of z.
@@ -358,7 +369,6 @@ export class WebGpuBackend extends BaseBackend {
     const key = `matmul/${t.bm}x${t.bn}x${t.bk}/${t.tm}x${t.tn}/${vec ? 'vec4' : 'scalar'}`;
     const ab = [this.gpu(a.buffer), this.gpu(b.buffer)];
     const groups: [number, number, number] = [Math.ceil(N / t.bn), Math.ceil(M / t.bm), batch * splitK];
-    const flops = 2 * M * N * K * batch;
     if (splitK === 1) {
       this.dispatch('matmul', key, () => matmulWgsl(t, vec), MATMUL_WORDS, [...params, 1], [...ab, this.gpu(out)], groups, flops);
       return;

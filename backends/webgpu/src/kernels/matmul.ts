@@ -54,7 +54,8 @@ export function canLoadVec4(K: number, N: number, offA: number, offB: number, sa
 }
 
 /**
- * Skinny outputs (N ≤ 16 or M ≤ 16 against ≥ 64 on the other side) get a tile of their width.
+ * Skinny outputs (N ≤ 16 or M ≤ 16 against ≥ 64 on the other side) get a tile of their width (the
+ * backend runs N ≤ 4 and M ≤ 4 on the matrix-vector kernel instead, kernels/gemv.ts, unless a tile is forced).
  * Otherwise the largest tile that still gives the GPU enough workgroups to fill its cores. Measured on an H200
  * (benches/results/h200): 128×128 wins from 2048 on (≥ 256 workgroups); at 1024, 128×64 (tall) beat
  * 64×128 in two sweeps out of two (18.7/17.7 vs 18.2/14.0 TFLOP/s); 64×64 below.
@@ -84,7 +85,7 @@ export function chooseSplitK(m: number, n: number, k: number, batch: number, t: 
 }
 
 /** WGSL that sets offA/offB for batch item `item` (broadcast batch dims through strides). */
-function batchOffsets(item = 'wid.z'): string {
+export function batchOffsets(item = 'wid.z'): string {
   return `var offA = p(4u); var offB = p(5u);
   {
     var rem = i32(${item});

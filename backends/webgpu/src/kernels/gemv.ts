@@ -1,0 +1,44 @@
+/**
+ * WGSL matrix-vector products for skinny matmuls, batched like the GEMM (same params, split count
+ * ignored). 'rows' (N ≤ 4): each invocation computes one row of C, all N columns, over the whole K;
+ * 'cols' (M ≤ 4): each invocation computes one column, all M rows (the invocations of a workgroup
+ * read consecutive columns of B, and the same elements of A). No workgroup memory and no barriers:
+ * a tiled GEMM on such shapes computes mostly padding and synchronizes for little work.
+ * a: [M, K], b: [K, N] (strided) → c: [M, N] per batch item, float32; `width` is N ('rows') or M ('cols').
+ */
+import { FLAT_ARGS, FLAT_INDEX, paramsPrelude } from '../layout.js';
+import { batchOffsets, MATMUL_WORDS } from './matmul.js';
+
+export function gemvWgsl(mode: 'rows' | 'cols', width: number): string {
+  const w = Array.from({ length: width }, (_, j) => j);
+  const rows = mode === 'rows';
+  return `${paramsPrelude(MATMUL_WORDS)}
+@group(0) @binding(1) var<storage, read> a: array<f32>;
+@group(0) @binding(2) var<storage, read> b: array<f32>;
+@group(0) @binding(3) var<storage, read_write> c: array<f32>;
+@compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
+  ${FLAT_INDEX}
+  let M = u32(p(0u)); let N = u32(p(1u)); let K = u32(p(2u));
+  let sam = p(6u); let sak = p(7u); let sbk = p(8u); let sbn = p(9u);
+  if (idx >= ${rows ? 'M' : 'N'}) { return; }
+  ${batchOffsets()}
+  var acc: array<f32, ${width}>;
+  ${rows
+    ? `let ra = offA + i32(idx) * sam;
+  for (var k = 0u; k < K; k++) {
+    let av = a[ra + i32(k) * sak];
+    let rb = offB + i32(k) * sbk;
+    ${w.map((j) => `acc[${j}] += av * b[rb + ${j} * sbn];`).join(' ')}
+  }
+  let cb = wid.z * M * N + idx * N;
+  ${w.map((j) => `c[cb + ${j}u] = acc[${j}];`).join(' ')}`
+    : `let cbn = offB + i32(idx) * sbn;
+  for (var k = 0u; k < K; k++) {
+    let bv = b[cbn + i32(k) * sbk];
+    let ak = offA + i32(k) * sak;
+    ${w.map((i) => `acc[${i}] += a[ak + ${i} * sam] * bv;`).join(' ')}
+  }
+  let cb = wid.z * M * N + idx;
+  ${w.map((i) => `c[cb + ${i}u * N] = acc[${i}];`).join(' ')}`}
+}`;
+}
