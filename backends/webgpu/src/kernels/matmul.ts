@@ -71,6 +71,21 @@ export function chooseTile(m: number, n: number, batch: number, minGroups = 256)
 }
 
 /**
+ * WGSL shared by both GEMM kernels: sizes and strides from the params, the batch item and split of
+ * workgroup z (item · S + split), the split's K range [kBegin, kEnd) (a multiple of BK wide), and
+ * the tile's first row and column.
+ */
+const PROLOGUE = `let M = u32(p(0u)); let N = u32(p(1u)); let K = u32(p(2u));
+  let sam = p(6u); let sak = p(7u); let sbk = p(8u); let sbn = p(9u);
+  let S = u32(p(${SPLIT_WORD}u));
+  ${batchOffsets('wid.z / S')}
+  let kc = ((K + S - 1u) / S + BK - 1u) / BK * BK;
+  let kBegin = min(K, (wid.z % S) * kc);
+  let kEnd = min(K, kBegin + kc);
+  let row0 = wid.y * BM;
+  let col0 = wid.x * BN;`;
+
+/**
  * Split-K count: 1 unless the output has fewer than `minGroups` workgroups of tile t; then the
  * smallest power of two (≤ 8) that reaches minGroups, keeping each split at least 256 deep in K.
  * Measured on an H200 (benches/results/h200/matmul-*.json): neutral at 1024² (tall 128×64: 24.5
@@ -183,15 +198,7 @@ var<workgroup> As: array<vec4<f32>, ${t.bk * am}>;
 var<workgroup> Bs: array<vec4<f32>, ${t.bk * bn4}>;
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u, @builtin(local_invocation_index) li: u32) {
-  let M = u32(p(0u)); let N = u32(p(1u)); let K = u32(p(2u));
-  let sam = p(6u); let sak = p(7u); let sbk = p(8u); let sbn = p(9u);
-  let S = u32(p(${SPLIT_WORD}u));
-  ${batchOffsets('wid.z / S')}
-  let kc = ((K + S - 1u) / S + BK - 1u) / BK * BK;
-  let kBegin = min(K, (wid.z % S) * kc);
-  let kEnd = min(K, kBegin + kc);
-  let row0 = wid.y * BM;
-  let col0 = wid.x * BN;
+  ${PROLOGUE}
   var acc: array<vec4<f32>, ${gm * 4 * gn}>;
   ${vecLoads ? `var ra: array<vec4<f32>, ${la}>; var rb: array<vec4<f32>, ${lb}>;` : ''}
   ${vecLoads ? LOAD_GLOBAL('kBegin') : ''}
@@ -233,15 +240,7 @@ var<workgroup> As: array<f32, ${t.bk * t.bm}>;
 var<workgroup> Bs: array<f32, ${t.bk * t.bn}>;
 @compute @workgroup_size(${wx}, ${wy})
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u, @builtin(local_invocation_index) li: u32) {
-  let M = u32(p(0u)); let N = u32(p(1u)); let K = u32(p(2u));
-  let sam = p(6u); let sak = p(7u); let sbk = p(8u); let sbn = p(9u);
-  let S = u32(p(${SPLIT_WORD}u));
-  ${batchOffsets('wid.z / S')}
-  let kc = ((K + S - 1u) / S + BK - 1u) / BK * BK;
-  let kBegin = min(K, (wid.z % S) * kc);
-  let kEnd = min(K, kBegin + kc);
-  let row0 = wid.y * BM;
-  let col0 = wid.x * BN;
+  ${PROLOGUE}
   var acc: array<f32, ${t.tm * t.tn}>;
   for (var k0 = kBegin; k0 < kEnd; k0 += BK) {
     for (var e = li; e < BM * BK; e += ${threads}u) {
