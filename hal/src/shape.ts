@@ -20,6 +20,16 @@ export function contiguousStrides(shape: Shape): number[] {
   return strides;
 }
 
+/**
+ * Where the input of a constant pad lands in the contiguous output: the output's row-major strides
+ * and the element offset of the input's first element. shape: the input's; pads: [before, after]
+ * per dimension (already validated).
+ */
+export function padPlacement(shape: Shape, pads: readonly (readonly [number, number])[]): { strides: number[]; offset: number } {
+  const strides = contiguousStrides(shape.map((d, i) => d + pads[i]![0] + pads[i]![1]));
+  return { strides, offset: pads.reduce((acc, [before], i) => acc + before * strides[i]!, 0) };
+}
+
 /** Throws InvalidArgumentError unless every dimension is a non-negative integer. */
 export function assertShape(shape: Shape, what = 'shape'): void {
   if (!Array.isArray(shape)) throw new InvalidArgumentError(`${what} must be an array of integers`);

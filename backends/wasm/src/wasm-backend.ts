@@ -1,6 +1,6 @@
 import {
   contiguousStrides, type AdamStepParams, BaseBackend, coalesce, type BaseBackendOptions, type BinaryOp, type DeviceBuffer, type HostArray, type NDArray,
-  planRows, type ReduceOp, type RowPlan, type SgdStepParams, type UnaryOp, UNARY_OPS, viewOf,
+  planRows, type ReduceOp, type RowPlan, type SgdStepParams, type UnaryOp, UNARY_OPS, viewOf, padPlacement,
 } from '@polyhal/hal';
 import { WasmHeap } from './memory.js';
 import type { KernelExports } from './module.js';
@@ -203,10 +203,9 @@ export class WasmBackend extends BaseBackend {
   }
 
   protected padKernel(x: NDArray, pads: readonly (readonly [number, number])[], value: number, out: DeviceBuffer): void {
-    const shape = x.shape.map((d, i) => d + pads[i]![0] + pads[i]![1]);
-    const strides = rowMajor(shape);
+    const { strides, offset } = padPlacement(x.shape, pads);
     this.fillKernel(out, value);
-    this.copyInto(x, out, strides, pads.reduce((acc, [before], i) => acc + before * strides[i]!, 0));
+    this.copyInto(x, out, strides, offset);
   }
 
   protected fillKernel(out: DeviceBuffer, value: number): void {

@@ -1,6 +1,6 @@
 import {
   contiguousStrides, type AdamStepParams, BackendUnavailableError, BaseBackend, type BinaryOp, type DeviceBuffer, type HostArray, type NDArray,
-  OutOfMemoryError, PolyHalError, type ReduceOp, type SgdStepParams, ShapeMismatchError, type UnaryOp, viewOf,
+  OutOfMemoryError, PolyHalError, type ReduceOp, type SgdStepParams, ShapeMismatchError, type UnaryOp, viewOf, padPlacement,
 } from '@polyhal/hal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import { copyWgsl, COPY_WORDS, fillWgsl } from './kernels/copy.js';
@@ -326,10 +326,9 @@ export class WebGpuBackend extends BaseBackend {
   }
 
   protected padKernel(x: NDArray, pads: readonly (readonly [number, number])[], value: number, out: DeviceBuffer): void {
-    const shape = x.shape.map((d, i) => d + pads[i]![0] + pads[i]![1]);
-    const strides = rowMajor(shape);
+    const { strides, offset } = padPlacement(x.shape, pads);
     this.fillKernel(out, value);
-    this.copyInto(x, out, strides, pads.reduce((acc, [before], i) => acc + before * strides[i]!, 0));
+    this.copyInto(x, out, strides, offset);
   }
 
   protected fillKernel(out: DeviceBuffer, value: number): void {
