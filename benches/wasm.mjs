@@ -1,7 +1,7 @@
-// @polyhal/backend-wasm vs @tensorflow/tfjs-backend-wasm 4.22.0, one process, same inputs, 1 thread.
-// matmul f32 N×N (GFLOP/s), add and relu over 1M and 16M elements: kernel time, inputs and outputs
-// stay on the backend (both compute synchronously inside the call). Tasks are timed in rotating
-// rounds (benches/lib.mjs `group`); ratios are medians of per-round ratios (tfjs time / ours).
+// @polyhal/backend-wasm vs @tensorflow/tfjs-backend-wasm 4.22.0, one process, same inputs, 1 thread:
+// the cases of benches/wasm-cases.mjs (matmul 256/512/1024, add and relu over 1M and 16M elements,
+// kernel time), then PolyHAL's matmul 1024 on 2 threads. The same cases in Chromium:
+// benches/wasm-browser.mjs.
 //
 // Where the runtime has WebAssembly relaxed SIMD (Chrome ≥ 114, Node ≥ 22, Deno, Bun; Node 20 with
 // --experimental-wasm-relaxed-simd) both PolyHAL builds run side by side: plain SIMD
@@ -12,8 +12,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-wasm';
 import { createWasmBackend, hasRelaxedSimd } from '@polyhal/backend-wasm';
-import { mulberry32 } from '@polyhal/hal';
-import { group, machine, roundRatio, versions } from './lib.mjs';
+import { group, machine, versions } from './lib.mjs';
+import { rand, wasmCases } from './wasm-cases.mjs';
 
 await tf.setBackend('wasm');
 await tf.ready();
@@ -21,40 +21,7 @@ const builds = { simd: await createWasmBackend({ threads: 1, relaxedSimd: false 
 if (hasRelaxedSimd()) builds.relaxed = await createWasmBackend({ threads: 1, relaxedSimd: true });
 console.log(`${machine()}; ${JSON.stringify(versions())}`);
 for (const [k, be] of Object.entries(builds)) console.log(`polyhal-${k}: ${be.deviceName}`);
-const results = [];
-const rand = (n, seed) => { const r = mulberry32(seed); return Float32Array.from({ length: n }, () => r() * 2 - 1); };
-
-/** `ours(be, inputs)` per build and `theirs()` timed in rotating rounds; prints and records one row per build. */
-async function compare(name, size, work, host, ours, theirs, { iterations, rounds = 6 }) {
-  const inputs = Object.fromEntries(Object.entries(builds).map(([k, be]) => [k, host.map(([data, shape]) => be.fromArray(data, shape))]));
-  const tasks = { tfjs: theirs };
-  for (const [k, be] of Object.entries(builds)) tasks[k] = () => ours(be, inputs[k]);
-  const r = await group(tasks, { iterations, rounds, warmup: 3 });
-  for (const [k, be] of Object.entries(builds)) {
-    const p = r[k].median, t = r.tfjs.median;
-    const row = { suite: name, size, build: k, polyhalMs: p, tfjsMs: t, ratio: roundRatio(r[k], r.tfjs), rounds };
-    if (work) Object.assign(row, { polyhalGflops: work / (p * 1e6), tfjsGflops: work / (t * 1e6) });
-    results.push(row);
-    const g = (x) => (work ? ` (${(work / (x * 1e6)).toFixed(1)} GFLOP/s)` : '');
-    console.log(`${name} ${size} [${k}]: polyhal ${p.toFixed(3)} ms${g(p)}, tfjs-wasm ${t.toFixed(3)} ms${g(t)}, ratio ${row.ratio.toFixed(2)}x (median of ${rounds} round ratios)`);
-    for (const x of inputs[k]) be.free(x);
-  }
-}
-
-for (const n of [256, 512, 1024]) {
-  const a = rand(n * n, 1), b = rand(n * n, 2);
-  const ta = tf.tensor2d(a, [n, n]), tb = tf.tensor2d(b, [n, n]);
-  await compare('matmul', n, 2 * n ** 3, [[a, [n, n]], [b, [n, n]]], (be, [x, y]) => be.free(be.matmul(x, y)), () => tf.matMul(ta, tb).dispose(), { iterations: n >= 1024 ? 3 : n >= 512 ? 8 : 30 });
-  ta.dispose(); tb.dispose();
-}
-for (const n of [1 << 20, 1 << 24]) {
-  const a = rand(n, 3), b = rand(n, 4);
-  const ta = tf.tensor1d(a), tb = tf.tensor1d(b);
-  const iterations = n > 1 << 20 ? 5 : 40;
-  await compare('add', n, 0, [[a, [n]], [b, [n]]], (be, [x, y]) => be.free(be.add(x, y)), () => tf.add(ta, tb).dispose(), { iterations });
-  await compare('relu', n, 0, [[a, [n]]], (be, [x]) => be.free(be.relu(x)), () => tf.relu(ta).dispose(), { iterations });
-  ta.dispose(); tb.dispose();
-}
+const results = await wasmCases({ tf, builds });
 // 2 threads (workers on one shared memory), after warm-up rounds so every worker runs optimized code.
 for (const [k, be] of Object.entries(builds)) {
   be.dispose();

@@ -23,16 +23,19 @@ const take = (count, offset) => {
   return { x, y };
 };
 writeFileSync(join(out, 'mnist-subset.json'), JSON.stringify({ train: take(600, 0), test: take(200, 60) }));
-await build({
-  entryPoints: [join(dir, 'main.ts')],
-  bundle: true,
-  format: 'esm',
-  platform: 'browser',
-  target: 'es2022',
-  conditions: ['polyhal-source'],
-  outfile: join(out, 'main.js'),
-  logLevel: 'warning',
-  external: ['node:*', 'webgpu'],
-});
+// The page and its Worker (wasm with threads: worker.ts).
+for (const name of ['main', 'worker']) {
+  await build({
+    entryPoints: [join(dir, `${name}.ts`)],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    conditions: ['polyhal-source'],
+    outfile: join(out, `${name}.js`),
+    logLevel: 'warning',
+    external: ['node:*', 'webgpu'],
+  });
+}
 copyFileSync(join(dir, 'index.html'), join(out, 'index.html'));
 console.log('built demo/dist');

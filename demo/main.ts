@@ -128,6 +128,16 @@ async function conformance(backend: string): Promise<{ device: string; runtime: 
   return { device: r.deviceName, runtime: r.runtime, passed: r.passed, failed: r.failed, failures: r.results.filter((x) => !x.pass).map((x) => `${x.id}: ${x.message}`), result: r };
 }
 
+/** Runs the conformance suite on wasm with 2 threads inside a dedicated Worker (demo/worker.ts). */
+function conformanceInWorker(): Promise<{ device: string; runtime: string; passed: number; failed: number; failures: string[] }> {
+  const w = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  return new Promise<{ device: string; runtime: string; passed: number; failed: number; failures: string[] }>((resolve, reject) => {
+    w.onmessage = (e: MessageEvent) => (e.data.error ? reject(new Error(e.data.error as string)) : resolve(e.data));
+    w.onerror = (e) => reject(new Error(e.message));
+    w.postMessage(null);
+  }).finally(() => w.terminate());
+}
+
 $('train').addEventListener('click', () => void train($<HTMLSelectElement>('backend').value).catch((e: Error) => status(`error: ${e.message}`)));
 $('conformance').addEventListener('click', () => void conformance($<HTMLSelectElement>('backend').value).catch((e: Error) => status(`error: ${e.message}`)));
 /** Sums `values` of `shape` over `axes` on a backend (for checking a backend by hand from the console). */
@@ -140,4 +150,4 @@ async function sum(backend: string, values: number[], shape: number[], axes?: nu
   }
 }
 
-(window as unknown as { polyhalDemo: unknown }).polyhalDemo = { train, conformance, sum, crossOriginIsolated: globalThis.crossOriginIsolated };
+(window as unknown as { polyhalDemo: unknown }).polyhalDemo = { train, conformance, conformanceInWorker, sum, crossOriginIsolated: globalThis.crossOriginIsolated };

@@ -20,6 +20,7 @@ type Demo = {
   crossOriginIsolated: boolean;
   train: (b: string, steps: number) => Promise<{ device: string; losses: number[]; accuracy: number }>;
   conformance: (b: string) => Promise<{ device: string; runtime: string; passed: number; failed: number; failures: string[] }>;
+  conformanceInWorker: () => Promise<{ device: string; runtime: string; passed: number; failed: number; failures: string[] }>;
 };
 
 describe('browser (headless Chromium)', () => {
@@ -74,6 +75,14 @@ describe('browser (headless Chromium)', () => {
       expect(r.runtime).toMatch(/Chrome/);
     }, 240_000);
   }
+
+  test('conformance passes on wasm with 2 threads inside a dedicated Worker (nested Web Worker, shared memory)', async () => {
+    if (!browser && !requiredBackends().length) return;
+    const r = await need().evaluate(() => (window as unknown as { polyhalDemo: Demo }).polyhalDemo.conformanceInWorker());
+    expect(r.failures).toEqual([]);
+    expect(r.passed).toBeGreaterThan(300);
+    expect(r.device).toMatch(/relaxed SIMD \(FMA\), 2 threads on shared memory/);
+  }, 240_000);
 
   test(`a short training run in the page gets the loss below ${LOSS_BOUND} and a screenshot is saved`, async () => {
     if (!browser && !requiredBackends().length) return;
