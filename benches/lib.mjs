@@ -5,6 +5,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { Bench } from 'tinybench';
+import { group } from './rounds.mjs';
+
+export { group, roundRatio } from './rounds.mjs';
 
 const require = createRequire(import.meta.url);
 export const versions = () => {
@@ -21,9 +24,6 @@ export const versions = () => {
   return { node: process.versions.node, v8: process.versions.v8, polyhal: v('@polyhal/hal'), 'tfjs-core': v('@tensorflow/tfjs-core'), tinybench: v('tinybench') };
 };
 export const machine = () => `${os.cpus()[0]?.model ?? 'cpu'} ×${os.cpus().length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}`;
-
-export { group, roundRatio } from './rounds.mjs';
-import { group } from './rounds.mjs';
 
 /**
  * Times `ours` and `theirs` in `rounds` alternating tinybench runs; returns medians and the spread
