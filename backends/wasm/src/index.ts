@@ -1,10 +1,10 @@
 import { type BackendEntry, BackendUnavailableError, registerBackend } from '@polyhal/hal';
-import { hasRelaxedSimd, hasWasmSimd, instantiateKernels, kernelModule } from './module.js';
+import { hasRelaxedSimd, hasWasmSimd, instantiateKernels, kernelModule, relaxedMaddIsFused } from './module.js';
 import { canBlock, ThreadPool } from './threads.js';
 import { WasmBackend, type WasmBackendOptions } from './wasm-backend.js';
 
 export { WasmBackend, type WasmBackendOptions } from './wasm-backend.js';
-export { hasRelaxedSimd, hasWasmSimd } from './module.js';
+export { hasRelaxedSimd, hasWasmSimd, relaxedMaddIsFused } from './module.js';
 
 function cores(): number {
   const g = globalThis as { navigator?: { hardwareConcurrency?: number } };
@@ -24,7 +24,8 @@ async function nodeCores(): Promise<number> {
  * where that is impossible (no SharedArrayBuffer, a browser page that is not cross-origin isolated,
  * or a thread that may not block) it runs on one thread and its deviceName says why.
  * With relaxedSimd 'auto' (default) it uses the relaxed-SIMD build where the runtime has it (matmul
- * then uses fused multiply-add: faster, and rounded once per multiply-add); `relaxedSimd: false`
+ * then uses f32x4.relaxed_madd: a fused multiply-add, faster and rounded once, where the engine fuses
+ * it — V8 does; JavaScriptCore multiplies then adds; deviceName says which); `relaxedSimd: false`
  * keeps the plain SIMD build; `relaxedSimd: true` throws BackendUnavailableError where it is missing.
  */
 export async function createWasmBackend(options: WasmBackendOptions = {}): Promise<WasmBackend> {
@@ -44,13 +45,13 @@ export async function createWasmBackend(options: WasmBackendOptions = {}): Promi
         const memory = new WebAssembly.Memory({ initial: 64, maximum: 32768, shared: true });
         const kernels = await instantiateKernels(memory, relaxed);
         const pool = await ThreadPool.create(await kernelModule(true, relaxed), memory, wanted);
-        return new WasmBackend(kernels, options, pool, '', relaxed);
+        return new WasmBackend(kernels, options, pool, '', relaxed, relaxed && relaxedMaddIsFused());
       } catch (e) {
         note = `threads unavailable: ${(e as Error).message}`;
       }
     }
   }
-  return new WasmBackend(await instantiateKernels(undefined, relaxed), options, null, note, relaxed);
+  return new WasmBackend(await instantiateKernels(undefined, relaxed), options, null, note, relaxed, relaxed && relaxedMaddIsFused());
 }
 
 /** Registry entry: name `wasm`, priority 200 (above cpu, below a hardware GPU). */

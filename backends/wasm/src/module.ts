@@ -81,3 +81,30 @@ export function hasRelaxedSimd(): boolean {
   const probe = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 4, 1, 96, 0, 0, 3, 2, 1, 0, 10, body.length + 2, 1, body.length, ...body]);
   return WebAssembly.validate(probe);
 }
+
+let fused: boolean | undefined;
+
+/**
+ * True when this runtime's f32x4.relaxed_madd rounds once (a fused multiply-add): it computes
+ * (1 + 2^-23)·(1 − 2^-23) − 1, which is −2^-46 fused and 0 when the product is rounded first. V8 fuses
+ * on x64 with FMA3 and on arm64; JavaScriptCore (Bun, Safari) multiplies then adds. False without
+ * relaxed SIMD. (One function: three f32 params, each `f32x4.splat`, `f32x4.relaxed_madd`, lane 0.)
+ */
+export function relaxedMaddIsFused(): boolean {
+  if (fused !== undefined) return fused;
+  fused = false;
+  if (!hasRelaxedSimd()) return fused;
+  const get = (i: number): number[] => [0x20, i, 0xfd, 0x13];
+  const body = [0, ...get(0), ...get(1), ...get(2), 0xfd, 0x85, 0x02, 0xfd, 0x1f, 0, 0x0b];
+  const bytes = new Uint8Array([
+    0, 97, 115, 109, 1, 0, 0, 0, 1, 8, 1, 0x60, 3, 0x7d, 0x7d, 0x7d, 1, 0x7d, 3, 2, 1, 0, 7, 5, 1, 1, 0x66, 0, 0,
+    10, body.length + 2, 1, body.length, ...body,
+  ]);
+  try {
+    const f = new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports['f'] as (a: number, b: number, c: number) => number;
+    fused = f(1 + 2 ** -23, 1 - 2 ** -23, -1) !== 0;
+  } catch {
+    fused = false;
+  }
+  return fused;
+}

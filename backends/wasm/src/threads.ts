@@ -1,23 +1,31 @@
 /**
  * Worker threads for the WASM backend: N−1 workers instantiate the threaded kernels on the same
- * shared linear memory and split a GEMM by rows with the calling thread. Jobs and completion go
+ * shared linear memory and split a GEMM (by rows) or a large elementwise op (by rows or element
+ * ranges) with the calling thread. Jobs and completion go
  * through a small SharedArrayBuffer with Atomics (wait/notify), so a call blocks until every part is
  * done — which the JS main thread may do in Node, Deno and Bun, and in browsers only inside a Worker.
  * Node uses worker_threads; browsers use Web Workers (cross-origin isolated pages only).
  */
 const SLOT = 16;
 
+/** Kernels a worker can run: the job's kind selects the export; its arguments fill the slot. */
+export const JOB_KERNELS = ['gemm', 'binaryF32', 'binaryI32', 'unaryF32', 'negI32'] as const;
+export type JobKernel = (typeof JOB_KERNELS)[number];
+
 // The worker: instantiate on the shared memory, then serve jobs until the generation goes negative.
 const WORKER_SOURCE = `
 const serve = (exports, ctrl, slot) => {
+  const kernels = ${JSON.stringify(JOB_KERNELS)}.map((name) => exports[name]);
   let gen = 0;
   for (;;) {
     Atomics.wait(ctrl, 0, gen);
     gen = Atomics.load(ctrl, 0);
     if (gen < 0) return;
     const s = 4 + slot * ${SLOT};
-    if (ctrl[s + 13] === 1) {
-      exports.gemm(ctrl[s], ctrl[s + 1], ctrl[s + 2], ctrl[s + 3], ctrl[s + 4], ctrl[s + 5], ctrl[s + 6], ctrl[s + 7], ctrl[s + 8], ctrl[s + 9], ctrl[s + 10], ctrl[s + 11], ctrl[s + 12]);
+    const kind = ctrl[s + 13];
+    if (kind > 0) {
+      // Every kernel takes at most 13 arguments; extra ones are ignored by the call.
+      kernels[kind - 1](ctrl[s], ctrl[s + 1], ctrl[s + 2], ctrl[s + 3], ctrl[s + 4], ctrl[s + 5], ctrl[s + 6], ctrl[s + 7], ctrl[s + 8], ctrl[s + 9], ctrl[s + 10], ctrl[s + 11], ctrl[s + 12]);
     }
     Atomics.add(ctrl, 1, 1);
     Atomics.notify(ctrl, 1);
@@ -95,16 +103,18 @@ export class ThreadPool {
   }
 
   /**
-   * Runs gemm row ranges: part 0 on the calling thread via `local`, parts 1.. on the workers.
-   * Each part is [M, N, K, a, sam, sak, b, sbk, sbn, c, scratch, rowStart, rowEnd].
+   * Runs the parts of one job: part 0 on the calling thread via `local`, parts 1.. on the workers,
+   * each as a call of `kernel` with the part's arguments (at most 13 numbers; for gemm [M, N, K, a,
+   * sam, sak, b, sbk, sbn, c, scratch, rowStart, rowEnd]). Returns when every part is done.
    */
-  run(parts: number[][], local: (part: number[]) => void): void {
+  run(kernel: JobKernel, parts: number[][], local: (part: number[]) => void): void {
     const ctrl = this.ctrl;
+    const kind = JOB_KERNELS.indexOf(kernel) + 1;
     for (let w = 1; w < this.size; w++) {
       const s = 4 + w * SLOT;
       const part = parts[w];
       if (part) ctrl.set(part, s);
-      ctrl[s + 13] = part ? 1 : 0;
+      ctrl[s + 13] = part ? kind : 0;
     }
     Atomics.store(ctrl, 1, 0);
     this.generation = (this.generation + 1) & 0x3fffffff;

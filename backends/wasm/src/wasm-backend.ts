@@ -4,13 +4,18 @@ import {
 } from '@polyhal/hal';
 import { WasmHeap } from './memory.js';
 import type { KernelExports } from './module.js';
-import type { ThreadPool } from './threads.js';
+import type { JobKernel, ThreadPool } from './threads.js';
 
 export interface WasmBackendOptions extends BaseBackendOptions {
   /** Worker threads for matmul (the calling thread counts): a number, or 'auto' (cores, at most 8). Default 'auto'. */
   threads?: number | 'auto';
   /** Multiply-adds (M·N·K) from which a matmul is split across threads (default 2^21). */
   threadThreshold?: number;
+  /**
+   * Output elements from which an elementwise op (unary or binary, any strides or broadcast) is split
+   * across threads by rows or element ranges (default 2^18).
+   */
+  elementwiseThreadThreshold?: number;
   /**
    * Relaxed SIMD (fused multiply-add in matmul): 'auto' (default) uses it where the runtime has it;
    * false keeps plain SIMD (bit-identical matmul results on every CPU); true requires it.
@@ -39,18 +44,24 @@ export class WasmBackend extends BaseBackend {
   private readonly ptrs = new Map<number, number>();
 
   private readonly threadThreshold: number;
+  private readonly elementwiseThreadThreshold: number;
 
-  /** Whether the kernels are the relaxed-SIMD build (matmul uses fused multiply-add). */
+  /** Whether the kernels are the relaxed-SIMD build (matmul uses f32x4.relaxed_madd). */
   readonly relaxedSimd: boolean;
+  /** Whether that relaxed_madd is a fused multiply-add in this runtime (see relaxedMaddIsFused). */
+  readonly fusedMultiplyAdd: boolean;
 
   /** `pool`: worker threads on the same shared memory; `threadNote` says why there are none when asked for. */
-  constructor(private readonly k: KernelExports, options: WasmBackendOptions = {}, private readonly pool: ThreadPool | null = null, threadNote = '', relaxedSimd = false) {
+  constructor(private readonly k: KernelExports, options: WasmBackendOptions = {}, private readonly pool: ThreadPool | null = null, threadNote = '', relaxedSimd = false, fusedMultiplyAdd = false) {
     super(options);
     this.heap = new WasmHeap(k.memory, k.heapBase(), 'wasm');
     this.threadThreshold = options.threadThreshold ?? 2 ** 21;
+    this.elementwiseThreadThreshold = options.elementwiseThreadThreshold ?? 2 ** 18;
     const threads = pool ? `${pool.size} threads on shared memory` : `1 thread${threadNote ? ` (${threadNote})` : ''}`;
     this.relaxedSimd = relaxedSimd;
-    this.deviceName = `WebAssembly SIMD128${relaxedSimd ? ' + relaxed SIMD (FMA)' : ''}, ${threads}`;
+    this.fusedMultiplyAdd = relaxedSimd && fusedMultiplyAdd;
+    const relaxed = relaxedSimd ? ` + relaxed SIMD (${this.fusedMultiplyAdd ? 'FMA' : 'multiply-add not fused'})` : '';
+    this.deviceName = `WebAssembly SIMD128${relaxed}, ${threads}`;
   }
 
   /** Number of threads that split a large matmul (1 without workers). */
@@ -127,17 +138,49 @@ export class WasmBackend extends BaseBackend {
     const plan = planRows(x.shape, [x.strides, rowMajor(x.shape)], [x.offset, 0]);
     if (plan.rows === 0) return;
     this.withPlan(plan, 1, ([xs]) => {
-      if (x.dtype === 'int32') this.k.negI32(plan.n, plan.rows, this.ptr(x.buffer), xs!, plan.step[0]!, this.ptr(out));
-      else this.k.unaryF32(UNARY_CODES[op], plan.n, plan.rows, this.ptr(x.buffer), xs!, plan.step[0]!, this.ptr(out));
+      const xp = { ptr: this.ptr(x.buffer), starts: xs!, step: plan.step[0]! };
+      if (x.dtype === 'int32') this.elementwise('negI32', [], plan, [xp], this.ptr(out));
+      else this.elementwise('unaryF32', [UNARY_CODES[op]], plan, [xp], this.ptr(out));
     });
   }
 
   protected binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void {
     const plan = planRows(a.shape, [a.strides, b.strides, rowMajor(a.shape)], [a.offset, b.offset, 0]);
     if (plan.rows === 0) return;
-    const f = a.dtype === 'int32' ? this.k.binaryI32 : this.k.binaryF32;
     this.withPlan(plan, 2, ([as, bs]) =>
-      f(BINARY_CODES[op], plan.n, plan.rows, this.ptr(a.buffer), as!, plan.step[0]!, this.ptr(b.buffer), bs!, plan.step[1]!, this.ptr(out)));
+      this.elementwise(a.dtype === 'int32' ? 'binaryI32' : 'binaryF32', [BINARY_CODES[op]], plan, [
+        { ptr: this.ptr(a.buffer), starts: as!, step: plan.step[0]! },
+        { ptr: this.ptr(b.buffer), starts: bs!, step: plan.step[1]! },
+      ], this.ptr(out)));
+  }
+
+  /**
+   * Runs an elementwise kernel (arguments: `lead`, n, rows, then per operand pointer, row starts,
+   * step, then out) on the calling thread, or split across the thread pool when the output has at
+   * least `elementwiseThreadThreshold` elements: by rows when there are enough of them, else one row
+   * by element ranges (operand pointers advanced by range start × step). Parts write disjoint output.
+   */
+  private elementwise(kernel: JobKernel, lead: number[], plan: RowPlan, operands: { ptr: number; starts: number; step: number }[], out: number): void {
+    const args = (n: number, r0: number, r1: number, i0: number): number[] => [
+      ...lead, n, r1 - r0,
+      ...operands.flatMap((o) => [o.ptr + i0 * o.step * 4, o.starts + r0 * 4, o.step]),
+      out + (r0 * plan.n + i0) * 4,
+    ];
+    const size = plan.n * plan.rows;
+    const parts = this.pool && size >= this.elementwiseThreadThreshold ? this.pool.size : 1;
+    const call = (a: number[]): void => (this.k[kernel] as (...x: number[]) => void)(...a);
+    if (parts === 1) return call(args(plan.n, 0, plan.rows, 0));
+    const jobs: number[][] = [];
+    if (plan.rows >= parts) {
+      const per = Math.ceil(plan.rows / parts);
+      for (let r0 = 0; r0 < plan.rows; r0 += per) jobs.push(args(plan.n, r0, Math.min(plan.rows, r0 + per), 0));
+    } else {
+      // Few long rows: split each row's elements (in multiples of 8, the kernels' vector width).
+      const per = Math.ceil(plan.n / parts / 8) * 8;
+      for (let r = 0; r < plan.rows; r++) for (let i0 = 0; i0 < plan.n; i0 += per) jobs.push(args(Math.min(per, plan.n - i0), r, r + 1, i0));
+    }
+    // One job per thread at a time: run them in waves of pool.size.
+    for (let w = 0; w < jobs.length; w += parts) this.pool!.run(kernel, jobs.slice(w, w + parts), call);
   }
 
   protected reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void {
@@ -239,7 +282,7 @@ export class WasmBackend extends BaseBackend {
           }
           const rows = Math.ceil(M / parts / mr) * mr;
           const jobs = scratch.map((s, p) => job(s, Math.min(M, p * rows), Math.min(M, (p + 1) * rows))).filter((j) => j[11]! < j[12]!);
-          this.pool!.run(jobs, (j) => this.k.gemm(...(j as Parameters<KernelExports['gemm']>)));
+          this.pool!.run('gemm', jobs, (j) => this.k.gemm(...(j as Parameters<KernelExports['gemm']>)));
         }
       }
     } finally {
