@@ -29,7 +29,7 @@ describe('wasm backend', () => {
     }
   });
 
-  test('elementwise ops split across worker threads (by element ranges and by rows) match one thread and an f64 oracle', async () => {
+  test('elementwise ops and strided copies split across worker threads match one thread and an f64 oracle', async () => {
     const mt = await createWasmBackend({ threads: 2, elementwiseThreadThreshold: 1 });
     const st = await createWasmBackend({ threads: 1 });
     try {
@@ -49,6 +49,9 @@ describe('wasm backend', () => {
           be.sub(m, row), // broadcast: 300 rows
           be.neg(transposeView(m)), // strided: 301 rows of 300
           be.maximum(xi, be.neg(xi)), // int32
+          be.contiguous(be.permute(be.reshape(m, [300, 7, 43]), [2, 0, 1])), // strided copy split by its outer dim
+          be.pad(be.reshape(m, [30, 10, 301]), [[1, 2], [0, 1], [3, 0]], -1), // pad: fill, then strided copy
+          be.cast(be.permute(xi, [1, 0]), 'float32'), // int32 → float32 copy
         ];
         const got = await Promise.all(outs.map(async (t) => Array.from(await be.read(t))));
         return got;
@@ -60,6 +63,8 @@ describe('wasm backend', () => {
       expect(p[2]!.every((v, i) => v === Math.max(f(a[i]!), 0))).toBe(true);
       expect(p[4]!.every((v, i) => v === f(f(a[i]!) - f(b[i % 301]!)))).toBe(true);
       expect(p[6]!.every((v, i) => v === Math.abs(ints[i]!))).toBe(true);
+      // permute [2,0,1] of a [300,7,43] row-major view: out[c][a][b] = m[a][b][c]
+      expect(p[7]!.every((v, i) => v === f(a[Math.floor(i / 2100) + 43 * (i % 2100 % 7) + 301 * Math.floor(i % 2100 / 7)]!))).toBe(true);
     } finally {
       mt.dispose();
       st.dispose();

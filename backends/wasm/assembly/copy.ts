@@ -9,21 +9,10 @@ export const COPY = 0, F32_TO_I32 = 1, I32_TO_F32 = 2;
 }
 
 export function copyRows(mode: i32, n: i32, rows: i32, x: usize, xStarts: usize, xStep: i32, out: usize, oStarts: usize, oStep: i32): void {
-  const dx = <usize>(xStep << 2), dO = <usize>(oStep << 2);
   for (let r = 0; r < rows; r++) {
-    let px = x + (<usize>load<i32>(xStarts + (<usize>r << 2)) << 2);
-    let po = out + (<usize>load<i32>(oStarts + (<usize>r << 2)) << 2);
-    if (mode == COPY && xStep == 1 && oStep == 1) {
-      memory.copy(po, px, <usize>n << 2);
-      continue;
-    }
-    for (let i = 0; i < n; i++) {
-      if (mode == COPY) store<i32>(po, load<i32>(px));
-      else if (mode == I32_TO_F32) store<f32>(po, <f32>load<i32>(px));
-      else store<i32>(po, toI32(load<f32>(px)));
-      px += dx;
-      po += dO;
-    }
+    const px = x + (<usize>load<i32>(xStarts + (<usize>r << 2)) << 2);
+    const po = out + (<usize>load<i32>(oStarts + (<usize>r << 2)) << 2);
+    copyRow(mode, n, px, xStep, po, oStep);
   }
 }
 
@@ -38,35 +27,57 @@ export function fillI32(out: usize, n: i32, value: i32): void {
   for (let i = 0; i < n; i++) store<i32>(out + (<usize>i << 2), value);
 }
 
+// One row of n elements: source step sx, destination step so (elements). Contiguous copies use 4-lane
+// vector moves (memory.copy only from 64 elements: its call costs more than a short row).
+@inline function copyRow(mode: i32, n: i32, px: usize, sx: i32, po: usize, so: i32): void {
+  if (mode == COPY && sx == 1 && so == 1) {
+    if (n >= 64) {
+      memory.copy(po, px, <usize>n << 2);
+      return;
+    }
+    let i = 0;
+    for (; i + 4 <= n; i += 4) v128.store(po + (<usize>i << 2), v128.load(px + (<usize>i << 2)));
+    for (; i < n; i++) store<i32>(po + (<usize>i << 2), load<i32>(px + (<usize>i << 2)));
+    return;
+  }
+  const dx = <usize>(sx << 2), dO = <usize>(so << 2);
+  for (let i = 0; i < n; i++) {
+    if (mode == COPY) store<i32>(po, load<i32>(px));
+    else if (mode == I32_TO_F32) store<f32>(po, <f32>load<i32>(px));
+    else store<i32>(po, toI32(load<f32>(px)));
+    px += dx;
+    po += dO;
+  }
+}
+
 /**
- * Strided copy of an N-d view (dims already coalesced by the caller) without a row list: an odometer
- * over the outer dims, a tight loop over the last. `meta` holds rank·3 i32: shape, source strides,
- * destination strides; `idx` is rank i32 of scratch. Used for views with many short rows (im2col).
+ * Strided copy of an N-d view (rank ≥ 2, dims already coalesced by the caller) without a row list:
+ * an odometer over the outer dims, a tight 2-d loop over the last two (an im2col window's KH × KW
+ * rows). `meta` holds rank·3 i32: shape, source strides, destination strides; `idx` is rank i32 of
+ * scratch. Used for views with many short rows (im2col).
  */
 export function copyNd(mode: i32, rank: i32, meta: usize, idx: usize, x: usize, xOff: i32, out: usize, oOff: i32): void {
-  const last = rank - 1;
+  const last = rank - 1, inner = rank - 2;
   const n = load<i32>(meta + (<usize>last << 2));
   const sx = load<i32>(meta + (<usize>(rank + last) << 2));
   const so = load<i32>(meta + (<usize>(2 * rank + last) << 2));
+  const m = load<i32>(meta + (<usize>inner << 2));
+  const mx = load<i32>(meta + (<usize>(rank + inner) << 2));
+  const mo = load<i32>(meta + (<usize>(2 * rank + inner) << 2));
   let total: i64 = 1;
-  for (let d = 0; d < last; d++) {
+  for (let d = 0; d < inner; d++) {
     store<i32>(idx + (<usize>d << 2), 0);
     total *= <i64>load<i32>(meta + (<usize>d << 2));
   }
   let xo = xOff, oo = oOff;
   for (let r: i64 = 0; r < total; r++) {
     let px = x + (<usize>xo << 2), po = out + (<usize>oo << 2);
-    if (mode == COPY && sx == 1 && so == 1) memory.copy(po, px, <usize>n << 2);
-    else {
-      for (let i = 0; i < n; i++) {
-        if (mode == COPY) store<i32>(po, load<i32>(px));
-        else if (mode == I32_TO_F32) store<f32>(po, <f32>load<i32>(px));
-        else store<i32>(po, toI32(load<f32>(px)));
-        px += <usize>(sx << 2);
-        po += <usize>(so << 2);
-      }
+    for (let j = 0; j < m; j++) {
+      copyRow(mode, n, px, sx, po, so);
+      px += <usize>(mx << 2);
+      po += <usize>(mo << 2);
     }
-    for (let d = last - 1; d >= 0; d--) {
+    for (let d = inner - 1; d >= 0; d--) {
       const q = idx + (<usize>d << 2);
       const dim = load<i32>(meta + (<usize>d << 2));
       const k = load<i32>(q) + 1;

@@ -1,7 +1,7 @@
 /**
  * Worker threads for the WASM backend: N−1 workers instantiate the threaded kernels on the same
- * shared linear memory and split a GEMM (by rows) or a large elementwise op (by rows or element
- * ranges) with the calling thread. Jobs and completion go
+ * shared linear memory and split a GEMM (by rows), a large elementwise op (by rows or element
+ * ranges) or a large strided copy (by its outermost dim) with the calling thread. Jobs and completion go
  * through a small SharedArrayBuffer with Atomics (wait/notify), so a call blocks until every part is
  * done — which the JS main thread may do in Node, Deno and Bun, and in browsers only inside a Worker.
  * Node uses worker_threads; browsers use Web Workers (cross-origin isolated pages only).
@@ -9,7 +9,7 @@
 const SLOT = 16;
 
 /** Kernels a worker can run: the job's kind selects the export; its arguments fill the slot. */
-export const JOB_KERNELS = ['gemm', 'binaryF32', 'binaryI32', 'unaryF32', 'negI32'] as const;
+export const JOB_KERNELS = ['gemm', 'binaryF32', 'binaryI32', 'unaryF32', 'negI32', 'copyNd'] as const;
 export type JobKernel = (typeof JOB_KERNELS)[number];
 
 // The worker: instantiate on the shared memory, then serve jobs until the generation goes negative.

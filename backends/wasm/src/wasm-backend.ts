@@ -222,16 +222,27 @@ export class WasmBackend extends BaseBackend {
     const c = coalesce(x.shape, [x.strides, strides]);
     if (c.shape.includes(0)) return;
     if (c.shape.length >= 2) {
-      // Many short rows (im2col windows): let the kernel walk the dims instead of listing every row.
+      // Many short rows (im2col windows): let the kernel walk the dims instead of listing every row;
+      // large copies are split across the threads along the outermost dim (one meta/idx block each).
       const rank = c.shape.length;
-      const meta = this.heap.alloc(rank * 12);
-      const idx = this.heap.alloc(rank * 4);
+      const [sx, so] = [c.strides[0]!, c.strides[1]!];
+      const size = c.shape.reduce((p, d) => p * d, 1);
+      const parts = this.pool && size >= this.elementwiseThreadThreshold ? Math.min(this.pool.size, c.shape[0]!) : 1;
+      const per = Math.ceil(c.shape[0]! / parts);
+      const blocks: number[] = [];
       try {
-        this.heap.i32().set([...c.shape, ...c.strides[0]!, ...c.strides[1]!], meta >> 2);
-        this.k.copyNd(mode, rank, meta, idx, this.ptr(x.buffer), x.offset, this.ptr(out), offset);
+        const jobs: number[][] = [];
+        for (let d0 = 0; d0 < c.shape[0]!; d0 += per) {
+          const meta = this.heap.alloc(rank * 16); // shape, strides ×2, then rank i32 of odometer scratch
+          blocks.push(meta);
+          this.heap.i32().set([Math.min(per, c.shape[0]! - d0), ...c.shape.slice(1), ...sx, ...so], meta >> 2);
+          jobs.push([mode, rank, meta, meta + rank * 12, this.ptr(x.buffer), x.offset + d0 * sx[0]!, this.ptr(out), offset + d0 * so[0]!]);
+        }
+        const call = (j: number[]): void => this.k.copyNd(...(j as Parameters<KernelExports['copyNd']>));
+        if (jobs.length === 1) call(jobs[0]!);
+        else this.pool!.run('copyNd', jobs, call);
       } finally {
-        this.heap.release(meta, rank * 12);
-        this.heap.release(idx, rank * 4);
+        for (const b of blocks) this.heap.release(b, rank * 16);
       }
       return;
     }
