@@ -71,6 +71,25 @@ describe('wasm backend', () => {
     }
   });
 
+  test('matmul with N <= 16 (A read in place) is bit-identical to the packed path on the same columns', async () => {
+    const be = await createWasmBackend({ threads: 1 });
+    try {
+      const rng = mulberry32(21);
+      const [M, K] = [97, 300]; // M not a multiple of the micro-kernel's rows, K over one 256-deep block
+      const a = be.fromArray(Array.from({ length: K * M }, () => rng() * 2 - 1), [K, M]);
+      const b = be.fromArray(Array.from({ length: K * 40 }, () => rng() * 2 - 1), [K, 40]);
+      for (const at of [transposeView(a), be.contiguous(transposeView(a))]) { // strided and contiguous A
+        const wide = Array.from(await be.read(be.matmul(at, b))); // 40 columns: packed A panels
+        for (const n of [16, 9, 1]) {
+          const narrow = Array.from(await be.read(be.matmul(at, be.shrink(b, [[0, K], [0, n]]))));
+          expect(narrow).toEqual(Array.from({ length: M * n }, (_, i) => wide[Math.floor(i / n) * 40 + (i % n)]));
+        }
+      }
+    } finally {
+      be.dispose();
+    }
+  });
+
   test('threads: 1 is a clean single-thread backend that says so', async () => {
     const be = await createWasmBackend({ threads: 1 });
     expect(be.threads).toBe(1);

@@ -69,6 +69,30 @@ function packA(a: usize, sam: i32, sak: i32, i0: i32, mc: i32, k0: i32, kc: i32,
   v128.store(p, f32x4.add(v128.load(p), v));
 }
 
+// Adds an MR×8 tile of accumulators into C (row stride ldc bytes); edge tiles (rows < MR or cols < 8)
+// go through `tmp` and only their valid part is added.
+@inline function storeTile(c: usize, ldc: usize, rows: i32, cols: i32, tmp: usize,
+  c00: v128, c01: v128, c10: v128, c11: v128, c20: v128, c21: v128, c30: v128, c31: v128, c40: v128, c41: v128, c50: v128, c51: v128): void {
+  if (rows == MR && cols == 8) {
+    addStore(c, c00); addStore(c + 16, c01); c += ldc;
+    addStore(c, c10); addStore(c + 16, c11); c += ldc;
+    addStore(c, c20); addStore(c + 16, c21); c += ldc;
+    addStore(c, c30); addStore(c + 16, c31); c += ldc;
+    addStore(c, c40); addStore(c + 16, c41);
+    if (MR == 6) { c += ldc; addStore(c, c50); addStore(c + 16, c51); }
+    return;
+  }
+  v128.store(tmp, c00); v128.store(tmp + 16, c01); v128.store(tmp + 32, c10); v128.store(tmp + 48, c11);
+  v128.store(tmp + 64, c20); v128.store(tmp + 80, c21); v128.store(tmp + 96, c30); v128.store(tmp + 112, c31);
+  v128.store(tmp + 128, c40); v128.store(tmp + 144, c41); v128.store(tmp + 160, c50); v128.store(tmp + 176, c51);
+  for (let i = 0; i < rows; i++) {
+    for (let j = 0; j < cols; j++) {
+      const q = c + <usize>i * ldc + (<usize>j << 2);
+      store<f32>(q, load<f32>(q) + load<f32>(tmp + (<usize>(i * 8 + j) << 2)));
+    }
+  }
+}
+
 function micro(kc: i32, pa: usize, pb: usize, c: usize, ldc: usize, rows: i32, cols: i32, tmp: usize): void {
   let c00 = f32x4.splat(0), c01 = f32x4.splat(0), c10 = f32x4.splat(0), c11 = f32x4.splat(0);
   let c20 = f32x4.splat(0), c21 = f32x4.splat(0), c30 = f32x4.splat(0), c31 = f32x4.splat(0);
@@ -92,24 +116,42 @@ function micro(kc: i32, pa: usize, pb: usize, c: usize, ldc: usize, rows: i32, c
     pa += MR << 4;
     pb += 32;
   }
-  if (rows == MR && cols == 8) {
-    addStore(c, c00); addStore(c + 16, c01); c += ldc;
-    addStore(c, c10); addStore(c + 16, c11); c += ldc;
-    addStore(c, c20); addStore(c + 16, c21); c += ldc;
-    addStore(c, c30); addStore(c + 16, c31); c += ldc;
-    addStore(c, c40); addStore(c + 16, c41);
-    if (MR == 6) { c += ldc; addStore(c, c50); addStore(c + 16, c51); }
-    return;
-  }
-  v128.store(tmp, c00); v128.store(tmp + 16, c01); v128.store(tmp + 32, c10); v128.store(tmp + 48, c11);
-  v128.store(tmp + 64, c20); v128.store(tmp + 80, c21); v128.store(tmp + 96, c30); v128.store(tmp + 112, c31);
-  v128.store(tmp + 128, c40); v128.store(tmp + 144, c41); v128.store(tmp + 160, c50); v128.store(tmp + 176, c51);
-  for (let i = 0; i < rows; i++) {
-    for (let j = 0; j < cols; j++) {
-      const q = c + <usize>i * ldc + (<usize>j << 2);
-      store<f32>(q, load<f32>(q) + load<f32>(tmp + (<usize>(i * 8 + j) << 2)));
+  storeTile(c, ldc, rows, cols, tmp, c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51);
+}
+
+// The micro-kernel reading A in place (rows a0 … a0 + (MR−1)·sam, columns stepping by sak) with
+// load32_splat instead of from a packed panel: for products with at most two 8-column panels of B
+// (N ≤ 16: conv backward, skinny layers) a packed A panel would be used once or twice, and packing
+// (16 bytes written per element) cost as much as the multiply-adds. Same operations in the same order
+// as micro(), so results are bit-identical. Rows past M are clamped to the last row (`rows` < MR) and
+// discarded by storeTile.
+function microDirect(kc: i32, a0: usize, sam: i32, sak: i32, pb: usize, c: usize, ldc: usize, rows: i32, cols: i32, tmp: usize): void {
+  const rs = <usize>sam << 2, ks = <usize>sak << 2;
+  let p0 = a0, p1 = a0 + (rows > 1 ? rs : 0), p2 = a0 + (rows > 2 ? 2 * rs : 0);
+  let p3 = a0 + (rows > 3 ? 3 * rs : 0), p4 = a0 + (rows > 4 ? 4 * rs : 0), p5 = a0 + (rows > 5 ? 5 * rs : 0);
+  let c00 = f32x4.splat(0), c01 = f32x4.splat(0), c10 = f32x4.splat(0), c11 = f32x4.splat(0);
+  let c20 = f32x4.splat(0), c21 = f32x4.splat(0), c30 = f32x4.splat(0), c31 = f32x4.splat(0);
+  let c40 = f32x4.splat(0), c41 = f32x4.splat(0), c50 = f32x4.splat(0), c51 = f32x4.splat(0);
+  for (let k = 0; k < kc; k++) {
+    const b0 = v128.load(pb), b1 = v128.load(pb, 16);
+    let a = v128.load32_splat(p0);
+    c00 = madd(a, b0, c00); c01 = madd(a, b1, c01);
+    a = v128.load32_splat(p1);
+    c10 = madd(a, b0, c10); c11 = madd(a, b1, c11);
+    a = v128.load32_splat(p2);
+    c20 = madd(a, b0, c20); c21 = madd(a, b1, c21);
+    a = v128.load32_splat(p3);
+    c30 = madd(a, b0, c30); c31 = madd(a, b1, c31);
+    a = v128.load32_splat(p4);
+    c40 = madd(a, b0, c40); c41 = madd(a, b1, c41);
+    if (MR == 6) {
+      a = v128.load32_splat(p5);
+      c50 = madd(a, b0, c50); c51 = madd(a, b1, c51);
     }
+    p0 += ks; p1 += ks; p2 += ks; p3 += ks; p4 += ks; p5 += ks;
+    pb += 32;
   }
+  storeTile(c, ldc, rows, cols, tmp, c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51);
 }
 
 /**
@@ -128,6 +170,17 @@ export function gemm(M: i32, N: i32, K: i32, a: usize, sam: i32, sak: i32, b: us
     packB(b, sbk, sbn, k0, kc, N, pB);
     for (let i0 = rowStart; i0 < rowEnd; i0 += MC) {
       const mc = min(MC, rowEnd - i0);
+      if (panelsN <= 2) { // skinny: A read in place (see microDirect)
+        for (let jp = 0; jp < panelsN; jp++) {
+          const cols = min(8, N - (jp << 3));
+          const pbj = pB + <usize>(jp * kc * 32);
+          for (let i = i0; i < i0 + mc; i += MR) {
+            const ap = a + ((<usize>i * <usize>sam + <usize>k0 * <usize>sak) << 2);
+            microDirect(kc, ap, sam, sak, pbj, c + <usize>i * ldc + (<usize>(jp << 3) << 2), ldc, min(MR, i0 + mc - i), cols, tmp);
+          }
+        }
+        continue;
+      }
       packA(a, sam, sak, i0, mc, k0, kc, M, pA);
       const panelsM = (mc + MR - 1) / MR;
       for (let jp = 0; jp < panelsN; jp++) {
