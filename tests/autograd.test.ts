@@ -57,6 +57,10 @@ const CHECKS: Check[] = [
   ['softmaxCrossEntropy', ([x, y]) => ag.softmaxCrossEntropy(x!, y!), [inp([3, 4]), { shape: [3, 4], values: [0, 1, 0, 0, 0.5, 0, 0.5, 0, 0, 0, 0, 1] }]],
   ['conv2d (stride 2, padding 1)', ([x, w]) => ag.conv2d(x!, w!, { stride: 2, padding: 1 }), [inp([2, 2, 5, 5]), inp([3, 2, 3, 3])]],
   ['conv2d (stride 1, no padding)', ([x, w]) => ag.conv2d(x!, w!), [inp([1, 1, 4, 4]), inp([2, 1, 2, 2])]],
+  // stride larger than the kernel (rows no window reads get no gradient), odd sizes
+  ['conv2d (stride 3, kernel 2, padding 1)', ([x, w]) => ag.conv2d(x!, w!, { stride: 3, padding: 1 }), [inp([2, 2, 7, 7]), inp([2, 2, 2, 2])]],
+  // stride 2 with a 5×5 kernel: several taps per stride phase, padded size not a multiple of the stride
+  ['conv2d (stride 2, kernel 5, padding 2)', ([x, w]) => ag.conv2d(x!, w!, { stride: 2, padding: 2 }), [inp([1, 2, 9, 9]), inp([2, 2, 5, 5])]],
 ];
 
 for (const [name, factory] of Object.entries(REPO_BACKENDS)) {

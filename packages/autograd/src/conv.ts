@@ -2,8 +2,9 @@
  * 2-D convolution (NCHW, PyTorch's cross-correlation convention) by im2col + matmul.
  * x: [N, C, H, W], w: [O, C, k, k] → [N, O, Ho, Wo], Ho = ⌊(H + 2p − k)/s⌋ + 1; float32.
  * im2col is a single strided view of the padded input ([N, Ho, Wo, C, k, k], NumPy as_strided)
- * materialized by the backend's copy kernel. Gradients: dW = dyᵀ·cols; dx is the convolution of the
- * zero-dilated, (k−1)-padded dy with the flipped, transposed kernel (stride 1), cropped by p.
+ * materialized by the backend's copy kernel. Gradients: dW = dyᵀ·cols; dx by col2im: dcols = dy·W,
+ * each kernel tap's block summed at its offset, per stride phase, then the phases interleaved and
+ * cropped by p.
  * Throws ShapeMismatchError when channels differ or the kernel is larger than the padded input.
  */
 import { asStridedView, type ComputeBackend, InvalidArgumentError, type NDArray, ShapeMismatchError, withTemps } from '@polyhal/hal';
@@ -62,25 +63,51 @@ export function conv2d(x: Tensor, w: Tensor, options: Conv2dOptions = {}): Tenso
     cols!.dispose();
     cols = null;
     if (!needs[0]) return [null, dw]; // e.g. the first layer: no gradient for the input images
-    // dx: dilate dy by s, pad by k−1, convolve with the flipped kernel transposed to [C, O, k, k].
-    let dd = g;
-    if (s > 1) {
-      const lifted = be.reshape(g, [N, O, Ho, 1, Wo, 1]);
-      const spaced = t(be.pad(lifted, [[0, 0], [0, 0], [0, 0], [0, s - 1], [0, 0], [0, s - 1]]));
-      const flat = be.reshape(spaced, [N, O, Ho * s, Wo * s]);
-      dd = be.shrink(flat, [[0, N], [0, O], [0, s * (Ho - 1) + 1], [0, s * (Wo - 1) + 1]]);
-    }
-    const ddp = t(be.pad(dd, [[0, 0], [0, 0], [k - 1, k - 1], [k - 1, k - 1]]));
-    const wt = be.stride(be.permute(wv!, [1, 0, 2, 3]), [1, 1, -1, -1]);
-    const { y: dxpCore, cols: c2 } = convPadded(be, ddp, wt, 1);
-    t(dxpCore);
-    t(c2);
+    // dx by col2im: dcols = dy · W ([N·Ho·Wo, O] × [O, C·k·k]) holds each window's gradient, and
+    // kernel tap (kh, kw) adds its block at input rows kh + s·i, columns kw + s·j. Taps of one stride
+    // phase (kh mod s, kw mod s) land on the same s-strided sub-grid, shifted by (⌊kh/s⌋, ⌊kw/s⌋): they
+    // are summed there (k² small pads and adds), then the s² phase grids are interleaved into the
+    // padded input's gradient. (It replaces the convolution of the zero-dilated dy, a product about
+    // s²·(Hp/Ho)² larger that mostly multiplied zeros.)
+    const wm = be.reshape(t(be.contiguous(wv!)), [O, C * k * k]);
+    const dcols = t(be.matmul(gm, wm)); // [N·Ho·Wo, C·k·k]
+    const taps = t(be.contiguous(be.permute(be.reshape(dcols, [N, Ho, Wo, C, k, k]), [0, 3, 4, 5, 1, 2]))); // [N, C, k, k, Ho, Wo]
     const Hp = H + 2 * p;
     const Wp = W + 2 * p;
-    const used = s * (Ho - 1) + k;
-    const usedW = s * (Wo - 1) + k;
-    const dxp = Hp > used || Wp > usedW ? t(be.pad(dxpCore, [[0, 0], [0, 0], [0, Hp - used], [0, Wp - usedW]])) : dxpCore;
-    const dx = be.contiguous(be.shrink(dxp, [[0, N], [0, C], [p, p + H], [p, p + W]]));
+    const [Hq, Wq] = [Math.ceil(Hp / s), Math.ceil(Wp / s)]; // one phase's sub-grid
+    const accumulate = (acc: NDArray | null, x: NDArray): NDArray => {
+      if (!acc) return x;
+      const sum = be.add(acc, x);
+      be.free(acc);
+      be.free(x);
+      return sum;
+    };
+    let dxp: NDArray | null = null; // [N, C, Hq·s, Wq·s]
+    for (let ph = 0; ph < Math.min(s, k); ph++) {
+      for (let pw = 0; pw < Math.min(s, k); pw++) {
+        let phase: NDArray | null = null; // [N, C, Hq, Wq]
+        for (let kh = ph; kh < k; kh += s) {
+          for (let kw = pw; kw < k; kw += s) {
+            const [i0, j0] = [(kh - ph) / s, (kw - pw) / s];
+            const tap = be.reshape(be.shrink(taps, [[0, N], [0, C], [kh, kh + 1], [kw, kw + 1], [0, Ho], [0, Wo]]), [N, C, Ho, Wo]);
+            phase = accumulate(phase, be.pad(tap, [[0, 0], [0, 0], [i0, Hq - i0 - Ho], [j0, Wq - j0 - Wo]]));
+            if (tap.buffer !== taps.buffer) be.free(tap); // reshape had to copy
+          }
+        }
+        if (s === 1) {
+          dxp = phase;
+          continue;
+        }
+        // Interleave: row i of the phase grid goes to row ph + s·i.
+        const lifted = be.reshape(phase!, [N, C, Hq, 1, Wq, 1]);
+        const placed = be.pad(lifted, [[0, 0], [0, 0], [0, 0], [ph, s - 1 - ph], [0, 0], [pw, s - 1 - pw]]);
+        if (lifted.buffer !== phase!.buffer) be.free(lifted);
+        be.free(phase!);
+        dxp = accumulate(dxp, be.reshape(placed, [N, C, Hq * s, Wq * s]));
+      }
+    }
+    t(dxp!);
+    const dx = be.contiguous(be.shrink(dxp!, [[0, N], [0, C], [p, p + H], [p, p + W]]));
     return [dx, dw];
   }));
   // Without a graph the saved columns are not needed.
