@@ -16,11 +16,27 @@ describe('polyhal CLI', () => {
     [['--model', 'rnn'], /Allowed choices are mlp, cnn/],
     [['--frobnicate'], /unknown option '--frobnicate'/],
     [['--train', '9000', '--test', '2000'], /at most 10000/],
+    [['--batch-size', '8001'], /--batch-size \(8001\) must be at most --train \(8000\)/],
+    [['--batch-size', '700', '--train', '640', '--test', '100'], /--batch-size \(700\) must be at most --train \(640\)/],
   ])('bad input %j exits 2 with a clear message', (args, message) => {
     const r = run(...(args as string[]));
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(message);
   });
+
+  test('a diverging run (--lr 1e30) stops at the first non-finite loss and exits 1', () => {
+    const r = run('--lr', '1e30', '--epochs', '3', '--train', '640', '--test', '100', '--backend', 'cpu');
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/error: cpu: loss is (NaN|-?Infinity) at epoch 1, step \d+; training stopped/);
+    expect(r.stdout).not.toMatch(/test accuracy:|final loss/);
+  }, 60_000);
+
+  test('--backend all stops on a diverging run too (exit 1, not a skipped backend)', () => {
+    const r = run('--backend', 'all', '--lr', '1e30', '--epochs', '1', '--train', '640', '--test', '100');
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/error: cpu: loss is (NaN|-?Infinity) at epoch 1/);
+    expect(r.stdout).not.toMatch(/not run/);
+  }, 60_000);
 
   test('a short MLP run learns real digits and ends with the accuracy line', () => {
     const r = run('--epochs', '2', '--train', '2000', '--test', '500', '--backend', 'cpu');

@@ -1,7 +1,9 @@
 /**
  * The main job: train a model on real MNIST digits on any PolyHAL backend.
  *   polyhal [--backend auto|cpu|wasm|webgpu|all] [--model mlp|cnn] [--epochs N] [--batch-size N] [--seed N] [--lr X]
- * Bad input (unknown backend, non-positive numbers, malformed flags) prints a clear message and exits 2.
+ * Bad input (unknown backend, non-positive numbers, malformed flags, a batch larger than the training
+ * set) prints a clear message and exits 2. A training step with a non-finite loss (a diverging run)
+ * stops training with a message naming the step, and exits 1.
  */
 import { Command, CommanderError, InvalidArgumentError as CliArgError, Option } from 'commander';
 import cliProgress from 'cli-progress';
@@ -10,7 +12,7 @@ import '@polyhal/backend-cpu';
 import '@polyhal/backend-wasm';
 import '@polyhal/backend-webgpu';
 import { loadMnist } from './mnist.js';
-import { type ModelKind, train, type TrainResult } from './train.js';
+import { type ModelKind, NonFiniteLossError, train, type TrainResult } from './train.js';
 
 /** Per-step losses of two backends may drift apart by float32 rounding; beyond this they disagree. */
 export const LOSS_TOLERANCE = 0.05;
@@ -103,6 +105,10 @@ async function main(argv: string[]): Promise<number> {
     console.error(`error: --train + --test must be at most 10000 (the mnist package ships 10,000 digits), got ${o.train + o.test}`);
     return 2;
   }
+  if (o.batchSize > o.train) {
+    console.error(`error: --batch-size (${o.batchSize}) must be at most --train (${o.train}): no full batch, so no training step would run`);
+    return 2;
+  }
   const epochs = o.epochs ?? (o.model === 'mlp' ? 12 : 8);
   o.lr ??= o.model === 'mlp' ? 1e-3 : 3e-3;
   const data = loadMnist(o.train, o.test, o.seed);
@@ -121,6 +127,7 @@ async function main(argv: string[]): Promise<number> {
     try {
       runs.push(await runOne(name, o, epochs, data, true));
     } catch (e) {
+      if (e instanceof NonFiniteLossError) throw e;
       console.log(`${name}: not run — ${(e as Error).message}`);
     }
   }
@@ -143,6 +150,10 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (e) => {
+    if (e instanceof NonFiniteLossError) {
+      console.error(`error: ${e.message}`);
+      process.exit(1);
+    }
     if (e instanceof UnknownBackendError || e instanceof PolyHalError) {
       console.error(`error: ${(e as Error).message}`);
       process.exit(2);

@@ -4,7 +4,7 @@
  * and evaluates test accuracy after every epoch. Everything stays on the device except the per-step
  * loss, which is read back for the progress bar and the cross-backend comparison.
  */
-import type { ComputeBackend } from '@polyhal/hal';
+import { type ComputeBackend, InvalidArgumentError } from '@polyhal/hal';
 import { Adam, Conv2d, CosineAnnealingLR, crossEntropy, DataLoader, Flatten, Linear, type Module, noGrad, ReLU, reshape, scope, Sequential, type Tensor } from '@polyhal/autograd';
 import type { MnistSplit } from './mnist.js';
 
@@ -28,6 +28,23 @@ export interface TrainResult {
   seconds: number;
   samplesPerSecond: number;
   peakBytes: number;
+}
+
+/**
+ * A training step whose loss is NaN or ±Infinity (a diverging run: learning rate too large, or
+ * inputs out of range). Training stops at that step; `epoch`/`step` (1-based step within the epoch)
+ * say where, `loss` is the value read back, `backend` names the backend.
+ */
+export class NonFiniteLossError extends Error {
+  constructor(
+    readonly epoch: number,
+    readonly step: number,
+    readonly loss: number,
+    readonly backend: string,
+  ) {
+    super(`${backend}: loss is ${loss} at epoch ${epoch + 1}, step ${step}; training stopped: the run diverged (try a smaller learning rate)`);
+    this.name = 'NonFiniteLossError';
+  }
 }
 
 export function buildModel(kind: ModelKind, backend: ComputeBackend, seed: number): Module {
@@ -63,7 +80,17 @@ export async function evaluate(model: Module, kind: ModelKind, backend: ComputeB
   return correct / data.testSize;
 }
 
+/**
+ * Trains and evaluates one model. Throws `InvalidArgumentError` (before building anything) when a
+ * batch is larger than the training set (no full batch, so no step would run), and
+ * `NonFiniteLossError` at the first step whose loss is not finite.
+ */
 export async function train(backend: ComputeBackend, data: MnistSplit, o: TrainOptions): Promise<TrainResult> {
+  if (!Number.isInteger(o.batchSize) || o.batchSize < 1 || o.batchSize > data.trainSize) {
+    throw new InvalidArgumentError(`batch size must be an integer from 1 to the training-set size (${data.trainSize}), got ${o.batchSize}`);
+  }
+  if (!Number.isInteger(o.epochs) || o.epochs < 1) throw new InvalidArgumentError(`epochs must be a positive integer, got ${o.epochs}`);
+  if (!Number.isFinite(o.lr) || o.lr <= 0) throw new InvalidArgumentError(`learning rate must be a positive finite number, got ${o.lr}`);
   const model = buildModel(o.model, backend, o.seed);
   const opt = new Adam(model.parameters(), { lr: o.lr });
   const loader = new DataLoader({
@@ -88,6 +115,7 @@ export async function train(backend: ComputeBackend, data: MnistSplit, o: TrainO
           schedule.step();
           return l.item();
         });
+        if (!Number.isFinite(loss)) throw new NonFiniteLossError(epoch, index + 1, loss, backend.name);
         losses.push(loss);
         sumLoss += loss;
         samples += x.shape[0]!;
