@@ -1,16 +1,20 @@
 /**
  * polyhal-conformance: runs the conformance suite on one or more backends — ours by name, or any
  * third-party backend from a module that exports a factory — and prints the op × dtype matrix.
- *   polyhal-conformance --backend cpu|wasm|webgpu|all|./path/to/module.js [--json out.json] [--html out.html] [--seed N] [--filter OP]
- * Exit code: 0 all passed, 1 a case failed, 2 bad usage or a backend that cannot start.
+ *   polyhal-conformance --backend cpu|wasm|webgpu|all|./path/to/module.js [--json out.json] [--html out.html] [--seed N] [--filter OP] [--timeout MS]
+ * Exit code: 0 all passed, 1 a case failed or timed out, 2 bad usage (malformed option, a filter
+ * that matches no case, a module that exports no factory or whose factory returns no backend) or a
+ * backend that cannot start (including a factory that does not settle within the timeout).
  */
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { ComputeBackend } from '@polyhal/hal';
 import { htmlReport, textTable } from './report.js';
-import { type BackendFactory, type ConformanceResult, runConformance } from './runner.js';
+import {
+  type BackendFactory, type ConformanceResult, ConformanceTimeoutError, DEFAULT_TIMEOUT_MS, runConformance, selectCases, selectContractCases,
+} from './runner.js';
 
 const BUILT_IN: Record<string, () => Promise<BackendFactory>> = {
   cpu: async () => {
@@ -35,41 +39,95 @@ async function moduleFactory(path: string): Promise<BackendFactory> {
   return candidates[0] as BackendFactory;
 }
 
+/** The members of `ComputeBackend` that the runner calls before any case; a factory's result must have them. */
+const REQUIRED = ['fromArray', 'read', 'free', 'dispose', 'liveBufferCount', 'memoryStats'] as const;
+
+/** `factory`, checked: a result that is not a backend is a usage error that says what it was. */
+function checkedFactory(name: string, factory: BackendFactory): BackendFactory {
+  return async () => {
+    const be = await factory() as unknown;
+    const o = be as Record<string, unknown> | null;
+    const what = be === null ? 'null' : Array.isArray(be) ? 'an array' : typeof be;
+    if (typeof o !== 'object' || o === null || typeof o['name'] !== 'string') {
+      throw new UsageError(`${name}: the factory returned ${what}, not a ComputeBackend (an object with name, ${REQUIRED.join(', ')}, ...)`);
+    }
+    const missing = REQUIRED.filter((k) => typeof o[k] !== 'function');
+    if (missing.length) throw new UsageError(`${name}: the factory returned an object that is not a ComputeBackend: no ${missing.join(', ')} method${missing.length > 1 ? 's' : ''}`);
+    return be as ComputeBackend;
+  };
+}
+
+/** A usage error found after parsing (bad module, bad filter): exit code 2. */
+class UsageError extends Error {}
+
+const nonNegativeInt = (flag: string) => (v: string): number => {
+  const n = Number(v);
+  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n)) throw new InvalidArgumentError(`${flag} must be a non-negative integer, got '${v}'.`);
+  return n;
+};
+const positiveInt = (flag: string) => (v: string): number => {
+  const n = Number(v);
+  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n === 0) throw new InvalidArgumentError(`${flag} must be a positive integer, got '${v}'.`);
+  return n;
+};
+
 export async function main(argv: string[]): Promise<number> {
   const program = new Command().name('polyhal-conformance')
     .description('Run the PolyHAL conformance suite against backends and the float64 oracle.')
     .option('--backend <name>', 'cpu, wasm, webgpu, all, or a path to a module exporting a backend factory', 'all')
     .option('--json <file>', 'write the result matrix as JSON')
     .option('--html <file>', 'write an HTML report')
-    .option('--seed <n>', 'input seed', (v) => {
-      if (!/^\d+$/.test(v)) throw new CommanderError(2, 'seed', `--seed must be a non-negative integer, got '${v}'`);
-      return Number(v);
-    }, 1)
+    .option('--seed <n>', 'input seed', nonNegativeInt('--seed'), 1)
     .option('--filter <text>', 'only cases whose id contains this text (e.g. an op name)')
-    .exitOverride();
+    .option('--timeout <ms>', 'milliseconds the backend factory and each case may take to settle', positiveInt('--timeout'), DEFAULT_TIMEOUT_MS)
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   try {
     program.parse(argv, { from: 'user' });
   } catch (e) {
     if (e instanceof CommanderError) return e.code === 'commander.helpDisplayed' ? 0 : 2;
     throw e;
   }
-  const o = program.opts<{ backend: string; json?: string; html?: string; seed: number; filter?: string }>();
+  const o = program.opts<{ backend: string; json?: string; html?: string; seed: number; filter?: string; timeout: number }>();
+  if (o.filter !== undefined && selectCases(o.filter).length + selectContractCases(o.filter).length === 0) {
+    const ops = [...new Set(selectCases().map((c) => c.op))].join(', ');
+    console.error(`error: --filter '${o.filter}' matches no case (case ids look like 'exp/float32/[17]' or 'contract/...'; ops: ${ops})`);
+    return 2;
+  }
   const names = o.backend === 'all' ? Object.keys(BUILT_IN) : [o.backend];
   const results: ConformanceResult[] = [];
   for (const name of names) {
     let factory: BackendFactory;
     try {
-      factory = BUILT_IN[name] ? await BUILT_IN[name]!() : name.includes('/') || name.endsWith('.js') || name.endsWith('.mjs') ? await moduleFactory(name) : (() => {
-        throw new Error(`unknown backend '${name}' (cpu, wasm, webgpu, all, or a module path)`);
-      })();
-      results.push(await runConformance(factory, { seed: o.seed, filter: o.filter }));
+      const isModule = name.includes('/') || name.endsWith('.js') || name.endsWith('.mjs');
+      if (!BUILT_IN[name] && !isModule) throw new UsageError(`unknown backend '${name}' (cpu, wasm, webgpu, all, or a module path)`);
+      const load = BUILT_IN[name] ? BUILT_IN[name]!() : moduleFactory(name);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const expired = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new ConformanceTimeoutError(`loading ${name}`, o.timeout)), o.timeout);
+      });
+      factory = checkedFactory(name, await Promise.race([load, expired]).finally(() => clearTimeout(timer)));
     } catch (e) {
       console.error(`error: ${name}: ${(e as Error).message}`);
       return 2;
+    }
+    let result: ConformanceResult;
+    try {
+      result = await runConformance(factory, { seed: o.seed, filter: o.filter, timeoutMs: o.timeout });
+    } catch (e) {
+      // The factory threw, returned no backend, or did not settle: the backend cannot start.
+      const m = (e as Error).message;
+      console.error(`error: ${m.startsWith(`${name}: `) ? m : `${name}: ${m}`}`);
+      return 2;
+    }
+    results.push(result);
+    if (result.timedOut) {
+      console.error(`error: ${name}: case ${result.timedOut} did not settle within ${o.timeout} ms; the run stopped there (raise --timeout if the backend is just slow)`);
+      break;
     }
   }
   console.log(textTable(results));
   if (o.json) writeFileSync(o.json, JSON.stringify(results, null, 2));
   if (o.html) writeFileSync(o.html, htmlReport(results));
-  return results.some((r) => r.failed > 0) ? 1 : 0;
+  return results.some((r) => r.failed > 0 || r.timedOut) ? 1 : 0;
 }

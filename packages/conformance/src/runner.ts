@@ -38,6 +38,8 @@ export interface ConformanceResult {
   results: CaseResult[];
   passed: number;
   failed: number;
+  /** Set when a case timed out and the run stopped there: that case's id. */
+  timedOut?: string;
 }
 
 export interface ConformanceOptions {
@@ -49,6 +51,33 @@ export interface ConformanceOptions {
   contract?: boolean;
   /** Called after each case (progress reporting). */
   onResult?: (r: CaseResult, done: number, total: number) => void;
+  /**
+   * Milliseconds that the factory, and each case (its ops and reads), may take to settle (default
+   * 30 000). The factory past it rejects the run with `ConformanceTimeoutError`; a case past it is a
+   * failed result named by its id, and the run stops there (the backend may be wedged), its remaining
+   * cases not run and `timedOut` set.
+   */
+  timeoutMs?: number;
+}
+
+/** Default of `ConformanceOptions.timeoutMs`. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** A backend factory or a case that did not settle within `timeoutMs`; `what` names it. */
+export class ConformanceTimeoutError extends Error {
+  constructor(readonly what: string, readonly timeoutMs: number) {
+    super(`${what} did not settle within ${timeoutMs} ms`);
+    this.name = 'ConformanceTimeoutError';
+  }
+}
+
+/** `p`, or a `ConformanceTimeoutError` after `ms`; the timer keeps the process alive until then. */
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ConformanceTimeoutError(what, ms)), ms);
+  });
+  return Promise.race([p, expired]).finally(() => clearTimeout(timer));
 }
 
 export function runtimeDescription(): string {
@@ -262,25 +291,47 @@ export function selectContractCases(filter?: string | RegExp): ContractCase[] {
  */
 export async function runConformance(factory: BackendFactory, options: ConformanceOptions = {}): Promise<ConformanceResult> {
   const seed = options.seed ?? 1;
-  const be = await factory();
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (!(timeoutMs > 0)) throw new RangeError(`timeoutMs must be a positive number of milliseconds, got ${timeoutMs}`);
+  const made = Promise.resolve().then(factory);
+  let be: ComputeBackend;
+  try {
+    be = await withTimeout(made, timeoutMs, 'the backend factory');
+  } catch (e) {
+    // A factory that settles after its timeout: dispose of what it made.
+    if (e instanceof ConformanceTimeoutError) made.then((late) => late?.dispose?.(), () => undefined);
+    throw e;
+  }
   const cases = selectCases(options.filter);
   const contract = options.contract === false ? [] : selectContractCases(options.filter);
   const total = cases.length + contract.length;
   const results: CaseResult[] = [];
+  let timedOut: string | undefined;
+  const timed = async (id: string, run: () => Promise<CaseResult>, stub: Omit<CaseResult, 'pass' | 'maxAbsError' | 'maxRelError' | 'maxUlpError'>): Promise<CaseResult> => {
+    try {
+      return await withTimeout(run(), timeoutMs, `case ${id}`);
+    } catch (e) {
+      if (!(e instanceof ConformanceTimeoutError)) throw e;
+      timedOut = id;
+      return { ...stub, pass: false, maxAbsError: 0, maxRelError: 0, maxUlpError: 0, message: `timed out: ${e.message} (the run stops here)` };
+    }
+  };
   try {
     for (const c of cases) {
-      const r = await runCase(be, c, seed);
+      const r = await timed(c.id, () => runCase(be, c, seed), { id: c.id, op: c.op, dtype: c.dtype, kind: c.kind });
       results.push(r);
       options.onResult?.(r, results.length, total);
+      if (timedOut) break;
     }
-    for (const c of contract) {
-      const r = await c.run(be, factory);
+    for (const c of timedOut ? [] : contract) {
+      const r = await timed(c.id, () => c.run(be, factory), { id: c.id, op: 'contract', dtype: '-', kind: 'contract' });
       results.push(r);
       options.onResult?.(r, results.length, total);
+      if (timedOut) break;
     }
   } finally {
     be.dispose();
   }
   const passed = results.filter((r) => r.pass).length;
-  return { backend: be.name, deviceName: be.deviceName, runtime: runtimeDescription(), seed, results, passed, failed: results.length - passed };
+  return { backend: be.name, deviceName: be.deviceName, runtime: runtimeDescription(), seed, results, passed, failed: results.length - passed, ...(timedOut ? { timedOut } : {}) };
 }
