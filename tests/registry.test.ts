@@ -1,17 +1,24 @@
 import { afterEach, describe, expect, test } from '@jest/globals';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
-  BackendUnavailableError, createBackend, registerBackend, registeredBackends, UnknownBackendError, unregisterBackend,
+  BackendUnavailableError, createBackend, InvalidArgumentError, registerBackend, registeredBackends, UnknownBackendError, unregisterBackend,
 } from '@polyhal/hal';
-import { CpuBackend } from '@polyhal/backend-cpu';
-import { wasmBackendEntry } from '@polyhal/backend-wasm';
+import { CpuBackend, cpuBackendEntry } from '@polyhal/backend-cpu';
+import { createWasmBackend, wasmBackendEntry } from '@polyhal/backend-wasm';
 import { webgpuBackendEntry } from '@polyhal/backend-webgpu';
 import { REPO_BACKENDS, requiredBackends } from './backends.js';
 
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const startDir = process.cwd();
+
 afterEach(() => {
+  process.chdir(startDir);
   for (const n of ['broken', 'fakegpu', 'softgpu', 'fakewasm']) unregisterBackend(n);
+  registerBackend(cpuBackendEntry);
   registerBackend(wasmBackendEntry);
   registerBackend(webgpuBackendEntry);
 });
@@ -110,6 +117,101 @@ describe('backend selection', () => {
     const file = join(dir, 'polyhal.config.json');
     writeFileSync(file, '{ backend: ');
     await expect(createBackend({ env: {}, configPath: file })).rejects.toThrow(/not valid JSON/);
+  });
+});
+
+describe('configuration', () => {
+  const project = (config: unknown): { dir: string; file: string; nested: string } => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'polyhal-cfg-')));
+    const file = join(dir, 'polyhal.config.json');
+    writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(config));
+    const nested = join(dir, 'src', 'deep');
+    mkdirSync(nested, { recursive: true });
+    return { dir, file, nested };
+  };
+
+  test('polyhal.config.json is found by walking up from the working directory, and the report names it', async () => {
+    const { file, nested } = project({ backend: 'cpu', options: { memoryLimit: 8192 } });
+    process.chdir(nested);
+    const { backend, report } = await createBackend({ env: {} });
+    expect(report.source).toBe('config');
+    expect(report.chosen).toBe('cpu');
+    expect(report.configFile).toBe(file);
+    expect(report.toString()).toContain(`config   ${file}`);
+    expect(backend.memoryAvailable()).toBe(8192);
+    backend.dispose();
+  });
+
+  test('an explicit backend or POLYHAL_BACKEND keeps the config file\'s options', async () => {
+    const { nested } = project({ backend: 'wasm', options: { memoryLimit: 12288 } });
+    process.chdir(nested);
+    for (const how of [{ backend: 'cpu', env: {} }, { env: { POLYHAL_BACKEND: 'cpu' } }]) {
+      const { backend, report } = await createBackend(how);
+      expect(report.chosen).toBe('cpu');
+      expect(backend.memoryAvailable()).toBe(12288);
+      backend.dispose();
+    }
+    // createBackend's own options override the file's, key by key.
+    const { backend } = await createBackend({ backend: 'cpu', env: {}, options: { memoryLimit: 4096 } });
+    expect(backend.memoryAvailable()).toBe(4096);
+    backend.dispose();
+  });
+
+  test.each([
+    [{ backnd: 'cpu' }, /unknown key 'backnd'/],
+    [{ backend: 7 }, /key 'backend' must be a string, got 7/],
+    [{ prefer: 'cpu' }, /key 'prefer' must be an array of strings/],
+    [{ options: { memoryLimit: 'lots' } }, /option 'memoryLimit' must be a finite number ≥ 1, got "lots"/],
+    [{ options: { threads: -3 } }, /option 'threads' must be an integer in \[1, 256\] or "auto", got -3/],
+    [{ options: { memoryLimt: 1024 } }, /unknown option 'memoryLimt'/],
+    [{ options: { errorScopes: 'all' } }, /option 'errorScopes' must be one of "op", "batch", got "all"/],
+  ])('config %j is an InvalidArgumentError naming the key', async (config, message) => {
+    const { file, nested } = project(config);
+    process.chdir(nested);
+    const err = await createBackend({ backend: 'cpu', env: {} }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidArgumentError);
+    expect((err as Error).message).toMatch(message);
+    expect((err as Error).message).toContain(file);
+  });
+
+  test('ill-typed options given to createBackend or to a factory are InvalidArgumentErrors naming the key', async () => {
+    await expect(createBackend({ backend: 'cpu', env: {}, configPath: null, options: { threads: 'many' } })).rejects.toThrow(/createBackend options \(wasm backend\): option 'threads'/);
+    await expect(createWasmBackend({ threads: -3 })).rejects.toThrow(InvalidArgumentError);
+    await expect(createWasmBackend({ threads: 2.5 })).rejects.toThrow(/wasm backend: option 'threads' must be an integer/);
+    await expect(createWasmBackend({ treads: 2 } as never)).rejects.toThrow(/wasm backend: unknown option 'treads' \(known: memoryLimit, threads/);
+  });
+
+  test('an explicit config path that does not exist is an error, not silence', async () => {
+    await expect(createBackend({ env: {}, configPath: join(tmpdir(), 'no-such-dir', 'polyhal.config.json') })).rejects.toThrow(/does not exist/);
+  });
+
+  test('with no backend registered, the error says which packages to import', async () => {
+    for (const n of registeredBackends()) unregisterBackend(n);
+    const err = await createBackend({ env: {}, configPath: null }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BackendUnavailableError);
+    expect((err as Error).message).toMatch(/no backend is registered: import a backend package first \(import '@polyhal\/backend-cpu', import '@polyhal\/backend-wasm', import '@polyhal\/backend-webgpu'\)/);
+    registerBackend(cpuBackendEntry);
+    const named = await createBackend({ backend: 'wasm', env: {}, configPath: null }).catch((e: unknown) => e);
+    expect(named).toBeInstanceOf(UnknownBackendError);
+    expect((named as Error).message).toMatch(/wasm is not registered: import '@polyhal\/backend-wasm' first/);
+  });
+
+  test('without a Vulkan loader the webgpu backend is rejected with the reason, and Dawn is never loaded (no warning)', () => {
+    // A child process whose file system (as the backend sees it) has no libvulkan.so.1.
+    const script = `
+      const fs = process.getBuiltinModule('node:fs');
+      const fake = { ...fs, existsSync: (p) => !String(p).includes('libvulkan') && fs.existsSync(p), readFileSync: (p, e) => { if (String(p) === '/etc/ld.so.cache') throw new Error('none'); return fs.readFileSync(p, e); } };
+      const real = process.getBuiltinModule.bind(process);
+      process.getBuiltinModule = (id) => (id === 'node:fs' || id === 'fs' ? fake : real(id));
+      const { createBackend } = await import('@polyhal/hal');
+      await import('@polyhal/backend-cpu');
+      await import('@polyhal/backend-webgpu');
+      const { report } = await createBackend({ env: {}, configPath: null });
+      console.log(report.toString());`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
+    expect(r.stderr).not.toMatch(/Couldn't load Vulkan/);
+    expect(r.stdout).toMatch(/webgpu\s+rejected\s+no Vulkan loader \(libvulkan\.so\.1\) on this machine/);
+    expect(r.status).toBe(0);
   });
 });
 

@@ -65,8 +65,9 @@ export class UnknownBackendError extends PolyHalError {
   constructor(
     readonly requested: string,
     readonly available: readonly string[],
+    hint?: string,
   ) {
-    super(`unknown backend '${requested}'; available backends: ${available.join(', ') || '(none registered)'}`);
+    super(`unknown backend '${requested}'; available backends: ${available.join(', ') || '(none registered)'}${hint ? ` (${hint})` : ''}`);
   }
 }
 

@@ -9,3 +9,6 @@ export * from './composites.js';
 export * from './registry.js';
 export * from './random.js';
 export * from './strided.js';
+export * from './platform.js';
+export * from './options.js';
+export * from './config.js';

@@ -6,7 +6,18 @@
  * was chosen and why every other candidate was rejected.
  */
 import type { ComputeBackend } from './backend.js';
+import { loadConfig, type PolyHalConfig } from './config.js';
 import { BackendUnavailableError, InvalidArgumentError, UnknownBackendError } from './errors.js';
+import { type OptionSpecs, validateOptions } from './options.js';
+
+export type { PolyHalConfig } from './config.js';
+
+/** The backends of this project and the package that registers each (for "import X" hints). */
+export const BACKEND_PACKAGES: Readonly<Record<string, string>> = {
+  cpu: '@polyhal/backend-cpu',
+  wasm: '@polyhal/backend-wasm',
+  webgpu: '@polyhal/backend-webgpu',
+};
 
 /** What a backend's availability probe found. */
 export interface ProbeResult {
@@ -27,6 +38,11 @@ export interface BackendEntry {
   probe?: () => Promise<ProbeResult>;
   /** Creates an instance; throws BackendUnavailableError (with the reason) when it cannot. */
   create: (options?: Record<string, unknown>) => Promise<ComputeBackend>;
+  /**
+   * The options `create` takes. When present, `createBackend` checks option keys and values against
+   * it (InvalidArgumentError naming the key) and passes this backend only the keys it declares.
+   */
+  options?: OptionSpecs;
 }
 
 export type SelectionSource = 'explicit' | 'env' | 'config' | 'auto';
@@ -44,6 +60,8 @@ export interface SelectionReport {
   chosen: string;
   deviceName: string;
   attempts: SelectionAttempt[];
+  /** The polyhal.config.json that was read (absolute path), if any. */
+  configFile?: string;
   /** Multi-line human-readable account. */
   toString(): string;
 }
@@ -59,16 +77,13 @@ export interface CreateBackendOptions {
   options?: Record<string, unknown>;
   /** Environment to read POLYHAL_BACKEND from (default: process.env where it exists). */
   env?: Record<string, string | undefined>;
-  /** Path of the config file (default: ./polyhal.config.json, Node only). Set to null to skip it. */
+  /**
+   * Path of the config file. Default: the first polyhal.config.json found walking up from the working
+   * directory (Node-compatible runtimes only). A string: exactly that file (it must exist). null: none.
+   * The config's `backend` applies only when neither `backend` nor POLYHAL_BACKEND names one; its
+   * `options` always apply (these `options` override them key by key).
+   */
   configPath?: string | null;
-}
-
-/** The shape of polyhal.config.json. */
-export interface PolyHalConfig {
-  backend?: string;
-  prefer?: string[];
-  fallback?: boolean;
-  options?: Record<string, unknown>;
 }
 
 // One registry per JS realm, shared even when the ESM and CJS builds of this package both load.
@@ -101,32 +116,16 @@ function defaultEnv(): Record<string, string | undefined> {
   return p?.env ?? {};
 }
 
-async function readConfig(path: string | null | undefined): Promise<PolyHalConfig | undefined> {
-  if (path === null) return undefined;
-  const p = (globalThis as { process?: { versions?: { node?: string } } }).process;
-  if (!p?.versions?.node) return undefined;
-  const fs = await import('node:fs');
-  const file = path ?? 'polyhal.config.json';
-  if (!fs.existsSync(file)) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
-  } catch (e) {
-    throw new InvalidArgumentError(`${file} is not valid JSON: ${(e as Error).message}`);
-  }
-  if (typeof parsed !== 'object' || parsed === null) throw new InvalidArgumentError(`${file} must hold a JSON object`);
-  return parsed as PolyHalConfig;
-}
-
 class Report implements SelectionReport {
   chosen = '';
   deviceName = '';
   attempts: SelectionAttempt[] = [];
   /** Why auto ranked a candidate where it did (e.g. a software GPU below wasm). */
   readonly rankNotes = new Map<string, string>();
-  constructor(readonly source: SelectionSource, readonly requested: string) {}
+  constructor(readonly source: SelectionSource, readonly requested: string, readonly configFile?: string) {}
   toString(): string {
     const lines = [`backend selection (${this.source}: ${this.requested}) → ${this.chosen} [${this.deviceName}]`];
+    if (this.configFile) lines.push(`  config   ${this.configFile}`);
     for (const a of this.attempts) lines.push(`  ${a.backend.padEnd(8)} ${a.outcome.padEnd(9)} ${a.reason}`);
     return lines.join('\n');
   }
@@ -139,7 +138,8 @@ class Report implements SelectionReport {
  */
 export async function createBackend(options: CreateBackendOptions = {}): Promise<{ backend: ComputeBackend; report: SelectionReport }> {
   const env = options.env ?? defaultEnv();
-  const config = options.backend === undefined && !env['POLYHAL_BACKEND'] ? await readConfig(options.configPath) : undefined;
+  const loaded = await loadConfig(options.configPath);
+  const config: PolyHalConfig | undefined = loaded?.config;
   let source: SelectionSource = 'auto';
   let requested = 'auto';
   if (options.backend !== undefined) {
@@ -154,8 +154,16 @@ export async function createBackend(options: CreateBackendOptions = {}): Promise
   }
   const reg = registry();
   const available = registeredBackends();
-  if (requested !== 'auto' && !reg.has(requested)) throw new UnknownBackendError(requested, available);
-  const report = new Report(source, requested);
+  if (available.length === 0) {
+    throw new BackendUnavailableError(requested, `no backend is registered: import a backend package first (${Object.values(BACKEND_PACKAGES).map((p) => `import '${p}'`).join(', ')}); each registers itself when imported`);
+  }
+  if (requested !== 'auto' && !reg.has(requested)) {
+    const pkg = BACKEND_PACKAGES[requested];
+    throw new UnknownBackendError(requested, available, pkg ? `${requested} is not registered: import '${pkg}' first` : undefined);
+  }
+  checkOptions(loaded ? `${loaded.file} options` : 'config options', config?.options);
+  checkOptions('createBackend options', options.options);
+  const report = new Report(source, requested, loaded?.file);
   const factoryOptions = { ...(config?.options ?? {}), ...(options.options ?? {}) };
   const prefer = options.prefer ?? config?.prefer;
   const fallback = options.fallback ?? config?.fallback ?? requested === 'auto';
@@ -170,7 +178,7 @@ export async function createBackend(options: CreateBackendOptions = {}): Promise
       continue;
     }
     try {
-      const backend = await entry.create(factoryOptions);
+      const backend = await entry.create(optionsFor(entry, factoryOptions));
       report.chosen = name;
       report.deviceName = backend.deviceName;
       const why = requested === 'auto'
@@ -188,6 +196,32 @@ export async function createBackend(options: CreateBackendOptions = {}): Promise
   }
   const reasons = report.attempts.map((a) => `${a.backend}: ${a.reason}`).join('; ');
   throw new BackendUnavailableError(requested, `no backend could be started (${reasons})`);
+}
+
+/**
+ * Checks option keys and values against the registered backends' declarations: a key no backend
+ * declares, or a value that does not fit a declaring backend's spec, throws InvalidArgumentError.
+ * Skipped for keys when a registered backend declares no options (it may take any).
+ */
+function checkOptions(where: string, options: Record<string, unknown> | undefined): void {
+  if (options === undefined) return;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidArgumentError(`${where} must be an object`);
+  const entries = [...registry().values()];
+  const open = entries.some((e) => !e.options);
+  for (const [key, value] of Object.entries(options)) {
+    const declaring = entries.filter((e) => e.options && key in e.options);
+    if (!declaring.length && !open) {
+      const known = [...new Set(entries.flatMap((e) => Object.keys(e.options ?? {})))].sort();
+      throw new InvalidArgumentError(`${where}: unknown option '${key}' (options of the registered backends: ${known.join(', ')})`);
+    }
+    for (const e of declaring) validateOptions(`${where} (${e.name} backend)`, { [key]: value }, e.options!);
+  }
+}
+
+/** The options a backend declares (all of them when it declares none). */
+function optionsFor(entry: BackendEntry, options: Record<string, unknown>): Record<string, unknown> {
+  if (!entry.options) return options;
+  return Object.fromEntries(Object.entries(options).filter(([k]) => k in entry.options!));
 }
 
 /** Probes candidates and orders them by priority; a software GPU drops below wasm, and the report says so. */

@@ -1,4 +1,4 @@
-import { type BackendEntry, registerBackend } from '@polyhal/hal';
+import { BASE_OPTION_SPECS, type BackendEntry, registerBackend, validateOptions } from '@polyhal/hal';
 import { CpuBackend, type CpuBackendOptions } from './cpu-backend.js';
 
 export { CpuBackend, type CpuBackendOptions } from './cpu-backend.js';
@@ -8,7 +8,11 @@ export const cpuBackendEntry: BackendEntry = {
   name: 'cpu',
   priority: 100,
   probe: async () => ({ available: true, device: 'host CPU' }),
-  create: async (options?: Record<string, unknown>) => new CpuBackend(options as CpuBackendOptions),
+  options: BASE_OPTION_SPECS,
+  create: async (options?: Record<string, unknown>) => {
+    validateOptions('cpu backend', options, BASE_OPTION_SPECS);
+    return new CpuBackend(options as CpuBackendOptions);
+  },
 };
 
 registerBackend(cpuBackendEntry);

@@ -1,4 +1,4 @@
-import { type BackendEntry, BackendUnavailableError, registerBackend } from '@polyhal/hal';
+import { BASE_OPTION_SPECS, type BackendEntry, BackendUnavailableError, nodeBuiltin, type OptionSpecs, registerBackend, validateOptions } from '@polyhal/hal';
 import { hasRelaxedSimd, hasWasmSimd, instantiateKernels, kernelModule, relaxedMaddIsFused } from './module.js';
 import { canBlock, ThreadPool } from './threads.js';
 import { WasmBackend, type WasmBackendOptions } from './wasm-backend.js';
@@ -12,11 +12,19 @@ function cores(): number {
 }
 
 async function nodeCores(): Promise<number> {
-  const g = globalThis as { process?: { versions?: { node?: string } } };
-  if (!g.process?.versions?.node) return cores();
-  const os = await import('node:os');
+  const os = await nodeBuiltin<{ availableParallelism?: () => number; cpus(): unknown[] }>('os');
+  if (!os) return cores();
   return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
 }
+
+/** The options createWasmBackend takes (checked: InvalidArgumentError names a bad key). */
+export const WASM_OPTION_SPECS: OptionSpecs = {
+  ...BASE_OPTION_SPECS,
+  threads: { type: 'integer', min: 1, max: 256, values: ['auto'], doc: 'threads, the calling one included' },
+  threadThreshold: { type: 'number', min: 0, doc: 'multiply-adds from which a matmul is split over threads' },
+  elementwiseThreadThreshold: { type: 'number', min: 0, doc: 'output elements from which an elementwise op is split' },
+  relaxedSimd: { type: 'boolean', values: ['auto'] },
+};
 
 /**
  * Creates a WASM backend; throws BackendUnavailableError when the runtime lacks WebAssembly SIMD.
@@ -29,13 +37,14 @@ async function nodeCores(): Promise<number> {
  * keeps the plain SIMD build; `relaxedSimd: true` throws BackendUnavailableError where it is missing.
  */
 export async function createWasmBackend(options: WasmBackendOptions = {}): Promise<WasmBackend> {
+  validateOptions('wasm backend', options, WASM_OPTION_SPECS);
   if (!hasWasmSimd()) throw new BackendUnavailableError('wasm', 'this runtime has no WebAssembly SIMD (simd128)');
   const relaxedAvailable = hasRelaxedSimd();
   if (options.relaxedSimd === true && !relaxedAvailable) {
     throw new BackendUnavailableError('wasm', 'relaxedSimd: true was asked for, but this runtime has no WebAssembly relaxed SIMD');
   }
   const relaxed = options.relaxedSimd !== false && relaxedAvailable;
-  const wanted = options.threads === undefined || options.threads === 'auto' ? Math.min(8, await nodeCores()) : Math.max(1, Math.floor(options.threads));
+  const wanted = options.threads === undefined || options.threads === 'auto' ? Math.min(8, await nodeCores()) : options.threads;
   let note = '';
   if (wanted > 1) {
     if (typeof SharedArrayBuffer === 'undefined') note = 'threads unavailable: no SharedArrayBuffer (cross-origin isolation needed)';
@@ -59,6 +68,7 @@ export const wasmBackendEntry: BackendEntry = {
   name: 'wasm',
   priority: 200,
   probe: async () => (hasWasmSimd() ? { available: true, device: hasRelaxedSimd() ? 'WebAssembly SIMD128 + relaxed SIMD' : 'WebAssembly SIMD128' } : { available: false, reason: 'no WebAssembly SIMD (simd128) in this runtime' }),
+  options: WASM_OPTION_SPECS,
   create: (options?: Record<string, unknown>) => createWasmBackend(options as WasmBackendOptions),
 };
 

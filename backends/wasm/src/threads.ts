@@ -6,6 +6,8 @@
  * done — which the JS main thread may do in Node, Deno and Bun, and in browsers only inside a Worker.
  * Node uses worker_threads; browsers use Web Workers (cross-origin isolated pages only).
  */
+import { nodeBuiltin } from '@polyhal/hal';
+
 const SLOT = 16;
 
 /** Kernels a worker can run: the job's kind selects the export; its arguments fill the slot. */
@@ -50,6 +52,12 @@ interface WorkerLike {
   terminate(): unknown;
 }
 
+/** The part of Node's worker_threads.Worker used here. */
+interface NodeWorker extends WorkerLike {
+  unref(): void;
+  once(event: 'message' | 'error', fn: (v: never) => void): void;
+}
+
 /** Whether this thread may block in Atomics.wait (false on a browser's main thread). */
 export function canBlock(): boolean {
   if (typeof SharedArrayBuffer === 'undefined') return false;
@@ -82,13 +90,14 @@ export class ThreadPool {
       await new Promise<void>((resolve, reject) => {
         const data = { module, memory, ctrl: sab, slot };
         if (g.process?.versions?.node) {
-          import('node:worker_threads').then(({ Worker }) => {
+          nodeBuiltin<{ Worker: new (src: string, o: { eval: boolean }) => NodeWorker }>('worker_threads').then((wt) => {
+            const { Worker } = wt!;
             const w = new Worker(WORKER_SOURCE, { eval: true });
             w.unref(); // idle workers never keep the process alive
             w.once('message', () => resolve());
             w.once('error', reject);
             w.postMessage(data);
-            workers.push(w as unknown as WorkerLike);
+            workers.push(w);
           }, reject);
         } else if (g.Worker) {
           const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'text/javascript' }));

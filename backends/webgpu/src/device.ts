@@ -2,7 +2,7 @@
  * Finding a WebGPU device: an injected GPUDevice or GPU object, else `navigator.gpu` (browsers, Deno),
  * else the `webgpu` npm package (Dawn) in Node. No adapter → BackendUnavailableError with the reason.
  */
-import { BackendUnavailableError } from '@polyhal/hal';
+import { BackendUnavailableError, nodeBuiltin } from '@polyhal/hal';
 import type { TileName } from './kernels/matmul.js';
 
 export interface WebGpuOptions {
@@ -42,19 +42,60 @@ export interface AcquiredDevice {
   info: { vendor: string; architecture: string; device: string; description: string; isFallbackAdapter: boolean };
 }
 
-let nodeGpu: Promise<GPU | undefined> | undefined;
+let nodeGpu: Promise<GPU | string> | undefined;
 
-async function gpuFromNode(flags: string[]): Promise<GPU | undefined> {
+interface NodeFs {
+  existsSync(p: string): boolean;
+  readFileSync(p: string, enc: 'latin1'): string;
+}
+
+/** Directories where a Linux dynamic loader finds libraries, besides its cache. */
+const LIB_DIRS = ['/lib', '/lib64', '/usr/lib', '/usr/lib64', '/usr/local/lib', '/lib/x86_64-linux-gnu', '/usr/lib/x86_64-linux-gnu', '/lib/aarch64-linux-gnu', '/usr/lib/aarch64-linux-gnu'];
+
+/**
+ * Whether the Vulkan loader (libvulkan.so.1) can be found on Linux: in LD_LIBRARY_PATH, the dynamic
+ * loader's cache or the standard directories. Dawn runs on Vulkan there; without the loader it prints
+ * a warning and finds no adapter, so the backend reports the reason instead of loading Dawn.
+ * Other platforms (and runtimes without a file system) answer true.
+ */
+export async function hasVulkanLoader(): Promise<boolean> {
+  const p = (globalThis as { process?: { platform?: string; env?: Record<string, string | undefined> } }).process;
+  if (p?.platform !== 'linux') return true;
+  const fs = await nodeBuiltin<NodeFs>('fs');
+  if (!fs) return true;
+  const dirs = [...(p.env?.['LD_LIBRARY_PATH'] ?? '').split(':').filter(Boolean), ...LIB_DIRS];
+  if (dirs.some((d) => fs.existsSync(`${d}/libvulkan.so.1`))) return true;
+  try {
+    return fs.readFileSync('/etc/ld.so.cache', 'latin1').includes('libvulkan.so.1');
+  } catch {
+    return false;
+  }
+}
+
+/** Dawn from the `webgpu` npm package, or the reason it cannot be used (not installed, failed to load, no Vulkan). */
+async function gpuFromNode(flags: string[]): Promise<GPU | string | undefined> {
   const g = globalThis as { process?: { versions?: { node?: string; bun?: string } } };
   if (!g.process?.versions?.node) return undefined;
   nodeGpu ??= (async () => {
+    if (!(await hasVulkanLoader())) {
+      return 'no Vulkan loader (libvulkan.so.1) on this machine, which Dawn needs; for a software GPU install Mesa lavapipe (Debian: apt-get install mesa-vulkan-drivers libvulkan1, on bookworm from bookworm-backports)';
+    }
     const spec = 'webgpu';
+    let mod: { create: (flags: string[]) => GPU; globals: Record<string, unknown> };
     try {
-      const mod = (await import(/* @vite-ignore */ spec)) as { create: (flags: string[]) => GPU; globals: Record<string, unknown> };
+      mod = (await import(/* webpackIgnore: true */ /* @vite-ignore */ spec)) as typeof mod;
+    } catch (e) {
+      const err = e as { code?: string; message?: string };
+      const missing = (err.code === 'ERR_MODULE_NOT_FOUND' || err.code === 'MODULE_NOT_FOUND') && /['"]webgpu['"]/.test(err.message ?? '');
+      return missing
+        ? 'the `webgpu` package (Dawn for Node) is not installed: npm install webgpu'
+        : `the \`webgpu\` package failed to load: ${err.message ?? String(e)}`;
+    }
+    try {
       for (const [k, v] of Object.entries(mod.globals)) if (!(k in globalThis)) (globalThis as Record<string, unknown>)[k] = v;
       return mod.create(flags);
-    } catch {
-      return undefined;
+    } catch (e) {
+      return `the \`webgpu\` package failed to start Dawn: ${(e as Error).message}`;
     }
   })();
   return nodeGpu;
@@ -62,6 +103,11 @@ async function gpuFromNode(flags: string[]): Promise<GPU | undefined> {
 
 /** The GPU entry point of this runtime, or undefined. */
 export async function findGpu(options: WebGpuOptions = {}): Promise<GPU | undefined> {
+  const found = await locateGpu(options);
+  return typeof found === 'string' ? undefined : found;
+}
+
+async function locateGpu(options: WebGpuOptions): Promise<GPU | string | undefined> {
   if (options.gpu) return options.gpu;
   const nav = (globalThis as { navigator?: { gpu?: GPU } }).navigator;
   if (nav?.gpu) return nav.gpu;
@@ -69,8 +115,9 @@ export async function findGpu(options: WebGpuOptions = {}): Promise<GPU | undefi
 }
 
 export async function requestAdapter(options: WebGpuOptions = {}): Promise<GPUAdapter> {
-  const gpu = await findGpu(options);
-  if (!gpu) throw new BackendUnavailableError('webgpu', 'no WebGPU in this runtime (no navigator.gpu, and the `webgpu` package could not be loaded in Node)');
+  const gpu = await locateGpu(options);
+  if (typeof gpu === 'string') throw new BackendUnavailableError('webgpu', gpu);
+  if (!gpu) throw new BackendUnavailableError('webgpu', 'no WebGPU in this runtime (no navigator.gpu; in Node the `webgpu` package provides it)');
   const adapter = await gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });
   if (!adapter) throw new BackendUnavailableError('webgpu', 'requestAdapter() returned no adapter (no GPU driver; in CI install Mesa lavapipe: mesa-vulkan-drivers)');
   return adapter;

@@ -1,16 +1,32 @@
-import { type BackendEntry, registerBackend } from '@polyhal/hal';
+import { BackendUnavailableError, BASE_OPTION_SPECS, type BackendEntry, type OptionSpecs, registerBackend, validateOptions } from '@polyhal/hal';
 import { acquireDevice, adapterInfo, requestAdapter, type WebGpuOptions } from './device.js';
+import { TILES } from './kernels/matmul.js';
 import { WebGpuBackend } from './webgpu-backend.js';
 
 export { WebGpuBackend, GpuError } from './webgpu-backend.js';
-export { findGpu, type WebGpuOptions } from './device.js';
+export { findGpu, hasVulkanLoader, type WebGpuOptions } from './device.js';
 export { chooseSplitK, chooseTile, TILES, type Tile, type TileName } from './kernels/matmul.js';
 
 /**
  * Creates a WebGPU backend on the best adapter (or on an injected `device`/`gpu`). Throws
  * BackendUnavailableError with the reason when there is no WebGPU or no adapter.
  */
+/** The options createWebGpuBackend takes (checked: InvalidArgumentError names a bad key). */
+export const WEBGPU_OPTION_SPECS: OptionSpecs = {
+  ...BASE_OPTION_SPECS,
+  device: { type: 'object', doc: 'a GPUDevice to use as is' },
+  gpu: { type: 'object', doc: 'a GPU object (navigator.gpu or the webgpu package\'s create())' },
+  powerPreference: { type: 'string', values: ['low-power', 'high-performance'] },
+  dawnFlags: { type: 'string[]', doc: 'Dawn toggles for the Node webgpu package' },
+  maxPooledBytes: { type: 'number', min: 0, doc: 'bytes of freed buffers kept for reuse' },
+  batchSize: { type: 'integer', min: 1, doc: 'ops per submission' },
+  matmulTile: { type: 'string', values: ['auto', ...Object.keys(TILES)] },
+  matmulSplitK: { type: 'integer', min: 1, max: 1024, values: ['auto'] },
+  errorScopes: { type: 'string', values: ['op', 'batch'] },
+};
+
 export async function createWebGpuBackend(options: WebGpuOptions = {}): Promise<WebGpuBackend> {
+  validateOptions('webgpu backend', options, WEBGPU_OPTION_SPECS);
   return new WebGpuBackend(await acquireDevice(options), options);
 }
 
@@ -26,9 +42,10 @@ export const webgpuBackendEntry: BackendEntry = {
       const info = adapterInfo(await requestAdapter());
       return { available: true, software: info.isFallbackAdapter, device: info.description || info.device };
     } catch (e) {
-      return { available: false, reason: (e as Error).message };
+      return { available: false, reason: e instanceof BackendUnavailableError ? e.reason : (e as Error).message };
     }
   },
+  options: WEBGPU_OPTION_SPECS,
   create: (options?: Record<string, unknown>) => createWebGpuBackend(options as WebGpuOptions),
 };
 
