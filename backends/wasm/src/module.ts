@@ -1,8 +1,14 @@
 /** Loads the embedded kernels (.wasm as base64): no file paths, works in Node (ESM/CJS) and browsers. */
 import { KERNELS_MT_RELAXED_WASM_BASE64, KERNELS_MT_WASM_BASE64, KERNELS_RELAXED_WASM_BASE64, KERNELS_WASM_BASE64 } from './generated/kernels.js';
 
+/**
+ * WebAssembly.Memory where the program has WebAssembly types (the DOM lib or @types/node), else `object`:
+ * the published declarations stay free of the WebAssembly namespace, which ES libs alone lack.
+ */
+export type WasmMemory = typeof globalThis extends { WebAssembly: { Memory: { prototype: infer M } } } ? M : object;
+
 export interface KernelExports {
-  memory: WebAssembly.Memory;
+  memory: WasmMemory;
   heapBase(): number;
   binaryF32(op: number, n: number, rows: number, a: number, aStarts: number, aStep: number, b: number, bStarts: number, bStep: number, out: number): void;
   binaryI32(op: number, n: number, rows: number, a: number, aStarts: number, aStep: number, b: number, bStarts: number, bStep: number, out: number): void;

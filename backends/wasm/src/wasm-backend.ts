@@ -4,7 +4,14 @@ import {
 } from '@polyhal/hal';
 import { WasmHeap } from './memory.js';
 import type { KernelExports } from './module.js';
-import type { JobKernel, ThreadPool } from './threads.js';
+import type { JobKernel } from './threads.js';
+
+/** What the backend uses of its ThreadPool (structural: the pool's WebAssembly types stay out of the declarations). */
+interface WorkerPool {
+  readonly size: number;
+  run(kernel: JobKernel, parts: number[][], local: (part: number[]) => void): void;
+  terminate(): void;
+}
 
 export interface WasmBackendOptions extends BaseBackendOptions {
   /** Worker threads for matmul (the calling thread counts): a number, or 'auto' (cores, at most 8). Default 'auto'. */
@@ -52,7 +59,7 @@ export class WasmBackend extends BaseBackend {
   readonly fusedMultiplyAdd: boolean;
 
   /** `pool`: worker threads on the same shared memory; `threadNote` says why there are none when asked for. */
-  constructor(private readonly k: KernelExports, options: WasmBackendOptions = {}, private readonly pool: ThreadPool | null = null, threadNote = '', relaxedSimd = false, fusedMultiplyAdd = false) {
+  constructor(private readonly k: KernelExports, options: WasmBackendOptions = {}, private readonly pool: WorkerPool | null = null, threadNote = '', relaxedSimd = false, fusedMultiplyAdd = false) {
     super(options);
     this.heap = new WasmHeap(k.memory, k.heapBase(), 'wasm');
     this.threadThreshold = options.threadThreshold ?? 2 ** 21;

@@ -3,14 +3,15 @@
  * else the `webgpu` npm package (Dawn) in Node. No adapter → BackendUnavailableError with the reason.
  */
 import { BackendUnavailableError, nodeBuiltin } from '@polyhal/hal';
+import type { GpuDeviceLike, GpuLike, GpuPowerPreference } from './gpu-types.js';
 import type { TileName } from './kernels/matmul.js';
 
 export interface WebGpuOptions {
   /** A GPUDevice to use as is (its adapter info is then unknown unless `adapterInfo` is given). */
-  device?: GPUDevice;
+  device?: GpuDeviceLike;
   /** A GPU object (navigator.gpu or the webgpu package's create()). */
-  gpu?: GPU;
-  powerPreference?: GPUPowerPreference;
+  gpu?: GpuLike;
+  powerPreference?: GpuPowerPreference;
   /** Dawn toggles for the Node `webgpu` package, e.g. ['enable-dawn-features=allow_unsafe_apis']. */
   dawnFlags?: string[];
   /** Upper bound on live buffer bytes (default: min(2 GiB, the adapter's maxBufferSize·4)). */
@@ -38,7 +39,7 @@ export interface WebGpuOptions {
 }
 
 export interface AcquiredDevice {
-  device: GPUDevice;
+  device: GpuDeviceLike;
   info: { vendor: string; architecture: string; device: string; description: string; isFallbackAdapter: boolean };
 }
 
@@ -102,7 +103,7 @@ async function gpuFromNode(flags: string[]): Promise<GPU | string | undefined> {
 }
 
 /** The GPU entry point of this runtime, or undefined. */
-export async function findGpu(options: WebGpuOptions = {}): Promise<GPU | undefined> {
+export async function findGpu(options: WebGpuOptions = {}): Promise<GpuLike | undefined> {
   const found = await locateGpu(options);
   return typeof found === 'string' ? undefined : found;
 }

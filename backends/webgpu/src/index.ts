@@ -5,6 +5,7 @@ import { WebGpuBackend } from './webgpu-backend.js';
 
 export { WebGpuBackend, GpuError } from './webgpu-backend.js';
 export { findGpu, hasVulkanLoader, type WebGpuOptions } from './device.js';
+export type { GpuDeviceLike, GpuLike, GpuPowerPreference } from './gpu-types.js';
 export { chooseSplitK, chooseTile, TILES, type Tile, type TileName } from './kernels/matmul.js';
 
 /**

@@ -3,6 +3,7 @@ import {
   OutOfMemoryError, PolyHalError, type ReduceOp, type SgdStepParams, ShapeMismatchError, type UnaryOp, viewOf, padPlacement,
 } from '@polyhal/hal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
+import type { GpuDeviceLike } from './gpu-types.js';
 import { copyWgsl, COPY_WORDS, fillWgsl } from './kernels/copy.js';
 import { binaryWgsl, ELEMENTWISE_WORDS, unaryWgsl } from './kernels/elementwise.js';
 import { adamWgsl, sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
@@ -43,7 +44,7 @@ export class WebGpuBackend extends BaseBackend {
   readonly deviceName: string;
   readonly deviceType = 'gpu' as const;
   readonly isSoftware: boolean;
-  readonly device: GPUDevice;
+  readonly device: GpuDeviceLike;
   private readonly gpuBuffers = new Map<number, GPUBuffer>();
   private readonly pool: BufferPool;
   private readonly pipelines: PipelineCache;
