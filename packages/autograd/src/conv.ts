@@ -60,8 +60,6 @@ export function conv2d(x: Tensor, w: Tensor, options: Conv2dOptions = {}): Tenso
     const gRows = t(be.contiguous(be.permute(g, [0, 2, 3, 1]))); // [N, Ho, Wo, O]
     const gm = be.reshape(gRows, [N * Ho * Wo, O]);
     const dw = be.reshape(be.matmul(be.permute(gm, [1, 0]), cols!.value), [O, C, k, k]);
-    cols!.dispose();
-    cols = null;
     if (!needs[0]) return [null, dw]; // e.g. the first layer: no gradient for the input images
     // dx by col2im: dcols = dy · W ([N·Ho·Wo, O] × [O, C·k·k]) holds each window's gradient, and
     // kernel tap (kh, kw) adds its block at input rows kh + s·i, columns kw + s·j. Taps of one stride
@@ -109,7 +107,10 @@ export function conv2d(x: Tensor, w: Tensor, options: Conv2dOptions = {}): Tenso
     t(dxp!);
     const dx = be.contiguous(be.shrink(dxp!, [[0, N], [0, C], [p, p + H], [p, p + W]]));
     return [dx, dw];
-  }));
+  }), () => {
+    (cols as Tensor | null)?.dispose();
+    cols = null;
+  });
   // Without a graph the saved columns are not needed.
   if (!out.node) (cols as Tensor | null)?.dispose();
   return out;

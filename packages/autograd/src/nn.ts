@@ -44,14 +44,14 @@ export abstract class Module {
     return own;
   }
 
-  /** Moves every parameter to `backend` (the old copies are disposed). Returns this module. */
+  /**
+   * Moves every parameter (and its gradient) to `backend` in place: the parameter tensors stay the
+   * same objects, so an optimizer built on `parameters()` keeps updating them (its state is created
+   * at a parameter's first step; state from steps before the move needs `await optimizer.to(backend)`,
+   * see `Optimizer`). The old buffers are freed. Returns this module.
+   */
   async to(backend: ComputeBackend): Promise<this> {
-    for (const [k, t] of this.params) {
-      const moved = keep(await t.to(backend));
-      moved.requiresGrad = t.requiresGrad;
-      this.params.set(k, moved);
-      t.dispose();
-    }
+    for (const t of this.params.values()) await t.moveTo(backend);
     for (const c of this.children.values()) await c.to(backend);
     return this;
   }

@@ -59,8 +59,12 @@ const BINARY_GRADS: Record<BinaryOp, Rule | null> = {
   cmplt: null,
 };
 
-/** Records an op: runs `forward` on the HAL, and attaches `rule` when any input requires grad. */
-export function record(op: string, inputs: Tensor[], forward: (be: ComputeBackend, xs: NDArray[]) => NDArray, rule: Rule | null): Tensor {
+/**
+ * Records an op: runs `forward` on the HAL, and attaches `rule` when any input requires grad.
+ * `release` frees what the op saved for its rule (beyond its inputs and output); the engine calls it
+ * when the graph drops the node (after backward, unless the graph is retained, or on dispose).
+ */
+export function record(op: string, inputs: Tensor[], forward: (be: ComputeBackend, xs: NDArray[]) => NDArray, rule: Rule | null, release?: () => void): Tensor {
   const be = commonBackend(op, inputs);
   const xs = inputs.map((t) => t.value);
   const out = forward(be, xs);
@@ -69,7 +73,7 @@ export function record(op: string, inputs: Tensor[], forward: (be: ComputeBacken
   return new Tensor(be, out, {
     storage: source?.sharedStorage(),
     requiresGrad,
-    node: requiresGrad ? { op, inputs, backward: (g) => rule!(be, g, xs, out, inputs.map((t) => t.requiresGrad)) } : null,
+    node: requiresGrad ? { op, inputs, backward: (g, tracked = be) => rule!(tracked, g, xs, out, inputs.map((t) => t.requiresGrad)), release } : null,
   });
 }
 
@@ -206,17 +210,17 @@ export function softmaxCrossEntropy(logits: Tensor, labels: Tensor): Tensor {
     if (grad) saved = new Tensor(be, grad);
     return loss;
   }, (be, g, [z]) => {
-    const d = saved;
-    saved = undefined;
     const col = be.reshape(g, [g.shape[0]!, 1]);
     try {
-      const dLogits = d ? be.mul(d.value, col) : null;
+      const dLogits = saved ? be.mul(saved.value, col) : null;
       const dLabels = labels.requiresGrad ? withTemps(be, (t) => be.neg(t(be.mul(t(be.logSoftmax(z!, 1)), col)))) : null;
       return [dLogits, dLabels];
     } finally {
       if (col.buffer !== g.buffer) be.free(col);
-      d?.dispose();
     }
+  }, () => {
+    saved?.dispose();
+    saved = undefined;
   });
   if (!t.node) saved?.dispose();
   return t;

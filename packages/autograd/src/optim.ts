@@ -3,21 +3,34 @@
  * may run as one fused kernel; parameters, gradients and optimizer state stay on the device — nothing
  * is read back during training.
  */
-import { type DeviceBuffer, InvalidArgumentError } from '@polyhal/hal';
-import { add, mul } from './ops.js';
+import { type ComputeBackend, type DeviceBuffer, DeviceMismatchError, InvalidArgumentError, type NDArray, UseAfterFreeError } from '@polyhal/hal';
 import { noGrad, type Tensor } from './tensor.js';
 
+/** Per-parameter optimizer state (moments, velocity): buffers of the parameter's shape on one backend. */
+interface State {
+  backend: ComputeBackend;
+  buffers: DeviceBuffer[];
+}
+
+/**
+ * Base of the optimizers. State (moments, velocities) is created at a parameter's first update, on
+ * the parameter's backend — so `await model.to(backend)` before the first step just works, as in
+ * PyTorch. A parameter moved after its state exists needs `await optimizer.to(backend)` (a step
+ * before that throws DeviceMismatchError). A disposed parameter makes `step` throw UseAfterFreeError.
+ */
 export abstract class Optimizer {
   /** Learning rate; schedulers change it between steps. */
   lr: number;
   /** Number of completed steps. */
   stepCount = 0;
+  private readonly state: (State | null)[];
   constructor(readonly params: Tensor[], lr: number) {
     if (!(lr > 0)) throw new InvalidArgumentError(`learning rate must be > 0, got ${lr}`);
     for (const p of params) {
       if (!p.isWhole) throw new InvalidArgumentError('optimizer parameters must be whole contiguous tensors (create them with Tensor.fromArray or a layer)');
     }
     this.lr = lr;
+    this.state = params.map(() => null);
   }
 
   /** Frees every gradient (call before the next backward). */
@@ -28,8 +41,24 @@ export abstract class Optimizer {
     }
   }
 
-  /** Applies one update to every parameter that has a gradient. */
+  /**
+   * Applies one update to every parameter that has a gradient. Checks every parameter first and
+   * throws (updating none) when one was disposed (UseAfterFreeError) or moved away from its state
+   * (DeviceMismatchError).
+   */
   step(): void {
+    this.params.forEach((p, i) => {
+      if (p.isDisposed) {
+        throw new UseAfterFreeError(`${this.constructor.name}.step: parameter ${i} (tensor ${p.id} [${p.shape.join(', ')}]) was disposed; an optimizer needs its parameters alive (move a model with await model.to(backend), which keeps them)`);
+      }
+      const st = this.state[i];
+      if (st && st.backend !== p.backend) {
+        throw new DeviceMismatchError(`${this.constructor.name}.step: parameter ${i} is on ${p.backend.name} (${p.backend.deviceName}) but its optimizer state is on ${st.backend.name} (${st.backend.deviceName}); call await optimizer.to(backend) after moving the model`);
+      }
+      if (p.grad && p.grad.backend !== p.backend) {
+        throw new DeviceMismatchError(`${this.constructor.name}.step: parameter ${i} is on ${p.backend.name} but its gradient is on ${p.grad.backend.name}`);
+      }
+    });
     this.stepCount++;
     noGrad(() => {
       this.params.forEach((p, i) => {
@@ -40,11 +69,41 @@ export abstract class Optimizer {
 
   protected abstract update(p: Tensor, index: number): void;
 
-  /** Frees the optimizer state (moments, velocities). */
-  abstract dispose(): void;
+  /** Number of state buffers per parameter (moments, velocity). */
+  protected abstract readonly stateSize: number;
 
-  protected zerosLike(p: Tensor): DeviceBuffer {
-    return p.backend.full(p.shape, 0).buffer;
+  /** The state buffers of parameter i, created (zeros, on the parameter's backend) at first use. */
+  protected stateOf(i: number): DeviceBuffer[] {
+    const p = this.params[i]!;
+    let st = this.state[i];
+    if (!st) {
+      st = { backend: p.backend, buffers: [] };
+      this.state[i] = st;
+      for (let k = 0; k < this.stateSize; k++) st.buffers.push(p.backend.full(p.shape, 0).buffer);
+    }
+    return st.buffers;
+  }
+
+  /** Moves the optimizer state to `backend` (after `await model.to(backend)` once steps were taken). */
+  async to(backend: ComputeBackend): Promise<this> {
+    for (let i = 0; i < this.state.length; i++) {
+      const st = this.state[i];
+      if (!st || st.backend === backend) continue;
+      const shape = this.params[i]!.shape;
+      const moved: DeviceBuffer[] = [];
+      for (const b of st.buffers) moved.push(backend.fromArray(await st.backend.read(b), shape).buffer);
+      for (const b of st.buffers) st.backend.deallocate(b);
+      this.state[i] = { backend, buffers: moved };
+    }
+    return this;
+  }
+
+  /** Frees the optimizer state (moments, velocities). The optimizer can step again afterwards (from zero state). */
+  dispose(): void {
+    this.state.forEach((st, i) => {
+      for (const b of st?.buffers ?? []) st!.backend.deallocate(b);
+      this.state[i] = null;
+    });
   }
 }
 
@@ -58,18 +117,16 @@ export interface SgdOptions {
 export class SGD extends Optimizer {
   readonly momentum: number;
   readonly weightDecay: number;
-  private readonly velocity: (DeviceBuffer | null)[];
+  protected readonly stateSize: number;
   constructor(params: Tensor[], opts: SgdOptions) {
     super(params, opts.lr);
     this.momentum = opts.momentum ?? 0;
     this.weightDecay = opts.weightDecay ?? 0;
-    this.velocity = params.map((p) => (this.momentum > 0 ? this.zerosLike(p) : null));
+    this.stateSize = this.momentum > 0 ? 1 : 0;
   }
   protected update(p: Tensor, i: number): void {
-    p.backend.sgdStep(p.value.buffer, p.grad!.value, this.velocity[i]!, { lr: this.lr, momentum: this.momentum, weightDecay: this.weightDecay });
-  }
-  dispose(): void {
-    this.params.forEach((p, i) => this.velocity[i] && p.backend.deallocate(this.velocity[i]!));
+    const velocity = this.momentum > 0 ? this.stateOf(i)[0]! : null;
+    p.backend.sgdStep(p.value.buffer, p.grad!.value, velocity, { lr: this.lr, momentum: this.momentum, weightDecay: this.weightDecay });
   }
 }
 
@@ -86,36 +143,38 @@ export class Adam extends Optimizer {
   readonly eps: number;
   readonly weightDecay: number;
   protected readonly decoupled: boolean = false;
-  private readonly m: DeviceBuffer[];
-  private readonly v: DeviceBuffer[];
+  protected readonly stateSize = 2;
   constructor(params: Tensor[], opts: AdamOptions = {}) {
     super(params, opts.lr ?? 1e-3);
     this.betas = opts.betas ?? [0.9, 0.999];
     this.eps = opts.eps ?? 1e-8;
     this.weightDecay = opts.weightDecay ?? 0;
-    this.m = params.map((p) => this.zerosLike(p));
-    this.v = params.map((p) => this.zerosLike(p));
   }
   protected update(p: Tensor, i: number): void {
     const be = p.backend;
-    let g = p.grad!;
+    const [m, v] = this.stateOf(i) as [DeviceBuffer, DeviceBuffer];
     const coupled = !this.decoupled && this.weightDecay > 0;
-    if (coupled) g = add(g, mul(p.detach(), this.weightDecay));
-    be.adamStep(p.value.buffer, g.value, this.m[i]!, this.v[i]!, {
-      lr: this.lr, beta1: this.betas[0], beta2: this.betas[1], eps: this.eps,
-      weightDecay: this.decoupled ? this.weightDecay : 0, step: this.stepCount,
-    });
-    if (coupled) g.dispose();
+    // L2 decay: g + wd·p on the HAL directly (no tensors for a scope to own), freed after the step.
+    let g = p.grad!.value;
+    const temps: NDArray[] = [];
+    if (coupled) {
+      temps.push(be.mul(p.value, this.weightDecay));
+      g = be.add(g, temps[0]!);
+      temps.push(g);
+    }
+    try {
+      be.adamStep(p.value.buffer, g, m, v, {
+        lr: this.lr, beta1: this.betas[0], beta2: this.betas[1], eps: this.eps,
+        weightDecay: this.decoupled ? this.weightDecay : 0, step: this.stepCount,
+      });
+    } finally {
+      for (const t of temps) be.free(t);
+    }
   }
-  dispose(): void {
-    this.params.forEach((p, i) => {
-      p.backend.deallocate(this.m[i]!);
-      p.backend.deallocate(this.v[i]!);
-    });
-  }
-  /** The first moment of parameter i (for inspection and tests). */
+  /** The first and second moments of parameter i (for inspection and tests; zeros before its first update). */
   moment(i: number): { m: DeviceBuffer; v: DeviceBuffer } {
-    return { m: this.m[i]!, v: this.v[i]! };
+    const [m, v] = this.stateOf(i) as [DeviceBuffer, DeviceBuffer];
+    return { m, v };
   }
 }
 
