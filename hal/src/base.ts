@@ -1,12 +1,16 @@
 import type { AdamStepParams, ComputeBackend, DeviceType, Operand, ReadHandle, SgdStepParams } from './backend.js';
 import { adamStepComposite, logSoftmaxComposite, sgdStepComposite, softmaxComposite, softmaxCrossEntropyComposite } from './composites.js';
-import { bytesPerElement, type DType, dtypeOfArray, type HostArray, isDType } from './dtype.js';
+import { bytesPerElement, type DType, type HostArray, isDType } from './dtype.js';
 import { DeviceMismatchError, DTypeError, InvalidArgumentError, OutOfMemoryError, ShapeMismatchError, UnsupportedOpError, UseAfterFreeError } from './errors.js';
 import {
   type DeviceBuffer, expandView, isWholeBuffer, type NDArray, permuteView, reshapeView, shrinkView, strideView, viewOf,
 } from './ndarray.js';
 import { type BinaryOp, INT32_BINARY_OPS, INT32_REDUCE_OPS, INT32_UNARY_OPS, type ReduceOp, type UnaryOp } from './ops.js';
-import { assertShape, broadcastShapes, normalizeAxes, sizeOf } from './shape.js';
+import { assertShape, broadcastShapes, normalizeAxes, normalizeAxis, sizeOf } from './shape.js';
+import {
+  BINARY_OP_SET, checkAdamParams, checkAxesArg, checkBoolean, checkHostData, checkIntList, checkNumber, checkPairs, checkSgdParams, checkView,
+  checkWriteData, describeValue, REDUCE_OP_SET, UNARY_OP_SET,
+} from './validate.js';
 
 let instanceCounter = 0;
 
@@ -95,13 +99,13 @@ export abstract class BaseBackend implements ComputeBackend {
   }
 
   free(x: NDArray): void {
+    this.check(x, 'free');
     this.deallocate(x.buffer);
   }
 
   write(buffer: DeviceBuffer, data: HostArray): void {
-    this.checkBuffer(buffer, 'write');
-    const dtype = dtypeOfArray(data);
-    if (dtype !== buffer.dtype) throw new DTypeError(`write: data is ${dtype} but the buffer is ${buffer.dtype}`);
+    this.checkBuffer(buffer, 'write', 'buffer');
+    checkWriteData(data, 'write', buffer.dtype);
     if (data.length !== buffer.size) {
       throw new ShapeMismatchError(`write: data has ${data.length} elements but the buffer holds ${buffer.size}`);
     }
@@ -113,8 +117,7 @@ export abstract class BaseBackend implements ComputeBackend {
   }
 
   async read(x: NDArray | DeviceBuffer): Promise<HostArray> {
-    const view = 'buffer' in x ? x : viewOf(this.checkBuffer(x, 'read'));
-    this.check(view, 'read');
+    const view = this.readView(x, 'read');
     if (isWholeBuffer(view)) return this.readStorage(view.buffer);
     const tmp = this.contiguous(view);
     try {
@@ -128,7 +131,9 @@ export abstract class BaseBackend implements ComputeBackend {
     return this.read(x);
   }
 
+  /** Bad arguments throw at once (not through the handle); failures of the read itself come through it. */
   readHandle(x: NDArray | DeviceBuffer): ReadHandle<HostArray> {
+    this.readView(x, 'readHandle');
     let done = false;
     let value: HostArray | undefined;
     let error: unknown;
@@ -159,7 +164,10 @@ export abstract class BaseBackend implements ComputeBackend {
 
   // ---- construction ----
   fromArray(data: ArrayLike<number>, shape: readonly number[], dtype?: DType): NDArray {
-    assertShape(shape);
+    this.assertOpen();
+    checkHostData(data, 'fromArray', dtype);
+    assertShape(shape, 'fromArray: shape');
+    if (dtype !== undefined && !isDType(dtype)) throw new DTypeError(`fromArray: unknown dtype ${describeValue(dtype)} (expected float32 or int32)`);
     const dt: DType = dtype ?? (data instanceof Int32Array ? 'int32' : 'float32');
     if (data.length !== sizeOf(shape)) {
       throw new ShapeMismatchError(`fromArray: ${data.length} values do not fill shape [${shape.join(', ')}] (${sizeOf(shape)} elements)`, [shape]);
@@ -171,7 +179,8 @@ export abstract class BaseBackend implements ComputeBackend {
   }
 
   full(shape: readonly number[], value: number, dtype: DType = 'float32'): NDArray {
-    assertShape(shape);
+    assertShape(shape, 'full: shape');
+    checkNumber(value, 'full', 'value');
     const buffer = this.allocate(sizeOf(shape), dtype);
     this.fillKernel(buffer, value);
     return viewOf(buffer, shape);
@@ -180,12 +189,13 @@ export abstract class BaseBackend implements ComputeBackend {
   // ---- elementwise ----
   binary(op: BinaryOp, a: Operand, b: Operand): NDArray {
     if (typeof a === 'number' && typeof b === 'number') throw new InvalidArgumentError(`${op}: at least one operand must be an array`);
+    if (typeof a !== 'number') this.check(a, op, 'a');
+    if (typeof b !== 'number') this.check(b, op, 'b');
     const dtype = typeof a === 'number' ? (b as NDArray).dtype : a.dtype;
-    if (typeof a !== 'number') this.check(a, op);
-    if (typeof b !== 'number') this.check(b, op);
     if (typeof a !== 'number' && typeof b !== 'number' && a.dtype !== b.dtype) {
       throw new DTypeError(`${op}: operands have dtypes ${a.dtype} and ${b.dtype}; cast one explicitly`);
     }
+    if (!BINARY_OP_SET.has(op)) throw new UnsupportedOpError(String(op), dtype, this.name, `binary ops: ${[...BINARY_OP_SET].join(', ')}`);
     if (dtype === 'int32' && !INT32_BINARY_OPS.has(op)) throw new UnsupportedOpError(op, dtype, this.name);
     const temps: NDArray[] = [];
     const arr = (v: Operand): NDArray => {
@@ -216,6 +226,7 @@ export abstract class BaseBackend implements ComputeBackend {
 
   unary(op: UnaryOp, x: NDArray): NDArray {
     this.check(x, op);
+    if (!UNARY_OP_SET.has(op)) throw new UnsupportedOpError(String(op), x.dtype, this.name, `unary ops: ${[...UNARY_OP_SET].join(', ')}`);
     if (x.dtype === 'int32' && !INT32_UNARY_OPS.has(op)) throw new UnsupportedOpError(op, x.dtype, this.name);
     const out = this.allocate(sizeOf(x.shape), x.dtype);
     this.guard(out, () => this.unaryKernel(op, x, out));
@@ -238,7 +249,10 @@ export abstract class BaseBackend implements ComputeBackend {
   // ---- reductions ----
   reduce(op: ReduceOp, x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray {
     this.check(x, op);
+    if (!REDUCE_OP_SET.has(op)) throw new UnsupportedOpError(String(op), x.dtype, this.name, `reductions: ${[...REDUCE_OP_SET].join(', ')}, and mean()`);
     if (x.dtype === 'int32' && !INT32_REDUCE_OPS.has(op)) throw new UnsupportedOpError(op, x.dtype, this.name);
+    checkAxesArg(axes, op, x);
+    checkBoolean(keepdims, op, 'keepdims');
     const ax = normalizeAxes(axes, x.shape.length);
     const kept = x.shape.filter((_, i) => !ax.includes(i));
     const out = this.allocate(sizeOf(kept), x.dtype);
@@ -253,6 +267,8 @@ export abstract class BaseBackend implements ComputeBackend {
   mean(x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray {
     this.check(x, 'mean');
     if (x.dtype !== 'float32') throw new UnsupportedOpError('mean', x.dtype, this.name);
+    checkAxesArg(axes, 'mean', x);
+    checkBoolean(keepdims, 'mean', 'keepdims');
     const ax = normalizeAxes(axes, x.shape.length);
     const n = ax.reduce((p, a) => p * x.shape[a]!, 1);
     const s = this.sum(x, ax, keepdims);
@@ -266,22 +282,38 @@ export abstract class BaseBackend implements ComputeBackend {
   // ---- movement ----
   reshape(x: NDArray, shape: readonly number[]): NDArray {
     this.check(x, 'reshape');
+    checkIntList(shape, 'reshape', 'shape', x);
     const view = reshapeView(x, shape);
     if (view) return view;
     const c = this.contiguous(x);
     return reshapeView(c, shape)!;
   }
 
-  permute(x: NDArray, perm: readonly number[]): NDArray { this.check(x, 'permute'); return permuteView(x, perm); }
-  expand(x: NDArray, shape: readonly number[]): NDArray { this.check(x, 'expand'); return expandView(x, shape); }
-  shrink(x: NDArray, bounds: readonly (readonly [number, number])[]): NDArray { this.check(x, 'shrink'); return shrinkView(x, bounds); }
-  stride(x: NDArray, steps: readonly number[]): NDArray { this.check(x, 'stride'); return strideView(x, steps); }
+  permute(x: NDArray, perm: readonly number[]): NDArray {
+    this.check(x, 'permute');
+    checkIntList(perm, 'permute', 'perm', x);
+    return permuteView(x, perm);
+  }
+  expand(x: NDArray, shape: readonly number[]): NDArray {
+    this.check(x, 'expand');
+    checkIntList(shape, 'expand', 'shape', x);
+    return expandView(x, shape);
+  }
+  shrink(x: NDArray, bounds: readonly (readonly [number, number])[]): NDArray {
+    this.check(x, 'shrink');
+    checkPairs(bounds, 'shrink', 'bounds', x, '[start, end]');
+    return shrinkView(x, bounds);
+  }
+  stride(x: NDArray, steps: readonly number[]): NDArray {
+    this.check(x, 'stride');
+    checkIntList(steps, 'stride', 'steps', x);
+    return strideView(x, steps);
+  }
 
   pad(x: NDArray, pads: readonly (readonly [number, number])[], value = 0): NDArray {
     this.check(x, 'pad');
-    if (pads.length !== x.shape.length) {
-      throw new InvalidArgumentError(`pad needs one [before, after] per dimension of [${x.shape.join(', ')}], got ${pads.length}`);
-    }
+    checkPairs(pads, 'pad', 'pads', x, '[before, after]');
+    checkNumber(value, 'pad', 'value');
     for (const [b, a] of pads) {
       if (!Number.isInteger(b) || !Number.isInteger(a) || b < 0 || a < 0) throw new InvalidArgumentError(`pad widths must be non-negative integers, got [${b}, ${a}]`);
     }
@@ -292,20 +324,25 @@ export abstract class BaseBackend implements ComputeBackend {
   }
 
   contiguous(x: NDArray): NDArray {
-    return this.cast(x, x.dtype);
+    this.check(x, 'contiguous');
+    return this.copyAs(x, x.dtype);
   }
 
   cast(x: NDArray, dtype: DType): NDArray {
     this.check(x, 'cast');
-    if (!isDType(dtype)) throw new DTypeError(`unknown dtype '${String(dtype)}'`);
+    if (!isDType(dtype)) throw new DTypeError(`cast: unknown dtype ${describeValue(dtype)} (expected float32 or int32)`);
+    return this.copyAs(x, dtype);
+  }
+
+  private copyAs(x: NDArray, dtype: DType): NDArray {
     const out = this.allocate(sizeOf(x.shape), dtype);
     this.guard(out, () => this.copyKernel(x, out));
     return viewOf(out, x.shape);
   }
 
   assign(target: DeviceBuffer, value: NDArray): void {
-    this.checkBuffer(target, 'assign');
-    this.check(value, 'assign');
+    this.checkBuffer(target, 'assign', 'target');
+    this.check(value, 'assign', 'value');
     if (sizeOf(value.shape) !== target.size) {
       throw new ShapeMismatchError(`assign: value has ${sizeOf(value.shape)} elements, the target holds ${target.size}`, [value.shape]);
     }
@@ -321,8 +358,8 @@ export abstract class BaseBackend implements ComputeBackend {
 
   // ---- matmul ----
   matmul(a: NDArray, b: NDArray): NDArray {
-    this.check(a, 'matmul');
-    this.check(b, 'matmul');
+    this.check(a, 'matmul', 'a');
+    this.check(b, 'matmul', 'b');
     if (a.dtype !== 'float32' || b.dtype !== 'float32') throw new UnsupportedOpError('matmul', a.dtype !== 'float32' ? a.dtype : b.dtype, this.name);
     if (a.shape.length < 2 || b.shape.length < 2) {
       throw new ShapeMismatchError(`matmul needs operands of rank ≥ 2, got [${a.shape.join(', ')}] and [${b.shape.join(', ')}]`, [a.shape, b.shape]);
@@ -340,15 +377,49 @@ export abstract class BaseBackend implements ComputeBackend {
   }
 
   // ---- composites (override with fused kernels where it pays) ----
-  softmax(x: NDArray, axis = -1): NDArray { return softmaxComposite(this, x, axis); }
-  logSoftmax(x: NDArray, axis = -1): NDArray { return logSoftmaxComposite(this, x, axis); }
+  /** softmax along `axis` (default -1). Throws InvalidArgumentError for an axis out of range. */
+  softmax(x: NDArray, axis = -1): NDArray {
+    this.checkAxisOf(x, axis, 'softmax');
+    return softmaxComposite(this, x, axis);
+  }
+  /** log-softmax along `axis` (default -1). Throws InvalidArgumentError for an axis out of range. */
+  logSoftmax(x: NDArray, axis = -1): NDArray {
+    this.checkAxisOf(x, axis, 'logSoftmax');
+    return logSoftmaxComposite(this, x, axis);
+  }
+  /** Validated here; backends with a fused kernel override it and call `fusedSoftmaxCrossEntropy`. */
   softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {
+    this.checkSoftmaxCrossEntropy(logits, labels, withGrad);
     return softmaxCrossEntropyComposite(this, logits, labels, withGrad);
   }
+  /**
+   * One Adam/AdamW step, in place. Validates hyper-parameters (checkAdamParams: finite, lr ≥ 0,
+   * betas in [0, 1), eps ≥ 0, weightDecay ≥ 0, integer step ≥ 1) and operands (live, float32,
+   * distinct buffers of the gradient's size) before `adamStepKernel` touches anything.
+   */
   adamStep(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
+    checkAdamParams(p);
+    this.checkStepOperands('adamStep', param, grad, [m, v]);
+    this.adamStepKernel(param, grad, m, v, p);
+  }
+  /**
+   * One SGD step, in place. Validates hyper-parameters (checkSgdParams: finite, lr, momentum and
+   * weightDecay ≥ 0) and operands; momentum > 0 needs a velocity buffer (null means no momentum).
+   */
+  sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
+    checkSgdParams(p);
+    const vel = velocity ?? null;
+    if (vel === null && p.momentum > 0) throw new InvalidArgumentError(`sgdStep: momentum ${p.momentum} needs a velocity buffer (pass null only without momentum)`);
+    this.checkStepOperands('sgdStep', param, grad, vel ? [vel] : []);
+    this.sgdStepKernel(param, grad, vel, p);
+  }
+
+  /** The Adam update on validated operands; the default is the composite. Fused backends override it. */
+  protected adamStepKernel(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
     adamStepComposite(this, param, grad, m, v, p);
   }
-  sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
+  /** The SGD update on validated operands; the default is the composite. Fused backends override it. */
+  protected sgdStepKernel(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
     sgdStepComposite(this, param, grad, velocity, p);
   }
 
@@ -358,27 +429,49 @@ export abstract class BaseBackend implements ComputeBackend {
     return isWholeBuffer(x) ? { view: x, temp: false } : { view: this.contiguous(x), temp: true };
   }
 
-  /** Validates the operands of an in-place optimizer step (live, float32, sizes matching the gradient). */
+  /** Validates the operands of an in-place optimizer step (live, float32, distinct, sizes matching the gradient). */
   protected checkStepOperands(op: string, param: DeviceBuffer, grad: NDArray, state: readonly DeviceBuffer[]): void {
-    this.check(grad, op);
-    for (const b of [param, ...state]) {
-      this.checkBuffer(b, op);
+    this.check(grad, op, 'grad');
+    const names = op === 'adamStep' ? ['param', 'm', 'v'] : ['param', 'velocity'];
+    const all = [param, ...state];
+    all.forEach((b, i) => {
+      this.checkBuffer(b, op, names[i]);
       if (b.dtype !== 'float32' || grad.dtype !== 'float32') throw new DTypeError(`${op} takes float32 parameters, gradients and state`);
-      if (b.size !== sizeOf(grad.shape)) throw new ShapeMismatchError(`${op}: a buffer of ${b.size} elements does not match the gradient's shape [${grad.shape.join(', ')}]`);
+      if (b.size !== sizeOf(grad.shape)) throw new ShapeMismatchError(`${op}: ${names[i]} holds ${b.size} elements, which does not match the gradient's shape [${grad.shape.join(', ')}]`, [grad.shape]);
+      if (all.indexOf(b) !== i || grad.buffer === b) throw new InvalidArgumentError(`${op}: ${names[i]} is the same buffer as another operand; ${names.join(', ')} and grad must be distinct`);
+    });
+  }
+
+  /**
+   * Validates softmax cross-entropy operands: live float32 logits and labels of one shape [N, C]
+   * (ShapeMismatchError, DTypeError) and a boolean `withGrad`.
+   */
+  protected checkSoftmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad: unknown): void {
+    this.check(logits, 'softmaxCrossEntropy', 'logits');
+    this.check(labels, 'softmaxCrossEntropy', 'labels');
+    checkBoolean(withGrad, 'softmaxCrossEntropy', 'withGrad');
+    if (logits.shape.length !== 2 || labels.shape.length !== 2 || logits.shape[0] !== labels.shape[0] || logits.shape[1] !== labels.shape[1]) {
+      throw new ShapeMismatchError(
+        `softmaxCrossEntropy expects logits and labels of the same shape [N, C], got [${logits.shape.join(', ')}] and [${labels.shape.join(', ')}]`,
+        [logits.shape, labels.shape],
+      );
+    }
+    if (logits.dtype !== 'float32' || labels.dtype !== 'float32') {
+      throw new DTypeError(`softmaxCrossEntropy takes float32 logits and labels, got ${logits.dtype} and ${labels.dtype}`);
     }
   }
 
   /**
-   * The frame of a fused softmax cross-entropy: validates the operands (falling back to the composite,
-   * which raises the typed error, on wrong shapes), hands `kernel` contiguous float32 [N, C] logits and
-   * labels plus fresh loss [N] and grad [N, C] buffers, and frees temporaries — and the outputs if the
-   * kernel throws. `needWhole: false` passes the views as they are (kernels that read strides).
+   * The frame of a fused softmax cross-entropy: validates the operands, hands `kernel` contiguous
+   * float32 [N, C] logits and labels plus fresh loss [N] and grad [N, C] buffers, and frees
+   * temporaries — and the outputs if the kernel throws. `needWhole: false` passes the views as they
+   * are (kernels that read strides). Kernels follow the rule of ops.ts (label-0 terms).
    */
   protected fusedSoftmaxCrossEntropy(
     logits: NDArray, labels: NDArray, withGrad: boolean,
     kernel: (z: NDArray, y: NDArray, loss: DeviceBuffer, grad: DeviceBuffer | null) => void, needWhole = true,
   ): { loss: NDArray; grad?: NDArray } {
-    if (!this.fusedSoftmaxCrossEntropyOperands(logits, labels)) return softmaxCrossEntropyComposite(this, logits, labels, withGrad);
+    this.checkSoftmaxCrossEntropy(logits, labels, withGrad);
     const [n, c] = logits.shape as [number, number];
     const z = needWhole ? this.whole(logits) : { view: logits, temp: false };
     const y = needWhole ? this.whole(labels) : { view: labels, temp: false };
@@ -398,27 +491,37 @@ export abstract class BaseBackend implements ComputeBackend {
     }
   }
 
-  /**
-   * Validates softmax cross-entropy operands for a fused kernel: true when they are float32 [N, C]
-   * pairs; false when the shapes are wrong (the composite then raises the typed error).
-   */
-  protected fusedSoftmaxCrossEntropyOperands(logits: NDArray, labels: NDArray): boolean {
-    this.check(logits, 'softmaxCrossEntropy');
-    this.check(labels, 'softmaxCrossEntropy');
-    if (logits.shape.length !== 2 || labels.shape.length !== 2 || logits.shape[0] !== labels.shape[0] || logits.shape[1] !== labels.shape[1]) return false;
-    if (logits.dtype !== 'float32' || labels.dtype !== 'float32') throw new DTypeError('softmaxCrossEntropy takes float32 logits and labels');
-    return true;
-  }
-
   // ---- checks ----
-  /** Throws unless `x` is a live array of this backend instance. */
-  check(x: NDArray, op: string): void {
-    if (x === null || typeof x !== 'object' || !('buffer' in x)) throw new InvalidArgumentError(`${op}: expected an NDArray, got ${String(x)}`);
-    this.checkBuffer(x.buffer, op);
+  /**
+   * Throws unless `x` is a live array of this backend instance with a well-formed view inside its
+   * buffer (InvalidArgumentError, DeviceMismatchError, UseAfterFreeError). O(rank).
+   */
+  check(x: NDArray, op: string, arg = 'x'): void {
+    if (x === null || typeof x !== 'object' || !('buffer' in x)) throw new InvalidArgumentError(`${op}: ${arg} must be an NDArray, got ${describeValue(x)}`);
+    this.checkBuffer(x.buffer, op, `${arg}.buffer`);
+    checkView(x, op, arg);
   }
 
-  protected checkBuffer(buffer: DeviceBuffer, op: string): DeviceBuffer {
+  /** An NDArray or a DeviceBuffer to read, as a view (validated). */
+  protected readView(x: NDArray | DeviceBuffer, op: string): NDArray {
+    if (x !== null && typeof x === 'object' && 'buffer' in x) {
+      this.check(x, op);
+      return x;
+    }
+    return viewOf(this.checkBuffer(x, op, 'x'));
+  }
+
+  private checkAxisOf(x: NDArray, axis: number, op: string): void {
+    this.check(x, op);
+    if (!Number.isInteger(axis)) throw new InvalidArgumentError(`${op}: axis must be an integer, got ${describeValue(axis)}`);
+    normalizeAxis(axis, x.shape.length);
+  }
+
+  protected checkBuffer(buffer: DeviceBuffer, op: string, arg = 'buffer'): DeviceBuffer {
     this.assertOpen();
+    if (buffer === null || typeof buffer !== 'object' || typeof buffer.owner !== 'string') {
+      throw new InvalidArgumentError(`${op}: ${arg} must be a DeviceBuffer (or an NDArray where the op takes one), got ${describeValue(buffer)}`);
+    }
     if (buffer.owner !== this.id) {
       throw new DeviceMismatchError(`${op}: the buffer belongs to backend instance ${buffer.owner}, not to ${this.name} (${this.id}); move it with read + fromArray (or tensor.to())`);
     }

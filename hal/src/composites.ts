@@ -3,9 +3,13 @@
  * one with a fused kernel, and the conformance suite holds both to the same oracle.
  */
 import type { AdamStepParams, ComputeBackend, SgdStepParams } from './backend.js';
-import { InvalidArgumentError, ShapeMismatchError } from './errors.js';
+import { ShapeMismatchError } from './errors.js';
 import { type DeviceBuffer, type NDArray, viewOf } from './ndarray.js';
 import { normalizeAxis, shapesEqual } from './shape.js';
+import { checkAdamParams, checkSgdParams } from './validate.js';
+
+/** The most negative finite float32: a stand-in for −Inf in label-0 terms (see softmaxCrossEntropyComposite). */
+const NEG_FLT_MAX = -3.4028234663852886e38;
 
 /** Frees every array in `temps` after `fn`, whether it returns or throws. */
 export function withTemps<T>(be: ComputeBackend, fn: (keep: <A extends NDArray>(a: A) => A) => T): T {
@@ -42,7 +46,13 @@ export function logSoftmaxComposite(be: ComputeBackend, x: NDArray, axis: number
   });
 }
 
-/** logits [N, C], labels [N, C] → loss [N] = −Σ_c labels·logSoftmax(logits); grad = softmax − labels. */
+/**
+ * logits [N, C], labels [N, C] → loss [N] = −Σ_c xlogy(labels, softmax(logits)); grad = softmax − labels.
+ * The rule of ops.ts: a term whose label is 0 contributes exactly 0 unless its log-probability is
+ * NaN. Built from primitives without a select: where the label is 0 the log-probability is clamped
+ * from below at −FLT_MAX (so 0·(−Inf) never forms), elsewhere at −Inf (no clamp):
+ * floor = −FLT_MAX / (1 − [label ≠ 0]) is −FLT_MAX or −FLT_MAX/0 = −Inf; `maximum` keeps NaN.
+ */
 export function softmaxCrossEntropyComposite(
   be: ComputeBackend, logits: NDArray, labels: NDArray, withGrad: boolean,
 ): { loss: NDArray; grad?: NDArray } {
@@ -54,7 +64,9 @@ export function softmaxCrossEntropyComposite(
   }
   return withTemps(be, (t) => {
     const ls = t(be.logSoftmax(logits, 1));
-    const loss = be.neg(t(be.sum(t(be.mul(labels, ls)), 1)));
+    const nonzero = t(be.add(t(be.cmplt(labels, 0)), t(be.cmplt(0, labels))));
+    const floor = t(be.div(NEG_FLT_MAX, t(be.sub(1, nonzero))));
+    const loss = be.neg(t(be.sum(t(be.mul(labels, t(be.maximum(ls, floor)))), 1)));
     if (!withGrad) return { loss };
     const grad = be.sub(t(be.exp(ls)), labels);
     return { loss, grad };
@@ -70,8 +82,8 @@ function checkSameSize(op: string, param: DeviceBuffer, grad: NDArray, ...state:
 
 /** Adam/AdamW from primitives: m ← β1 m + (1−β1) g; v ← β2 v + (1−β2) g²; p ← p − lr·m̂/(√v̂ + ε). */
 export function adamStepComposite(be: ComputeBackend, param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
+  checkAdamParams(p);
   checkSameSize('adamStep', param, grad, m, v);
-  if (!(p.step >= 1)) throw new InvalidArgumentError(`adamStep: step must be ≥ 1, got ${p.step}`);
   const shape = grad.shape;
   const P = viewOf(param, shape);
   const M = viewOf(m, shape);
@@ -93,6 +105,7 @@ export function adamStepComposite(be: ComputeBackend, param: DeviceBuffer, grad:
 
 /** SGD with momentum (PyTorch convention): g' = g + wd·p; v ← μ v + g'; p ← p − lr·v (v = g' without momentum). */
 export function sgdStepComposite(be: ComputeBackend, param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
+  checkSgdParams(p);
   checkSameSize('sgdStep', param, grad, velocity);
   const shape = grad.shape;
   const P = viewOf(param, shape);

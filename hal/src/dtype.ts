@@ -1,3 +1,5 @@
+import { DTypeError } from './errors.js';
+
 /**
  * Data types of the HAL. `float32` is the working type of every op; `int32` carries labels and
  * indices and supports the subset of ops listed in `ops.ts` (others throw UnsupportedOpError).
@@ -25,11 +27,11 @@ export function newHostArray(dtype: DType, size: number): HostArray {
   return dtype === 'float32' ? new Float32Array(size) : new Int32Array(size);
 }
 
-/** The dtype of a host typed array; throws TypeError for any other array type. */
+/** The dtype of a host typed array; throws DTypeError for any other array type. */
 export function dtypeOfArray(data: ArrayLike<number>): DType {
   if (data instanceof Float32Array) return 'float32';
   if (data instanceof Int32Array) return 'int32';
-  throw new TypeError('expected a Float32Array or an Int32Array');
+  throw new DTypeError(`expected a Float32Array or an Int32Array, got ${(data as object)?.constructor?.name ?? String(data)}`);
 }
 
 export function isDType(value: unknown): value is DType {

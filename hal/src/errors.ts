@@ -49,14 +49,18 @@ export class BackendUnavailableError extends PolyHalError {
   }
 }
 
-/** An op that a backend does not implement for a dtype. */
+/**
+ * An op that a backend does not implement for a dtype, or an op name the HAL does not know
+ * (`binary('pow', ...)`); `hint` lists what is available.
+ */
 export class UnsupportedOpError extends PolyHalError {
   constructor(
     readonly op: string,
     readonly dtype: string,
     readonly backend: string,
+    hint?: string,
   ) {
-    super(`op '${op}' is not supported for dtype ${dtype} on backend '${backend}'`);
+    super(`op '${op}' is not supported for dtype ${dtype} on backend '${backend}'${hint ? ` (${hint})` : ''}`);
   }
 }
 

@@ -12,3 +12,4 @@ export * from './strided.js';
 export * from './platform.js';
 export * from './options.js';
 export * from './config.js';
+export * from './validate.js';

@@ -13,6 +13,21 @@
  *   overflows: 1/(1+e^-x) for x ≥ 0, e^x/(1+e^x) otherwise.
  * - Reductions over an empty axis: `sum` = 0, `max` = -Inf (int32: -2^31), `mean` = NaN.
  * - Summation is pairwise or better (error grows like log n, not n); the CPU backend sums in float64.
+ * - `softmaxCrossEntropy`: loss_i = −Σ_c xlogy(y_ic, p_ic) with p = softmax(logits_i), where
+ *   xlogy(y, p) = 0 when y = 0 and log p is not NaN, else y·log p (PyTorch's `torch.xlogy`, SciPy's
+ *   `xlogy`: the 0·log 0 = 0 convention of entropy). So a −Inf logit in a class whose label is 0 —
+ *   a masked class — contributes 0 and the loss stays finite, as with PyTorch's class-index
+ *   `cross_entropy`; a −Inf logit where the label is > 0 gives +Inf; a NaN or +Inf logit (or all
+ *   logits −Inf) makes the row's log-probabilities NaN and so the loss NaN, whatever the labels (NaN in
+ *   → NaN out). A NaN label gives NaN. Why not the plain IEEE product (0·−Inf = NaN, TensorFlow.js's
+ *   composite)? A masked logit would turn the loss of every row it appears in into NaN although the
+ *   label puts no mass there, which is never what training wants. The gradient is softmax − labels
+ *   in every case (0 at a masked class). Fused kernels, the composite and the oracle all follow this.
+ *
+ * Optimizer steps (`adamStep`, `sgdStep`) validate their hyper-parameters before touching anything:
+ * finite, lr ≥ 0, momentum ≥ 0, weightDecay ≥ 0, eps ≥ 0, beta1 and beta2 in [0, 1), step an integer
+ * ≥ 1 (InvalidArgumentError otherwise) — PyTorch's domains. An op name outside the lists below throws
+ * UnsupportedOpError (never a silent fallback to another op).
  *
  * int32: `add`, `sub`, `mul` wrap modulo 2^32 (two's complement); `maximum`, `mod` (floored;
  * `x mod 0` = 0), `cmplt`, `neg`, reductions `sum` (wrapping) and `max`, and every movement op are

@@ -42,10 +42,9 @@ export class CpuBackend extends BaseBackend {
 
   /** Synchronous read of any view. */
   readonly readSync = (x: NDArray | DeviceBuffer): HostArray => {
-    const view = 'buffer' in x ? x : null;
-    const buffer = view ? view.buffer : (x as DeviceBuffer);
-    this.checkBuffer(buffer, 'readSync');
-    if (!view || (view.offset === 0 && view.shape.reduce((p, d) => p * d, 1) === buffer.size && isRowMajor(view))) {
+    const view = this.readView(x, 'readSync');
+    const buffer = view.buffer;
+    if ( (view.offset === 0 && view.shape.reduce((p, d) => p * d, 1) === buffer.size && isRowMajor(view))) {
       return this.data(buffer).slice();
     }
     const out = newHostArray(view.dtype, view.shape.reduce((p, d) => p * d, 1));
@@ -102,19 +101,17 @@ export class CpuBackend extends BaseBackend {
     matmulKernel(this.strided(a) as Strided<Float32Array>, this.strided(b) as Strided<Float32Array>, this.data(out) as Float32Array);
   }
 
-  /** Fused Adam/AdamW: one in-place pass over param, m and v. */
-  override adamStep(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
-    this.checkStepOperands('adamStep', param, grad, [m, v]);
+  /** Fused Adam/AdamW: one in-place pass over param, m and v (operands validated by adamStep). */
+  protected override adamStepKernel(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
     adamKernel(this.data(param) as Float32Array, this.strided(grad) as Strided<Float32Array>, this.data(m) as Float32Array, this.data(v) as Float32Array, p);
   }
 
-  /** Fused SGD with momentum and weight decay, in place. */
-  override sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
-    this.checkStepOperands('sgdStep', param, grad, velocity ? [velocity] : []);
+  /** Fused SGD with momentum and weight decay, in place (operands validated by sgdStep). */
+  protected override sgdStepKernel(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
     sgdKernel(this.data(param) as Float32Array, this.strided(grad) as Strided<Float32Array>, velocity ? (this.data(velocity) as Float32Array) : null, p);
   }
 
-  /** Fused, numerically stable softmax cross-entropy (one pass per row, float64 sums). */
+  /** Fused, numerically stable softmax cross-entropy (one pass per row, float64 sums; label-0 rule of ops.ts). */
   override softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {
     return this.fusedSoftmaxCrossEntropy(logits, labels, withGrad, (z, y, loss, grad) => softmaxCrossEntropyKernel(
       this.strided(z) as Strided<Float32Array>, this.strided(y) as Strided<Float32Array>, this.data(loss) as Float32Array, grad ? (this.data(grad) as Float32Array) : null,

@@ -1,6 +1,6 @@
 import {
   contiguousStrides, type AdamStepParams, BaseBackend, coalesce, type BaseBackendOptions, type BinaryOp, type DeviceBuffer, type HostArray, type NDArray,
-  planRows, type ReduceOp, type RowPlan, type SgdStepParams, type UnaryOp, UNARY_OPS, viewOf, padPlacement,
+  planRows, type ReduceOp, type RowPlan, type SgdStepParams, type UnaryOp, UNARY_OPS, UnsupportedOpError, viewOf, padPlacement,
 } from '@polyhal/hal';
 import { WasmHeap } from './memory.js';
 import type { KernelExports } from './module.js';
@@ -82,8 +82,7 @@ export class WasmBackend extends BaseBackend {
   }
 
   readonly readSync = (x: NDArray | DeviceBuffer): HostArray => {
-    const view = 'buffer' in x ? x : viewOf(x as DeviceBuffer);
-    this.check(view, 'readSync');
+    const view = this.readView(x, 'readSync');
     const n = view.shape.reduce((p, d) => p * d, 1);
     const tmp = view.offset === 0 && n === view.buffer.size && rowMajor(view.shape).every((s, i) => s === view.strides[i] || view.shape[i] === 1) ? null : this.contiguous(view);
     try {
@@ -142,20 +141,24 @@ export class WasmBackend extends BaseBackend {
   }
 
   protected unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void {
+    const code = UNARY_CODES[op];
+    if (typeof code !== 'number' || !Object.prototype.hasOwnProperty.call(UNARY_CODES, op) || (x.dtype === 'int32' && op !== 'neg')) throw new UnsupportedOpError(String(op), x.dtype, this.name);
     const plan = planRows(x.shape, [x.strides, rowMajor(x.shape)], [x.offset, 0]);
     if (plan.rows === 0) return;
     this.withPlan(plan, 1, ([xs]) => {
       const xp = { ptr: this.ptr(x.buffer), starts: xs!, step: plan.step[0]! };
       if (x.dtype === 'int32') this.elementwise('negI32', [], plan, [xp], this.ptr(out));
-      else this.elementwise('unaryF32', [UNARY_CODES[op]], plan, [xp], this.ptr(out));
+      else this.elementwise('unaryF32', [code], plan, [xp], this.ptr(out));
     });
   }
 
   protected binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void {
+    const code = BINARY_CODES[op];
+    if (typeof code !== 'number' || !Object.prototype.hasOwnProperty.call(BINARY_CODES, op) || (a.dtype === 'int32' && op === 'div')) throw new UnsupportedOpError(String(op), a.dtype, this.name);
     const plan = planRows(a.shape, [a.strides, b.strides, rowMajor(a.shape)], [a.offset, b.offset, 0]);
     if (plan.rows === 0) return;
     this.withPlan(plan, 2, ([as, bs]) =>
-      this.elementwise(a.dtype === 'int32' ? 'binaryI32' : 'binaryF32', [BINARY_CODES[op]], plan, [
+      this.elementwise(a.dtype === 'int32' ? 'binaryI32' : 'binaryF32', [code], plan, [
         { ptr: this.ptr(a.buffer), starts: as!, step: plan.step[0]! },
         { ptr: this.ptr(b.buffer), starts: bs!, step: plan.step[1]! },
       ], this.ptr(out)));
@@ -191,6 +194,7 @@ export class WasmBackend extends BaseBackend {
   }
 
   protected reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void {
+    if (op !== 'sum' && op !== 'max') throw new UnsupportedOpError(String(op), x.dtype, this.name);
     if (out.size === 0) return;
     const kept = { shape: [] as number[], strides: [] as number[] };
     const red = { shape: [] as number[], strides: [] as number[] };
@@ -308,9 +312,8 @@ export class WasmBackend extends BaseBackend {
     }
   }
 
-  /** Fused Adam/AdamW in one pass (SIMD-free scalar loop in wasm; memory-bound). */
-  override adamStep(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
-    this.checkStepOperands('adamStep', param, grad, [m, v]);
+  /** Fused Adam/AdamW in one pass (SIMD-free scalar loop in wasm; memory-bound). Operands validated by adamStep. */
+  protected override adamStepKernel(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
     const g = this.whole(grad);
     try {
       this.k.adamF32(param.size, this.ptr(param), this.ptr(g.view.buffer), this.ptr(m), this.ptr(v), p.lr, p.beta1, p.beta2, p.eps,
@@ -320,8 +323,7 @@ export class WasmBackend extends BaseBackend {
     }
   }
 
-  override sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
-    this.checkStepOperands('sgdStep', param, grad, velocity ? [velocity] : []);
+  protected override sgdStepKernel(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
     const g = this.whole(grad);
     try {
       const vel = velocity && p.momentum > 0 ? this.ptr(velocity) : 0;

@@ -1,11 +1,11 @@
 import {
   contiguousStrides, type AdamStepParams, BackendUnavailableError, BaseBackend, type BinaryOp, type DeviceBuffer, type HostArray, type NDArray,
-  OutOfMemoryError, PolyHalError, type ReduceOp, type SgdStepParams, ShapeMismatchError, type UnaryOp, viewOf, padPlacement,
+  OutOfMemoryError, PolyHalError, type ReduceOp, type SgdStepParams, ShapeMismatchError, type UnaryOp, UnsupportedOpError, viewOf, padPlacement,
 } from '@polyhal/hal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import type { GpuDeviceLike } from './gpu-types.js';
 import { copyWgsl, COPY_WORDS, fillWgsl } from './kernels/copy.js';
-import { binaryWgsl, ELEMENTWISE_WORDS, unaryWgsl } from './kernels/elementwise.js';
+import { binaryExpr, binaryWgsl, ELEMENTWISE_WORDS, unaryExpr, unaryWgsl } from './kernels/elementwise.js';
 import { adamWgsl, sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
 import { canLoadVec4, chooseSplitK, chooseTile, MATMUL_WORDS, matmulWgsl, type Tile, TILES } from './kernels/matmul.js';
 import { splitKSumWgsl } from './kernels/splitk.js';
@@ -282,6 +282,7 @@ export class WebGpuBackend extends BaseBackend {
 
   // ---- kernels ----
   protected unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void {
+    unaryExpr(op, x.dtype); // throws UnsupportedOpError before anything is encoded
     const n = out.size;
     if (n === 0) return;
     const contig = this.isContig(x);
@@ -290,6 +291,7 @@ export class WebGpuBackend extends BaseBackend {
   }
 
   protected binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void {
+    binaryExpr(op, a.dtype); // throws UnsupportedOpError before anything is encoded
     const n = out.size;
     if (n === 0) return;
     const contig = this.isContig(a) && this.isContig(b);
@@ -298,6 +300,7 @@ export class WebGpuBackend extends BaseBackend {
   }
 
   protected reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void {
+    if (op !== 'sum' && op !== 'max') throw new UnsupportedOpError(String(op), x.dtype, this.name);
     const outputs = out.size;
     if (outputs === 0) return;
     const kept = { shape: [] as number[], strides: [] as number[] };
@@ -389,9 +392,8 @@ export class WebGpuBackend extends BaseBackend {
 
   // ---- fused ----
 
-  /** Fused Adam/AdamW: one dispatch per parameter, in place. */
-  override adamStep(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
-    this.checkStepOperands('adamStep', param, grad, [m, v]);
+  /** Fused Adam/AdamW: one dispatch per parameter, in place. Operands validated by adamStep. */
+  protected override adamStepKernel(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
     if (param.size === 0) return;
     const g = this.whole(grad);
     try {
@@ -403,8 +405,7 @@ export class WebGpuBackend extends BaseBackend {
     }
   }
 
-  override sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
-    this.checkStepOperands('sgdStep', param, grad, velocity ? [velocity] : []);
+  protected override sgdStepKernel(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
     if (param.size === 0) return;
     const g = this.whole(grad);
     try {

@@ -3,7 +3,7 @@
  * One monomorphic loop per op and row; values are computed in float64 and rounded once on store.
  * Semantics: hal/src/ops.ts (floored mod, NaN-propagating maximum, cmplt NaN → 0).
  */
-import type { BinaryOp, HostArray } from '@polyhal/hal';
+import { type BinaryOp, type HostArray, UnsupportedOpError } from '@polyhal/hal';
 import { planRows, rowMajor, type Strided } from './strided.js';
 
 export function binaryKernel(op: BinaryOp, a: Strided, b: Strided, out: HostArray): void {
@@ -51,5 +51,7 @@ function binaryRow(op: BinaryOp, isInt: boolean, n: number, a: HostArray, ai: nu
     case 'cmplt':
       for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = a[ai]! < b[bi]! ? 1 : 0;
       return;
+    default:
+      throw new UnsupportedOpError(String(op), isInt ? 'int32' : 'float32', 'cpu');
   }
 }

@@ -3,7 +3,7 @@
  * float64 Math functions and round once to float32 (well inside the tolerance table). relu on
  * contiguous float32 runs branch-free on the bit pattern (random signs would defeat the branch predictor).
  */
-import type { HostArray, UnaryOp } from '@polyhal/hal';
+import { type HostArray, type UnaryOp, UnsupportedOpError } from '@polyhal/hal';
 import { planRows, rowMajor, type Strided } from './strided.js';
 
 export function unaryKernel(op: UnaryOp, x: Strided, out: HostArray): void {
@@ -76,5 +76,7 @@ function unaryRow(op: UnaryOp, n: number, x: HostArray, xi: number, sx: number, 
     case 'cos':
       for (; oi < end; oi++, xi += sx) o[oi] = Math.cos(x[xi]!);
       return;
+    default:
+      throw new UnsupportedOpError(String(op), x instanceof Int32Array ? 'int32' : 'float32', 'cpu');
   }
 }

@@ -5,7 +5,7 @@
  *
  * Params (i32 words): 0 n · 2 offset a · 3 offset b · 4.. shape · then strides of a, then of b.
  */
-import type { BinaryOp, DType, UnaryOp } from '@polyhal/hal';
+import { type BinaryOp, type DType, type UnaryOp, UnsupportedOpError } from '@polyhal/hal';
 import { FLAT_ARGS, FLAT_INDEX, MAX_RANK, paramsPrelude, stridedOffsets } from '../layout.js';
 
 const R = MAX_RANK;
@@ -83,9 +83,25 @@ fn tanh_stable(x: f32) -> f32 {
 
 const T = (d: DType): string => (d === 'float32' ? 'f32' : 'i32');
 
+/** The WGSL expression of a binary op; UnsupportedOpError for an op this kernel does not have (never a fallback). */
+export function binaryExpr(op: BinaryOp, dtype: DType): string {
+  const table: Partial<Record<string, string>> = dtype === 'float32' ? BINARY_F32 : BINARY_I32;
+  const expr = Object.prototype.hasOwnProperty.call(table, op) ? table[op] : undefined;
+  if (typeof expr !== 'string') throw new UnsupportedOpError(String(op), dtype, 'webgpu');
+  return expr;
+}
+
+/** The WGSL expression of a unary op (int32: neg only); UnsupportedOpError otherwise. */
+export function unaryExpr(op: UnaryOp, dtype: DType): string {
+  const expr = dtype === 'int32' ? (op === 'neg' ? '-x' : undefined)
+    : Object.prototype.hasOwnProperty.call(UNARY_F32, op) ? UNARY_F32[op] : undefined;
+  if (typeof expr !== 'string') throw new UnsupportedOpError(String(op), dtype, 'webgpu');
+  return expr;
+}
+
 /** contig: every operand is contiguous from its offset (the unravel loop is skipped). */
 export function binaryWgsl(op: BinaryOp, dtype: DType, contig: boolean): string {
-  const expr = dtype === 'float32' ? BINARY_F32[op] : BINARY_I32[op]!;
+  const expr = binaryExpr(op, dtype);
   const t = T(dtype);
   const index = contig
     ? 'let ia = p(2u) + i32(i); let ib = p(3u) + i32(i);'
@@ -108,7 +124,8 @@ export function binaryWgsl(op: BinaryOp, dtype: DType, contig: boolean): string 
 export function unaryWgsl(op: UnaryOp, dtype: DType, contig: boolean): string {
   // NaN in → NaN out, explicitly: some adapters' transcendentals do not propagate NaN (SwiftShader's
   // exp(NaN) is +Inf), which WGSL allows; the HAL's contract does not.
-  const expr = dtype === 'float32' ? `select(${UNARY_F32[op]}, x, is_nan(x))` : '-x';
+  const f = unaryExpr(op, dtype);
+  const expr = dtype === 'float32' ? `select(${f}, x, is_nan(x))` : f;
   const t = T(dtype);
   const index = contig ? 'let ia = p(2u) + i32(i);' : stridedOffsets(['ia'], 4, [4 + R], [2]);
   return `${paramsPrelude(ELEMENTWISE_WORDS)}${HELPERS}

@@ -1,0 +1,157 @@
+/**
+ * Argument validation of the public HAL entry points, done once in BaseBackend before anything is
+ * allocated or any kernel runs. Every check is O(rank) or O(1) — never per element — so hot paths
+ * (small elementwise ops in a training loop) pay a few comparisons. Failures throw the typed errors
+ * of errors.ts with a message that names the op, the argument and the shapes involved.
+ */
+import type { AdamStepParams, SgdStepParams } from './backend.js';
+import type { DType, HostArray } from './dtype.js';
+import { DTypeError, InvalidArgumentError } from './errors.js';
+import type { NDArray } from './ndarray.js';
+import { BINARY_OPS, REDUCE_OPS, UNARY_OPS } from './ops.js';
+
+export const UNARY_OP_SET: ReadonlySet<string> = new Set(UNARY_OPS);
+export const BINARY_OP_SET: ReadonlySet<string> = new Set(BINARY_OPS);
+export const REDUCE_OP_SET: ReadonlySet<string> = new Set(REDUCE_OPS);
+
+/** A short description of a bad value for messages: `null`, `undefined`, `'text'`, `[1, 2]`, `object`. */
+export function describeValue(v: unknown): string {
+  if (v === null || v === undefined) return String(v);
+  if (typeof v === 'string') return `'${v}'`;
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
+  if (Array.isArray(v)) return v.length <= 8 ? `[${v.map(describeValue).join(', ')}]` : `an array of ${v.length}`;
+  if (ArrayBuffer.isView(v)) return `a ${v.constructor.name}`;
+  if (typeof v === 'function') return 'a function';
+  return typeof v === 'object' && v.constructor && v.constructor !== Object ? `a ${v.constructor.name}` : 'an object';
+}
+
+const shapeOf = (x: NDArray): string => `[${x.shape.join(', ')}]`;
+
+/**
+ * Checks the structure of a view (not its buffer's liveness): shape and strides are integer arrays
+ * of one length, the offset an integer, the dtype the buffer's, and every element it addresses lies
+ * inside the buffer. A view built by the HAL's helpers always passes; a hand-made one that would
+ * read outside its buffer throws InvalidArgumentError (on wasm it would read other buffers' memory).
+ */
+export function checkView(x: NDArray, op: string, arg: string): void {
+  const { shape, strides, offset, buffer } = x;
+  if (!Array.isArray(shape) || !Array.isArray(strides) || shape.length !== strides.length || !Number.isInteger(offset)) {
+    throw new InvalidArgumentError(`${op}: ${arg} is not a valid NDArray view (shape ${describeValue(shape)}, strides ${describeValue(strides)}, offset ${describeValue(offset)})`);
+  }
+  if (x.dtype !== buffer.dtype) throw new DTypeError(`${op}: ${arg} says dtype ${describeValue(x.dtype)} but its buffer holds ${buffer.dtype}`);
+  let lo = offset;
+  let hi = offset;
+  let empty = false;
+  for (let i = 0; i < shape.length; i++) {
+    const d = shape[i] as number;
+    const s = strides[i] as number;
+    if (!Number.isInteger(d) || d < 0 || !Number.isInteger(s)) {
+      throw new InvalidArgumentError(`${op}: ${arg} has an invalid shape [${shape.join(', ')}] or strides [${strides.join(', ')}]`);
+    }
+    if (d === 0) empty = true;
+    else if (s < 0) lo += (d - 1) * s;
+    else hi += (d - 1) * s;
+  }
+  if (!empty && (lo < 0 || hi >= buffer.size)) {
+    throw new InvalidArgumentError(`${op}: ${arg} (shape ${shapeOf(x)}, strides [${strides.join(', ')}], offset ${offset}) reaches elements ${lo}..${hi}, outside its buffer of ${buffer.size}`);
+  }
+}
+
+/** Throws InvalidArgumentError unless `v` is an array of integers (a shape, a permutation, steps). */
+export function checkIntList(v: unknown, op: string, arg: string, x?: NDArray): asserts v is readonly number[] {
+  if (!Array.isArray(v) || !v.every((d) => Number.isInteger(d))) {
+    throw new InvalidArgumentError(`${op}: ${arg} must be an array of integers${x ? ` (x has shape ${shapeOf(x)})` : ''}, got ${describeValue(v)}`);
+  }
+}
+
+/** Throws InvalidArgumentError unless `v` has one `[a, b]` integer pair per dimension of `x` (pad, shrink). */
+export function checkPairs(v: unknown, op: string, arg: string, x: NDArray, what: string): asserts v is readonly (readonly [number, number])[] {
+  const ok = Array.isArray(v) && v.length === x.shape.length
+    && v.every((p) => Array.isArray(p) && p.length === 2 && Number.isInteger(p[0]) && Number.isInteger(p[1]));
+  if (!ok) throw new InvalidArgumentError(`${op}: ${arg} must be one ${what} pair of integers per dimension of x ${shapeOf(x)}, got ${describeValue(v)}`);
+}
+
+/** Throws InvalidArgumentError unless `v` is a number (NaN and ±Inf are numbers: they follow ops.ts). */
+export function checkNumber(v: unknown, op: string, arg: string): asserts v is number {
+  if (typeof v !== 'number') throw new InvalidArgumentError(`${op}: ${arg} must be a number, got ${describeValue(v)}`);
+}
+
+export function checkBoolean(v: unknown, op: string, arg: string): asserts v is boolean {
+  if (typeof v !== 'boolean') throw new InvalidArgumentError(`${op}: ${arg} must be a boolean, got ${describeValue(v)}`);
+}
+
+/** Reduction axes: undefined (all), an integer, or an array of integers; ranges are checked by normalizeAxes. */
+export function checkAxesArg(axes: unknown, op: string, x: NDArray): void {
+  if (axes === undefined || Number.isInteger(axes)) return;
+  if (Array.isArray(axes) && axes.every((a) => Number.isInteger(a))) return;
+  throw new InvalidArgumentError(`${op}: axes must be an integer, an array of integers, or undefined (every axis) for x of shape ${shapeOf(x)}, got ${describeValue(axes)}`);
+}
+
+/**
+ * Host data for `fromArray`: an Array, a typed array (not BigInt64Array/BigUint64Array), or another
+ * array-like object with an integer `length`. Elements are converted as `Float32Array.from` does.
+ */
+export function checkHostData(data: unknown, op: string, dtype: DType | undefined): void {
+  if (data instanceof BigInt64Array || data instanceof BigUint64Array) {
+    throw new DTypeError(`${op}: data is a ${data.constructor.name}; pass numbers (an Array, Float32Array or Int32Array)`);
+  }
+  const len = (data as { length?: unknown } | null)?.length;
+  if (data === null || typeof data !== 'object' || !Number.isInteger(len) || (len as number) < 0) {
+    throw new InvalidArgumentError(`${op}: data must be an array of numbers or a typed array${dtype ? ` (dtype ${dtype})` : ''}, got ${describeValue(data)}`);
+  }
+}
+
+/** Host data for `write`: exactly a Float32Array (float32 buffer) or an Int32Array (int32 buffer). */
+export function checkWriteData(data: unknown, op: string, bufferDType: DType): asserts data is HostArray {
+  const want = bufferDType === 'float32' ? Float32Array : Int32Array;
+  if (data instanceof want) return;
+  if (Array.isArray(data) || ArrayBuffer.isView(data)) {
+    const got = data instanceof Float32Array ? 'float32 (Float32Array)' : data instanceof Int32Array ? 'int32 (Int32Array)' : describeValue(data);
+    throw new DTypeError(`${op}: data is ${got} but the buffer is ${bufferDType}; pass a ${want.name}`);
+  }
+  throw new InvalidArgumentError(`${op}: data must be a ${want.name} for a ${bufferDType} buffer, got ${describeValue(data)}`);
+}
+
+function field(p: object, op: string, name: string): number {
+  const v = (p as Record<string, unknown>)[name];
+  if (typeof v !== 'number' || !Number.isFinite(v)) {
+    throw new InvalidArgumentError(`${op}: ${name} must be a finite number, got ${describeValue(v)}`);
+  }
+  return v;
+}
+
+function range(ok: boolean, op: string, name: string, v: number, domain: string): void {
+  if (!ok) throw new InvalidArgumentError(`${op}: ${name} must be ${domain}, got ${v}`);
+}
+
+/**
+ * Adam/AdamW hyper-parameters, with PyTorch's domains: lr ≥ 0, 0 ≤ beta1, beta2 < 1, eps ≥ 0,
+ * weightDecay ≥ 0, all finite, and step an integer ≥ 1 (bias correction divides by 1 − β^step,
+ * which is 0 at step 0). Outside them every backend would write NaN or Inf into the parameters.
+ */
+export function checkAdamParams(p: AdamStepParams, op = 'adamStep'): void {
+  if (p === null || typeof p !== 'object') throw new InvalidArgumentError(`${op}: hyper-parameters must be an object { lr, beta1, beta2, eps, weightDecay, step }, got ${describeValue(p)}`);
+  const lr = field(p, op, 'lr');
+  const b1 = field(p, op, 'beta1');
+  const b2 = field(p, op, 'beta2');
+  const eps = field(p, op, 'eps');
+  const wd = field(p, op, 'weightDecay');
+  const step = field(p, op, 'step');
+  range(lr >= 0, op, 'lr', lr, '≥ 0');
+  range(b1 >= 0 && b1 < 1, op, 'beta1', b1, 'in [0, 1)');
+  range(b2 >= 0 && b2 < 1, op, 'beta2', b2, 'in [0, 1)');
+  range(eps >= 0, op, 'eps', eps, '≥ 0');
+  range(wd >= 0, op, 'weightDecay', wd, '≥ 0');
+  range(Number.isInteger(step) && step >= 1, op, 'step', step, 'an integer ≥ 1 (the first step is 1)');
+}
+
+/** SGD hyper-parameters (PyTorch's domains): lr ≥ 0, momentum ≥ 0, weightDecay ≥ 0, all finite. */
+export function checkSgdParams(p: SgdStepParams, op = 'sgdStep'): void {
+  if (p === null || typeof p !== 'object') throw new InvalidArgumentError(`${op}: hyper-parameters must be an object { lr, momentum, weightDecay }, got ${describeValue(p)}`);
+  const lr = field(p, op, 'lr');
+  const mom = field(p, op, 'momentum');
+  const wd = field(p, op, 'weightDecay');
+  range(lr >= 0, op, 'lr', lr, '≥ 0');
+  range(mom >= 0, op, 'momentum', mom, '≥ 0');
+  range(wd >= 0, op, 'weightDecay', wd, '≥ 0');
+}
