@@ -227,12 +227,17 @@ export function oSoftmax(x: Ref, log: boolean): Ref {
   return { shape: [...x.shape], data, dtype: 'float32', scale: data.map((v) => Math.max(Math.abs(v), 1)) };
 }
 
-/** Per-row softmax cross-entropy −Σ labels·logSoftmax(logits). */
+/** xlogy(y, log p): 0 where the label y is 0 and log p is not NaN, else y·log p (hal/src/ops.ts). */
+function xlogy(y: number, logp: number): number {
+  return y === 0 && !Number.isNaN(logp) ? 0 : y * logp;
+}
+
+/** Per-row softmax cross-entropy −Σ xlogy(labels, softmax(logits)) (label-0 terms are 0, see ops.ts). */
 export function oSoftmaxCrossEntropy(logits: Ref, labels: Ref): Ref {
   const ls = oSoftmax(logits, true);
   const [N, C] = logits.shape as [number, number];
   const data = new Float64Array(N);
-  for (let n = 0; n < N; n++) for (let c = 0; c < C; c++) data[n]! -= labels.data[n * C + c]! * ls.data[n * C + c]!;
+  for (let n = 0; n < N; n++) for (let c = 0; c < C; c++) data[n]! -= xlogy(labels.data[n * C + c]!, ls.data[n * C + c]!);
   return { shape: [N], data, dtype: 'float32', scale: data.map((v) => Math.max(Math.abs(v), 1)) };
 }
 

@@ -1,6 +1,7 @@
 /**
  * Fused softmax cross-entropy over rows: logits [N, C], labels [N, C] → loss [N] and optionally
  * grad = softmax − labels. One pass per row for the max, one for Σexp (float64), one for the outputs.
+ * Label-0 terms follow the xlogy rule of hal/src/ops.ts (0 unless the log-probability is NaN).
  */
 import type { Strided } from './strided.js';
 
@@ -25,7 +26,7 @@ export function softmaxCrossEntropyKernel(z: Strided<Float32Array>, y: Strided<F
     for (let c = 0; c < C; c++) {
       const logp = zd[zr + c * zs1]! - m - lse;
       const lab = yd[yr + c * ys1]!;
-      if (lab !== 0) l -= lab * logp;
+      if (lab !== 0 || logp !== logp) l -= lab * logp; // xlogy: a label-0 term is 0 unless log p is NaN (ops.ts)
       if (grad) grad[n * C + c] = Math.exp(logp) - lab;
     }
     loss[n] = l;

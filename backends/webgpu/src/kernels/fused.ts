@@ -64,7 +64,7 @@ export function softmaxCrossEntropyWgsl(): string {
   for (var c = 0u; c < C; c++) {
     let logp = z[r + c] - mx - lse;
     let lab = y[r + c];
-    if (lab != 0.0) { l -= lab * logp; }
+    if (lab != 0.0 || is_nan(logp)) { l -= lab * logp; } // xlogy: a label-0 term is 0 unless log p is NaN (hal/src/ops.ts)
     if (p(2u) != 0) { grad[r + c] = exp(logp) - lab; }
   }
   loss[n] = l;
