@@ -1,9 +1,48 @@
 import type { DType, HostArray } from './dtype.js';
 import type { DeviceBuffer, NDArray } from './ndarray.js';
+import { InvalidArgumentError } from './errors.js';
 import type { BinaryOp, ReduceOp, UnaryOp } from './ops.js';
 
 /** `cpu` for backends that compute on the host CPU (pure JS, WASM); `gpu` for GPU adapters. */
 export type DeviceType = 'cpu' | 'gpu';
+
+/**
+ * The float32 arithmetic a backend implements; the conformance suite picks its tolerances from this
+ * class, never from the backend's name.
+ * - `ieee-correctly-rounded` (the strict class, and the default when a backend declares nothing):
+ *   add, sub, mul, div, sqrt, recip correctly rounded as IEEE 754 requires; transcendentals within a
+ *   few ulp; sums with float64 or pairwise accuracy; subnormals kept. JavaScript and WebAssembly.
+ * - `wgsl`: the accuracy floors of the WGSL specification — x/y as x·(1/y) (2.5 ulp), exp/exp2 within
+ *   3 + 2·|x| ulp, sin/cos within 2^-11 absolute on [-π, π] only, float32 accumulation. GPUs.
+ */
+export type ArithmeticClass = 'ieee-correctly-rounded' | 'wgsl';
+export const ARITHMETIC_CLASSES: readonly ArithmeticClass[] = ['ieee-correctly-rounded', 'wgsl'];
+
+/** What a backend declares about its arithmetic (see ArithmeticClass). */
+export interface BackendCapabilities {
+  readonly arithmetic: ArithmeticClass;
+  /** Whether a·b + c may be computed with one rounding (a fused multiply-add) in matmul or elementwise code. */
+  readonly fusedMultiplyAdd: boolean;
+  /** Whether subnormal float32 inputs or results may be flushed to ±0. */
+  readonly flushesSubnormals: boolean;
+}
+
+/** The strict class: what a backend that declares no capabilities is held to. */
+export const STRICT_CAPABILITIES: BackendCapabilities = Object.freeze({ arithmetic: 'ieee-correctly-rounded', fusedMultiplyAdd: false, flushesSubnormals: false });
+
+/**
+ * The capabilities a backend declares, completed with the strict defaults; throws
+ * InvalidArgumentError for an arithmetic class that does not exist (a typo must not loosen anything).
+ */
+export function capabilitiesOf(be: { readonly capabilities?: Partial<BackendCapabilities> }): BackendCapabilities {
+  const c = be.capabilities;
+  if (c === undefined || c === null) return STRICT_CAPABILITIES;
+  const arithmetic = c.arithmetic ?? STRICT_CAPABILITIES.arithmetic;
+  if (!ARITHMETIC_CLASSES.includes(arithmetic)) {
+    throw new InvalidArgumentError(`capabilities.arithmetic '${String(arithmetic)}' is not one of ${ARITHMETIC_CLASSES.join(', ')}`);
+  }
+  return { arithmetic, fusedMultiplyAdd: c.fusedMultiplyAdd === true, flushesSubnormals: c.flushesSubnormals === true };
+}
 
 /** An operand of a binary op: an array, or a JS number broadcast as a scalar of the other operand's dtype. */
 export type Operand = NDArray | number;
@@ -54,6 +93,11 @@ export interface ComputeBackend {
   /** Human-readable device, e.g. "JavaScript (V8 11.3, 2 cores)" or the GPU adapter's description. */
   readonly deviceName: string;
   readonly deviceType: DeviceType;
+  /**
+   * The arithmetic this backend implements (tolerances of the conformance suite follow it). Optional:
+   * a backend without it is held to the strict class, STRICT_CAPABILITIES.
+   */
+  readonly capabilities?: BackendCapabilities;
 
   /** Bytes that can still be allocated (the configured limit minus live buffers, or less where the device says so). */
   memoryAvailable(): number;

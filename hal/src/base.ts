@@ -1,4 +1,4 @@
-import type { AdamStepParams, ComputeBackend, DeviceType, Operand, ReadHandle, SgdStepParams } from './backend.js';
+import { type AdamStepParams, type BackendCapabilities, type ComputeBackend, type DeviceType, type Operand, type ReadHandle, type SgdStepParams, STRICT_CAPABILITIES } from './backend.js';
 import { adamStepComposite, logSoftmaxComposite, sgdStepComposite, softmaxComposite, softmaxCrossEntropyComposite } from './composites.js';
 import { bytesPerElement, type DType, type HostArray, isDType } from './dtype.js';
 import { DeviceMismatchError, DTypeError, InvalidArgumentError, OutOfMemoryError, ShapeMismatchError, UnsupportedOpError, UseAfterFreeError } from './errors.js';
@@ -33,6 +33,8 @@ export abstract class BaseBackend implements ComputeBackend {
   abstract readonly name: string;
   abstract readonly deviceName: string;
   abstract readonly deviceType: DeviceType;
+  /** The strict class unless a backend declares otherwise (see ArithmeticClass). */
+  readonly capabilities: BackendCapabilities = STRICT_CAPABILITIES;
   readonly id: string;
 
   private readonly live = new Map<number, DeviceBuffer>();

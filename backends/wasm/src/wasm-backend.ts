@@ -1,5 +1,5 @@
 import {
-  contiguousStrides, type AdamStepParams, BaseBackend, coalesce, type BaseBackendOptions, type BinaryOp, type DeviceBuffer, type HostArray, type NDArray,
+  contiguousStrides, type AdamStepParams, type BackendCapabilities, BaseBackend, coalesce, type BaseBackendOptions, type BinaryOp, type DeviceBuffer, type HostArray, type NDArray,
   planRows, type ReduceOp, type RowPlan, type SgdStepParams, type UnaryOp, UNARY_OPS, UnsupportedOpError, viewOf, padPlacement,
 } from '@polyhal/hal';
 import { WasmHeap } from './memory.js';
@@ -57,6 +57,8 @@ export class WasmBackend extends BaseBackend {
   readonly relaxedSimd: boolean;
   /** Whether that relaxed_madd is a fused multiply-add in this runtime (see relaxedMaddIsFused). */
   readonly fusedMultiplyAdd: boolean;
+  /** IEEE float32 arithmetic (WebAssembly requires correct rounding and keeps subnormals); FMA only in relaxed-SIMD matmul. */
+  override readonly capabilities: BackendCapabilities;
 
   /** `pool`: worker threads on the same shared memory; `threadNote` says why there are none when asked for. */
   constructor(private readonly k: KernelExports, options: WasmBackendOptions = {}, private readonly pool: WorkerPool | null = null, threadNote = '', relaxedSimd = false, fusedMultiplyAdd = false) {
@@ -67,6 +69,7 @@ export class WasmBackend extends BaseBackend {
     const threads = pool ? `${pool.size} threads on shared memory` : `1 thread${threadNote ? ` (${threadNote})` : ''}`;
     this.relaxedSimd = relaxedSimd;
     this.fusedMultiplyAdd = relaxedSimd && fusedMultiplyAdd;
+    this.capabilities = Object.freeze({ arithmetic: 'ieee-correctly-rounded', fusedMultiplyAdd: this.fusedMultiplyAdd, flushesSubnormals: false });
     const relaxed = relaxedSimd ? ` + relaxed SIMD (${this.fusedMultiplyAdd ? 'FMA' : 'multiply-add not fused'})` : '';
     this.deviceName = `WebAssembly SIMD128${relaxed}, ${threads}`;
   }

@@ -1,5 +1,5 @@
 import {
-  contiguousStrides, type AdamStepParams, BackendUnavailableError, BaseBackend, type BinaryOp, type DeviceBuffer, type HostArray, type NDArray,
+  contiguousStrides, type AdamStepParams, type BackendCapabilities, BackendUnavailableError, BaseBackend, type BinaryOp, type DeviceBuffer, type HostArray, type NDArray,
   OutOfMemoryError, PolyHalError, type ReduceOp, type SgdStepParams, ShapeMismatchError, type UnaryOp, UnsupportedOpError, viewOf, padPlacement,
 } from '@polyhal/hal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
@@ -43,6 +43,8 @@ export class WebGpuBackend extends BaseBackend {
   readonly name = 'webgpu';
   readonly deviceName: string;
   readonly deviceType = 'gpu' as const;
+  /** WGSL's accuracy rules: GPUs may divide through a reciprocal, fuse multiply-adds and flush subnormals. */
+  override readonly capabilities: BackendCapabilities = Object.freeze({ arithmetic: 'wgsl', fusedMultiplyAdd: true, flushesSubnormals: true });
   readonly isSoftware: boolean;
   readonly device: GpuDeviceLike;
   private readonly gpuBuffers = new Map<number, GPUBuffer>();

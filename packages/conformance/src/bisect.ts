@@ -4,7 +4,7 @@
  * fresh backends call by call, compares every result under the tolerance table, and reports the first
  * call whose output diverges, with a standalone reproduction script.
  */
-import type { ComputeBackend, DeviceBuffer, NDArray } from '@polyhal/hal';
+import { capabilitiesOf, type ComputeBackend, type DeviceBuffer, type NDArray } from '@polyhal/hal';
 import { compare } from './compare.js';
 import type { Ref } from './oracle.js';
 import type { BackendFactory } from './runner.js';
@@ -145,7 +145,7 @@ export async function bisect(log: Recording | RecordedCall[], factoryA: BackendF
         let tol;
         const op = ['unary', 'binary', 'reduce'].includes(call.method) && call.args[0]?.kind === 'value' ? String(call.args[0].value) : call.method;
         try {
-          tol = toleranceFor(op, oa[k]!.dtype, b.name);
+          tol = toleranceFor(op, oa[k]!.dtype, capabilitiesOf(b).arithmetic);
         } catch {
           tol = { abs: 1e-6, rel: 1e-5 }; // views, uploads and frees: exact in practice
         }

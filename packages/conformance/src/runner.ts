@@ -4,7 +4,7 @@
  * the op, read the result, compare with the float64 oracle under the tolerance table, free everything
  * and check that the number of live buffers is back to where it was (no leaks).
  */
-import type { ComputeBackend, NDArray } from '@polyhal/hal';
+import { type BackendCapabilities, capabilitiesOf, type ComputeBackend, type NDArray } from '@polyhal/hal';
 import { CASES, type Case, type InputSpec } from './cases.js';
 import { compare } from './compare.js';
 import { CONTRACT_CASES, type ContractCase } from './contract.js';
@@ -12,7 +12,7 @@ import {
   oAdamStep, oBinary, oCast, oSgdStep, oExpand, oMatmul, oPad, oPermute, oReduce, oReshape, oShrink, oSoftmax, oSoftmaxCrossEntropy, oStride, oUnary, ref, type Ref,
 } from './oracle.js';
 import { generate, hashString, mulberry32 } from './random.js';
-import { FLOAT32_ACCUMULATION, FLOAT32_MAX, FLUSHES_SUBNORMALS, inDomain, toleranceFor } from './tolerances.js';
+import { FLOAT32_ACCUMULATION, FLOAT32_MAX, inDomain, toleranceFor } from './tolerances.js';
 
 export type BackendFactory = () => ComputeBackend | Promise<ComputeBackend>;
 
@@ -34,6 +34,10 @@ export interface ConformanceResult {
   backend: string;
   deviceName: string;
   runtime: string;
+  /** The arithmetic class whose tolerances were applied, from the backend's declared capabilities. */
+  capabilities: BackendCapabilities;
+  /** False when the backend declares no capabilities (the strict class applies). */
+  capabilitiesDeclared: boolean;
   seed: number;
   results: CaseResult[];
   passed: number;
@@ -229,7 +233,8 @@ export async function runCase(be: ComputeBackend, c: Case, seed = 1): Promise<Ca
     const outs = runDevice(be, c, devIn);
     for (const o of outs) if (!owned.some((x) => x.buffer === o.buffer)) owned.push(o);
     const want = runOracle(c, c.inputs.map((spec, i) => applyViewOracle(ref(spec.shape, host[i]!, spec.dtype ?? c.dtype), spec)));
-    const tol = toleranceFor(c.op, c.dtype, be.name);
+    const caps = capabilitiesOf(be);
+    const tol = toleranceFor(c.op, c.dtype, caps.arithmetic);
     const res: CaseResult = { ...base, pass: true };
     for (let k = 0; k < outs.length; k++) {
       const o = outs[k]!;
@@ -242,11 +247,11 @@ export async function runCase(be: ComputeBackend, c: Case, seed = 1): Promise<Ca
       const perElement = elementInputs(c, host, w.shape);
       // float32 accumulators: skip sums whose finite terms add up past float32's range (scale = Σ|x|, or its mean).
       const count = c.op === 'mean' ? reducedCount(c) : 1;
-      const overflowSafe = c.kind === 'reduce' && (c.op === 'sum' || c.op === 'mean') && FLOAT32_ACCUMULATION.has(be.name) && w.scale
+      const overflowSafe = c.kind === 'reduce' && (c.op === 'sum' || c.op === 'mean') && FLOAT32_ACCUMULATION.has(caps.arithmetic) && w.scale
         ? (i: number) => w.scale![i]! * count <= FLOAT32_MAX
         : undefined;
-      const checked = perElement ? (i: number) => inDomain(c.op, be.name, perElement.map((d) => d[i]!)) : overflowSafe;
-      const cmp = compare(got, w, tol, checked, FLUSHES_SUBNORMALS.has(be.name));
+      const checked = perElement ? (i: number) => inDomain(c.op, caps, perElement.map((d) => d[i]!)) : overflowSafe;
+      const cmp = compare(got, w, tol, checked, caps.flushesSubnormals);
       if (cmp.skipped) res.skipped = (res.skipped ?? 0) + cmp.skipped;
       res.maxAbsError = Math.max(res.maxAbsError, cmp.maxAbsError);
       res.maxRelError = Math.max(res.maxRelError, cmp.maxRelError);
@@ -302,6 +307,13 @@ export async function runConformance(factory: BackendFactory, options: Conforman
     if (e instanceof ConformanceTimeoutError) made.then((late) => late?.dispose?.(), () => undefined);
     throw e;
   }
+  let capabilities: BackendCapabilities;
+  try {
+    capabilities = capabilitiesOf(be); // an unknown arithmetic class fails the run, never loosens it
+  } catch (e) {
+    be.dispose();
+    throw new Error(`${be.name}: ${(e as Error).message}`);
+  }
   const cases = selectCases(options.filter);
   const contract = options.contract === false ? [] : selectContractCases(options.filter);
   const total = cases.length + contract.length;
@@ -333,5 +345,8 @@ export async function runConformance(factory: BackendFactory, options: Conforman
     be.dispose();
   }
   const passed = results.filter((r) => r.pass).length;
-  return { backend: be.name, deviceName: be.deviceName, runtime: runtimeDescription(), seed, results, passed, failed: results.length - passed, ...(timedOut ? { timedOut } : {}) };
+  return {
+    backend: be.name, deviceName: be.deviceName, runtime: runtimeDescription(), capabilities, capabilitiesDeclared: be.capabilities !== undefined,
+    seed, results, passed, failed: results.length - passed, ...(timedOut ? { timedOut } : {}),
+  };
 }

@@ -1,5 +1,8 @@
+import type { ArithmeticClass, BackendCapabilities } from '@polyhal/hal';
+
 /**
- * THE tolerance table: one entry per op × dtype, with per-backend overrides. A result element passes
+ * THE tolerance table: one entry per op × dtype, with overrides per arithmetic class — the class a
+ * backend declares in `capabilities` (strict when it declares none), never its name. A result element passes
  * when |got − want| ≤ abs + rel·scale, where `want` is the float64 oracle rounded to float32 and
  * `scale` is the oracle's error scale (Σ|terms| for sums and dot products, |want| elsewhere).
  * NaN must meet NaN; ±Inf must meet the same infinity.
@@ -60,16 +63,17 @@ export const TOLERANCES: Record<string, Partial<Record<'float32' | 'int32', Tole
   cast: { float32: EXACT, int32: EXACT },
 };
 
-/** Per-backend overrides: backend → op → dtype → tolerance. Each entry says why. */
-export const BACKEND_TOLERANCES: Record<string, Record<string, Partial<Record<'float32' | 'int32', Tolerance>>>> = {
-  // cpu: computes in float64 and rounds once; meets the baseline everywhere.
-  // wasm: musl-derived float32 transcendentals (≤ 1-2 ulp), float64 sums; meets the baseline everywhere.
-  // webgpu: the floors of the WGSL accuracy rules, so the suite holds on any conformant adapter:
-  webgpu: {
+/** Overrides per arithmetic class: class → op → dtype → tolerance. Each entry says why. */
+export const CLASS_TOLERANCES: Record<ArithmeticClass, Record<string, Partial<Record<'float32' | 'int32', Tolerance>>>> = {
+  // The strict class is the baseline: cpu computes in float64 and rounds once; wasm has musl-derived
+  // float32 transcendentals (≤ 1-2 ulp) and float64 sums.
+  'ieee-correctly-rounded': {},
+  // wgsl: the floors of the WGSL accuracy rules, so the suite holds on any conformant adapter:
+  wgsl: {
     div: { float32: { abs: 0, rel: 3.6e-7 } }, // 2.5 ulp
     recip: { float32: { abs: 0, rel: 3.6e-7 } }, // 2.5 ulp
     sqrt: { float32: { abs: 0, rel: 6e-7 } }, // inherited from 1/inverseSqrt: ~4 ulp
-    exp: { float32: { abs: 0, rel: 6e-6 } }, // 3 + 2·|x| ulp, |x| ≤ 23 checked (see BACKEND_DOMAINS)
+    exp: { float32: { abs: 0, rel: 6e-6 } }, // 3 + 2·|x| ulp, |x| ≤ 23 checked (see CLASS_DOMAINS)
     exp2: { float32: { abs: 0, rel: 8e-6 } }, // 3 + 2·|x| ulp, |x| ≤ 30
     log: { float32: { abs: 5e-7, rel: 4e-7 } }, // 3 ulp outside [0.5, 2], 2^-21 absolute inside
     log2: { float32: { abs: 5e-7, rel: 4e-7 } },
@@ -86,13 +90,14 @@ export const BACKEND_TOLERANCES: Record<string, Record<string, Partial<Record<'f
 };
 
 /**
- * Inputs on which a backend's result for an op is checked: WGSL defines sin/cos only on [-π, π],
- * lets GPUs flush subnormals, and bounds exp's error by 3 + 2·|x| ulp; outside these domains a
- * conformant adapter may return anything, so those elements are not compared (the result says how
- * many were skipped). Non-finite inputs (NaN, ±Inf) are always checked.
+ * Inputs on which a result for an op is checked, per arithmetic class: WGSL defines sin/cos only on
+ * [-π, π] and bounds exp's error by 3 + 2·|x| ulp; outside these domains a conformant adapter may
+ * return anything, so those elements are not compared (the result says how many were skipped).
+ * Non-finite inputs (NaN, ±Inf) are always checked.
  */
-export const BACKEND_DOMAINS: Record<string, Record<string, (x: number) => boolean>> = {
-  webgpu: {
+export const CLASS_DOMAINS: Record<ArithmeticClass, Record<string, (x: number) => boolean>> = {
+  'ieee-correctly-rounded': {},
+  wgsl: {
     sin: (x) => Math.abs(x) <= Math.PI,
     cos: (x) => Math.abs(x) <= Math.PI,
     exp: (x) => Math.abs(x) <= 23,
@@ -104,39 +109,41 @@ export const BACKEND_DOMAINS: Record<string, Record<string, (x: number) => boole
 
 /**
  * Binary ops whose divisor must lie in WGSL's accuracy domain for division, |y| ∈ [2^-126, 2^126]
- * (GPUs compute x/y as x·(1/y), and 1/y of a larger |y| is subnormal and flushed), on the backends
- * of BACKEND_DOMAINS. Non-finite and zero divisors are checked.
+ * (GPUs compute x/y as x·(1/y), and 1/y of a larger |y| is subnormal and flushed), in the wgsl
+ * class. Non-finite and zero divisors are checked.
  */
 export const DIVISOR_DOMAIN_OPS: ReadonlySet<string> = new Set(['div', 'mod']);
 const divisorInRange = (y: number): boolean => !Number.isFinite(y) || y === 0 || (Math.abs(y) >= 2 ** -126 && Math.abs(y) <= 2 ** 126);
 
-/**
- * Backends that may flush subnormal float32 values to zero (WGSL allows it): elements with a subnormal
- * input are not compared, and a subnormal expected result may come back as ±0.
- */
-export const FLUSHES_SUBNORMALS: ReadonlySet<string> = new Set(['webgpu']);
-
 const isSubnormal = (x: number): boolean => x !== 0 && Math.abs(x) < 1.1754943508222875e-38;
 
 /**
- * Backends that accumulate sums in float32 (webgpu: WGSL has no float64): an intermediate sum may
+ * Classes that accumulate sums in float32 (wgsl: WGSL has no float64): an intermediate sum may
  * overflow to ±Inf where the exact sum is finite (or of the other sign), so sums whose finite terms
  * add up past float32's range are not compared there.
  */
-export const FLOAT32_ACCUMULATION: ReadonlySet<string> = new Set(['webgpu']);
+export const FLOAT32_ACCUMULATION: ReadonlySet<ArithmeticClass> = new Set<ArithmeticClass>(['wgsl']);
 export const FLOAT32_MAX = 3.4028234663852886e38;
 
-/** Whether an element of `op` with these inputs is checked on `backend`. */
-export function inDomain(op: string, backend: string, inputs: readonly number[]): boolean {
-  if (FLUSHES_SUBNORMALS.has(backend) && inputs.some(isSubnormal)) return false;
-  if (DIVISOR_DOMAIN_OPS.has(op) && BACKEND_DOMAINS[backend] && inputs.length === 2 && !divisorInRange(inputs[1]!)) return false;
-  const d = BACKEND_DOMAINS[backend]?.[op];
+/**
+ * Whether an element of `op` with these inputs is checked under `caps`: a backend that declares
+ * `flushesSubnormals` is not compared on subnormal inputs; the wgsl class only inside its domains.
+ */
+export function inDomain(op: string, caps: BackendCapabilities, inputs: readonly number[]): boolean {
+  if (caps.flushesSubnormals && inputs.some(isSubnormal)) return false;
+  if (caps.arithmetic === 'wgsl' && DIVISOR_DOMAIN_OPS.has(op) && inputs.length === 2 && !divisorInRange(inputs[1]!)) return false;
+  const d = CLASS_DOMAINS[caps.arithmetic]?.[op];
   return !d || inputs.every((x) => !Number.isFinite(x) || d(x));
 }
 
-/** The tolerance for an op × dtype on a backend; throws if the table has no entry (every op must have one). */
-export function toleranceFor(op: string, dtype: 'float32' | 'int32', backend: string): Tolerance {
-  const t = BACKEND_TOLERANCES[backend]?.[op]?.[dtype] ?? TOLERANCES[op]?.[dtype];
+/**
+ * The tolerance for an op × dtype in an arithmetic class; throws if the table has no entry (every op
+ * must have one) or the class is unknown (a backend's name is not a class).
+ */
+export function toleranceFor(op: string, dtype: 'float32' | 'int32', arithmetic: ArithmeticClass): Tolerance {
+  const overrides = CLASS_TOLERANCES[arithmetic];
+  if (!overrides) throw new Error(`unknown arithmetic class '${String(arithmetic)}' (one of ${Object.keys(CLASS_TOLERANCES).join(', ')})`);
+  const t = overrides[op]?.[dtype] ?? TOLERANCES[op]?.[dtype];
   if (!t) throw new Error(`no tolerance for ${op} × ${dtype} (add one to TOLERANCES)`);
   return t;
 }
