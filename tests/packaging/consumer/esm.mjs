@@ -1,0 +1,27 @@
+// An ESM consumer of the installed tarballs: one matmul on every backend (webgpu: Dawn from the
+// `webgpu` package), a conformance run filtered to matmul, one gradient. Prints one JSON line.
+import { createBackend, registeredBackends } from '@polyhal/hal';
+import { CpuBackend } from '@polyhal/backend-cpu';
+import '@polyhal/backend-wasm';
+import '@polyhal/backend-webgpu';
+import { runConformance } from '@polyhal/conformance';
+import * as ag from '@polyhal/autograd';
+
+const out = { registered: registeredBackends() };
+for (const name of ['cpu', 'wasm', 'webgpu']) {
+  try {
+    const { backend } = await createBackend({ backend: name });
+    const c = backend.matmul(backend.fromArray([1, 2, 3, 4], [2, 2]), backend.fromArray([5, 6, 7, 8], [2, 2]));
+    out[name] = { device: backend.deviceName, values: Array.from(await backend.read(c)) };
+    backend.dispose();
+  } catch (e) {
+    out[name] = { error: `${e.name}: ${e.message}` };
+  }
+}
+const conf = await runConformance(() => new CpuBackend(), { filter: 'matmul' });
+out.conformance = { passed: conf.passed, failed: conf.failed };
+const be = new CpuBackend();
+const x = ag.Tensor.fromArray(be, [1, 2, 3], [3], { requiresGrad: true });
+ag.sum(ag.mul(x, x)).backward();
+out.grad = Array.from(await x.grad.data());
+console.log(JSON.stringify(out));
