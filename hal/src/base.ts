@@ -94,15 +94,20 @@ export abstract class BaseBackend implements ComputeBackend {
   }
 
   deallocate(buffer: DeviceBuffer): void {
-    this.checkBuffer(buffer, 'deallocate');
+    this.release(this.checkBuffer(buffer, 'deallocate'));
+  }
+
+  private release(buffer: DeviceBuffer): void {
     this.live.delete(buffer.id);
     this.liveBytes -= buffer.byteLength;
     this.destroyStorage(buffer);
   }
 
   free(x: NDArray): void {
-    this.check(x, 'free');
-    this.deallocate(x.buffer);
+    if (x === null || typeof x !== 'object' || !('buffer' in x) || x.buffer === null || typeof x.buffer !== 'object') {
+      throw new InvalidArgumentError(`free: x must be an NDArray, got ${describeValue(x)}${x && typeof x === 'object' ? ' without a buffer' : ''}`);
+    }
+    this.release(this.checkBuffer(x.buffer, 'free', 'x'));
   }
 
   write(buffer: DeviceBuffer, data: HostArray): void {
@@ -174,8 +179,14 @@ export abstract class BaseBackend implements ComputeBackend {
     if (data.length !== sizeOf(shape)) {
       throw new ShapeMismatchError(`fromArray: ${data.length} values do not fill shape [${shape.join(', ')}] (${sizeOf(shape)} elements)`, [shape]);
     }
-    const host = dt === 'float32' ? Float32Array.from(data) : Int32Array.from(data);
-    const buffer = this.allocate(host.length, dt);
+    const buffer = this.allocate(data.length, dt); // OutOfMemoryError before any host copy
+    let host: HostArray;
+    try {
+      host = dt === 'float32' ? Float32Array.from(data) : Int32Array.from(data);
+    } catch (e) {
+      this.release(buffer);
+      throw new InvalidArgumentError(`fromArray: data has a value that does not convert to a number (${(e as Error).message})`);
+    }
     this.writeStorage(buffer, host);
     return viewOf(buffer, shape);
   }
@@ -499,8 +510,10 @@ export abstract class BaseBackend implements ComputeBackend {
    * buffer (InvalidArgumentError, DeviceMismatchError, UseAfterFreeError). O(rank).
    */
   check(x: NDArray, op: string, arg = 'x'): void {
-    if (x === null || typeof x !== 'object' || !('buffer' in x)) throw new InvalidArgumentError(`${op}: ${arg} must be an NDArray, got ${describeValue(x)}`);
-    this.checkBuffer(x.buffer, op, `${arg}.buffer`);
+    if (x === null || typeof x !== 'object' || !('buffer' in x) || x.buffer === null || typeof x.buffer !== 'object') {
+      throw new InvalidArgumentError(`${op}: ${arg} must be an NDArray, got ${describeValue(x)}${x && typeof x === 'object' ? ' without a buffer' : ''}`);
+    }
+    this.checkBuffer(x.buffer, op, arg);
     checkView(x, op, arg);
   }
 
@@ -525,10 +538,10 @@ export abstract class BaseBackend implements ComputeBackend {
       throw new InvalidArgumentError(`${op}: ${arg} must be a DeviceBuffer (or an NDArray where the op takes one), got ${describeValue(buffer)}`);
     }
     if (buffer.owner !== this.id) {
-      throw new DeviceMismatchError(`${op}: the buffer belongs to backend instance ${buffer.owner}, not to ${this.name} (${this.id}); move it with read + fromArray (or tensor.to())`);
+      throw new DeviceMismatchError(`${op}: the buffer of ${arg} belongs to backend instance ${buffer.owner}, not to ${this.name} (${this.id}); move it with read + fromArray (or tensor.to())`);
     }
     if (this.live.get(buffer.id) !== buffer) {
-      throw new UseAfterFreeError(`${op}: buffer ${buffer.id} (${buffer.size} × ${buffer.dtype}) of ${this.name} was already freed`);
+      throw new UseAfterFreeError(`${op}: ${arg}: buffer ${buffer.id} (${buffer.size} × ${buffer.dtype}) of ${this.name} was already freed`);
     }
     return buffer;
   }
