@@ -91,6 +91,25 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
   expectError('invalid/repeated-axis', 'InvalidArgumentError', (be, k) => be.sum(k, [1, -1])),
   expectError('invalid/permutation', 'InvalidArgumentError', (be, k) => be.permute(k, [0, 0])),
   expectError('invalid/negative-pad', 'InvalidArgumentError', (be, k) => be.pad(k, [[0, 0], [-1, 0]])),
+  // Unknown op names are errors, never another op or zeros.
+  expectError('unsupported/unknown-binary', 'UnsupportedOpError', (be, k) => be.binary('pow' as never, k, k)),
+  expectError('unsupported/unknown-unary', 'UnsupportedOpError', (be, k) => be.unary('abs' as never, k)),
+  expectError('unsupported/unknown-reduce', 'UnsupportedOpError', (be, k) => be.reduce('min' as never, k)),
+  // Null or wrong-typed arguments are typed errors, not TypeError/RangeError/RuntimeError.
+  expectError('invalid/null-axes', 'InvalidArgumentError', (be, k) => be.sum(k, null as never)),
+  expectError('invalid/pad-not-pairs', 'InvalidArgumentError', (be, k) => be.pad(k, [1, 2] as never)),
+  expectError('invalid/null-array', 'InvalidArgumentError', (be) => be.exp(null as never)),
+  expectError('dtype-mismatch/write-float64', 'DTypeError', (be, k) => be.write(k.buffer, new Float64Array(6) as never)),
+  // Optimizer hyper-parameters out of their domain: nothing written (the kept array is the parameter).
+  ...([['step', 0], ['step', NaN], ['lr', NaN], ['beta2', 1]] as const).map(([key, value]) =>
+    expectError(`invalid/adam-${key}-${value}`, 'InvalidArgumentError', (be, k) => {
+      const [g, m, v] = [be.full([2, 3], 1), be.full([2, 3], 0), be.full([2, 3], 0)];
+      try {
+        be.adamStep(k.buffer, g, m.buffer, v.buffer, { lr: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, step: 1, [key]: value });
+      } finally {
+        for (const a of [g, m, v]) be.free(a);
+      }
+    })),
   expectError('device-mismatch/other-instance', 'DeviceMismatchError', async (be, k, other) => {
     const o = await other();
     const x = o.full([2, 3], 1);
