@@ -83,7 +83,11 @@ export interface SgdStepParams {
  *
  * Errors: ShapeMismatchError, DTypeError, OutOfMemoryError, UseAfterFreeError, DeviceMismatchError,
  * InvalidArgumentError, UnsupportedOpError — always thrown before any output is allocated or any
- * input is touched.
+ * input is touched. Every argument is validated (BaseBackend, hal/src/validate.ts): null, undefined or
+ * a wrong type where an array, buffer, shape, axis list, pair list, number or boolean is expected is
+ * an InvalidArgumentError naming the op and the argument (never a bare TypeError); a view reaching
+ * outside its buffer is an InvalidArgumentError; an op name outside UNARY_OPS/BINARY_OPS/REDUCE_OPS is
+ * an UnsupportedOpError naming op, dtype and backend. Async methods (`read`) reject with these errors.
  */
 export interface ComputeBackend {
   /** Registry name: `cpu`, `wasm`, `webgpu`, ... */
@@ -106,19 +110,29 @@ export interface ComputeBackend {
   /** Bytes held by live buffers, and the highest value that has reached since creation. */
   memoryStats(): { liveBytes: number; peakBytes: number; liveBuffers: number };
 
-  /** Allocates `size` elements of `dtype` (contents unspecified). Throws OutOfMemoryError over the limit. */
+  /**
+   * Allocates `size` elements of `dtype` (contents unspecified). InvalidArgumentError unless `size` is a
+   * non-negative integer; DTypeError for an unknown dtype; OutOfMemoryError over the limit.
+   */
   allocate(size: number, dtype?: DType): DeviceBuffer;
-  /** Frees a buffer. Throws UseAfterFreeError on a double free. */
+  /** Frees a buffer. UseAfterFreeError on a double free; InvalidArgumentError if it is not a DeviceBuffer. */
   deallocate(buffer: DeviceBuffer): void;
   /** Frees the buffer behind an array (views of it become invalid). */
   free(x: NDArray): void;
-  /** Copies host data into a buffer (copy to device); the length and dtype must match. */
+  /**
+   * Copies host data into a buffer (copy to device): a Float32Array for a float32 buffer, an Int32Array
+   * for an int32 one (any other typed array or a plain Array: DTypeError), of the buffer's length
+   * (ShapeMismatchError otherwise).
+   */
   write(buffer: DeviceBuffer, data: HostArray): void;
   copyToDevice(buffer: DeviceBuffer, data: HostArray): void;
-  /** Copies an array (any view) back to the host (copy from device), after queued work completes. */
+  /**
+   * Copies an array (any view) or a whole buffer back to the host (copy from device), after queued
+   * work completes. Rejects with InvalidArgumentError for anything else, UseAfterFreeError if freed.
+   */
   read(x: NDArray | DeviceBuffer): Promise<HostArray>;
   copyFromDevice(x: NDArray | DeviceBuffer): Promise<HostArray>;
-  /** Starts a read of everything queued so far and returns a handle to poll or await. */
+  /** Starts a read of everything queued so far and returns a handle to poll or await; bad arguments throw at once. */
   readHandle(x: NDArray | DeviceBuffer): ReadHandle<HostArray>;
   /** Synchronous read where the backend can (CPU, WASM); undefined otherwise. */
   readonly readSync?: (x: NDArray | DeviceBuffer) => HostArray;
@@ -127,9 +141,13 @@ export interface ComputeBackend {
   /** Frees every buffer and releases the device. Later calls throw. */
   dispose(): void;
 
-  /** Uploads host data as a new contiguous array of `shape` (length must equal the shape's size). */
+  /**
+   * Uploads host data (an Array, a typed array or an array-like of numbers) as a new contiguous array
+   * of `shape`. ShapeMismatchError unless the length equals the shape's size; DTypeError for an unknown
+   * dtype or BigInt data. The dtype defaults to int32 for an Int32Array, else float32.
+   */
   fromArray(data: ArrayLike<number>, shape: readonly number[], dtype?: DType): NDArray;
-  /** A new array of `shape` filled with `value`. */
+  /** A new array of `shape` filled with `value` (a number; int32 truncates, NaN → 0). */
   full(shape: readonly number[], value: number, dtype?: DType): NDArray;
 
   // Elementwise binary ops with NumPy broadcasting (see ops.ts for special values).
@@ -157,7 +175,8 @@ export interface ComputeBackend {
   cos(x: NDArray): NDArray;
   unary(op: UnaryOp, x: NDArray): NDArray;
 
-  // Reductions over any set of axes (default: all).
+  // Reductions over any set of axes: an integer, an array of integers (negative count from the end;
+  // out of range or repeated: InvalidArgumentError) or undefined for all; keepdims a boolean.
   sum(x: NDArray, axes?: number | readonly number[], keepdims?: boolean): NDArray;
   max(x: NDArray, axes?: number | readonly number[], keepdims?: boolean): NDArray;
   mean(x: NDArray, axes?: number | readonly number[], keepdims?: boolean): NDArray;
@@ -169,7 +188,10 @@ export interface ComputeBackend {
   expand(x: NDArray, shape: readonly number[]): NDArray;
   shrink(x: NDArray, bounds: readonly (readonly [number, number])[]): NDArray;
   stride(x: NDArray, steps: readonly number[]): NDArray;
-  /** Pads each dimension with `pads[i] = [before, after]` elements of `value` (a new array). */
+  /**
+   * Pads each dimension with `pads[i] = [before, after]` elements of `value` (a new array). `pads` has
+   * one pair of non-negative integers per dimension (InvalidArgumentError otherwise).
+   */
   pad(x: NDArray, pads: readonly (readonly [number, number])[], value?: number): NDArray;
   /** Materializes any view into a new contiguous array. */
   contiguous(x: NDArray): NDArray;
@@ -191,10 +213,20 @@ export interface ComputeBackend {
   /**
    * Softmax cross-entropy, numerically stable: logits [N, C], labels [N, C] (one-hot or probabilities)
    * → per-row loss [N] and, when `withGrad`, d(loss_i)/d(logits) = softmax(logits) − labels [N, C].
+   * Terms whose label is 0 contribute 0 (a masked −Inf logit keeps the loss finite); see ops.ts.
+   * ShapeMismatchError unless both are [N, C]; DTypeError unless both are float32.
    */
   softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad?: boolean): { loss: NDArray; grad?: NDArray };
-  /** One Adam/AdamW update, in place on param, m and v (all float32, same size). */
+  /**
+   * One Adam/AdamW update, in place on param, m and v (distinct float32 buffers of the gradient's size).
+   * InvalidArgumentError, before anything is written, unless every hyper-parameter is finite with
+   * lr ≥ 0, 0 ≤ beta1, beta2 < 1, eps ≥ 0, weightDecay ≥ 0 and step an integer ≥ 1.
+   */
   adamStep(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void;
-  /** One SGD update with momentum and weight decay, in place on param and velocity. */
+  /**
+   * One SGD update with momentum and weight decay, in place on param and velocity (null: no momentum).
+   * InvalidArgumentError unless lr, momentum and weightDecay are finite and ≥ 0, and when momentum > 0
+   * without a velocity buffer.
+   */
   sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void;
 }
