@@ -32,7 +32,7 @@ describe('packaging: the published tarballs in an empty consumer project', () =>
   let dir = '';
   let packed: Packed[] = [];
   const env = (): NodeJS.ProcessEnv => {
-    const e: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', NO_COLOR: '1', npm_config_offline: 'true', npm_config_registry: 'http://127.0.0.1:9/' };
+    const e: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1', npm_config_offline: 'true', npm_config_registry: 'http://127.0.0.1:9/' };
     delete e['POLYHAL_BACKEND'];
     return e;
   };
@@ -123,6 +123,23 @@ describe('packaging: the published tarballs in an empty consumer project', () =>
     expect(out['conformance']).toMatchObject({ failed: 0 });
     expect((out['conformance'] as { passed: number }).passed).toBeGreaterThan(5);
     expect(out['grad']).toEqual([2, 4, 6]);
+  });
+
+  // Deno and Bun load the same installed packages (Deno through node_modules, next to package.json).
+  const TOOLS = join(root, '.tools/node_modules/.bin');
+  test.each([
+    { label: 'Deno runs esm.mjs', bin: 'deno', args: ['run', '-A', '--unstable-webgpu', 'esm.mjs'] },
+    { label: 'Bun runs esm.mjs', bin: 'bun', args: ['esm.mjs'] },
+    { label: 'Bun runs cjs.cjs', bin: 'bun', args: ['cjs.cjs'] },
+  ])('$label: every backend, conformance, a gradient', ({ bin, args }) => {
+    const exe = join(TOOLS, bin);
+    // installed by npm test's pretest; in CI a missing runtime is a failure, never a skip
+    if (!existsSync(exe) && !requiredBackends().length) return;
+    const r = run(exe, args);
+    expect(r.status === 0 ? 'ok' : `${r.stdout}${r.stderr}`).toBe('ok');
+    const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, BackendResult> & { grad: number[] };
+    expectBackends(out, `${bin} ${args.join(' ')}`);
+    expect(out.grad).toEqual([2, 4, 6]);
   });
 
   const tscCases = Object.keys(TSC).flatMap((ts) => ['nodenext', 'bundler'].flatMap((resolution) => [['es2022'], ['es2022', 'dom']].map((lib) => [ts, resolution, lib.join(',')] as const)));

@@ -22,8 +22,10 @@ const ag = require('@polyhal/autograd');
   const conf = await runConformance(() => new CpuBackend(), { filter: 'matmul' });
   out.conformance = { passed: conf.passed, failed: conf.failed };
   const be = new CpuBackend();
-  const x = ag.Tensor.fromArray(be, [1, 2, 3], [3], { requiresGrad: true });
-  ag.sum(ag.mul(x, x)).backward();
-  out.grad = Array.from(await x.grad.data());
+  out.grad = await ag.scope(async () => {
+    const x = ag.Tensor.fromArray(be, [1, 2, 3], [3], { requiresGrad: true });
+    ag.sum(ag.mul(x, x)).backward();
+    return Array.from(await x.grad.data());
+  });
   console.log(JSON.stringify(out));
 })();
