@@ -10,11 +10,12 @@ const asc = join(dir, '..', '..', 'node_modules', '.bin', 'asc');
 mkdirSync(join(dir, 'build'), { recursive: true });
 mkdirSync(join(dir, 'src', 'generated'), { recursive: true });
 // -O2 rather than -O3: at -O3 Binaryen regroups the unrolled micro-kernel and V8 then spills registers.
-const common = ['assembly/index.ts', '--enable', 'simd', '-O2', '--runtime', 'stub', '--noAssert'];
+const common = ['assembly/index.ts', '--enable', 'simd', '-O2', '--runtime', 'stub', '--noAssert', '--maximumMemory', '65536'];
 // Four builds: plain SIMD and relaxed SIMD (fused multiply-add in the GEMM micro-kernel), each
-// single-threaded and shared-memory threaded. The threaded builds import one shared memory (up to
-// 2 GiB) that every worker instance uses.
-const threads = ['--enable', 'threads', '--importMemory', '--sharedMemory', '--initialMemory', '64', '--maximumMemory', '32768'];
+// single-threaded and shared-memory threaded. Every memory may grow to 4 GiB (65536 pages, wasm32's
+// limit; src/module.ts MAX_MEMORY_PAGES): the threaded builds import one shared memory that every worker
+// instance uses. Pointers are unsigned (usize) throughout: addresses above 2 GiB are ordinary.
+const threads = ['--enable', 'threads', '--importMemory', '--sharedMemory', '--initialMemory', '64'];
 const relaxed = ['--enable', 'relaxed-simd'];
 const builds = {
   KERNELS_WASM_BASE64: ['kernels.wasm', []],

@@ -1,5 +1,5 @@
 import { BASE_OPTION_SPECS, type BackendEntry, BackendUnavailableError, nodeBuiltin, type OptionSpecs, registerBackend, validateOptions } from '@polyhal/hal';
-import { hasRelaxedSimd, hasWasmSimd, instantiateKernels, kernelModule, relaxedMaddIsFused } from './module.js';
+import { createSharedMemory, hasRelaxedSimd, hasWasmSimd, instantiateKernels, kernelModule, relaxedMaddIsFused } from './module.js';
 import { canBlock, ThreadPool } from './threads.js';
 import { WasmBackend, type WasmBackendOptions } from './wasm-backend.js';
 
@@ -51,8 +51,8 @@ export async function createWasmBackend(options: WasmBackendOptions = {}): Promi
     else if (!canBlock()) note = 'threads unavailable: this thread may not block (browser main thread); run in a Worker';
     else {
       try {
-        const memory = new WebAssembly.Memory({ initial: 64, maximum: 32768, shared: true });
-        const kernels = await instantiateKernels(memory, relaxed);
+        const { memory, maxBytes } = createSharedMemory();
+        const kernels = await instantiateKernels(memory, relaxed, maxBytes);
         const pool = await ThreadPool.create(await kernelModule(true, relaxed), memory, wanted);
         return new WasmBackend(kernels, options, pool, '', relaxed, relaxed && relaxedMaddIsFused());
       } catch (e) {

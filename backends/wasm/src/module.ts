@@ -7,8 +7,15 @@ import { KERNELS_MT_RELAXED_WASM_BASE64, KERNELS_MT_WASM_BASE64, KERNELS_RELAXED
  */
 export type WasmMemory = typeof globalThis extends { WebAssembly: { Memory: { prototype: infer M } } } ? M : object;
 
+/**
+ * Every pointer argument and result is an unsigned byte offset into linear memory (wasm32: below
+ * 2^32). JavaScript passes numbers up to 2^32 − 1 (ToInt32 keeps their bits); a pointer or byte count
+ * that comes back is read with `>>> 0`.
+ */
 export interface KernelExports {
   memory: WasmMemory;
+  /** Not a wasm export: the memory's maximum in bytes (declared pages × 64 KiB), set by instantiateKernels. */
+  memoryMaxBytes: number;
   heapBase(): number;
   binaryF32(op: number, n: number, rows: number, a: number, aStarts: number, aStep: number, b: number, bStarts: number, bStep: number, out: number): void;
   binaryI32(op: number, n: number, rows: number, a: number, aStarts: number, aStep: number, b: number, bStarts: number, bStep: number, out: number): void;
@@ -52,15 +59,37 @@ export function kernelModule(threaded = false, relaxed = false): Promise<WebAsse
   return m;
 }
 
+/** Pages (64 KiB) a wasm32 memory may have: 4 GiB. The builds of scripts/embed.mjs declare this maximum. */
+export const MAX_MEMORY_PAGES = 65536;
+
+/**
+ * The shared memory of the threaded build: maximum 4 GiB, or 2 GiB where the runtime cannot reserve
+ * that much shared address space (some 32-bit and mobile browsers). Returns the memory and its
+ * maximum in bytes.
+ */
+export function createSharedMemory(): { memory: WebAssembly.Memory; maxBytes: number } {
+  for (const maximum of [MAX_MEMORY_PAGES, MAX_MEMORY_PAGES / 2]) {
+    try {
+      return { memory: new WebAssembly.Memory({ initial: 64, maximum, shared: true }), maxBytes: maximum * 65536 };
+    } catch (e) {
+      if (maximum === MAX_MEMORY_PAGES / 2) throw e;
+    }
+  }
+  throw new Error('unreachable');
+}
+
 const abort = (): never => {
   throw new Error('wasm kernel abort');
 };
 
-/** Instantiates the kernels; with `memory` (shared), the threaded build on that memory. */
-export async function instantiateKernels(memory?: WebAssembly.Memory, relaxed = false): Promise<KernelExports> {
+/**
+ * Instantiates the kernels; with `memory` (shared, of maximum `maxBytes`), the threaded build on that
+ * memory. The single-threaded build's own memory may grow to MAX_MEMORY_PAGES.
+ */
+export async function instantiateKernels(memory?: WebAssembly.Memory, relaxed = false, maxBytes = MAX_MEMORY_PAGES * 65536): Promise<KernelExports> {
   const instance = await WebAssembly.instantiate(await kernelModule(Boolean(memory), relaxed), { env: memory ? { memory, abort } : { abort } });
   const exports = instance.exports as unknown as KernelExports;
-  return memory ? ({ ...exports, memory } as KernelExports) : exports;
+  return { ...exports, ...(memory ? { memory } : {}), memoryMaxBytes: maxBytes } as KernelExports;
 }
 
 /**

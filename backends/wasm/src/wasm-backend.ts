@@ -63,7 +63,7 @@ export class WasmBackend extends BaseBackend {
   /** `pool`: worker threads on the same shared memory; `threadNote` says why there are none when asked for. */
   constructor(private readonly k: KernelExports, options: WasmBackendOptions = {}, private readonly pool: WorkerPool | null = null, threadNote = '', relaxedSimd = false, fusedMultiplyAdd = false) {
     super(options);
-    this.heap = new WasmHeap(k.memory, k.heapBase(), 'wasm');
+    this.heap = new WasmHeap(k.memory, k.heapBase() >>> 0, 'wasm', k.memoryMaxBytes);
     this.threadThreshold = options.threadThreshold ?? 2 ** 21;
     this.elementwiseThreadThreshold = options.elementwiseThreadThreshold ?? 2 ** 18;
     const threads = pool ? `${pool.size} threads on shared memory` : `1 thread${threadNote ? ` (${threadNote})` : ''}`;
@@ -90,16 +90,25 @@ export class WasmBackend extends BaseBackend {
     const tmp = view.offset === 0 && n === view.buffer.size && rowMajor(view.shape).every((s, i) => s === view.strides[i] || view.shape[i] === 1) ? null : this.contiguous(view);
     try {
       const b = (tmp ?? view).buffer;
-      const ptr = this.ptr(b) >> 2;
+      const ptr = this.ptr(b) >>> 2;
       return b.dtype === 'float32' ? this.heap.f32().slice(ptr, ptr + n) : this.heap.i32().slice(ptr, ptr + n);
     } finally {
       if (tmp) this.free(tmp);
     }
   };
 
-  /** Bytes of linear memory reserved by the allocator (grows, never shrinks). */
+  /** Bytes of linear memory below the allocator's top (live buffers and free blocks below them). */
   get reservedBytes(): number {
     return this.heap.reserved;
+  }
+
+  /**
+   * The largest single allocation that succeeds now, in bytes: the memory limit minus live bytes,
+   * bounded by what the heap can still give in one block (its largest free block, or the rest of the
+   * memory up to its maximum: 4 GiB, or 2 GiB for a shared memory where 4 GiB could not be reserved).
+   */
+  override memoryAvailable(): number {
+    return this.heap.largestAllocatable(super.memoryAvailable());
   }
 
   protected createStorage(buffer: DeviceBuffer): void {
@@ -112,7 +121,7 @@ export class WasmBackend extends BaseBackend {
   }
 
   protected writeStorage(buffer: DeviceBuffer, data: HostArray): void {
-    const ptr = this.ptr(buffer) >> 2;
+    const ptr = this.ptr(buffer) >>> 2;
     if (data instanceof Float32Array) this.heap.f32().set(data, ptr);
     else this.heap.i32().set(data, ptr);
   }
@@ -135,7 +144,7 @@ export class WasmBackend extends BaseBackend {
       for (let o = 0; o < count; o++) {
         const p = this.heap.alloc(bytes);
         ptrs.push(p);
-        this.heap.i32().set(plan.starts[o]!, p >> 2);
+        this.heap.i32().set(plan.starts[o]!, p >>> 2);
       }
       return fn(ptrs);
     } finally {
@@ -249,7 +258,7 @@ export class WasmBackend extends BaseBackend {
         for (let d0 = 0; d0 < c.shape[0]!; d0 += per) {
           const meta = this.heap.alloc(rank * 16); // shape, strides ×2, then rank i32 of odometer scratch
           blocks.push(meta);
-          this.heap.i32().set([Math.min(per, c.shape[0]! - d0), ...c.shape.slice(1), ...sx, ...so], meta >> 2);
+          this.heap.i32().set([Math.min(per, c.shape[0]! - d0), ...c.shape.slice(1), ...sx, ...so], meta >>> 2);
           jobs.push([mode, rank, meta, meta + rank * 12, this.ptr(x.buffer), x.offset + d0 * sx[0]!, this.ptr(out), offset + d0 * so[0]!]);
         }
         const call = (j: number[]): void => this.k.copyNd(...(j as Parameters<KernelExports['copyNd']>));
@@ -290,7 +299,7 @@ export class WasmBackend extends BaseBackend {
     // Split rows across threads when the product is large enough (in whole micro-kernel panels).
     const mr = this.k.gemmRowBlock();
     const parts = this.pool && M * N * K >= this.threadThreshold ? Math.min(this.pool.size, Math.ceil(M / (4 * mr))) : 1;
-    const scratchBytes = this.k.packBytesA() + this.k.packBytesB(N) + 256;
+    const scratchBytes = (this.k.packBytesA() >>> 0) + (this.k.packBytesB(N) >>> 0) + 256;
     const scratch = Array.from({ length: parts }, () => this.heap.alloc(scratchBytes));
     try {
       const [pa, pb, pc] = [this.ptr(a.buffer), this.ptr(b.buffer), this.ptr(out)];

@@ -1,0 +1,138 @@
+// The wasm backend's memory: freed blocks reused for any size (coalescing allocator), an honest
+// memoryAvailable(), unsigned addresses above 2 GiB, worker failures as typed errors, reductions over
+// broadcast views of 2^31 elements and more.
+import { describe, expect, test } from '@jest/globals';
+import { OutOfMemoryError } from '@polyhal/hal';
+import { createWasmBackend, type WasmBackend } from '@polyhal/backend-wasm';
+import { WasmHeap } from '../backends/wasm/src/memory.js';
+
+const GiB = 2 ** 30;
+
+/** Runs `fn` on a fresh backend of `threads` threads and disposes of it. */
+async function withBackend(threads: number, options: Record<string, unknown>, fn: (be: WasmBackend) => Promise<void>): Promise<void> {
+  const be = await createWasmBackend({ threads, ...options });
+  try {
+    await fn(be);
+  } finally {
+    be.dispose();
+  }
+}
+
+describe('WasmHeap (coalescing allocator)', () => {
+  test('random alloc/free: blocks never overlap, stay 16-byte aligned, and freeing everything returns the heap to its base', () => {
+    const memory = new WebAssembly.Memory({ initial: 1, maximum: 4096 });
+    const heap = new WasmHeap(memory, 1000, 'test', 4096 * 65536);
+    const base = heap.reserved;
+    let seed = 7;
+    const rand = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    const live = new Map<number, number>(); // ptr → bytes
+    const overlaps = (p: number, n: number): boolean => [...live].some(([q, m]) => p < q + WasmHeap.blockSize(m) && q < p + WasmHeap.blockSize(n));
+    for (let step = 0; step < 4000; step++) {
+      if (live.size > 0 && (rand() < 0.5 || live.size > 60)) {
+        const ptrs = [...live.keys()];
+        const p = ptrs[Math.floor(rand() * ptrs.length)]!;
+        heap.release(p, live.get(p)!);
+        live.delete(p);
+      } else {
+        const bytes = 1 + Math.floor(rand() ** 3 * 200_000);
+        const p = heap.alloc(bytes);
+        expect(p % 16).toBe(0);
+        expect(p).toBeGreaterThanOrEqual(base);
+        expect(p + bytes).toBeLessThanOrEqual(memory.buffer.byteLength);
+        expect(overlaps(p, bytes)).toBe(false);
+        live.set(p, bytes);
+      }
+    }
+    for (const [p, n] of live) heap.release(p, n);
+    expect(heap.reserved).toBe(base);
+    expect(heap.freeBlocks).toEqual({ count: 0, bytes: 0 });
+    expect(heap.largestAllocatable()).toBe(4096 * 65536 - base);
+  });
+
+  test('a freed block serves a smaller request of another size, and neighbours merge into one block', () => {
+    const memory = new WebAssembly.Memory({ initial: 1, maximum: 4096 });
+    const heap = new WasmHeap(memory, 0, 'test', 4096 * 65536);
+    const [a, b, c, pin] = [heap.alloc(1 << 20), heap.alloc(1 << 20), heap.alloc(1 << 20), heap.alloc(16)];
+    const grown = memory.buffer.byteLength;
+    heap.release(a, 1 << 20);
+    heap.release(c, 1 << 20);
+    heap.release(b, 1 << 20);
+    expect(heap.alloc(3 << 20)).toBe(a); // a, b and c merged
+    heap.release(a, 3 << 20);
+    expect(heap.freeBlocks).toEqual({ count: 1, bytes: 3 << 20 }); // consolidated (quick lists merged)
+    expect(heap.alloc(12345)).toBe(a); // split
+    expect(heap.alloc(2 << 20)).toBe(a + 12352);
+    expect(memory.buffer.byteLength).toBe(grown);
+    expect(pin).toBe(3 << 20);
+  });
+});
+
+describe.each([1, 2])('wasm memory, %i thread(s)', (threads) => {
+  test('freed blocks are reused for other sizes: [16, L, 256] arrays for L = 1..512, twice, all freed each step', async () => {
+    await withBackend(threads, {}, async (be) => {
+      let peak = 0;
+      for (let pass = 0; pass < 2; pass++) {
+        for (let L = 1; L <= 512; L++) {
+          const x = be.full([16, L, 256], 1);
+          const y = be.add(x, x);
+          be.free(x);
+          be.free(y);
+          peak = Math.max(peak, be.reservedBytes);
+        }
+      }
+      expect(be.liveBufferCount()).toBe(0);
+      // The largest step holds 2 × 8 MiB: the heap never needs much more, and gives it all back.
+      expect(peak).toBeLessThan(40 * 2 ** 20);
+      expect(be.reservedBytes).toBeLessThan(65536);
+      expect(be.memoryAvailable()).toBe(2 ** 31);
+    });
+  });
+
+  test('memoryAvailable() is what one allocation can really get, bounded by the memory\'s maximum', async () => {
+    await withBackend(threads, { memoryLimit: 2 ** 33 }, async (be) => {
+      const avail = be.memoryAvailable();
+      expect(avail).toBeLessThanOrEqual(4 * GiB);
+      expect(avail).toBeGreaterThan(2 * GiB - 2 ** 20); // 2 GiB shared memories where 4 GiB cannot be reserved
+      const hole = be.allocate(2 ** 24); // 64 MiB, then a small block above it, then the hole is freed
+      const pin = be.allocate(4);
+      be.deallocate(hole);
+      const rest = be.allocate(Math.floor((be.memoryAvailable() - 64 * 2 ** 20) / 4)); // leaves the 64 MiB hole the largest block
+      expect(be.memoryAvailable()).toBe(2 ** 26);
+      let err: unknown;
+      try {
+        be.allocate(2 ** 24 + 4);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(OutOfMemoryError);
+      expect((err as OutOfMemoryError).availableBytes).toBe(2 ** 26);
+      const fits = be.allocate(2 ** 24); // the hole
+      for (const b of [pin, rest, fits]) be.deallocate(b);
+      expect(be.liveBufferCount()).toBe(0);
+    });
+  });
+
+  test('addresses above 2 GiB are unsigned end to end: read, write, fromArray, ops, matmul', async () => {
+    await withBackend(threads, { memoryLimit: 4 * GiB }, async (be) => {
+      // The issue's sequence: a freed 1.6 GB block, then a 600 MB one.
+      be.deallocate(be.allocate(4e8));
+      const mid = be.allocate(1.5e8);
+      expect(Array.from(await be.read(be.full([4], 7)))).toEqual([7, 7, 7, 7]);
+      // Push the heap's top past 2 GiB (pages are never touched), then work above it.
+      const low = be.allocate(4e8 - 1.5e8);
+      const high = be.allocate(1.5e8);
+      const a = be.fromArray([1, 2, 3, 4, 5, 6], [2, 3]);
+      const b = be.fromArray([1, 0, 0, 1, 1, 1], [3, 2]);
+      expect(Array.from(await be.read(a))).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(Array.from(be.readSync(be.add(a, a)))).toEqual([2, 4, 6, 8, 10, 12]);
+      expect(Array.from(await be.read(be.matmul(a, b)))).toEqual([4, 5, 10, 11]);
+      expect(Array.from(await be.read(be.sum(a, 1)))).toEqual([6, 15]);
+      expect(Array.from(await be.read(be.contiguous(be.permute(a, [1, 0]))))).toEqual([1, 4, 2, 5, 3, 6]);
+      const big = be.full([1 << 19], 3); // split across threads (2^18 elements and more)
+      expect(Array.from(await be.read(be.sum(be.mul(big, big))))).toEqual([9 * (1 << 19)]);
+      const i = be.fromArray([5, -6], [2], 'int32');
+      expect(Array.from(await be.read(be.neg(i)))).toEqual([-5, 6]);
+      for (const x of [mid, low, high]) be.deallocate(x);
+    });
+  });
+});
