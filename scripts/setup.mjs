@@ -1,6 +1,7 @@
 // `npm test`'s set-up step (pretest): installs what the tests need and this machine lacks, and says so.
 //  1. Debian packages: Mesa's lavapipe (software Vulkan, so WebGPU runs without a GPU; Dawn needs Mesa
-//     ≥ 24, which bookworm has only in bookworm-backports) and Debian's Chromium (the browser tests).
+//     ≥ 24, which bookworm has only in bookworm-backports), Debian's Chromium (the browser tests) and
+//     libonnx-testdata (ONNX's backend node tests, read by the conformance kit; never committed).
 //     Installed with apt-get as root, or through sudo; without either it stops at once and prints the
 //     exact commands to run.
 //  2. The extra JavaScript runtimes (Deno, Bun, Node.js LTS lines) from npm into .tools/.
@@ -44,6 +45,12 @@ const NEEDS = [
     backports,
   },
   { what: "Debian's Chromium (the browser tests)", present: () => existsSync('/usr/bin/chromium'), packages: ['chromium'], backports: false },
+  {
+    what: "ONNX's backend node tests (the conformance kit's ONNX run)",
+    present: () => existsSync('/usr/share/libonnx-testdata/data/node'),
+    packages: ['libonnx-testdata'],
+    backports: false,
+  },
 ];
 
 function commands(missing) {
@@ -62,7 +69,7 @@ function commands(missing) {
 function systemPackages() {
   const missing = NEEDS.filter((n) => !n.present());
   if (!missing.length) {
-    console.log(`system packages present: mesa-vulkan-drivers ${debVersion('mesa-vulkan-drivers')}, chromium ${debVersion('chromium') ?? '(/usr/bin/chromium)'}`);
+    console.log(`system packages present: mesa-vulkan-drivers ${debVersion('mesa-vulkan-drivers')}, chromium ${debVersion('chromium') ?? '(/usr/bin/chromium)'}, libonnx-testdata ${debVersion('libonnx-testdata') ?? ''}`.trim());
     return;
   }
   for (const n of missing) console.log(`missing: ${n.what} — Debian package${n.packages.length > 1 ? 's' : ''} ${n.packages.join(', ')}${n.backports ? ' (bookworm-backports)' : ''}`);
@@ -92,7 +99,7 @@ function systemPackages() {
     console.error(`still missing after apt-get: ${still.map((n) => n.packages.join(', ')).join('; ')}`);
     process.exit(1);
   }
-  console.log(`installed: mesa-vulkan-drivers ${debVersion('mesa-vulkan-drivers')}, chromium ${debVersion('chromium')}`);
+  console.log(`installed: ${missing.flatMap((n) => n.packages).map((p) => `${p} ${debVersion(p)}`).join(', ')}`);
 }
 
 if (process.platform === 'linux' && process.env.POLYHAL_SKIP_SYSTEM_SETUP !== '1') systemPackages();
