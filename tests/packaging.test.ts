@@ -114,6 +114,15 @@ describe('packaging: the published tarballs in an empty consumer project', () =>
     expect(existsSync(join(dir, 'node_modules/.bin/polyhal-conformance'))).toBe(true);
   });
 
+  test('the installed commands run: npx polyhal-conformance and npx polyhal (the main job)', () => {
+    const conf = run('npx', ['--offline', 'polyhal-conformance', '--backend', 'cpu', '--filter', 'matmul']);
+    expect(conf.status === 0 ? 'ok' : conf.stderr).toBe('ok');
+    expect(conf.stdout).toMatch(/matmul\s+float32\s+pass/);
+    const job = run('npx', ['--offline', 'polyhal', '--backend', 'cpu', '--epochs', '1', '--train', '512', '--test', '256']);
+    expect(job.status === 0 ? 'ok' : job.stderr).toBe('ok');
+    expect(job.stdout).toMatch(/test accuracy: 0\.\d+ \(backend: cpu\)/);
+  });
+
   test.each([['ESM', 'esm.mjs'], ['CommonJS', 'cjs.cjs']])('a %s script computes on every backend, runs conformance and a gradient', (_kind, script) => {
     const r = run(process.execPath, [script]);
     expect(r.status === 0 ? 'ok' : r.stderr).toBe('ok');

@@ -196,6 +196,29 @@ describe('configuration', () => {
     expect((named as Error).message).toMatch(/wasm is not registered: import '@polyhal\/backend-wasm' first/);
   });
 
+  test('the report says whether the webgpu package is missing or failed to load', () => {
+    // A module hook makes `import('webgpu')` fail the way it does where the package is absent (or broken).
+    const hook = (how: 'missing' | 'broken') => `data:text/javascript,${encodeURIComponent(`
+      export async function resolve(spec, ctx, next) {
+        if (spec !== 'webgpu') return next(spec, ctx);
+        ${how === 'missing'
+    ? "const e = new Error(\"Cannot find package 'webgpu' imported from x\"); e.code = 'ERR_MODULE_NOT_FOUND'; throw e;"
+    : "return { url: 'data:text/javascript,throw new Error(\"dawn.node: undefined symbol\")', shortCircuit: true };"}
+      }`)}`;
+    const script = (how: 'missing' | 'broken') => `
+      import { register } from 'node:module';
+      register(${JSON.stringify(hook(how))});
+      const { createBackend } = await import('@polyhal/hal');
+      await import('@polyhal/backend-cpu');
+      await import('@polyhal/backend-webgpu');
+      const { report } = await createBackend({ env: {}, configPath: null });
+      console.log(report.toString());`;
+    const missing = spawnSync(process.execPath, ['--input-type=module', '-e', script('missing')], { cwd: root, encoding: 'utf8' });
+    expect(missing.stdout).toMatch(/webgpu\s+rejected\s+the `webgpu` package \(Dawn for Node\) is not installed: npm install webgpu/);
+    const broken = spawnSync(process.execPath, ['--input-type=module', '-e', script('broken')], { cwd: root, encoding: 'utf8' });
+    expect(broken.stdout).toMatch(/webgpu\s+rejected\s+the `webgpu` package failed to load: dawn\.node: undefined symbol/);
+  });
+
   test('without a Vulkan loader the webgpu backend is rejected with the reason, and Dawn is never loaded (no warning)', () => {
     // A child process whose file system (as the backend sees it) has no libvulkan.so.1.
     const script = `
