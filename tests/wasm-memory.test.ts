@@ -2,8 +2,8 @@
 // memoryAvailable(), unsigned addresses above 2 GiB, worker failures as typed errors, reductions over
 // broadcast views of 2^31 elements and more.
 import { describe, expect, test } from '@jest/globals';
-import { OutOfMemoryError } from '@polyhal/hal';
-import { createWasmBackend, type WasmBackend } from '@polyhal/backend-wasm';
+import { InvalidArgumentError, OutOfMemoryError, PolyHalError } from '@polyhal/hal';
+import { createWasmBackend, type WasmBackend, WasmKernelError } from '@polyhal/backend-wasm';
 import { WasmHeap } from '../backends/wasm/src/memory.js';
 
 const GiB = 2 ** 30;
@@ -133,6 +133,75 @@ describe.each([1, 2])('wasm memory, %i thread(s)', (threads) => {
       const i = be.fromArray([5, -6], [2], 'int32');
       expect(Array.from(await be.read(be.neg(i)))).toEqual([-5, 6]);
       for (const x of [mid, low, high]) be.deallocate(x);
+    });
+  });
+});
+
+describe('wasm worker failures are typed errors on the calling thread, never a hang', () => {
+  interface Pool { run(kernel: string, parts: number[][], local: (part: number[]) => void): void; liveWorkers: number; workers: { terminate(): unknown }[] }
+  const poolOf = (be: WasmBackend): Pool => (be as unknown as { pool: Pool }).pool;
+  // negI32(n, rows, x, xStarts, xStep, out) with its row starts past the end of memory: a trap.
+  const trap = [4, 1, 0, 0xfffffff0, 1, 0];
+
+  test('a kernel that traps on a worker throws WasmKernelError naming the kernel, the worker and the trap; the pool keeps working', async () => {
+    await withBackend(2, { elementwiseThreadThreshold: 1 }, async (be) => {
+      let err: unknown;
+      try {
+        poolOf(be).run('negI32', [[], trap], () => undefined);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(WasmKernelError);
+      expect(err).toBeInstanceOf(PolyHalError);
+      expect(err).toMatchObject({ kernel: 'negI32', thread: 1 });
+      expect((err as Error).message).toMatch(/out of bounds/);
+      const x = be.fromArray(Array.from({ length: 1000 }, (_, i) => i), [1000]);
+      expect(Array.from(await be.read(be.neg(x)))).toEqual(Array.from({ length: 1000 }, (_, i) => -i));
+      expect(poolOf(be).liveWorkers).toBe(1);
+    });
+  });
+
+  test('a trap on the calling thread also throws WasmKernelError, after the workers\' parts have ended', async () => {
+    await withBackend(2, {}, async (be) => {
+      const k = (be as unknown as { k: { negI32(...a: number[]): void } }).k;
+      expect(() => poolOf(be).run('negI32', [trap, trap], (p) => k.negI32(...p))).toThrow(WasmKernelError);
+    });
+  });
+
+  test('a worker that died: its parts run on the calling thread and results stay right', async () => {
+    await withBackend(2, { elementwiseThreadThreshold: 1, threadThreshold: 1 }, async (be) => {
+      const pool = poolOf(be);
+      await pool.workers[0]!.terminate();
+      for (let i = 0; i < 100 && pool.liveWorkers > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(pool.liveWorkers).toBe(0);
+      const n = 100_003;
+      const x = be.fromArray(Array.from({ length: n }, (_, i) => i % 7), [n]);
+      expect(Array.from(await be.read(be.sum(be.add(x, x))))).toEqual([2 * Array.from({ length: n }, (_, i) => i % 7).reduce((p, v) => p + v, 0)]);
+      const a = be.fromArray(Array.from({ length: 64 * 64 }, (_, i) => (i % 5) - 2), [64, 64]);
+      const want = Array.from(await be.read(be.matmul(be.contiguous(a), a)));
+      expect(want.length).toBe(64 * 64);
+      expect(Array.from(await be.read(be.matmul(a, a)))).toEqual(want);
+    });
+  });
+});
+
+describe('hand-built NDArrays are bounds-checked against their buffer before a wasm kernel sees them', () => {
+  test.each([
+    ['offset past the end', { shape: [4], strides: [1], offset: 1 }],
+    ['strides past the end', { shape: [2, 2], strides: [4, 1], offset: 0 }],
+    ['a negative offset', { shape: [2], strides: [1], offset: -1 }],
+    ['a negative stride reaching below 0', { shape: [3], strides: [-1], offset: 1 }],
+    ['a broadcast over a huge offset', { shape: [65536, 65536], strides: [0, 0], offset: 2 ** 31 }],
+  ])('%s: InvalidArgumentError, nothing allocated', async (_, view) => {
+    await withBackend(1, {}, async (be) => {
+      const x = be.fromArray([1, 2, 3, 4], [4]);
+      const bad = { ...x, ...view };
+      const live = be.liveBufferCount();
+      for (const op of [() => be.sum(bad), () => be.neg(bad), () => be.add(bad, 1), () => be.contiguous(bad), () => be.readSync(bad)]) {
+        expect(op).toThrow(InvalidArgumentError);
+      }
+      if (bad.shape.length === 2) expect(() => be.matmul(bad, bad)).toThrow(InvalidArgumentError);
+      expect(be.liveBufferCount()).toBe(live);
     });
   });
 });

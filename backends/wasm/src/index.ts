@@ -5,6 +5,7 @@ import { WasmBackend, type WasmBackendOptions } from './wasm-backend.js';
 
 export { WasmBackend, type WasmBackendOptions } from './wasm-backend.js';
 export { hasRelaxedSimd, hasWasmSimd, relaxedMaddIsFused } from './module.js';
+export { WasmKernelError } from './threads.js';
 
 function cores(): number {
   const g = globalThis as { navigator?: { hardwareConcurrency?: number } };

@@ -5,10 +5,50 @@
  * through a small SharedArrayBuffer with Atomics (wait/notify), so a call blocks until every part is
  * done — which the JS main thread may do in Node, Deno and Bun, and in browsers only inside a Worker.
  * Node uses worker_threads; browsers use Web Workers (cross-origin isolated pages only).
+ *
+ * Failures never hang the calling thread: a worker catches a trap (or any error) of its kernel,
+ * records it in its control slot and still signals completion; a worker whose serving loop ends for
+ * any other reason (an error outside the kernel, `process.exit`) marks itself dead and, if it held a
+ * part, signals too. The calling thread waits in bounded slices, checks every pending worker's
+ * liveness flag between them, and throws WasmKernelError naming the kernel, the worker and the cause.
+ * A worker found dead (by its flag or by its `exit`/`error` event) gets no further parts: they run on
+ * the calling thread, so later ops stay correct. Only a worker killed from outside in the middle of a
+ * part (`terminate()` by other code, a browser killing it) cannot be noticed by a blocked thread.
+ *
+ * Control words (Int32Array): [0] generation (−1: stop), [1] completion counter (a wake-up signal
+ * only), then one slot of SLOT words per participant: 13 kernel arguments, the kernel's index, the
+ * part's state, the liveness flag, the error message's length and up to MSG_CHARS UTF-16 code units.
+ * Arguments are i32 words: pointers at or above 2^31 are stored as negative words with the same bits,
+ * and a kernel's i32 parameter (ToInt32) receives exactly those bits (usize on the wasm side).
  */
-import { nodeBuiltin } from '@polyhal/hal';
+import { nodeBuiltin, PolyHalError } from '@polyhal/hal';
 
-const SLOT = 16;
+/** A wasm kernel that trapped (or a worker that failed or died) while running a part of an op. */
+export class WasmKernelError extends PolyHalError {
+  constructor(
+    readonly kernel: string,
+    /** The participant: 0 is the calling thread, 1… the workers. */
+    readonly thread: number,
+    readonly reason: string,
+  ) {
+    super(`wasm: kernel ${kernel} failed on ${thread === 0 ? 'the calling thread' : `worker ${thread}`}: ${reason}`);
+  }
+}
+
+const ARGS = 13;
+const KIND = 13;
+const STATE = 14;
+const ALIVE = 15;
+const MSG_LEN = 16;
+const MSG = 17;
+const MSG_CHARS = 111;
+const SLOT = MSG + MSG_CHARS; // 128 words
+/** Part states. */
+const IDLE = 0, RUNNING = 1, DONE = 2, FAILED = 3;
+/** How long the calling thread blocks before it checks the workers' liveness again (ms). */
+const WAIT_SLICE_MS = 50;
+/** How long a worker may take to start (instantiate the kernels) before the pool gives up (ms). */
+const START_TIMEOUT_MS = 30_000;
 
 /** Kernels a worker can run: the job's kind selects the export; its arguments fill the slot. */
 export const JOB_KERNELS = ['gemm', 'binaryF32', 'binaryI32', 'unaryF32', 'negI32', 'copyNd'] as const;
@@ -16,33 +56,72 @@ export type JobKernel = (typeof JOB_KERNELS)[number];
 
 // The worker: instantiate on the shared memory, then serve jobs until the generation goes negative.
 const WORKER_SOURCE = `
-const serve = (exports, ctrl, slot) => {
+const SLOT = ${SLOT}, KIND = ${KIND}, STATE = ${STATE}, ALIVE = ${ALIVE}, MSG_LEN = ${MSG_LEN}, MSG = ${MSG}, MSG_CHARS = ${MSG_CHARS};
+const RUNNING = ${RUNNING}, DONE = ${DONE}, FAILED = ${FAILED};
+let ctrl = null, s = 0, busy = false;
+const record = (e) => {
+  const m = String((e && e.message) || e).slice(0, MSG_CHARS);
+  for (let i = 0; i < m.length; i++) ctrl[s + MSG + i] = m.charCodeAt(i);
+  ctrl[s + MSG_LEN] = m.length;
+};
+const signal = (state) => {
+  busy = false;
+  Atomics.store(ctrl, s + STATE, state);
+  Atomics.add(ctrl, 1, 1);
+  Atomics.notify(ctrl, 1);
+};
+// The serving loop has ended (an error outside a kernel, process.exit, stop): never hang the caller.
+const died = (e) => {
+  if (!ctrl || Atomics.load(ctrl, s + ALIVE) === 0) return;
+  Atomics.store(ctrl, s + ALIVE, 0);
+  if (busy) {
+    record(e || new Error('the worker exited'));
+    signal(FAILED);
+  } else Atomics.notify(ctrl, 1);
+};
+const serve = (exports) => {
   const kernels = ${JSON.stringify(JOB_KERNELS)}.map((name) => exports[name]);
   let gen = 0;
   for (;;) {
     Atomics.wait(ctrl, 0, gen);
     gen = Atomics.load(ctrl, 0);
     if (gen < 0) return;
-    const s = 4 + slot * ${SLOT};
-    const kind = ctrl[s + 13];
-    if (kind > 0) {
+    if (Atomics.load(ctrl, s + STATE) !== RUNNING) continue; // no part for this worker in this job
+    busy = true;
+    let state = DONE;
+    try {
       // Every kernel takes at most 13 arguments; extra ones are ignored by the call.
-      kernels[kind - 1](ctrl[s], ctrl[s + 1], ctrl[s + 2], ctrl[s + 3], ctrl[s + 4], ctrl[s + 5], ctrl[s + 6], ctrl[s + 7], ctrl[s + 8], ctrl[s + 9], ctrl[s + 10], ctrl[s + 11], ctrl[s + 12]);
+      kernels[ctrl[s + KIND] - 1](ctrl[s], ctrl[s + 1], ctrl[s + 2], ctrl[s + 3], ctrl[s + 4], ctrl[s + 5], ctrl[s + 6], ctrl[s + 7], ctrl[s + 8], ctrl[s + 9], ctrl[s + 10], ctrl[s + 11], ctrl[s + 12]);
+    } catch (e) {
+      record(e);
+      state = FAILED;
     }
-    Atomics.add(ctrl, 1, 1);
-    Atomics.notify(ctrl, 1);
+    signal(state);
   }
 };
 const start = (data, reply) => {
   WebAssembly.instantiate(data.module, { env: { memory: data.memory, abort() { throw new Error('wasm abort'); } } }).then((inst) => {
+    ctrl = new Int32Array(data.ctrl);
+    s = 4 + data.slot * SLOT;
+    Atomics.store(ctrl, s + ALIVE, 1);
     reply('ready');
-    serve(inst.exports, new Int32Array(data.ctrl), data.slot);
-  });
+    let error;
+    try {
+      serve(inst.exports);
+    } catch (e) {
+      error = e;
+      throw e;
+    } finally {
+      died(error);
+    }
+  }, (e) => reply('error: ' + ((e && e.message) || e)));
 };
 if (typeof require === 'function' && require('worker_threads').parentPort) {
   const { parentPort } = require('worker_threads');
+  process.on('exit', () => died(new Error('the worker exited')));
   parentPort.once('message', (d) => start(d, (m) => parentPort.postMessage(m)));
 } else {
+  self.addEventListener('error', (e) => died(e.error || new Error(e.message)));
   self.onmessage = (e) => start(e.data, (m) => self.postMessage(m));
 }
 `;
@@ -55,7 +134,13 @@ interface WorkerLike {
 /** The part of Node's worker_threads.Worker used here. */
 interface NodeWorker extends WorkerLike {
   unref(): void;
-  once(event: 'message' | 'error', fn: (v: never) => void): void;
+  on(event: 'message' | 'error' | 'exit', fn: (v: never) => void): void;
+}
+
+/** The part of a Web Worker used here. */
+interface WebWorker extends WorkerLike {
+  onmessage: ((e: { data: unknown }) => void) | null;
+  onerror: ((e: { message?: string }) => void) | null;
 }
 
 /** Whether this thread may block in Atomics.wait (false on a browser's main thread). */
@@ -72,9 +157,12 @@ export function canBlock(): boolean {
 export class ThreadPool {
   private readonly ctrl: Int32Array;
   private generation = 0;
+  /** Workers known to be dead (by their liveness flag or their exit/error event), by slot. */
+  private readonly dead: boolean[];
 
-  private constructor(private readonly workers: WorkerLike[], sab: SharedArrayBuffer) {
+  private constructor(private readonly workers: WorkerLike[], sab: SharedArrayBuffer, dead: boolean[]) {
     this.ctrl = new Int32Array(sab);
+    this.dead = dead;
   }
 
   /** Total participants of a job: the workers plus the calling thread. */
@@ -82,58 +170,131 @@ export class ThreadPool {
     return this.workers.length + 1;
   }
 
+  /** Workers that are still serving (dead ones' parts run on the calling thread). */
+  get liveWorkers(): number {
+    return this.workers.filter((_, i) => !this.isDead(i + 1)).length;
+  }
+
   static async create(module: WebAssembly.Module, memory: WebAssembly.Memory, threads: number): Promise<ThreadPool> {
     const sab = new SharedArrayBuffer(4 * (4 + threads * SLOT));
     const workers: WorkerLike[] = [];
-    const g = globalThis as { process?: { versions?: { node?: string } }; Worker?: new (url: string) => WorkerLike & { onmessage: ((e: { data: unknown }) => void) | null } };
-    for (let slot = 1; slot < threads; slot++) {
-      await new Promise<void>((resolve, reject) => {
-        const data = { module, memory, ctrl: sab, slot };
-        if (g.process?.versions?.node) {
-          nodeBuiltin<{ Worker: new (src: string, o: { eval: boolean }) => NodeWorker }>('worker_threads').then((wt) => {
-            const { Worker } = wt!;
-            const w = new Worker(WORKER_SOURCE, { eval: true });
-            w.unref(); // idle workers never keep the process alive
-            w.once('message', () => resolve());
-            w.once('error', reject);
+    const dead: boolean[] = new Array<boolean>(threads).fill(false);
+    const g = globalThis as { process?: { versions?: { node?: string } }; Worker?: new (url: string) => WebWorker };
+    try {
+      for (let slot = 1; slot < threads; slot++) {
+        await new Promise<void>((resolve, reject) => {
+          const data = { module, memory, ctrl: sab, slot };
+          const timer = setTimeout(() => reject(new Error(`worker ${slot} did not start within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
+          const settle = (m: unknown): void => {
+            clearTimeout(timer);
+            if (m === 'ready') resolve();
+            else reject(new Error(`worker ${slot} failed to start: ${String(m)}`));
+          };
+          const failed = (e: { message?: string }): void => {
+            dead[slot] = true;
+            settle(e?.message ?? 'error');
+          };
+          if (g.process?.versions?.node) {
+            nodeBuiltin<{ Worker: new (src: string, o: { eval: boolean }) => NodeWorker }>('worker_threads').then((wt) => {
+              const { Worker } = wt!;
+              const w = new Worker(WORKER_SOURCE, { eval: true });
+              w.unref(); // idle workers never keep the process alive
+              w.on('message', settle);
+              w.on('error', failed); // also after start: a listener keeps a worker's error from crashing the process
+              w.on('exit', () => (dead[slot] = true));
+              w.postMessage(data);
+              workers.push(w);
+            }, reject);
+          } else if (g.Worker) {
+            const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'text/javascript' }));
+            const w = new g.Worker(url);
+            w.onmessage = (e) => settle(e.data);
+            w.onerror = failed;
             w.postMessage(data);
             workers.push(w);
-          }, reject);
-        } else if (g.Worker) {
-          const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'text/javascript' }));
-          const w = new g.Worker(url);
-          w.onmessage = () => resolve();
-          w.postMessage(data);
-          workers.push(w);
-        } else reject(new Error('no worker API in this runtime'));
-      });
+          } else {
+            clearTimeout(timer);
+            reject(new Error('no worker API in this runtime'));
+          }
+        });
+      }
+    } catch (e) {
+      for (const w of workers) void w.terminate();
+      throw e;
     }
-    return new ThreadPool(workers, sab);
+    return new ThreadPool(workers, sab, dead);
+  }
+
+  private isDead(w: number): boolean {
+    if (!this.dead[w] && Atomics.load(this.ctrl, 4 + w * SLOT + ALIVE) === 0) this.dead[w] = true;
+    return this.dead[w]!;
   }
 
   /**
    * Runs the parts of one job: part 0 on the calling thread via `local`, parts 1.. on the workers,
    * each as a call of `kernel` with the part's arguments (at most 13 numbers; for gemm [M, N, K, a,
-   * sam, sak, b, sbk, sbn, c, scratch, rowStart, rowEnd]). Returns when every part is done.
+   * sam, sak, b, sbk, sbn, c, scratch, rowStart, rowEnd]); the parts of dead workers also run on the
+   * calling thread, through `local`. Returns when every part is done; throws WasmKernelError (after
+   * every part has ended) when any part trapped or its worker failed or died.
    */
   run(kernel: JobKernel, parts: number[][], local: (part: number[]) => void): void {
     const ctrl = this.ctrl;
     const kind = JOB_KERNELS.indexOf(kernel) + 1;
+    const sent: number[] = [];
+    const orphans: number[][] = [];
     for (let w = 1; w < this.size; w++) {
       const s = 4 + w * SLOT;
       const part = parts[w];
-      if (part) ctrl.set(part, s);
-      ctrl[s + 13] = part ? kind : 0;
+      if (part && this.isDead(w)) orphans.push(part);
+      else if (part) {
+        ctrl.set(part, s);
+        ctrl[s + KIND] = kind;
+        ctrl[s + MSG_LEN] = 0;
+        Atomics.store(ctrl, s + STATE, RUNNING);
+        sent.push(w);
+      } else Atomics.store(ctrl, s + STATE, IDLE);
     }
-    Atomics.store(ctrl, 1, 0);
-    this.generation = (this.generation + 1) & 0x3fffffff;
-    Atomics.store(ctrl, 0, this.generation);
-    Atomics.notify(ctrl, 0);
+    if (sent.length > 0) {
+      this.generation = (this.generation + 1) & 0x3fffffff;
+      Atomics.store(ctrl, 0, this.generation);
+      Atomics.notify(ctrl, 0);
+    }
+    const failures: WasmKernelError[] = [];
     try {
-      if (parts[0]) local(parts[0]);
+      for (const part of parts[0] ? [parts[0], ...orphans] : orphans) local(part);
+    } catch (e) {
+      failures.push(new WasmKernelError(kernel, 0, e instanceof Error ? e.message : String(e)));
     } finally {
-      const expect = this.workers.length;
-      for (let done = Atomics.load(ctrl, 1); done < expect; done = Atomics.load(ctrl, 1)) Atomics.wait(ctrl, 1, done);
+      this.wait(sent);
+    }
+    for (const w of sent) {
+      const s = 4 + w * SLOT;
+      if (Atomics.load(ctrl, s + STATE) === DONE) continue;
+      const len = ctrl[s + MSG_LEN]!;
+      const reason = len > 0 ? String.fromCharCode(...ctrl.subarray(s + MSG, s + MSG + Math.min(len, MSG_CHARS))) : 'the worker exited';
+      failures.push(new WasmKernelError(kernel, w, reason));
+    }
+    if (failures.length > 0) throw failures[0]!;
+  }
+
+  /** Blocks until every part sent to a worker has ended, checking liveness between bounded waits. */
+  private wait(sent: readonly number[]): void {
+    const ctrl = this.ctrl;
+    for (;;) {
+      const seen = Atomics.load(ctrl, 1);
+      let pending = false;
+      for (const w of sent) {
+        const s = 4 + w * SLOT;
+        if (Atomics.load(ctrl, s + STATE) !== RUNNING) continue;
+        if (this.isDead(w)) {
+          // Died holding the part without signalling (its flag says so): give up on the part.
+          Atomics.store(ctrl, s + STATE, FAILED);
+          continue;
+        }
+        pending = true;
+      }
+      if (!pending) return;
+      Atomics.wait(ctrl, 1, seen, WAIT_SLICE_MS);
     }
   }
 
