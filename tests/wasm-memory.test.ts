@@ -205,3 +205,37 @@ describe('hand-built NDArrays are bounds-checked against their buffer before a w
     });
   });
 });
+
+describe('reductions over broadcast views of 2^31 elements and more', () => {
+  test.each([1, 2])('sum and max of expand(full([1, 1]), [65536, 65536]) and friends are right (%i thread(s))', async (threads) => {
+    await withBackend(threads, {}, async (be) => {
+      const one = be.full([1, 1], 1);
+      const big = be.expand(one, [65536, 65536]); // 2^32 elements
+      const read1 = async (x: ReturnType<typeof be.sum>): Promise<number> => (await be.read(x))[0]!;
+      expect(await read1(be.sum(big))).toBe(2 ** 32);
+      expect(await read1(be.max(big))).toBe(1);
+      expect(await read1(be.mean(big))).toBe(1);
+      expect(Array.from(await be.read(be.sum(big, 1))).every((v) => v === 65536)).toBe(true);
+      // A real axis under a broadcast one: [3] values, each repeated 2^31 times.
+      const v = be.fromArray([1, -2, 0.5], [1, 3]);
+      const wide = be.expand(v, [2 ** 31, 3]);
+      expect(Array.from(await be.read(be.sum(wide)))).toEqual([-0.5 * 2 ** 31]);
+      expect(Array.from(await be.read(be.sum(wide, 0)))).toEqual([2 ** 31, -(2 ** 32), 2 ** 30]);
+      expect(Array.from(await be.read(be.max(wide, 0)))).toEqual([1, -2, 0.5]);
+      // int32 sums wrap modulo 2^32, as repeated addition would.
+      const i = be.expand(be.full([1, 1], 3, 'int32'), [65536, 65537]);
+      expect(Array.from(await be.read(be.sum(i)))).toEqual([(3 * 65536 * 65537) % 2 ** 32 | 0]);
+      expect(Array.from(await be.read(be.max(i)))).toEqual([3]);
+    });
+  });
+
+  test('a matmul whose inner dimension passes 2^31 (broadcast operands) is an InvalidArgumentError, not a wrong number', async () => {
+    await withBackend(1, {}, async (be) => {
+      const a = be.expand(be.full([1, 1], 1), [2, 2 ** 31]);
+      const b = be.expand(be.full([1, 1], 1), [2 ** 31, 2]);
+      const live = be.liveBufferCount();
+      expect(() => be.matmul(a, b)).toThrow(InvalidArgumentError);
+      expect(be.liveBufferCount()).toBe(live);
+    });
+  });
+});

@@ -18,9 +18,9 @@ export const MC: i32 = 60; // a multiple of MR (5 and 6)
 /** Rows per micro-kernel panel, so that callers can split M into whole panels. */
 export function gemmRowBlock(): i32 { return MR; }
 
-/** Bytes of packing scratch that gemm needs for A and for B (N columns). */
-export function packBytesA(): i32 { return MC * KC * 16; }
-export function packBytesB(n: i32): i32 { return ((n + 7) >> 3) * 8 * KC * 4; }
+/** Bytes of packing scratch that gemm needs for A and for B (N columns): unsigned (N·1 KiB may pass 2 GiB). */
+export function packBytesA(): usize { return <usize>(MC * KC * 16); }
+export function packBytesB(n: i32): usize { return <usize>((n + 7) >> 3) * <usize>(8 * KC * 4); }
 
 function packB(b: usize, sbk: i32, sbn: i32, k0: i32, kc: i32, N: i32, dst: usize): void {
   const panels = (N + 7) >> 3;
@@ -162,8 +162,8 @@ export function gemm(M: i32, N: i32, K: i32, a: usize, sam: i32, sak: i32, b: us
   const ldc = <usize>N << 2;
   memory.fill(c + <usize>rowStart * ldc, 0, <usize>(rowEnd - rowStart) * ldc);
   const pA = scratch;
-  const pB = scratch + <usize>packBytesA();
-  const tmp = pB + <usize>packBytesB(N);
+  const pB = scratch + packBytesA();
+  const tmp = pB + packBytesB(N);
   const panelsN = (N + 7) >> 3;
   for (let k0 = 0; k0 < K; k0 += KC) {
     const kc = min(KC, K - k0);
@@ -173,7 +173,7 @@ export function gemm(M: i32, N: i32, K: i32, a: usize, sam: i32, sak: i32, b: us
       if (panelsN <= 2) { // skinny: A read in place (see microDirect)
         for (let jp = 0; jp < panelsN; jp++) {
           const cols = min(8, N - (jp << 3));
-          const pbj = pB + <usize>(jp * kc * 32);
+          const pbj = pB + <usize>jp * <usize>(kc * 32);
           for (let i = i0; i < i0 + mc; i += MR) {
             const ap = a + ((<usize>i * <usize>sam + <usize>k0 * <usize>sak) << 2);
             microDirect(kc, ap, sam, sak, pbj, c + <usize>i * ldc + (<usize>(jp << 3) << 2), ldc, min(MR, i0 + mc - i), cols, tmp);
@@ -185,7 +185,7 @@ export function gemm(M: i32, N: i32, K: i32, a: usize, sam: i32, sak: i32, b: us
       const panelsM = (mc + MR - 1) / MR;
       for (let jp = 0; jp < panelsN; jp++) {
         const cols = min(8, N - (jp << 3));
-        const pbj = pB + <usize>(jp * kc * 32);
+        const pbj = pB + <usize>jp * <usize>(kc * 32);
         for (let ip = 0; ip < panelsM; ip++) {
           const rows = min(MR, mc - ip * MR);
           micro(kc, pA + <usize>(ip * kc * (MR << 4)), pbj, c + <usize>(i0 + ip * MR) * ldc + (<usize>(jp << 3) << 2), ldc, rows, cols, tmp);

@@ -1,7 +1,9 @@
 // Reductions (sum, max) over a kept plan × reduced plan (see src/kernels.ts). float32 sums accumulate
 // in float64 (f64x2 lanes on contiguous rows), so their error does not grow with n. `outer` mode, used
 // when a kept axis has the smallest stride (column sums), accumulates whole output rows in a float64
-// scratch instead.
+// scratch instead. Every count here (kN, kRows, rN, rRows) is below 2^31: the caller folds broadcast
+// (stride-0) reduced axes into `reps` — each reduced value stands for `reps` elements (sum × reps, max
+// unchanged) — so a broadcast view of 2^32 and more elements never reaches an i32 counter.
 
 @inline function rowSumF64(p: usize, n: i32): f64 {
   let acc0 = f64x2.splat(0), acc1 = f64x2.splat(0);
@@ -17,8 +19,9 @@
   return acc;
 }
 
-export function reduceF32(isMax: i32, x: usize, kN: i32, kRows: i32, kStarts: usize, kStep: i32, rN: i32, rRows: i32, rStarts: usize, rStep: i32, out: usize, outer: i32, scratch: usize): void {
+export function reduceF32(isMax: i32, x: usize, kN: i32, kRows: i32, kStarts: usize, kStep: i32, rN: i32, rRows: i32, rStarts: usize, rStep: i32, out: usize, outer: i32, scratch: usize, reps: f64): void {
   const outSize = kN * kRows;
+  const scale: f64 = isMax ? 1 : reps;
   if (outer) {
     const init: f64 = isMax ? -Infinity : 0;
     for (let o = 0; o < outSize; o++) store<f64>(scratch + (<usize>o << 3), init);
@@ -40,7 +43,7 @@ export function reduceF32(isMax: i32, x: usize, kN: i32, kRows: i32, kStarts: us
         }
       }
     }
-    for (let o = 0; o < outSize; o++) store<f32>(out + (<usize>o << 2), <f32>load<f64>(scratch + (<usize>o << 3)));
+    for (let o = 0; o < outSize; o++) store<f32>(out + (<usize>o << 2), <f32>(load<f64>(scratch + (<usize>o << 3)) * scale));
     return;
   }
   let o = 0;
@@ -74,13 +77,13 @@ export function reduceF32(isMax: i32, x: usize, kN: i32, kRows: i32, kStarts: us
           }
         }
       }
-      store<f32>(out + (<usize>o << 2), <f32>acc);
+      store<f32>(out + (<usize>o << 2), <f32>(acc * scale));
       o++;
     }
   }
 }
 
-export function reduceI32(isMax: i32, x: usize, kN: i32, kRows: i32, kStarts: usize, kStep: i32, rN: i32, rRows: i32, rStarts: usize, rStep: i32, out: usize): void {
+export function reduceI32(isMax: i32, x: usize, kN: i32, kRows: i32, kStarts: usize, kStep: i32, rN: i32, rRows: i32, rStarts: usize, rStep: i32, out: usize, reps: i32): void {
   let o = 0;
   for (let kr = 0; kr < kRows; kr++) {
     for (let ki = 0; ki < kN; ki++) {
@@ -94,7 +97,7 @@ export function reduceI32(isMax: i32, x: usize, kN: i32, kRows: i32, kStarts: us
           p += <usize>(rStep << 2);
         }
       }
-      store<i32>(out + (<usize>o << 2), acc);
+      store<i32>(out + (<usize>o << 2), isMax ? acc : acc * reps); // int32 sums wrap (mod 2^32)
       o++;
     }
   }

@@ -25,8 +25,8 @@ export interface KernelExports {
   copyNd(mode: number, rank: number, meta: number, idx: number, x: number, xOff: number, out: number, oOff: number): void;
   fillF32(out: number, n: number, value: number): void;
   fillI32(out: number, n: number, value: number): void;
-  reduceF32(isMax: number, x: number, kN: number, kRows: number, kStarts: number, kStep: number, rN: number, rRows: number, rStarts: number, rStep: number, out: number, outer: number, scratch: number): void;
-  reduceI32(isMax: number, x: number, kN: number, kRows: number, kStarts: number, kStep: number, rN: number, rRows: number, rStarts: number, rStep: number, out: number): void;
+  reduceF32(isMax: number, x: number, kN: number, kRows: number, kStarts: number, kStep: number, rN: number, rRows: number, rStarts: number, rStep: number, out: number, outer: number, scratch: number, reps: number): void;
+  reduceI32(isMax: number, x: number, kN: number, kRows: number, kStarts: number, kStep: number, rN: number, rRows: number, rStarts: number, rStep: number, out: number, reps: number): void;
   gemm(M: number, N: number, K: number, a: number, sam: number, sak: number, b: number, sbk: number, sbn: number, c: number, scratch: number, rowStart: number, rowEnd: number): void;
   gemmRowBlock(): number;
   packBytesA(): number;

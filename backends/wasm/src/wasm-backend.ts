@@ -1,6 +1,6 @@
 import {
   contiguousStrides, type AdamStepParams, type BackendCapabilities, BaseBackend, coalesce, type BaseBackendOptions, type BinaryOp, type DeviceBuffer, type HostArray, type NDArray,
-  planRows, type ReduceOp, type RowPlan, type SgdStepParams, type UnaryOp, UNARY_OPS, UnsupportedOpError, viewOf, padPlacement,
+  InvalidArgumentError, OutOfMemoryError, planRows, type ReduceOp, type RowPlan, type SgdStepParams, type UnaryOp, UNARY_OPS, UnsupportedOpError, viewOf, padPlacement,
 } from '@polyhal/hal';
 import { WasmHeap } from './memory.js';
 import type { KernelExports } from './module.js';
@@ -210,29 +210,45 @@ export class WasmBackend extends BaseBackend {
     if (out.size === 0) return;
     const kept = { shape: [] as number[], strides: [] as number[] };
     const red = { shape: [] as number[], strides: [] as number[] };
+    // A broadcast (stride-0) reduced axis of size d repeats every value d times: sum × d, max unchanged.
+    // Folding those axes into `reps` keeps every count the kernel sees below 2^31, however many
+    // elements a broadcast view has (2^32 for expand([1, 1] → [65536, 65536])).
+    let reps = 1;
+    let repsI32 = 1; // reps modulo 2^32: int32 sums wrap
+    let empty = false;
     x.shape.forEach((d, i) => {
+      const s = x.strides[i]!;
+      if (axes.includes(i) && d === 0) empty = true;
+      if (axes.includes(i) && s === 0) {
+        reps *= d;
+        repsI32 = Math.imul(repsI32, d % 2 ** 32 | 0);
+        return;
+      }
       const t = axes.includes(i) ? red : kept;
       t.shape.push(d);
-      t.strides.push(x.strides[i]!);
+      t.strides.push(s);
     });
-    const kp = planRows(kept.shape, [kept.strides], [x.offset]);
-    const rp = planRows(red.shape, [red.strides], [0]);
     const isMax = op === 'max' ? 1 : 0;
-    if (rp.rows === 0) {
+    if (empty) {
       this.fillKernel(out, isMax ? (out.dtype === 'int32' ? -2147483648 : -Infinity) : 0);
       return;
     }
+    // Every reduced row's start is listed (i32) in linear memory: refuse a list that cannot fit.
+    const rowBytes = (red.shape.reduce((p, d) => p * d, 1) / (red.shape.at(-1) ?? 1)) * 4;
+    if (rowBytes > this.memoryAvailable()) throw new OutOfMemoryError(rowBytes, this.memoryAvailable(), this.name);
+    const kp = planRows(kept.shape, [kept.strides], [x.offset]);
+    const rp = planRows(red.shape, [red.strides], [0]);
     const inner = (p: RowPlan): number => (p.n > 1 ? Math.abs(p.step[0]!) : Infinity);
     const outer = inner(kp) !== 0 && inner(kp) < inner(rp) ? 1 : 0;
     this.withPlan(kp, 1, ([ks]) => this.withPlan(rp, 1, ([rs]) => {
       if (x.dtype === 'int32') {
-        this.k.reduceI32(isMax, this.ptr(x.buffer), kp.n, kp.rows, ks!, kp.step[0]!, rp.n, rp.rows, rs!, rp.step[0]!, this.ptr(out));
+        this.k.reduceI32(isMax, this.ptr(x.buffer), kp.n, kp.rows, ks!, kp.step[0]!, rp.n, rp.rows, rs!, rp.step[0]!, this.ptr(out), repsI32);
         return;
       }
       const scratchBytes = outer ? out.size * 8 : 16;
       const scratch = this.heap.alloc(scratchBytes);
       try {
-        this.k.reduceF32(isMax, this.ptr(x.buffer), kp.n, kp.rows, ks!, kp.step[0]!, rp.n, rp.rows, rs!, rp.step[0]!, this.ptr(out), outer, scratch);
+        this.k.reduceF32(isMax, this.ptr(x.buffer), kp.n, kp.rows, ks!, kp.step[0]!, rp.n, rp.rows, rs!, rp.step[0]!, this.ptr(out), outer, scratch, reps);
       } finally {
         this.heap.release(scratch, scratchBytes);
       }
@@ -295,11 +311,14 @@ export class WasmBackend extends BaseBackend {
     const [M, K] = [a.shape[r - 2]!, a.shape[r - 1]!];
     const N = b.shape[r - 1]!;
     if (M === 0 || N === 0) return;
+    // K ≥ 2^31 only arises from broadcast (stride-0) operands; the kernel counts K in an i32.
+    if (K > 2 ** 31 - 1) throw new InvalidArgumentError(`matmul: inner dimension K = ${K} exceeds the wasm kernels' limit of 2^31 − 1`);
     const batch = planRows(a.shape.slice(0, -2), [a.strides.slice(0, -2), b.strides.slice(0, -2)], [a.offset, b.offset]);
     // Split rows across threads when the product is large enough (in whole micro-kernel panels).
     const mr = this.k.gemmRowBlock();
     const parts = this.pool && M * N * K >= this.threadThreshold ? Math.min(this.pool.size, Math.ceil(M / (4 * mr))) : 1;
-    const scratchBytes = (this.k.packBytesA() >>> 0) + (this.k.packBytesB(N) >>> 0) + 256;
+    // packBytesB(1) is one 8-column panel; computed here in doubles, so a huge N gives OutOfMemoryError.
+    const scratchBytes = (this.k.packBytesA() >>> 0) + Math.ceil(N / 8) * (this.k.packBytesB(1) >>> 0) + 256;
     const scratch = Array.from({ length: parts }, () => this.heap.alloc(scratchBytes));
     try {
       const [pa, pb, pc] = [this.ptr(a.buffer), this.ptr(b.buffer), this.ptr(out)];
