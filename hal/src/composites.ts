@@ -6,23 +6,13 @@ import type { AdamStepParams, ComputeBackend, SgdStepParams } from './backend.js
 import { ShapeMismatchError } from './errors.js';
 import { type DeviceBuffer, type NDArray, viewOf } from './ndarray.js';
 import { normalizeAxis, shapesEqual } from './shape.js';
+import { withTemps } from './temps.js';
 import { checkAdamParams, checkSgdParams } from './validate.js';
+
+export { withTemps } from './temps.js';
 
 /** The most negative finite float32: a stand-in for −Inf in label-0 terms (see softmaxCrossEntropyComposite). */
 const NEG_FLT_MAX = -3.4028234663852886e38;
-
-/** Frees every array in `temps` after `fn`, whether it returns or throws. */
-export function withTemps<T>(be: ComputeBackend, fn: (keep: <A extends NDArray>(a: A) => A) => T): T {
-  const temps: NDArray[] = [];
-  try {
-    return fn((a) => {
-      temps.push(a);
-      return a;
-    });
-  } finally {
-    for (const t of temps) be.free(t);
-  }
-}
 
 /** softmax along `axis`: exp(x − max) / Σ exp(x − max). Same shape as x. */
 export function softmaxComposite(be: ComputeBackend, x: NDArray, axis: number): NDArray {

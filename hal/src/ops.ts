@@ -1,16 +1,21 @@
+import { BINARY_OP_DEFS } from './ops/binary.js';
+import { UNARY_OP_DEFS } from './ops/unary.js';
+
+export { BINARY_OP_DEFS } from './ops/binary.js';
+export { UNARY_OP_DEFS } from './ops/unary.js';
+export * from './ops/types.js';
+
 /**
- * The primitive op set of the HAL and its semantics. The f64 oracle of the conformance suite and
- * every backend follow these rules; where IEEE 754 decides, IEEE 754 is the rule.
+ * The primitive op set of the HAL and its semantics. The f64 oracle of the conformance suite and every
+ * backend follow these rules; where IEEE 754 decides, IEEE 754 is the rule.
  *
- * Special values (float32):
- * - NaN in → NaN out for every arithmetic op, including `maximum`, `relu` and reductions.
- * - `div`: x/0 = ±Inf by the signs (IEEE), 0/0 = NaN; `recip(0)` = +Inf, `recip(-0)` = -Inf.
- * - `log(0)` = -Inf, `log(x<0)` = NaN, `sqrt(-1)` = NaN, `sqrt(-0)` = -0; `log2` likewise.
- * - `mod`: NumPy's floored remainder — the result takes the divisor's sign (`-1 mod 3 = 2`,
- *   `1 mod -3 = -2`); `x mod 0` = NaN for float32. JS `%` truncates and is NOT the rule.
- * - `cmplt(a, b)`: 1 where a < b else 0; any NaN operand gives 0. The result has the inputs' dtype.
- * - `relu(-0)` = 0 (either sign), `relu(NaN)` = NaN. `sigmoid` is computed in a form that never
- *   overflows: 1/(1+e^-x) for x ≥ 0, e^x/(1+e^x) otherwise.
+ * Each elementwise op is one entry of the op table (ops/unary.ts, ops/binary.ts), which states its
+ * special-value rule, dtypes, float64 reference, case domain, accuracy and gradient; the op lists
+ * below, the conformance oracle, cases and tolerances, autograd's gradient rules and docs/OPS.md are
+ * derived from it. Across all ops: NaN in → NaN out for every arithmetic op, including `maximum`,
+ * `relu` and reductions.
+ *
+ * Beyond the table:
  * - Reductions over an empty axis: `sum` = 0, `max` = -Inf (int32: -2^31), `mean` = NaN.
  * - Summation is pairwise or better (error grows like log n, not n); the CPU backend sums in float64.
  * - `softmaxCrossEntropy`: loss_i = −Σ_c xlogy(y_ic, p_ic) with p = softmax(logits_i), where
@@ -34,19 +39,19 @@
  * supported. Other ops on int32 throw UnsupportedOpError. Mixed dtypes throw DTypeError: there is no
  * implicit promotion; cast explicitly with `cast`.
  *
- * Allowed errors of transcendentals are in the conformance tolerance table, per op × dtype × backend.
+ * Allowed errors: each table entry's `accuracy`; other ops in the conformance tolerance table.
  */
-export const UNARY_OPS = ['neg', 'exp', 'log', 'relu', 'sigmoid', 'tanh', 'sqrt', 'recip', 'exp2', 'log2', 'sin', 'cos'] as const;
-export type UnaryOp = (typeof UNARY_OPS)[number];
+export const UNARY_OPS = Object.keys(UNARY_OP_DEFS) as readonly UnaryOp[];
+export type UnaryOp = keyof typeof UNARY_OP_DEFS;
 
-export const BINARY_OPS = ['add', 'sub', 'mul', 'div', 'maximum', 'mod', 'cmplt'] as const;
-export type BinaryOp = (typeof BINARY_OPS)[number];
+export const BINARY_OPS = Object.keys(BINARY_OP_DEFS) as readonly BinaryOp[];
+export type BinaryOp = keyof typeof BINARY_OP_DEFS;
 
 /** Reductions a backend implements; `mean` is composed as sum × (1/n) in the HAL. */
 export const REDUCE_OPS = ['sum', 'max'] as const;
 export type ReduceOp = (typeof REDUCE_OPS)[number];
 
-/** Ops defined for int32 operands (beyond movement, copy and cast). */
-export const INT32_UNARY_OPS: ReadonlySet<UnaryOp> = new Set<UnaryOp>(['neg']);
-export const INT32_BINARY_OPS: ReadonlySet<BinaryOp> = new Set<BinaryOp>(['add', 'sub', 'mul', 'maximum', 'mod', 'cmplt']);
+/** Ops defined for int32 operands (beyond movement, copy and cast): those whose entry has an int32 reference. */
+export const INT32_UNARY_OPS: ReadonlySet<UnaryOp> = new Set(UNARY_OPS.filter((op) => 'i32' in UNARY_OP_DEFS[op]));
+export const INT32_BINARY_OPS: ReadonlySet<BinaryOp> = new Set(BINARY_OPS.filter((op) => 'i32' in BINARY_OP_DEFS[op]));
 export const INT32_REDUCE_OPS: ReadonlySet<ReduceOp> = new Set<ReduceOp>(['sum', 'max']);

@@ -5,12 +5,13 @@
  * engine in tensor.ts frees them). Broadcast gradients are summed back to the input's shape.
  */
 import {
-  type BinaryOp, type ComputeBackend, InvalidArgumentError, type NDArray, normalizeAxes, normalizeAxis, type UnaryOp, withTemps,
+  BINARY_OP_DEFS, type BinaryOp, type ComputeBackend, type GradRule, InvalidArgumentError, type NDArray, normalizeAxes, normalizeAxis, UNARY_OP_DEFS,
+  type UnaryOp, withTemps,
 } from '@polyhal/hal';
 import { commonBackend, isGradEnabled, Tensor } from './tensor.js';
 
 /** A gradient rule; `needs[i]` is false when input i needs no gradient (the rule may skip it). */
-type Rule = (be: ComputeBackend, g: NDArray, xs: NDArray[], out: NDArray, needs: boolean[]) => (NDArray | null)[];
+type Rule = GradRule;
 
 /** Sums a gradient of a broadcast result back to `shape` (leading dims and size-1 dims). */
 export function unbroadcast(be: ComputeBackend, g: NDArray, shape: readonly number[]): NDArray {
@@ -26,38 +27,9 @@ export function unbroadcast(be: ComputeBackend, g: NDArray, shape: readonly numb
   return r;
 }
 
-const LN2 = Math.LN2;
-
-/** Gradient rules of the elementwise unary ops: dx = g · f'(x), written with the output where cheaper. */
-const UNARY_GRADS: Record<UnaryOp, Rule> = {
-  neg: (be, g) => [be.neg(g)],
-  exp: (be, g, _x, out) => [be.mul(g, out)],
-  log: (be, g, [x]) => [be.div(g, x!)],
-  relu: (be, g, [x]) => withTemps(be, (t) => [be.mul(g, t(be.cmplt(0, x!)))]),
-  sigmoid: (be, g, _x, out) => withTemps(be, (t) => [be.mul(t(be.mul(g, out)), t(be.sub(1, out)))]),
-  tanh: (be, g, _x, out) => withTemps(be, (t) => [be.mul(g, t(be.sub(1, t(be.mul(out, out)))))]),
-  sqrt: (be, g, _x, out) => withTemps(be, (t) => [be.div(t(be.mul(g, 0.5)), out)]),
-  recip: (be, g, _x, out) => withTemps(be, (t) => [be.neg(t(be.mul(g, t(be.mul(out, out)))))]),
-  exp2: (be, g, _x, out) => withTemps(be, (t) => [be.mul(t(be.mul(g, out)), LN2)]),
-  log2: (be, g, [x]) => withTemps(be, (t) => [be.div(g, t(be.mul(x!, LN2)))]),
-  sin: (be, g, [x]) => withTemps(be, (t) => [be.mul(g, t(be.cos(x!)))]),
-  cos: (be, g, [x]) => withTemps(be, (t) => [be.neg(t(be.mul(g, t(be.sin(x!)))))]),
-};
-
-/** Gradient rules of the binary ops, before unbroadcasting. `maximum` sends ties to b; cmplt has none. */
-const BINARY_GRADS: Record<BinaryOp, Rule | null> = {
-  add: (_be, g) => [g, g],
-  sub: (be, g) => [g, be.neg(g)],
-  mul: (be, g, [a, b]) => [be.mul(g, b!), be.mul(g, a!)],
-  div: (be, g, [, b], out) => withTemps(be, (t) => [be.div(g, b!), be.neg(t(be.div(t(be.mul(g, out)), b!)))]),
-  maximum: (be, g, [a, b]) => withTemps(be, (t) => {
-    const aWins = t(be.cmplt(b!, a!));
-    return [be.mul(g, aWins), be.mul(g, t(be.sub(1, aWins)))];
-  }),
-  // a mod b = a − b·floor(a/b): d/da = 1, d/db = −floor(a/b) = −(a − (a mod b))/b.
-  mod: (be, g, [a, b], out) => withTemps(be, (t) => [g, be.neg(t(be.mul(g, t(be.div(t(be.sub(a!, out)), b!)))))]),
-  cmplt: null,
-};
+/** Gradient rules of the elementwise ops: the op table's (hal/src/ops/), written with HAL ops. */
+const UNARY_GRADS = UNARY_OP_DEFS as Readonly<Record<UnaryOp, { grad: Rule }>>;
+const BINARY_GRADS = BINARY_OP_DEFS as Readonly<Record<BinaryOp, { grad: Rule | null }>>;
 
 /**
  * Records an op: runs `forward` on the HAL, and attaches `rule` when any input requires grad.
@@ -85,7 +57,7 @@ function binaryOp(op: BinaryOp, a: Scalarish, b: Scalarish): Tensor {
   const like = (typeof a === 'number' ? b : a) as Tensor;
   const ta = typeof a === 'number' ? Tensor.full(like.backend, [], a, { dtype: like.dtype }) : a;
   const tb = typeof b === 'number' ? Tensor.full(like.backend, [], b, { dtype: like.dtype }) : b;
-  const rule = BINARY_GRADS[op];
+  const rule = BINARY_GRADS[op].grad;
   const out = record(op, [ta, tb], (be, [x, y]) => be.binary(op, x!, y!), rule && ((be, g, xs, o, needs) => {
     const [ga, gb] = rule(be, g, xs, o, needs);
     const shapes = [ta.shape, tb.shape];
@@ -115,7 +87,7 @@ export const mod = (a: Scalarish, b: Scalarish): Tensor => binaryOp('mod', a, b)
 export const cmplt = (a: Scalarish, b: Scalarish): Tensor => binaryOp('cmplt', a, b);
 
 function unaryOp(op: UnaryOp, x: Tensor): Tensor {
-  return record(op, [x], (be, [v]) => be.unary(op, v!), UNARY_GRADS[op]);
+  return record(op, [x], (be, [v]) => be.unary(op, v!), UNARY_GRADS[op].grad);
 }
 
 export const neg = (x: Tensor): Tensor => unaryOp('neg', x);

@@ -1,0 +1,100 @@
+/**
+ * The elementwise binary ops (NumPy broadcasting through strides): one entry each (see types.ts).
+ * The ORDER is the ops' numbering in the WASM kernels: append new ops at the end.
+ */
+import { withTemps } from '../temps.js';
+import { type BinaryOpDef, EXACT, ULP1, ULP2 } from './types.js';
+
+const U = (lo: number, hi: number) => ({ kind: 'uniform', lo, hi }) as const;
+const NZ = (lo: number, hi: number) => ({ kind: 'nonzero', lo, hi }) as const;
+const I = (lo: number, hi: number) => ({ kind: 'int', lo, hi }) as const;
+const DIVISION_RULE = 'WGSL: x/y within 2.5 ulp for |y| in [2^-126, 2^126] (computed as x·(1/y))';
+const divisorInRange = (_x: number, y: number): boolean => y === 0 || (Math.abs(y) >= 2 ** -126 && Math.abs(y) <= 2 ** 126);
+
+/** NumPy's floored remainder on exact values: IEEE fmod (exact), then + y when the signs differ. */
+function flooredMod(x: number, y: number): number {
+  if (y === 0 || !Number.isFinite(x) || Number.isNaN(y)) return NaN;
+  if (!Number.isFinite(y)) return x === 0 || Math.sign(x) === Math.sign(y) ? x : y;
+  let r = x % y;
+  if (r !== 0 && r < 0 !== y < 0) r += y;
+  return r;
+}
+
+export const BINARY_OP_DEFS = {
+  add: {
+    semantics: 'x + y (IEEE): Inf + −Inf = NaN, −0 + −0 = −0. int32 wraps modulo 2^32.',
+    f64: (x, y) => x + y,
+    i32: (x, y) => (x + y) | 0,
+    scale: 'operands',
+    domain: [U(-100, 100), U(-100, 100)],
+    int32Domain: [I(-2e9, 2e9), I(-2e9, 2e9)],
+    accuracy: { float32: ULP1, int32: EXACT },
+    grad: (_be, g) => [g, g],
+  },
+  sub: {
+    semantics: 'x − y (IEEE): Inf − Inf = NaN. int32 wraps modulo 2^32.',
+    f64: (x, y) => x - y,
+    i32: (x, y) => (x - y) | 0,
+    scale: 'operands',
+    domain: [U(-100, 100), U(-100, 100)],
+    int32Domain: [I(-2e9, 2e9), I(-2e9, 2e9)],
+    accuracy: { float32: ULP1, int32: EXACT },
+    grad: (be, g) => [g, be.neg(g)],
+  },
+  mul: {
+    semantics: 'x · y (IEEE): 0 · Inf = NaN, signs of zeros by the rule of signs. int32 wraps (low 32 bits).',
+    f64: (x, y) => x * y,
+    i32: (x, y) => Math.imul(x, y),
+    domain: [U(-10, 10), U(-10, 10)],
+    int32Domain: [I(-1e6, 1e6), I(-1e6, 1e6)],
+    accuracy: { float32: ULP1, int32: EXACT },
+    grad: (be, g, [a, b]) => [be.mul(g, b!), be.mul(g, a!)],
+  },
+  div: {
+    semantics: 'x / y (IEEE): x/0 = ±Inf by the signs, 0/0 = NaN, x/±Inf = ±0. float32 only.',
+    f64: (x, y) => x / y,
+    domain: [U(-10, 10), NZ(-10, 10)],
+    accuracy: { float32: ULP1, wgsl: { accuracy: { abs: 0, rel: 3.6e-7 }, domain: divisorInRange, why: DIVISION_RULE } },
+    grad: (be, g, [, b], out) => withTemps(be, (t) => [be.div(g, b!), be.neg(t(be.div(t(be.mul(g, out)), b!)))]),
+  },
+  maximum: {
+    semantics: 'The larger of x and y; NaN if either is NaN (unlike JS Math.max, which agrees). Gradient goes to y on ties.',
+    f64: (x, y) => (Number.isNaN(x) || Number.isNaN(y) ? NaN : Math.max(x, y)),
+    i32: (x, y) => Math.max(x, y),
+    domain: [U(-5, 5), U(-5, 5)],
+    int32Domain: [I(-50, 50), I(-50, 50)],
+    accuracy: { float32: EXACT, int32: EXACT },
+    grad: (be, g, [a, b]) => withTemps(be, (t) => {
+      const aWins = t(be.cmplt(b!, a!));
+      return [be.mul(g, aWins), be.mul(g, t(be.sub(1, aWins)))];
+    }),
+  },
+  mod: {
+    semantics:
+      'NumPy\'s floored remainder x − y·floor(x/y), exact: the result takes the divisor\'s sign (−1 mod 3 = 2, ' +
+      '1 mod −3 = −2); a zero result keeps x\'s sign (−0 mod 3 = −0); x mod 0 = NaN; ±Inf mod y = NaN; ' +
+      'x mod ±Inf = x when x is ±0 or has y\'s sign, else y. int32: floored, x mod 0 = 0. JS `%` truncates and is NOT the rule.',
+    f64: flooredMod,
+    i32: (x, y) => {
+      if (y === 0) return 0;
+      let r = x % y;
+      if (r !== 0 && r < 0 !== y < 0) r += y;
+      return r | 0;
+    },
+    scale: 'operands',
+    domain: [U(-20, 20), NZ(-6, 6)],
+    int32Domain: [I(-100, 100), I(-7, 7)],
+    accuracy: { float32: ULP2, int32: EXACT, wgsl: { domain: divisorInRange, why: DIVISION_RULE } },
+    // a mod b = a − b·floor(a/b): d/da = 1, d/db = −floor(a/b) = −(a − (a mod b))/b.
+    grad: (be, g, [a, b], out) => withTemps(be, (t) => [g, be.neg(t(be.mul(g, t(be.div(t(be.sub(a!, out)), b!)))))]),
+  },
+  cmplt: {
+    semantics: '1 where x < y else 0, in the inputs\' dtype; any NaN operand gives 0. Not differentiable.',
+    f64: (x, y) => (x < y ? 1 : 0),
+    i32: (x, y) => (x < y ? 1 : 0),
+    domain: [I(-3, 3), I(-3, 3)],
+    int32Domain: [I(-3, 3), I(-3, 3)],
+    accuracy: { float32: EXACT, int32: EXACT },
+    grad: null,
+  },
+} as const satisfies Record<string, BinaryOpDef>;

@@ -1,0 +1,86 @@
+/**
+ * The shape of an op table entry. Every elementwise op of the HAL is ONE entry (hal/src/ops/unary.ts,
+ * binary.ts): its semantics (the special-value rule, which docs/OPS.md prints), the dtypes it takes,
+ * its float64 reference (the conformance oracle's definition of the op), the input domain of its
+ * conformance cases, its allowed error, and its gradient rule written with HAL ops. The HAL's op lists,
+ * the oracle, the conformance cases and tolerances, autograd's gradients and the op reference are all
+ * derived from these entries; a backend adds one kernel line per op.
+ */
+import type { ComputeBackend } from '../backend.js';
+import type { NDArray } from '../ndarray.js';
+
+/** Values the conformance cases draw for an input (seeded, rounded to float32). */
+export type Domain =
+  | { kind: 'uniform'; lo: number; hi: number }
+  | { kind: 'positive'; lo: number; hi: number }
+  | { kind: 'nonzero'; lo: number; hi: number }
+  | { kind: 'int'; lo: number; hi: number };
+
+/**
+ * Allowed error of one result element: |got − want| ≤ abs + rel·scale, where `want` is the float64
+ * reference rounded to float32 and `scale` its error scale (|want|, or |x| + |y| for ops whose
+ * entry says `scale: 'operands'`). NaN must meet NaN and ±Inf the same infinity, always.
+ */
+export interface Accuracy {
+  abs: number;
+  rel: number;
+}
+
+/** Named accuracies. float32 rounds with relative error ≤ 2^-24, so one ulp is rel 1.2e-7. */
+export const EXACT: Accuracy = { abs: 0, rel: 0 };
+export const ULP1: Accuracy = { abs: 0, rel: 1.2e-7 };
+export const ULP2: Accuracy = { abs: 0, rel: 2.4e-7 };
+export const ULP4: Accuracy = { abs: 0, rel: 4.8e-7 };
+/** Transcendentals: a few ulps, and an absolute floor near zero. */
+export const TRANSCENDENTAL: Accuracy = { abs: 1e-7, rel: 4.8e-7 };
+
+/**
+ * A gradient rule: receives the upstream gradient `g`, the op's inputs and output (saved by the
+ * forward) and `needs[i]` (false when input i needs no gradient: the rule may return null there);
+ * returns one new array per input, before summing broadcast dims back (autograd does that).
+ */
+export type GradRule = (be: ComputeBackend, g: NDArray, inputs: NDArray[], out: NDArray, needs: boolean[]) => (NDArray | null)[];
+
+/**
+ * What the WGSL accuracy rules allow beyond the strict bound, for backends that declare
+ * `arithmetic: 'wgsl'`: a looser bound, and/or a domain outside which a conformant adapter may return
+ * anything (elements with finite inputs outside it are not compared; NaN/±Inf inputs always are).
+ */
+export interface WgslAccuracy {
+  accuracy?: Accuracy;
+  /** Whether the (finite) inputs of an element lie where WGSL bounds the error. */
+  domain?: (...inputs: number[]) => boolean;
+  /** The WGSL rule, cited (for docs/OPS.md and the tolerance report). */
+  why: string;
+}
+
+interface OpDefBase {
+  /** The rule for special values and domain, in sentences (printed in docs/OPS.md). */
+  semantics: string;
+  /**
+   * Allowed error per dtype (float32 required), and where the WGSL accuracy rules allow more on a
+   * backend that declares `arithmetic: 'wgsl'`, that bound with the reason.
+   */
+  accuracy: { float32: Accuracy; int32?: Accuracy; wgsl?: WgslAccuracy };
+  /** null: not differentiable (comparisons). */
+  grad: GradRule | null;
+}
+
+export interface UnaryOpDef extends OpDefBase {
+  /** The float64 reference, computed in plain JS (never a backend's kernel). */
+  f64: (x: number) => number;
+  /** The int32 reference (wrap-around); present exactly when the op takes int32. */
+  i32?: (x: number) => number;
+  /** Inputs of the ordinary float32 cases (special values are always added). */
+  domain: Domain;
+}
+
+export interface BinaryOpDef extends OpDefBase {
+  f64: (x: number, y: number) => number;
+  i32?: (x: number, y: number) => number;
+  /** Error scale: |result| (default), or |x| + |y| where cancellation makes |result| meaningless. */
+  scale?: 'result' | 'operands';
+  domain: [Domain, Domain];
+  /** Inputs of the int32 cases (when `i32` is present). */
+  int32Domain?: [Domain, Domain];
+}
