@@ -9,6 +9,8 @@
 export interface Pipeline {
   pipe: GPUComputePipeline;
   layout: GPUBindGroupLayout;
+  /** Per storage binding (1, 2, ...): whether the kernel may write it (`read_write`). */
+  writes: boolean[];
 }
 
 export class PipelineCache {
@@ -26,8 +28,10 @@ export class PipelineCache {
     if (!p) {
       const code = source();
       const entries: GPUBindGroupLayoutEntry[] = [];
+      const writes: boolean[] = [];
       for (const m of code.matchAll(/@group\(0\) @binding\((\d+)\) var<([^>]+)>/g)) {
         const kind = m[2]!.replace(/\s/g, '');
+        if (kind !== 'uniform') writes[Number(m[1]) - 1] = kind !== 'storage,read';
         entries.push({
           binding: Number(m[1]),
           visibility: 4, // GPUShaderStage.COMPUTE
@@ -37,7 +41,7 @@ export class PipelineCache {
       const layout = this.device.createBindGroupLayout({ entries, label: key });
       const module = this.device.createShaderModule({ code, label: key });
       const pipe = this.device.createComputePipeline({ layout: this.device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint: 'main' }, label: key });
-      this.pipelines.set(key, (p = { pipe, layout }));
+      this.pipelines.set(key, (p = { pipe, layout, writes }));
     }
     return p;
   }

@@ -14,6 +14,10 @@ import { reduceWgsl, REDUCE_WORDS } from './kernels/reduce.js';
 import { coalesce, floatBits, grid, MAX_RANK } from './layout.js';
 import { BufferPool } from './pool.js';
 import { PipelineCache } from './pipelines.js';
+import { GpuError } from './gpu-error.js';
+import { type Submission, SubmissionTracker } from './submissions.js';
+
+export { GpuError } from './gpu-error.js';
 
 const STORAGE = 0x80 | 0x4 | 0x8; // STORAGE | COPY_SRC | COPY_DST
 const UNIFORM_ARENA = 1 << 16;
@@ -25,19 +29,14 @@ const SUBMIT_FLOPS = 2 ** 30;
 
 const rowMajor = contiguousStrides;
 
-/** A failure the GPU reported asynchronously, surfaced as a typed HAL error naming the op. */
-export class GpuError extends PolyHalError {
-  constructor(readonly op: string, readonly kind: 'validation' | 'out-of-memory' | 'internal', message: string) {
-    super(`webgpu: ${kind} error in ${op}: ${message}`);
-  }
-}
-
 /**
  * WebGPU backend: WGSL compute shaders on buffers of the device. Ops only encode work; command buffers
  * are submitted in batches (and before any read, write or synchronize); `read` maps a staging buffer
  * asynchronously; there is no readSync. Pipelines are cached per kernel specialization; freed buffers
- * return to a pool keyed by size class. Validation and out-of-memory errors (error scopes) surface as
- * typed errors naming the op at the next call; a lost device makes every later call fail.
+ * return to a pool keyed by size class. Validation and out-of-memory errors (error scopes) fail the
+ * submission they occur in (submissions.ts): every array it wrote, and every array computed from
+ * those, rejects on read with a GpuError naming the op, for as long as it holds that result; the
+ * next synchronize() rejects with it once. A lost device makes every later call fail.
  */
 export class WebGpuBackend extends BaseBackend {
   readonly name = 'webgpu';
@@ -55,8 +54,11 @@ export class WebGpuBackend extends BaseBackend {
   /** Floating-point operations encoded since the last submission (matmuls only; others are small). */
   private pendingFlops = 0;
   private readonly opScopes: boolean;
-  /** With errorScopes 'batch': the ops of the open submission (its error scopes are pushed), else null. */
-  private batchOps: string[] | null = null;
+  /** The open submission and the outcome of every submitted one (which arrays a failure poisons). */
+  private readonly tracker = new SubmissionTracker();
+  /** Tracker key of each GPU buffer in use: the HAL buffer id, or a negative key for scratch buffers. */
+  private readonly keys = new Map<GPUBuffer, number>();
+  private scratchKeys = 0;
   private readonly batchSize: number;
   private readonly forcedSplitK: number | null;
   private readonly forcedTile: Tile | null;
@@ -66,8 +68,6 @@ export class WebGpuBackend extends BaseBackend {
   private readonly align: number;
   private readonly dummy: GPUBuffer;
   private lostReason: string | null = null;
-  private asyncError: GpuError | null = null;
-  private readonly scopes: Promise<void>[] = [];
   /** Mappable staging buffers for reads, by size class, reused across reads. */
   private readonly staging = new Map<number, GPUBuffer[]>();
 
@@ -99,12 +99,16 @@ export class WebGpuBackend extends BaseBackend {
     if (buffer.byteLength > max) {
       throw new OutOfMemoryError(buffer.byteLength, max, `${this.name} (maxStorageBufferBindingSize of this adapter)`);
     }
-    this.gpuBuffers.set(buffer.id, this.pool.acquire(Math.max(4, buffer.byteLength)));
+    const b = this.pool.acquire(Math.max(4, buffer.byteLength));
+    this.gpuBuffers.set(buffer.id, b);
+    this.keys.set(b, buffer.id);
   }
 
   protected destroyStorage(buffer: DeviceBuffer): void {
     const b = this.gpuBuffers.get(buffer.id)!;
     this.gpuBuffers.delete(buffer.id);
+    this.keys.delete(b);
+    this.tracker.forget(buffer.id);
     // Queued work may still read it; later work on a reused buffer is encoded after it (see writeStorage).
     this.pool.release(b, Math.max(4, buffer.byteLength));
   }
@@ -113,6 +117,7 @@ export class WebGpuBackend extends BaseBackend {
     this.assertUsable('write');
     this.flush(); // queued work that used a recycled buffer runs before this write
     if (data.byteLength > 0) this.device.queue.writeBuffer(this.gpu(buffer), 0, data.buffer, data.byteOffset, data.byteLength);
+    this.tracker.forget(buffer.id); // it holds the host's data now, whatever earlier work did
   }
 
   protected async readStorage(buffer: DeviceBuffer): Promise<HostArray> {
@@ -121,21 +126,29 @@ export class WebGpuBackend extends BaseBackend {
     const size = BufferPool.sizeClass(bytes);
     const staging = this.staging.get(size)?.pop() ?? this.device.createBuffer({ size, usage: 0x1 | 0x8 }); // MAP_READ | COPY_DST
     let reusable = false;
-    const enc = this.encoder ?? this.device.createCommandEncoder();
-    this.encoder = null;
-    this.pending = 0;
-    enc.copyBufferToBuffer(this.gpu(buffer), 0, staging, 0, bytes);
-    this.submit(enc);
     try {
+      const writer = this.tracker.writer(buffer.id);
+      let sub = this.copyOut(buffer, staging, bytes);
       await staging.mapAsync(1);
-      this.throwAsyncError();
+      await sub.settled;
+      if (sub.error) {
+        await writer?.settled;
+        if (writer?.error) throw writer.error; // the array holds the result of failed work
+        // The copy was lost with other work of its submission: copy again on its own.
+        staging.unmap();
+        sub = this.copyOut(buffer, staging, bytes);
+        await staging.mapAsync(1);
+        await sub.settled;
+        if (sub.error) throw sub.error;
+      }
       const copy = staging.getMappedRange(0, bytes).slice(0, buffer.byteLength);
       staging.unmap();
       reusable = true;
       return buffer.dtype === 'float32' ? new Float32Array(copy) : new Int32Array(copy);
     } catch (e) {
       if (this.lostReason) throw new BackendUnavailableError('webgpu', `device lost (${this.lostReason}); results are not available`);
-      throw e;
+      if (e instanceof PolyHalError) throw e;
+      throw new GpuError('read', 'internal', e instanceof Error ? e.message : String(e));
     } finally {
       const list = this.staging.get(size) ?? [];
       if (reusable && size <= 16 * 2 ** 20 && list.length < 4) {
@@ -145,13 +158,20 @@ export class WebGpuBackend extends BaseBackend {
     }
   }
 
+  /**
+   * Waits for all queued work. Rejects with UseAfterFreeError after dispose(), BackendUnavailableError
+   * when the device is lost, and with the GpuError of a submission that failed since the last
+   * synchronize() (reported once here; reads of the arrays it wrote keep rejecting).
+   */
   override async synchronize(): Promise<void> {
+    await super.synchronize(); // UseAfterFreeError once disposed
     this.assertUsable('synchronize');
     this.flush();
     await this.device.queue.onSubmittedWorkDone();
-    await Promise.all(this.scopes.splice(0));
-    this.throwAsyncError();
+    await this.tracker.settleAll();
     if (this.lostReason) throw new BackendUnavailableError('webgpu', `device lost (${this.lostReason})`);
+    const e = this.tracker.takeUnreported();
+    if (e) throw e;
   }
 
   override dispose(): void {
@@ -177,15 +197,27 @@ export class WebGpuBackend extends BaseBackend {
 
   private assertUsable(op: string): void {
     if (this.lostReason) throw new BackendUnavailableError('webgpu', `device lost (${this.lostReason}); ${op} cannot run`);
-    this.throwAsyncError();
   }
 
-  private throwAsyncError(): void {
-    const e = this.asyncError;
-    if (e) {
-      this.asyncError = null;
-      throw e;
+  /**
+   * The open submission (with its command encoder), started on first use: one error-scope pair per
+   * submission catches what only surfaces at encoder.finish()/submit (pass and dispatch validation).
+   */
+  private begin(): Submission {
+    if (!this.tracker.open) {
+      this.device.pushErrorScope('out-of-memory');
+      this.device.pushErrorScope('validation');
+      this.encoder = this.device.createCommandEncoder();
     }
+    return this.tracker.begin();
+  }
+
+  /** Encodes a copy of `buffer` into `staging` and submits it with the open work; returns that submission. */
+  private copyOut(buffer: DeviceBuffer, staging: GPUBuffer, bytes: number): Submission {
+    this.begin().ops.push('read');
+    this.tracker.read(buffer.id);
+    this.encoder!.copyBufferToBuffer(this.gpu(buffer), 0, staging, 0, bytes);
+    return this.submit();
   }
 
   // ---- encoding ----
@@ -203,65 +235,56 @@ export class WebGpuBackend extends BaseBackend {
     view.fill(0);
     view.set(params);
     this.arenaUsed = Math.ceil((offset + bytes) / this.align) * this.align;
-    // One scope pair per submission catches what only surfaces at encoder.finish()/submit (pass and
-    // dispatch validation); with errorScopes 'op' a pair per op also names the op of immediate errors.
-    if (!this.batchOps) {
-      this.batchOps = [];
-      this.device.pushErrorScope('out-of-memory');
-      this.device.pushErrorScope('validation');
-    }
-    this.batchOps.push(op);
+    // With errorScopes 'op' a scope pair per op also names the op of errors raised at once.
+    const sub = this.begin();
+    sub.ops.push(op);
     if (this.opScopes) {
       this.device.pushErrorScope('out-of-memory');
       this.device.pushErrorScope('validation');
     }
-    const { pipe, layout } = this.pipelines.pipeline(key, source);
+    const { pipe, layout, writes } = this.pipelines.pipeline(key, source);
     const bind = this.pipelines.bindGroup(key, layout, bytes, buffers);
-    this.encoder ??= this.device.createCommandEncoder();
-    const pass = this.encoder.beginComputePass();
+    for (let i = 0; i < buffers.length; i++) {
+      const k = this.keys.get(buffers[i]!);
+      if (k === undefined) continue;
+      if (writes[i]) this.tracker.write(k);
+      else this.tracker.read(k);
+    }
+    const pass = this.encoder!.beginComputePass();
     pass.setPipeline(pipe);
     pass.setBindGroup(0, bind, [offset]);
     pass.dispatchWorkgroups(groups[0], groups[1], groups[2]);
     pass.end();
     if (this.opScopes) {
-      this.watch(op, 'validation', this.device.popErrorScope());
-      this.watch(op, 'out-of-memory', this.device.popErrorScope());
+      sub.watch(op, 'validation', this.device.popErrorScope());
+      sub.watch(op, 'out-of-memory', this.device.popErrorScope());
     }
     this.pendingFlops += flops;
     if (++this.pending >= this.batchSize || this.pendingFlops >= SUBMIT_FLOPS) this.flush();
   }
 
-  private watch(op: string, kind: 'validation' | 'out-of-memory', p: Promise<GPUError | null>): void {
-    this.scopes.push(p.then((err) => {
-      if (err && !this.asyncError) this.asyncError = new GpuError(op, kind, err.message);
-    }));
-    if (this.scopes.length > 256) this.scopes.splice(0, 128);
-  }
-
-  private submit(enc: GPUCommandEncoder): void {
+  /** Submits the open submission (there must be one), pops its error scopes and seals it. */
+  private submit(): Submission {
+    const enc = this.encoder!;
+    this.encoder = null;
     if (this.arenaUsed > 0) this.device.queue.writeBuffer(this.arena, 0, this.arenaHost, 0, this.arenaUsed);
     this.arenaUsed = 0;
     this.device.queue.submit([enc.finish()]);
     this.pending = 0;
     this.pendingFlops = 0;
-    if (this.batchOps) {
-      const ops = [...new Set(this.batchOps)];
-      const label = ops.length === 1 ? ops[0]! : `one of ${ops.slice(0, 6).join(', ')}${ops.length > 6 ? ', …' : ''}`;
-      this.batchOps = null;
-      this.watch(label, 'validation', this.device.popErrorScope());
-      this.watch(label, 'out-of-memory', this.device.popErrorScope());
-    }
+    const sub = this.tracker.open!;
+    const ops = [...new Set(sub.ops)];
+    const label = ops.length === 1 ? ops[0]! : `one of ${ops.slice(0, 6).join(', ')}${ops.length > 6 ? ', …' : ''}`;
+    sub.watch(label, 'validation', this.device.popErrorScope());
+    sub.watch(label, 'out-of-memory', this.device.popErrorScope());
+    this.tracker.seal();
     this.pool.flushed();
+    return sub;
   }
 
   /** Submits the encoded work (if any). */
   flush(): void {
-    if (!this.encoder) return;
-    const enc = this.encoder;
-    this.encoder = null;
-    this.pending = 0;
-    this.pendingFlops = 0;
-    this.submit(enc);
+    if (this.encoder) this.submit();
   }
 
   /** Shape, strides and offsets of coalesced operands as params (shape right-aligned in MAX_RANK slots). */
@@ -369,8 +392,11 @@ export class WebGpuBackend extends BaseBackend {
     const t = this.forcedTile ?? chooseTile(M, N, batch);
     const vec = t.bm % 64 === 0 && t.bn % 64 === 0 && canLoadVec4(K, N, a.offset, b.offset, a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!)
       && (batch === 1 || [...a.strides.slice(0, -2), ...b.strides.slice(0, -2)].every((x) => x % 4 === 0));
-    // Split-K within the 65535 workgroups of z.
-    const splitK = Math.min(this.forcedSplitK ?? chooseSplitK(M, N, K, batch, t), Math.floor(65535 / batch));
+    // Split-K within the 65535 workgroups of z, and with partial products [batch, S, M, N] that fit in
+    // one storage binding (a forced count is lowered: 16 partial 2048² slices are 256 MiB, twice
+    // lavapipe's 128 MiB maxStorageBufferBindingSize).
+    const maxBinding = this.device.limits.maxStorageBufferBindingSize;
+    const splitK = Math.max(1, Math.min(this.forcedSplitK ?? chooseSplitK(M, N, K, batch, t), Math.floor(65535 / batch), Math.floor(maxBinding / (batch * M * N * 4))));
     const key = `matmul/${t.bm}x${t.bn}x${t.bk}/${t.tm}x${t.tn}/${vec ? 'vec4' : 'scalar'}`;
     const ab = [this.gpu(a.buffer), this.gpu(b.buffer)];
     const groups: [number, number, number] = [Math.ceil(N / t.bn), Math.ceil(M / t.bm), batch * splitK];
@@ -380,6 +406,8 @@ export class WebGpuBackend extends BaseBackend {
     }
     const partialBytes = batch * splitK * M * N * 4;
     const partial = this.pool.acquire(partialBytes);
+    const scratch = --this.scratchKeys;
+    this.keys.set(partial, scratch);
     try {
       this.dispatch('matmul', key, () => matmulWgsl(t, vec), MATMUL_WORDS, [...params, splitK], [...ab, partial], groups);
       const v4 = (M * N) % 4 === 0;
@@ -388,6 +416,8 @@ export class WebGpuBackend extends BaseBackend {
         [partial, this.gpu(out)], this.flat(total), flops);
     } finally {
       // Later commands run after these in queue order, so the buffer may be handed out again at once.
+      this.keys.delete(partial);
+      this.tracker.forget(scratch);
       this.pool.release(partial, partialBytes);
     }
   }
