@@ -9,3 +9,4 @@ export * from './tolerances.js';
 export * from './report.js';
 export * from './checked.js';
 export * from './bisect.js';
+export * from './onnx/index.js';

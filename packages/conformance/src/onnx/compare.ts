@@ -1,0 +1,70 @@
+/**
+ * Comparison of a backend's output with ONNX's expected output. Every element must pass ONNX's own
+ * check — numpy.testing.assert_allclose(rtol=1e-3, atol=1e-7): |got − want| ≤ 1e-7 + 1e-3·|want|,
+ * NaN meets NaN, ±Inf the same infinity — and, where our contract is tighter, that contract too:
+ * bit-exact for data movement, selection and int32 arithmetic; the conformance tolerance of the HAL op
+ * for the backend's arithmetic class for elementwise float32 ops (~1 ulp on cpu/wasm). ONNX's expected
+ * values come from NumPy in float32: exact for correctly rounded ops, a few ulps off for
+ * transcendentals, which gets 4 ulps of slack.
+ */
+import type { BackendCapabilities, HostArray } from '@polyhal/hal';
+import { ulpDistance } from '../compare.js';
+import { CLASS_DOMAINS, DIVISOR_DOMAIN_OPS, type Tolerance, toleranceFor } from '../tolerances.js';
+import type { Contract } from './table.js';
+
+export const ONNX_RTOL = 1e-3;
+export const ONNX_ATOL = 1e-7;
+
+/** HAL ops whose NumPy float32 reference is correctly rounded (no slack for the reference's own error). */
+const CORRECTLY_ROUNDED = new Set(['add', 'sub', 'mul', 'div', 'sqrt', 'recip', 'neg', 'relu', 'maximum']);
+const REFERENCE_SLACK = 4.8e-7; // 4 ulps
+
+export interface OnnxComparison {
+  pass: boolean;
+  maxAbsError: number;
+  maxUlpError: number;
+  /** The contract applied, in words: "onnx", "exact" or "onnx ∩ hal:exp (…)". */
+  applied: string;
+  firstFailure?: { index: number; got: number; want: number };
+}
+
+/** The contract tolerance for float32 results, or undefined where only ONNX's check applies. */
+function contractTolerance(contract: Contract, caps: BackendCapabilities): Tolerance | undefined {
+  if (contract.kind !== 'hal') return undefined;
+  // Under a class with input domains for the op (wgsl sin/cos/exp/log, division), elements outside
+  // them may hold anything; ONNX's check alone applies there.
+  if (CLASS_DOMAINS[caps.arithmetic]?.[contract.op] || (caps.arithmetic !== 'ieee-correctly-rounded' && DIVISOR_DOMAIN_OPS.has(contract.op))) return undefined;
+  const t = toleranceFor(contract.op, 'float32', caps.arithmetic);
+  return CORRECTLY_ROUNDED.has(contract.op) ? t : { abs: t.abs, rel: t.rel + REFERENCE_SLACK };
+}
+
+/** Compares `got` (float32 or int32 data, `want`'s length) with the expected values under the contract. */
+export function compareOnnx(got: HostArray, want: ArrayLike<number>, dtype: string, contract: Contract, caps: BackendCapabilities): OnnxComparison {
+  const exact = dtype !== 'float32' || contract.kind === 'exact';
+  const tol = exact ? undefined : contractTolerance(contract, caps);
+  const applied = exact ? 'exact' : tol ? `onnx ∩ hal:${contract.kind === 'hal' ? contract.op : ''} (abs ${tol.abs}, rel ${tol.rel.toExponential(2)})` : 'onnx';
+  const res: OnnxComparison = { pass: true, maxAbsError: 0, maxUlpError: 0, applied };
+  if (got.length !== want.length) return { ...res, pass: false, firstFailure: { index: -1, got: got.length, want: want.length } };
+  for (let i = 0; i < got.length; i++) {
+    const g = got[i]!;
+    const w = want[i]!;
+    let ok: boolean;
+    if (Number.isNaN(w) || Number.isNaN(g)) ok = Number.isNaN(w) && Number.isNaN(g);
+    else if (!Number.isFinite(w) || !Number.isFinite(g)) ok = g === w;
+    else {
+      const abs = Math.abs(g - w);
+      res.maxAbsError = Math.max(res.maxAbsError, abs);
+      if (dtype === 'float32') res.maxUlpError = Math.max(res.maxUlpError, ulpDistance(g, w));
+      if (exact) ok = g === w;
+      else {
+        ok = abs <= ONNX_ATOL + ONNX_RTOL * Math.abs(w);
+        if (ok && tol) ok = abs <= tol.abs + tol.rel * Math.abs(w) || (caps.flushesSubnormals && g === 0 && Math.abs(w) < 1.1754943508222875e-38);
+      }
+    }
+    if (!ok && res.pass) {
+      res.pass = false;
+      res.firstFailure = { index: i, got: g, want: w };
+    }
+  }
+  return res;
+}

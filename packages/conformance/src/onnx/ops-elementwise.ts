@@ -1,0 +1,146 @@
+/**
+ * ONNX elementwise ops on the HAL: unary ops, binary ops with multidirectional (NumPy) broadcasting —
+ * which is the HAL's own broadcasting —, variadic Sum/Mean/Max/Min, and activations that ONNX's
+ * reference implementations define as a formula of ops the HAL has, computed in the same order.
+ */
+import type { ComputeBackend, NDArray, UnaryOp } from '@polyhal/hal';
+import { NotExpressible, type NodeContext, type OpMapping } from './table.js';
+
+const FI = ['float32', 'int32'] as const;
+
+const unary = (op: UnaryOp, dtypes?: readonly string[]): OpMapping => ({
+  dtypes,
+  contract: { kind: 'hal', op },
+  plan: () => (be, [x]) => [be.unary(op, x!)],
+});
+
+/** |x| = max(x, −x): exact (int32: −2^31 stays −2^31, as ONNX's two's complement Abs). */
+const abs = (be: ComputeBackend, x: NDArray): NDArray => be.maximum(x, be.neg(x));
+/** min(a, b): float32 −max(−a, −b) (negation is exact); int32 a + b − max(a, b) (exact modulo 2^32). */
+const minimum = (be: ComputeBackend, a: NDArray, b: NDArray): NDArray =>
+  a.dtype === 'int32' ? be.sub(be.add(a, b), be.maximum(a, b)) : be.neg(be.maximum(be.neg(a), be.neg(b)));
+/** min(x, 0) = −relu(−x), as ONNX's references write np.clip(x, −inf, 0). */
+const negPart = (be: ComputeBackend, x: NDArray): NDArray => be.neg(be.relu(be.neg(x)));
+/** np.clip(x, lo, hi) = min(max(x, lo), hi). */
+const clip = (be: ComputeBackend, x: NDArray, lo: number | undefined, hi: number | undefined): NDArray => {
+  let y = lo === undefined ? x : be.maximum(x, lo);
+  if (hi !== undefined) y = be.neg(be.maximum(be.neg(y), -hi));
+  return y;
+};
+
+const binary = (fn: (be: ComputeBackend, a: NDArray, b: NDArray) => NDArray, dtypes: readonly string[] | undefined, halOp: string): OpMapping => ({
+  dtypes,
+  contract: (ctx) => (ctx.inputTypes[0] === 'int32' ? { kind: 'exact' } : { kind: 'hal', op: halOp }),
+  plan: () => (be, [a, b]) => [fn(be, a!, b!)],
+});
+
+/** Max/Min/Sum/Mean over 1..n inputs, folded left as ONNX's references do. */
+const variadic = (fn: (be: ComputeBackend, a: NDArray, b: NDArray) => NDArray, dtypes: readonly string[], contract: 'exact' | 'onnx', mean = false): OpMapping => ({
+  dtypes,
+  contract: { kind: contract },
+  plan: (ctx) => {
+    if (ctx.node.inputs.some((n) => n === '')) throw new NotExpressible('input', `${ctx.node.opType}: an omitted input`);
+    if (mean && ctx.inputTypes[0] !== 'float32') throw new NotExpressible('dtype', `Mean of ${ctx.inputTypes[0]}`);
+    return (be, xs) => {
+      let y = xs.length === 1 ? be.contiguous(xs[0]!) : fn(be, xs[0]!, xs[1]!);
+      for (let i = 2; i < xs.length; i++) y = fn(be, y, xs[i]!);
+      return [mean ? be.div(y, xs.length) : y];
+    };
+  },
+});
+
+/** An activation computed from scalar attributes, with ONNX's defaults. */
+const activation = (attrs: Record<string, number>, fn: (be: ComputeBackend, x: NDArray, a: Record<string, number>) => NDArray): OpMapping => ({
+  plan: (ctx) => {
+    const a = Object.fromEntries(Object.entries(attrs).map(([k, d]) => [k, ctx.attrs.float(k, d)]));
+    return (be, [x]) => [fn(be, x!, a)];
+  },
+});
+
+/** Clip: bounds from inputs 1 and 2 (opset ≥ 11, host scalars) or the attributes min/max (opset < 11). */
+const clipMapping: OpMapping = {
+  host: [1, 2],
+  dtypes: FI,
+  contract: { kind: 'exact' },
+  plan: (ctx: NodeContext) => {
+    let lo: number | undefined;
+    let hi: number | undefined;
+    if (ctx.opset >= 11) {
+      const scalar = (i: number): number | undefined => {
+        const v = ctx.numbers(i);
+        if (v !== undefined && v.length !== 1) throw new NotExpressible('input', `Clip: bound ${i} has ${v.length} values, not 1`);
+        return v?.[0];
+      };
+      lo = scalar(1);
+      hi = scalar(2);
+    } else {
+      lo = ctx.attrs.has('min') ? ctx.attrs.float('min', 0) : undefined;
+      hi = ctx.attrs.has('max') ? ctx.attrs.float('max', 0) : undefined;
+    }
+    return (be, [x]) => [x!.dtype === 'int32' && hi !== undefined ? minimumScalar(be, lo === undefined ? x! : be.maximum(x!, lo), hi) : clip(be, x!, lo, hi)];
+  },
+};
+const minimumScalar = (be: ComputeBackend, x: NDArray, hi: number): NDArray => {
+  const h = be.full([], hi, x.dtype);
+  return minimum(be, x, be.expand(h, x.shape));
+};
+
+/** Comparisons exist in the HAL (cmplt), but ONNX's results are bool: the dtype check reports it. */
+const compare = (swap: boolean): OpMapping => ({
+  dtypes: FI,
+  contract: { kind: 'exact' },
+  plan: () => (be, [a, b]) => [swap ? be.cmplt(b!, a!) : be.cmplt(a!, b!)],
+});
+
+export const ELEMENTWISE_OPS: Record<string, OpMapping> = {
+  Relu: unary('relu'),
+  Sigmoid: unary('sigmoid'),
+  Tanh: unary('tanh'),
+  Exp: unary('exp'),
+  Log: unary('log'),
+  Neg: unary('neg', FI),
+  Sqrt: unary('sqrt'),
+  Reciprocal: unary('recip'),
+  Sin: unary('sin'),
+  Cos: unary('cos'),
+  Abs: { dtypes: FI, contract: { kind: 'exact' }, plan: () => (be, [x]) => [abs(be, x!)] },
+  Identity: { dtypes: FI, contract: { kind: 'exact' }, plan: () => (_be, [x]) => [x!] },
+  Add: binary((be, a, b) => be.add(a, b), FI, 'add'),
+  Sub: binary((be, a, b) => be.sub(a, b), FI, 'sub'),
+  Mul: binary((be, a, b) => be.mul(a, b), FI, 'mul'),
+  Div: binary((be, a, b) => be.div(a, b), undefined, 'div'),
+  Mod: {
+    dtypes: FI,
+    contract: (ctx) => (ctx.inputTypes[0] === 'int32' ? { kind: 'exact' } : { kind: 'hal', op: 'mod' }),
+    plan: (ctx) => {
+      // fmod = 1 is C's truncated remainder; the HAL's mod is NumPy's floored one, and turning one into
+      // the other in float32 rounds. ONNX requires fmod = 1 for floating-point inputs.
+      if (ctx.attrs.int('fmod', 0) !== 0) throw new NotExpressible('attribute', 'Mod fmod=1 (truncated remainder): the HAL\'s mod is floored');
+      if (ctx.inputTypes[0] !== 'int32') throw new NotExpressible('attribute', `Mod fmod=0 on ${ctx.inputTypes[0]} (ONNX requires fmod=1 for floating point)`);
+      return (be, [a, b]) => [be.mod(a!, b!)];
+    },
+  },
+  Max: variadic((be, a, b) => be.maximum(a, b), FI, 'exact'),
+  Min: variadic(minimum, FI, 'exact'),
+  Sum: variadic((be, a, b) => be.add(a, b), FI, 'onnx'),
+  Mean: variadic((be, a, b) => be.add(a, b), ['float32'], 'onnx', true),
+  Clip: clipMapping,
+  Less: compare(false),
+  Greater: compare(true),
+  // ONNX reference: np.clip(x, 0, inf) + np.clip(x, -inf, 0) * slope.
+  PRelu: { plan: () => (be, [x, slope]) => [be.add(be.relu(x!), be.mul(negPart(be, x!), slope!))] },
+  LeakyRelu: activation({ alpha: 0.01 }, (be, x, { alpha }) => be.add(be.relu(x), be.mul(negPart(be, x), alpha!))),
+  // np.clip(x, 0, inf) + (np.exp(np.clip(x, -inf, 0)) - 1) * alpha
+  Elu: activation({ alpha: 1 }, (be, x, { alpha }) => be.add(be.relu(x), be.mul(be.sub(be.exp(negPart(be, x)), 1), alpha!))),
+  // np.clip(x, 0, inf) * gamma + (np.exp(np.clip(x, -inf, 0)) * alpha - alpha) * gamma
+  Selu: activation({ alpha: 1.67326319217681884765625, gamma: 1.05070102214813232421875 }, (be, x, { alpha, gamma }) =>
+    be.add(be.mul(be.relu(x), gamma!), be.mul(be.sub(be.mul(be.exp(negPart(be, x)), alpha!), alpha!), gamma!))),
+  // np.clip(x * alpha + beta, 0, 1)
+  HardSigmoid: activation({ alpha: 0.2, beta: 0.5 }, (be, x, { alpha, beta }) => clip(be, be.add(be.mul(x, alpha!), beta!), 0, 1)),
+  // x * np.maximum(0, np.minimum(1, alpha * x + beta)), alpha = 1/6, beta = 0.5
+  HardSwish: { plan: () => (be, [x]) => [be.mul(x!, clip(be, be.add(be.mul(x!, Math.fround(1 / 6)), 0.5), 0, 1))] },
+  // x / (1 + np.abs(x))
+  Softsign: { plan: () => (be, [x]) => [be.div(x!, be.add(abs(be, x!), 1))] },
+  // np.log(np.exp(x) + 1)
+  Softplus: { plan: () => (be, [x]) => [be.log(be.add(be.exp(x!), 1))] },
+};

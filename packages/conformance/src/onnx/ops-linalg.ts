@@ -1,0 +1,47 @@
+/**
+ * ONNX MatMul and Gemm on the HAL's batched matmul: NumPy matmul semantics (1-D operands promoted
+ * to a matrix and the added dimension removed; batch dimensions broadcast), and Gemm's
+ * Y = alpha·A'·B' + beta·C with transposes as views, in the order of ONNX's reference.
+ */
+import { transposeView } from '@polyhal/hal';
+import { NotExpressible, type OpMapping } from './table.js';
+
+const matmul: OpMapping = {
+  plan: (ctx) => {
+    const [sa, sb] = [ctx.inputShapes[0]!, ctx.inputShapes[1]!];
+    if (sa.length === 0 || sb.length === 0) throw new NotExpressible('input', 'MatMul of a scalar');
+    return (be, [a, b]) => {
+      const a2 = sa.length === 1 ? be.reshape(a!, [1, sa[0]!]) : a!;
+      const b2 = sb.length === 1 ? be.reshape(b!, [sb[0]!, 1]) : b!;
+      const y = be.matmul(a2, b2);
+      if (sa.length > 1 && sb.length > 1) return [y];
+      const shape = [...y.shape];
+      if (sb.length === 1) shape.pop();
+      if (sa.length === 1) shape.splice(shape.length - (sb.length === 1 ? 1 : 2), 1);
+      return [be.reshape(y, shape)];
+    };
+  },
+};
+
+/** Gemm: A [M, K] (or [K, M] with transA), B [K, N] (or [N, K] with transB), C broadcast to [M, N]. */
+const gemm: OpMapping = {
+  plan: (ctx) => {
+    const alpha = ctx.attrs.float('alpha', 1);
+    const beta = ctx.attrs.float('beta', 1);
+    const transA = ctx.attrs.int('transA', 0) !== 0;
+    const transB = ctx.attrs.int('transB', 0) !== 0;
+    if (ctx.opset < 7 && ctx.attrs.int('broadcast', 0) === 0 && ctx.node.inputs.length > 2) {
+      throw new NotExpressible('attribute', 'Gemm broadcast=0 (opset < 7)');
+    }
+    if (ctx.inputShapes[0]!.length !== 2 || ctx.inputShapes[1]!.length !== 2) throw new NotExpressible('input', 'Gemm of operands that are not matrices');
+    const hasC = ctx.node.inputs.length > 2 && ctx.node.inputs[2] !== '';
+    return (be, [a, b, c]) => {
+      let y = be.matmul(transA ? transposeView(a!) : a!, transB ? transposeView(b!) : b!);
+      if (alpha !== 1) y = be.mul(y, alpha);
+      if (hasC) y = be.add(y, beta === 1 ? c! : be.mul(c!, beta));
+      return [y];
+    };
+  },
+};
+
+export const LINALG_OPS: Record<string, OpMapping> = { MatMul: matmul, Gemm: gemm };

@@ -1,0 +1,20 @@
+/**
+ * THE ONNX op table: ONNX op type (default domain) → its lowering onto the HAL. An op type absent
+ * from it is "not expressible: missing op". Families live in ops-elementwise.ts, ops-reduce.ts,
+ * ops-movement.ts and ops-linalg.ts.
+ */
+import { ELEMENTWISE_OPS } from './ops-elementwise.js';
+import { LINALG_OPS } from './ops-linalg.js';
+import { MOVEMENT_OPS } from './ops-movement.js';
+import { REDUCE_OPS_ONNX } from './ops-reduce.js';
+import type { OpMapping } from './table.js';
+
+export const ONNX_OPS: Readonly<Record<string, OpMapping>> = Object.freeze({
+  ...ELEMENTWISE_OPS,
+  ...REDUCE_OPS_ONNX,
+  ...MOVEMENT_OPS,
+  ...LINALG_OPS,
+});
+
+/** The ONNX op types the table maps (sorted). */
+export const onnxOpsMapped = (): string[] => Object.keys(ONNX_OPS).sort();

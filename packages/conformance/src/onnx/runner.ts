@@ -1,0 +1,246 @@
+/**
+ * Runs ONNX's backend node tests (onnx/backend/test/data/node: `test_NAME/model.onnx` and
+ * `test_data_set_N/{input,output}_N.pb`) on a backend through the ONNX op table.
+ */
+import { type BackendCapabilities, capabilitiesOf, type ComputeBackend, type DeviceBuffer, type NDArray, nodeBuiltin } from '@polyhal/hal';
+import { type BackendFactory, runtimeDescription } from '../runner.js';
+import { compareOnnx } from './compare.js';
+import { ONNX_OPS } from './ops.js';
+import { decodeModel, decodeTensor, type OnnxModel, type OnnxTensor } from './proto.js';
+import { Attrs, type Contract, type NodeContext, NotExpressible, type ReasonKind } from './table.js';
+
+/** The result of one ONNX node test on one backend. */
+export interface OnnxTestResult {
+  /** The test's directory name, e.g. `test_add_bcast`. */
+  test: string;
+  /** The node's op type ('' when the model has no single node). */
+  op: string;
+  status: 'passed' | 'failed' | 'not-expressible';
+  /** For not-expressible: what is missing — an op, a dtype, an attribute (or its value), an input form, a multi-node graph. */
+  kind?: ReasonKind;
+  /** For not-expressible: why, e.g. "dtype float64"; for failed: what went wrong. */
+  reason?: string;
+  /** Data sets run (each is one set of inputs and expected outputs). */
+  dataSets: number;
+  maxAbsError?: number;
+  maxUlpError?: number;
+  /** The comparison applied: "exact", "onnx" (rtol 1e-3, atol 1e-7) or "onnx ∩ hal:OP (...)". */
+  contract?: string;
+}
+
+export interface OnnxNodeTestsResult {
+  backend: string;
+  deviceName: string;
+  runtime: string;
+  capabilities: BackendCapabilities;
+  dir: string;
+  results: OnnxTestResult[];
+  passed: number;
+  failed: number;
+  notExpressible: number;
+}
+
+export interface OnnxNodeTestsOptions {
+  /** Only tests whose directory name contains this string (or matches this RegExp). */
+  filter?: string | RegExp;
+  /** Milliseconds one test (all its data sets) may take on the backend (default 30 000); past it the test fails and the run stops. */
+  timeoutMs?: number;
+  /** Called after each test (progress reporting). */
+  onResult?: (r: OnnxTestResult, done: number, total: number) => void;
+}
+
+interface Fs {
+  promises: { readdir(p: string): Promise<string[]>; readFile(p: string): Promise<Uint8Array>; stat(p: string): Promise<{ isDirectory(): boolean }> };
+}
+
+const isNDArray = (v: unknown): v is NDArray => typeof v === 'object' && v !== null && 'buffer' in v && 'shape' in v && 'strides' in v;
+
+/** A view of `be` that records every NDArray its methods return (so temporaries can be freed). */
+function tracking(be: ComputeBackend, created: NDArray[]): ComputeBackend {
+  return new Proxy(be, {
+    get(target, key) {
+      const v = Reflect.get(target, key, target) as unknown;
+      if (typeof v !== 'function') return v;
+      return (...args: unknown[]) => {
+        const r = (v as (...a: unknown[]) => unknown).apply(target, args);
+        if (isNDArray(r)) created.push(r);
+        return r;
+      };
+    },
+  });
+}
+
+function upload(be: ComputeBackend, t: OnnxTensor): NDArray {
+  if (t.dtype === 'float32' && t.data instanceof Float32Array) return be.fromArray(t.data, t.dims, 'float32');
+  if (t.dtype === 'int32' && t.data instanceof Int32Array) return be.fromArray(t.data, t.dims, 'int32');
+  throw new NotExpressible('dtype', `dtype ${t.dtype}`);
+}
+
+function hostNumbers(t: OnnxTensor): number[] {
+  if (!t.data) throw new NotExpressible('dtype', `host input of dtype ${t.dtype}`);
+  if (t.data instanceof BigInt64Array) {
+    const lim = 2n ** 53n;
+    return Array.from(t.data, (v) => Number(v > lim ? lim : v < -lim ? -lim : v));
+  }
+  return Array.from(t.data);
+}
+
+class Failure extends Error {}
+
+/** One test, every data set: throws NotExpressible or Failure, else returns the worst errors seen. */
+async function runTest(fs: Fs, dir: string, model: OnnxModel, be: ComputeBackend, caps: BackendCapabilities): Promise<Omit<OnnxTestResult, 'test' | 'op' | 'status'>> {
+  if (model.nodes.length !== 1) throw new NotExpressible('graph', 'not a single-node test');
+  const node = model.nodes[0]!;
+  if (node.domain !== '' && node.domain !== 'ai.onnx') throw new NotExpressible('op', `op ${node.domain}.${node.opType}`);
+  const mapping = ONNX_OPS[node.opType];
+  if (!mapping) throw new NotExpressible('op', `op ${node.opType}`);
+  const host = new Set(mapping.host ?? []);
+  const dtypes = mapping.dtypes ?? ['float32'];
+  const typeOf = (name: string): string => {
+    if (name === '') return '';
+    const init = model.initializers.find((t) => t.name === name);
+    if (init) return init.dtype;
+    const vi = [...model.inputs, ...model.outputs].find((v) => v.name === name);
+    if (!vi) throw new NotExpressible('input', `value '${name}' has no type in the graph`);
+    if (vi.kind !== 'tensor') throw new NotExpressible('dtype', `${vi.kind} value`);
+    return vi.dtype!;
+  };
+  const inputTypes = node.inputs.map(typeOf);
+  const outputTypes = node.outputs.map(typeOf);
+  for (const t of [...inputTypes.filter((_, i) => !host.has(i)), ...outputTypes]) {
+    if (t !== '' && !dtypes.includes(t)) throw new NotExpressible('dtype', `dtype ${t}`);
+  }
+  const opset = model.opsets.get('') ?? 1;
+  const sets = (await fs.promises.readdir(dir)).filter((d) => d.startsWith('test_data_set_')).sort();
+  if (!sets.length) throw new Failure('no test_data_set_* directory');
+  const graphInputs = model.inputs.filter((v) => !model.initializers.some((t) => t.name === v.name));
+  let maxAbsError = 0;
+  let maxUlpError = 0;
+  let applied = '';
+  for (const set of sets) {
+    const read = async (name: string): Promise<OnnxTensor> => decodeTensor(await fs.promises.readFile(`${dir}/${set}/${name}`));
+    const values = new Map<string, OnnxTensor>(model.initializers.map((t) => [t.name, t]));
+    for (let k = 0; k < graphInputs.length; k++) values.set(graphInputs[k]!.name, await read(`input_${k}.pb`));
+    const expected = await Promise.all(model.outputs.map((_, k) => read(`output_${k}.pb`)));
+    const inputs = node.inputs.map((n) => (n === '' ? undefined : values.get(n)));
+    const attrs = new Attrs(node.opType, node.attributes);
+    const ctx: NodeContext = {
+      node, opset, attrs, inputTypes, outputTypes,
+      inputShapes: inputs.map((t) => t?.dims),
+      hostInputs: inputs.map((t, i) => (host.has(i) ? t : undefined)),
+      numbers: (i) => (inputs[i] === undefined ? undefined : hostNumbers(inputs[i]!)),
+    };
+    const lowered = mapping.plan(ctx);
+    const contract: Contract = typeof mapping.contract === 'function' ? mapping.contract(ctx) : mapping.contract ?? { kind: 'onnx' };
+    const unread = attrs.unread();
+    if (unread.length) throw new NotExpressible('attribute', `${node.opType} attribute ${unread.map((a) => `'${a}'`).join(', ')} not mapped`);
+    // Run: upload device inputs, lower, read each output, then free every buffer it touched.
+    const before = be.liveBufferCount();
+    const created: NDArray[] = [];
+    const buffers = new Set<DeviceBuffer>();
+    try {
+      const devIn = inputs.map((t, i) => (t === undefined || host.has(i) ? undefined : upload(be, t)));
+      devIn.forEach((x) => x && buffers.add(x.buffer));
+      const outs = lowered(tracking(be, created), devIn);
+      outs.forEach((x) => buffers.add(x.buffer));
+      for (let k = 0; k < model.outputs.length; k++) {
+        const j = node.outputs.indexOf(model.outputs[k]!.name);
+        const y = outs[j];
+        const want = expected[k]!;
+        if (!y) throw new Failure(`output ${k}: the lowering returned no array`);
+        if (y.shape.length !== want.dims.length || y.shape.some((d, i) => d !== want.dims[i])) {
+          throw new Failure(`${set} output ${k}: shape [${y.shape.join(', ')}], expected [${want.dims.join(', ')}]`);
+        }
+        if (y.dtype !== want.dtype || !want.data) throw new Failure(`${set} output ${k}: dtype ${y.dtype}, expected ${want.dtype}`);
+        const got = await be.read(y);
+        const c = compareOnnx(got, want.data as ArrayLike<number>, want.dtype, contract, caps);
+        applied = c.applied;
+        maxAbsError = Math.max(maxAbsError, c.maxAbsError);
+        maxUlpError = Math.max(maxUlpError, c.maxUlpError);
+        if (!c.pass) {
+          const f = c.firstFailure!;
+          throw new Failure(f.index < 0 ? `${set} output ${k}: ${f.got} values, expected ${f.want}`
+            : `${set} output ${k}[${f.index}]: got ${f.got}, expected ${f.want} (${c.applied})`);
+        }
+      }
+    } finally {
+      created.forEach((x) => buffers.add(x.buffer));
+      for (const b of buffers) be.deallocate(b);
+    }
+    const after = be.liveBufferCount();
+    if (after !== before) throw new Failure(`${set}: ${after - before} buffers leaked`);
+  }
+  return { dataSets: sets.length, maxAbsError, maxUlpError, contract: applied };
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Failure(`${what} did not settle within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, expired]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Runs ONNX's backend node tests found in `dir` (ONNX's `onnx/backend/test/data/node`, or Debian's
+ * `/usr/share/libonnx-testdata/data/node`) on a backend made by `factory` (disposed at the end).
+ *
+ * Reads each `test_*` directory's `model.onnx` (ModelProto) and every `test_data_set_N/input_N.pb`
+ * and `output_N.pb` (TensorProto). A single-node test whose op, attributes and dtypes the ONNX op table
+ * maps onto the HAL is run — int64 shape/axes/pads inputs read on the host, float32/int32 data
+ * uploaded — and its outputs compared with ONNX's expected outputs (src/onnx/compare.ts: ONNX's
+ * rtol 1e-3 / atol 1e-7, and our tighter contract where there is one); every buffer is freed and a
+ * leak fails the test. Any other test is `not-expressible`, with its reason's kind and text.
+ *
+ * Returns one row per test (sorted by name) and the counts. Errors: rejects when the runtime has no
+ * file system (browsers: Node.js, Deno and Bun only), when `dir` cannot be read or holds no `test_*`
+ * directory, or when the factory throws. A test whose files cannot be decoded, whose op throws, or
+ * that does not settle within `timeoutMs` is a `failed` row (a time-out also stops the run: the
+ * remaining tests are not run).
+ */
+export async function runOnnxNodeTests(factory: BackendFactory, dir: string, options: OnnxNodeTestsOptions = {}): Promise<OnnxNodeTestsResult> {
+  const fs = await nodeBuiltin<Fs>('fs');
+  if (!fs) throw new Error('runOnnxNodeTests reads ONNX test files from the file system: it runs in Node.js, Deno or Bun');
+  let names: string[];
+  try {
+    names = (await fs.promises.readdir(dir)).filter((n) => n.startsWith('test_')).sort();
+  } catch (e) {
+    throw new Error(`cannot read the ONNX node test directory ${dir}: ${(e as Error).message}`);
+  }
+  if (!names.length) throw new Error(`${dir} holds no test_* directory (expected ONNX's onnx/backend/test/data/node)`);
+  const f = options.filter;
+  if (f !== undefined) names = names.filter((n) => (typeof f === 'string' ? n.includes(f) : f.test(n)));
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const be = await factory();
+  const caps = capabilitiesOf(be);
+  const results: OnnxTestResult[] = [];
+  try {
+    for (const test of names) {
+      const path = `${dir}/${test}`;
+      let row: OnnxTestResult;
+      let op = '';
+      let stop = false;
+      try {
+        const model = decodeModel(await fs.promises.readFile(`${path}/model.onnx`));
+        op = model.nodes.length === 1 ? model.nodes[0]!.opType : '';
+        row = { test, op, status: 'passed', ...(await withTimeout(runTest(fs, path, model, be, caps), timeoutMs, test)) };
+      } catch (e) {
+        if (e instanceof NotExpressible) row = { test, op, status: 'not-expressible', kind: e.kind, reason: e.reason, dataSets: 0 };
+        else {
+          stop = e instanceof Failure && /did not settle/.test(e.message);
+          row = { test, op, status: 'failed', reason: e instanceof Failure ? e.message : `${(e as Error).name}: ${(e as Error).message}`, dataSets: 0 };
+        }
+      }
+      results.push(row);
+      options.onResult?.(row, results.length, names.length);
+      if (stop) break;
+    }
+  } finally {
+    be.dispose();
+  }
+  const count = (s: OnnxTestResult['status']) => results.filter((r) => r.status === s).length;
+  return {
+    backend: be.name, deviceName: be.deviceName, runtime: runtimeDescription(), capabilities: caps, dir, results,
+    passed: count('passed'), failed: count('failed'), notExpressible: count('not-expressible'),
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * The shape of the ONNX op table: how one ONNX node is lowered to HAL calls, or why it cannot be.
+ * A mapping is strict: `plan` reads every attribute it honours through `Attrs` (an attribute the plan
+ * did not read makes the test "not expressible: attribute"), names the dtypes it accepts, and throws
+ * `NotExpressible` for any value it cannot reproduce exactly as ONNX defines it.
+ */
+import type { ComputeBackend, NDArray } from '@polyhal/hal';
+import type { OnnxAttribute, OnnxNode, OnnxTensor } from './proto.js';
+
+/** Why a test is not expressible: a missing op, a dtype, an attribute (or its value), an input form, a multi-node graph. */
+export type ReasonKind = 'op' | 'dtype' | 'attribute' | 'input' | 'graph';
+
+/** Thrown by a plan (or by the runner) when a node cannot be run faithfully on the HAL. */
+export class NotExpressible extends Error {
+  constructor(readonly kind: ReasonKind, readonly reason: string) {
+    super(`not expressible (${kind}): ${reason}`);
+    this.name = 'NotExpressible';
+  }
+}
+
+/** A node's attributes; records which ones a plan read, so unread ones are never silently ignored. */
+export class Attrs {
+  private readonly byName = new Map<string, OnnxAttribute>();
+  readonly read = new Set<string>();
+  constructor(private readonly op: string, attributes: readonly OnnxAttribute[]) {
+    for (const a of attributes) this.byName.set(a.name, a);
+  }
+  has(name: string): boolean {
+    this.read.add(name);
+    return this.byName.has(name);
+  }
+  private get(name: string, type: number, what: string): unknown {
+    this.read.add(name);
+    const a = this.byName.get(name);
+    if (!a) return undefined;
+    if (a.type !== type) throw new NotExpressible('attribute', `${this.op}: attribute '${name}' is not ${what} (type ${a.type})`);
+    return a.value;
+  }
+  int(name: string, fallback: number): number { return (this.get(name, 2, 'an int') as number | undefined) ?? fallback; }
+  float(name: string, fallback: number): number { return (this.get(name, 1, 'a float') as number | undefined) ?? fallback; }
+  string(name: string, fallback: string): string { return (this.get(name, 3, 'a string') as string | undefined) ?? fallback; }
+  ints(name: string): number[] | undefined { return this.get(name, 7, 'a list of ints') as number[] | undefined; }
+  /** Attribute names present on the node that no plan read. */
+  unread(): string[] { return [...this.byName.keys()].filter((k) => !this.read.has(k)); }
+}
+
+/** What a plan sees: the node, its opset, attributes, dtypes and the values of its host inputs. */
+export interface NodeContext {
+  node: OnnxNode;
+  /** Version of the default ONNX domain the model imports. */
+  opset: number;
+  attrs: Attrs;
+  /** ONNX dtype name of each node input ('' where an optional input is omitted). */
+  inputTypes: string[];
+  outputTypes: string[];
+  /** Shape of each node input in the test data (undefined where omitted). */
+  inputShapes: (readonly number[] | undefined)[];
+  /** Host inputs (those the mapping lists in `host`) decoded from the test data; undefined when omitted. */
+  hostInputs: (OnnxTensor | undefined)[];
+  /**
+   * Host input i as JS numbers (int64 values clamped to ±2^53, which keeps the meaning of ONNX's
+   * INT64_MAX/MIN sentinels); undefined when omitted; NotExpressible('input') if its values were not decoded.
+   */
+  numbers(i: number): number[] | undefined;
+}
+
+/**
+ * Runs the lowered node: `inputs[i]` is the device array of node input i (undefined for an omitted
+ * optional input or a host input); returns one array per node output. Every array it creates through
+ * `be` is freed by the runner afterwards (except the outputs, which it reads then frees).
+ */
+export type Lowered = (be: ComputeBackend, inputs: (NDArray | undefined)[]) => NDArray[];
+
+/** How results are compared beyond ONNX's rtol 1e-3 / atol 1e-7. */
+export type Contract =
+  /** Only ONNX's tolerance. */
+  | { kind: 'onnx' }
+  /** Bit-exact (data movement, selection, int32 arithmetic). */
+  | { kind: 'exact' }
+  /** Also within the conformance tolerance of this HAL op for the backend's arithmetic class. */
+  | { kind: 'hal'; op: string };
+
+export interface OpMapping {
+  /** Node inputs read on the host (int64 shapes, axes, pads; scalar bounds): never uploaded. */
+  host?: readonly number[];
+  /** Dtypes accepted for device inputs and outputs (default: float32 only). */
+  dtypes?: readonly string[];
+  /** The comparison contract (default: ONNX's tolerance only). */
+  contract?: Contract | ((ctx: NodeContext) => Contract);
+  /** Builds the lowering, or throws NotExpressible. */
+  plan(ctx: NodeContext): Lowered;
+}
+
+/** Normalizes an axis against a rank (ONNX allows [-rank, rank-1]); NotExpressible('attribute') outside. */
+export function normAxis(axis: number, rank: number, op: string): number {
+  if (!Number.isInteger(axis) || axis < -rank || axis >= rank) throw new NotExpressible('attribute', `${op}: axis ${axis} is out of range for rank ${rank}`);
+  return axis < 0 ? axis + rank : axis;
+}
+
+/** Not expressible: the HAL has no such op. */
+export const missing = (what: string): OpMapping => ({
+  plan: () => { throw new NotExpressible('op', what); },
+});
