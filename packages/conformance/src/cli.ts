@@ -2,6 +2,9 @@
  * polyhal-conformance: runs the conformance suite on one or more backends — ours by name, or any
  * third-party backend from a module that exports a factory — and prints the op × dtype matrix.
  *   polyhal-conformance --backend cpu|wasm|webgpu|all|./path/to/module.js [--json out.json] [--html out.html] [--seed N] [--filter OP] [--timeout MS]
+ *   polyhal-conformance --backend ... --onnx-node-tests DIR [--json out.json] [--filter TEST] [--timeout MS]
+ *     runs ONNX's backend node tests (DIR: onnx/backend/test/data/node) instead of the suite: passed /
+ *     failed / not expressible per op × backend, the reasons grouped; --json gets the per-test rows.
  * Exit code: 0 all passed, 1 a case failed or timed out, 2 bad usage (malformed option, a filter
  * that matches no case, a module that exports no factory or whose factory returns no backend) or a
  * backend that cannot start (including a factory that does not settle within the timeout).
@@ -12,6 +15,8 @@ import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { ComputeBackend } from '@polyhal/hal';
 import { htmlReport, textTable } from './report.js';
+import { onnxTextReport } from './onnx/report.js';
+import { type OnnxNodeTestsResult, runOnnxNodeTests } from './onnx/runner.js';
 import {
   type BackendFactory, type ConformanceResult, ConformanceTimeoutError, DEFAULT_TIMEOUT_MS, runConformance, selectCases, selectContractCases,
 } from './runner.js';
@@ -79,6 +84,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--html <file>', 'write an HTML report')
     .option('--seed <n>', 'input seed', nonNegativeInt('--seed'), 1)
     .option('--filter <text>', 'only cases whose id contains this text (e.g. an op name)')
+    .option('--onnx-node-tests <dir>', "run ONNX's backend node tests from this directory (test_*/model.onnx, test_data_set_*/*.pb) instead of the suite")
     .option('--timeout <ms>', 'milliseconds the backend factory and each case may take to settle', positiveInt('--timeout'), DEFAULT_TIMEOUT_MS)
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
@@ -88,14 +94,19 @@ export async function main(argv: string[]): Promise<number> {
     if (e instanceof CommanderError) return e.code === 'commander.helpDisplayed' ? 0 : 2;
     throw e;
   }
-  const o = program.opts<{ backend: string; json?: string; html?: string; seed: number; filter?: string; timeout: number }>();
-  if (o.filter !== undefined && selectCases(o.filter).length + selectContractCases(o.filter).length === 0) {
+  const o = program.opts<{ backend: string; json?: string; html?: string; seed: number; filter?: string; timeout: number; onnxNodeTests?: string }>();
+  if (o.onnxNodeTests !== undefined && o.html !== undefined) {
+    console.error('error: --html is not available with --onnx-node-tests (use --json for the per-test rows)');
+    return 2;
+  }
+  if (o.onnxNodeTests === undefined && o.filter !== undefined && selectCases(o.filter).length + selectContractCases(o.filter).length === 0) {
     const ops = [...new Set(selectCases().map((c) => c.op))].join(', ');
     console.error(`error: --filter '${o.filter}' matches no case (case ids look like 'exp/float32/[17]' or 'contract/...'; ops: ${ops})`);
     return 2;
   }
   const names = o.backend === 'all' ? Object.keys(BUILT_IN) : [o.backend];
   const results: ConformanceResult[] = [];
+  const onnxRuns: OnnxNodeTestsResult[] = [];
   for (const name of names) {
     let factory: BackendFactory;
     try {
@@ -111,6 +122,16 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`error: ${name}: ${(e as Error).message}`);
       return 2;
     }
+    if (o.onnxNodeTests !== undefined) {
+      try {
+        onnxRuns.push(await runOnnxNodeTests(factory, o.onnxNodeTests, { filter: o.filter, timeoutMs: o.timeout }));
+      } catch (e) {
+        const m = (e as Error).message;
+        console.error(`error: ${m.startsWith(`${name}: `) ? m : `${name}: ${m}`}`);
+        return 2;
+      }
+      continue;
+    }
     let result: ConformanceResult;
     try {
       result = await runConformance(factory, { seed: o.seed, filter: o.filter, timeoutMs: o.timeout });
@@ -125,6 +146,11 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`error: ${name}: case ${result.timedOut} did not settle within ${o.timeout} ms; the run stopped there (raise --timeout if the backend is just slow)`);
       break;
     }
+  }
+  if (o.onnxNodeTests !== undefined) {
+    console.log(onnxTextReport(onnxRuns));
+    if (o.json) writeFileSync(o.json, JSON.stringify(onnxRuns, null, 2));
+    return onnxRuns.some((r) => r.failed > 0) ? 1 : 0;
   }
   console.log(textTable(results));
   if (o.json) writeFileSync(o.json, JSON.stringify(results, null, 2));

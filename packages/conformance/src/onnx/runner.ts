@@ -194,9 +194,9 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
  *
  * Returns one row per test (sorted by name) and the counts. Errors: rejects when the runtime has no
  * file system (browsers: Node.js, Deno and Bun only), when `dir` cannot be read or holds no `test_*`
- * directory, or when the factory throws. A test whose files cannot be decoded, whose op throws, or
- * that does not settle within `timeoutMs` is a `failed` row (a time-out also stops the run: the
- * remaining tests are not run).
+ * directory, when `filter` matches no test, or when the factory throws. A test whose files cannot be
+ * decoded, whose op throws, or that does not settle within `timeoutMs` is a `failed` row (a time-out
+ * also stops the run: the remaining tests are not run).
  */
 export async function runOnnxNodeTests(factory: BackendFactory, dir: string, options: OnnxNodeTestsOptions = {}): Promise<OnnxNodeTestsResult> {
   const fs = await nodeBuiltin<Fs>('fs');
@@ -209,7 +209,10 @@ export async function runOnnxNodeTests(factory: BackendFactory, dir: string, opt
   }
   if (!names.length) throw new Error(`${dir} holds no test_* directory (expected ONNX's onnx/backend/test/data/node)`);
   const f = options.filter;
-  if (f !== undefined) names = names.filter((n) => (typeof f === 'string' ? n.includes(f) : f.test(n)));
+  if (f !== undefined) {
+    names = names.filter((n) => (typeof f === 'string' ? n.includes(f) : f.test(n)));
+    if (!names.length) throw new Error(`filter '${String(f)}' matches no test in ${dir} (test names look like 'test_add_bcast')`);
+  }
   const timeoutMs = options.timeoutMs ?? 30_000;
   const be = await factory();
   const caps = capabilitiesOf(be);
