@@ -1,7 +1,8 @@
 import { type AdamStepParams, type BackendCapabilities, type ComputeBackend, type DeviceType, type Operand, type ReadHandle, type SgdStepParams, STRICT_CAPABILITIES } from './backend.js';
 import { adamStepComposite, logSoftmaxComposite, sgdStepComposite, softmaxComposite, softmaxCrossEntropyComposite } from './composites.js';
 import { bytesPerElement, type DType, type HostArray, isDType } from './dtype.js';
-import { DeviceMismatchError, DTypeError, InvalidArgumentError, OutOfMemoryError, ShapeMismatchError, UnsupportedOpError, UseAfterFreeError } from './errors.js';
+import { BackendHookError, DeviceMismatchError, DTypeError, InvalidArgumentError, OutOfMemoryError, ShapeMismatchError, UnsupportedOpError, UseAfterFreeError } from './errors.js';
+import { missingHooks } from './hooks.js';
 import {
   type DeviceBuffer, expandView, isWholeBuffer, type NDArray, permuteView, reshapeView, shrinkView, strideView, viewOf,
 } from './ndarray.js';
@@ -12,6 +13,8 @@ import {
   checkWriteData, describeValue, REDUCE_OP_SET, UNARY_OP_SET,
 } from './validate.js';
 
+export { type HookSpec, missingHooks, OPTIONAL_HOOKS, REQUIRED_HOOKS } from './hooks.js';
+
 let instanceCounter = 0;
 
 export interface BaseBackendOptions {
@@ -21,13 +24,15 @@ export interface BaseBackendOptions {
 
 /**
  * The HAL implemented once over a small set of kernels. A backend extends this class and implements
- * the storage hooks and seven kernels (unary, binary, reduce, copy, pad, fill, matmul); every
- * user-facing op — validation, broadcasting, typed errors, composites such as softmax — comes from
- * here, so all backends behave alike. Composites and optimizer steps may be overridden with fused kernels.
+ * the hook set REQUIRED_HOOKS (hal/src/hooks.ts): four storage hooks and seven kernels (unary, binary,
+ * reduce, copy, pad, fill, matmul); every user-facing op — validation, broadcasting, typed errors,
+ * composites such as softmax — comes from here, so all backends behave alike. Composites and optimizer
+ * steps (OPTIONAL_HOOKS) may be overridden with fused kernels. Guide: docs/WRITING-A-BACKEND.md.
  *
  * Kernel contracts: `out` is a fresh contiguous buffer of the output's size (except `assign` and
  * in-place optimizer steps); input views already have the output's shape (broadcast with stride 0)
- * for unary/binary; reduce axes are sorted and unique.
+ * for unary/binary; reduce axes are sorted and unique. The constructor throws BackendHookError naming
+ * every required hook the subclass lacks (a plain-JS subclass is checked the same way).
  */
 export abstract class BaseBackend implements ComputeBackend {
   abstract readonly name: string;
@@ -44,12 +49,15 @@ export abstract class BaseBackend implements ComputeBackend {
   private disposed = false;
   protected memoryLimit: number;
 
+  /** Throws BackendHookError listing every required hook (REQUIRED_HOOKS) that the subclass lacks. */
   constructor(options: BaseBackendOptions = {}, defaultLimit = 2 ** 31) {
+    const missing = missingHooks(this);
+    if (missing.length) throw new BackendHookError(new.target.name || 'an anonymous BaseBackend subclass', missing.map((h) => h.name), missing.map((h) => h.signature));
     this.id = `backend#${++instanceCounter}`;
     this.memoryLimit = options.memoryLimit ?? defaultLimit;
   }
 
-  // ---- storage hooks and kernels: what a backend implements ----
+  // ---- storage hooks and kernels: what a backend implements (contracts: hooks.ts, REQUIRED_HOOKS) ----
   protected abstract createStorage(buffer: DeviceBuffer): void;
   protected abstract destroyStorage(buffer: DeviceBuffer): void;
   protected abstract writeStorage(buffer: DeviceBuffer, data: HostArray): void;

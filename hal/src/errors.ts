@@ -80,3 +80,21 @@ export class DeviceMismatchError extends PolyHalError {}
 
 /** An argument out of its domain: an axis out of range, a repeated axis, a bad permutation, a negative size. */
 export class InvalidArgumentError extends PolyHalError {}
+
+/**
+ * A backend class built on BaseBackend that lacks required hooks (hal/src/hooks.ts), thrown by the
+ * constructor so it surfaces at once rather than as "this.createStorage is not a function" inside the
+ * first op. `missing` lists every missing hook by name; the message gives each one's signature.
+ */
+export class BackendHookError extends PolyHalError {
+  constructor(
+    readonly backend: string,
+    readonly missing: readonly string[],
+    signatures: readonly string[] = missing,
+  ) {
+    super(
+      `${backend} does not implement ${missing.length} required hook${missing.length === 1 ? '' : 's'} of BaseBackend: ` +
+        `${signatures.join('; ')} (define ${missing.length === 1 ? 'it' : 'them'} as methods of the class; see docs/WRITING-A-BACKEND.md)`,
+    );
+  }
+}

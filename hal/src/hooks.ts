@@ -1,0 +1,54 @@
+/**
+ * The implementer's interface: the hooks a backend built on BaseBackend implements. BaseBackend does
+ * everything user-facing — argument validation, broadcasting, typed errors, buffer bookkeeping, memory
+ * limits, composites — and calls these hooks only with arguments it has already checked. The guide is
+ * docs/WRITING-A-BACKEND.md; backends/reference is a backend written against these hooks alone.
+ *
+ * Shared conventions of every kernel hook:
+ * - `out` is a live buffer of this backend; for op kernels it is freshly allocated, contiguous and has
+ *   exactly the output's element count and dtype (its contents are unspecified: write every element).
+ * - Input views (`NDArray`: buffer, shape, strides, offset, in elements) are live, belong to this
+ *   backend instance and lie inside their buffers; strides may be 0 (broadcast), negative (reversed)
+ *   or any permutation. Read them through their strides; never assume they are contiguous.
+ * - float32 results are rounded to float32 (the HAL's float32 contract: ops.ts and the conformance
+ *   tolerances); int32 arithmetic wraps modulo 2^32.
+ * - A hook that cannot do its work throws a PolyHalError subclass (OutOfMemoryError when memory runs out,
+ *   UnsupportedOpError for an op it does not know); if an op kernel throws, BaseBackend frees `out`.
+ */
+
+/** One hook: its name, its TypeScript signature and its contract in one line. */
+export interface HookSpec {
+  readonly name: string;
+  readonly signature: string;
+  readonly contract: string;
+}
+
+/** The hooks every BaseBackend subclass must implement (as methods of the class). */
+export const REQUIRED_HOOKS: readonly HookSpec[] = Object.freeze([
+  { name: 'createStorage', signature: 'createStorage(buffer: DeviceBuffer): void', contract: 'make storage for buffer.size elements of buffer.dtype (size and the memory limit already checked); OutOfMemoryError if the device cannot' },
+  { name: 'destroyStorage', signature: 'destroyStorage(buffer: DeviceBuffer): void', contract: 'release the storage of a buffer (called once per buffer: free, deallocate, dispose)' },
+  { name: 'writeStorage', signature: 'writeStorage(buffer: DeviceBuffer, data: HostArray): void', contract: 'copy data (a Float32Array for float32, an Int32Array for int32, of exactly buffer.size elements) into the buffer' },
+  { name: 'readStorage', signature: 'readStorage(buffer: DeviceBuffer): Promise<HostArray>', contract: 'resolve with a copy of the whole buffer (Float32Array or Int32Array) once queued work is done' },
+  { name: 'unaryKernel', signature: 'unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void', contract: 'out[i] = op(x[i]) over x\'s shape in row-major order; op and dtype already checked (int32: INT32_UNARY_OPS)' },
+  { name: 'binaryKernel', signature: 'binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void', contract: 'out[i] = op(a[i], b[i]); a and b already broadcast to the output\'s shape (stride 0) and of one dtype' },
+  { name: 'reduceKernel', signature: 'reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void', contract: 'sum or max over axes (sorted, unique, in range) into the kept dims in row-major order; empty: sum 0, max -Inf (int32 -2^31)' },
+  { name: 'copyKernel', signature: 'copyKernel(x: NDArray, out: DeviceBuffer): void', contract: 'materialize x row-major into out (same element count, any shape); convert when dtypes differ (float32→int32 truncates, saturates, NaN→0)' },
+  { name: 'padKernel', signature: 'padKernel(x: NDArray, pads: readonly (readonly [number, number])[], value: number, out: DeviceBuffer): void', contract: 'out (shape x.shape[i] + before + after) = value everywhere, x inside; pads non-negative integers' },
+  { name: 'fillKernel', signature: 'fillKernel(out: DeviceBuffer, value: number): void', contract: 'set every element of out to value (float32: rounded; int32: ToInt32, so NaN → 0)' },
+  { name: 'matmulKernel', signature: 'matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void', contract: 'a [...B, M, K] · b [...B, K, N] → out [...B, M, N], float32; batch dims already broadcast to one shape' },
+]);
+
+/**
+ * Hooks with a default in BaseBackend that a backend may override with a fused kernel (same
+ * validation before the call): the optimizer steps are composites of the HAL ops by default.
+ */
+export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
+  { name: 'adamStepKernel', signature: 'adamStepKernel(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void', contract: 'one Adam/AdamW update in place; operands and hyper-parameters already validated' },
+  { name: 'sgdStepKernel', signature: 'sgdStepKernel(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void', contract: 'one SGD update in place; operands and hyper-parameters already validated' },
+]);
+
+/** The required hooks that `backend` (an instance, during or after construction) lacks as functions. */
+export function missingHooks(backend: object): HookSpec[] {
+  const o = backend as Record<string, unknown>;
+  return REQUIRED_HOOKS.filter((h) => typeof o[h.name] !== 'function');
+}

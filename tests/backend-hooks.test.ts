@@ -1,0 +1,77 @@
+import { describe, expect, test } from '@jest/globals';
+import { BackendHookError, BaseBackend, PolyHalError, REQUIRED_HOOKS } from '@polyhal/hal';
+import { CpuBackend } from '@polyhal/backend-cpu';
+import { ReferenceBackend } from '@polyhal/backend-reference';
+
+// A backend written in plain JavaScript has no compiler to say that it forgot a hook: BaseBackend's
+// constructor does. The class below stands for such a backend (no TypeScript checks: `as never`).
+type Ctor = new () => object;
+const Base = BaseBackend as unknown as Ctor;
+
+/** A plain-JS style subclass with every required hook except `without`. */
+function backendWithout(...without: string[]): Ctor {
+  class PartialBackend extends Base {
+    name = 'partial';
+    deviceName = 'nothing';
+    deviceType = 'cpu';
+  }
+  for (const h of REQUIRED_HOOKS) {
+    if (!without.includes(h.name)) Object.defineProperty(PartialBackend.prototype, h.name, { value: () => undefined });
+  }
+  return PartialBackend;
+}
+
+describe('the hook set: BaseBackend checks its subclass at construction', () => {
+  test('a JS subclass missing two hooks throws BackendHookError naming both, with their signatures', () => {
+    const Cls = backendWithout('createStorage', 'matmulKernel');
+    let thrown: unknown;
+    try {
+      new Cls();
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(BackendHookError);
+    expect(thrown).toBeInstanceOf(PolyHalError);
+    const e = thrown as BackendHookError;
+    expect(e.name).toBe('BackendHookError');
+    expect(e.missing).toEqual(['createStorage', 'matmulKernel']);
+    expect(e.backend).toBe('PartialBackend');
+    expect(e.message).toContain('createStorage(buffer: DeviceBuffer): void');
+    expect(e.message).toContain('matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void');
+    expect(e.message).toMatch(/does not implement 2 required hooks/);
+    expect(e.message).not.toMatch(/is not a function/);
+  });
+
+  test('a subclass with no hooks at all is told about every one of them', () => {
+    const Cls = backendWithout(...REQUIRED_HOOKS.map((h) => h.name));
+    expect(() => new Cls()).toThrow(BackendHookError);
+    try {
+      new Cls();
+    } catch (e) {
+      expect((e as BackendHookError).missing).toEqual(REQUIRED_HOOKS.map((h) => h.name));
+    }
+  });
+
+  test('a hook that is not a function counts as missing', () => {
+    const Cls = backendWithout('fillKernel');
+    Object.defineProperty(Cls.prototype, 'fillKernel', { value: 42 });
+    expect(() => new Cls()).toThrow(/fillKernel\(out: DeviceBuffer, value: number\): void/);
+  });
+
+  test('complete backends construct: a subclass with every hook, cpu, reference', () => {
+    expect(() => new (backendWithout())()).not.toThrow();
+    new CpuBackend().dispose();
+    new ReferenceBackend().dispose();
+  });
+
+  test('the hook list is the abstract set of BaseBackend: eleven hooks, each with a one-line contract', () => {
+    expect(REQUIRED_HOOKS.map((h) => h.name)).toEqual([
+      'createStorage', 'destroyStorage', 'writeStorage', 'readStorage',
+      'unaryKernel', 'binaryKernel', 'reduceKernel', 'copyKernel', 'padKernel', 'fillKernel', 'matmulKernel',
+    ]);
+    for (const h of REQUIRED_HOOKS) {
+      expect(h.signature.startsWith(`${h.name}(`)).toBe(true);
+      expect(h.contract.length).toBeGreaterThan(20);
+    }
+  });
+});
