@@ -10,6 +10,7 @@ export default {
     '^@polyhal/backend-cpu$': '<rootDir>/backends/cpu/src/index.ts',
     '^@polyhal/backend-wasm$': '<rootDir>/backends/wasm/src/index.ts',
     '^@polyhal/backend-webgpu$': '<rootDir>/backends/webgpu/src/index.ts',
+    '^@polyhal/backend-reference$': '<rootDir>/backends/reference/src/index.ts',
     '^@polyhal/conformance$': '<rootDir>/packages/conformance/src/index.ts',
     '^@polyhal/autograd$': '<rootDir>/packages/autograd/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',

@@ -1,0 +1,94 @@
+/**
+ * The reference backend's kernels on its storage: a Float64Array for a float32 buffer (every value it
+ * holds is a float32 value) and an Int32Array for an int32 buffer. Each kernel walks the output's
+ * shape element by element (strided.ts), computes in float64 (float32) or int32 arithmetic, and rounds
+ * each float32 result once when it stores it. Inputs arrive validated by BaseBackend: see the
+ * contracts in hal/src/hooks.ts.
+ */
+import { type BinaryOp, type DType, type NDArray, type ReduceOp, type UnaryOp, UnsupportedOpError } from '@polyhal/hal';
+import { binaryFloat, binaryInt, castToInt32, store, unaryFloat, unaryInt } from './scalar.js';
+import { rowMajor, sizeOfShape, walk } from './strided.js';
+
+/** What a buffer of the reference backend holds. */
+export type Storage = Float64Array | Int32Array;
+
+/** out[i] = op(x[i]) for the elements of x in row-major order. */
+export function unary(op: UnaryOp, x: NDArray, xs: Storage, out: Storage): void {
+  const f = x.dtype === 'float32' ? unaryFloat : unaryInt;
+  walk(x.shape, [x, { strides: rowMajor(x.shape), offset: 0 }], ([xi, oi]) => {
+    out[oi!] = store(x.dtype, f(op, xs[xi!]!));
+  });
+}
+
+/** out[i] = op(a[i], b[i]); a and b view the output's shape (broadcast dims have stride 0). */
+export function binary(op: BinaryOp, a: NDArray, as: Storage, b: NDArray, bs: Storage, out: Storage): void {
+  const f = a.dtype === 'float32' ? binaryFloat : binaryInt;
+  walk(a.shape, [a, b, { strides: rowMajor(a.shape), offset: 0 }], ([ai, bi, oi]) => {
+    out[oi!] = store(a.dtype, f(op, as[ai!]!, bs[bi!]!));
+  });
+}
+
+/**
+ * sum or max of x over `axes` into out (the kept dims, row-major). Every input element is added into
+ * its output's accumulator: float64 for float32 (one rounding at the end), wrapping int32 for int32.
+ * max propagates NaN. An empty reduction gives sum 0 and max −Inf (int32: −2^31).
+ */
+export function reduce(op: ReduceOp, x: NDArray, xs: Storage, axes: readonly number[], out: Storage): void {
+  if (op !== 'sum' && op !== 'max') throw new UnsupportedOpError(String(op), x.dtype, 'reference');
+  const isInt = x.dtype === 'int32';
+  const kept = x.shape.filter((_, d) => !axes.includes(d));
+  const keptStrides = rowMajor(kept);
+  // Output strides over x's shape: a reduced dim does not move the output position.
+  let k = 0;
+  const toOut = x.shape.map((_, d) => (axes.includes(d) ? 0 : keptStrides[k++]!));
+  const acc = new Float64Array(sizeOfShape(kept)).fill(op === 'sum' ? 0 : isInt ? -2147483648 : -Infinity);
+  walk(x.shape, [x, { strides: toOut, offset: 0 }], ([xi, oi]) => {
+    const v = xs[xi!]!;
+    const a = acc[oi!]!;
+    if (op === 'sum') acc[oi!] = isInt ? (a + v) | 0 : a + v;
+    else if (v > a || Number.isNaN(v)) acc[oi!] = v; // once NaN, `v > NaN` is false: NaN stays
+  });
+  for (let i = 0; i < acc.length; i++) out[i] = store(x.dtype, acc[i]!);
+}
+
+/** Copies x row-major into out (same element count); converts when `outDType` differs from x's. */
+export function copy(x: NDArray, xs: Storage, out: Storage, outDType: DType): void {
+  const convert = x.dtype === outDType ? (v: number) => v : outDType === 'int32' ? castToInt32 : Math.fround;
+  walk(x.shape, [x, { strides: rowMajor(x.shape), offset: 0 }], ([xi, oi]) => {
+    out[oi!] = convert(xs[xi!]!);
+  });
+}
+
+/** out = `value` everywhere, with x copied in at offset `pads[d][0]` of each dim. */
+export function pad(x: NDArray, xs: Storage, pads: readonly (readonly [number, number])[], value: number, out: Storage): void {
+  const shape = x.shape.map((d, i) => d + pads[i]![0] + pads[i]![1]);
+  const strides = rowMajor(shape);
+  out.fill(store(x.dtype, value));
+  const offset = pads.reduce((o, [before], d) => o + before * strides[d]!, 0);
+  walk(x.shape, [x, { strides, offset }], ([xi, oi]) => {
+    out[oi!] = xs[xi!]!;
+  });
+}
+
+/**
+ * Batched matmul: a [...B, M, K] · b [...B, K, N] → out [...B, M, N] (one batch shape for all three).
+ * Each dot product is summed in float64 — float32 products are exact there — and rounded once.
+ */
+export function matmul(a: NDArray, as: Storage, b: NDArray, bs: Storage, out: Storage): void {
+  const r = a.shape.length;
+  const [m, k] = [a.shape[r - 2]!, a.shape[r - 1]!];
+  const n = b.shape[r - 1]!;
+  const [ai, ak] = [a.strides[r - 2]!, a.strides[r - 1]!];
+  const [bk, bj] = [b.strides[r - 2]!, b.strides[r - 1]!];
+  const batch = a.shape.slice(0, r - 2);
+  const outBatch = rowMajor(batch).map((s) => s * m * n);
+  walk(batch, [{ strides: a.strides.slice(0, r - 2), offset: a.offset }, { strides: b.strides.slice(0, r - 2), offset: b.offset }, { strides: outBatch, offset: 0 }], ([a0, b0, o0]) => {
+    for (let i = 0; i < m; i++) {
+      for (let j = 0; j < n; j++) {
+        let s = 0;
+        for (let p = 0; p < k; p++) s += as[a0! + i * ai + p * ak]! * bs[b0! + p * bk + j * bj]!;
+        out[o0! + i * n + j] = Math.fround(s);
+      }
+    }
+  });
+}

@@ -1,0 +1,96 @@
+/**
+ * The reference backend: BaseBackend's hook set (hal/src/hooks.ts) and nothing else, in plain
+ * JavaScript arithmetic. It is the worked example of docs/WRITING-A-BACKEND.md — every excerpt there
+ * is taken from this file and kernels.ts — and it passes the whole conformance suite in the strict
+ * class. Storage: a Float64Array per float32 buffer, an Int32Array per int32 buffer. Every op computes
+ * in float64 and rounds once to float32 per op, so it meets the float32 contract. Clarity over speed:
+ * use @polyhal/backend-cpu or @polyhal/backend-wasm to compute.
+ */
+import {
+  BaseBackend, type BackendCapabilities, type BaseBackendOptions, type BinaryOp, type DeviceBuffer, type HostArray, type NDArray,
+  OutOfMemoryError, type ReduceOp, type UnaryOp,
+} from '@polyhal/hal';
+import { binary, copy, matmul, pad, reduce, type Storage, unary } from './kernels.js';
+import { store } from './scalar.js';
+
+export type ReferenceBackendOptions = BaseBackendOptions;
+
+/** Default limit on live bytes (as the HAL counts them, 4 per element): 1 GiB, 2 GiB of float64 storage. */
+export const REFERENCE_DEFAULT_MEMORY_LIMIT = 2 ** 30;
+
+export class ReferenceBackend extends BaseBackend {
+  readonly name = 'reference';
+  readonly deviceName = 'JavaScript float64 reference kernels (host CPU)';
+  readonly deviceType = 'cpu' as const;
+  /** Correctly rounded arithmetic: computed in float64, rounded once to float32; no FMA in float32, no flushing. */
+  override readonly capabilities: BackendCapabilities = Object.freeze({ arithmetic: 'ieee-correctly-rounded', fusedMultiplyAdd: false, flushesSubnormals: false });
+
+  /** Buffer id → its storage. */
+  private readonly storage = new Map<number, Storage>();
+
+  /** Options: `memoryLimit` (bytes of live buffers, default REFERENCE_DEFAULT_MEMORY_LIMIT). */
+  constructor(options: ReferenceBackendOptions = {}) {
+    super(options, REFERENCE_DEFAULT_MEMORY_LIMIT);
+  }
+
+  // ---- storage hooks ----
+
+  protected createStorage(buffer: DeviceBuffer): void {
+    try {
+      this.storage.set(buffer.id, buffer.dtype === 'float32' ? new Float64Array(buffer.size) : new Int32Array(buffer.size));
+    } catch (e) {
+      // The HAL checked its own limit; the JavaScript engine may still refuse a large array.
+      if (e instanceof RangeError) throw new OutOfMemoryError(buffer.byteLength, 0, this.name);
+      throw e;
+    }
+  }
+
+  protected destroyStorage(buffer: DeviceBuffer): void {
+    this.storage.delete(buffer.id);
+  }
+
+  protected writeStorage(buffer: DeviceBuffer, data: HostArray): void {
+    const s = this.data(buffer);
+    for (let i = 0; i < data.length; i++) s[i] = data[i]!; // float32 → float64 is exact
+  }
+
+  protected async readStorage(buffer: DeviceBuffer): Promise<HostArray> {
+    const s = this.data(buffer);
+    return buffer.dtype === 'float32' ? Float32Array.from(s) : Int32Array.from(s);
+  }
+
+  // ---- kernels ----
+
+  protected unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void {
+    unary(op, x, this.data(x.buffer), this.data(out));
+  }
+
+  protected binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void {
+    binary(op, a, this.data(a.buffer), b, this.data(b.buffer), this.data(out));
+  }
+
+  protected reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void {
+    reduce(op, x, this.data(x.buffer), axes, this.data(out));
+  }
+
+  protected copyKernel(x: NDArray, out: DeviceBuffer): void {
+    copy(x, this.data(x.buffer), this.data(out), out.dtype);
+  }
+
+  protected padKernel(x: NDArray, pads: readonly (readonly [number, number])[], value: number, out: DeviceBuffer): void {
+    pad(x, this.data(x.buffer), pads, value, this.data(out));
+  }
+
+  protected fillKernel(out: DeviceBuffer, value: number): void {
+    this.data(out).fill(store(out.dtype, value));
+  }
+
+  protected matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
+    matmul(a, this.data(a.buffer), b, this.data(b.buffer), this.data(out));
+  }
+
+  /** The storage of a live buffer (BaseBackend only passes live buffers of this instance). */
+  private data(buffer: DeviceBuffer): Storage {
+    return this.storage.get(buffer.id)!;
+  }
+}
