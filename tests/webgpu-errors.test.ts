@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { UseAfterFreeError } from '@polyhal/hal';
 import { createWebGpuBackend, GpuError, type WebGpuBackend } from '@polyhal/backend-webgpu';
-import { requiredBackends } from './backends.js';
+import { REPO_BACKENDS, requiredBackends } from './backends.js';
 
 // "Correct or a typed error, never silent": what the webgpu backend does after a GPU error, and
 // the limits (binding sizes, ranks, element counts) that once gave wrong numbers instead.
@@ -88,5 +88,49 @@ describe('webgpu errors and limits', () => {
     be.add(be.full([4], 1), 1);
     be.dispose();
     await expect(be.synchronize()).rejects.toBeInstanceOf(UseAfterFreeError);
+  });
+
+  // mod is exact (hal/src/ops.ts): the float remainder is representable, so every backend must give
+  // the same bits, including the sign of a zero result (x's sign) — compared with Object.is, which
+  // the conformance comparison (|got − want|) cannot see.
+  test('mod: exact remainders for |x/y| in 2^20..2^24 and signed zeros, bit for bit on every backend', async () => {
+    need();
+    const xs: number[] = [-0, 0, -6, 6, -0, 0, 6, -6, 0, -0, -0, 1e-30];
+    const ys: number[] = [3, 3, -3, -3, -3, -3, 3, 3, Infinity, Infinity, -Infinity, -Infinity];
+    for (let k = 20; k <= 24; k++) {
+      for (const y of [3, -3, 0.7, -1.3, 1e-3]) {
+        for (const t of [0.04, 0.5, 0.96]) {
+          for (const sign of [1, -1]) {
+            xs.push(Math.fround(sign * (2 ** k + t) * Math.fround(y)));
+            ys.push(Math.fround(y));
+          }
+        }
+      }
+    }
+    // Expected: fmod in float64 is exact, and so is r + y here (r is a nonzero multiple of ulp(x) ≥
+    // 2^-4·|y|), so rounding it to float32 rounds once.
+    const want = xs.map((x, i) => {
+      const y = ys[i]!;
+      if (!Number.isFinite(y)) return x === 0 || Math.sign(x) === Math.sign(y) ? x : y;
+      const r = x % y;
+      return Math.fround(r !== 0 && r < 0 !== y < 0 ? r + y : r);
+    });
+    expect(Object.is(want[0], -0) && Object.is(want[5], 0) && Object.is(want[2], -0)).toBe(true);
+    for (const [name, create] of Object.entries(REPO_BACKENDS)) {
+      let be;
+      try {
+        be = await create();
+      } catch (e) {
+        if (requiredBackends().includes(name)) throw e;
+        continue;
+      }
+      try {
+        const got = Array.from(await be.read(be.mod(be.fromArray(xs, [xs.length]), be.fromArray(ys, [ys.length]))));
+        const wrong = got.flatMap((g, i) => (Object.is(g, want[i]) ? [] : [`${xs[i]} mod ${ys[i]}: got ${Object.is(g, -0) ? '-0' : g}, want ${Object.is(want[i], -0) ? '-0' : want[i]}`]));
+        expect({ backend: name, wrong: wrong.slice(0, 5) }).toEqual({ backend: name, wrong: [] });
+      } finally {
+        be.dispose();
+      }
+    }
   });
 });

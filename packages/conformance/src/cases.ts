@@ -94,6 +94,24 @@ const BROADCAST_PAIRS: [InputShape, InputShape][] = [
 ];
 type InputShape = { shape: number[]; view?: ViewSpec };
 
+/** float32 pairs (x, y) with |x/y| from 2^20 to 2^24, both signs, divisors of several magnitudes. */
+function modLargeQuotients(): [number[], number[]] {
+  const xs: number[] = [];
+  const ys: number[] = [];
+  for (let k = 20; k <= 24; k++) {
+    for (const y of [3, -3, 0.7, -1.3, 1e-3, -2.5e4, 6e-8]) {
+      for (const t of [0.04, 0.5, 0.96, 0.3333]) {
+        for (const sign of [1, -1]) {
+          const y32 = Math.fround(y);
+          xs.push(Math.fround(sign * (2 ** k + t) * y32));
+          ys.push(y32);
+        }
+      }
+    }
+  }
+  return [xs, ys];
+}
+
 function buildCases(): Case[] {
   const cases: Case[] = [];
   // ---- unary ----
@@ -114,6 +132,14 @@ function buildCases(): Case[] {
     }
     cases.push({ id: `${op}/float32/special`, kind: 'binary', op, dtype: 'float32', inputs: [{ shape: [64, 1], gen: SPECIAL }, { shape: [1, 22], gen: SPECIAL }] });
   }
+  // mod where |x/y| is 2^20..2^24 (a remainder computed as x − trunc(x/y)·y without a fused
+  // multiply-add, or from an inexact quotient, is off by up to |y|) and signed zeros (a zero result
+  // keeps x's sign; x mod ±Inf).
+  const [mx, my] = modLargeQuotients();
+  cases.push({ id: 'mod/float32/quotient-2^20..2^24', kind: 'binary', op: 'mod', dtype: 'float32', inputs: [{ shape: [mx.length], gen: SPECIAL, values: mx }, { shape: [my.length], gen: SPECIAL, values: my }] });
+  const zx = [-0, 0, -6, 6, -0, 0, 6, -6, -3, 3, 0, -0, -0, 0, 1e-30, -1e-30];
+  const zy = [3, 3, -3, -3, -3, -3, 3, 3, 3, -3, Infinity, Infinity, -Infinity, -Infinity, Infinity, -Infinity];
+  cases.push({ id: 'mod/float32/signed-zeros', kind: 'binary', op: 'mod', dtype: 'float32', inputs: [{ shape: [zx.length], gen: SPECIAL, values: zx }, { shape: [zy.length], gen: SPECIAL, values: zy }] });
   for (const [op, [ga, gb]] of Object.entries(INT_BINARY_DOMAIN)) {
     for (const [a, b] of [BROADCAST_PAIRS[2]!, BROADCAST_PAIRS[3]!, BROADCAST_PAIRS[7]!]) {
       cases.push({

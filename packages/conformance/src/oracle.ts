@@ -83,6 +83,40 @@ export function oUnary(op: string, x: Ref): Ref {
   return { shape: [...x.shape], data, dtype: x.dtype };
 }
 
+const f64 = new Float64Array(1);
+const f64Words = new Uint32Array(f64.buffer);
+
+/**
+ * a + b rounded once to float32, for float32 a and b: the float64 sum with its rounding error
+ * (TwoSum), rounded to odd when inexact (so that rounding it again to float32 cannot round twice).
+ */
+function sumToF32(a: number, b: number): number {
+  const s = a + b;
+  const bb = s - a;
+  const err = (a - (s - bb)) + (b - bb);
+  f64[0] = s;
+  if (err !== 0 && (f64Words[0]! & 1) === 0) {
+    // Step to the neighbour on err's side of s: it is odd, and the exact sum lies between the two.
+    const up = err > 0 === s > 0;
+    let lo = f64Words[0]!;
+    let hi = f64Words[1]!;
+    if (up) { lo = (lo + 1) >>> 0; if (lo === 0) hi++; } else { if (lo === 0) hi--; lo = (lo - 1) >>> 0; }
+    f64Words[0] = lo;
+    f64Words[1] = hi;
+  }
+  return Math.fround(f64[0]!);
+}
+
+/**
+ * NumPy's floored remainder of float32 x by finite nonzero y, exactly rounded: fmod (JavaScript's %
+ * on doubles is exact), then + y once when the signs differ (one float32 rounding); a zero result
+ * keeps x's sign (−0 mod 3 = −0), as hal/src/ops.ts and every backend.
+ */
+function flooredModF32(x: number, y: number): number {
+  const r = x % y;
+  return r !== 0 && r < 0 !== y < 0 ? sumToF32(r, y) : r;
+}
+
 export function oBinary(op: string, a: Ref, b: Ref): Ref {
   const shape = oBroadcastShape(a.shape, b.shape);
   const A = oExpand(a, shape);
@@ -105,16 +139,18 @@ export function oBinary(op: string, a: Ref, b: Ref): Ref {
         if (y === 0) r = isInt ? 0 : NaN;
         else if (!Number.isFinite(x) || Number.isNaN(y)) r = NaN;
         else if (!Number.isFinite(y)) r = x === 0 || Math.sign(x) === Math.sign(y) ? x : y;
-        else {
-          r = x % y; // exact (IEEE fmod), then floored: the result takes the divisor's sign
+        else if (isInt) {
+          r = x % y;
           if (r !== 0 && r < 0 !== y < 0) r += y;
-        }
+        } else r = flooredModF32(x, y);
         break;
       case 'cmplt': r = x < y ? 1 : 0; break;
       default: throw new Error(`oracle: unknown binary op ${op}`);
     }
     data[i] = r;
-    scale[i] = op === 'mod' ? Math.abs(x) + Math.abs(y) : op === 'add' || op === 'sub' ? Math.abs(x) + Math.abs(y) : Math.abs(r);
+    // mod: the exact result lies in [0, |y|), so its error is judged against |y| (not |x| + |y|,
+    // which let a remainder of 0 for −0.96·|y| pass once |x/y| reached 2^21).
+    scale[i] = op === 'mod' ? (Number.isFinite(y) ? Math.abs(y) : Math.abs(r)) : op === 'add' || op === 'sub' ? Math.abs(x) + Math.abs(y) : Math.abs(r);
   }
   return { shape, data, dtype: a.dtype, scale };
 }

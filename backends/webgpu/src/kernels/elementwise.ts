@@ -48,19 +48,47 @@ const UNARY_F32: Record<UnaryOp, string> = {
 const HELPERS = `
 fn qnan() -> f32 { return bitcast<f32>(0x7fc00000u ^ u32(p(1u))); } // word 1 is 0: a NaN the compiler cannot fold
 fn qinf() -> f32 { return bitcast<f32>(0x7f800000u ^ u32(p(1u))); }
-fn fmod_floored(x: f32, y: f32) -> f32 {
-  if (abs(y) == bitcast<f32>(0x7f800000u ^ u32(p(1u)))) {
-    // x mod ±Inf: x when the signs agree (or x is 0), else the divisor; NaN for non-finite x.
-    let nan = bitcast<f32>(0x7fc00000u ^ u32(p(1u)));
-    return select(select(y, x, x == 0.0 || ((x < 0.0) == (y < 0.0))), nan, is_nan(x) || abs(x) == abs(y));
+// The exact truncated remainder (IEEE fmod) of finite x by finite nonzero y, in integer arithmetic
+// on the bits, so it holds whether or not the adapter fuses fma() or divides exactly (WGSL requires
+// neither): |x| = mx·2^(ex−150), |y| = my·2^(ey−150) with 24-bit integer mantissas, and
+// (mx·2^(ex−ey)) mod my is taken 8 bits of the exponent difference at a time with integer %. The
+// remainder r·2^(ey−150) (r < my) is exactly representable; it keeps x's sign (fmod(−0, y) = −0).
+fn fmod_exact(x: f32, y: f32) -> f32 {
+  let bx = bitcast<u32>(x);
+  let ax = bx & 0x7fffffffu;
+  let ay = bitcast<u32>(y) & 0x7fffffffu;
+  if (ax < ay) { return x; }
+  var ex = i32(ax >> 23u); var ey = i32(ay >> 23u);
+  var mx = ax & 0x7fffffu; var my = ay & 0x7fffffu;
+  if (ex == 0) { ex = 1; } else { mx |= 0x800000u; } // subnormals: no implicit bit, exponent 1
+  if (ey == 0) { ey = 1; } else { my |= 0x800000u; }
+  var r = mx % my;
+  var d = ex - ey;
+  loop {
+    if (d <= 0 || r == 0u) { break; }
+    let s = u32(min(d, 8));
+    r = (r << s) % my; // r < my < 2^24, so r·2^8 < 2^32
+    d -= i32(s);
   }
-  let q = trunc(x / y);
-  // Past |x/y| = 2^24 the quotient is not exact and x − y·q is meaningless in float32: any value in
-  // [0, |y|) is as exact as float32 allows (the tolerance is relative to |x| + |y|); return 0.
-  let finite_x = (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
-  if (abs(q) >= 16777216.0 && finite_x && y != 0.0) { return 0.0; }
-  var r = fma(-q, y, x);
-  if (r != 0.0 && ((r < 0.0) != (y < 0.0))) { r += y; }
+  let sign = bx & 0x80000000u;
+  if (r == 0u) { return bitcast<f32>(sign); }
+  let k = 31 - i32(countLeadingZeros(r)); // r's top bit
+  let e = k + ey - 23; // biased exponent of r·2^(ey−150)
+  var mag = r << u32(ey - 1); // subnormal result
+  if (e >= 1) { mag = (u32(e) << 23u) | ((r << u32(23 - k)) & 0x7fffffu); }
+  return bitcast<f32>(mag | sign);
+}
+// NumPy's floored remainder (hal/src/ops.ts): the exact fmod, plus y when the signs differ (one
+// rounding); a zero result keeps x's sign. Special operands are decided on bits (WGSL may assume
+// finite math): x ±Inf or NaN, y NaN or ±0 → NaN; x mod ±Inf = x when x is ±0 or has y's sign, else y.
+fn fmod_floored(x: f32, y: f32) -> f32 {
+  let ax = bitcast<u32>(x) & 0x7fffffffu;
+  let ay = bitcast<u32>(y) & 0x7fffffffu;
+  let differ = ((bitcast<u32>(x) ^ bitcast<u32>(y)) & 0x80000000u) != 0u;
+  if (ax >= 0x7f800000u || ay > 0x7f800000u || ay == 0u) { return bitcast<f32>(0x7fc00000u ^ u32(p(1u))); }
+  if (ay == 0x7f800000u) { return select(y, x, ax == 0u || !differ); }
+  let r = fmod_exact(x, y);
+  if ((bitcast<u32>(r) & 0x7fffffffu) != 0u && differ) { return r + y; }
   return r;
 }
 fn imod_floored(x: i32, y: i32) -> i32 {
