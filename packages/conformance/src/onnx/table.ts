@@ -40,6 +40,7 @@ export class Attrs {
   float(name: string, fallback: number): number { return (this.get(name, 1, 'a float') as number | undefined) ?? fallback; }
   string(name: string, fallback: string): string { return (this.get(name, 3, 'a string') as string | undefined) ?? fallback; }
   ints(name: string): number[] | undefined { return this.get(name, 7, 'a list of ints') as number[] | undefined; }
+  tensor(name: string): OnnxTensor | undefined { return this.get(name, 4, 'a tensor') as OnnxTensor | undefined; }
   /** Attribute names present on the node that no plan read. */
   unread(): string[] { return [...this.byName.keys()].filter((k) => !this.read.has(k)); }
 }
