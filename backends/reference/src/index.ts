@@ -21,8 +21,14 @@ export const referenceBackendEntry: BackendEntry = {
 
 registerBackend(referenceBackendEntry);
 
-/** A backend factory, as `polyhal-conformance --backend <module>` and `runConformance` take. */
+/**
+ * A backend factory, as `runConformance` takes; also the module's default export, which is what
+ * `polyhal-conformance --backend ./node_modules/@polyhal/backend-reference/dist/index.js` calls.
+ * InvalidArgumentError for an unknown option or an ill-typed value.
+ */
 export function createReferenceBackend(options: ReferenceBackendOptions = {}): ReferenceBackend {
   validateOptions('reference backend', options, BASE_OPTION_SPECS);
   return new ReferenceBackend(options);
 }
+
+export default createReferenceBackend;

@@ -5,9 +5,11 @@
  *   polyhal-conformance --backend ... --onnx-node-tests DIR [--json out.json] [--filter TEST] [--timeout MS]
  *     runs ONNX's backend node tests (DIR: onnx/backend/test/data/node) instead of the suite: passed /
  *     failed / not expressible per op × backend, the reasons grouped; --json gets the per-test rows.
- * Exit code: 0 all passed, 1 a case failed or timed out, 2 bad usage (malformed option, a filter
- * that matches no case, a module that exports no factory or whose factory returns no backend) or a
- * backend that cannot start (including a factory that does not settle within the timeout).
+ * Exit code: 0 all passed, 1 a case failed or timed out, or a backend did not start (its factory
+ * threw, e.g. BackendHookError), 2 bad usage (malformed option, a filter that matches no case, a
+ * module that exports no factory or whose factory returns no backend) or a factory that does not
+ * settle within the timeout. The report (text, --json, --html) prints whenever a backend was loaded:
+ * a backend that did not start has every case failed, not run, with the reason.
  */
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -18,7 +20,7 @@ import { htmlReport, textTable } from './report.js';
 import { onnxTextReport } from './onnx/report.js';
 import { type OnnxNodeTestsResult, runOnnxNodeTests } from './onnx/runner.js';
 import {
-  type BackendFactory, type ConformanceResult, ConformanceTimeoutError, DEFAULT_TIMEOUT_MS, runConformance, selectCases, selectContractCases,
+  type BackendFactory, type ConformanceResult, ConformanceTimeoutError, DEFAULT_TIMEOUT_MS, notStartedResult, runConformance, selectCases, selectContractCases,
 } from './runner.js';
 
 const BUILT_IN: Record<string, () => Promise<BackendFactory>> = {
@@ -106,6 +108,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const names = o.backend === 'all' ? Object.keys(BUILT_IN) : [o.backend];
   const results: ConformanceResult[] = [];
+  let factoryTimedOut = false;
   const onnxRuns: OnnxNodeTestsResult[] = [];
   for (const name of names) {
     let factory: BackendFactory;
@@ -136,10 +139,13 @@ export async function main(argv: string[]): Promise<number> {
     try {
       result = await runConformance(factory, { seed: o.seed, filter: o.filter, timeoutMs: o.timeout });
     } catch (e) {
-      // The factory threw, returned no backend, or did not settle: the backend cannot start.
-      const m = (e as Error).message;
+      // The factory returned no backend (usage), threw, or did not settle: the backend did not start.
+      // The report still prints, every case failed and not run, with the reason.
+      const m = (e as Error)?.message ?? String(e);
       console.error(`error: ${m.startsWith(`${name}: `) ? m : `${name}: ${m}`}`);
-      return 2;
+      if (e instanceof UsageError) return 2;
+      if (e instanceof ConformanceTimeoutError) factoryTimedOut = true;
+      result = notStartedResult(name, e, { seed: o.seed, filter: o.filter });
     }
     results.push(result);
     if (result.timedOut) {
@@ -155,5 +161,6 @@ export async function main(argv: string[]): Promise<number> {
   console.log(textTable(results));
   if (o.json) writeFileSync(o.json, JSON.stringify(results, null, 2));
   if (o.html) writeFileSync(o.html, htmlReport(results));
+  if (factoryTimedOut) return 2;
   return results.some((r) => r.failed > 0 || r.timedOut) ? 1 : 0;
 }

@@ -35,6 +35,7 @@ const fmt = (x: number): string => (x === 0 ? '0' : x.toExponential(1));
 /** The tolerance class applied to a backend and where it came from, e.g. "wgsl (declared by the backend; ...)". */
 export function toleranceClass(r: ConformanceResult): string {
   const c = r.capabilities;
+  if (r.startError) return 'none applied (the backend did not start)';
   if (!c) return 'ieee-correctly-rounded (not recorded)';
   const flags = [c.fusedMultiplyAdd && 'fused multiply-add', c.flushesSubnormals && 'flushes subnormals'].filter(Boolean).join(', ');
   return `${c.arithmetic} (${r.capabilitiesDeclared ? 'declared by the backend' : 'default: the backend declares no capabilities'}${flags ? `; ${flags}` : ''})`;
@@ -49,6 +50,11 @@ export function textTable(results: ConformanceResult[]): string {
     for (const c of matrix(r)) {
       lines.push(`  ${c.op.padEnd(22)}${c.dtype.padEnd(9)}${(c.failed ? 'FAIL' : 'pass').padEnd(8)}${String(c.cases).padStart(6)}${fmt(c.maxAbsError).padStart(10)}${String(c.maxUlpError).padStart(10)}`);
     }
+    if (r.startError) {
+      // Every case failed for one reason: say it once (the JSON keeps each case's row).
+      lines.push(`  FAIL every case (${r.results.length}), not run: the backend did not start: ${r.startError}`);
+      continue;
+    }
     for (const c of r.results.filter((x) => !x.pass)) lines.push(`  FAIL ${c.id}: ${c.message}`);
   }
   return lines.join('\n');
@@ -59,7 +65,8 @@ const esc = (s: string): string => s.replace(/[&<>"]/g, (ch) => ({ '&': '&amp;',
 export function htmlReport(results: ConformanceResult[]): string {
   const sections = results.map((r) => {
     const rows = matrix(r).map((c) => `<tr class="${c.failed ? 'fail' : 'pass'}"><td>${esc(c.op)}</td><td>${c.dtype}</td><td>${c.failed ? `FAIL (${c.failed})` : 'pass'}</td><td>${c.cases}</td><td>${fmt(c.maxAbsError)}</td><td>${c.maxUlpError}</td><td>${c.skipped}</td></tr>`).join('\n');
-    const fails = r.results.filter((x) => !x.pass).map((x) => `<li>${esc(x.id)}: ${esc(x.message ?? '')}</li>`).join('');
+    const fails = r.startError ? `<li>every case, not run: the backend did not start: ${esc(r.startError)}</li>`
+      : r.results.filter((x) => !x.pass).map((x) => `<li>${esc(x.id)}: ${esc(x.message ?? '')}</li>`).join('');
     return `<h2>${esc(r.backend)} — ${esc(r.deviceName)}, ${esc(r.runtime)}</h2><p>${r.passed} passed, ${r.failed} failed (seed ${r.seed}); tolerance class: ${esc(toleranceClass(r))}</p>
 <table><tr><th>op</th><th>dtype</th><th>result</th><th>cases</th><th>max abs error</th><th>max ULP error</th><th>elements outside the domain</th></tr>${rows}</table>${fails ? `<ul>${fails}</ul>` : ''}`;
   });

@@ -4,7 +4,7 @@
  * the op, read the result, compare with the float64 oracle under the tolerance table, free everything
  * and check that the number of live buffers is back to where it was (no leaks).
  */
-import { type BackendCapabilities, capabilitiesOf, type ComputeBackend, type NDArray } from '@polyhal/hal';
+import { type BackendCapabilities, capabilitiesOf, type ComputeBackend, type NDArray, STRICT_CAPABILITIES } from '@polyhal/hal';
 import { CASES, type Case, type InputSpec } from './cases.js';
 import { compare } from './compare.js';
 import { CONTRACT_CASES, type ContractCase } from './contract.js';
@@ -44,6 +44,11 @@ export interface ConformanceResult {
   failed: number;
   /** Set when a case timed out and the run stopped there: that case's id. */
   timedOut?: string;
+  /**
+   * Set when the backend did not start (see `notStartedResult`): why, e.g. "BackendHookError: ...".
+   * Every case is then a failed result, not run.
+   */
+  startError?: string;
 }
 
 export interface ConformanceOptions {
@@ -218,11 +223,21 @@ function elementInputs(c: Case, host: number[][], outShape: number[]): Float64Ar
   return c.inputs.map((spec, i) => oExpand(applyViewOracle(ref(spec.shape, host[i]!, c.dtype), spec), outShape).data);
 }
 
+/** "Name: message" of anything thrown (a backend may throw a non-Error). */
+function describeError(e: unknown): string {
+  if (e instanceof Error || (e !== null && typeof e === 'object' && 'message' in e)) {
+    const err = e as Error;
+    return `${err.name ?? 'Error'}: ${err.message}`;
+  }
+  return `${typeof e} ${String(e)}`;
+}
+
 /** Runs one case on a backend. Never throws: failures (including exceptions) are results. */
 export async function runCase(be: ComputeBackend, c: Case, seed = 1): Promise<CaseResult> {
   const base = { id: c.id, op: c.op, dtype: c.dtype, kind: c.kind, maxAbsError: 0, maxRelError: 0, maxUlpError: 0 };
   const baseline = be.liveBufferCount();
   const owned: NDArray[] = [];
+  let failure: string | undefined;
   try {
     const host = caseInputs(c, seed);
     const devIn = c.inputs.map((spec, i) => {
@@ -266,16 +281,18 @@ export async function runCase(be: ComputeBackend, c: Case, seed = 1): Promise<Ca
     }
     return res;
   } catch (e) {
-    return { ...base, pass: false, message: `threw ${(e as Error).name}: ${(e as Error).message}` };
+    failure = `threw ${describeError(e)}`;
+    return { ...base, pass: false, message: failure };
   } finally {
     for (const x of owned) {
       try { be.free(x); } catch { /* already reported */ }
     }
     const live = be.liveBufferCount();
     if (live !== baseline) {
-      // A leak is a failure of the case even when the values were right.
+      // A leak is a failure of the case even when the values were right; a failure already found stays the reason.
+      const leak = `leak: ${live - baseline} buffer(s) still live after the case`;
       // eslint-disable-next-line no-unsafe-finally
-      return { ...base, pass: false, message: `leak: ${live - baseline} buffer(s) still live after the case` };
+      return { ...base, pass: false, message: failure ? `${failure}; ${leak}` : leak };
     }
   }
 }
@@ -321,9 +338,10 @@ export async function runConformance(factory: BackendFactory, options: Conforman
   let timedOut: string | undefined;
   const timed = async (id: string, run: () => Promise<CaseResult>, stub: Omit<CaseResult, 'pass' | 'maxAbsError' | 'maxRelError' | 'maxUlpError'>): Promise<CaseResult> => {
     try {
-      return await withTimeout(run(), timeoutMs, `case ${id}`);
+      return await withTimeout(Promise.resolve().then(run), timeoutMs, `case ${id}`);
     } catch (e) {
-      if (!(e instanceof ConformanceTimeoutError)) throw e;
+      // A case that throws (a hook failing outside the case's own checks) is a failed result, and the run goes on.
+      if (!(e instanceof ConformanceTimeoutError)) return { ...stub, pass: false, maxAbsError: 0, maxRelError: 0, maxUlpError: 0, message: `threw ${describeError(e)}` };
       timedOut = id;
       return { ...stub, pass: false, maxAbsError: 0, maxRelError: 0, maxUlpError: 0, message: `timed out: ${e.message} (the run stops here)` };
     }
@@ -342,11 +360,33 @@ export async function runConformance(factory: BackendFactory, options: Conforman
       if (timedOut) break;
     }
   } finally {
-    be.dispose();
+    try {
+      be.dispose();
+    } catch (e) {
+      results.push({ id: 'dispose', op: 'dispose', dtype: '-', kind: 'contract', pass: false, maxAbsError: 0, maxRelError: 0, maxUlpError: 0, message: `dispose() threw ${describeError(e)}` });
+    }
   }
   const passed = results.filter((r) => r.pass).length;
   return {
     backend: be.name, deviceName: be.deviceName, runtime: runtimeDescription(), capabilities, capabilitiesDeclared: be.capabilities !== undefined,
     seed, results, passed, failed: results.length - passed, ...(timedOut ? { timedOut } : {}),
+  };
+}
+
+/**
+ * The result of a run whose backend did not start — its factory threw, did not settle, or declared
+ * an unknown arithmetic class (what `runConformance` rejects with): every case that `options` select
+ * is a failed result, not run, with the reason; `startError` says why. So a report always prints.
+ */
+export function notStartedResult(backend: string, error: unknown, options: ConformanceOptions = {}): ConformanceResult {
+  const reason = describeError(error);
+  const fail = { pass: false, maxAbsError: 0, maxRelError: 0, maxUlpError: 0, message: `not run: the backend did not start: ${reason}` };
+  const results: CaseResult[] = [
+    ...selectCases(options.filter).map((c) => ({ id: c.id, op: c.op, dtype: c.dtype, kind: c.kind, ...fail })),
+    ...(options.contract === false ? [] : selectContractCases(options.filter)).map((c) => ({ id: c.id, op: 'contract', dtype: '-', kind: 'contract', ...fail })),
+  ];
+  return {
+    backend, deviceName: 'did not start', runtime: runtimeDescription(), capabilities: STRICT_CAPABILITIES, capabilitiesDeclared: false,
+    seed: options.seed ?? 1, results, passed: 0, failed: results.length, startError: reason,
   };
 }
