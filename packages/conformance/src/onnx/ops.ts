@@ -1,13 +1,14 @@
 /**
  * THE ONNX op table: ONNX op type (default domain) → its lowering onto the HAL. An op type absent
  * from it is "not expressible: missing op". Families live in ops-elementwise.ts, ops-reduce.ts,
- * ops-movement.ts, ops-linalg.ts, ops-norm.ts and ops-constant.ts.
+ * ops-movement.ts, ops-linalg.ts, ops-norm.ts, ops-constant.ts and ops-pool.ts.
  */
 import { CONSTANT_OPS } from './ops-constant.js';
 import { ELEMENTWISE_OPS } from './ops-elementwise.js';
 import { LINALG_OPS } from './ops-linalg.js';
 import { MOVEMENT_OPS } from './ops-movement.js';
 import { NORM_OPS } from './ops-norm.js';
+import { POOL_OPS } from './ops-pool.js';
 import { REDUCE_OPS_ONNX } from './ops-reduce.js';
 import type { OpMapping } from './table.js';
 
@@ -18,6 +19,7 @@ export const ONNX_OPS: Readonly<Record<string, OpMapping>> = Object.freeze({
   ...LINALG_OPS,
   ...NORM_OPS,
   ...CONSTANT_OPS,
+  ...POOL_OPS,
 });
 
 /** The ONNX op types the table maps (sorted). */
