@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
-import { BackendHookError, BaseBackend, PolyHalError, REQUIRED_HOOKS } from '@polyhal/hal';
+import { BackendHookError, BaseBackend, createBackend, InvalidArgumentError, PolyHalError, REQUIRED_HOOKS } from '@polyhal/hal';
 import { CpuBackend } from '@polyhal/backend-cpu';
-import { ReferenceBackend } from '@polyhal/backend-reference';
+import { ReferenceBackend, referenceBackendEntry } from '@polyhal/backend-reference';
 
 // A backend written in plain JavaScript has no compiler to say that it forgot a hook: BaseBackend's
 // constructor does. The class below stands for such a backend (no TypeScript checks: `as never`).
@@ -73,5 +73,30 @@ describe('the hook set: BaseBackend checks its subclass at construction', () => 
       expect(h.signature.startsWith(`${h.name}(`)).toBe(true);
       expect(h.contract.length).toBeGreaterThan(20);
     }
+  });
+});
+
+describe('the reference backend in the registry', () => {
+  test("registered as 'reference' with priority 10 (below cpu: auto never picks it over a real backend)", async () => {
+    expect(referenceBackendEntry).toMatchObject({ name: 'reference', priority: 10 });
+    const { backend, report } = await createBackend({ backend: 'reference', options: { memoryLimit: 4096 }, env: {} });
+    try {
+      expect(backend).toBeInstanceOf(ReferenceBackend);
+      expect(report.chosen).toBe('reference');
+      expect(backend.memoryAvailable()).toBe(4096);
+    } finally {
+      backend.dispose();
+    }
+    const auto = await createBackend({ backend: 'auto', env: {} });
+    try {
+      expect(auto.backend.name).not.toBe('reference');
+    } finally {
+      auto.backend.dispose();
+    }
+  });
+
+  test('its declared options are checked: an unknown key is an InvalidArgumentError naming it', async () => {
+    await expect(createBackend({ backend: 'reference', options: { memoryLimt: 1 }, env: {} })).rejects.toThrow(InvalidArgumentError);
+    await expect(createBackend({ backend: 'reference', options: { memoryLimt: 1 }, env: {} })).rejects.toThrow(/memoryLimt/);
   });
 });

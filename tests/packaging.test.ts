@@ -217,7 +217,7 @@ describe('packaging: the published tarballs in an empty consumer project', () =>
     }, 60_000);
   });
 
-  test.each(['hal', 'backends/cpu', 'backends/wasm', 'backends/webgpu', 'packages/conformance', 'packages/autograd', 'packages/cli'])('the README of %s (as installed) has an example, and it runs', (pkgDir) => {
+  test.each(['hal', 'backends/cpu', 'backends/wasm', 'backends/webgpu', 'backends/reference', 'packages/conformance', 'packages/autograd', 'packages/cli'])('the README of %s (as installed) has an example, and it runs', (pkgDir) => {
     const name = (JSON.parse(readFileSync(join(root, pkgDir, 'package.json'), 'utf8')) as { name: string }).name;
     const examples = readmeExamples(readFileSync(join(dir, 'node_modules', name, 'README.md'), 'utf8'));
     expect(examples.length).toBeGreaterThan(0);

@@ -11,7 +11,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The workspaces that are published, in dependency order. */
-export const PUBLISHED = ['hal', 'backends/cpu', 'backends/wasm', 'backends/webgpu', 'packages/conformance', 'packages/autograd', 'packages/cli'];
+export const PUBLISHED = ['hal', 'backends/cpu', 'backends/wasm', 'backends/webgpu', 'backends/reference', 'packages/conformance', 'packages/autograd', 'packages/cli'];
 
 export interface Packed {
   dir: string;
