@@ -3,7 +3,15 @@
  * rank 1 or 2), and the packing of kernel parameters into a uniform block of i32 words (read in WGSL
  * with `p(i)`; float parameters are stored as their bit patterns).
  */
-export const MAX_RANK = 6;
+/**
+ * Dimension slots in kernel params: views of up to MIN_RANK_SLOTS non-mergeable dimensions share one
+ * pipeline per kernel; a view of higher rank gets a pipeline specialized for its rank (the params are
+ * sized by it), so any rank runs.
+ */
+export const MIN_RANK_SLOTS = 6;
+export function rankSlots(rank: number): number {
+  return Math.max(MIN_RANK_SLOTS, rank);
+}
 
 export { coalesce } from '@polyhal/hal';
 
@@ -39,14 +47,14 @@ export function grid(count: number): [number, number] {
 
 /**
  * WGSL that computes, for flat output index `i` over a coalesced shape (params from word `shapeAt`,
- * `rank` dims), the element offset of operand k (strides at `stridesAt[k]`, offset word `offsetAt[k]`).
+ * `R` dims), the element offset of operand k (strides at `stridesAt[k]`, offset word `offsetAt[k]`).
  */
-export function stridedOffsets(names: string[], shapeAt: number, stridesAt: number[], offsetAt: number[]): string {
+export function stridedOffsets(names: string[], shapeAt: number, stridesAt: number[], offsetAt: number[], R: number): string {
   const decl = names.map((n, k) => `var ${n} = p(${offsetAt[k]}u);`).join(' ');
   const upd = names.map((n, k) => `${n} += c * p(${stridesAt[k]}u + d);`).join(' ');
   return `${decl}
   var rem = i32(i);
-  for (var d = ${MAX_RANK - 1}u; ; d--) {
+  for (var d = ${R - 1}u; ; d--) {
     let dim = p(${shapeAt}u + d);
     if (dim > 1) { let c = rem % dim; rem = rem / dim; ${upd} }
     if (d == 0u) { break; }

@@ -4,14 +4,14 @@ import {
 } from '@polyhal/hal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import type { GpuDeviceLike } from './gpu-types.js';
-import { copyWgsl, COPY_WORDS, fillWgsl } from './kernels/copy.js';
-import { binaryExpr, binaryWgsl, ELEMENTWISE_WORDS, unaryExpr, unaryWgsl } from './kernels/elementwise.js';
+import { copyWgsl, copyWords, fillWgsl } from './kernels/copy.js';
+import { binaryExpr, binaryWgsl, elementwiseWords, unaryExpr, unaryWgsl } from './kernels/elementwise.js';
 import { adamWgsl, sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
-import { canLoadVec4, chooseSplitK, chooseTile, MATMUL_WORDS, matmulWgsl, type Tile, TILES } from './kernels/matmul.js';
+import { canLoadVec4, chooseSplitK, chooseTile, matmulWgsl, matmulWords, type Tile, TILES } from './kernels/matmul.js';
 import { splitKSumWgsl } from './kernels/splitk.js';
 import { gemvWgsl } from './kernels/gemv.js';
-import { reduceWgsl, REDUCE_WORDS } from './kernels/reduce.js';
-import { coalesce, floatBits, grid, MAX_RANK } from './layout.js';
+import { reduceWgsl, reduceWords } from './kernels/reduce.js';
+import { coalesce, floatBits, grid, rankSlots } from './layout.js';
 import { BufferPool } from './pool.js';
 import { PipelineCache } from './pipelines.js';
 import { GpuError } from './gpu-error.js';
@@ -28,6 +28,12 @@ const UNIFORM_ARENA = 1 << 16;
 const SUBMIT_FLOPS = 2 ** 30;
 
 const rowMajor = contiguousStrides;
+
+/** Coalesced dims as kernel params: the shape, then each operand's strides, right-aligned in R slots (padding: size 1, stride 0). */
+function packDims(c: { shape: readonly number[]; strides: readonly (readonly number[])[] }, R: number): number[] {
+  const pad = (v: readonly number[], fill: number): number[] => [...new Array<number>(R - v.length).fill(fill), ...v];
+  return [...pad(c.shape, 1), ...c.strides.flatMap((s) => pad(s, 0))];
+}
 
 /**
  * WebGPU backend: WGSL compute shaders on buffers of the device. Ops only encode work; command buffers
@@ -229,6 +235,7 @@ export class WebGpuBackend extends BaseBackend {
   private dispatch(op: string, key: string, source: () => string, words: number, params: number[], buffers: GPUBuffer[], groups: [number, number, number], flops = 0): void {
     this.assertUsable(op);
     const bytes = Math.ceil(Math.max(words, 4) / 4) * 16;
+    if (bytes > UNIFORM_ARENA) throw new ShapeMismatchError(`webgpu ${op}: views of this many non-mergeable dimensions need ${bytes} bytes of kernel parameters, more than the ${UNIFORM_ARENA} of a uniform binding`);
     if (this.arenaUsed + bytes > UNIFORM_ARENA) this.flush();
     const offset = this.arenaUsed;
     const view = new Int32Array(this.arenaHost, offset, bytes / 4);
@@ -287,12 +294,14 @@ export class WebGpuBackend extends BaseBackend {
     if (this.encoder) this.submit();
   }
 
-  /** Shape, strides and offsets of coalesced operands as params (shape right-aligned in MAX_RANK slots). */
-  private stridedParams(shape: readonly number[], operands: { strides: readonly number[] }[]): number[] {
+  /**
+   * Shape and strides of coalesced operands as params, right-aligned in R = rankSlots(rank) slots
+   * (any rank: ranks past MIN_RANK_SLOTS get kernels specialized for them).
+   */
+  private stridedParams(shape: readonly number[], operands: { strides: readonly number[] }[]): { R: number; words: number[] } {
     const c = coalesce(shape, operands.map((o) => o.strides));
-    if (c.shape.length > MAX_RANK) throw new ShapeMismatchError(`webgpu: views of more than ${MAX_RANK} non-mergeable dimensions are not supported`);
-    const pad = (v: number[], fill: number): number[] => [...new Array<number>(MAX_RANK - v.length).fill(fill), ...v];
-    return [...pad(c.shape, 1), ...c.strides.flatMap((s) => pad(s, 0))];
+    const R = rankSlots(c.shape.length);
+    return { R, words: packDims(c, R) };
   }
 
   private isContig(x: NDArray): boolean {
@@ -311,8 +320,9 @@ export class WebGpuBackend extends BaseBackend {
     const n = out.size;
     if (n === 0) return;
     const contig = this.isContig(x);
-    this.dispatch(op, `unary/${op}/${x.dtype}/${contig}`, () => unaryWgsl(op, x.dtype, contig), ELEMENTWISE_WORDS,
-      [n, 0, x.offset, 0, ...this.stridedParams(x.shape, [x])], [this.gpu(x.buffer), this.gpu(out)], this.flat(n));
+    const { R, words } = this.stridedParams(x.shape, [x]);
+    this.dispatch(op, `unary/${op}/${x.dtype}/${contig}/${R}`, () => unaryWgsl(op, x.dtype, contig, R), elementwiseWords(R),
+      [n, 0, x.offset, 0, ...words], [this.gpu(x.buffer), this.gpu(out)], this.flat(n));
   }
 
   protected binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void {
@@ -320,8 +330,9 @@ export class WebGpuBackend extends BaseBackend {
     const n = out.size;
     if (n === 0) return;
     const contig = this.isContig(a) && this.isContig(b);
-    this.dispatch(op, `binary/${op}/${a.dtype}/${contig}`, () => binaryWgsl(op, a.dtype, contig), ELEMENTWISE_WORDS,
-      [n, 0, a.offset, b.offset, ...this.stridedParams(a.shape, [a, b])], [this.gpu(a.buffer), this.gpu(b.buffer), this.gpu(out)], this.flat(n));
+    const { R, words } = this.stridedParams(a.shape, [a, b]);
+    this.dispatch(op, `binary/${op}/${a.dtype}/${contig}/${R}`, () => binaryWgsl(op, a.dtype, contig, R), elementwiseWords(R),
+      [n, 0, a.offset, b.offset, ...words], [this.gpu(a.buffer), this.gpu(b.buffer), this.gpu(out)], this.flat(n));
   }
 
   protected reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void {
@@ -337,17 +348,21 @@ export class WebGpuBackend extends BaseBackend {
     });
     const count = red.shape.reduce((p, d) => p * d, 1);
     const perThread = count <= 64;
-    const params = [outputs, count, x.offset, floatBits(-Infinity), ...this.stridedParams(kept.shape, [kept]), ...this.stridedParams(red.shape, [red])];
+    const ck = coalesce(kept.shape, [kept.strides]);
+    const cr = coalesce(red.shape, [red.strides]);
+    const R = rankSlots(Math.max(ck.shape.length, cr.shape.length));
+    const params = [outputs, count, x.offset, floatBits(-Infinity), ...packDims(ck, R), ...packDims(cr, R)];
     const groups: [number, number, number] = perThread ? this.flat(outputs) : [...grid(outputs), 1];
-    this.dispatch(op, `reduce/${op}/${x.dtype}/${perThread}`, () => reduceWgsl(op, x.dtype, perThread), REDUCE_WORDS, params,
+    this.dispatch(op, `reduce/${op}/${x.dtype}/${perThread}/${R}`, () => reduceWgsl(op, x.dtype, perThread, R), reduceWords(R), params,
       [this.gpu(x.buffer), this.gpu(out)], groups);
   }
 
   private copyInto(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void {
     const n = x.shape.reduce((p, d) => p * d, 1);
     if (n === 0) return;
-    this.dispatch('copy', `copy/${x.dtype}/${out.dtype}`, () => copyWgsl(x.dtype, out.dtype), COPY_WORDS,
-      [n, 0, x.offset, offset, ...this.stridedParams(x.shape, [x, { strides }])], [this.gpu(x.buffer), this.gpu(out)], this.flat(n));
+    const { R, words } = this.stridedParams(x.shape, [x, { strides }]);
+    this.dispatch('copy', `copy/${x.dtype}/${out.dtype}/${R}`, () => copyWgsl(x.dtype, out.dtype, R), copyWords(R),
+      [n, 0, x.offset, offset, ...words], [this.gpu(x.buffer), this.gpu(out)], this.flat(n));
   }
 
   protected copyKernel(x: NDArray, out: DeviceBuffer): void {
@@ -377,15 +392,15 @@ export class WebGpuBackend extends BaseBackend {
       return;
     }
     if (batch > 65535) throw new ShapeMismatchError(`webgpu matmul: at most 65535 batch items, got ${batch}`);
-    const params = [M, N, K, batch, a.offset, b.offset, a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!,
-      ...this.stridedParams(batchShape, [{ strides: a.strides.slice(0, -2) }, { strides: b.strides.slice(0, -2) }])];
+    const { R, words } = this.stridedParams(batchShape, [{ strides: a.strides.slice(0, -2) }, { strides: b.strides.slice(0, -2) }]);
+    const params = [M, N, K, batch, a.offset, b.offset, a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!, ...words];
     const flops = 2 * M * N * K * batch;
     // Matrix-vector shapes (N ≤ 4 or M ≤ 4 against ≥ 64) run without tiles (see kernels/gemv.ts).
     const gemv = this.forcedTile ? null : N <= 4 && M >= 64 ? 'rows' : M <= 4 && N >= 64 ? 'cols' : null;
     if (gemv) {
       const [width, count] = gemv === 'rows' ? [N, M] : [M, N];
       const [x, y] = this.flat(count);
-      this.dispatch('matmul', `matmul/gemv/${gemv}${width}`, () => gemvWgsl(gemv, width), MATMUL_WORDS, [...params, 1],
+      this.dispatch('matmul', `matmul/gemv/${gemv}${width}/${R}`, () => gemvWgsl(gemv, width, R), matmulWords(R), [...params, 1],
         [this.gpu(a.buffer), this.gpu(b.buffer), this.gpu(out)], [x, y, batch], flops);
       return;
     }
@@ -397,11 +412,11 @@ export class WebGpuBackend extends BaseBackend {
     // lavapipe's 128 MiB maxStorageBufferBindingSize).
     const maxBinding = this.device.limits.maxStorageBufferBindingSize;
     const splitK = Math.max(1, Math.min(this.forcedSplitK ?? chooseSplitK(M, N, K, batch, t), Math.floor(65535 / batch), Math.floor(maxBinding / (batch * M * N * 4))));
-    const key = `matmul/${t.bm}x${t.bn}x${t.bk}/${t.tm}x${t.tn}/${vec ? 'vec4' : 'scalar'}`;
+    const key = `matmul/${t.bm}x${t.bn}x${t.bk}/${t.tm}x${t.tn}/${vec ? 'vec4' : 'scalar'}/${R}`;
     const ab = [this.gpu(a.buffer), this.gpu(b.buffer)];
     const groups: [number, number, number] = [Math.ceil(N / t.bn), Math.ceil(M / t.bm), batch * splitK];
     if (splitK === 1) {
-      this.dispatch('matmul', key, () => matmulWgsl(t, vec), MATMUL_WORDS, [...params, 1], [...ab, this.gpu(out)], groups, flops);
+      this.dispatch('matmul', key, () => matmulWgsl(t, vec, R), matmulWords(R), [...params, 1], [...ab, this.gpu(out)], groups, flops);
       return;
     }
     const partialBytes = batch * splitK * M * N * 4;
@@ -409,7 +424,7 @@ export class WebGpuBackend extends BaseBackend {
     const scratch = --this.scratchKeys;
     this.keys.set(partial, scratch);
     try {
-      this.dispatch('matmul', key, () => matmulWgsl(t, vec), MATMUL_WORDS, [...params, splitK], [...ab, partial], groups);
+      this.dispatch('matmul', key, () => matmulWgsl(t, vec, R), matmulWords(R), [...params, splitK], [...ab, partial], groups);
       const v4 = (M * N) % 4 === 0;
       const total = (batch * M * N) / (v4 ? 4 : 1);
       this.dispatch('matmul', `matmul/splitk-sum/${v4 ? 'vec4' : 'scalar'}`, () => splitKSumWgsl(v4), 4, [total, (M * N) / (v4 ? 4 : 1), splitK],

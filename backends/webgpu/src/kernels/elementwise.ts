@@ -6,10 +6,10 @@
  * Params (i32 words): 0 n · 2 offset a · 3 offset b · 4.. shape · then strides of a, then of b.
  */
 import { type BinaryOp, type DType, type UnaryOp, UnsupportedOpError } from '@polyhal/hal';
-import { FLAT_ARGS, FLAT_INDEX, MAX_RANK, paramsPrelude, stridedOffsets } from '../layout.js';
+import { FLAT_ARGS, FLAT_INDEX, paramsPrelude, stridedOffsets } from '../layout.js';
 
-const R = MAX_RANK;
-export const ELEMENTWISE_WORDS = 4 + 3 * R;
+/** Param words for R dimension slots. */
+export const elementwiseWords = (R: number): number => 4 + 3 * R;
 
 const BINARY_F32: Record<BinaryOp, string> = {
   add: 'x + y',
@@ -127,14 +127,14 @@ export function unaryExpr(op: UnaryOp, dtype: DType): string {
   return expr;
 }
 
-/** contig: every operand is contiguous from its offset (the unravel loop is skipped). */
-export function binaryWgsl(op: BinaryOp, dtype: DType, contig: boolean): string {
+/** contig: every operand is contiguous from its offset (the unravel loop is skipped); R: dimension slots. */
+export function binaryWgsl(op: BinaryOp, dtype: DType, contig: boolean, R: number): string {
   const expr = binaryExpr(op, dtype);
   const t = T(dtype);
   const index = contig
     ? 'let ia = p(2u) + i32(i); let ib = p(3u) + i32(i);'
-    : stridedOffsets(['ia', 'ib'], 4, [4 + R, 4 + 2 * R], [2, 3]);
-  return `${paramsPrelude(ELEMENTWISE_WORDS)}${HELPERS}
+    : stridedOffsets(['ia', 'ib'], 4, [4 + R, 4 + 2 * R], [2, 3], R);
+  return `${paramsPrelude(elementwiseWords(R))}${HELPERS}
 @group(0) @binding(1) var<storage, read> a: array<${t}>;
 @group(0) @binding(2) var<storage, read> b: array<${t}>;
 @group(0) @binding(3) var<storage, read_write> out: array<${t}>;
@@ -149,14 +149,14 @@ export function binaryWgsl(op: BinaryOp, dtype: DType, contig: boolean): string 
 }`;
 }
 
-export function unaryWgsl(op: UnaryOp, dtype: DType, contig: boolean): string {
+export function unaryWgsl(op: UnaryOp, dtype: DType, contig: boolean, R: number): string {
   // NaN in → NaN out, explicitly: some adapters' transcendentals do not propagate NaN (SwiftShader's
   // exp(NaN) is +Inf), which WGSL allows; the HAL's contract does not.
   const f = unaryExpr(op, dtype);
   const expr = dtype === 'float32' ? `select(${f}, x, is_nan(x))` : f;
   const t = T(dtype);
-  const index = contig ? 'let ia = p(2u) + i32(i);' : stridedOffsets(['ia'], 4, [4 + R], [2]);
-  return `${paramsPrelude(ELEMENTWISE_WORDS)}${HELPERS}
+  const index = contig ? 'let ia = p(2u) + i32(i);' : stridedOffsets(['ia'], 4, [4 + R], [2], R);
+  return `${paramsPrelude(elementwiseWords(R))}${HELPERS}
 @group(0) @binding(1) var<storage, read> a: array<${t}>;
 @group(0) @binding(2) var<storage, read_write> out: array<${t}>;
 @compute @workgroup_size(256) fn main(${FLAT_ARGS}) {

@@ -7,12 +7,12 @@
  * a: [M, K], b: [K, N] (strided) → c: [M, N] per batch item, float32; `width` is N ('rows') or M ('cols').
  */
 import { FLAT_ARGS, FLAT_INDEX, paramsPrelude } from '../layout.js';
-import { batchOffsets, MATMUL_WORDS } from './matmul.js';
+import { batchOffsets, matmulWords } from './matmul.js';
 
-export function gemvWgsl(mode: 'rows' | 'cols', width: number): string {
+export function gemvWgsl(mode: 'rows' | 'cols', width: number, R: number): string {
   const w = Array.from({ length: width }, (_, j) => j);
   const rows = mode === 'rows';
-  return `${paramsPrelude(MATMUL_WORDS)}
+  return `${paramsPrelude(matmulWords(R))}
 @group(0) @binding(1) var<storage, read> a: array<f32>;
 @group(0) @binding(2) var<storage, read> b: array<f32>;
 @group(0) @binding(3) var<storage, read_write> c: array<f32>;
@@ -21,7 +21,7 @@ export function gemvWgsl(mode: 'rows' | 'cols', width: number): string {
   let M = u32(p(0u)); let N = u32(p(1u)); let K = u32(p(2u));
   let sam = p(6u); let sak = p(7u); let sbk = p(8u); let sbn = p(9u);
   if (idx >= ${rows ? 'M' : 'N'}) { return; }
-  ${batchOffsets()}
+  ${batchOffsets(R)}
   var acc: array<f32, ${width}>;
   ${rows
     ? `let ra = offA + i32(idx) * sam;

@@ -12,11 +12,11 @@
  * `splitKSumWgsl` then adds the S slices. This gives a problem with few output tiles (1024² on a GPU
  * with 132 SMs) several workgroups per SM to hide memory latency.
  */
-import { MAX_RANK, paramsPrelude } from '../layout.js';
+import { paramsPrelude } from '../layout.js';
 
-const R = MAX_RANK;
-export const MATMUL_WORDS = 11 + 3 * R;
-const SPLIT_WORD = 10 + 3 * R;
+/** Param words for R batch dimension slots; the split-K count is the last. */
+export const matmulWords = (R: number): number => 11 + 3 * R;
+const splitWord = (R: number): number => 10 + 3 * R;
 
 export interface Tile {
   bm: number;
@@ -75,10 +75,10 @@ export function chooseTile(m: number, n: number, batch: number, minGroups = 256)
  * workgroup z (item · S + split), the split's K range [kBegin, kEnd) (a multiple of BK wide), and
  * the tile's first row and column.
  */
-const PROLOGUE = `let M = u32(p(0u)); let N = u32(p(1u)); let K = u32(p(2u));
+const prologue = (R: number): string => `let M = u32(p(0u)); let N = u32(p(1u)); let K = u32(p(2u));
   let sam = p(6u); let sak = p(7u); let sbk = p(8u); let sbn = p(9u);
-  let S = u32(p(${SPLIT_WORD}u));
-  ${batchOffsets('wid.z / S')}
+  let S = u32(p(${splitWord(R)}u));
+  ${batchOffsets(R, 'wid.z / S')}
   let kc = ((K + S - 1u) / S + BK - 1u) / BK * BK;
   let kBegin = min(K, (wid.z % S) * kc);
   let kEnd = min(K, kBegin + kc);
@@ -100,7 +100,7 @@ export function chooseSplitK(m: number, n: number, k: number, batch: number, t: 
 }
 
 /** WGSL that sets offA/offB for batch item `item` (broadcast batch dims through strides). */
-export function batchOffsets(item = 'wid.z'): string {
+export function batchOffsets(R: number, item = 'wid.z'): string {
   return `var offA = p(4u); var offB = p(5u);
   {
     var rem = i32(${item});
@@ -124,7 +124,7 @@ export function batchOffsets(item = 'wid.z'): string {
  * 128-invocation tiles with 8×8 outputs each (64×128: 41.7, 128×64: 34.6 TFLOP/s at 4096), and
  * register prefetch of 0 or 2 slabs instead of 1 (36.1 and 37.1 vs 45.3 TFLOP/s at 4096).
  */
-export function matmulVec4Wgsl(t: Tile, vecLoads: boolean): string {
+export function matmulVec4Wgsl(t: Tile, vecLoads: boolean, R: number): string {
   const gm = t.bm / 64;
   const gn = t.bn / 64;
   const am = t.bm / 4;
@@ -189,7 +189,7 @@ export function matmulVec4Wgsl(t: Tile, vecLoads: boolean): string {
       ${fma.join('\n      ')}
     }`;
   const elem = vecLoads ? 'vec4<f32>' : 'f32';
-  return `${paramsPrelude(MATMUL_WORDS)}
+  return `${paramsPrelude(matmulWords(R))}
 @group(0) @binding(1) var<storage, read> a: array<${elem}>;
 @group(0) @binding(2) var<storage, read> b: array<${elem}>;
 @group(0) @binding(3) var<storage, read_write> c: array<f32>;
@@ -198,7 +198,7 @@ var<workgroup> As: array<vec4<f32>, ${t.bk * am}>;
 var<workgroup> Bs: array<vec4<f32>, ${t.bk * bn4}>;
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u, @builtin(local_invocation_index) li: u32) {
-  ${PROLOGUE}
+  ${prologue(R)}
   var acc: array<vec4<f32>, ${gm * 4 * gn}>;
   ${vecLoads ? `var ra: array<vec4<f32>, ${la}>; var rb: array<vec4<f32>, ${lb}>;` : ''}
   ${vecLoads ? LOAD_GLOBAL('kBegin') : ''}
@@ -226,12 +226,13 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: ve
 }`;
 }
 
-export function matmulWgsl(t: Tile, vecLoads = false): string {
-  if (t.bm % 64 === 0 && t.bn % 64 === 0) return matmulVec4Wgsl(t, vecLoads);
+/** R: batch dimension slots (rankSlots of the coalesced batch shape). */
+export function matmulWgsl(t: Tile, vecLoads: boolean, R: number): string {
+  if (t.bm % 64 === 0 && t.bn % 64 === 0) return matmulVec4Wgsl(t, vecLoads, R);
   const wx = t.bn / t.tn;
   const wy = t.bm / t.tm;
   const threads = wx * wy;
-  return `${paramsPrelude(MATMUL_WORDS)}
+  return `${paramsPrelude(matmulWords(R))}
 @group(0) @binding(1) var<storage, read> a: array<f32>;
 @group(0) @binding(2) var<storage, read> b: array<f32>;
 @group(0) @binding(3) var<storage, read_write> c: array<f32>;
@@ -240,7 +241,7 @@ var<workgroup> As: array<f32, ${t.bk * t.bm}>;
 var<workgroup> Bs: array<f32, ${t.bk * t.bn}>;
 @compute @workgroup_size(${wx}, ${wy})
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u, @builtin(local_invocation_index) li: u32) {
-  ${PROLOGUE}
+  ${prologue(R)}
   var acc: array<f32, ${t.tm * t.tn}>;
   for (var k0 = kBegin; k0 < kEnd; k0 += BK) {
     for (var e = li; e < BM * BK; e += ${threads}u) {

@@ -9,12 +9,12 @@
  * Params: 0 outputs · 1 reduced count · 2 offset · 3 -Inf bits · 4.. kept shape, kept strides, reduced shape, reduced strides.
  */
 import type { DType, ReduceOp } from '@polyhal/hal';
-import { FLAT_ARGS, FLAT_INDEX, MAX_RANK, paramsPrelude } from '../layout.js';
+import { FLAT_ARGS, FLAT_INDEX, paramsPrelude } from '../layout.js';
 
-const R = MAX_RANK;
-export const REDUCE_WORDS = 4 + 4 * R;
+/** Param words for R dimension slots (kept and reduced dims each get R). */
+export const reduceWords = (R: number): number => 4 + 4 * R;
 
-function unravel(target: string, index: string, shapeAt: number, stridesAt: number): string {
+function unravel(target: string, index: string, shapeAt: number, stridesAt: number, R: number): string {
   return `{
     var rem = i32(${index});
     for (var d = ${R - 1}u; ; d--) {
@@ -25,7 +25,7 @@ function unravel(target: string, index: string, shapeAt: number, stridesAt: numb
   }`;
 }
 
-export function reduceWgsl(op: ReduceOp, dtype: DType, perThread: boolean): string {
+export function reduceWgsl(op: ReduceOp, dtype: DType, perThread: boolean, R: number): string {
   const t = dtype === 'float32' ? 'f32' : 'i32';
   const isMax = op === 'max';
   // max starts at -Inf (from its bits: WGSL has no infinite literal) or INT32_MIN.
@@ -53,14 +53,14 @@ export function reduceWgsl(op: ReduceOp, dtype: DType, perThread: boolean): stri
     res = select(res, 0x7f800000u, (fl & 1u) != 0u);
     res = select(res, 0x7fc00000u, (fl & 4u) != 0u || (fl & 3u) == 3u);
     out[o] = bitcast<f32>(res);`);
-  const base = `var base = p(2u);\n  ${unravel('base', 'o', 4, 4 + R)}`;
+  const base = `var base = p(2u);\n  ${unravel('base', 'o', 4, 4 + R, R)}`;
   const body = `for (var r = START; r < u32(p(1u)); r += STEP) {
       var off = base;
-      ${unravel('off', 'r', 4 + 2 * R, 4 + 3 * R)}
+      ${unravel('off', 'r', 4 + 2 * R, 4 + 3 * R, R)}
       ${dtype === 'float32' ? 'let bits = x[off]; let v = bitcast<f32>(bits);' : 'let v = x[off];'}
       ${combine}
     }`;
-  const prelude = `${paramsPrelude(REDUCE_WORDS)}
+  const prelude = `${paramsPrelude(reduceWords(R))}
 @group(0) @binding(1) var<storage, read> x: array<${dtype === 'float32' ? 'u32' : 'i32'}>;
 @group(0) @binding(2) var<storage, read_write> out: array<${t}>;
 `;
