@@ -239,3 +239,23 @@ describe('reductions over broadcast views of 2^31 elements and more', () => {
     });
   });
 });
+
+describe('variable-size work reuses linear memory (WebAssembly memory cannot shrink)', () => {
+  test.each([1, 2])('300 steps of random [16, L, 256] arrays: the memory stays near the largest step, RSS does not climb (%i thread(s))', async (threads) => {
+    await withBackend(threads, {}, async (be) => {
+      const memory = (be as unknown as { heap: { memory: WebAssembly.Memory } }).heap.memory;
+      const rss0 = process.memoryUsage().rss;
+      let seed = 1;
+      const rand = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+      for (let i = 0; i < 300; i++) {
+        const x = be.full([16, 1 + Math.floor(rand() * 512), 256], 1);
+        const y = be.relu(x);
+        const z = be.sum(y, 1);
+        for (const t of [x, y, z]) be.free(t);
+      }
+      expect(be.liveBufferCount()).toBe(0);
+      expect(memory.buffer.byteLength).toBeLessThan(64 * 2 ** 20); // a step holds at most 2 × 8 MiB
+      expect(process.memoryUsage().rss - rss0).toBeLessThan(256 * 2 ** 20);
+    });
+  });
+});
