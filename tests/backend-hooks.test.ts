@@ -1,5 +1,8 @@
 import { describe, expect, test } from '@jest/globals';
-import { BackendHookError, BaseBackend, createBackend, InvalidArgumentError, PolyHalError, REQUIRED_HOOKS } from '@polyhal/hal';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BackendHookError, BaseBackend, createBackend, InvalidArgumentError, OPTIONAL_HOOKS, PolyHalError, REQUIRED_HOOKS } from '@polyhal/hal';
 import { CpuBackend } from '@polyhal/backend-cpu';
 import { ReferenceBackend, referenceBackendEntry } from '@polyhal/backend-reference';
 
@@ -98,5 +101,25 @@ describe('the reference backend in the registry', () => {
   test('its declared options are checked: an unknown key is an InvalidArgumentError naming it', async () => {
     await expect(createBackend({ backend: 'reference', options: { memoryLimt: 1 }, env: {} })).rejects.toThrow(InvalidArgumentError);
     await expect(createBackend({ backend: 'reference', options: { memoryLimt: 1 }, env: {} })).rejects.toThrow(/memoryLimt/);
+  });
+});
+
+describe('docs/WRITING-A-BACKEND.md tells the truth', () => {
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+  const guide = readFileSync(join(root, 'docs/WRITING-A-BACKEND.md'), 'utf8');
+  const excerpts = [...guide.matchAll(/^<!-- excerpt: (\S+) -->\n```ts\n([\s\S]*?)^```$/gm)].map((m) => ({ file: m[1]!, code: m[2]! }));
+
+  test('it quotes the reference backend (every hook group, registration, the factory)', () => {
+    expect(excerpts.length).toBeGreaterThanOrEqual(8);
+    expect(new Set(excerpts.map((e) => e.file))).toEqual(new Set(['reference-backend.ts', 'strided.ts', 'kernels.ts', 'scalar.ts', 'index.ts'].map((f) => `backends/reference/src/${f}`)));
+  });
+
+  test.each(excerpts.map((e, i) => [i + 1, e.file, e.code] as const))('excerpt %i appears verbatim in %s', (_i, file, code) => {
+    expect(readFileSync(join(root, file), 'utf8')).toContain(code);
+  });
+
+  test('it documents every hook: each required hook with its signature, each optional hook by name', () => {
+    for (const h of REQUIRED_HOOKS) expect(guide).toContain(`\`${h.signature}\``);
+    for (const h of OPTIONAL_HOOKS) expect(guide).toContain(`\`${h.name}(`);
   });
 });
