@@ -6,7 +6,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { matrix, runConformance } from '@polyhal/conformance';
+import { matrix, runConformance, runOnnxNodeTests } from '@polyhal/conformance';
 
 const root = process.cwd();
 const BACKENDS = ['cpu', 'wasm', 'webgpu'];
@@ -56,6 +56,37 @@ for (const [runtime, [bin, args]] of Object.entries(others)) {
   }
 }
 
+// ONNX's backend node tests (Debian's libonnx-testdata), on every backend in Node.
+const ONNX_DIR = '/usr/share/libonnx-testdata/data/node';
+if (!existsSync(ONNX_DIR)) {
+  console.error(`${ONNX_DIR} missing (Debian's libonnx-testdata: npm test's set-up installs it)`);
+  process.exit(2);
+}
+const onnx = [];
+for (const b of BACKENDS) onnx.push({ ...(await runOnnxNodeTests(factories[b], ONNX_DIR)), backend: b });
+const onnxOps = [...new Set(onnx.flatMap((r) => r.results.filter((t) => t.status !== 'not-expressible').map((t) => t.op)))].sort();
+const onnxCell = (r, op) => {
+  const ts = r.results.filter((t) => t.op === op && t.status !== 'not-expressible');
+  const failed = ts.filter((t) => t.status === 'failed').length;
+  return failed ? `**FAIL** (${failed}/${ts.length})` : `pass · ${ts.length}`;
+};
+const onnxLines = [
+  `## ONNX node tests (\`${ONNX_DIR}\`, Node)`,
+  '',
+  'Each single-node test whose op, attributes and dtypes the ONNX op table maps runs through the HAL and',
+  'is compared with ONNX\'s expected outputs (`polyhal-conformance --onnx-node-tests`); the rest are not',
+  'expressible yet (missing op, dtype or attribute, or a multi-node graph).',
+  '',
+  '| backend | tests | expressible | passed | failed | not expressible |',
+  '|---|---|---|---|---|---|',
+  ...onnx.map((r) => `| ${r.backend} | ${r.results.length} | ${r.passed + r.failed} | ${r.passed} | ${r.failed} | ${r.notExpressible} |`),
+  '',
+  `| ONNX op | ${onnx.map((r) => r.backend).join(' | ')} |`,
+  `|---|${onnx.map(() => '---').join('|')}|`,
+  ...onnxOps.map((op) => `| ${op} | ${onnx.map((r) => onnxCell(r, op)).join(' | ')} |`),
+  '',
+];
+
 const columns = results.map((r) => ({ key: `${r.backend} · ${r.runtime.split(' ')[0]}`, cells: new Map(matrix(r).map((c) => [`${c.op}/${c.dtype}`, c])), r }));
 const rows = [...new Set(columns.flatMap((c) => [...c.cells.keys()]))];
 const lines = [
@@ -77,6 +108,7 @@ const lines = [
     return !cell ? '—' : cell.failed ? `**FAIL** (${cell.failed}/${cell.cases})` : `pass · ${cell.maxUlpError} ulp`;
   }).join(' | ')} |`),
   '',
+  ...onnxLines,
 ];
 const text = lines.join('\n');
 const file = join(root, 'docs', 'CONFORMANCE.md');
