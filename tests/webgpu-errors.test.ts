@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { UseAfterFreeError } from '@polyhal/hal';
+import { UnsupportedOpError, UseAfterFreeError } from '@polyhal/hal';
 import { createWebGpuBackend, GpuError, type WebGpuBackend } from '@polyhal/backend-webgpu';
 import { REPO_BACKENDS, requiredBackends } from './backends.js';
 
@@ -132,5 +132,23 @@ describe('webgpu errors and limits', () => {
         be.dispose();
       }
     }
+  });
+
+  // A broadcast view can hold 2^31 or more elements without memory behind them; the kernels count in
+  // 32-bit integers, so such a reduction is a typed error, never a wrapped count (it summed to 0).
+  test('a reduction over 2^31 or more elements of a broadcast view is a typed error, never a wrong number', async () => {
+    const be = need();
+    const one = be.full([1, 1], 1);
+    const big = be.expand(one, [65536, 65536]);
+    const live = be.liveBufferCount();
+    expect(() => be.sum(big)).toThrow(UnsupportedOpError);
+    expect(() => be.max(big, [0, 1])).toThrow(UnsupportedOpError);
+    expect(be.liveBufferCount()).toBe(live); // nothing allocated is left behind
+    const rows = be.sum(be.expand(one, [64, 32768]), [1]); // 2^15 per output: fine
+    const r = await be.read(rows);
+    expect(r.length).toBe(64);
+    expect(r.every((v) => v === 32768)).toBe(true);
+    be.free(rows);
+    be.free(one);
   });
 });

@@ -29,15 +29,20 @@ export class Submission {
   done = false;
   /** Resolves when every scope of it and every dependency have settled (never rejects). */
   settled: Promise<void> = DONE;
-  private scopes: Promise<void>[] | null = [];
+  // Scopes are counted, not kept: one callback per scope and nothing else per op stays on the heap
+  // while the event loop has not yet turned.
+  private pendingScopes = 0;
+  private sealed = false;
   private deps: Set<Submission> | null = new Set();
+  private release: (() => void) | null = null;
 
   /** Records the outcome of an error scope (`p`: popErrorScope) of `op`. */
   watch(op: string, kind: ScopeKind, p: Promise<GPUError | null>): void {
-    this.scopes!.push(p.then(
-      (err) => { if (err && !this.ownError) this.ownError = new GpuError(op, kind, err.message); },
-      (e: unknown) => { if (!this.ownError) this.ownError = new GpuError(op, 'internal', e instanceof Error ? e.message : String(e)); },
-    ));
+    this.pendingScopes++;
+    p.then(
+      (err) => { if (err && !this.ownError) this.ownError = new GpuError(op, kind, err.message); this.scopeSettled(); },
+      (e: unknown) => { if (!this.ownError) this.ownError = new GpuError(op, 'internal', e instanceof Error ? e.message : String(e)); this.scopeSettled(); },
+    );
   }
 
   /** This submission reads what `s` wrote. */
@@ -48,16 +53,26 @@ export class Submission {
   /** Called once it is submitted: no more scopes or dependencies. */
   seal(): Promise<void> {
     const deps = [...this.deps!];
-    const scopes = this.scopes!;
     this.deps = null;
-    this.scopes = null;
+    this.sealed = true;
     const finish = (): void => {
       this.error = this.ownError ?? deps.find((d) => d.error)?.error ?? null;
       this.done = true;
     };
-    this.settled = deps.length === 0 && scopes.length === 0 ? (finish(), DONE)
-      : Promise.all(scopes).then(() => Promise.all(deps.map((d) => d.settled))).then(finish);
+    if (this.pendingScopes === 0 && deps.length === 0) {
+      finish();
+      return (this.settled = DONE);
+    }
+    const scopes = this.pendingScopes === 0 ? DONE : new Promise<void>((resolve) => { this.release = resolve; });
+    this.settled = scopes.then(() => (deps.length ? Promise.all(deps.map((d) => d.settled)) : undefined)).then(finish);
     return this.settled;
+  }
+
+  private scopeSettled(): void {
+    if (--this.pendingScopes === 0 && this.sealed && this.release) {
+      this.release();
+      this.release = null;
+    }
   }
 }
 

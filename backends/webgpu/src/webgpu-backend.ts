@@ -347,6 +347,11 @@ export class WebGpuBackend extends BaseBackend {
       t.strides.push(x.strides[i]!);
     });
     const count = red.shape.reduce((p, d) => p * d, 1);
+    // The kernels count reduced elements and unravel their indices in 32-bit integers (i32 params):
+    // 2^31 or more (a broadcast view can be that large) would wrap and give a wrong number.
+    if (count >= 2 ** 31) {
+      throw new UnsupportedOpError(op, x.dtype, this.name, `reductions over 2^31 or more elements per output (here ${count}); reduce over fewer axes first`);
+    }
     const perThread = count <= 64;
     const ck = coalesce(kept.shape, [kept.strides]);
     const cr = coalesce(red.shape, [red.strides]);
@@ -415,6 +420,7 @@ export class WebGpuBackend extends BaseBackend {
     const key = `matmul/${t.bm}x${t.bn}x${t.bk}/${t.tm}x${t.tn}/${vec ? 'vec4' : 'scalar'}/${R}`;
     const ab = [this.gpu(a.buffer), this.gpu(b.buffer)];
     const groups: [number, number, number] = [Math.ceil(N / t.bn), Math.ceil(M / t.bm), batch * splitK];
+    if (groups[0] > 65535 || groups[1] > 65535) throw new ShapeMismatchError(`webgpu matmul: [${M}, ${N}] outputs need more than 65535 workgroups along one dimension of tile ${t.bm}×${t.bn}`, [a.shape, b.shape]);
     if (splitK === 1) {
       this.dispatch('matmul', key, () => matmulWgsl(t, vec, R), matmulWords(R), [...params, 1], [...ab, this.gpu(out)], groups, flops);
       return;
