@@ -9,15 +9,48 @@ const U = (lo: number, hi: number) => ({ kind: 'uniform', lo, hi }) as const;
 const NZ = (lo: number, hi: number) => ({ kind: 'nonzero', lo, hi }) as const;
 const I = (lo: number, hi: number) => ({ kind: 'int', lo, hi }) as const;
 const DIVISION_RULE = 'WGSL: x/y within 2.5 ulp for |y| in [2^-126, 2^126] (computed as x·(1/y))';
-const divisorInRange = (_x: number, y: number): boolean => y === 0 || (Math.abs(y) >= 2 ** -126 && Math.abs(y) <= 2 ** 126);
+/** Divisors WGSL bounds division for, |y| in [2^-126, 2^126]; zero and non-finite divisors are always checked. */
+const divisorInRange = (_x: number, y: number): boolean => !Number.isFinite(y) || y === 0 || (Math.abs(y) >= 2 ** -126 && Math.abs(y) <= 2 ** 126);
 
-/** NumPy's floored remainder on exact values: IEEE fmod (exact), then + y when the signs differ. */
+const f64 = new Float64Array(1);
+const f64Words = new Uint32Array(f64.buffer);
+
+/**
+ * a + b for float32 a and b, rounded to odd in float64 when inexact (TwoSum gives the rounding error),
+ * so that rounding the result to float32 afterwards rounds the exact sum once.
+ */
+function sumRoundedToOdd(a: number, b: number): number {
+  const s = a + b;
+  const bb = s - a;
+  const err = (a - (s - bb)) + (b - bb);
+  f64[0] = s;
+  if (err !== 0 && (f64Words[0]! & 1) === 0) {
+    // Step to the neighbour on err's side of s: it is odd, and the exact sum lies between the two.
+    const up = err > 0 === s > 0;
+    let lo = f64Words[0]!;
+    let hi = f64Words[1]!;
+    if (up) {
+      lo = (lo + 1) >>> 0;
+      if (lo === 0) hi++;
+    } else {
+      if (lo === 0) hi--;
+      lo = (lo - 1) >>> 0;
+    }
+    f64Words[0] = lo;
+    f64Words[1] = hi;
+  }
+  return f64[0]!;
+}
+
+/**
+ * NumPy's floored remainder of float32 x and y: the truncated remainder (IEEE fmod, exact on doubles),
+ * then + y once when the signs differ, rounded once (to odd here, so the float32 rounding is single).
+ */
 function flooredMod(x: number, y: number): number {
   if (y === 0 || !Number.isFinite(x) || Number.isNaN(y)) return NaN;
   if (!Number.isFinite(y)) return x === 0 || Math.sign(x) === Math.sign(y) ? x : y;
-  let r = x % y;
-  if (r !== 0 && r < 0 !== y < 0) r += y;
-  return r;
+  const r = x % y;
+  return r !== 0 && r < 0 !== y < 0 ? sumRoundedToOdd(r, y) : r;
 }
 
 export const BINARY_OP_DEFS = {
@@ -81,7 +114,9 @@ export const BINARY_OP_DEFS = {
       if (r !== 0 && r < 0 !== y < 0) r += y;
       return r | 0;
     },
-    scale: 'operands',
+    // The exact result lies in [0, |y|): its error is judged against |y| (|x| + |y| would let a
+    // remainder of 0 for −0.96·|y| pass once |x/y| reached 2^21).
+    scale: 'divisor',
     domain: [U(-20, 20), NZ(-6, 6)],
     int32Domain: [I(-100, 100), I(-7, 7)],
     accuracy: { float32: ULP2, int32: EXACT, wgsl: { domain: divisorInRange, why: DIVISION_RULE } },

@@ -78,8 +78,11 @@ export interface UnaryOpDef extends OpDefBase {
 export interface BinaryOpDef extends OpDefBase {
   f64: (x: number, y: number) => number;
   i32?: (x: number, y: number) => number;
-  /** Error scale: |result| (default), or |x| + |y| where cancellation makes |result| meaningless. */
-  scale?: 'result' | 'operands';
+  /**
+   * Error scale: |result| (default); |x| + |y| where cancellation makes |result| meaningless (add,
+   * sub); |y| where the result is bounded by the divisor (mod; |result| when y is infinite).
+   */
+  scale?: 'result' | 'operands' | 'divisor';
   domain: [Domain, Domain];
   /** Inputs of the int32 cases (when `i32` is present). */
   int32Domain?: [Domain, Domain];

@@ -4,6 +4,7 @@
  * applied on the device (permute/stride/shrink/expand/transpose), and op parameters. How each kind of
  * case runs on a backend and on the oracle lives in runner.ts.
  */
+import { BINARY_OP_DEFS, BINARY_OPS, type BinaryOpDef, UNARY_OP_DEFS, UNARY_OPS } from '@polyhal/hal';
 import type { Generator } from './random.js';
 
 export type ViewSpec =
@@ -57,21 +58,17 @@ const SPECIAL: Generator = { kind: 'special' };
 const fmt = (s: number[]): string => `[${s.join(',')}]`;
 const viewName = (v?: ViewSpec): string => (v ? `.${Object.keys(v)[0]}` : '');
 
-/** Domain of each unary op's ordinary inputs. */
-const UNARY_DOMAIN: Record<string, Generator> = {
-  neg: U(-100, 100), exp: U(-20, 20), log: P(1e-3, 1e3), relu: U(-10, 10), sigmoid: U(-30, 30), tanh: U(-10, 10),
-  sqrt: P(0, 1e4), recip: NZ(-10, 10), exp2: U(-30, 30), log2: P(1e-3, 1e3), sin: U(-Math.PI, Math.PI), cos: U(-Math.PI, Math.PI),
-};
-
-const BINARY_DOMAIN: Record<string, [Generator, Generator]> = {
-  add: [U(-100, 100), U(-100, 100)], sub: [U(-100, 100), U(-100, 100)], mul: [U(-10, 10), U(-10, 10)],
-  div: [U(-10, 10), NZ(-10, 10)], maximum: [U(-5, 5), U(-5, 5)], mod: [U(-20, 20), NZ(-6, 6)], cmplt: [I(-3, 3), I(-3, 3)],
-};
-
-const INT_BINARY_DOMAIN: Record<string, [Generator, Generator]> = {
-  add: [I(-2e9, 2e9), I(-2e9, 2e9)], sub: [I(-2e9, 2e9), I(-2e9, 2e9)], mul: [I(-1e6, 1e6), I(-1e6, 1e6)],
-  maximum: [I(-50, 50), I(-50, 50)], mod: [I(-100, 100), I(-7, 7)], cmplt: [I(-3, 3), I(-3, 3)],
-};
+/** Domain of each elementwise op's ordinary inputs: the op table's (hal/src/ops/). */
+const UNARY_DOMAIN: Record<string, Generator> = Object.fromEntries(UNARY_OPS.map((op) => [op, UNARY_OP_DEFS[op].domain]));
+const BINARY_DOMAIN: Record<string, [Generator, Generator]> = Object.fromEntries(
+  BINARY_OPS.map((op) => [op, [...(BINARY_OP_DEFS[op] as BinaryOpDef).domain] as [Generator, Generator]]),
+);
+const INT_BINARY_DOMAIN: Record<string, [Generator, Generator]> = Object.fromEntries(
+  BINARY_OPS.flatMap((op) => {
+    const d = (BINARY_OP_DEFS[op] as BinaryOpDef).int32Domain;
+    return d ? [[op, [...d] as [Generator, Generator]]] : [];
+  }),
+);
 
 const ELEMENTWISE_SHAPES: { shape: number[]; view?: ViewSpec }[] = [
   { shape: [] }, { shape: [1] }, { shape: [17] }, { shape: [513] }, { shape: [31, 33] }, { shape: [2, 3, 5] }, { shape: [0] }, { shape: [3, 0] },

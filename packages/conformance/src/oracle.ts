@@ -1,9 +1,12 @@
 /**
  * The float64 oracle: an independent, deliberately plain implementation of every HAL op on contiguous
- * float64 arrays (index arithmetic per element, no strides tricks, no code shared with any backend).
+ * float64 arrays (index arithmetic per element, no strides tricks, no code shared with any backend; the
+ * elementwise ops' reference values are the op table's float64 references, hal/src/ops/).
  * Results carry a `scale` per element — the magnitude the error is judged against (Σ|terms| for sums
  * and dot products, |y| for mod, |result| otherwise) — and are rounded to float32 by the comparison.
  */
+import { BINARY_OP_DEFS, type BinaryOpDef, UNARY_OP_DEFS, type UnaryOpDef } from '@polyhal/hal';
+
 export interface Ref {
   shape: number[];
   data: Float64Array;
@@ -63,94 +66,46 @@ export function oExpand(x: Ref, shape: number[]): Ref {
 
 const toI32 = (v: number): number => v | 0;
 
+/** The op table's entry for an elementwise op; the oracle's reference values come from it. */
+function unaryDef(op: string): UnaryOpDef {
+  const d = (UNARY_OP_DEFS as Record<string, UnaryOpDef>)[op];
+  if (!d) throw new Error(`oracle: unknown unary op ${op}`);
+  return d;
+}
+
+function binaryDef(op: string): BinaryOpDef {
+  const d = (BINARY_OP_DEFS as Record<string, BinaryOpDef>)[op];
+  if (!d) throw new Error(`oracle: unknown binary op ${op}`);
+  return d;
+}
+
+/** An elementwise unary op on every element: the op table's float64 (or int32) reference. */
 export function oUnary(op: string, x: Ref): Ref {
-  const f: (v: number) => number = {
-    neg: (v: number) => -v,
-    exp: Math.exp,
-    log: Math.log,
-    relu: (v: number) => (Number.isNaN(v) ? NaN : v > 0 ? v : 0),
-    sigmoid: (v: number) => 1 / (1 + Math.exp(-v)),
-    tanh: Math.tanh,
-    sqrt: Math.sqrt,
-    recip: (v: number) => 1 / v,
-    exp2: (v: number) => Math.pow(2, v),
-    log2: Math.log2,
-    sin: Math.sin,
-    cos: Math.cos,
-  }[op]!;
-  if (!f) throw new Error(`oracle: unknown unary op ${op}`);
-  const data = x.data.map((v) => (x.dtype === 'int32' ? toI32(f(v)) : f(v)));
+  const d = unaryDef(op);
+  const f = x.dtype === 'int32' ? d.i32 : d.f64;
+  if (!f) throw new Error(`oracle: ${op} takes no int32`);
+  const data = x.data.map((v) => f(v));
   return { shape: [...x.shape], data, dtype: x.dtype };
 }
 
-const f64 = new Float64Array(1);
-const f64Words = new Uint32Array(f64.buffer);
-
-/**
- * a + b rounded once to float32, for float32 a and b: the float64 sum with its rounding error
- * (TwoSum), rounded to odd when inexact (so that rounding it again to float32 cannot round twice).
- */
-function sumToF32(a: number, b: number): number {
-  const s = a + b;
-  const bb = s - a;
-  const err = (a - (s - bb)) + (b - bb);
-  f64[0] = s;
-  if (err !== 0 && (f64Words[0]! & 1) === 0) {
-    // Step to the neighbour on err's side of s: it is odd, and the exact sum lies between the two.
-    const up = err > 0 === s > 0;
-    let lo = f64Words[0]!;
-    let hi = f64Words[1]!;
-    if (up) { lo = (lo + 1) >>> 0; if (lo === 0) hi++; } else { if (lo === 0) hi--; lo = (lo - 1) >>> 0; }
-    f64Words[0] = lo;
-    f64Words[1] = hi;
-  }
-  return Math.fround(f64[0]!);
-}
-
-/**
- * NumPy's floored remainder of float32 x by finite nonzero y, exactly rounded: fmod (JavaScript's %
- * on doubles is exact), then + y once when the signs differ (one float32 rounding); a zero result
- * keeps x's sign (−0 mod 3 = −0), as hal/src/ops.ts and every backend.
- */
-function flooredModF32(x: number, y: number): number {
-  const r = x % y;
-  return r !== 0 && r < 0 !== y < 0 ? sumToF32(r, y) : r;
-}
-
+/** An elementwise binary op with NumPy broadcasting: the op table's references and error scale. */
 export function oBinary(op: string, a: Ref, b: Ref): Ref {
+  const d = binaryDef(op);
   const shape = oBroadcastShape(a.shape, b.shape);
   const A = oExpand(a, shape);
   const B = oExpand(b, shape);
-  const isInt = a.dtype === 'int32';
+  const f = a.dtype === 'int32' ? d.i32 : d.f64;
+  if (!f) throw new Error(`oracle: ${op} takes no int32`);
   const n = numel(shape);
   const data = new Float64Array(n);
   const scale = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     const x = A.data[i]!;
     const y = B.data[i]!;
-    let r: number;
-    switch (op) {
-      case 'add': r = isInt ? toI32(x + y) : x + y; break;
-      case 'sub': r = isInt ? toI32(x - y) : x - y; break;
-      case 'mul': r = isInt ? Math.imul(x, y) : x * y; break;
-      case 'div': r = x / y; break;
-      case 'maximum': r = Number.isNaN(x) || Number.isNaN(y) ? NaN : Math.max(x, y); break;
-      case 'mod':
-        if (y === 0) r = isInt ? 0 : NaN;
-        else if (!Number.isFinite(x) || Number.isNaN(y)) r = NaN;
-        else if (!Number.isFinite(y)) r = x === 0 || Math.sign(x) === Math.sign(y) ? x : y;
-        else if (isInt) {
-          r = x % y;
-          if (r !== 0 && r < 0 !== y < 0) r += y;
-        } else r = flooredModF32(x, y);
-        break;
-      case 'cmplt': r = x < y ? 1 : 0; break;
-      default: throw new Error(`oracle: unknown binary op ${op}`);
-    }
+    const r = f(x, y);
     data[i] = r;
-    // mod: the exact result lies in [0, |y|), so its error is judged against |y| (not |x| + |y|,
-    // which let a remainder of 0 for −0.96·|y| pass once |x/y| reached 2^21).
-    scale[i] = op === 'mod' ? (Number.isFinite(y) ? Math.abs(y) : Math.abs(r)) : op === 'add' || op === 'sub' ? Math.abs(x) + Math.abs(y) : Math.abs(r);
+    scale[i] = d.scale === 'operands' ? Math.abs(x) + Math.abs(y)
+      : d.scale === 'divisor' && Number.isFinite(y) ? Math.abs(y) : Math.abs(r);
   }
   return { shape, data, dtype: a.dtype, scale };
 }

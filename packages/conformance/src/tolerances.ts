@@ -1,4 +1,6 @@
-import type { ArithmeticClass, BackendCapabilities } from '@polyhal/hal';
+import {
+  type Accuracy, type ArithmeticClass, type BackendCapabilities, BINARY_OP_DEFS, type BinaryOpDef, UNARY_OP_DEFS, type UnaryOpDef,
+} from '@polyhal/hal';
 
 /**
  * THE tolerance table: one entry per op × dtype, with overrides per arithmetic class — the class a
@@ -18,32 +20,16 @@ export interface Tolerance {
 }
 
 const EXACT: Tolerance = { abs: 0, rel: 0 };
-const ULP1: Tolerance = { abs: 0, rel: 1.2e-7 };
-const ULP4: Tolerance = { abs: 0, rel: 4.8e-7 };
-const TRANSC: Tolerance = { abs: 1e-7, rel: 4.8e-7 };
 const ACCUM: Tolerance = { abs: 1e-7, rel: 2e-6 };
 
-/** op → dtype → tolerance (the baseline every backend meets). */
+/** The elementwise ops: their entries in the op table (hal/src/ops/). */
+const ELEMENTWISE: Record<string, UnaryOpDef | BinaryOpDef> = { ...UNARY_OP_DEFS, ...BINARY_OP_DEFS };
+const byDtype = (a: { float32: Accuracy; int32?: Accuracy }): Partial<Record<'float32' | 'int32', Tolerance>> =>
+  (a.int32 ? { float32: a.float32, int32: a.int32 } : { float32: a.float32 });
+
+/** op → dtype → tolerance (the baseline every backend meets); elementwise ops from the op table. */
 export const TOLERANCES: Record<string, Partial<Record<'float32' | 'int32', Tolerance>>> = {
-  add: { float32: ULP1, int32: EXACT },
-  sub: { float32: ULP1, int32: EXACT },
-  mul: { float32: ULP1, int32: EXACT },
-  div: { float32: ULP1 },
-  maximum: { float32: EXACT, int32: EXACT },
-  mod: { float32: { abs: 0, rel: 2.4e-7 }, int32: EXACT },
-  cmplt: { float32: EXACT, int32: EXACT },
-  neg: { float32: EXACT, int32: EXACT },
-  relu: { float32: EXACT },
-  recip: { float32: ULP1 },
-  sqrt: { float32: ULP1 },
-  exp: { float32: ULP4 },
-  exp2: { float32: ULP4 },
-  log: { float32: TRANSC },
-  log2: { float32: TRANSC },
-  sigmoid: { float32: TRANSC },
-  tanh: { float32: TRANSC },
-  sin: { float32: TRANSC },
-  cos: { float32: TRANSC },
+  ...Object.fromEntries(Object.entries(ELEMENTWISE).map(([op, d]) => [op, byDtype(d.accuracy)])),
   sum: { float32: ACCUM, int32: EXACT },
   max: { float32: EXACT, int32: EXACT },
   mean: { float32: ACCUM },
@@ -70,17 +56,11 @@ export const CLASS_TOLERANCES: Record<ArithmeticClass, Record<string, Partial<Re
   'ieee-correctly-rounded': {},
   // wgsl: the floors of the WGSL accuracy rules, so the suite holds on any conformant adapter:
   wgsl: {
-    div: { float32: { abs: 0, rel: 3.6e-7 } }, // 2.5 ulp
-    recip: { float32: { abs: 0, rel: 3.6e-7 } }, // 2.5 ulp
-    sqrt: { float32: { abs: 0, rel: 6e-7 } }, // inherited from 1/inverseSqrt: ~4 ulp
-    exp: { float32: { abs: 0, rel: 6e-6 } }, // 3 + 2·|x| ulp, |x| ≤ 23 checked (see CLASS_DOMAINS)
-    exp2: { float32: { abs: 0, rel: 8e-6 } }, // 3 + 2·|x| ulp, |x| ≤ 30
-    log: { float32: { abs: 5e-7, rel: 4e-7 } }, // 3 ulp outside [0.5, 2], 2^-21 absolute inside
-    log2: { float32: { abs: 5e-7, rel: 4e-7 } },
-    sin: { float32: { abs: 4.9e-4, rel: 0 } }, // 2^-11 absolute on [-π, π]
-    cos: { float32: { abs: 4.9e-4, rel: 0 } },
-    sigmoid: { float32: { abs: 1e-7, rel: 6e-6 } }, // built on exp
-    tanh: { float32: { abs: 1e-6, rel: 6e-6 } }, // built on exp: (1 − e^-2|x|)/(1 + e^-2|x|)
+    // elementwise ops: the bound each op table entry states for WGSL (its `accuracy.wgsl`, with the rule cited)
+    ...Object.fromEntries(Object.entries(ELEMENTWISE).flatMap(([op, d]) => {
+      const a = d.accuracy.wgsl?.accuracy;
+      return a ? [[op, { float32: { abs: a.abs, rel: a.rel } }]] : [];
+    })),
     softmax: { float32: { abs: 1e-6, rel: 1e-5 } },
     logSoftmax: { float32: { abs: 1e-6, rel: 1e-5 } },
     softmaxCrossEntropy: { float32: { abs: 1e-6, rel: 1e-5 } },
@@ -97,23 +77,23 @@ export const CLASS_TOLERANCES: Record<ArithmeticClass, Record<string, Partial<Re
  */
 export const CLASS_DOMAINS: Record<ArithmeticClass, Record<string, (x: number) => boolean>> = {
   'ieee-correctly-rounded': {},
-  wgsl: {
-    sin: (x) => Math.abs(x) <= Math.PI,
-    cos: (x) => Math.abs(x) <= Math.PI,
-    exp: (x) => Math.abs(x) <= 23,
-    exp2: (x) => Math.abs(x) <= 30,
-    log: (x) => x === 0 || Math.abs(x) >= 1.1754944e-38,
-    log2: (x) => x === 0 || Math.abs(x) >= 1.1754944e-38,
-  },
+  // from the op table: unary entries whose `accuracy.wgsl` has a domain
+  wgsl: Object.fromEntries(Object.entries(UNARY_OP_DEFS).flatMap(([op, d]) => {
+    const domain = (d as UnaryOpDef).accuracy.wgsl?.domain;
+    return domain ? [[op, (x: number) => domain(x)]] : [];
+  })),
 };
 
 /**
- * Binary ops whose divisor must lie in WGSL's accuracy domain for division, |y| ∈ [2^-126, 2^126]
- * (GPUs compute x/y as x·(1/y), and 1/y of a larger |y| is subnormal and flushed), in the wgsl
- * class. Non-finite and zero divisors are checked.
+ * Binary ops whose operands must lie in WGSL's accuracy domain (division: |y| ∈ [2^-126, 2^126], as GPUs
+ * compute x/y as x·(1/y) and 1/y of a larger |y| is subnormal and flushed), in the wgsl class: the op
+ * table's binary entries whose `accuracy.wgsl` has a domain. Non-finite and zero divisors are checked.
  */
-export const DIVISOR_DOMAIN_OPS: ReadonlySet<string> = new Set(['div', 'mod']);
-const divisorInRange = (y: number): boolean => !Number.isFinite(y) || y === 0 || (Math.abs(y) >= 2 ** -126 && Math.abs(y) <= 2 ** 126);
+export const DIVISOR_DOMAIN_OPS: ReadonlySet<string> = new Set(
+  Object.entries(BINARY_OP_DEFS).filter(([, d]) => (d as BinaryOpDef).accuracy.wgsl?.domain).map(([op]) => op),
+);
+const binaryWgslDomain = (op: string): ((x: number, y: number) => boolean) | undefined =>
+  (BINARY_OP_DEFS as Record<string, BinaryOpDef>)[op]?.accuracy.wgsl?.domain;
 
 const isSubnormal = (x: number): boolean => x !== 0 && Math.abs(x) < 1.1754943508222875e-38;
 
@@ -131,7 +111,7 @@ export const FLOAT32_MAX = 3.4028234663852886e38;
  */
 export function inDomain(op: string, caps: BackendCapabilities, inputs: readonly number[]): boolean {
   if (caps.flushesSubnormals && inputs.some(isSubnormal)) return false;
-  if (caps.arithmetic === 'wgsl' && DIVISOR_DOMAIN_OPS.has(op) && inputs.length === 2 && !divisorInRange(inputs[1]!)) return false;
+  if (caps.arithmetic === 'wgsl' && inputs.length === 2 && binaryWgslDomain(op)?.(inputs[0]!, inputs[1]!) === false) return false;
   const d = CLASS_DOMAINS[caps.arithmetic]?.[op];
   return !d || inputs.every((x) => !Number.isFinite(x) || d(x));
 }
