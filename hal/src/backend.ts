@@ -89,7 +89,13 @@ export interface SgdStepParams {
  * outside its buffer is an InvalidArgumentError; an op name outside UNARY_OPS/BINARY_OPS/REDUCE_OPS is
  * an UnsupportedOpError naming op, dtype and backend. Async methods (`read`) reject with these errors.
  */
-export interface ComputeBackend {
+/**
+ * One method per elementwise op of the op table (hal/src/ops/): `be.exp(x)` is `be.unary('exp', x)`,
+ * `be.add(a, b)` is `be.binary('add', a, b)`. Derived from the table, so a new op gets its method.
+ */
+export type ElementwiseMethods = { [K in UnaryOp]: (x: NDArray) => NDArray } & { [K in BinaryOp]: (a: Operand, b: Operand) => NDArray };
+
+export interface ComputeBackend extends ElementwiseMethods {
   /** Registry name: `cpu`, `wasm`, `webgpu`, ... */
   readonly name: string;
   /** Unique per instance (`cpu#1`); buffers remember it. */
@@ -150,29 +156,9 @@ export interface ComputeBackend {
   /** A new array of `shape` filled with `value` (a number; int32 truncates, NaN → 0). */
   full(shape: readonly number[], value: number, dtype?: DType): NDArray;
 
-  // Elementwise binary ops with NumPy broadcasting (see ops.ts for special values).
-  add(a: Operand, b: Operand): NDArray;
-  sub(a: Operand, b: Operand): NDArray;
-  mul(a: Operand, b: Operand): NDArray;
-  div(a: Operand, b: Operand): NDArray;
-  maximum(a: Operand, b: Operand): NDArray;
-  mod(a: Operand, b: Operand): NDArray;
-  cmplt(a: Operand, b: Operand): NDArray;
+  // Elementwise ops: `binary(op, a, b)` with NumPy broadcasting and `unary(op, x)`, plus one method per
+  // op of the op table (`add(a, b)`, `exp(x)`, ...: ElementwiseMethods). Semantics: docs/OPS.md.
   binary(op: BinaryOp, a: Operand, b: Operand): NDArray;
-
-  // Elementwise unary ops.
-  neg(x: NDArray): NDArray;
-  exp(x: NDArray): NDArray;
-  log(x: NDArray): NDArray;
-  relu(x: NDArray): NDArray;
-  sigmoid(x: NDArray): NDArray;
-  tanh(x: NDArray): NDArray;
-  sqrt(x: NDArray): NDArray;
-  recip(x: NDArray): NDArray;
-  exp2(x: NDArray): NDArray;
-  log2(x: NDArray): NDArray;
-  sin(x: NDArray): NDArray;
-  cos(x: NDArray): NDArray;
   unary(op: UnaryOp, x: NDArray): NDArray;
 
   // Reductions over any set of axes: an integer, an array of integers (negative count from the end;

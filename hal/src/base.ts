@@ -1,4 +1,4 @@
-import { type AdamStepParams, type BackendCapabilities, type ComputeBackend, type DeviceType, type Operand, type ReadHandle, type SgdStepParams, STRICT_CAPABILITIES } from './backend.js';
+import { type AdamStepParams, type BackendCapabilities, type ComputeBackend, type DeviceType, type ElementwiseMethods, type Operand, type ReadHandle, type SgdStepParams, STRICT_CAPABILITIES } from './backend.js';
 import { adamStepComposite, logSoftmaxComposite, sgdStepComposite, softmaxComposite, softmaxCrossEntropyComposite } from './composites.js';
 import { bytesPerElement, type DType, type HostArray, isDType } from './dtype.js';
 import { BackendHookError, DeviceMismatchError, DTypeError, InvalidArgumentError, OutOfMemoryError, ShapeMismatchError, UnsupportedOpError, UseAfterFreeError } from './errors.js';
@@ -6,7 +6,7 @@ import { missingHooks } from './hooks.js';
 import {
   type DeviceBuffer, expandView, isWholeBuffer, type NDArray, permuteView, reshapeView, shrinkView, strideView, viewOf,
 } from './ndarray.js';
-import { type BinaryOp, INT32_BINARY_OPS, INT32_REDUCE_OPS, INT32_UNARY_OPS, type ReduceOp, type UnaryOp } from './ops.js';
+import { BINARY_OPS, type BinaryOp, INT32_BINARY_OPS, INT32_REDUCE_OPS, INT32_UNARY_OPS, type ReduceOp, UNARY_OPS, type UnaryOp } from './ops.js';
 import { assertShape, broadcastShapes, normalizeAxes, normalizeAxis, sizeOf } from './shape.js';
 import {
   BINARY_OP_SET, checkAdamParams, checkAxesArg, checkBoolean, checkHostData, checkIntList, checkNumber, checkPairs, checkSgdParams, checkView,
@@ -237,13 +237,6 @@ export abstract class BaseBackend implements ComputeBackend {
     }
   }
 
-  add(a: Operand, b: Operand): NDArray { return this.binary('add', a, b); }
-  sub(a: Operand, b: Operand): NDArray { return this.binary('sub', a, b); }
-  mul(a: Operand, b: Operand): NDArray { return this.binary('mul', a, b); }
-  div(a: Operand, b: Operand): NDArray { return this.binary('div', a, b); }
-  maximum(a: Operand, b: Operand): NDArray { return this.binary('maximum', a, b); }
-  mod(a: Operand, b: Operand): NDArray { return this.binary('mod', a, b); }
-  cmplt(a: Operand, b: Operand): NDArray { return this.binary('cmplt', a, b); }
 
   unary(op: UnaryOp, x: NDArray): NDArray {
     this.check(x, op);
@@ -254,18 +247,6 @@ export abstract class BaseBackend implements ComputeBackend {
     return viewOf(out, x.shape);
   }
 
-  neg(x: NDArray): NDArray { return this.unary('neg', x); }
-  exp(x: NDArray): NDArray { return this.unary('exp', x); }
-  log(x: NDArray): NDArray { return this.unary('log', x); }
-  relu(x: NDArray): NDArray { return this.unary('relu', x); }
-  sigmoid(x: NDArray): NDArray { return this.unary('sigmoid', x); }
-  tanh(x: NDArray): NDArray { return this.unary('tanh', x); }
-  sqrt(x: NDArray): NDArray { return this.unary('sqrt', x); }
-  recip(x: NDArray): NDArray { return this.unary('recip', x); }
-  exp2(x: NDArray): NDArray { return this.unary('exp2', x); }
-  log2(x: NDArray): NDArray { return this.unary('log2', x); }
-  sin(x: NDArray): NDArray { return this.unary('sin', x); }
-  cos(x: NDArray): NDArray { return this.unary('cos', x); }
 
   // ---- reductions ----
   reduce(op: ReduceOp, x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray {
@@ -567,4 +548,19 @@ export abstract class BaseBackend implements ComputeBackend {
       throw e;
     }
   }
+}
+
+// The named elementwise methods (ElementwiseMethods), one per op table entry, all through unary/binary.
+export interface BaseBackend extends ElementwiseMethods {}
+for (const op of UNARY_OPS) {
+  Object.defineProperty(BaseBackend.prototype, op, {
+    value: function (this: BaseBackend, x: NDArray): NDArray { return this.unary(op, x); },
+    writable: true, configurable: true,
+  });
+}
+for (const op of BINARY_OPS) {
+  Object.defineProperty(BaseBackend.prototype, op, {
+    value: function (this: BaseBackend, a: Operand, b: Operand): NDArray { return this.binary(op, a, b); },
+    writable: true, configurable: true,
+  });
 }

@@ -6,7 +6,6 @@
  * the oracle, the conformance cases and tolerances, autograd's gradients and the op reference are all
  * derived from these entries; a backend adds one kernel line per op.
  */
-import type { ComputeBackend } from '../backend.js';
 import type { NDArray } from '../ndarray.js';
 
 /** Values the conformance cases draw for an input (seeded, rounded to float32). */
@@ -35,11 +34,26 @@ export const ULP4: Accuracy = { abs: 0, rel: 4.8e-7 };
 export const TRANSCENDENTAL: Accuracy = { abs: 1e-7, rel: 4.8e-7 };
 
 /**
+ * The HAL calls the table's gradient rules may use (every ComputeBackend has them). Kept apart from
+ * ComputeBackend, whose elementwise methods are themselves derived from this table.
+ */
+export interface GradOps {
+  neg(x: NDArray): NDArray;
+  sin(x: NDArray): NDArray;
+  cos(x: NDArray): NDArray;
+  mul(a: NDArray | number, b: NDArray | number): NDArray;
+  div(a: NDArray | number, b: NDArray | number): NDArray;
+  sub(a: NDArray | number, b: NDArray | number): NDArray;
+  cmplt(a: NDArray | number, b: NDArray | number): NDArray;
+  free(x: NDArray): void;
+}
+
+/**
  * A gradient rule: receives the upstream gradient `g`, the op's inputs and output (saved by the
  * forward) and `needs[i]` (false when input i needs no gradient: the rule may return null there);
  * returns one new array per input, before summing broadcast dims back (autograd does that).
  */
-export type GradRule = (be: ComputeBackend, g: NDArray, inputs: NDArray[], out: NDArray, needs: boolean[]) => (NDArray | null)[];
+export type GradRule = (be: GradOps, g: NDArray, inputs: NDArray[], out: NDArray, needs: boolean[]) => (NDArray | null)[];
 
 /**
  * What the WGSL accuracy rules allow beyond the strict bound, for backends that declare

@@ -5,13 +5,13 @@
  * engine in tensor.ts frees them). Broadcast gradients are summed back to the input's shape.
  */
 import {
-  BINARY_OP_DEFS, type BinaryOp, type ComputeBackend, type GradRule, InvalidArgumentError, type NDArray, normalizeAxes, normalizeAxis, UNARY_OP_DEFS,
+  BINARY_OP_DEFS, type BinaryOp, type ComputeBackend, InvalidArgumentError, type NDArray, normalizeAxes, normalizeAxis, UNARY_OP_DEFS,
   type UnaryOp, withTemps,
 } from '@polyhal/hal';
 import { commonBackend, isGradEnabled, Tensor } from './tensor.js';
 
 /** A gradient rule; `needs[i]` is false when input i needs no gradient (the rule may skip it). */
-type Rule = GradRule;
+type Rule = (be: ComputeBackend, g: NDArray, xs: NDArray[], out: NDArray, needs: boolean[]) => (NDArray | null)[];
 
 /** Sums a gradient of a broadcast result back to `shape` (leading dims and size-1 dims). */
 export function unbroadcast(be: ComputeBackend, g: NDArray, shape: readonly number[]): NDArray {
