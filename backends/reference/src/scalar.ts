@@ -24,6 +24,7 @@ export function unaryFloat(op: UnaryOp, x: number): number {
     case 'log2': return Math.log2(x);
     case 'sin': return Math.sin(x);
     case 'cos': return Math.cos(x);
+    case 'abs': return Math.abs(x);
     default: throw new UnsupportedOpError(String(op), 'float32', BACKEND);
   }
 }

@@ -5,7 +5,7 @@
 
 // Op codes shared with src/kernels.ts.
 export const ADD = 0, SUB = 1, MUL = 2, DIV = 3, MAXIMUM = 4, MOD = 5, CMPLT = 6;
-export const NEG = 0, EXP = 1, LOG = 2, RELU = 3, SIGMOID = 4, TANH = 5, SQRT = 6, RECIP = 7, EXP2 = 8, LOG2 = 9, SIN = 10, COS = 11;
+export const NEG = 0, EXP = 1, LOG = 2, RELU = 3, SIGMOID = 4, TANH = 5, SQRT = 6, RECIP = 7, EXP2 = 8, LOG2 = 9, SIN = 10, COS = 11, ABS = 12;
 
 @inline function vbin(op: i32, a: v128, b: v128): v128 {
   switch (op) {
@@ -144,6 +144,7 @@ export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
     case EXP2: return Mathf.exp2(x);
     case LOG2: return Mathf.log2(x);
     case SIN: return Mathf.sin(x);
+    case ABS: return Mathf.abs(x);
     default: return Mathf.cos(x);
   }
 }
@@ -153,6 +154,7 @@ export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
   if (op == NEG) return f32x4.neg(v);
   if (op == RELU) return v128.bitselect(v, zero, v128.or(f32x4.gt(v, zero), f32x4.ne(v, v)));
   if (op == SQRT) return f32x4.sqrt(v);
+  if (op == ABS) return f32x4.abs(v);
   return f32x4.div(f32x4.splat(1), v);
 }
 
@@ -177,6 +179,7 @@ function unaryDenseF32(op: i32, n: i32, px: usize, po: usize): i32 {
     case RELU: return unaryDense(RELU, n, px, po);
     case SQRT: return unaryDense(SQRT, n, px, po);
     case RECIP: return unaryDense(RECIP, n, px, po);
+    case ABS: return unaryDense(ABS, n, px, po);
     default: return 0;
   }
 }

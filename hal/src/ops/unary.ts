@@ -100,4 +100,11 @@ export const UNARY_OP_DEFS = {
     accuracy: { float32: TRANSCENDENTAL, wgsl: { accuracy: { abs: 4.9e-4, rel: 0 }, domain: (x) => Math.abs(x) <= Math.PI, why: TRIG_RULE } },
     grad: (be, g, [x]) => withTemps(be, (t) => [be.neg(t(be.mul(g, t(be.sin(x!)))))]),
   },
+  abs: {
+    semantics: '|x|: clears the sign bit (abs(−0) = 0, abs(−Inf) = Inf, NaN stays NaN). Gradient sign(x), 0 at x = 0.',
+    f64: Math.abs,
+    domain: U(-100, 100),
+    accuracy: { float32: EXACT },
+    grad: (be, g, [x]) => withTemps(be, (t) => [be.mul(g, t(be.sub(t(be.cmplt(0, x!)), t(be.cmplt(x!, 0)))))]),
+  },
 } as const satisfies Record<string, UnaryOpDef>;

@@ -102,6 +102,7 @@ export const exp2 = (x: Tensor): Tensor => unaryOp('exp2', x);
 export const log2 = (x: Tensor): Tensor => unaryOp('log2', x);
 export const sin = (x: Tensor): Tensor => unaryOp('sin', x);
 export const cos = (x: Tensor): Tensor => unaryOp('cos', x);
+export const abs = (x: Tensor): Tensor => unaryOp('abs', x);
 
 /** Expands a reduced gradient (keepdims shape) back over the reduced axes. */
 function spread(be: ComputeBackend, g: NDArray, inShape: readonly number[], axes: number[]): NDArray {

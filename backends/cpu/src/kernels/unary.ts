@@ -76,6 +76,9 @@ function unaryRow(op: UnaryOp, n: number, x: HostArray, xi: number, sx: number, 
     case 'cos':
       for (; oi < end; oi++, xi += sx) o[oi] = Math.cos(x[xi]!);
       return;
+    case 'abs':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.abs(x[xi]!);
+      return;
     default:
       throw new UnsupportedOpError(String(op), x instanceof Int32Array ? 'int32' : 'float32', 'cpu');
   }

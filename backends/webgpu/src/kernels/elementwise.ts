@@ -43,6 +43,7 @@ const UNARY_F32: Record<UnaryOp, string> = {
   log2: 'select(select(log2(x), qnan(), x < 0.0), -qinf(), x == 0.0)',
   sin: 'sin(x)',
   cos: 'cos(x)',
+  abs: 'bitcast<f32>(bitcast<u32>(x) & 0x7fffffffu)',
 };
 
 const HELPERS = `
