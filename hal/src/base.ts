@@ -1,16 +1,70 @@
-import { type AdamStepParams, type BackendCapabilities, type ComputeBackend, type DeviceType, type ElementwiseMethods, type Operand, type ReadHandle, type SgdStepParams, STRICT_CAPABILITIES } from './backend.js';
-import { adamStepComposite, logSoftmaxComposite, sgdStepComposite, softmaxComposite, softmaxCrossEntropyComposite } from './composites.js';
+import {
+  type AdamStepParams,
+  type BackendCapabilities,
+  type ComputeBackend,
+  type DeviceType,
+  type ElementwiseMethods,
+  type Operand,
+  type ReadHandle,
+  type SgdStepParams,
+  STRICT_CAPABILITIES,
+} from './backend.js';
+import {
+  adamStepComposite,
+  logSoftmaxComposite,
+  sgdStepComposite,
+  softmaxComposite,
+  softmaxCrossEntropyComposite,
+} from './composites.js';
 import { bytesPerElement, type DType, type HostArray, isDType } from './dtype.js';
-import { BackendHookError, DeviceMismatchError, DTypeError, InvalidArgumentError, OutOfMemoryError, ShapeMismatchError, UnsupportedOpError, UseAfterFreeError } from './errors.js';
+import {
+  BackendHookError,
+  DeviceMismatchError,
+  DTypeError,
+  InvalidArgumentError,
+  OutOfMemoryError,
+  ShapeMismatchError,
+  UnsupportedOpError,
+  UseAfterFreeError,
+} from './errors.js';
 import { missingHooks } from './hooks.js';
 import {
-  type DeviceBuffer, expandView, isWholeBuffer, type NDArray, permuteView, reshapeView, shrinkView, strideView, viewOf,
+  type DeviceBuffer,
+  expandView,
+  isWholeBuffer,
+  type NDArray,
+  permuteView,
+  reshapeView,
+  shrinkView,
+  strideView,
+  viewOf,
 } from './ndarray.js';
-import { BINARY_OPS, type BinaryOp, INT32_BINARY_OPS, INT32_REDUCE_OPS, INT32_UNARY_OPS, type ReduceOp, UNARY_OPS, type UnaryOp } from './ops.js';
+import {
+  BINARY_OPS,
+  type BinaryOp,
+  INT32_BINARY_OPS,
+  INT32_REDUCE_OPS,
+  INT32_UNARY_OPS,
+  type ReduceOp,
+  UNARY_OPS,
+  type UnaryOp,
+} from './ops.js';
 import { assertShape, broadcastShapes, normalizeAxes, normalizeAxis, sizeOf } from './shape.js';
 import {
-  BINARY_OP_SET, checkAdamParams, checkAxesArg, checkBoolean, checkHostData, checkIntList, checkNumber, checkPairs, checkSgdParams, checkView,
-  checkWriteData, describeValue, REDUCE_OP_SET, UNARY_OP_SET,
+  BINARY_OP_SET,
+  checkAdamParams,
+  checkAxesArg,
+  checkBoolean,
+  checkHostData,
+  checkIntList,
+  checkNumber,
+  checkPairs,
+  checkSgdParams,
+  checkView,
+  checkWriteData,
+  describeValue,
+  REDUCE_OP_SET,
+  UNARY_OP_SET,
 } from './validate.js';
 
 export { type HookSpec, missingHooks, OPTIONAL_HOOKS, REQUIRED_HOOKS } from './hooks.js';
@@ -34,6 +88,7 @@ export interface BaseBackendOptions {
  * for unary/binary; reduce axes are sorted and unique. The constructor throws BackendHookError naming
  * every required hook the subclass lacks (a plain-JS subclass is checked the same way).
  */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the elementwise methods are defined on the prototype from the op table (end of file)
 export abstract class BaseBackend implements ComputeBackend {
   abstract readonly name: string;
   abstract readonly deviceName: string;
@@ -52,7 +107,12 @@ export abstract class BaseBackend implements ComputeBackend {
   /** Throws BackendHookError listing every required hook (REQUIRED_HOOKS) that the subclass lacks. */
   constructor(options: BaseBackendOptions = {}, defaultLimit = 2 ** 31) {
     const missing = missingHooks(this);
-    if (missing.length) throw new BackendHookError(new.target.name || 'an anonymous BaseBackend subclass', missing.map((h) => h.name), missing.map((h) => h.signature));
+    if (missing.length)
+      throw new BackendHookError(
+        new.target.name || 'an anonymous BaseBackend subclass',
+        missing.map((h) => h.name),
+        missing.map((h) => h.signature),
+      );
     this.id = `backend#${++instanceCounter}`;
     this.memoryLimit = options.memoryLimit ?? defaultLimit;
   }
@@ -68,7 +128,12 @@ export abstract class BaseBackend implements ComputeBackend {
   protected abstract reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void;
   /** Materializes `x` into `out` (same element count), converting dtype if they differ. */
   protected abstract copyKernel(x: NDArray, out: DeviceBuffer): void;
-  protected abstract padKernel(x: NDArray, pads: readonly (readonly [number, number])[], value: number, out: DeviceBuffer): void;
+  protected abstract padKernel(
+    x: NDArray,
+    pads: readonly (readonly [number, number])[],
+    value: number,
+    out: DeviceBuffer,
+  ): void;
   protected abstract fillKernel(out: DeviceBuffer, value: number): void;
   /** a: [...B, M, K], b: [...B, K, N] with identical batch shapes → out [...B, M, N]. */
   protected abstract matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void;
@@ -88,7 +153,8 @@ export abstract class BaseBackend implements ComputeBackend {
 
   allocate(size: number, dtype: DType = 'float32'): DeviceBuffer {
     this.assertOpen();
-    if (!Number.isInteger(size) || size < 0) throw new InvalidArgumentError(`allocation size must be a non-negative integer, got ${size}`);
+    if (!Number.isInteger(size) || size < 0)
+      throw new InvalidArgumentError(`allocation size must be a non-negative integer, got ${size}`);
     if (!isDType(dtype)) throw new DTypeError(`unknown dtype '${String(dtype)}' (expected float32 or int32)`);
     const byteLength = size * bytesPerElement(dtype);
     const available = this.memoryAvailable();
@@ -113,9 +179,13 @@ export abstract class BaseBackend implements ComputeBackend {
 
   free(x: NDArray): void {
     if (x === null || typeof x !== 'object' || !('buffer' in x) || x.buffer === null || typeof x.buffer !== 'object') {
-      throw new InvalidArgumentError(`free: x must be an NDArray, got ${describeValue(x)}${x && typeof x === 'object' ? ' without a buffer' : ''}`);
+      throw new InvalidArgumentError(
+        `free: x must be an NDArray, got ${describeValue(x)}${x && typeof x === 'object' ? ' without a buffer' : ''}`,
+      );
     }
-    this.release(this.checkBuffer(x.buffer, 'free', 'x'));
+    this.checkBuffer(x.buffer, 'free', 'x');
+    // Through deallocate, so that a wrapper of the backend (checked(), a recorder) sees every free.
+    this.deallocate(x.buffer);
   }
 
   write(buffer: DeviceBuffer, data: HostArray): void {
@@ -153,8 +223,16 @@ export abstract class BaseBackend implements ComputeBackend {
     let value: HostArray | undefined;
     let error: unknown;
     const p = this.read(x).then(
-      (v) => { done = true; value = v; return v; },
-      (e: unknown) => { done = true; error = e; throw e; },
+      (v) => {
+        done = true;
+        value = v;
+        return v;
+      },
+      (e: unknown) => {
+        done = true;
+        error = e;
+        throw e;
+      },
     );
     p.catch(() => undefined); // observed through wait()/tryRecv()
     return {
@@ -182,10 +260,14 @@ export abstract class BaseBackend implements ComputeBackend {
     this.assertOpen();
     checkHostData(data, 'fromArray', dtype);
     assertShape(shape, 'fromArray: shape');
-    if (dtype !== undefined && !isDType(dtype)) throw new DTypeError(`fromArray: unknown dtype ${describeValue(dtype)} (expected float32 or int32)`);
+    if (dtype !== undefined && !isDType(dtype))
+      throw new DTypeError(`fromArray: unknown dtype ${describeValue(dtype)} (expected float32 or int32)`);
     const dt: DType = dtype ?? (data instanceof Int32Array ? 'int32' : 'float32');
     if (data.length !== sizeOf(shape)) {
-      throw new ShapeMismatchError(`fromArray: ${data.length} values do not fill shape [${shape.join(', ')}] (${sizeOf(shape)} elements)`, [shape]);
+      throw new ShapeMismatchError(
+        `fromArray: ${data.length} values do not fill shape [${shape.join(', ')}] (${sizeOf(shape)} elements)`,
+        [shape],
+      );
     }
     const buffer = this.allocate(data.length, dt); // OutOfMemoryError before any host copy
     let host: HostArray;
@@ -193,7 +275,9 @@ export abstract class BaseBackend implements ComputeBackend {
       host = dt === 'float32' ? Float32Array.from(data) : Int32Array.from(data);
     } catch (e) {
       this.release(buffer);
-      throw new InvalidArgumentError(`fromArray: data has a value that does not convert to a number (${(e as Error).message})`);
+      throw new InvalidArgumentError(
+        `fromArray: data has a value that does not convert to a number (${(e as Error).message})`,
+      );
     }
     this.writeStorage(buffer, host);
     return viewOf(buffer, shape);
@@ -209,14 +293,16 @@ export abstract class BaseBackend implements ComputeBackend {
 
   // ---- elementwise ----
   binary(op: BinaryOp, a: Operand, b: Operand): NDArray {
-    if (typeof a === 'number' && typeof b === 'number') throw new InvalidArgumentError(`${op}: at least one operand must be an array`);
+    if (typeof a === 'number' && typeof b === 'number')
+      throw new InvalidArgumentError(`${op}: at least one operand must be an array`);
     if (typeof a !== 'number') this.check(a, op, 'a');
     if (typeof b !== 'number') this.check(b, op, 'b');
     const dtype = typeof a === 'number' ? (b as NDArray).dtype : a.dtype;
     if (typeof a !== 'number' && typeof b !== 'number' && a.dtype !== b.dtype) {
       throw new DTypeError(`${op}: operands have dtypes ${a.dtype} and ${b.dtype}; cast one explicitly`);
     }
-    if (!BINARY_OP_SET.has(op)) throw new UnsupportedOpError(String(op), dtype, this.name, `binary ops: ${[...BINARY_OP_SET].join(', ')}`);
+    if (!BINARY_OP_SET.has(op))
+      throw new UnsupportedOpError(String(op), dtype, this.name, `binary ops: ${[...BINARY_OP_SET].join(', ')}`);
     if (dtype === 'int32' && !INT32_BINARY_OPS.has(op)) throw new UnsupportedOpError(op, dtype, this.name);
     const temps: NDArray[] = [];
     const arr = (v: Operand): NDArray => {
@@ -237,21 +323,26 @@ export abstract class BaseBackend implements ComputeBackend {
     }
   }
 
-
   unary(op: UnaryOp, x: NDArray): NDArray {
     this.check(x, op);
-    if (!UNARY_OP_SET.has(op)) throw new UnsupportedOpError(String(op), x.dtype, this.name, `unary ops: ${[...UNARY_OP_SET].join(', ')}`);
+    if (!UNARY_OP_SET.has(op))
+      throw new UnsupportedOpError(String(op), x.dtype, this.name, `unary ops: ${[...UNARY_OP_SET].join(', ')}`);
     if (x.dtype === 'int32' && !INT32_UNARY_OPS.has(op)) throw new UnsupportedOpError(op, x.dtype, this.name);
     const out = this.allocate(sizeOf(x.shape), x.dtype);
     this.guard(out, () => this.unaryKernel(op, x, out));
     return viewOf(out, x.shape);
   }
 
-
   // ---- reductions ----
   reduce(op: ReduceOp, x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray {
     this.check(x, op);
-    if (!REDUCE_OP_SET.has(op)) throw new UnsupportedOpError(String(op), x.dtype, this.name, `reductions: ${[...REDUCE_OP_SET].join(', ')}, and mean()`);
+    if (!REDUCE_OP_SET.has(op))
+      throw new UnsupportedOpError(
+        String(op),
+        x.dtype,
+        this.name,
+        `reductions: ${[...REDUCE_OP_SET].join(', ')}, and mean()`,
+      );
     if (x.dtype === 'int32' && !INT32_REDUCE_OPS.has(op)) throw new UnsupportedOpError(op, x.dtype, this.name);
     checkAxesArg(axes, op, x);
     checkBoolean(keepdims, op, 'keepdims');
@@ -262,8 +353,12 @@ export abstract class BaseBackend implements ComputeBackend {
     return viewOf(out, keepdims ? x.shape.map((d, i) => (ax.includes(i) ? 1 : d)) : kept);
   }
 
-  sum(x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray { return this.reduce('sum', x, axes, keepdims); }
-  max(x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray { return this.reduce('max', x, axes, keepdims); }
+  sum(x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray {
+    return this.reduce('sum', x, axes, keepdims);
+  }
+  max(x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray {
+    return this.reduce('max', x, axes, keepdims);
+  }
 
   /** Mean over axes: sum × (1/n); the mean over an empty axis is NaN. float32 only. */
   mean(x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray {
@@ -317,7 +412,8 @@ export abstract class BaseBackend implements ComputeBackend {
     checkPairs(pads, 'pad', 'pads', x, '[before, after]');
     checkNumber(value, 'pad', 'value');
     for (const [b, a] of pads) {
-      if (!Number.isInteger(b) || !Number.isInteger(a) || b < 0 || a < 0) throw new InvalidArgumentError(`pad widths must be non-negative integers, got [${b}, ${a}]`);
+      if (!Number.isInteger(b) || !Number.isInteger(a) || b < 0 || a < 0)
+        throw new InvalidArgumentError(`pad widths must be non-negative integers, got [${b}, ${a}]`);
     }
     const shape = x.shape.map((d, i) => d + pads[i]![0] + pads[i]![1]);
     const out = this.allocate(sizeOf(shape), x.dtype);
@@ -332,7 +428,8 @@ export abstract class BaseBackend implements ComputeBackend {
 
   cast(x: NDArray, dtype: DType): NDArray {
     this.check(x, 'cast');
-    if (!isDType(dtype)) throw new DTypeError(`cast: unknown dtype ${describeValue(dtype)} (expected float32 or int32)`);
+    if (!isDType(dtype))
+      throw new DTypeError(`cast: unknown dtype ${describeValue(dtype)} (expected float32 or int32)`);
     return this.copyAs(x, dtype);
   }
 
@@ -346,13 +443,21 @@ export abstract class BaseBackend implements ComputeBackend {
     this.checkBuffer(target, 'assign', 'target');
     this.check(value, 'assign', 'value');
     if (sizeOf(value.shape) !== target.size) {
-      throw new ShapeMismatchError(`assign: value has ${sizeOf(value.shape)} elements, the target holds ${target.size}`, [value.shape]);
+      throw new ShapeMismatchError(
+        `assign: value has ${sizeOf(value.shape)} elements, the target holds ${target.size}`,
+        [value.shape],
+      );
     }
-    if (value.dtype !== target.dtype) throw new DTypeError(`assign: value is ${value.dtype}, the target is ${target.dtype}`);
+    if (value.dtype !== target.dtype)
+      throw new DTypeError(`assign: value is ${value.dtype}, the target is ${target.dtype}`);
     if (value.buffer === target && isWholeBuffer(value)) return;
     if (value.buffer === target) {
       const tmp = this.contiguous(value);
-      try { this.copyKernel(tmp, target); } finally { this.free(tmp); }
+      try {
+        this.copyKernel(tmp, target);
+      } finally {
+        this.free(tmp);
+      }
       return;
     }
     this.copyKernel(value, target);
@@ -362,14 +467,21 @@ export abstract class BaseBackend implements ComputeBackend {
   matmul(a: NDArray, b: NDArray): NDArray {
     this.check(a, 'matmul', 'a');
     this.check(b, 'matmul', 'b');
-    if (a.dtype !== 'float32' || b.dtype !== 'float32') throw new UnsupportedOpError('matmul', a.dtype !== 'float32' ? a.dtype : b.dtype, this.name);
+    if (a.dtype !== 'float32' || b.dtype !== 'float32')
+      throw new UnsupportedOpError('matmul', a.dtype !== 'float32' ? a.dtype : b.dtype, this.name);
     if (a.shape.length < 2 || b.shape.length < 2) {
-      throw new ShapeMismatchError(`matmul needs operands of rank ≥ 2, got [${a.shape.join(', ')}] and [${b.shape.join(', ')}]`, [a.shape, b.shape]);
+      throw new ShapeMismatchError(
+        `matmul needs operands of rank ≥ 2, got [${a.shape.join(', ')}] and [${b.shape.join(', ')}]`,
+        [a.shape, b.shape],
+      );
     }
     const [m, k] = a.shape.slice(-2) as [number, number];
     const [k2, n] = b.shape.slice(-2) as [number, number];
     if (k !== k2) {
-      throw new ShapeMismatchError(`matmul: inner dimensions differ: a is [${a.shape.join(', ')}] (K=${k}), b is [${b.shape.join(', ')}] (K=${k2})`, [a.shape, b.shape]);
+      throw new ShapeMismatchError(
+        `matmul: inner dimensions differ: a is [${a.shape.join(', ')}] (K=${k}), b is [${b.shape.join(', ')}] (K=${k2})`,
+        [a.shape, b.shape],
+      );
     }
     const batch = broadcastShapes(a.shape.slice(0, -2), b.shape.slice(0, -2));
     const outShape = [...batch, m, n];
@@ -411,13 +523,22 @@ export abstract class BaseBackend implements ComputeBackend {
   sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
     checkSgdParams(p);
     const vel = velocity ?? null;
-    if (vel === null && p.momentum > 0) throw new InvalidArgumentError(`sgdStep: momentum ${p.momentum} needs a velocity buffer (pass null only without momentum)`);
+    if (vel === null && p.momentum > 0)
+      throw new InvalidArgumentError(
+        `sgdStep: momentum ${p.momentum} needs a velocity buffer (pass null only without momentum)`,
+      );
     this.checkStepOperands('sgdStep', param, grad, vel ? [vel] : []);
     this.sgdStepKernel(param, grad, vel, p);
   }
 
   /** The Adam update on validated operands; the default is the composite. Fused backends override it. */
-  protected adamStepKernel(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
+  protected adamStepKernel(
+    param: DeviceBuffer,
+    grad: NDArray,
+    m: DeviceBuffer,
+    v: DeviceBuffer,
+    p: AdamStepParams,
+  ): void {
     adamStepComposite(this, param, grad, m, v, p);
   }
   /** The SGD update on validated operands; the default is the composite. Fused backends override it. */
@@ -438,9 +559,17 @@ export abstract class BaseBackend implements ComputeBackend {
     const all = [param, ...state];
     all.forEach((b, i) => {
       this.checkBuffer(b, op, names[i]);
-      if (b.dtype !== 'float32' || grad.dtype !== 'float32') throw new DTypeError(`${op} takes float32 parameters, gradients and state`);
-      if (b.size !== sizeOf(grad.shape)) throw new ShapeMismatchError(`${op}: ${names[i]} holds ${b.size} elements, which does not match the gradient's shape [${grad.shape.join(', ')}]`, [grad.shape]);
-      if (all.indexOf(b) !== i || grad.buffer === b) throw new InvalidArgumentError(`${op}: ${names[i]} is the same buffer as another operand; ${names.join(', ')} and grad must be distinct`);
+      if (b.dtype !== 'float32' || grad.dtype !== 'float32')
+        throw new DTypeError(`${op} takes float32 parameters, gradients and state`);
+      if (b.size !== sizeOf(grad.shape))
+        throw new ShapeMismatchError(
+          `${op}: ${names[i]} holds ${b.size} elements, which does not match the gradient's shape [${grad.shape.join(', ')}]`,
+          [grad.shape],
+        );
+      if (all.indexOf(b) !== i || grad.buffer === b)
+        throw new InvalidArgumentError(
+          `${op}: ${names[i]} is the same buffer as another operand; ${names.join(', ')} and grad must be distinct`,
+        );
     });
   }
 
@@ -452,14 +581,21 @@ export abstract class BaseBackend implements ComputeBackend {
     this.check(logits, 'softmaxCrossEntropy', 'logits');
     this.check(labels, 'softmaxCrossEntropy', 'labels');
     checkBoolean(withGrad, 'softmaxCrossEntropy', 'withGrad');
-    if (logits.shape.length !== 2 || labels.shape.length !== 2 || logits.shape[0] !== labels.shape[0] || logits.shape[1] !== labels.shape[1]) {
+    if (
+      logits.shape.length !== 2 ||
+      labels.shape.length !== 2 ||
+      logits.shape[0] !== labels.shape[0] ||
+      logits.shape[1] !== labels.shape[1]
+    ) {
       throw new ShapeMismatchError(
         `softmaxCrossEntropy expects logits and labels of the same shape [N, C], got [${logits.shape.join(', ')}] and [${labels.shape.join(', ')}]`,
         [logits.shape, labels.shape],
       );
     }
     if (logits.dtype !== 'float32' || labels.dtype !== 'float32') {
-      throw new DTypeError(`softmaxCrossEntropy takes float32 logits and labels, got ${logits.dtype} and ${labels.dtype}`);
+      throw new DTypeError(
+        `softmaxCrossEntropy takes float32 logits and labels, got ${logits.dtype} and ${labels.dtype}`,
+      );
     }
   }
 
@@ -470,8 +606,11 @@ export abstract class BaseBackend implements ComputeBackend {
    * are (kernels that read strides). Kernels follow the rule of ops.ts (label-0 terms).
    */
   protected fusedSoftmaxCrossEntropy(
-    logits: NDArray, labels: NDArray, withGrad: boolean,
-    kernel: (z: NDArray, y: NDArray, loss: DeviceBuffer, grad: DeviceBuffer | null) => void, needWhole = true,
+    logits: NDArray,
+    labels: NDArray,
+    withGrad: boolean,
+    kernel: (z: NDArray, y: NDArray, loss: DeviceBuffer, grad: DeviceBuffer | null) => void,
+    needWhole = true,
   ): { loss: NDArray; grad?: NDArray } {
     this.checkSoftmaxCrossEntropy(logits, labels, withGrad);
     const [n, c] = logits.shape as [number, number];
@@ -500,7 +639,9 @@ export abstract class BaseBackend implements ComputeBackend {
    */
   check(x: NDArray, op: string, arg = 'x'): void {
     if (x === null || typeof x !== 'object' || !('buffer' in x) || x.buffer === null || typeof x.buffer !== 'object') {
-      throw new InvalidArgumentError(`${op}: ${arg} must be an NDArray, got ${describeValue(x)}${x && typeof x === 'object' ? ' without a buffer' : ''}`);
+      throw new InvalidArgumentError(
+        `${op}: ${arg} must be an NDArray, got ${describeValue(x)}${x && typeof x === 'object' ? ' without a buffer' : ''}`,
+      );
     }
     this.checkBuffer(x.buffer, op, arg);
     checkView(x, op, arg);
@@ -517,20 +658,27 @@ export abstract class BaseBackend implements ComputeBackend {
 
   private checkAxisOf(x: NDArray, axis: number, op: string): void {
     this.check(x, op);
-    if (!Number.isInteger(axis)) throw new InvalidArgumentError(`${op}: axis must be an integer, got ${describeValue(axis)}`);
+    if (!Number.isInteger(axis))
+      throw new InvalidArgumentError(`${op}: axis must be an integer, got ${describeValue(axis)}`);
     normalizeAxis(axis, x.shape.length);
   }
 
   protected checkBuffer(buffer: DeviceBuffer, op: string, arg = 'buffer'): DeviceBuffer {
     this.assertOpen();
     if (buffer === null || typeof buffer !== 'object' || typeof buffer.owner !== 'string') {
-      throw new InvalidArgumentError(`${op}: ${arg} must be a DeviceBuffer (or an NDArray where the op takes one), got ${describeValue(buffer)}`);
+      throw new InvalidArgumentError(
+        `${op}: ${arg} must be a DeviceBuffer (or an NDArray where the op takes one), got ${describeValue(buffer)}`,
+      );
     }
     if (buffer.owner !== this.id) {
-      throw new DeviceMismatchError(`${op}: the buffer of ${arg} belongs to backend instance ${buffer.owner}, not to ${this.name} (${this.id}); move it with read + fromArray (or tensor.to())`);
+      throw new DeviceMismatchError(
+        `${op}: the buffer of ${arg} belongs to backend instance ${buffer.owner}, not to ${this.name} (${this.id}); move it with read + fromArray (or tensor.to())`,
+      );
     }
     if (this.live.get(buffer.id) !== buffer) {
-      throw new UseAfterFreeError(`${op}: ${arg}: buffer ${buffer.id} (${buffer.size} × ${buffer.dtype}) of ${this.name} was already freed`);
+      throw new UseAfterFreeError(
+        `${op}: ${arg}: buffer ${buffer.id} (${buffer.size} × ${buffer.dtype}) of ${this.name} was already freed`,
+      );
     }
     return buffer;
   }
@@ -554,13 +702,19 @@ export abstract class BaseBackend implements ComputeBackend {
 export interface BaseBackend extends ElementwiseMethods {}
 for (const op of UNARY_OPS) {
   Object.defineProperty(BaseBackend.prototype, op, {
-    value: function (this: BaseBackend, x: NDArray): NDArray { return this.unary(op, x); },
-    writable: true, configurable: true,
+    value: function (this: BaseBackend, x: NDArray): NDArray {
+      return this.unary(op, x);
+    },
+    writable: true,
+    configurable: true,
   });
 }
 for (const op of BINARY_OPS) {
   Object.defineProperty(BaseBackend.prototype, op, {
-    value: function (this: BaseBackend, a: Operand, b: Operand): NDArray { return this.binary(op, a, b); },
-    writable: true, configurable: true,
+    value: function (this: BaseBackend, a: Operand, b: Operand): NDArray {
+      return this.binary(op, a, b);
+    },
+    writable: true,
+    configurable: true,
   });
 }

@@ -35,7 +35,6 @@ export class WasmKernelError extends PolyHalError {
   }
 }
 
-const ARGS = 13;
 const KIND = 13;
 const STATE = 14;
 const ALIVE = 15;
@@ -44,7 +43,10 @@ const MSG = 17;
 const MSG_CHARS = 111;
 const SLOT = MSG + MSG_CHARS; // 128 words
 /** Part states. */
-const IDLE = 0, RUNNING = 1, DONE = 2, FAILED = 3;
+const IDLE = 0,
+  RUNNING = 1,
+  DONE = 2,
+  FAILED = 3;
 /** How long the calling thread blocks before it checks the workers' liveness again (ms). */
 const WAIT_SLICE_MS = 50;
 /** How long a worker may take to start (instantiate the kernels) before the pool gives up (ms). */
@@ -160,7 +162,11 @@ export class ThreadPool {
   /** Workers known to be dead (by their liveness flag or their exit/error event), by slot. */
   private readonly dead: boolean[];
 
-  private constructor(private readonly workers: WorkerLike[], sab: SharedArrayBuffer, dead: boolean[]) {
+  private constructor(
+    private readonly workers: WorkerLike[],
+    sab: SharedArrayBuffer,
+    dead: boolean[],
+  ) {
     this.ctrl = new Int32Array(sab);
     this.dead = dead;
   }
@@ -184,7 +190,10 @@ export class ThreadPool {
       for (let slot = 1; slot < threads; slot++) {
         await new Promise<void>((resolve, reject) => {
           const data = { module, memory, ctrl: sab, slot };
-          const timer = setTimeout(() => reject(new Error(`worker ${slot} did not start within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
+          const timer = setTimeout(
+            () => reject(new Error(`worker ${slot} did not start within ${START_TIMEOUT_MS / 1000} s`)),
+            START_TIMEOUT_MS,
+          );
           const settle = (m: unknown): void => {
             clearTimeout(timer);
             if (m === 'ready') resolve();
@@ -195,16 +204,19 @@ export class ThreadPool {
             settle(e?.message ?? 'error');
           };
           if (g.process?.versions?.node) {
-            nodeBuiltin<{ Worker: new (src: string, o: { eval: boolean }) => NodeWorker }>('worker_threads').then((wt) => {
-              const { Worker } = wt!;
-              const w = new Worker(WORKER_SOURCE, { eval: true });
-              w.unref(); // idle workers never keep the process alive
-              w.on('message', settle);
-              w.on('error', failed); // also after start: a listener keeps a worker's error from crashing the process
-              w.on('exit', () => (dead[slot] = true));
-              w.postMessage(data);
-              workers.push(w);
-            }, reject);
+            nodeBuiltin<{ Worker: new (src: string, o: { eval: boolean }) => NodeWorker }>('worker_threads').then(
+              (wt) => {
+                const { Worker } = wt!;
+                const w = new Worker(WORKER_SOURCE, { eval: true });
+                w.unref(); // idle workers never keep the process alive
+                w.once('message', settle); // once: a lasting 'message' listener would keep the process alive
+                w.on('error', failed); // also after start: a listener keeps a worker's error from crashing the process
+                w.on('exit', () => (dead[slot] = true));
+                w.postMessage(data);
+                workers.push(w);
+              },
+              reject,
+            );
           } else if (g.Worker) {
             const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'text/javascript' }));
             const w = new g.Worker(url);
@@ -271,7 +283,10 @@ export class ThreadPool {
       const s = 4 + w * SLOT;
       if (Atomics.load(ctrl, s + STATE) === DONE) continue;
       const len = ctrl[s + MSG_LEN]!;
-      const reason = len > 0 ? String.fromCharCode(...ctrl.subarray(s + MSG, s + MSG + Math.min(len, MSG_CHARS))) : 'the worker exited';
+      const reason =
+        len > 0
+          ? String.fromCharCode(...ctrl.subarray(s + MSG, s + MSG + Math.min(len, MSG_CHARS)))
+          : 'the worker exited';
       failures.push(new WasmKernelError(kernel, w, reason));
     }
     if (failures.length > 0) throw failures[0]!;

@@ -58,14 +58,17 @@ export function softmaxCrossEntropyWgsl(): string {
   var mx = pf(3u); // -Inf, passed in: WGSL has no infinite constant
   for (var c = 0u; c < C; c++) { let v = z[r + c]; if (is_nan(v) || v > mx) { mx = v; } }
   var s = 0.0;
-  for (var c = 0u; c < C; c++) { s += exp(z[r + c] - mx); }
-  let lse = log(s);
+  // NaN carried explicitly through exp and log (a NaN or +Inf logit makes the row NaN, hal/src/ops.ts):
+  // some adapters' exp(NaN) and log(NaN) are not NaN (SwiftShader: exp(NaN) = Inf).
+  for (var c = 0u; c < C; c++) { let d = z[r + c] - mx; s += select(exp(d), d, is_nan(d)); }
+  let lse = select(log(s), s, is_nan(s));
   var l = 0.0;
   for (var c = 0u; c < C; c++) {
     let logp = z[r + c] - mx - lse;
     let lab = y[r + c];
     if (lab != 0.0 || is_nan(logp)) { l -= lab * logp; } // xlogy: a label-0 term is 0 unless log p is NaN (hal/src/ops.ts)
-    if (p(2u) != 0) { grad[r + c] = exp(logp) - lab; }
+    // NaN log p → NaN gradient, explicitly: some adapters' exp(NaN) is not NaN (SwiftShader gives Inf).
+    if (p(2u) != 0) { grad[r + c] = select(exp(logp) - lab, logp, is_nan(logp)); }
   }
   loss[n] = l;
 }`;
