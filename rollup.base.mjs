@@ -11,7 +11,8 @@ export function packageConfig(metaUrl, entries = { index: 'src/index.ts' }) {
   const dir = dirname(fileURLToPath(metaUrl));
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
   const deps = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})];
-  const external = (id) => builtinModules.includes(id) || id.startsWith('node:') || deps.some((d) => id === d || id.startsWith(`${d}/`));
+  const external = (id) =>
+    builtinModules.includes(id) || id.startsWith('node:') || deps.some((d) => id === d || id.startsWith(`${d}/`));
   const input = Object.fromEntries(Object.entries(entries).map(([k, v]) => [k, join(dir, v)]));
   return [
     {
@@ -19,8 +20,21 @@ export function packageConfig(metaUrl, entries = { index: 'src/index.ts' }) {
       external,
       plugins: [esbuild({ target: 'es2022', tsconfig: join(dir, 'tsconfig.json') })],
       output: [
-        { dir: join(dir, 'dist'), format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', sourcemap: true },
-        { dir: join(dir, 'dist'), format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/[name]-[hash].cjs', sourcemap: true, exports: 'named' },
+        {
+          dir: join(dir, 'dist'),
+          format: 'es',
+          entryFileNames: '[name].js',
+          chunkFileNames: 'chunks/[name]-[hash].js',
+          sourcemap: true,
+        },
+        {
+          dir: join(dir, 'dist'),
+          format: 'cjs',
+          entryFileNames: '[name].cjs',
+          chunkFileNames: 'chunks/[name]-[hash].cjs',
+          sourcemap: true,
+          exports: 'named',
+        },
       ],
     },
     {

@@ -16,14 +16,26 @@ export const versions = () => {
     try {
       for (let dir = dirname(require.resolve(name)); dir !== dirname(dir); dir = dirname(dir)) {
         const file = join(dir, 'package.json');
-        if (existsSync(file)) { const pkg = JSON.parse(readFileSync(file, 'utf8')); if (pkg.name === name) return pkg.version; }
+        if (existsSync(file)) {
+          const pkg = JSON.parse(readFileSync(file, 'utf8'));
+          if (pkg.name === name) return pkg.version;
+        }
       }
-    } catch { /* not installed */ }
+    } catch {
+      /* not installed */
+    }
     return 'n/a';
   };
-  return { node: process.versions.node, v8: process.versions.v8, polyhal: v('@polyhal/hal'), 'tfjs-core': v('@tensorflow/tfjs-core'), tinybench: v('tinybench') };
+  return {
+    node: process.versions.node,
+    v8: process.versions.v8,
+    polyhal: v('@polyhal/hal'),
+    'tfjs-core': v('@tensorflow/tfjs-core'),
+    tinybench: v('tinybench'),
+  };
 };
-export const machine = () => `${os.cpus()[0]?.model ?? 'cpu'} ×${os.cpus().length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}`;
+export const machine = () =>
+  `${os.cpus()[0]?.model ?? 'cpu'} ×${os.cpus().length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}`;
 
 /**
  * Times `ours` and `theirs` in `rounds` alternating tinybench runs; returns medians and the spread
@@ -38,9 +50,19 @@ export async function pair(ours, theirs, options = {}) {
 
 /** Times PolyHAL alone (when the peer cannot run the workload). */
 export async function solo(ours, { iterations = 10, warmup = 2 } = {}) {
-  const bench = new Bench({ iterations, warmupIterations: Math.min(2, warmup), time: 0, warmupTime: 0, retainSamples: true });
+  const bench = new Bench({
+    iterations,
+    warmupIterations: Math.min(2, warmup),
+    time: 0,
+    warmupTime: 0,
+    retainSamples: true,
+  });
   bench.add('ours', ours);
   await bench.run();
   const s = [...bench.tasks[0].result.latency.samples].sort((a, b) => a - b);
-  return { median: s[s.length >> 1], spread: s[Math.floor(s.length * 0.75)] - s[Math.floor(s.length * 0.25)], n: s.length };
+  return {
+    median: s[s.length >> 1],
+    spread: s[Math.floor(s.length * 0.75)] - s[Math.floor(s.length * 0.25)],
+    n: s.length,
+  };
 }

@@ -22,12 +22,30 @@ for (const n of sizes) {
   const iterations = n >= 1024 ? 5 : n >= 512 ? 10 : 30;
   const bench = new Bench({ iterations, warmupIterations: 2, time: 0, warmupTime: 0 });
   bench
-    .add('polyhal-cpu', () => { const c = be.matmul(pa, pb); be.readSync(c); be.free(c); })
-    .add('tfjs-cpu', () => { const c = tf.matMul(ta, tb); c.dataSync(); c.dispose(); });
+    .add('polyhal-cpu', () => {
+      const c = be.matmul(pa, pb);
+      be.readSync(c);
+      be.free(c);
+    })
+    .add('tfjs-cpu', () => {
+      const c = tf.matMul(ta, tb);
+      c.dataSync();
+      c.dispose();
+    });
   await bench.run();
   const med = Object.fromEntries(bench.tasks.map((t) => [t.name, t.result.latency.p50]));
   const gflops = (ms) => (2 * n ** 3) / (ms * 1e6);
-  rows.push({ n, polyhal: gflops(med['polyhal-cpu']), tfjs: gflops(med['tfjs-cpu']), ratio: med['tfjs-cpu'] / med['polyhal-cpu'] });
-  console.log(`matmul ${n}: polyhal-cpu ${gflops(med['polyhal-cpu']).toFixed(2)} GFLOP/s, tfjs-cpu ${gflops(med['tfjs-cpu']).toFixed(2)} GFLOP/s, ratio ${(med['tfjs-cpu'] / med['polyhal-cpu']).toFixed(2)}x`);
-  be.free(pa); be.free(pb); ta.dispose(); tb.dispose();
+  rows.push({
+    n,
+    polyhal: gflops(med['polyhal-cpu']),
+    tfjs: gflops(med['tfjs-cpu']),
+    ratio: med['tfjs-cpu'] / med['polyhal-cpu'],
+  });
+  console.log(
+    `matmul ${n}: polyhal-cpu ${gflops(med['polyhal-cpu']).toFixed(2)} GFLOP/s, tfjs-cpu ${gflops(med['tfjs-cpu']).toFixed(2)} GFLOP/s, ratio ${(med['tfjs-cpu'] / med['polyhal-cpu']).toFixed(2)}x`,
+  );
+  be.free(pa);
+  be.free(pb);
+  ta.dispose();
+  tb.dispose();
 }

@@ -19,7 +19,13 @@ export async function group(tasks, { iterations = 10, rounds = 3, warmup = 3 } =
   const perRound = Object.fromEntries(names.map((n) => [n, []]));
   const errors = {};
   for (let r = 0; r < rounds; r++) {
-    const bench = new Bench({ iterations, warmupIterations: r === 0 ? warmup : Math.min(1, warmup), time: 0, warmupTime: 0, retainSamples: true });
+    const bench = new Bench({
+      iterations,
+      warmupIterations: r === 0 ? warmup : Math.min(1, warmup),
+      time: 0,
+      warmupTime: 0,
+      retainSamples: true,
+    });
     const order = names.map((_, i) => names[(i + r) % names.length]).filter((n) => !errors[n]);
     for (const n of order) bench.add(n, tasks[n]);
     await bench.run();

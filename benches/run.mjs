@@ -8,16 +8,25 @@ import { machine, versions } from './lib.mjs';
 import { markdown, svg } from './report.mjs';
 import { SUITES } from './suites.mjs';
 
-const program = new Command().name('bench')
+const program = new Command()
+  .name('bench')
   .option('--suite <names>', `comma list of ${Object.keys(SUITES).join(', ')}, or all`, 'all')
   .option('--backend <names>', 'comma list of cpu, wasm, webgpu, or all', 'all')
   .option('--out <dir>', 'output folder', 'benches/results')
   .exitOverride();
-try { program.parse(process.argv.slice(2), { from: 'user' }); } catch { process.exit(2); }
+try {
+  program.parse(process.argv.slice(2), { from: 'user' });
+} catch {
+  process.exit(2);
+}
 const o = program.opts();
 const suites = o.suite === 'all' ? Object.keys(SUITES) : o.suite.split(',');
 const backends = o.backend === 'all' ? ['cpu', 'wasm', 'webgpu'] : o.backend.split(',');
-for (const s of suites) if (!SUITES[s]) { console.error(`unknown suite '${s}' (known: ${Object.keys(SUITES).join(', ')})`); process.exit(2); }
+for (const s of suites)
+  if (!SUITES[s]) {
+    console.error(`unknown suite '${s}' (known: ${Object.keys(SUITES).join(', ')})`);
+    process.exit(2);
+  }
 
 // One GPU object for both libraries: tfjs-backend-webgpu reads navigator.gpu when it loads.
 let gpu;
@@ -53,17 +62,47 @@ for (const name of backends) {
     } catch (e) {
       // The peer may lack a kernel (tfjs-wasm has no Conv2DBackpropFilter): record it, keep going.
       console.log(`failed: ${e.message.split('\n')[0]}`);
-      rows.push({ suite: s, size: 0, backend: name, peer: `tfjs-${name}`, unit: 'ms', work: 0, medianMs: NaN, spreadMs: NaN, peerMedianMs: null, peerSpreadMs: null, ratio: null, peerError: e.message.split('\n')[0] });
+      rows.push({
+        suite: s,
+        size: 0,
+        backend: name,
+        peer: `tfjs-${name}`,
+        unit: 'ms',
+        work: 0,
+        medianMs: NaN,
+        spreadMs: NaN,
+        peerMedianMs: null,
+        peerSpreadMs: null,
+        ratio: null,
+        peerError: e.message.split('\n')[0],
+      });
       continue;
     }
     for (const r of out) {
       rows.push({
-        suite: r.suite, size: r.size, backend: name, peer: `tfjs-${name}`, unit: r.unit, work: r.work, medianMs: r.ours.median, spreadMs: r.ours.spread,
-        peerMedianMs: r.theirs?.median ?? null, peerSpreadMs: r.theirs?.spread ?? null, ratio: r.theirs ? r.theirs.median / r.ours.median : null, peerError: r.peerError,
+        suite: r.suite,
+        size: r.size,
+        backend: name,
+        peer: `tfjs-${name}`,
+        unit: r.unit,
+        work: r.work,
+        medianMs: r.ours.median,
+        spreadMs: r.ours.spread,
+        peerMedianMs: r.theirs?.median ?? null,
+        peerSpreadMs: r.theirs?.spread ?? null,
+        ratio: r.theirs ? r.theirs.median / r.ours.median : null,
+        peerError: r.peerError,
         ...(r.peakBytes !== undefined ? { peakBytes: r.peakBytes, peerPeakBytes: r.peerPeakBytes } : {}),
       });
     }
-    console.log(out.map((r) => `${r.size}: ${r.theirs ? `${(r.theirs.median / r.ours.median).toFixed(2)}×` : `peer failed (${r.peerError})`}`).join(', '));
+    console.log(
+      out
+        .map(
+          (r) =>
+            `${r.size}: ${r.theirs ? `${(r.theirs.median / r.ours.median).toFixed(2)}×` : `peer failed (${r.peerError})`}`,
+        )
+        .join(', '),
+    );
   }
   be.dispose();
 }
@@ -72,7 +111,10 @@ mkdirSync(o.out, { recursive: true });
 writeFileSync(join(o.out, 'bench.json'), JSON.stringify(result, null, 2));
 writeFileSync(join(o.out, 'BENCH.md'), markdown(result));
 for (const s of [...new Set(rows.map((r) => r.suite))]) {
-  const chart = svg(s, rows.filter((r) => r.suite === s && r.peerMedianMs !== null));
+  const chart = svg(
+    s,
+    rows.filter((r) => r.suite === s && r.peerMedianMs !== null),
+  );
   if (chart) writeFileSync(join(o.out, `${s.replace(/[^A-Za-z0-9]+/g, '-').replace(/-+$/, '')}.svg`), chart);
 }
 console.log(`wrote ${join(o.out, 'bench.json')}, BENCH.md and SVG charts`);

@@ -16,20 +16,42 @@ import { machine, versions } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const out = mkdtempSync(join(tmpdir(), 'polyhal-wasm-bench-'));
-const tfjsDist = dirname(createRequire(import.meta.url).resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm'));
+const tfjsDist = dirname(
+  createRequire(import.meta.url).resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm'),
+);
 for (const name of ['wasm-page', 'wasm-worker']) {
-  await build({ entryPoints: [join(here, 'browser', `${name}.mjs`)], bundle: true, format: 'esm', platform: 'browser', target: 'es2022', outfile: join(out, `${name.slice(5)}.js`), logLevel: 'error', external: ['node:*'] });
+  await build({
+    entryPoints: [join(here, 'browser', `${name}.mjs`)],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    outfile: join(out, `${name.slice(5)}.js`),
+    logLevel: 'error',
+    external: ['node:*'],
+  });
 }
-for (const f of ['tfjs-backend-wasm.wasm', 'tfjs-backend-wasm-simd.wasm', 'tfjs-backend-wasm-threaded-simd.wasm']) copyFileSync(join(tfjsDist, f), join(out, f));
-writeFileSync(join(out, 'index.html'), '<!doctype html><meta charset="utf-8"><title>PolyHAL wasm benchmark</title><script type="module" src="page.js"></script>');
+for (const f of ['tfjs-backend-wasm.wasm', 'tfjs-backend-wasm-simd.wasm', 'tfjs-backend-wasm-threaded-simd.wasm'])
+  copyFileSync(join(tfjsDist, f), join(out, f));
+writeFileSync(
+  join(out, 'index.html'),
+  '<!doctype html><meta charset="utf-8"><title>PolyHAL wasm benchmark</title><script type="module" src="page.js"></script>',
+);
 
 const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm' };
 const server = createServer((req, res) => {
   // setWasmPaths('/tfjs/') in the page: tfjs's files are served from the same folder.
-  const path = normalize(new URL(req.url ?? '/', 'http://x').pathname).replace(/^\/+/, '').replace(/^tfjs\//, '') || 'index.html';
+  const path =
+    normalize(new URL(req.url ?? '/', 'http://x').pathname)
+      .replace(/^\/+/, '')
+      .replace(/^tfjs\//, '') || 'index.html';
   try {
     const body = readFileSync(join(out, path));
-    res.writeHead(200, { 'Content-Type': types[extname(path)] ?? 'application/octet-stream', 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' });
+    res.writeHead(200, {
+      'Content-Type': types[extname(path)] ?? 'application/octet-stream',
+      'Cross-Origin-Opener-Policy': 'same-origin',
+      'Cross-Origin-Embedder-Policy': 'require-corp',
+    });
     res.end(body);
   } catch {
     res.writeHead(404);
@@ -37,7 +59,11 @@ const server = createServer((req, res) => {
   }
 });
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
-const browser = await chromium.launch({ executablePath: process.env.POLYHAL_CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--no-first-run'] });
+const browser = await chromium.launch({
+  executablePath: process.env.POLYHAL_CHROMIUM ?? '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+});
 const results = [];
 let userAgent = '';
 try {
@@ -51,19 +77,30 @@ try {
   };
   let page = await open();
   userAgent = await page.evaluate(() => window.polyhalBench.userAgent);
-  console.log(`${machine()}; ${userAgent}; cross-origin isolated: ${await page.evaluate(() => window.polyhalBench.crossOriginIsolated)}`);
-  const single = await page.evaluate((o) => window.polyhalBench.single(o), JSON.parse(process.env.BENCH_OPTIONS ?? '{}'));
+  console.log(
+    `${machine()}; ${userAgent}; cross-origin isolated: ${await page.evaluate(() => window.polyhalBench.crossOriginIsolated)}`,
+  );
+  const single = await page.evaluate(
+    (o) => window.polyhalBench.single(o),
+    JSON.parse(process.env.BENCH_OPTIONS ?? '{}'),
+  );
   for (const [k, d] of Object.entries(single.devices)) console.log(`polyhal-${k}: ${d}`);
   for (const l of single.lines) console.log(l);
   results.push(...single.rows);
   await page.close();
   page = await open(); // a fresh page: tfjs-wasm reads its thread flag once per page
   const t = await page.evaluate(() => window.polyhalBench.threads());
-  console.log(`matmul ${t.size}, 2 threads: polyhal ${t.polyhalMs.toFixed(2)} ms (${t.polyhalGflops.toFixed(1)} GFLOP/s; ${t.device}), tfjs-wasm threaded (${t.tfjsThreads} threads) ${t.tfjsMs.toFixed(2)} ms (${t.tfjsGflops.toFixed(1)} GFLOP/s), ratio ${t.ratio.toFixed(2)}x (median of ${t.rounds} round ratios)`);
+  console.log(
+    `matmul ${t.size}, 2 threads: polyhal ${t.polyhalMs.toFixed(2)} ms (${t.polyhalGflops.toFixed(1)} GFLOP/s; ${t.device}), tfjs-wasm threaded (${t.tfjsThreads} threads) ${t.tfjsMs.toFixed(2)} ms (${t.tfjsGflops.toFixed(1)} GFLOP/s), ratio ${t.ratio.toFixed(2)}x (median of ${t.rounds} round ratios)`,
+  );
   results.push({ suite: 'matmul-2-threads', build: 'auto', ...t });
 } finally {
   await browser.close();
   server.close();
   rmSync(out, { recursive: true, force: true });
 }
-if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ machine: machine(), versions: { ...versions(), browser: userAgent }, results }, null, 2));
+if (process.env.BENCH_JSON)
+  writeFileSync(
+    process.env.BENCH_JSON,
+    JSON.stringify({ machine: machine(), versions: { ...versions(), browser: userAgent }, results }, null, 2),
+  );

@@ -34,11 +34,18 @@ const tf: Tf = await import('@tensorflow/tfjs-core');
 await import('@tensorflow/tfjs-backend-webgpu');
 await tf.setBackend('webgpu');
 await tf.ready();
-const backends = await Promise.all(tiles.map((spec) => {
-  const [base, flag] = spec.split('+');
-  const [tile, split] = base!.split(':');
-  return createWebGpuBackend({ gpu, matmulTile: tile as 'auto' | TileName, matmulSplitK: split ? Number(split) : 'auto', errorScopes: flag === 'batch' ? 'batch' : 'op' });
-}));
+const backends = await Promise.all(
+  tiles.map((spec) => {
+    const [base, flag] = spec.split('+');
+    const [tile, split] = base!.split(':');
+    return createWebGpuBackend({
+      gpu,
+      matmulTile: tile as 'auto' | TileName,
+      matmulSplitK: split ? Number(split) : 'auto',
+      errorScopes: flag === 'batch' ? 'batch' : 'op',
+    });
+  }),
+);
 const be = backends[0]!;
 console.log(`GPU: ${be.deviceName}`);
 
@@ -74,13 +81,18 @@ for (const n of sizes) {
       c = b.matmul(pa, pb);
     }
     encode[k]!.push((performance.now() - t0) / reps);
-    await b.read(b.shrink(c, [[0, 1], [0, 1]]));
+    await b.read(
+      b.shrink(c, [
+        [0, 1],
+        [0, 1],
+      ]),
+    );
     b.free(c);
     return (performance.now() - t0) / reps;
   };
   const runners = [theirs, ...backends.map((_, k) => ours(k))];
   // Warm-up: compile every pipeline and bring the GPU to its working clock (about one second of work).
-  for (const t0 = performance.now(); performance.now() - t0 < 1000;) for (const run of runners) await run();
+  for (const t0 = performance.now(); performance.now() - t0 < 1000; ) for (const run of runners) await run();
   const times: number[][] = runners.map(() => []);
   for (let trial = 0; trial < trials; trial++) {
     for (let j = 0; j < runners.length; j++) {
@@ -98,8 +110,21 @@ for (const n of sizes) {
     const mo = median(mine);
     const ratio = median(mine.map((x, i) => times[0]![i]! / x));
     const enc = median(encode[k]!);
-    rows.push({ suite: 'matmul', size: n, tile: tiles[k], polyhalMs: mo, tfjsMs: mt, polyhalTflops: tflops(mo), tfjsTflops: tflops(mt), ratio, trials, encodeMsPerCall: enc });
-    console.log(`  polyhal-webgpu [${tiles[k]}] ${fmt(tflops(mo))} TFLOP/s (${mo.toFixed(3)} ms), ratio to tfjs ${ratio.toFixed(2)}x (median of ${trials} trial ratios; min..max ${Math.min(...mine.map((x, i) => times[0]![i]! / x)).toFixed(2)}..${Math.max(...mine.map((x, i) => times[0]![i]! / x)).toFixed(2)}; encode ${(enc * 1000).toFixed(0)} µs/call)`);
+    rows.push({
+      suite: 'matmul',
+      size: n,
+      tile: tiles[k],
+      polyhalMs: mo,
+      tfjsMs: mt,
+      polyhalTflops: tflops(mo),
+      tfjsTflops: tflops(mt),
+      ratio,
+      trials,
+      encodeMsPerCall: enc,
+    });
+    console.log(
+      `  polyhal-webgpu [${tiles[k]}] ${fmt(tflops(mo))} TFLOP/s (${mo.toFixed(3)} ms), ratio to tfjs ${ratio.toFixed(2)}x (median of ${trials} trial ratios; min..max ${Math.min(...mine.map((x, i) => times[0]![i]! / x)).toFixed(2)}..${Math.max(...mine.map((x, i) => times[0]![i]! / x)).toFixed(2)}; encode ${(enc * 1000).toFixed(0)} µs/call)`,
+    );
     for (const x of inputs[k]!) b.free(x);
   }
   ta.dispose();
@@ -127,9 +152,12 @@ for (const n of sizes) {
   }
   const [mo, mt] = [median(lo.slice(10)), median(lt.slice(10))];
   rows.push({ suite: 'add-latency', size: 1024, polyhalMs: mo, tfjsMs: mt, ratio: mt / mo });
-  console.log(`add 1K dispatch→result: polyhal-webgpu ${mo.toFixed(3)} ms, tfjs-webgpu ${mt.toFixed(3)} ms, ratio ${(mt / mo).toFixed(2)}x`);
+  console.log(
+    `add 1K dispatch→result: polyhal-webgpu ${mo.toFixed(3)} ms, tfjs-webgpu ${mt.toFixed(3)} ms, ratio ${(mt / mo).toFixed(2)}x`,
+  );
 }
 const out = arg('json', '');
-if (out) writeFileSync(out, JSON.stringify({ gpu: be.deviceName, date: new Date().toISOString(), results: rows }, null, 2));
+if (out)
+  writeFileSync(out, JSON.stringify({ gpu: be.deviceName, date: new Date().toISOString(), results: rows }, null, 2));
 for (const b of backends) b.dispose();
 process.exit(0);

@@ -10,7 +10,10 @@ import { createWebGpuBackend } from '@polyhal/backend-webgpu';
 import * as ag from '@polyhal/autograd';
 import { type ConformanceResult, matrix, runConformance } from '@polyhal/conformance';
 
-interface Subset { train: { x: number[]; y: number[] }; test: { x: number[]; y: number[] } }
+interface Subset {
+  train: { x: number[]; y: number[] };
+  test: { x: number[]; y: number[] };
+}
 
 const FACTORIES: Record<string, () => Promise<ComputeBackend>> = {
   cpu: async () => new CpuBackend(),
@@ -24,7 +27,8 @@ const status = (s: string): void => {
 };
 
 let data: Promise<Subset> | undefined;
-const loadData = (): Promise<Subset> => (data ??= fetch('./mnist-subset.json').then((r) => r.json() as Promise<Subset>));
+const loadData = (): Promise<Subset> =>
+  (data ??= fetch('./mnist-subset.json').then((r) => r.json() as Promise<Subset>));
 
 const oneHot = (labels: number[]): Float32Array => {
   const y = new Float32Array(labels.length * 10);
@@ -75,30 +79,55 @@ async function train(backend: string, steps = 300): Promise<{ device: string; lo
   status(`training on ${backend}…`);
   const be = await FACTORIES[backend]!();
   const d = await loadData();
-  const model = new ag.Sequential(new ag.Linear(784, 64, { backend: be, rng: 1 }), new ag.ReLU(), new ag.Linear(64, 10, { backend: be, rng: 2 }));
+  const model = new ag.Sequential(
+    new ag.Linear(784, 64, { backend: be, rng: 1 }),
+    new ag.ReLU(),
+    new ag.Linear(64, 10, { backend: be, rng: 2 }),
+  );
   const opt = new ag.Adam(model.parameters(), { lr: 3e-3 });
   const loader = new ag.DataLoader({
-    inputs: Float32Array.from(d.train.x, (v) => v / 255), labels: oneHot(d.train.y), inputShape: [784], labelShape: [10],
-    batchSize: 32, backend: be, shuffle: true, seed: 1, dropLast: true,
+    inputs: Float32Array.from(d.train.x, (v) => v / 255),
+    labels: oneHot(d.train.y),
+    inputShape: [784],
+    labelShape: [10],
+    batchSize: 32,
+    backend: be,
+    shuffle: true,
+    seed: 1,
+    dropLast: true,
   });
   const losses: number[] = [];
   try {
     while (losses.length < steps) {
       for await (const { x, y } of loader) {
-        losses.push(await ag.scope(async () => {
-          const l = ag.crossEntropy(model.forward(x), y);
-          opt.zeroGrad();
-          l.backward();
-          opt.step();
-          return l.item();
-        }));
+        losses.push(
+          await ag.scope(async () => {
+            const l = ag.crossEntropy(model.forward(x), y);
+            opt.zeroGrad();
+            l.backward();
+            opt.step();
+            return l.item();
+          }),
+        );
         if (losses.length % 20 === 0) drawLoss(losses);
         if (losses.length >= steps) break;
       }
     }
     drawLoss(losses);
     const n = d.test.y.length;
-    const logits = await ag.scope(() => ag.noGrad(() => model.forward(ag.Tensor.fromArray(be, Float32Array.from(d.test.x, (v) => v / 255), [n, 784]))).data());
+    const logits = await ag.scope(() =>
+      ag
+        .noGrad(() =>
+          model.forward(
+            ag.Tensor.fromArray(
+              be,
+              Float32Array.from(d.test.x, (v) => v / 255),
+              [n, 784],
+            ),
+          ),
+        )
+        .data(),
+    );
     const predicted = d.test.y.map((_, i) => {
       let best = 0;
       for (let c = 1; c < 10; c++) if (logits[i * 10 + c]! > logits[i * 10 + best]!) best = c;
@@ -106,8 +135,14 @@ async function train(backend: string, steps = 300): Promise<{ device: string; lo
     });
     const accuracy = predicted.filter((p, i) => p === d.test.y[i]).length / n;
     const sample = Array.from({ length: 12 }, (_, k) => k * Math.floor(n / 12));
-    drawDigits(sample.map((i) => d.test.x.slice(i * 784, (i + 1) * 784)), sample.map((i) => predicted[i]!), sample.map((i) => d.test.y[i]!));
-    status(`${backend} (${be.deviceName}): final loss ${losses[losses.length - 1]!.toFixed(3)}, test accuracy ${accuracy.toFixed(3)}`);
+    drawDigits(
+      sample.map((i) => d.test.x.slice(i * 784, (i + 1) * 784)),
+      sample.map((i) => predicted[i]!),
+      sample.map((i) => d.test.y[i]!),
+    );
+    status(
+      `${backend} (${be.deviceName}): final loss ${losses[losses.length - 1]!.toFixed(3)}, test accuracy ${accuracy.toFixed(3)}`,
+    );
     return { device: be.deviceName, losses, accuracy };
   } finally {
     opt.zeroGrad();
@@ -118,28 +153,60 @@ async function train(backend: string, steps = 300): Promise<{ device: string; lo
 }
 
 /** Runs the whole conformance suite on a backend and shows its op × dtype scoreboard. */
-async function conformance(backend: string): Promise<{ device: string; runtime: string; passed: number; failed: number; failures: string[]; result: ConformanceResult }> {
+async function conformance(backend: string): Promise<{
+  device: string;
+  runtime: string;
+  passed: number;
+  failed: number;
+  failures: string[];
+  result: ConformanceResult;
+}> {
   status(`conformance on ${backend}…`);
   const r = await runConformance(FACTORIES[backend]!);
-  const rows = matrix(r).map((c) => `<tr class="${c.failed ? 'fail' : ''}"><td>${c.op}</td><td>${c.dtype}</td><td>${c.failed ? `FAIL (${c.failed})` : 'pass'}</td><td>${c.cases}</td><td>${c.maxAbsError.toExponential(1)}</td><td>${c.maxUlpError}</td></tr>`);
-  $('scoreboard').innerHTML = `<h2>${backend} — ${r.deviceName} (${r.runtime}): ${r.passed} passed, ${r.failed} failed</h2>
+  const rows = matrix(r).map(
+    (c) =>
+      `<tr class="${c.failed ? 'fail' : ''}"><td>${c.op}</td><td>${c.dtype}</td><td>${c.failed ? `FAIL (${c.failed})` : 'pass'}</td><td>${c.cases}</td><td>${c.maxAbsError.toExponential(1)}</td><td>${c.maxUlpError}</td></tr>`,
+  );
+  $('scoreboard').innerHTML =
+    `<h2>${backend} — ${r.deviceName} (${r.runtime}): ${r.passed} passed, ${r.failed} failed</h2>
     <table><tr><th>op</th><th>dtype</th><th>result</th><th>cases</th><th>max abs</th><th>max ULP</th></tr>${rows.join('')}</table>`;
   status(`conformance on ${backend}: ${r.passed} passed, ${r.failed} failed`);
-  return { device: r.deviceName, runtime: r.runtime, passed: r.passed, failed: r.failed, failures: r.results.filter((x) => !x.pass).map((x) => `${x.id}: ${x.message}`), result: r };
+  return {
+    device: r.deviceName,
+    runtime: r.runtime,
+    passed: r.passed,
+    failed: r.failed,
+    failures: r.results.filter((x) => !x.pass).map((x) => `${x.id}: ${x.message}`),
+    result: r,
+  };
 }
 
 /** Runs the conformance suite on wasm with 2 threads inside a dedicated Worker (demo/worker.ts). */
-function conformanceInWorker(): Promise<{ device: string; runtime: string; passed: number; failed: number; failures: string[] }> {
+function conformanceInWorker(): Promise<{
+  device: string;
+  runtime: string;
+  passed: number;
+  failed: number;
+  failures: string[];
+}> {
   const w = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
-  return new Promise<{ device: string; runtime: string; passed: number; failed: number; failures: string[] }>((resolve, reject) => {
-    w.onmessage = (e: MessageEvent) => (e.data.error ? reject(new Error(e.data.error as string)) : resolve(e.data));
-    w.onerror = (e) => reject(new Error(e.message));
-    w.postMessage(null);
-  }).finally(() => w.terminate());
+  return new Promise<{ device: string; runtime: string; passed: number; failed: number; failures: string[] }>(
+    (resolve, reject) => {
+      w.onmessage = (e: MessageEvent) => (e.data.error ? reject(new Error(e.data.error as string)) : resolve(e.data));
+      w.onerror = (e) => reject(new Error(e.message));
+      w.postMessage(null);
+    },
+  ).finally(() => w.terminate());
 }
 
-$('train').addEventListener('click', () => void train($<HTMLSelectElement>('backend').value).catch((e: Error) => status(`error: ${e.message}`)));
-$('conformance').addEventListener('click', () => void conformance($<HTMLSelectElement>('backend').value).catch((e: Error) => status(`error: ${e.message}`)));
+$('train').addEventListener(
+  'click',
+  () => void train($<HTMLSelectElement>('backend').value).catch((e: Error) => status(`error: ${e.message}`)),
+);
+$('conformance').addEventListener(
+  'click',
+  () => void conformance($<HTMLSelectElement>('backend').value).catch((e: Error) => status(`error: ${e.message}`)),
+);
 /** Sums `values` of `shape` over `axes` on a backend (for checking a backend by hand from the console). */
 async function sum(backend: string, values: number[], shape: number[], axes?: number[]): Promise<number[]> {
   const be = await FACTORIES[backend]!();
@@ -150,4 +217,10 @@ async function sum(backend: string, values: number[], shape: number[], axes?: nu
   }
 }
 
-(window as unknown as { polyhalDemo: unknown }).polyhalDemo = { train, conformance, conformanceInWorker, sum, crossOriginIsolated: globalThis.crossOriginIsolated };
+(window as unknown as { polyhalDemo: unknown }).polyhalDemo = {
+  train,
+  conformance,
+  conformanceInWorker,
+  sum,
+  crossOriginIsolated: globalThis.crossOriginIsolated,
+};

@@ -10,8 +10,16 @@ import { runConformance } from '@polyhal/conformance';
 
 self.onmessage = async () => {
   try {
-    const r = await runConformance(() => createWasmBackend({ threads: 2, threadThreshold: 1, elementwiseThreadThreshold: 1 }));
-    self.postMessage({ device: r.deviceName, runtime: r.runtime, passed: r.passed, failed: r.failed, failures: r.results.filter((x) => !x.pass).map((x) => `${x.id}: ${x.message}`) });
+    const r = await runConformance(() =>
+      createWasmBackend({ threads: 2, threadThreshold: 1, elementwiseThreadThreshold: 1 }),
+    );
+    self.postMessage({
+      device: r.deviceName,
+      runtime: r.runtime,
+      passed: r.passed,
+      failed: r.failed,
+      failures: r.results.filter((x) => !x.pass).map((x) => `${x.id}: ${x.message}`),
+    });
   } catch (e) {
     self.postMessage({ error: String((e as Error)?.message ?? e) });
   }

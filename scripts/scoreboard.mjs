@@ -20,7 +20,10 @@ const results = [];
 for (const b of BACKENDS) results.push({ ...(await runConformance(factories[b])), backend: b, runtime: 'Node' });
 const tools = join(root, '.tools', 'node_modules');
 const others = {
-  Deno: [join(tools, '.bin', 'deno'), ['run', '-A', '--unstable-webgpu', 'tests/runtimes/conformance.mjs', '--full', ...BACKENDS]],
+  Deno: [
+    join(tools, '.bin', 'deno'),
+    ['run', '-A', '--unstable-webgpu', 'tests/runtimes/conformance.mjs', '--full', ...BACKENDS],
+  ],
   Bun: [join(tools, '.bin', 'bun'), ['tests/runtimes/conformance.mjs', '--full', ...BACKENDS]],
 };
 for (const [runtime, [bin, args]] of Object.entries(others)) {
@@ -28,7 +31,11 @@ for (const [runtime, [bin, args]] of Object.entries(others)) {
     console.error(`${runtime} not installed (node scripts/install-runtimes.mjs)`);
     process.exit(2);
   }
-  const r = spawnSync(bin, args, { cwd: root, encoding: 'utf8', env: { ...process.env, POLYHAL_BUN_WEBGPU: join(tools, 'bun-webgpu', 'index.js') } });
+  const r = spawnSync(bin, args, {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, POLYHAL_BUN_WEBGPU: join(tools, 'bun-webgpu', 'index.js') },
+  });
   for (const line of r.stdout.split('\n').filter((l) => l.startsWith('{'))) {
     const x = JSON.parse(line);
     if (x.results) results.push({ ...x, runtime });
@@ -41,14 +48,28 @@ for (const [runtime, [bin, args]] of Object.entries(others)) {
   execFileSync(process.execPath, [join(root, 'demo/build.mjs')], { cwd: root });
   const { serve } = await import(join(root, 'demo/serve.mjs'));
   const server = await serve(0);
-  const browser = await chromium.launch({ executablePath: process.env.POLYHAL_CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'] });
+  const browser = await chromium.launch({
+    executablePath: process.env.POLYHAL_CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--enable-unsafe-webgpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
+  });
   try {
     const page = await browser.newPage();
     await page.goto(`http://127.0.0.1:${server.address().port}/`);
     await page.waitForFunction(() => 'polyhalDemo' in window);
     for (const b of BACKENDS) {
       const r = await page.evaluate((name) => window.polyhalDemo.conformance(name), b);
-      results.push({ ...r.result, backend: b, runtime: `Chromium ${(r.runtime.match(/Chrome\/(\d+)/) ?? [])[1] ?? ''}`.trim() });
+      results.push({
+        ...r.result,
+        backend: b,
+        runtime: `Chromium ${(r.runtime.match(/Chrome\/(\d+)/) ?? [])[1] ?? ''}`.trim(),
+      });
     }
   } finally {
     await browser.close();
@@ -64,7 +85,9 @@ if (!existsSync(ONNX_DIR)) {
 }
 const onnx = [];
 for (const b of BACKENDS) onnx.push({ ...(await runOnnxNodeTests(factories[b], ONNX_DIR)), backend: b });
-const onnxOps = [...new Set(onnx.flatMap((r) => r.results.filter((t) => t.status !== 'not-expressible').map((t) => t.op)))].sort();
+const onnxOps = [
+  ...new Set(onnx.flatMap((r) => r.results.filter((t) => t.status !== 'not-expressible').map((t) => t.op))),
+].sort();
 const onnxCell = (r, op) => {
   const ts = r.results.filter((t) => t.op === op && t.status !== 'not-expressible');
   const failed = ts.filter((t) => t.status === 'failed').length;
@@ -74,12 +97,15 @@ const onnxLines = [
   `## ONNX node tests (\`${ONNX_DIR}\`, Node)`,
   '',
   'Each single-node test whose op, attributes and dtypes the ONNX op table maps runs through the HAL and',
-  'is compared with ONNX\'s expected outputs (`polyhal-conformance --onnx-node-tests`); the rest are not',
+  "is compared with ONNX's expected outputs (`polyhal-conformance --onnx-node-tests`); the rest are not",
   'expressible yet (missing op, dtype or attribute, or a multi-node graph).',
   '',
   '| backend | tests | expressible | passed | failed | not expressible |',
   '|---|---|---|---|---|---|',
-  ...onnx.map((r) => `| ${r.backend} | ${r.results.length} | ${r.passed + r.failed} | ${r.passed} | ${r.failed} | ${r.notExpressible} |`),
+  ...onnx.map(
+    (r) =>
+      `| ${r.backend} | ${r.results.length} | ${r.passed + r.failed} | ${r.passed} | ${r.failed} | ${r.notExpressible} |`,
+  ),
   '',
   `| ONNX op | ${onnx.map((r) => r.backend).join(' | ')} |`,
   `|---|${onnx.map(() => '---').join('|')}|`,
@@ -87,14 +113,18 @@ const onnxLines = [
   '',
 ];
 
-const columns = results.map((r) => ({ key: `${r.backend} · ${r.runtime.split(' ')[0]}`, cells: new Map(matrix(r).map((c) => [`${c.op}/${c.dtype}`, c])), r }));
+const columns = results.map((r) => ({
+  key: `${r.backend} · ${r.runtime.split(' ')[0]}`,
+  cells: new Map(matrix(r).map((c) => [`${c.op}/${c.dtype}`, c])),
+  r,
+}));
 const rows = [...new Set(columns.flatMap((c) => [...c.cells.keys()]))];
 const lines = [
   '# Conformance scoreboard',
   '',
   'Generated by `node scripts/scoreboard.mjs` from fresh runs of the conformance suite against the float64',
   'oracle (CI checks that this file is up to date). Each cell: pass or FAIL, and the largest error in',
-  'float32 ULPs over the op\'s cases (error contract rows: typed errors raised, nothing allocated, other',
+  "float32 ULPs over the op's cases (error contract rows: typed errors raised, nothing allocated, other",
   'arrays intact). Tolerances and domains: `packages/conformance/src/tolerances.ts`.',
   '',
   '| column | runtime | device | passed | failed |',
@@ -103,10 +133,19 @@ const lines = [
   '',
   `| op / dtype | ${columns.map((c) => c.key).join(' | ')} |`,
   `|---|${columns.map(() => '---').join('|')}|`,
-  ...rows.map((k) => `| ${k} | ${columns.map((c) => {
-    const cell = c.cells.get(k);
-    return !cell ? '—' : cell.failed ? `**FAIL** (${cell.failed}/${cell.cases})` : `pass · ${cell.maxUlpError} ulp`;
-  }).join(' | ')} |`),
+  ...rows.map(
+    (k) =>
+      `| ${k} | ${columns
+        .map((c) => {
+          const cell = c.cells.get(k);
+          return !cell
+            ? '—'
+            : cell.failed
+              ? `**FAIL** (${cell.failed}/${cell.cases})`
+              : `pass · ${cell.maxUlpError} ulp`;
+        })
+        .join(' | ')} |`,
+  ),
   '',
   ...onnxLines,
 ];
@@ -120,14 +159,25 @@ if (process.argv.includes('--check')) {
     console.error('docs/CONFORMANCE.md is out of date: run `node scripts/scoreboard.mjs` and commit it');
     const a = committed.split('\n');
     const b = normalize(text).split('\n');
-    for (let i = 0; i < Math.max(a.length, b.length); i++) if (a[i] !== b[i]) { console.error(`first difference, line ${i + 1}:\n- ${a[i]}\n+ ${b[i]}`); break; }
+    for (let i = 0; i < Math.max(a.length, b.length); i++)
+      if (a[i] !== b[i]) {
+        console.error(`first difference, line ${i + 1}:\n- ${a[i]}\n+ ${b[i]}`);
+        break;
+      }
     process.exit(1);
   }
   console.log('docs/CONFORMANCE.md is up to date');
 } else {
   mkdirSync(join(root, 'docs'), { recursive: true });
   writeFileSync(file, text);
-  writeFileSync(join(root, 'docs', 'conformance.json'), JSON.stringify(results.map((r) => ({ backend: r.backend, runtime: r.runtime, deviceName: r.deviceName, results: r.results })), null, 1));
+  writeFileSync(
+    join(root, 'docs', 'conformance.json'),
+    JSON.stringify(
+      results.map((r) => ({ backend: r.backend, runtime: r.runtime, deviceName: r.deviceName, results: r.results })),
+      null,
+      1,
+    ),
+  );
   console.log(`wrote ${file}`);
 }
 process.exit(0);

@@ -16,14 +16,22 @@ const has = (cmd) => run('sh', ['-c', `command -v ${cmd}`]).status === 0;
 
 function osRelease() {
   try {
-    return Object.fromEntries(readFileSync('/etc/os-release', 'utf8').split('\n').filter((l) => l.includes('='))
-      .map((l) => { const i = l.indexOf('='); return [l.slice(0, i), l.slice(i + 1).replace(/^"|"$/g, '')]; }));
+    return Object.fromEntries(
+      readFileSync('/etc/os-release', 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('='))
+        .map((l) => {
+          const i = l.indexOf('=');
+          return [l.slice(0, i), l.slice(i + 1).replace(/^"|"$/g, '')];
+        }),
+    );
   } catch {
     return {};
   }
 }
 
 function debVersion(pkg) {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own format fields
   const r = run('dpkg-query', ['-W', '-f=${Status} ${Version}', pkg]);
   const m = /install ok installed (\S+)/.exec(r.stdout ?? '');
   return m ? m[1] : null;
@@ -44,7 +52,12 @@ const NEEDS = [
     packages: ['mesa-vulkan-drivers', 'libvulkan1'],
     backports,
   },
-  { what: "Debian's Chromium (the browser tests)", present: () => existsSync('/usr/bin/chromium'), packages: ['chromium'], backports: false },
+  {
+    what: "Debian's Chromium (the browser tests)",
+    present: () => existsSync('/usr/bin/chromium'),
+    packages: ['chromium'],
+    backports: false,
+  },
   {
     what: "ONNX's backend node tests (the conformance kit's ONNX run)",
     present: () => existsSync('/usr/share/libonnx-testdata/data/node'),
@@ -56,12 +69,15 @@ const NEEDS = [
 function commands(missing) {
   const cmds = [];
   if (missing.some((n) => n.backports) && !existsSync(BACKPORTS_FILE)) {
-    cmds.push(`printf 'Types: deb\\nURIs: http://deb.debian.org/debian\\nSuites: bookworm-backports\\nComponents: main\\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\\n' > ${BACKPORTS_FILE}`);
+    cmds.push(
+      `printf 'Types: deb\\nURIs: http://deb.debian.org/debian\\nSuites: bookworm-backports\\nComponents: main\\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\\n' > ${BACKPORTS_FILE}`,
+    );
   }
   cmds.push('apt-get update -qq');
   const bp = missing.filter((n) => n.backports).flatMap((n) => n.packages);
   const plain = missing.filter((n) => !n.backports).flatMap((n) => n.packages);
-  if (bp.length) cmds.push(`DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t bookworm-backports ${bp.join(' ')}`);
+  if (bp.length)
+    cmds.push(`DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t bookworm-backports ${bp.join(' ')}`);
   if (plain.length) cmds.push(`DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${plain.join(' ')}`);
   return cmds;
 }
@@ -69,12 +85,19 @@ function commands(missing) {
 function systemPackages() {
   const missing = NEEDS.filter((n) => !n.present());
   if (!missing.length) {
-    console.log(`system packages present: mesa-vulkan-drivers ${debVersion('mesa-vulkan-drivers')}, chromium ${debVersion('chromium') ?? '(/usr/bin/chromium)'}, libonnx-testdata ${debVersion('libonnx-testdata') ?? ''}`.trim());
+    console.log(
+      `system packages present: mesa-vulkan-drivers ${debVersion('mesa-vulkan-drivers')}, chromium ${debVersion('chromium') ?? '(/usr/bin/chromium)'}, libonnx-testdata ${debVersion('libonnx-testdata') ?? ''}`.trim(),
+    );
     return;
   }
-  for (const n of missing) console.log(`missing: ${n.what} — Debian package${n.packages.length > 1 ? 's' : ''} ${n.packages.join(', ')}${n.backports ? ' (bookworm-backports)' : ''}`);
+  for (const n of missing)
+    console.log(
+      `missing: ${n.what} — Debian package${n.packages.length > 1 ? 's' : ''} ${n.packages.join(', ')}${n.backports ? ' (bookworm-backports)' : ''}`,
+    );
   if (!has('apt-get') || !has('dpkg-query')) {
-    console.error('This machine has no apt-get: install the packages above by your system\'s means (Mesa\'s Vulkan driver lavapipe ≥ 24 and Chromium at /usr/bin/chromium), then run npm test again.');
+    console.error(
+      "This machine has no apt-get: install the packages above by your system's means (Mesa's Vulkan driver lavapipe ≥ 24 and Chromium at /usr/bin/chromium), then run npm test again.",
+    );
     process.exit(1);
   }
   const cmds = commands(missing);
@@ -99,7 +122,12 @@ function systemPackages() {
     console.error(`still missing after apt-get: ${still.map((n) => n.packages.join(', ')).join('; ')}`);
     process.exit(1);
   }
-  console.log(`installed: ${missing.flatMap((n) => n.packages).map((p) => `${p} ${debVersion(p)}`).join(', ')}`);
+  console.log(
+    `installed: ${missing
+      .flatMap((n) => n.packages)
+      .map((p) => `${p} ${debVersion(p)}`)
+      .join(', ')}`,
+  );
 }
 
 if (process.platform === 'linux' && process.env.POLYHAL_SKIP_SYSTEM_SETUP !== '1') systemPackages();

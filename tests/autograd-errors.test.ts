@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { type ComputeBackend, DeviceMismatchError, DTypeError, ShapeMismatchError, UseAfterFreeError } from '@polyhal/hal';
+import {
+  type ComputeBackend,
+  DeviceMismatchError,
+  DTypeError,
+  ShapeMismatchError,
+  UseAfterFreeError,
+} from '@polyhal/hal';
 import * as ag from '@polyhal/autograd';
 import { Tensor } from '@polyhal/autograd';
 import { REPO_BACKENDS } from './backends.js';
@@ -26,7 +32,9 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
         expect(await values(x.grad!)).toEqual([2, 4, 6]);
         const live = be.liveBufferCount();
         expect(() => loss.backward()).toThrow(UseAfterFreeError);
-        expect(() => loss.backward()).toThrow(/graph behind tensor \d+ \[\] \(result of 'sum'\) was freed by an earlier backward\(\).*retainGraph: true/);
+        expect(() => loss.backward()).toThrow(
+          /graph behind tensor \d+ \[\] \(result of 'sum'\) was freed by an earlier backward\(\).*retainGraph: true/,
+        );
         expect(await values(x.grad!)).toEqual([2, 4, 6]); // untouched
         expect(be.liveBufferCount()).toBe(live); // nothing allocated by the refused calls
 
@@ -44,10 +52,24 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
     test('retainGraph works through ops that save state (softmaxCrossEntropy, conv2d) and frees it with the graph', async () => {
       const base = be.liveBufferCount();
       await ag.scope(async () => {
-        const x = Tensor.fromArray(be, Array.from({ length: 32 }, (_, i) => Math.sin(i)), [2, 1, 4, 4], { requiresGrad: true });
-        const w = Tensor.fromArray(be, Array.from({ length: 18 }, (_, i) => Math.cos(i)), [2, 1, 3, 3], { requiresGrad: true });
+        const x = Tensor.fromArray(
+          be,
+          Array.from({ length: 32 }, (_, i) => Math.sin(i)),
+          [2, 1, 4, 4],
+          { requiresGrad: true },
+        );
+        const w = Tensor.fromArray(
+          be,
+          Array.from({ length: 18 }, (_, i) => Math.cos(i)),
+          [2, 1, 3, 3],
+          { requiresGrad: true },
+        );
         const logits = ag.reshape(ag.conv2d(x, w, { padding: 1 }), [2, 32]);
-        const labels = Tensor.fromArray(be, Array.from({ length: 64 }, (_, i) => (i % 32 === 3 ? 1 : 0)), [2, 32]);
+        const labels = Tensor.fromArray(
+          be,
+          Array.from({ length: 64 }, (_, i) => (i % 32 === 3 ? 1 : 0)),
+          [2, 32],
+        );
         const loss = ag.crossEntropy(logits, labels);
         loss.backward(undefined, { retainGraph: true });
         const gx = await values(x.grad!);
@@ -94,14 +116,20 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
         y.dispose();
         const live = be.liveBufferCount();
         expect(() => loss.backward()).toThrow(UseAfterFreeError);
-        expect(() => loss.backward()).toThrow(new RegExp(`tensor ${y.id} \\[2, 3\\] \\(result of 'mul'\\) was disposed before backward, but 'tanh' \\(tensor \\d+\\) needs its gradient`));
+        expect(() => loss.backward()).toThrow(
+          new RegExp(
+            `tensor ${y.id} \\[2, 3\\] \\(result of 'mul'\\) was disposed before backward, but 'tanh' \\(tensor \\d+\\) needs its gradient`,
+          ),
+        );
         expect(x.grad).toBeNull();
         expect(be.liveBufferCount()).toBe(live);
         // A leaf disposed before backward is refused the same way.
         const p = Tensor.fromArray(be, [1, 2], [2], { requiresGrad: true });
         const l2 = ag.sum(ag.mul(p, p));
         p.dispose();
-        expect(() => l2.backward()).toThrow(new RegExp(`tensor ${p.id} \\[2\\] was disposed before backward, but 'mul'`));
+        expect(() => l2.backward()).toThrow(
+          new RegExp(`tensor ${p.id} \\[2\\] was disposed before backward, but 'mul'`),
+        );
       });
       expect(be.liveBufferCount()).toBe(base);
     });
@@ -121,11 +149,16 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
         // A gradient rule that allocates, then fails.
         const a = Tensor.fromArray(be, [1, 2], [2], { requiresGrad: true });
         const b = Tensor.fromArray(be, [3, 4], [2], { requiresGrad: true });
-        const broken = ag.record('broken', [a, b], (hal, [u, v]) => hal.add(u!, v!), (hal, g) => {
-          const ga = hal.mul(g, 2);
-          hal.neg(ga); // a temporary it would have freed
-          throw new Error('rule failed');
-        });
+        const broken = ag.record(
+          'broken',
+          [a, b],
+          (hal, [u, v]) => hal.add(u!, v!),
+          (hal, g) => {
+            const ga = hal.mul(g, 2);
+            hal.neg(ga); // a temporary it would have freed
+            throw new Error('rule failed');
+          },
+        );
         const l2 = ag.sum(ag.exp(broken));
         const live2 = be.liveBufferCount();
         expect(() => l2.backward()).toThrow(/rule failed/);
@@ -183,7 +216,10 @@ describe('optimizers and Module.to', () => {
   const trainSteps = async (model: ag.Module, opt: ag.Optimizer, be: ComputeBackend, steps: number): Promise<void> => {
     for (let i = 0; i < steps; i++) {
       await ag.scope(async () => {
-        const loss = ag.crossEntropy(model.forward(Tensor.fromArray(be, batch.x, [2, 3])), Tensor.fromArray(be, batch.y, [2, 2]));
+        const loss = ag.crossEntropy(
+          model.forward(Tensor.fromArray(be, batch.x, [2, 3])),
+          Tensor.fromArray(be, batch.y, [2, 2]),
+        );
         opt.zeroGrad();
         loss.backward();
         opt.step();
@@ -215,14 +251,19 @@ describe('optimizers and Module.to', () => {
     // Moved after steps: a step refuses state on another backend, optimizer.to moves it.
     await m.to(a);
     await expect(trainSteps(m, opt, a, 1)).rejects.toThrow(DeviceMismatchError);
-    await expect(trainSteps(m, opt, a, 1)).rejects.toThrow(/optimizer state is on cpu .*await optimizer\.to\(backend\)/);
+    await expect(trainSteps(m, opt, a, 1)).rejects.toThrow(
+      /optimizer state is on cpu .*await optimizer\.to\(backend\)/,
+    );
     await opt.to(a);
     await trainSteps(m, opt, a, 2);
     const got = await weights(m);
     (await weights(ref)).forEach((w, i) => w.forEach((v, k) => expect(got[i]![k]).toBeCloseTo(v, 5)));
     expect(b.liveBufferCount()).toBe(ref.parameters().length * 4); // only ref's: weights, gradients and two moments each
 
-    for (const [o, mod] of [[opt, m], [refOpt, ref]] as const) {
+    for (const [o, mod] of [
+      [opt, m],
+      [refOpt, ref],
+    ] as const) {
       o.zeroGrad();
       o.dispose();
       mod.dispose();

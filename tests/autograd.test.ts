@@ -15,7 +15,15 @@ function vals(n: number, lo = -2, hi = 2, avoid: number[] = [], gap = 0.1): numb
   }
   return out;
 }
-const inp = (shape: number[], lo?: number, hi?: number, avoid?: number[]): GradCheckInput => ({ shape, values: vals(shape.reduce((p, d) => p * d, 1), lo, hi, avoid) });
+const inp = (shape: number[], lo?: number, hi?: number, avoid?: number[]): GradCheckInput => ({
+  shape,
+  values: vals(
+    shape.reduce((p, d) => p * d, 1),
+    lo,
+    hi,
+    avoid,
+  ),
+});
 
 type Check = [string, (xs: Tensor[]) => Tensor, GradCheckInput[]];
 
@@ -37,8 +45,22 @@ const CHECKS: Check[] = [
   ['sub (broadcast)', ([a, b]) => ag.sub(a!, b!), [inp([2, 1]), inp([1, 3])]],
   ['mul (broadcast)', ([a, b]) => ag.mul(a!, b!), [inp([2, 3]), inp([2, 1])]],
   ['div (broadcast)', ([a, b]) => ag.div(a!, b!), [inp([2, 3]), inp([3], 0.5, 2)]],
-  ['maximum', ([a, b]) => ag.maximum(a!, b!), [{ shape: [4], values: [1, -1, 0.5, 2] }, { shape: [4], values: [0.2, 0.3, -1, 2.5] }]],
-  ['mod', ([a, b]) => ag.mod(a!, b!), [{ shape: [4], values: [2.3, -1.7, 5.2, 0.6] }, { shape: [4], values: [1.5, 1.1, -2.2, 0.9] }]],
+  [
+    'maximum',
+    ([a, b]) => ag.maximum(a!, b!),
+    [
+      { shape: [4], values: [1, -1, 0.5, 2] },
+      { shape: [4], values: [0.2, 0.3, -1, 2.5] },
+    ],
+  ],
+  [
+    'mod',
+    ([a, b]) => ag.mod(a!, b!),
+    [
+      { shape: [4], values: [2.3, -1.7, 5.2, 0.6] },
+      { shape: [4], values: [1.5, 1.1, -2.2, 0.9] },
+    ],
+  ],
   ['scalar operands', ([x]) => ag.div(ag.sub(3, ag.mul(x!, 2)), 1.5), [inp([3])]],
   ['sum (axes, keepdims)', ([x]) => ag.sum(x!, [0, 2], true), [inp([2, 3, 2])]],
   ['sum (all)', ([x]) => ag.sum(x!), [inp([2, 3])]],
@@ -47,20 +69,60 @@ const CHECKS: Check[] = [
   ['reshape', ([x]) => ag.mul(ag.reshape(x!, [3, 2]), ag.reshape(x!, [3, 2])), [inp([2, 3])]],
   ['permute', ([x]) => ag.mul(ag.permute(x!, [2, 0, 1]), 2), [inp([2, 3, 2])]],
   ['expand', ([x]) => ag.expand(x!, [2, 3, 4]), [inp([3, 1])]],
-  ['pad', ([x]) => ag.pad(x!, [[1, 0], [2, 1]], 0.5), [inp([2, 3])]],
-  ['shrink', ([x]) => ag.shrink(x!, [[1, 3], [0, 2]]), [inp([3, 4])]],
+  [
+    'pad',
+    ([x]) =>
+      ag.pad(
+        x!,
+        [
+          [1, 0],
+          [2, 1],
+        ],
+        0.5,
+      ),
+    [inp([2, 3])],
+  ],
+  [
+    'shrink',
+    ([x]) =>
+      ag.shrink(x!, [
+        [1, 3],
+        [0, 2],
+      ]),
+    [inp([3, 4])],
+  ],
   ['stride', ([x]) => ag.stride(x!, [2, 3]), [inp([5, 7])]],
   ['matmul', ([a, b]) => ag.matmul(a!, b!), [inp([3, 4]), inp([4, 2])]],
-  ['matmul (batched, broadcast, transposed)', ([a, b]) => ag.matmul(a!, ag.transpose(b!)), [inp([2, 3, 4]), inp([5, 4])]],
+  [
+    'matmul (batched, broadcast, transposed)',
+    ([a, b]) => ag.matmul(a!, ag.transpose(b!)),
+    [inp([2, 3, 4]), inp([5, 4])],
+  ],
   ['softmax', ([x]) => ag.softmax(x!), [inp([2, 4])]],
   ['logSoftmax', ([x]) => ag.logSoftmax(x!, 0), [inp([3, 2])]],
-  ['softmaxCrossEntropy', ([x, y]) => ag.softmaxCrossEntropy(x!, y!), [inp([3, 4]), { shape: [3, 4], values: [0, 1, 0, 0, 0.5, 0, 0.5, 0, 0, 0, 0, 1] }]],
-  ['conv2d (stride 2, padding 1)', ([x, w]) => ag.conv2d(x!, w!, { stride: 2, padding: 1 }), [inp([2, 2, 5, 5]), inp([3, 2, 3, 3])]],
+  [
+    'softmaxCrossEntropy',
+    ([x, y]) => ag.softmaxCrossEntropy(x!, y!),
+    [inp([3, 4]), { shape: [3, 4], values: [0, 1, 0, 0, 0.5, 0, 0.5, 0, 0, 0, 0, 1] }],
+  ],
+  [
+    'conv2d (stride 2, padding 1)',
+    ([x, w]) => ag.conv2d(x!, w!, { stride: 2, padding: 1 }),
+    [inp([2, 2, 5, 5]), inp([3, 2, 3, 3])],
+  ],
   ['conv2d (stride 1, no padding)', ([x, w]) => ag.conv2d(x!, w!), [inp([1, 1, 4, 4]), inp([2, 1, 2, 2])]],
   // stride larger than the kernel (rows no window reads get no gradient), odd sizes
-  ['conv2d (stride 3, kernel 2, padding 1)', ([x, w]) => ag.conv2d(x!, w!, { stride: 3, padding: 1 }), [inp([2, 2, 7, 7]), inp([2, 2, 2, 2])]],
+  [
+    'conv2d (stride 3, kernel 2, padding 1)',
+    ([x, w]) => ag.conv2d(x!, w!, { stride: 3, padding: 1 }),
+    [inp([2, 2, 7, 7]), inp([2, 2, 2, 2])],
+  ],
   // stride 2 with a 5×5 kernel: several taps per stride phase, padded size not a multiple of the stride
-  ['conv2d (stride 2, kernel 5, padding 2)', ([x, w]) => ag.conv2d(x!, w!, { stride: 2, padding: 2 }), [inp([1, 2, 9, 9]), inp([2, 2, 5, 5])]],
+  [
+    'conv2d (stride 2, kernel 5, padding 2)',
+    ([x, w]) => ag.conv2d(x!, w!, { stride: 2, padding: 2 }),
+    [inp([1, 2, 9, 9]), inp([2, 2, 5, 5])],
+  ],
 ];
 
 for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
@@ -82,17 +144,22 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
     }
 
     test('a training step returns the live-buffer count to its baseline and lowers the loss', async () => {
-      const model = new ag.Sequential(new ag.Linear(6, 8, { backend: be, rng: 1 }), new ag.Tanh(), new ag.Linear(8, 3, { backend: be, rng: 2 }));
+      const model = new ag.Sequential(
+        new ag.Linear(6, 8, { backend: be, rng: 1 }),
+        new ag.Tanh(),
+        new ag.Linear(8, 3, { backend: be, rng: 2 }),
+      );
       const opt = new ag.Adam(model.parameters(), { lr: 0.05 });
       const x = Tensor.fromArray(be, vals(24), [4, 6]);
       const y = Tensor.fromArray(be, [1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0], [4, 3]);
-      const step = (): Promise<number> => ag.scope(async () => {
-        const loss = ag.crossEntropy(model.forward(x), y);
-        opt.zeroGrad();
-        loss.backward();
-        opt.step();
-        return loss.item();
-      });
+      const step = (): Promise<number> =>
+        ag.scope(async () => {
+          const loss = ag.crossEntropy(model.forward(x), y);
+          opt.zeroGrad();
+          loss.backward();
+          opt.step();
+          return loss.item();
+        });
       const first = await step();
       const baseline = be.liveBufferCount();
       let last = first;

@@ -2,7 +2,15 @@ import { describe, expect, test } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BackendHookError, BaseBackend, createBackend, InvalidArgumentError, OPTIONAL_HOOKS, PolyHalError, REQUIRED_HOOKS } from '@polyhal/hal';
+import {
+  BackendHookError,
+  BaseBackend,
+  createBackend,
+  InvalidArgumentError,
+  OPTIONAL_HOOKS,
+  PolyHalError,
+  REQUIRED_HOOKS,
+} from '@polyhal/hal';
 import { CpuBackend } from '@polyhal/backend-cpu';
 import { ReferenceBackend, referenceBackendEntry } from '@polyhal/backend-reference';
 
@@ -69,8 +77,17 @@ describe('the hook set: BaseBackend checks its subclass at construction', () => 
 
   test('the hook list is the abstract set of BaseBackend: eleven hooks, each with a one-line contract', () => {
     expect(REQUIRED_HOOKS.map((h) => h.name)).toEqual([
-      'createStorage', 'destroyStorage', 'writeStorage', 'readStorage',
-      'unaryKernel', 'binaryKernel', 'reduceKernel', 'copyKernel', 'padKernel', 'fillKernel', 'matmulKernel',
+      'createStorage',
+      'destroyStorage',
+      'writeStorage',
+      'readStorage',
+      'unaryKernel',
+      'binaryKernel',
+      'reduceKernel',
+      'copyKernel',
+      'padKernel',
+      'fillKernel',
+      'matmulKernel',
     ]);
     for (const h of REQUIRED_HOOKS) {
       expect(h.signature.startsWith(`${h.name}(`)).toBe(true);
@@ -99,24 +116,40 @@ describe('the reference backend in the registry', () => {
   });
 
   test('its declared options are checked: an unknown key is an InvalidArgumentError naming it', async () => {
-    await expect(createBackend({ backend: 'reference', options: { memoryLimt: 1 }, env: {} })).rejects.toThrow(InvalidArgumentError);
-    await expect(createBackend({ backend: 'reference', options: { memoryLimt: 1 }, env: {} })).rejects.toThrow(/memoryLimt/);
+    await expect(createBackend({ backend: 'reference', options: { memoryLimt: 1 }, env: {} })).rejects.toThrow(
+      InvalidArgumentError,
+    );
+    await expect(createBackend({ backend: 'reference', options: { memoryLimt: 1 }, env: {} })).rejects.toThrow(
+      /memoryLimt/,
+    );
   });
 });
 
 describe('docs/WRITING-A-BACKEND.md tells the truth', () => {
   const root = join(dirname(fileURLToPath(import.meta.url)), '..');
   const guide = readFileSync(join(root, 'docs/WRITING-A-BACKEND.md'), 'utf8');
-  const excerpts = [...guide.matchAll(/^<!-- excerpt: (\S+) -->\n```ts\n([\s\S]*?)^```$/gm)].map((m) => ({ file: m[1]!, code: m[2]! }));
+  const excerpts = [...guide.matchAll(/^<!-- excerpt: (\S+) -->\n```ts\n([\s\S]*?)^```$/gm)].map((m) => ({
+    file: m[1]!,
+    code: m[2]!,
+  }));
 
   test('it quotes the reference backend (every hook group, registration, the factory)', () => {
     expect(excerpts.length).toBeGreaterThanOrEqual(8);
-    expect(new Set(excerpts.map((e) => e.file))).toEqual(new Set(['reference-backend.ts', 'strided.ts', 'kernels.ts', 'scalar.ts', 'index.ts'].map((f) => `backends/reference/src/${f}`)));
+    expect(new Set(excerpts.map((e) => e.file))).toEqual(
+      new Set(
+        ['reference-backend.ts', 'strided.ts', 'kernels.ts', 'scalar.ts', 'index.ts'].map(
+          (f) => `backends/reference/src/${f}`,
+        ),
+      ),
+    );
   });
 
-  test.each(excerpts.map((e, i) => [i + 1, e.file, e.code] as const))('excerpt %i appears verbatim in %s', (_i, file, code) => {
-    expect(readFileSync(join(root, file), 'utf8')).toContain(code);
-  });
+  test.each(excerpts.map((e, i) => [i + 1, e.file, e.code] as const))(
+    'excerpt %i appears verbatim in %s',
+    (_i, file, code) => {
+      expect(readFileSync(join(root, file), 'utf8')).toContain(code);
+    },
+  );
 
   test('it documents every hook: each required hook with its signature, each optional hook by name', () => {
     for (const h of REQUIRED_HOOKS) expect(guide).toContain(`\`${h.signature}\``);

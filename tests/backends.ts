@@ -16,6 +16,10 @@ export const REPO_BACKENDS: Record<string, () => Promise<ComputeBackend>> = {
 
 export function requiredBackends(env: Record<string, string | undefined> = process.env): string[] {
   const raw = env['REQUIRE_BACKENDS'];
-  if (raw !== undefined && raw.trim() !== '') return raw.split(',').map((s) => s.trim()).filter(Boolean);
+  if (raw !== undefined && raw.trim() !== '')
+    return raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   return env['CI'] === 'true' || env['CI'] === '1' ? Object.keys(REPO_BACKENDS) : [];
 }

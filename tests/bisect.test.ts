@@ -20,9 +20,17 @@ class SloppySigmoid extends CpuBackend {
 async function recordTrainingStep() {
   const rec = recording(new CpuBackend());
   const be = rec.backend;
-  const model = new ag.Sequential(new ag.Linear(8, 16, { backend: be, rng: 1 }), new ag.Sigmoid(), new ag.Linear(16, 4, { backend: be, rng: 2 }));
+  const model = new ag.Sequential(
+    new ag.Linear(8, 16, { backend: be, rng: 1 }),
+    new ag.Sigmoid(),
+    new ag.Linear(16, 4, { backend: be, rng: 2 }),
+  );
   const opt = new ag.Adam(model.parameters(), { lr: 0.01 });
-  const x = ag.Tensor.fromArray(be, Array.from({ length: 32 }, (_, i) => Math.sin(i)), [4, 8]);
+  const x = ag.Tensor.fromArray(
+    be,
+    Array.from({ length: 32 }, (_, i) => Math.sin(i)),
+    [4, 8],
+  );
   const y = ag.Tensor.fromArray(be, [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1], [4, 4]);
   await ag.scope(async () => {
     const l = ag.crossEntropy(model.forward(x), y);
@@ -46,13 +54,29 @@ describe('mismatch bisector', () => {
     const rec = await recordTrainingStep();
     expect(rec.calls.length).toBeGreaterThan(20);
     expect(rec.calls.some((c) => c.method === 'adamStep')).toBe(true);
-    expect(await bisect(rec, () => new CpuBackend(), () => new CpuBackend())).toBeNull();
-    expect(await bisect(rec, () => new CpuBackend(), () => createWasmBackend({ threads: 1 }))).toBeNull();
+    expect(
+      await bisect(
+        rec,
+        () => new CpuBackend(),
+        () => new CpuBackend(),
+      ),
+    ).toBeNull();
+    expect(
+      await bisect(
+        rec,
+        () => new CpuBackend(),
+        () => createWasmBackend({ threads: 1 }),
+      ),
+    ).toBeNull();
   });
 
   test('the first diverging call is named, with a reproduction script', async () => {
     const rec = await recordTrainingStep();
-    const d = await bisect(rec, () => new CpuBackend(), () => new SloppySigmoid());
+    const d = await bisect(
+      rec,
+      () => new CpuBackend(),
+      () => new SloppySigmoid(),
+    );
     expect(d).not.toBeNull();
     expect(d!.method).toBe('unary');
     expect(d!.call.args.some((a) => a.kind === 'value' && a.value === 'sigmoid')).toBe(true);
@@ -60,7 +84,10 @@ describe('mismatch bisector', () => {
     expect(d!.reproduction).toMatch(/const out = be\.unary\("sigmoid", x1\);/);
     // The reproduction runs on its own and shows the difference.
     const run = async (be: CpuBackend): Promise<Float32Array> => {
-      const fn = new Function('be', `return (async () => { ${d!.reproduction.replace('console.log(', 'return (')} })();`);
+      const fn = new Function(
+        'be',
+        `return (async () => { ${d!.reproduction.replace('console.log(', 'return (')} })();`,
+      );
       return (await fn(be)) as Float32Array;
     };
     const [good, bad] = [await run(new CpuBackend()), await run(new SloppySigmoid())];

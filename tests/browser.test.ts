@@ -19,8 +19,16 @@ const LOSS_BOUND = 0.5;
 type Demo = {
   crossOriginIsolated: boolean;
   train: (b: string, steps: number) => Promise<{ device: string; losses: number[]; accuracy: number }>;
-  conformance: (b: string) => Promise<{ device: string; runtime: string; passed: number; failed: number; failures: string[] }>;
-  conformanceInWorker: () => Promise<{ device: string; runtime: string; passed: number; failed: number; failures: string[] }>;
+  conformance: (
+    b: string,
+  ) => Promise<{ device: string; runtime: string; passed: number; failed: number; failures: string[] }>;
+  conformanceInWorker: () => Promise<{
+    device: string;
+    runtime: string;
+    passed: number;
+    failed: number;
+    failures: string[];
+  }>;
 };
 
 describe('browser (headless Chromium)', () => {
@@ -41,7 +49,16 @@ describe('browser (headless Chromium)', () => {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-gpu-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+      args: [
+        '--no-sandbox',
+        '--enable-unsafe-webgpu',
+        '--disable-gpu-sandbox',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        '--disable-quic',
+      ],
       env: { ...process.env, XDG_CONFIG_HOME: profile, XDG_CACHE_HOME: profile },
     });
     page = await browser.newPage();
@@ -63,13 +80,18 @@ describe('browser (headless Chromium)', () => {
 
   test('the page is cross-origin isolated (SharedArrayBuffer available)', async () => {
     if (!browser && !requiredBackends().length) return;
-    expect(await need().evaluate(() => (window as unknown as { polyhalDemo: Demo }).polyhalDemo.crossOriginIsolated)).toBe(true);
+    expect(
+      await need().evaluate(() => (window as unknown as { polyhalDemo: Demo }).polyhalDemo.crossOriginIsolated),
+    ).toBe(true);
   });
 
   for (const name of Object.keys(REPO_BACKENDS)) {
     test(`conformance passes on ${name} in the browser`, async () => {
       if (!browser && !requiredBackends().length) return;
-      const r = await need().evaluate((b) => (window as unknown as { polyhalDemo: Demo }).polyhalDemo.conformance(b), name);
+      const r = await need().evaluate(
+        (b) => (window as unknown as { polyhalDemo: Demo }).polyhalDemo.conformance(b),
+        name,
+      );
       expect(r.failures).toEqual([]);
       expect(r.passed).toBeGreaterThan(300);
       expect(r.runtime).toMatch(/Chrome/);
@@ -78,7 +100,9 @@ describe('browser (headless Chromium)', () => {
 
   test('conformance passes on wasm with 2 threads inside a dedicated Worker (nested Web Worker, shared memory)', async () => {
     if (!browser && !requiredBackends().length) return;
-    const r = await need().evaluate(() => (window as unknown as { polyhalDemo: Demo }).polyhalDemo.conformanceInWorker());
+    const r = await need().evaluate(() =>
+      (window as unknown as { polyhalDemo: Demo }).polyhalDemo.conformanceInWorker(),
+    );
     expect(r.failures).toEqual([]);
     expect(r.passed).toBeGreaterThan(300);
     expect(r.device).toMatch(/relaxed SIMD \(FMA\), 2 threads on shared memory/);

@@ -2,7 +2,14 @@
 // declares none), never its name: a backend whose exp is ~25 ulp off fails when it merely calls itself
 // 'webgpu', and passes only when it declares the wgsl class. The report prints the class applied.
 import { describe, expect, test } from '@jest/globals';
-import { type BackendCapabilities, capabilitiesOf, type NDArray, STRICT_CAPABILITIES, type UnaryOp } from '@polyhal/hal';
+import {
+  type BackendCapabilities,
+  capabilitiesOf,
+  type ComputeBackend,
+  type NDArray,
+  STRICT_CAPABILITIES,
+  type UnaryOp,
+} from '@polyhal/hal';
 import { CpuBackend } from '@polyhal/backend-cpu';
 import { htmlReport, runConformance, textTable, toleranceFor } from '@polyhal/conformance';
 import { REPO_BACKENDS, requiredBackends } from './backends.js';
@@ -35,7 +42,9 @@ describe('tolerances follow declared capabilities, not names', () => {
     expect(r.capabilities).toEqual(STRICT_CAPABILITIES);
     expect(r.capabilitiesDeclared).toBe(false);
     expect(r.failed).toBeGreaterThan(0);
-    expect(textTable([r])).toContain('tolerance class: ieee-correctly-rounded (default: the backend declares no capabilities)');
+    expect(textTable([r])).toContain(
+      'tolerance class: ieee-correctly-rounded (default: the backend declares no capabilities)',
+    );
   });
 
   test('the same backend under another name fails the same way', async () => {
@@ -44,10 +53,15 @@ describe('tolerances follow declared capabilities, not names', () => {
   });
 
   test('declaring the wgsl class applies the wgsl tolerances, whatever the name', async () => {
-    const r = await runConformance(sloppyExp('third-party', { arithmetic: 'wgsl', fusedMultiplyAdd: true, flushesSubnormals: true }), EXP);
+    const r = await runConformance(
+      sloppyExp('third-party', { arithmetic: 'wgsl', fusedMultiplyAdd: true, flushesSubnormals: true }),
+      EXP,
+    );
     expect(r.results.filter((c) => !c.pass).map((c) => `${c.id}: ${c.message}`)).toEqual([]);
     expect(r.capabilitiesDeclared).toBe(true);
-    expect(textTable([r])).toContain('tolerance class: wgsl (declared by the backend; fused multiply-add, flushes subnormals)');
+    expect(textTable([r])).toContain(
+      'tolerance class: wgsl (declared by the backend; fused multiply-add, flushes subnormals)',
+    );
     expect(htmlReport([r])).toContain('tolerance class: wgsl (declared by the backend');
     // the error is real: well past the strict exp tolerance, inside the wgsl one
     const worst = Math.max(...r.results.map((c) => c.maxRelError));
@@ -56,17 +70,23 @@ describe('tolerances follow declared capabilities, not names', () => {
   });
 
   test('an unknown arithmetic class is an error, never a looser table', async () => {
-    await expect(runConformance(sloppyExp('x', { arithmetic: 'fast' as never }), EXP)).rejects.toThrow(/arithmetic 'fast'/);
+    await expect(runConformance(sloppyExp('x', { arithmetic: 'fast' as never }), EXP)).rejects.toThrow(
+      /arithmetic 'fast'/,
+    );
     expect(() => toleranceFor('exp', 'float32', 'webgpu' as never)).toThrow(/unknown arithmetic class 'webgpu'/);
   });
 
   test('partial declarations are completed with the strict defaults', () => {
     expect(capabilitiesOf({})).toEqual(STRICT_CAPABILITIES);
-    expect(capabilitiesOf({ capabilities: { arithmetic: 'wgsl' } })).toEqual({ arithmetic: 'wgsl', fusedMultiplyAdd: false, flushesSubnormals: false });
+    expect(capabilitiesOf({ capabilities: { arithmetic: 'wgsl' } })).toEqual({
+      arithmetic: 'wgsl',
+      fusedMultiplyAdd: false,
+      flushesSubnormals: false,
+    });
   });
 
   test.each(Object.keys(REPO_BACKENDS))('%s declares its arithmetic', async (name) => {
-    let be;
+    let be: ComputeBackend;
     try {
       be = await REPO_BACKENDS[name]!();
     } catch (e) {

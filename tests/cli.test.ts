@@ -5,7 +5,12 @@ import { fileURLToPath } from 'node:url';
 
 // The main job as a user runs it (the built CLI), on short runs.
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const run = (...args: string[]) => spawnSync(process.execPath, [join(root, 'packages/cli/dist/main.js'), ...args], { cwd: root, encoding: 'utf8', env: { ...process.env, POLYHAL_BACKEND: '' } });
+const run = (...args: string[]) =>
+  spawnSync(process.execPath, [join(root, 'packages/cli/dist/main.js'), ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, POLYHAL_BACKEND: '' },
+  });
 
 describe('polyhal CLI', () => {
   test.each([
@@ -17,7 +22,10 @@ describe('polyhal CLI', () => {
     [['--frobnicate'], /unknown option '--frobnicate'/],
     [['--train', '9000', '--test', '2000'], /at most 10000/],
     [['--batch-size', '8001'], /--batch-size \(8001\) must be at most --train \(8000\)/],
-    [['--batch-size', '700', '--train', '640', '--test', '100'], /--batch-size \(700\) must be at most --train \(640\)/],
+    [
+      ['--batch-size', '700', '--train', '640', '--test', '100'],
+      /--batch-size \(700\) must be at most --train \(640\)/,
+    ],
   ])('bad input %j exits 2 with a clear message', (args, message) => {
     const r = run(...(args as string[]));
     expect(r.status).toBe(2);
@@ -49,7 +57,9 @@ describe('polyhal CLI', () => {
   test('--backend all trains the same model on every backend and prints the comparison table', () => {
     const r = run('--backend', 'all', '--epochs', '1', '--train', '640', '--test', '200');
     expect(r.status).toBe(0);
-    expect(r.stdout).toMatch(/backend\s+device\s+wall s\s+samples\/s\s+final loss\s+test acc\s+peak MiB\s+max \|Δloss\| vs cpu/);
+    expect(r.stdout).toMatch(
+      /backend\s+device\s+wall s\s+samples\/s\s+final loss\s+test acc\s+peak MiB\s+max \|Δloss\| vs cpu/,
+    );
     expect(r.stdout).toMatch(/^cpu\s+/m);
     expect(r.stdout).toMatch(/^wasm\s+/m);
     expect(r.stdout).toMatch(/^webgpu\s+/m);

@@ -7,7 +7,11 @@ import { fileURLToPath } from 'node:url';
 import { selectCases, selectContractCases } from '@polyhal/conformance';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const cli = (...args: string[]) => spawnSync(process.execPath, [join(root, 'packages/conformance/dist/bin.js'), ...args], { cwd: root, encoding: 'utf8' });
+const cli = (...args: string[]) =>
+  spawnSync(process.execPath, [join(root, 'packages/conformance/dist/bin.js'), ...args], {
+    cwd: root,
+    encoding: 'utf8',
+  });
 
 describe('polyhal-conformance CLI', () => {
   test('passes our cpu backend and writes JSON and HTML reports', () => {
@@ -40,7 +44,10 @@ describe('polyhal-conformance CLI', () => {
     [['--timeout', '0'], /--timeout must be a positive integer, got '0'/],
     [['--timeout', 'soon'], /--timeout must be a positive integer, got 'soon'/],
     [['--backend', 'cpu', '--filter', 'nosuchop'], /--filter 'nosuchop' matches no case/],
-    [['--backend', 'tests/fixtures/not-a-backend.mjs', '--filter', 'add/'], /not-a-backend\.mjs: the factory returned an object that is not a ComputeBackend: no read, free, dispose/],
+    [
+      ['--backend', 'tests/fixtures/not-a-backend.mjs', '--filter', 'add/'],
+      /not-a-backend\.mjs: the factory returned an object that is not a ComputeBackend: no read, free, dispose/,
+    ],
   ])('bad usage %j exits 2 with a clear message', (args, message) => {
     const r = cli(...(args as string[]));
     expect(r.status).toBe(2);
@@ -53,7 +60,9 @@ describe('polyhal-conformance CLI', () => {
     const r = cli('--backend', 'tests/fixtures/hanging-factory-backend.mjs', '--timeout', '300');
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/hanging-factory-backend\.mjs: the backend factory did not settle within 300 ms/);
-    expect(r.stdout).toMatch(/FAIL every case \(\d+\), not run: the backend did not start: ConformanceTimeoutError: the backend factory did not settle within 300 ms/);
+    expect(r.stdout).toMatch(
+      /FAIL every case \(\d+\), not run: the backend did not start: ConformanceTimeoutError: the backend factory did not settle within 300 ms/,
+    );
     expect(Date.now() - t0).toBeLessThan(20_000);
   });
 
@@ -62,7 +71,14 @@ describe('polyhal-conformance CLI', () => {
   const allCases = selectCases().length + selectContractCases().length;
   const report = (fixture: string) => {
     const dir = mkdtempSync(join(tmpdir(), 'conf-'));
-    const r = cli('--backend', `tests/fixtures/${fixture}`, '--json', join(dir, 'r.json'), '--html', join(dir, 'r.html'));
+    const r = cli(
+      '--backend',
+      `tests/fixtures/${fixture}`,
+      '--json',
+      join(dir, 'r.json'),
+      '--html',
+      join(dir, 'r.html'),
+    );
     const json = existsSync(join(dir, 'r.json')) ? JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8')) : null;
     return { ...r, json, html: existsSync(join(dir, 'r.html')) ? readFileSync(join(dir, 'r.html'), 'utf8') : null };
   };
@@ -71,14 +87,22 @@ describe('polyhal-conformance CLI', () => {
     const r = report('missing-hooks-backend.mjs');
     expect(r.status).toBe(1);
     expect(r.stdout).toMatch(new RegExp(`did not start, .*: 0 passed, ${allCases} failed`));
-    expect(r.stdout).toMatch(/FAIL every case \(\d+\), not run: the backend did not start: BackendHookError: MissingHooksBackend does not implement 2 required hooks/);
+    expect(r.stdout).toMatch(
+      /FAIL every case \(\d+\), not run: the backend did not start: BackendHookError: MissingHooksBackend does not implement 2 required hooks/,
+    );
     expect(r.stdout).toContain('createStorage(buffer: DeviceBuffer): void');
     expect(r.stdout).toContain('matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void');
     expect(r.stderr).toMatch(/missing-hooks-backend\.mjs: MissingHooksBackend does not implement/);
     expect(`${r.stdout}${r.stderr}`).not.toMatch(/is not a function/);
     expect(r.json[0].results).toHaveLength(allCases);
     expect(r.json[0].startError).toMatch(/^BackendHookError: /);
-    for (const c of r.json[0].results) expect(c).toMatchObject({ pass: false, message: expect.stringMatching(/^not run: the backend did not start: BackendHookError: .*createStorage.*matmulKernel/) });
+    for (const c of r.json[0].results)
+      expect(c).toMatchObject({
+        pass: false,
+        message: expect.stringMatching(
+          /^not run: the backend did not start: BackendHookError: .*createStorage.*matmulKernel/,
+        ),
+      });
     expect(r.html).toContain('the backend did not start: BackendHookError');
   });
 
@@ -88,7 +112,11 @@ describe('polyhal-conformance CLI', () => {
     expect(r.stdout).toMatch(new RegExp(`: 0 passed, ${allCases} failed`));
     expect(r.stdout).toMatch(/FAIL contract\/shape-mismatch\/add: threw TypeError: readStorage: the device was lost/);
     expect(r.json[0].results).toHaveLength(allCases);
-    for (const c of r.json[0].results) expect(c).toMatchObject({ pass: false, message: expect.stringContaining('TypeError: readStorage: the device was lost') });
+    for (const c of r.json[0].results)
+      expect(c).toMatchObject({
+        pass: false,
+        message: expect.stringContaining('TypeError: readStorage: the device was lost'),
+      });
   });
 
   test('the reference backend, loaded as a module path, passes every case (strict class)', () => {

@@ -10,4 +10,10 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
 
 // The reference backend (backends/reference: BaseBackend's hook set only, float64 kernels written
 // independently of the op table and the oracle) passes every case in the strict class it declares.
-defineConformanceTests('reference', async () => new ReferenceBackend(), { describe, test, expect: expect as never, beforeAll, afterAll });
+defineConformanceTests('reference', async () => new ReferenceBackend(), {
+  describe,
+  test,
+  expect: expect as never,
+  beforeAll,
+  afterAll,
+});

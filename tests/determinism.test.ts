@@ -8,19 +8,33 @@ import { REPO_BACKENDS } from './backends.js';
 
 async function trainLosses(factory: () => Promise<import('@polyhal/hal').ComputeBackend>): Promise<number[]> {
   const be = await factory();
-  const model = new ag.Sequential(new ag.Linear(16, 32, { backend: be, rng: 3 }), new ag.Tanh(), new ag.Linear(32, 4, { backend: be, rng: 4 }));
+  const model = new ag.Sequential(
+    new ag.Linear(16, 32, { backend: be, rng: 3 }),
+    new ag.Tanh(),
+    new ag.Linear(32, 4, { backend: be, rng: 4 }),
+  );
   const opt = new ag.Adam(model.parameters(), { lr: 0.01 });
-  const x = ag.Tensor.fromArray(be, Array.from({ length: 8 * 16 }, (_, i) => Math.cos(i * 0.37)), [8, 16]);
-  const y = ag.Tensor.fromArray(be, Array.from({ length: 32 }, (_, i) => (i % 5 === 0 ? 1 : 0)), [8, 4]);
+  const x = ag.Tensor.fromArray(
+    be,
+    Array.from({ length: 8 * 16 }, (_, i) => Math.cos(i * 0.37)),
+    [8, 16],
+  );
+  const y = ag.Tensor.fromArray(
+    be,
+    Array.from({ length: 32 }, (_, i) => (i % 5 === 0 ? 1 : 0)),
+    [8, 4],
+  );
   const losses: number[] = [];
   for (let s = 0; s < 10; s++) {
-    losses.push(await ag.scope(async () => {
-      const l = ag.crossEntropy(model.forward(x), y);
-      opt.zeroGrad();
-      l.backward();
-      opt.step();
-      return l.item();
-    }));
+    losses.push(
+      await ag.scope(async () => {
+        const l = ag.crossEntropy(model.forward(x), y);
+        opt.zeroGrad();
+        l.backward();
+        opt.step();
+        return l.item();
+      }),
+    );
   }
   opt.zeroGrad();
   opt.dispose();

@@ -18,7 +18,11 @@ const haveData = existsSync(join(DIR, 'test_add', 'model.onnx'));
 // change to the op table that loses one fails here; one that gains some raises this floor.
 const EXPRESSIBLE_FLOOR = 277;
 
-const cli = (...args: string[]) => spawnSync(process.execPath, [join(root, 'packages/conformance/dist/bin.js'), ...args], { cwd: root, encoding: 'utf8' });
+const cli = (...args: string[]) =>
+  spawnSync(process.execPath, [join(root, 'packages/conformance/dist/bin.js'), ...args], {
+    cwd: root,
+    encoding: 'utf8',
+  });
 
 describe('ONNX node tests through the conformance kit', () => {
   test('the ONNX test data is installed (required under CI)', () => {
@@ -53,16 +57,34 @@ describe('ONNX node tests through the conformance kit', () => {
 
   test('strictness: the outcome and reason of a few known tests (cpu)', async () => {
     if (!haveData && !CI) return;
-    const names = ['test_add_bcast', 'test_reshape_negative_dim', 'test_softmax_axis_0', 'test_add_uint8', 'test_mod_mixed_sign_float32', 'test_edge_pad', 'test_concat_1d_axis_0', 'test_less', 'test_training_dropout'];
+    const names = [
+      'test_add_bcast',
+      'test_reshape_negative_dim',
+      'test_softmax_axis_0',
+      'test_add_uint8',
+      'test_mod_mixed_sign_float32',
+      'test_edge_pad',
+      'test_concat_1d_axis_0',
+      'test_less',
+      'test_training_dropout',
+    ];
     const r = await runOnnxNodeTests(REPO_BACKENDS['cpu']!, DIR, { filter: new RegExp(`^(${names.join('|')})$`) });
     expect(r.results.map((t) => t.test).sort()).toEqual([...names].sort());
     const row = (name: string) => r.results.find((t) => t.test === name);
-    expect(row('test_add_bcast')).toMatchObject({ status: 'passed', op: 'Add', contract: expect.stringMatching(/^onnx ∩ hal:add/) });
+    expect(row('test_add_bcast')).toMatchObject({
+      status: 'passed',
+      op: 'Add',
+      contract: expect.stringMatching(/^onnx ∩ hal:add/),
+    });
     expect(row('test_reshape_negative_dim')).toMatchObject({ status: 'passed', contract: 'exact' });
     expect(row('test_softmax_axis_0')).toMatchObject({ status: 'passed' }); // opset 13: one axis
     expect(row('test_add_uint8')).toMatchObject({ status: 'not-expressible', kind: 'dtype', reason: 'dtype uint8' });
     expect(row('test_mod_mixed_sign_float32')).toMatchObject({ status: 'not-expressible', kind: 'attribute' });
-    expect(row('test_edge_pad')).toMatchObject({ status: 'not-expressible', kind: 'attribute', reason: expect.stringContaining("mode 'edge'") });
+    expect(row('test_edge_pad')).toMatchObject({
+      status: 'not-expressible',
+      kind: 'attribute',
+      reason: expect.stringContaining("mode 'edge'"),
+    });
     expect(row('test_concat_1d_axis_0')).toMatchObject({ status: 'not-expressible', kind: 'op', reason: 'op Concat' });
     expect(row('test_less')).toMatchObject({ status: 'not-expressible', kind: 'dtype', reason: 'dtype bool' });
     expect(row('test_training_dropout')).toMatchObject({ status: 'not-expressible', kind: 'input' });
@@ -72,13 +94,27 @@ describe('ONNX node tests through the conformance kit', () => {
     if (!haveData && !CI) return;
     const tmp = mkdtempSync(join(tmpdir(), 'onnx-'));
     try {
-      const ok = cli('--backend', 'cpu', '--onnx-node-tests', DIR, '--filter', 'test_gemm', '--json', join(tmp, 'r.json'));
+      const ok = cli(
+        '--backend',
+        'cpu',
+        '--onnx-node-tests',
+        DIR,
+        '--filter',
+        'test_gemm',
+        '--json',
+        join(tmp, 'r.json'),
+      );
       expect(ok.stderr).toBe('');
       expect(ok.status).toBe(0);
       expect(ok.stdout).toMatch(/11 tests: 11 expressible — 11 passed, 0 failed; 0 not expressible/);
       const rows = JSON.parse(readFileSync(join(tmp, 'r.json'), 'utf8')) as OnnxNodeTestsResult[];
       expect(rows[0]!.results).toHaveLength(11);
-      expect(rows[0]!.results[0]).toMatchObject({ test: 'test_gemm_all_attributes', op: 'Gemm', status: 'passed', dataSets: 1 });
+      expect(rows[0]!.results[0]).toMatchObject({
+        test: 'test_gemm_all_attributes',
+        op: 'Gemm',
+        status: 'passed',
+        dataSets: 1,
+      });
 
       // A copy of test_add whose expected output is replaced by its first input must fail, by name.
       const bad = join(tmp, 'node');

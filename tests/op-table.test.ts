@@ -3,7 +3,15 @@ import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  BINARY_OP_DEFS, BINARY_OPS, type BinaryOpDef, INT32_BINARY_OPS, INT32_UNARY_OPS, mulberry32, UNARY_OP_DEFS, UNARY_OPS, type UnaryOpDef,
+  BINARY_OP_DEFS,
+  BINARY_OPS,
+  type BinaryOpDef,
+  INT32_BINARY_OPS,
+  INT32_UNARY_OPS,
+  mulberry32,
+  UNARY_OP_DEFS,
+  UNARY_OPS,
+  type UnaryOpDef,
 } from '@polyhal/hal';
 import { CpuBackend } from '@polyhal/backend-cpu';
 
@@ -13,21 +21,25 @@ import { CpuBackend } from '@polyhal/backend-cpu';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 describe('op table', () => {
-  test('the HAL op lists and int32 sets are the table\'s entries, in table order (the WASM op codes)', () => {
+  test("the HAL op lists and int32 sets are the table's entries, in table order (the WASM op codes)", () => {
     expect([...UNARY_OPS]).toEqual(Object.keys(UNARY_OP_DEFS));
     expect([...BINARY_OPS]).toEqual(Object.keys(BINARY_OP_DEFS));
     expect([...INT32_UNARY_OPS]).toEqual(UNARY_OPS.filter((op) => (UNARY_OP_DEFS[op] as UnaryOpDef).i32));
     expect([...INT32_BINARY_OPS]).toEqual(BINARY_OPS.filter((op) => (BINARY_OP_DEFS[op] as BinaryOpDef).i32));
   });
 
-  test.each([...Object.entries(UNARY_OP_DEFS), ...Object.entries(BINARY_OP_DEFS)])('%s: a complete entry (int32 reference, accuracy and cases together)', (_name, def) => {
-    const d = def as UnaryOpDef | BinaryOpDef;
-    expect(d.semantics.length).toBeGreaterThan(10);
-    expect(d.accuracy.float32.abs >= 0 && d.accuracy.float32.rel >= 0).toBe(true);
-    expect(d.accuracy.int32 !== undefined).toBe(d.i32 !== undefined);
-    if ('int32Domain' in d || d.f64.length === 2) expect((d as BinaryOpDef).int32Domain !== undefined).toBe(d.i32 !== undefined);
-    if (d.accuracy.wgsl) expect(d.accuracy.wgsl.why).toMatch(/WGSL/);
-  });
+  test.each([...Object.entries(UNARY_OP_DEFS), ...Object.entries(BINARY_OP_DEFS)])(
+    '%s: a complete entry (int32 reference, accuracy and cases together)',
+    (_name, def) => {
+      const d = def as UnaryOpDef | BinaryOpDef;
+      expect(d.semantics.length).toBeGreaterThan(10);
+      expect(d.accuracy.float32.abs >= 0 && d.accuracy.float32.rel >= 0).toBe(true);
+      expect(d.accuracy.int32 !== undefined).toBe(d.i32 !== undefined);
+      if ('int32Domain' in d || d.f64.length === 2)
+        expect((d as BinaryOpDef).int32Domain !== undefined).toBe(d.i32 !== undefined);
+      if (d.accuracy.wgsl) expect(d.accuracy.wgsl.why).toMatch(/WGSL/);
+    },
+  );
 
   // Each gradient rule, run on the cpu backend, against central differences of the entry's own float64
   // reference at points inside its case domain (away from kinks).
@@ -40,40 +52,69 @@ describe('op table', () => {
     return (f(x + h) - f(x - h)) / (2 * h);
   };
 
-  test.each(Object.entries(UNARY_OP_DEFS).filter(([, d]) => d.grad))('%s: the gradient rule matches the derivative of the float64 reference', (_name, def) => {
-    const d = def as UnaryOpDef;
-    const be = new CpuBackend();
-    const rng = mulberry32(7);
-    const xs = Array.from({ length: 16 }, () => Math.fround(sample(d.domain, rng))).filter((x) => Math.abs(x) > 1e-3);
-    const x = be.fromArray(xs, [xs.length]);
-    const out = be.fromArray(xs.map((v) => d.f64(v)), [xs.length]);
-    const g = be.fromArray(xs.map(() => 1), [xs.length]);
-    const [dx] = d.grad!(be, g, [x], out, [true]);
-    const got = be.readSync(dx!);
-    xs.forEach((v, i) => expect(Math.abs(got[i]! - slope(d.f64, v))).toBeLessThanOrEqual(1e-3 * Math.max(1, Math.abs(slope(d.f64, v)))));
-    be.dispose();
-  });
+  test.each(Object.entries(UNARY_OP_DEFS).filter(([, d]) => d.grad))(
+    '%s: the gradient rule matches the derivative of the float64 reference',
+    (_name, def) => {
+      const d = def as UnaryOpDef;
+      const be = new CpuBackend();
+      const rng = mulberry32(7);
+      const xs = Array.from({ length: 16 }, () => Math.fround(sample(d.domain, rng))).filter((x) => Math.abs(x) > 1e-3);
+      const x = be.fromArray(xs, [xs.length]);
+      const out = be.fromArray(
+        xs.map((v) => d.f64(v)),
+        [xs.length],
+      );
+      const g = be.fromArray(
+        xs.map(() => 1),
+        [xs.length],
+      );
+      const [dx] = d.grad!(be, g, [x], out, [true]);
+      const got = be.readSync(dx!);
+      xs.forEach((v, i) =>
+        expect(Math.abs(got[i]! - slope(d.f64, v))).toBeLessThanOrEqual(1e-3 * Math.max(1, Math.abs(slope(d.f64, v)))),
+      );
+      be.dispose();
+    },
+  );
 
-  test.each(Object.entries(BINARY_OP_DEFS).filter(([, d]) => d.grad))('%s: the gradient rule matches the partial derivatives of the float64 reference', (_name, def) => {
-    const d = def as BinaryOpDef;
-    const be = new CpuBackend();
-    const rng = mulberry32(11);
-    const pairs = Array.from({ length: 16 }, () => [Math.fround(sample(d.domain[0], rng)), Math.fround(sample(d.domain[1], rng))] as const)
-      // away from kinks: ties of maximum, and mod's jumps where x/y is near an integer
-      .filter(([a, b]) => Math.abs(a - b) > 1e-2 && Math.abs(a / b - Math.round(a / b)) > 1e-3);
-    const a = be.fromArray(pairs.map((p) => p[0]), [pairs.length]);
-    const b = be.fromArray(pairs.map((p) => p[1]), [pairs.length]);
-    const out = be.fromArray(pairs.map(([x, y]) => d.f64(x, y)), [pairs.length]);
-    const g = be.fromArray(pairs.map(() => 1), [pairs.length]);
-    const [da, db] = d.grad!(be, g, [a, b], out, [true, true]).map((r) => be.readSync(r!));
-    pairs.forEach(([x, y], i) => {
-      const wantA = slope((v) => d.f64(v, y), x);
-      const wantB = slope((v) => d.f64(x, v), y);
-      expect(Math.abs(da![i]! - wantA)).toBeLessThanOrEqual(1e-3 * Math.max(1, Math.abs(wantA)));
-      expect(Math.abs(db![i]! - wantB)).toBeLessThanOrEqual(1e-3 * Math.max(1, Math.abs(wantB)));
-    });
-    be.dispose();
-  });
+  test.each(Object.entries(BINARY_OP_DEFS).filter(([, d]) => d.grad))(
+    '%s: the gradient rule matches the partial derivatives of the float64 reference',
+    (_name, def) => {
+      const d = def as BinaryOpDef;
+      const be = new CpuBackend();
+      const rng = mulberry32(11);
+      const pairs = Array.from(
+        { length: 16 },
+        () => [Math.fround(sample(d.domain[0], rng)), Math.fround(sample(d.domain[1], rng))] as const,
+      )
+        // away from kinks: ties of maximum, and mod's jumps where x/y is near an integer
+        .filter(([a, b]) => Math.abs(a - b) > 1e-2 && Math.abs(a / b - Math.round(a / b)) > 1e-3);
+      const a = be.fromArray(
+        pairs.map((p) => p[0]),
+        [pairs.length],
+      );
+      const b = be.fromArray(
+        pairs.map((p) => p[1]),
+        [pairs.length],
+      );
+      const out = be.fromArray(
+        pairs.map(([x, y]) => d.f64(x, y)),
+        [pairs.length],
+      );
+      const g = be.fromArray(
+        pairs.map(() => 1),
+        [pairs.length],
+      );
+      const [da, db] = d.grad!(be, g, [a, b], out, [true, true]).map((r) => be.readSync(r!));
+      pairs.forEach(([x, y], i) => {
+        const wantA = slope((v) => d.f64(v, y), x);
+        const wantB = slope((v) => d.f64(x, v), y);
+        expect(Math.abs(da![i]! - wantA)).toBeLessThanOrEqual(1e-3 * Math.max(1, Math.abs(wantA)));
+        expect(Math.abs(db![i]! - wantB)).toBeLessThanOrEqual(1e-3 * Math.max(1, Math.abs(wantB)));
+      });
+      be.dispose();
+    },
+  );
 
   test('docs/OPS.md is rendered from the table (node scripts/ops-doc.mjs)', () => {
     const r = spawnSync(process.execPath, ['scripts/ops-doc.mjs', '--check'], { cwd: root, encoding: 'utf8' });

@@ -32,7 +32,14 @@ describe('packaging: the published tarballs in an empty consumer project', () =>
   let dir = '';
   let packed: Packed[] = [];
   const env = (): NodeJS.ProcessEnv => {
-    const e: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1', npm_config_offline: 'true', npm_config_registry: 'http://127.0.0.1:9/' };
+    const e: NodeJS.ProcessEnv = {
+      ...process.env,
+      NODE_OPTIONS: '',
+      NO_COLOR: '1',
+      DENO_NO_UPDATE_CHECK: '1',
+      npm_config_offline: 'true',
+      npm_config_registry: 'http://127.0.0.1:9/',
+    };
     delete e['POLYHAL_BACKEND'];
     return e;
   };
@@ -54,9 +61,18 @@ describe('packaging: the published tarballs in an empty consumer project', () =>
   const bundles = new Map<string, Run>();
   const bundle = (bundler: 'esbuild' | 'webpack'): Run => {
     if (!bundles.has(bundler)) {
-      bundles.set(bundler, bundler === 'esbuild'
-        ? run(join(root, 'node_modules/.bin/esbuild'), ['src/index.js', '--bundle', '--platform=browser', '--outfile=out/esbuild.js', '--log-level=warning'])
-        : run(process.execPath, [join(root, 'node_modules/webpack-cli/bin/cli.js')]));
+      bundles.set(
+        bundler,
+        bundler === 'esbuild'
+          ? run(join(root, 'node_modules/.bin/esbuild'), [
+              'src/index.js',
+              '--bundle',
+              '--platform=browser',
+              '--outfile=out/esbuild.js',
+              '--log-level=warning',
+            ])
+          : run(process.execPath, [join(root, 'node_modules/webpack-cli/bin/cli.js')]),
+      );
     }
     return bundles.get(bundler)!;
   };
@@ -75,12 +91,23 @@ describe('packaging: the published tarballs in an empty consumer project', () =>
 
   test('each tarball holds package.json, README.md, LICENSE and its build only (no sources, no tests)', () => {
     for (const p of packed) {
-      const stray = p.files.filter((f) => !['package.json', 'README.md', 'LICENSE'].includes(f) && !f.startsWith('dist/') && !(p.manifest.bin && f.startsWith('bin/')));
+      const stray = p.files.filter(
+        (f) =>
+          !['package.json', 'README.md', 'LICENSE'].includes(f) &&
+          !f.startsWith('dist/') &&
+          !(p.manifest.bin && f.startsWith('bin/')),
+      );
       expect({ name: p.name, stray }).toEqual({ name: p.name, stray: [] });
       expect(p.files.filter((f) => /(^|\/)(src|tests?)\/|\.test\.|tsbuildinfo/.test(f))).toEqual([]);
       expect(p.files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE']));
       // every file the package points at (exports conditions other than the repository's own source condition, bin) is inside
-      const m = JSON.parse(readFileSync(join(root, p.dir, 'package.json'), 'utf8')) as { exports?: unknown; main?: string; module?: string; types?: string; bin?: Record<string, string> };
+      const m = JSON.parse(readFileSync(join(root, p.dir, 'package.json'), 'utf8')) as {
+        exports?: unknown;
+        main?: string;
+        module?: string;
+        types?: string;
+        bin?: Record<string, string>;
+      };
       const targets = new Set<string>();
       const walk = (v: unknown, key = ''): void => {
         if (typeof v === 'string') {
@@ -94,21 +121,35 @@ describe('packaging: the published tarballs in an empty consumer project', () =>
 
   test('manifests are publishable: not private, MIT, caret ranges between the packages, engines, keywords', () => {
     for (const p of packed) {
-      const m = JSON.parse(readFileSync(join(dir, 'node_modules', p.name, 'package.json'), 'utf8')) as Record<string, unknown>;
-      expect({ name: p.name, private: m['private'], license: m['license'], node: (m['engines'] as Record<string, string> | undefined)?.['node'] }).toEqual({ name: p.name, private: undefined, license: 'MIT', node: '>=20' });
+      const m = JSON.parse(readFileSync(join(dir, 'node_modules', p.name, 'package.json'), 'utf8')) as Record<
+        string,
+        unknown
+      >;
+      expect({
+        name: p.name,
+        private: m['private'],
+        license: m['license'],
+        node: (m['engines'] as Record<string, string> | undefined)?.['node'],
+      }).toEqual({ name: p.name, private: undefined, license: 'MIT', node: '>=20' });
       expect((m['keywords'] as string[]).length).toBeGreaterThan(0);
       for (const field of ['dependencies', 'peerDependencies']) {
         for (const [dep, range] of Object.entries((m[field] ?? {}) as Record<string, string>)) {
-          if (dep.startsWith('@polyhal/')) expect(`${p.name} ${field} ${dep}@${range}`).toBe(`${p.name} ${field} ${dep}@^${p.version}`);
+          if (dep.startsWith('@polyhal/'))
+            expect(`${p.name} ${field} ${dep}@${range}`).toBe(`${p.name} ${field} ${dep}@^${p.version}`);
         }
       }
-      expect(readFileSync(join(dir, 'node_modules', p.name, 'LICENSE'), 'utf8')).toContain('Copyright (c) 2026 The PolyHAL authors');
+      expect(readFileSync(join(dir, 'node_modules', p.name, 'LICENSE'), 'utf8')).toContain(
+        'Copyright (c) 2026 The PolyHAL authors',
+      );
     }
   });
 
   test('the install took nothing from a registry: npm ci --offline against a closed port, from the lockfile', () => {
-    const lock = JSON.parse(readFileSync(join(dir, 'package-lock.json'), 'utf8')) as { packages: Record<string, { resolved?: string }> };
-    for (const p of packed) expect(lock.packages[`node_modules/${p.name}`]!.resolved).toBe(`file:tarballs/${p.filename}`);
+    const lock = JSON.parse(readFileSync(join(dir, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { resolved?: string }>;
+    };
+    for (const p of packed)
+      expect(lock.packages[`node_modules/${p.name}`]!.resolved).toBe(`file:tarballs/${p.filename}`);
     expect(existsSync(join(dir, 'node_modules/@polyhal/backend-webgpu/dist/index.js'))).toBe(true);
     expect(existsSync(join(dir, 'node_modules/.bin/polyhal'))).toBe(true);
     expect(existsSync(join(dir, 'node_modules/.bin/polyhal-conformance'))).toBe(true);
@@ -118,12 +159,26 @@ describe('packaging: the published tarballs in an empty consumer project', () =>
     const conf = run('npx', ['--offline', 'polyhal-conformance', '--backend', 'cpu', '--filter', 'matmul']);
     expect(conf.status === 0 ? 'ok' : conf.stderr).toBe('ok');
     expect(conf.stdout).toMatch(/matmul\s+float32\s+pass/);
-    const job = run('npx', ['--offline', 'polyhal', '--backend', 'cpu', '--epochs', '1', '--train', '512', '--test', '256']);
+    const job = run('npx', [
+      '--offline',
+      'polyhal',
+      '--backend',
+      'cpu',
+      '--epochs',
+      '1',
+      '--train',
+      '512',
+      '--test',
+      '256',
+    ]);
     expect(job.status === 0 ? 'ok' : job.stderr).toBe('ok');
     expect(job.stdout).toMatch(/test accuracy: 0\.\d+ \(backend: cpu\)/);
   });
 
-  test.each([['ESM', 'esm.mjs'], ['CommonJS', 'cjs.cjs']])('a %s script computes on every backend, runs conformance and a gradient', (_kind, script) => {
+  test.each([
+    ['ESM', 'esm.mjs'],
+    ['CommonJS', 'cjs.cjs'],
+  ])('a %s script computes on every backend, runs conformance and a gradient', (_kind, script) => {
     const r = run(process.execPath, [script]);
     expect(r.status === 0 ? 'ok' : r.stderr).toBe('ok');
     const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
@@ -151,12 +206,19 @@ describe('packaging: the published tarballs in an empty consumer project', () =>
     expect(out.grad).toEqual([2, 4, 6]);
   });
 
-  const tscCases = Object.keys(TSC).flatMap((ts) => ['nodenext', 'bundler'].flatMap((resolution) => [['es2022'], ['es2022', 'dom']].map((lib) => [ts, resolution, lib.join(',')] as const)));
-  test.each(tscCases)('TypeScript %s, moduleResolution %s, lib %s: the declarations compile (strict, no skipLibCheck)', (ts, resolution, lib) => {
-    const r = run(process.execPath, [TSC[ts]!, '-p', `tsconfig.${resolution}.json`, '--lib', lib]);
-    expect(`${r.stdout}${r.stderr}`.trim()).toBe('');
-    expect(r.status).toBe(0);
-  });
+  const tscCases = Object.keys(TSC).flatMap((ts) =>
+    ['nodenext', 'bundler'].flatMap((resolution) =>
+      [['es2022'], ['es2022', 'dom']].map((lib) => [ts, resolution, lib.join(',')] as const),
+    ),
+  );
+  test.each(tscCases)(
+    'TypeScript %s, moduleResolution %s, lib %s: the declarations compile (strict, no skipLibCheck)',
+    (ts, resolution, lib) => {
+      const r = run(process.execPath, [TSC[ts]!, '-p', `tsconfig.${resolution}.json`, '--lib', lib]);
+      expect(`${r.stdout}${r.stderr}`.trim()).toBe('');
+      expect(r.status).toBe(0);
+    },
+  );
 
   test('esbuild bundles the packages for the browser with no configuration (--bundle --platform=browser)', () => {
     const r = bundle('esbuild');
@@ -172,7 +234,11 @@ describe('packaging: the published tarballs in an empty consumer project', () =>
     // allowed: no `mode` set (there is no configuration at all) and the advisory size hints; never
     // an unresolved module or an expression webpack cannot follow ("Critical dependency")
     const warnings = [...out.matchAll(/^WARNING in (.*)$/gm)].map((m) => m[1]!);
-    expect(warnings.filter((w) => !/^(configuration|asset size limit|entrypoint size limit|webpack performance recommendations)/.test(w))).toEqual([]);
+    expect(
+      warnings.filter(
+        (w) => !/^(configuration|asset size limit|entrypoint size limit|webpack performance recommendations)/.test(w),
+      ),
+    ).toEqual([]);
     expect(existsSync(join(dir, 'dist/main.js'))).toBe(true);
   }, 120_000);
 
@@ -187,7 +253,16 @@ describe('packaging: the published tarballs in an empty consumer project', () =>
       browser = await chromium.launch({
         executablePath: CHROMIUM,
         headless: true,
-        args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-gpu-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+        args: [
+          '--no-sandbox',
+          '--enable-unsafe-webgpu',
+          '--disable-gpu-sandbox',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          '--no-first-run',
+          '--disable-quic',
+        ],
         env: { ...process.env, XDG_CONFIG_HOME: profile, XDG_CACHE_HOME: profile },
       });
     }, 60_000);
@@ -197,41 +272,70 @@ describe('packaging: the published tarballs in an empty consumer project', () =>
       if (profile) rmSync(profile, { recursive: true, force: true });
     });
 
-    test.each([['webpack', 'webpack.html'], ['esbuild', 'esbuild.html']])('the %s bundle runs one op on every backend (webgpu: SwiftShader)', async (bundler, html) => {
-      // Chromium is part of CI: missing it there is a failure, never a skip.
-      if (!browser && !requiredBackends().length) return;
-      expect(browser ? 'ok' : `Chromium unavailable: ${CHROMIUM} not found`).toBe('ok');
-      expect(bundle(bundler as 'esbuild' | 'webpack').status).toBe(0);
-      const page = await browser!.newPage();
-      const errors: string[] = [];
-      page.on('pageerror', (e) => errors.push(e.message));
-      await page.goto(`http://127.0.0.1:${(server!.address() as AddressInfo).port}/${html}`);
-      await page.waitForFunction(() => 'polyhalResult' in window, undefined, { timeout: 30_000 });
-      const out = (await page.evaluate(() => (window as unknown as { polyhalResult: Promise<unknown> }).polyhalResult)) as Record<string, BackendResult> & { registered: string[] };
-      await page.close();
-      if (process.env['POLYHAL_PACKAGING_VERBOSE']) console.log(html, JSON.stringify(out));
-      expect(errors).toEqual([]);
-      expect([...out.registered].sort()).toEqual(BACKENDS);
-      expectBackends(out, html);
-      expect(out['webgpu']!.values ? out['webgpu']!.device : 'SwiftShader').toMatch(/SwiftShader/i);
-    }, 60_000);
+    test.each([
+      ['webpack', 'webpack.html'],
+      ['esbuild', 'esbuild.html'],
+    ])(
+      'the %s bundle runs one op on every backend (webgpu: SwiftShader)',
+      async (bundler, html) => {
+        // Chromium is part of CI: missing it there is a failure, never a skip.
+        if (!browser && !requiredBackends().length) return;
+        expect(browser ? 'ok' : `Chromium unavailable: ${CHROMIUM} not found`).toBe('ok');
+        expect(bundle(bundler as 'esbuild' | 'webpack').status).toBe(0);
+        const page = await browser!.newPage();
+        const errors: string[] = [];
+        page.on('pageerror', (e) => errors.push(e.message));
+        await page.goto(`http://127.0.0.1:${(server!.address() as AddressInfo).port}/${html}`);
+        await page.waitForFunction(() => 'polyhalResult' in window, undefined, { timeout: 30_000 });
+        const out = (await page.evaluate(
+          () => (window as unknown as { polyhalResult: Promise<unknown> }).polyhalResult,
+        )) as Record<string, BackendResult> & { registered: string[] };
+        await page.close();
+        if (process.env['POLYHAL_PACKAGING_VERBOSE']) console.log(html, JSON.stringify(out));
+        expect(errors).toEqual([]);
+        expect([...out.registered].sort()).toEqual(BACKENDS);
+        expectBackends(out, html);
+        expect(out['webgpu']!.values ? out['webgpu']!.device : 'SwiftShader').toMatch(/SwiftShader/i);
+      },
+      60_000,
+    );
   });
 
-  test.each(['hal', 'backends/cpu', 'backends/wasm', 'backends/webgpu', 'backends/reference', 'packages/conformance', 'packages/autograd', 'packages/cli'])('the README of %s (as installed) has an example, and it runs', (pkgDir) => {
-    const name = (JSON.parse(readFileSync(join(root, pkgDir, 'package.json'), 'utf8')) as { name: string }).name;
-    const examples = readmeExamples(readFileSync(join(dir, 'node_modules', name, 'README.md'), 'utf8'));
-    expect(examples.length).toBeGreaterThan(0);
-    examples.forEach((ex, i) => {
-      let r: Run;
-      if (ex.kind === 'module') {
-        const file = `readme-${name.replace(/\W/g, '-')}-${i}.mjs`;
-        writeFileSync(join(dir, file), ex.code);
-        r = run(process.execPath, [file]);
-      } else r = run('sh', ['-c', ex.code]);
-      if (process.env['POLYHAL_PACKAGING_VERBOSE']) console.log(`${name} example ${i + 1}:\n${r.stdout}${r.stderr}`);
-      // the webgpu example needs an adapter: where the run does not require one, its absence is reported
-      const unavailable = name === '@polyhal/backend-webgpu' && !requiredBackends().includes('webgpu') && /BackendUnavailableError/.test(r.stderr);
-      expect(r.status === 0 || unavailable ? 'ok' : `${name} README example ${i + 1} failed:\n${ex.code}\n${r.stdout}\n${r.stderr}`).toBe('ok');
-    });
-  }, 180_000);
+  test.each([
+    'hal',
+    'backends/cpu',
+    'backends/wasm',
+    'backends/webgpu',
+    'backends/reference',
+    'packages/conformance',
+    'packages/autograd',
+    'packages/cli',
+  ])(
+    'the README of %s (as installed) has an example, and it runs',
+    (pkgDir) => {
+      const name = (JSON.parse(readFileSync(join(root, pkgDir, 'package.json'), 'utf8')) as { name: string }).name;
+      const examples = readmeExamples(readFileSync(join(dir, 'node_modules', name, 'README.md'), 'utf8'));
+      expect(examples.length).toBeGreaterThan(0);
+      examples.forEach((ex, i) => {
+        let r: Run;
+        if (ex.kind === 'module') {
+          const file = `readme-${name.replace(/\W/g, '-')}-${i}.mjs`;
+          writeFileSync(join(dir, file), ex.code);
+          r = run(process.execPath, [file]);
+        } else r = run('sh', ['-c', ex.code]);
+        if (process.env['POLYHAL_PACKAGING_VERBOSE']) console.log(`${name} example ${i + 1}:\n${r.stdout}${r.stderr}`);
+        // the webgpu example needs an adapter: where the run does not require one, its absence is reported
+        const unavailable =
+          name === '@polyhal/backend-webgpu' &&
+          !requiredBackends().includes('webgpu') &&
+          /BackendUnavailableError/.test(r.stderr);
+        expect(
+          r.status === 0 || unavailable
+            ? 'ok'
+            : `${name} README example ${i + 1} failed:\n${ex.code}\n${r.stdout}\n${r.stderr}`,
+        ).toBe('ok');
+      });
+    },
+    180_000,
+  );
 });

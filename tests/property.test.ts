@@ -30,45 +30,108 @@ const viewed = (shape: number[]): fc.Arbitrary<{ spec: Omit<InputSpec, 'gen' | '
   const r = shape.length;
   const plain = fc.constant({ spec: { shape }, shape });
   if (r === 0) return plain;
-  const perm = fc.shuffledSubarray([...Array(r).keys()], { minLength: r, maxLength: r }).map((p) => ({ spec: { shape, view: { permute: p } as ViewSpec }, shape: p.map((i) => shape[i]!) }));
+  const perm = fc
+    .shuffledSubarray([...Array(r).keys()], { minLength: r, maxLength: r })
+    .map((p) => ({ spec: { shape, view: { permute: p } as ViewSpec }, shape: p.map((i) => shape[i]!) }));
   const stride = fc.array(fc.constantFrom(1, 2, -1, -2), { minLength: r, maxLength: r }).map((steps) => ({
-    spec: { shape, view: { stride: steps } as ViewSpec }, shape: shape.map((d, i) => Math.ceil(d / Math.abs(steps[i]!))),
+    spec: { shape, view: { stride: steps } as ViewSpec },
+    shape: shape.map((d, i) => Math.ceil(d / Math.abs(steps[i]!))),
   }));
-  const shrink = fc.tuple(...shape.map((d) => fc.integer({ min: 0, max: d }).chain((a) => fc.integer({ min: a, max: d }).map((b) => [a, b] as [number, number]))))
+  const shrink = fc
+    .tuple(
+      ...shape.map((d) =>
+        fc
+          .integer({ min: 0, max: d })
+          .chain((a) => fc.integer({ min: a, max: d }).map((b) => [a, b] as [number, number])),
+      ),
+    )
     .map((bounds) => ({ spec: { shape, view: { shrink: bounds } as ViewSpec }, shape: bounds.map(([a, b]) => b - a) }));
   return fc.oneof(plain, perm, stride, shrink);
 };
 
 /** Values for an input of `shape`. */
-const valuesFor = (shape: number[]): fc.Arbitrary<number[]> => fc.array(value, { minLength: size(shape), maxLength: size(shape) });
+const valuesFor = (shape: number[]): fc.Arbitrary<number[]> =>
+  fc.array(value, { minLength: size(shape), maxLength: size(shape) });
 
-const unaryCaseOf = (dimsArb: fc.Arbitrary<number[]>): fc.Arbitrary<Case> => fc.tuple(fc.constantFrom(...UNARY_OPS), dimsArb).chain(([op, shape]) => viewed(shape).chain((v) => valuesFor(shape).map((values): Case => ({
-  id: `property/${op}`, kind: 'unary', op, dtype: 'float32', inputs: [{ ...v.spec, gen: { kind: 'special' }, values }],
-}))));
+const unaryCaseOf = (dimsArb: fc.Arbitrary<number[]>): fc.Arbitrary<Case> =>
+  fc.tuple(fc.constantFrom(...UNARY_OPS), dimsArb).chain(([op, shape]) =>
+    viewed(shape).chain((v) =>
+      valuesFor(shape).map(
+        (values): Case => ({
+          id: `property/${op}`,
+          kind: 'unary',
+          op,
+          dtype: 'float32',
+          inputs: [{ ...v.spec, gen: { kind: 'special' }, values }],
+        }),
+      ),
+    ),
+  );
 
 /** Broadcastable operands: each drops some leading dims and turns some dims into 1. */
-const binaryCaseOf = (dimsArb: fc.Arbitrary<number[]>): fc.Arbitrary<Case> => fc.tuple(fc.constantFrom(...BINARY_OPS), dimsArb).chain(([op, out]) => {
-  const operand = fc.tuple(fc.integer({ min: 0, max: out.length }), fc.array(fc.boolean(), { minLength: out.length, maxLength: out.length }))
-    .map(([drop, ones]) => out.slice(drop).map((d, i) => (ones[i + drop] ? 1 : d)));
-  return fc.tuple(operand, operand).chain(([sa, sb]) => fc.tuple(viewed(sa), viewed(sb)).chain(([va, vb]) => fc.tuple(valuesFor(sa), valuesFor(sb)).map(([xa, xb]): Case | null => {
-    // The view must keep the operand broadcastable: only views that preserve its shape qualify.
-    if (va.shape.join() !== sa.join() || vb.shape.join() !== sb.join()) return null;
-    return { id: `property/${op}`, kind: 'binary', op, dtype: 'float32', inputs: [{ ...va.spec, gen: { kind: 'special' }, values: xa }, { ...vb.spec, gen: { kind: 'special' }, values: xb }] };
-  })));
-}).filter((c): c is Case => c !== null);
+const binaryCaseOf = (dimsArb: fc.Arbitrary<number[]>): fc.Arbitrary<Case> =>
+  fc
+    .tuple(fc.constantFrom(...BINARY_OPS), dimsArb)
+    .chain(([op, out]) => {
+      const operand = fc
+        .tuple(
+          fc.integer({ min: 0, max: out.length }),
+          fc.array(fc.boolean(), { minLength: out.length, maxLength: out.length }),
+        )
+        .map(([drop, ones]) => out.slice(drop).map((d, i) => (ones[i + drop] ? 1 : d)));
+      return fc.tuple(operand, operand).chain(([sa, sb]) =>
+        fc.tuple(viewed(sa), viewed(sb)).chain(([va, vb]) =>
+          fc.tuple(valuesFor(sa), valuesFor(sb)).map(([xa, xb]): Case | null => {
+            // The view must keep the operand broadcastable: only views that preserve its shape qualify.
+            if (va.shape.join() !== sa.join() || vb.shape.join() !== sb.join()) return null;
+            return {
+              id: `property/${op}`,
+              kind: 'binary',
+              op,
+              dtype: 'float32',
+              inputs: [
+                { ...va.spec, gen: { kind: 'special' }, values: xa },
+                { ...vb.spec, gen: { kind: 'special' }, values: xb },
+              ],
+            };
+          }),
+        ),
+      );
+    })
+    .filter((c): c is Case => c !== null);
 
-const reduceCaseOf = (dimsArb: fc.Arbitrary<number[]>): fc.Arbitrary<Case> => fc.tuple(fc.constantFrom('sum', 'max', 'mean'), dimsArb).chain(([op, shape]) => fc.tuple(
-  viewed(shape), fc.subarray([...Array(shape.length).keys()]), fc.boolean(),
-).chain(([v, axes, keepdims]) => fc.array(fc.double({ min: -8, max: 8, noNaN: true }).map(Math.fround), { minLength: size(shape), maxLength: size(shape) }).map((values): Case => ({
-  id: `property/${op}`, kind: 'reduce', op, dtype: 'float32', inputs: [{ ...v.spec, gen: { kind: 'special' }, values }], params: { axes: axes.length ? axes : undefined, keepdims },
-}))));
+const reduceCaseOf = (dimsArb: fc.Arbitrary<number[]>): fc.Arbitrary<Case> =>
+  fc.tuple(fc.constantFrom('sum', 'max', 'mean'), dimsArb).chain(([op, shape]) =>
+    fc.tuple(viewed(shape), fc.subarray([...Array(shape.length).keys()]), fc.boolean()).chain(([v, axes, keepdims]) =>
+      fc
+        .array(fc.double({ min: -8, max: 8, noNaN: true }).map(Math.fround), {
+          minLength: size(shape),
+          maxLength: size(shape),
+        })
+        .map(
+          (values): Case => ({
+            id: `property/${op}`,
+            kind: 'reduce',
+            op,
+            dtype: 'float32',
+            inputs: [{ ...v.spec, gen: { kind: 'special' }, values }],
+            params: { axes: axes.length ? axes : undefined, keepdims },
+          }),
+        ),
+    ),
+  );
 
 const unaryCase = unaryCaseOf(dims);
 const binaryCase = binaryCaseOf(dims);
 const reduceCase = reduceCaseOf(dims);
 const highRankCase = fc.oneof(unaryCaseOf(highRankDims), binaryCaseOf(highRankDims), reduceCaseOf(highRankDims));
 
-const describeCase = (c: Case): string => JSON.stringify({ op: c.op, inputs: c.inputs.map((i) => ({ shape: i.shape, view: i.view, values: i.values })), params: c.params });
+const describeCase = (c: Case): string =>
+  JSON.stringify({
+    op: c.op,
+    inputs: c.inputs.map((i) => ({ shape: i.shape, view: i.view, values: i.values })),
+    params: c.params,
+  });
 
 for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
   describe(`property-based differential testing on ${name}`, () => {
@@ -83,15 +146,19 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
       ['elementwise binary with broadcasting', binaryCase],
       ['reductions', reduceCase],
       ['ranks 6 to 8 (unary, binary, reductions)', highRankCase],
-    ] as const)('%s agrees with the float64 oracle', async (label, arbitrary) => {
-      await fc.assert(
-        fc.asyncProperty(arbitrary, async (c) => {
-          const r = await runCase(be, c, seed);
-          if (!r.pass) throw new Error(`${r.message}\n  case: ${describeCase(c)}`);
-        }),
-        { seed, numRuns: Math.ceil((name === 'webgpu' ? runs / 2 : runs) / (label.startsWith('ranks') ? 5 : 1)) },
-      );
-      expect(be.liveBufferCount()).toBe(0);
-    }, 180_000);
+    ] as const)(
+      '%s agrees with the float64 oracle',
+      async (label, arbitrary) => {
+        await fc.assert(
+          fc.asyncProperty(arbitrary, async (c) => {
+            const r = await runCase(be, c, seed);
+            if (!r.pass) throw new Error(`${r.message}\n  case: ${describeCase(c)}`);
+          }),
+          { seed, numRuns: Math.ceil((name === 'webgpu' ? runs / 2 : runs) / (label.startsWith('ranks') ? 5 : 1)) },
+        );
+        expect(be.liveBufferCount()).toBe(0);
+      },
+      180_000,
+    );
   });
 }

@@ -10,7 +10,11 @@ import { transformSync } from 'esbuild';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
 
-interface Block { lang: string; code: string; line: number }
+interface Block {
+  lang: string;
+  code: string;
+  line: number;
+}
 const blocks: Block[] = [];
 for (const m of readme.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)) {
   blocks.push({ lang: m[1]!, code: m[2]!, line: readme.slice(0, m.index).split('\n').length });
@@ -42,20 +46,29 @@ describe('README code blocks run as written', () => {
     for (const m of block.code.matchAll(/console\.log\(.*\/\/ → (.+)$/gm)) expect(r.stdout).toContain(m[1]!.trim());
   });
 
-  const commands = shell.flatMap((b) => b.code.split('\n').map((c, i) => [b.line + 1 + i, c.trim()] as const))
+  const commands = shell
+    .flatMap((b) => b.code.split('\n').map((c, i) => [b.line + 1 + i, c.trim()] as const))
     .filter(([, c]) => c && !c.startsWith('#'));
-  test.each(commands)('command at README.md:%i: %s', (_line, command) => {
-    const before = new Set(readdirSync(root));
-    try {
-      for (const part of command.split('&&').map((p) => p.trim())) {
-        if (RUN_BY_CI.has(part)) continue;
-        const r = run('sh', ['-c', part]);
-        expect({ command: part, status: r.status, stderr: r.status === 0 ? '' : r.stderr.slice(-2000) }).toEqual({ command: part, status: 0, stderr: '' });
-        if (part === 'npm start') expect(r.stdout).toMatch(/test accuracy: 0\.(8|9)\d+ \(backend: /);
+  test.each(commands)(
+    'command at README.md:%i: %s',
+    (_line, command) => {
+      const before = new Set(readdirSync(root));
+      try {
+        for (const part of command.split('&&').map((p) => p.trim())) {
+          if (RUN_BY_CI.has(part)) continue;
+          const r = run('sh', ['-c', part]);
+          expect({ command: part, status: r.status, stderr: r.status === 0 ? '' : r.stderr.slice(-2000) }).toEqual({
+            command: part,
+            status: 0,
+            stderr: '',
+          });
+          if (part === 'npm start') expect(r.stdout).toMatch(/test accuracy: 0\.(8|9)\d+ \(backend: /);
+        }
+      } finally {
+        // Files a command wrote into the repository (e.g. a --json report) are removed.
+        for (const f of readdirSync(root)) if (!before.has(f)) rmSync(join(root, f), { recursive: true, force: true });
       }
-    } finally {
-      // Files a command wrote into the repository (e.g. a --json report) are removed.
-      for (const f of readdirSync(root)) if (!before.has(f)) rmSync(join(root, f), { recursive: true, force: true });
-    }
-  }, 300_000);
+    },
+    300_000,
+  );
 });

@@ -5,7 +5,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  BackendUnavailableError, createBackend, InvalidArgumentError, registerBackend, registeredBackends, UnknownBackendError, unregisterBackend,
+  BackendUnavailableError,
+  createBackend,
+  InvalidArgumentError,
+  registerBackend,
+  registeredBackends,
+  UnknownBackendError,
+  unregisterBackend,
 } from '@polyhal/hal';
 import { CpuBackend, cpuBackendEntry } from '@polyhal/backend-cpu';
 import { createWasmBackend, wasmBackendEntry } from '@polyhal/backend-wasm';
@@ -41,20 +47,37 @@ describe('backend selection', () => {
   });
 
   test('an unknown name from the environment is the same typed error', async () => {
-    await expect(createBackend({ env: { POLYHAL_BACKEND: 'nope' }, configPath: null })).rejects.toBeInstanceOf(UnknownBackendError);
+    await expect(createBackend({ env: { POLYHAL_BACKEND: 'nope' }, configPath: null })).rejects.toBeInstanceOf(
+      UnknownBackendError,
+    );
   });
 
   test('auto falls back past a backend that fails to initialize, and says why', async () => {
-    registerBackend({ name: 'broken', priority: 900, create: async () => { throw new BackendUnavailableError('broken', 'no adapter found'); } });
+    registerBackend({
+      name: 'broken',
+      priority: 900,
+      create: async () => {
+        throw new BackendUnavailableError('broken', 'no adapter found');
+      },
+    });
     const { backend, report } = await createBackend({ env: {}, configPath: null });
     expect(report.chosen).toBe('wasm');
-    expect(report.attempts.find((a) => a.backend === 'broken')).toMatchObject({ outcome: 'rejected', reason: 'no adapter found' });
+    expect(report.attempts.find((a) => a.backend === 'broken')).toMatchObject({
+      outcome: 'rejected',
+      reason: 'no adapter found',
+    });
     expect(report.attempts.find((a) => a.backend === 'cpu')).toMatchObject({ outcome: 'not tried' });
     backend.dispose();
   });
 
   test('an explicitly named backend that fails throws BackendUnavailableError unless fallback is asked for', async () => {
-    registerBackend({ name: 'broken', priority: 900, create: async () => { throw new BackendUnavailableError('broken', 'no SIMD'); } });
+    registerBackend({
+      name: 'broken',
+      priority: 900,
+      create: async () => {
+        throw new BackendUnavailableError('broken', 'no SIMD');
+      },
+    });
     await expect(createBackend({ backend: 'broken', env: {}, configPath: null })).rejects.toThrow(/no SIMD/);
     const { backend, report } = await createBackend({ backend: 'broken', fallback: true, env: {}, configPath: null });
     expect(report.chosen).toBe('wasm');
@@ -65,11 +88,17 @@ describe('backend selection', () => {
     unregisterBackend('wasm');
     unregisterBackend('webgpu');
     registerBackend({
-      name: 'softgpu', priority: 300,
+      name: 'softgpu',
+      priority: 300,
       probe: async () => ({ available: true, software: true, device: 'llvmpipe (LLVM 15)' }),
       create: async () => new CpuBackend(),
     });
-    registerBackend({ name: 'fakegpu', priority: 250, probe: async () => ({ available: false, reason: 'no adapter' }), create: async () => new CpuBackend() });
+    registerBackend({
+      name: 'fakegpu',
+      priority: 250,
+      probe: async () => ({ available: false, reason: 'no adapter' }),
+      create: async () => new CpuBackend(),
+    });
     let { backend, report } = await createBackend({ env: {}, configPath: null });
     // softgpu drops to 150: still above cpu (100); the report names the software device.
     expect(report.chosen).toBe('softgpu');
@@ -78,15 +107,24 @@ describe('backend selection', () => {
     ({ backend, report } = await createBackend({ env: {}, configPath: null }));
     expect(report.chosen).toBe('wasm');
     expect(report.attempts.find((a) => a.backend === 'softgpu')!.outcome).toBe('not tried');
-    expect(report.attempts.find((a) => a.backend === 'softgpu')!.reason).toMatch(/below wasm: software device llvmpipe/);
-    expect(report.attempts.find((a) => a.backend === 'fakegpu')).toMatchObject({ outcome: 'rejected', reason: 'no adapter' });
+    expect(report.attempts.find((a) => a.backend === 'softgpu')!.reason).toMatch(
+      /below wasm: software device llvmpipe/,
+    );
+    expect(report.attempts.find((a) => a.backend === 'fakegpu')).toMatchObject({
+      outcome: 'rejected',
+      reason: 'no adapter',
+    });
     backend.dispose();
   });
 
   test('the real WebGPU adapter is probed: a software one (lavapipe) is ranked below wasm', async () => {
     const probe = await webgpuBackendEntry.probe!();
     // Required (CI=true): the adapter must be there. Elsewhere a missing adapter must say why.
-    expect(probe.available || !requiredBackends().includes('webgpu') ? 'ok' : `webgpu required but unavailable: ${probe.reason}`).toBe('ok');
+    expect(
+      probe.available || !requiredBackends().includes('webgpu')
+        ? 'ok'
+        : `webgpu required but unavailable: ${probe.reason}`,
+    ).toBe('ok');
     const { backend, report } = await createBackend({ env: {}, configPath: null });
     const attempt = report.attempts.find((a) => a.backend === 'webgpu')!;
     if (!probe.available) {
@@ -109,7 +147,9 @@ describe('backend selection', () => {
     expect(report.source).toBe('config');
     expect(backend.memoryAvailable()).toBe(4096);
     backend.dispose();
-    await expect(createBackend({ env: { POLYHAL_BACKEND: 'tpu' }, configPath: file })).rejects.toBeInstanceOf(UnknownBackendError);
+    await expect(createBackend({ env: { POLYHAL_BACKEND: 'tpu' }, configPath: file })).rejects.toBeInstanceOf(
+      UnknownBackendError,
+    );
   });
 
   test('a malformed config file is a clear error', async () => {
@@ -142,7 +182,7 @@ describe('configuration', () => {
     backend.dispose();
   });
 
-  test('an explicit backend or POLYHAL_BACKEND keeps the config file\'s options', async () => {
+  test("an explicit backend or POLYHAL_BACKEND keeps the config file's options", async () => {
     const { nested } = project({ backend: 'wasm', options: { memoryLimit: 12288 } });
     process.chdir(nested);
     for (const how of [{ backend: 'cpu', env: {} }, { env: { POLYHAL_BACKEND: 'cpu' } }]) {
@@ -175,21 +215,31 @@ describe('configuration', () => {
   });
 
   test('ill-typed options given to createBackend or to a factory are InvalidArgumentErrors naming the key', async () => {
-    await expect(createBackend({ backend: 'cpu', env: {}, configPath: null, options: { threads: 'many' } })).rejects.toThrow(/createBackend options \(wasm backend\): option 'threads'/);
+    await expect(
+      createBackend({ backend: 'cpu', env: {}, configPath: null, options: { threads: 'many' } }),
+    ).rejects.toThrow(/createBackend options \(wasm backend\): option 'threads'/);
     await expect(createWasmBackend({ threads: -3 })).rejects.toThrow(InvalidArgumentError);
-    await expect(createWasmBackend({ threads: 2.5 })).rejects.toThrow(/wasm backend: option 'threads' must be an integer/);
-    await expect(createWasmBackend({ treads: 2 } as never)).rejects.toThrow(/wasm backend: unknown option 'treads' \(known: memoryLimit, threads/);
+    await expect(createWasmBackend({ threads: 2.5 })).rejects.toThrow(
+      /wasm backend: option 'threads' must be an integer/,
+    );
+    await expect(createWasmBackend({ treads: 2 } as never)).rejects.toThrow(
+      /wasm backend: unknown option 'treads' \(known: memoryLimit, threads/,
+    );
   });
 
   test('an explicit config path that does not exist is an error, not silence', async () => {
-    await expect(createBackend({ env: {}, configPath: join(tmpdir(), 'no-such-dir', 'polyhal.config.json') })).rejects.toThrow(/does not exist/);
+    await expect(
+      createBackend({ env: {}, configPath: join(tmpdir(), 'no-such-dir', 'polyhal.config.json') }),
+    ).rejects.toThrow(/does not exist/);
   });
 
   test('with no backend registered, the error says which packages to import', async () => {
     for (const n of registeredBackends()) unregisterBackend(n);
     const err = await createBackend({ env: {}, configPath: null }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BackendUnavailableError);
-    expect((err as Error).message).toMatch(/no backend is registered: import a backend package first \(import '@polyhal\/backend-cpu', import '@polyhal\/backend-wasm', import '@polyhal\/backend-webgpu'\)/);
+    expect((err as Error).message).toMatch(
+      /no backend is registered: import a backend package first \(import '@polyhal\/backend-cpu', import '@polyhal\/backend-wasm', import '@polyhal\/backend-webgpu'\)/,
+    );
     registerBackend(cpuBackendEntry);
     const named = await createBackend({ backend: 'wasm', env: {}, configPath: null }).catch((e: unknown) => e);
     expect(named).toBeInstanceOf(UnknownBackendError);
@@ -198,12 +248,15 @@ describe('configuration', () => {
 
   test('the report says whether the webgpu package is missing or failed to load', () => {
     // A module hook makes `import('webgpu')` fail the way it does where the package is absent (or broken).
-    const hook = (how: 'missing' | 'broken') => `data:text/javascript,${encodeURIComponent(`
+    const hook = (how: 'missing' | 'broken') =>
+      `data:text/javascript,${encodeURIComponent(`
       export async function resolve(spec, ctx, next) {
         if (spec !== 'webgpu') return next(spec, ctx);
-        ${how === 'missing'
-    ? "const e = new Error(\"Cannot find package 'webgpu' imported from x\"); e.code = 'ERR_MODULE_NOT_FOUND'; throw e;"
-    : "return { url: 'data:text/javascript,throw new Error(\"dawn.node: undefined symbol\")', shortCircuit: true };"}
+        ${
+          how === 'missing'
+            ? "const e = new Error(\"Cannot find package 'webgpu' imported from x\"); e.code = 'ERR_MODULE_NOT_FOUND'; throw e;"
+            : 'return { url: \'data:text/javascript,throw new Error("dawn.node: undefined symbol")\', shortCircuit: true };'
+        }
       }`)}`;
     const script = (how: 'missing' | 'broken') => `
       import { register } from 'node:module';
@@ -213,10 +266,20 @@ describe('configuration', () => {
       await import('@polyhal/backend-webgpu');
       const { report } = await createBackend({ env: {}, configPath: null });
       console.log(report.toString());`;
-    const missing = spawnSync(process.execPath, ['--input-type=module', '-e', script('missing')], { cwd: root, encoding: 'utf8' });
-    expect(missing.stdout).toMatch(/webgpu\s+rejected\s+the `webgpu` package \(Dawn for Node\) is not installed: npm install webgpu/);
-    const broken = spawnSync(process.execPath, ['--input-type=module', '-e', script('broken')], { cwd: root, encoding: 'utf8' });
-    expect(broken.stdout).toMatch(/webgpu\s+rejected\s+the `webgpu` package failed to load: dawn\.node: undefined symbol/);
+    const missing = spawnSync(process.execPath, ['--input-type=module', '-e', script('missing')], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    expect(missing.stdout).toMatch(
+      /webgpu\s+rejected\s+the `webgpu` package \(Dawn for Node\) is not installed: npm install webgpu/,
+    );
+    const broken = spawnSync(process.execPath, ['--input-type=module', '-e', script('broken')], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    expect(broken.stdout).toMatch(
+      /webgpu\s+rejected\s+the `webgpu` package failed to load: dawn\.node: undefined symbol/,
+    );
   });
 
   test('without a Vulkan loader the webgpu backend is rejected with the reason, and Dawn is never loaded (no warning)', () => {
@@ -249,7 +312,9 @@ describe('required backends', () => {
   for (const name of requiredBackends()) {
     test(`required backend '${name}' starts`, async () => {
       const factory = REPO_BACKENDS[name];
-      expect(name in REPO_BACKENDS ? 'known' : `'${name}' is required but this repository has no such backend`).toBe('known');
+      expect(name in REPO_BACKENDS ? 'known' : `'${name}' is required but this repository has no such backend`).toBe(
+        'known',
+      );
       const be = await factory!();
       expect(be.name).toBe(name);
       be.dispose();

@@ -3,7 +3,7 @@
 // primitives, and the float64 oracle. The conformance cases softmaxCrossEntropy/.../special and
 // .../masked check the fused kernels; here the composite runs the same cases.
 import { describe, expect, test } from '@jest/globals';
-import { BaseBackend, type NDArray } from '@polyhal/hal';
+import { BaseBackend, type ComputeBackend, type NDArray } from '@polyhal/hal';
 import { CpuBackend } from '@polyhal/backend-cpu';
 import { CASES, oSoftmaxCrossEntropy, ref, runCase } from '@polyhal/conformance';
 import { REPO_BACKENDS, requiredBackends } from './backends.js';
@@ -19,9 +19,12 @@ const RULE_CASES = CASES.filter((c) => c.op === 'softmaxCrossEntropy' && /specia
 
 describe('softmax cross-entropy: label-0 terms (xlogy rule)', () => {
   test('the rule cases exist', () => {
-    expect(RULE_CASES.map((c) => c.id)).toEqual(expect.arrayContaining([
-      'softmaxCrossEntropy/float32/[8,4]/special', 'softmaxCrossEntropy/float32/[16,10]/masked/grad',
-    ]));
+    expect(RULE_CASES.map((c) => c.id)).toEqual(
+      expect.arrayContaining([
+        'softmaxCrossEntropy/float32/[8,4]/special',
+        'softmaxCrossEntropy/float32/[16,10]/masked/grad',
+      ]),
+    );
   });
 
   test.each(RULE_CASES.map((c) => [c.id, c] as const))('composite matches the oracle: %s', async (_id, c) => {
@@ -48,7 +51,7 @@ describe('softmax cross-entropy: label-0 terms (xlogy rule)', () => {
 
   for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
     test(`${name}: the fused kernel and the composite give the same loss and gradient, bit for bit in NaN/Inf pattern`, async () => {
-      let be;
+      let be: ComputeBackend;
       try {
         be = await factory();
       } catch (e) {
@@ -61,7 +64,12 @@ describe('softmax cross-entropy: label-0 terms (xlogy rule)', () => {
         const y = be.fromArray([1, 0, 0, 0, 0, 0, 0.5, 0.5, 0, 0, 0, 0, 0, 1, 0, 0], [4, 4]);
         const fused = be.softmaxCrossEntropy(z, y, true);
         const comp = BaseBackend.prototype.softmaxCrossEntropy.call(be, z, y, true);
-        const [lf, lc, gf, gc] = await Promise.all([be.read(fused.loss), be.read(comp.loss), be.read(fused.grad!), be.read(comp.grad!)]);
+        const [lf, lc, gf, gc] = await Promise.all([
+          be.read(fused.loss),
+          be.read(comp.loss),
+          be.read(fused.grad!),
+          be.read(comp.grad!),
+        ]);
         const want = oSoftmaxCrossEntropy(ref([4, 4], await be.read(z)), ref([4, 4], await be.read(y))).data;
         for (let i = 0; i < 4; i++) {
           if (Number.isNaN(want[i]!)) {

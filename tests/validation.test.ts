@@ -4,8 +4,19 @@
 // domain throw InvalidArgumentError instead of writing NaN into the parameters.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import {
-  BINARY_OPS, type ComputeBackend, type DeviceBuffer, DeviceMismatchError, DTypeError, InvalidArgumentError, type NDArray,
-  OutOfMemoryError, PolyHalError, ShapeMismatchError, UNARY_OPS, UnsupportedOpError, UseAfterFreeError,
+  BINARY_OPS,
+  type ComputeBackend,
+  type DeviceBuffer,
+  DeviceMismatchError,
+  DTypeError,
+  InvalidArgumentError,
+  type NDArray,
+  OutOfMemoryError,
+  type PolyHalError,
+  ShapeMismatchError,
+  UNARY_OPS,
+  UnsupportedOpError,
+  UseAfterFreeError,
 } from '@polyhal/hal';
 import { REPO_BACKENDS, requiredBackends } from './backends.js';
 
@@ -57,7 +68,17 @@ const BAD: Bad[] = [
   ['read', ({ be, x }) => be.read(any({ ...x, offset: 4 })), InvalidArgumentError, ['read', 'outside its buffer']],
   ['copyFromDevice', ({ be }) => be.copyFromDevice(any(42)), InvalidArgumentError, ['read', '42']],
   ['readHandle', ({ be }) => be.readHandle(any(null)), InvalidArgumentError, ['readHandle', 'null']],
-  ['readSync', ({ be }) => (be.readSync ? be.readSync(any(null)) : (() => { throw new InvalidArgumentError('readSync: none'); })()), InvalidArgumentError, ['readSync']],
+  [
+    'readSync',
+    ({ be }) =>
+      be.readSync
+        ? be.readSync(any(null))
+        : (() => {
+            throw new InvalidArgumentError('readSync: none');
+          })(),
+    InvalidArgumentError,
+    ['readSync'],
+  ],
   // construction
   ['fromArray', ({ be }) => be.fromArray(any(null), [2]), InvalidArgumentError, ['fromArray', 'data', 'null']],
   ['fromArray', ({ be }) => be.fromArray(any('12'), [2]), InvalidArgumentError, ['fromArray', 'data']],
@@ -79,14 +100,40 @@ const BAD: Bad[] = [
   ['binary', ({ be, x }) => be.binary('add', any(undefined), x), InvalidArgumentError, ['add', 'a', 'undefined']],
   ['binary', ({ be }) => be.binary('add', 1, 2), InvalidArgumentError, ['add', 'array']],
   ['binary', ({ be, x }) => be.binary('add', x, any('1')), InvalidArgumentError, ['add', 'b']],
-  ['binary', ({ be, x }) => be.binary('add', x, any({ ...x, strides: [3, 2] })), InvalidArgumentError, ['add', 'b', 'outside its buffer']],
+  [
+    'binary',
+    ({ be, x }) => be.binary('add', x, any({ ...x, strides: [3, 2] })),
+    InvalidArgumentError,
+    ['add', 'b', 'outside its buffer'],
+  ],
   ['binary', ({ be, x }) => be.binary('add', x, any({ ...x, dtype: 'int32' })), DTypeError, ['add', 'int32']],
-  ['binary', ({ be, x }) => be.binary('add', x, any({ ...x, shape: null })), InvalidArgumentError, ['add', 'NDArray view']],
-  ...BINARY_OPS.map((op): Bad => [op, ({ be, x }) => (be[op] as (a: unknown, b: unknown) => NDArray)(x, null), InvalidArgumentError, [op, 'b', 'null']]),
-  ...BINARY_OPS.map((op): Bad => [op, ({ be, x }) => (be[op] as (a: unknown, b: unknown) => NDArray)(undefined, x), InvalidArgumentError, [op, 'a', 'undefined']]),
+  [
+    'binary',
+    ({ be, x }) => be.binary('add', x, any({ ...x, shape: null })),
+    InvalidArgumentError,
+    ['add', 'NDArray view'],
+  ],
+  ...BINARY_OPS.map(
+    (op): Bad => [
+      op,
+      ({ be, x }) => (be[op] as (a: unknown, b: unknown) => NDArray)(x, null),
+      InvalidArgumentError,
+      [op, 'b', 'null'],
+    ],
+  ),
+  ...BINARY_OPS.map(
+    (op): Bad => [
+      op,
+      ({ be, x }) => (be[op] as (a: unknown, b: unknown) => NDArray)(undefined, x),
+      InvalidArgumentError,
+      [op, 'a', 'undefined'],
+    ],
+  ),
   ['unary', ({ be, x }) => be.unary(any('notAnOp'), x), UnsupportedOpError, ['notAnOp', 'float32', 'exp']],
   ['unary', ({ be, xi }) => be.unary(any('abs'), xi), UnsupportedOpError, ['abs', 'int32']],
-  ...UNARY_OPS.map((op): Bad => [op, ({ be }) => (be[op] as (a: unknown) => NDArray)(null), InvalidArgumentError, [op, 'null']]),
+  ...UNARY_OPS.map(
+    (op): Bad => [op, ({ be }) => (be[op] as (a: unknown) => NDArray)(null), InvalidArgumentError, [op, 'null']],
+  ),
   // reductions
   ['reduce', ({ be, x }) => be.reduce(any('min'), x), UnsupportedOpError, ['min', 'float32', 'sum']],
   ['reduce', ({ be, xi }) => be.reduce(any('min'), xi, 0), UnsupportedOpError, ['min', 'int32']],
@@ -111,13 +158,44 @@ const BAD: Bad[] = [
   ['expand', ({ be }) => be.expand(any(null), [2, 3]), InvalidArgumentError, ['expand', 'null']],
   ['shrink', ({ be, x }) => be.shrink(x, any(null)), InvalidArgumentError, ['shrink', 'bounds', 'null']],
   ['shrink', ({ be, x }) => be.shrink(x, any([1, 2])), InvalidArgumentError, ['shrink', 'bounds', '[2, 3]']],
-  ['shrink', ({ be, x }) => be.shrink(x, [[0, 3], [0, 3]]), InvalidArgumentError, ['shrink']],
+  [
+    'shrink',
+    ({ be, x }) =>
+      be.shrink(x, [
+        [0, 3],
+        [0, 3],
+      ]),
+    InvalidArgumentError,
+    ['shrink'],
+  ],
   ['stride', ({ be, x }) => be.stride(x, any(null)), InvalidArgumentError, ['stride', 'steps', 'null']],
   ['stride', ({ be, x }) => be.stride(x, [1, 0]), InvalidArgumentError, ['stride', '0']],
   ['pad', ({ be, x }) => be.pad(x, any([1, 2])), InvalidArgumentError, ['pad', 'pads', '[1, 2]', '[2, 3]']],
   ['pad', ({ be, x }) => be.pad(x, any(null)), InvalidArgumentError, ['pad', 'pads', 'null']],
-  ['pad', ({ be, x }) => be.pad(x, [[0, 0], [0, 1]], any(null)), InvalidArgumentError, ['pad', 'value', 'null']],
-  ['pad', ({ be, x }) => be.pad(x, [[0, 0], [-1, 0]]), InvalidArgumentError, ['pad']],
+  [
+    'pad',
+    ({ be, x }) =>
+      be.pad(
+        x,
+        [
+          [0, 0],
+          [0, 1],
+        ],
+        any(null),
+      ),
+    InvalidArgumentError,
+    ['pad', 'value', 'null'],
+  ],
+  [
+    'pad',
+    ({ be, x }) =>
+      be.pad(x, [
+        [0, 0],
+        [-1, 0],
+      ]),
+    InvalidArgumentError,
+    ['pad'],
+  ],
   ['contiguous', ({ be }) => be.contiguous(any(null)), InvalidArgumentError, ['null']],
   ['cast', ({ be }) => be.cast(any(null), 'int32'), InvalidArgumentError, ['cast', 'null']],
   ['cast', ({ be, x }) => be.cast(x, any('float64')), DTypeError, ['float64']],
@@ -134,40 +212,199 @@ const BAD: Bad[] = [
   ['softmax', ({ be, x }) => be.softmax(x, 2), InvalidArgumentError, ['axis 2', 'rank 2']],
   ['logSoftmax', ({ be }) => be.logSoftmax(any(undefined)), InvalidArgumentError, ['logSoftmax', 'undefined']],
   ['logSoftmax', ({ be, x }) => be.logSoftmax(x, any('1')), InvalidArgumentError, ['logSoftmax', 'axis']],
-  ['softmaxCrossEntropy', ({ be, y }) => be.softmaxCrossEntropy(any(null), y), InvalidArgumentError, ['softmaxCrossEntropy', 'logits', 'null']],
-  ['softmaxCrossEntropy', ({ be, x }) => be.softmaxCrossEntropy(x, any(null)), InvalidArgumentError, ['softmaxCrossEntropy', 'labels', 'null']],
-  ['softmaxCrossEntropy', ({ be, x, y }) => be.softmaxCrossEntropy(x, y, any('yes')), InvalidArgumentError, ['softmaxCrossEntropy', 'withGrad']],
-  ['softmaxCrossEntropy', ({ be, x, y }) => be.softmaxCrossEntropy(x, be.permute(y, [1, 0])), ShapeMismatchError, ['softmaxCrossEntropy', '[2, 3]', '[3, 2]']],
-  ['softmaxCrossEntropy', ({ be, x, xi }) => be.softmaxCrossEntropy(x, xi), DTypeError, ['softmaxCrossEntropy', 'int32']],
+  [
+    'softmaxCrossEntropy',
+    ({ be, y }) => be.softmaxCrossEntropy(any(null), y),
+    InvalidArgumentError,
+    ['softmaxCrossEntropy', 'logits', 'null'],
+  ],
+  [
+    'softmaxCrossEntropy',
+    ({ be, x }) => be.softmaxCrossEntropy(x, any(null)),
+    InvalidArgumentError,
+    ['softmaxCrossEntropy', 'labels', 'null'],
+  ],
+  [
+    'softmaxCrossEntropy',
+    ({ be, x, y }) => be.softmaxCrossEntropy(x, y, any('yes')),
+    InvalidArgumentError,
+    ['softmaxCrossEntropy', 'withGrad'],
+  ],
+  [
+    'softmaxCrossEntropy',
+    ({ be, x, y }) => be.softmaxCrossEntropy(x, be.permute(y, [1, 0])),
+    ShapeMismatchError,
+    ['softmaxCrossEntropy', '[2, 3]', '[3, 2]'],
+  ],
+  [
+    'softmaxCrossEntropy',
+    ({ be, x, xi }) => be.softmaxCrossEntropy(x, xi),
+    DTypeError,
+    ['softmaxCrossEntropy', 'int32'],
+  ],
   // optimizer steps: hyper-parameters
-  ['adamStep', ({ be, x, y, m, v }) => be.adamStep(x.buffer, y, m, v, any(null)), InvalidArgumentError, ['adamStep', 'null']],
-  ...([
-    ['step', 0], ['step', NaN], ['step', -1], ['step', 1.5], ['step', Infinity], ['lr', -1e-3], ['lr', NaN], ['lr', Infinity], ['beta1', 1], ['beta1', -0.1],
-    ['beta2', NaN], ['beta2', 1.5], ['eps', -1], ['eps', NaN], ['weightDecay', -0.1], ['weightDecay', Infinity], ['step', undefined], ['lr', '0.1'],
-  ] as [string, unknown][]).map(([k, val]): Bad => [
-    'adamStep', ({ be, x, y, m, v }) => be.adamStep(x.buffer, y, m, v, any({ ...hyper, [k]: val })), InvalidArgumentError, ['adamStep', k],
-  ]),
-  ['adamStep', ({ be, y, m, v }) => be.adamStep(any(null), y, m, v, hyper), InvalidArgumentError, ['adamStep', 'param', 'null']],
-  ['adamStep', ({ be, x, m, v }) => be.adamStep(x.buffer, any(null), m, v, hyper), InvalidArgumentError, ['adamStep', 'grad', 'null']],
-  ['adamStep', ({ be, x, y, v }) => be.adamStep(x.buffer, y, any(undefined), v, hyper), InvalidArgumentError, ['adamStep', 'm', 'undefined']],
-  ['adamStep', ({ be, x, y, m }) => be.adamStep(x.buffer, y, m, m, hyper), InvalidArgumentError, ['adamStep', 'distinct']],
-  ['adamStep', ({ be, x, m, v }) => be.adamStep(x.buffer, x, m, v, hyper), InvalidArgumentError, ['adamStep', 'distinct']],
-  ['adamStep', ({ be, x, y, m, tmp }) => be.adamStep(x.buffer, y, m, tmp(5), hyper), ShapeMismatchError, ['adamStep', 'v', '5', '[2, 3]']],
-  ['sgdStep', ({ be, x, y }) => be.sgdStep(x.buffer, y, null, any(undefined)), InvalidArgumentError, ['sgdStep', 'undefined']],
-  ...([['lr', NaN], ['lr', -1], ['momentum', -0.5], ['momentum', NaN], ['weightDecay', NaN], ['weightDecay', -1]] as [string, number][]).map(([k, val]): Bad => [
-    'sgdStep', ({ be, x, y, m }) => be.sgdStep(x.buffer, y, m, { ...sgd, momentum: 0.9, [k]: val }), InvalidArgumentError, ['sgdStep', k],
-  ]),
-  ['sgdStep', ({ be, x, y }) => be.sgdStep(x.buffer, y, null, { ...sgd, momentum: 0.9 }), InvalidArgumentError, ['sgdStep', 'momentum', 'velocity']],
+  [
+    'adamStep',
+    ({ be, x, y, m, v }) => be.adamStep(x.buffer, y, m, v, any(null)),
+    InvalidArgumentError,
+    ['adamStep', 'null'],
+  ],
+  ...(
+    [
+      ['step', 0],
+      ['step', NaN],
+      ['step', -1],
+      ['step', 1.5],
+      ['step', Infinity],
+      ['lr', -1e-3],
+      ['lr', NaN],
+      ['lr', Infinity],
+      ['beta1', 1],
+      ['beta1', -0.1],
+      ['beta2', NaN],
+      ['beta2', 1.5],
+      ['eps', -1],
+      ['eps', NaN],
+      ['weightDecay', -0.1],
+      ['weightDecay', Infinity],
+      ['step', undefined],
+      ['lr', '0.1'],
+    ] as [string, unknown][]
+  ).map(
+    ([k, val]): Bad => [
+      'adamStep',
+      ({ be, x, y, m, v }) => be.adamStep(x.buffer, y, m, v, any({ ...hyper, [k]: val })),
+      InvalidArgumentError,
+      ['adamStep', k],
+    ],
+  ),
+  [
+    'adamStep',
+    ({ be, y, m, v }) => be.adamStep(any(null), y, m, v, hyper),
+    InvalidArgumentError,
+    ['adamStep', 'param', 'null'],
+  ],
+  [
+    'adamStep',
+    ({ be, x, m, v }) => be.adamStep(x.buffer, any(null), m, v, hyper),
+    InvalidArgumentError,
+    ['adamStep', 'grad', 'null'],
+  ],
+  [
+    'adamStep',
+    ({ be, x, y, v }) => be.adamStep(x.buffer, y, any(undefined), v, hyper),
+    InvalidArgumentError,
+    ['adamStep', 'm', 'undefined'],
+  ],
+  [
+    'adamStep',
+    ({ be, x, y, m }) => be.adamStep(x.buffer, y, m, m, hyper),
+    InvalidArgumentError,
+    ['adamStep', 'distinct'],
+  ],
+  [
+    'adamStep',
+    ({ be, x, m, v }) => be.adamStep(x.buffer, x, m, v, hyper),
+    InvalidArgumentError,
+    ['adamStep', 'distinct'],
+  ],
+  [
+    'adamStep',
+    ({ be, x, y, m, tmp }) => be.adamStep(x.buffer, y, m, tmp(5), hyper),
+    ShapeMismatchError,
+    ['adamStep', 'v', '5', '[2, 3]'],
+  ],
+  [
+    'sgdStep',
+    ({ be, x, y }) => be.sgdStep(x.buffer, y, null, any(undefined)),
+    InvalidArgumentError,
+    ['sgdStep', 'undefined'],
+  ],
+  ...(
+    [
+      ['lr', NaN],
+      ['lr', -1],
+      ['momentum', -0.5],
+      ['momentum', NaN],
+      ['weightDecay', NaN],
+      ['weightDecay', -1],
+    ] as [string, number][]
+  ).map(
+    ([k, val]): Bad => [
+      'sgdStep',
+      ({ be, x, y, m }) => be.sgdStep(x.buffer, y, m, { ...sgd, momentum: 0.9, [k]: val }),
+      InvalidArgumentError,
+      ['sgdStep', k],
+    ],
+  ),
+  [
+    'sgdStep',
+    ({ be, x, y }) => be.sgdStep(x.buffer, y, null, { ...sgd, momentum: 0.9 }),
+    InvalidArgumentError,
+    ['sgdStep', 'momentum', 'velocity'],
+  ],
   ['sgdStep', ({ be, y }) => be.sgdStep(any(null), y, null, sgd), InvalidArgumentError, ['sgdStep', 'param', 'null']],
-  ['sgdStep', ({ be, x, y }) => be.sgdStep(x.buffer, y, any({}), { ...sgd, momentum: 0.9 }), InvalidArgumentError, ['sgdStep', 'velocity']],
+  [
+    'sgdStep',
+    ({ be, x, y }) => be.sgdStep(x.buffer, y, any({}), { ...sgd, momentum: 0.9 }),
+    InvalidArgumentError,
+    ['sgdStep', 'velocity'],
+  ],
   ['sgdStep', ({ be, x, xi }) => be.sgdStep(x.buffer, xi, null, sgd), DTypeError, ['sgdStep', 'float32']],
 ];
 
 const METHODS: (keyof ComputeBackend)[] = [
-  'allocate', 'deallocate', 'free', 'write', 'copyToDevice', 'read', 'copyFromDevice', 'readHandle', 'readSync', 'fromArray', 'full',
-  'add', 'sub', 'mul', 'div', 'maximum', 'mod', 'cmplt', 'binary', 'neg', 'exp', 'log', 'relu', 'sigmoid', 'tanh', 'sqrt', 'recip', 'exp2',
-  'log2', 'sin', 'cos', 'unary', 'sum', 'max', 'mean', 'reduce', 'reshape', 'permute', 'expand', 'shrink', 'stride', 'pad', 'contiguous',
-  'cast', 'assign', 'matmul', 'softmax', 'logSoftmax', 'softmaxCrossEntropy', 'adamStep', 'sgdStep',
+  'allocate',
+  'deallocate',
+  'free',
+  'write',
+  'copyToDevice',
+  'read',
+  'copyFromDevice',
+  'readHandle',
+  'readSync',
+  'fromArray',
+  'full',
+  'add',
+  'sub',
+  'mul',
+  'div',
+  'maximum',
+  'mod',
+  'cmplt',
+  'binary',
+  'neg',
+  'exp',
+  'log',
+  'relu',
+  'sigmoid',
+  'tanh',
+  'sqrt',
+  'recip',
+  'exp2',
+  'log2',
+  'sin',
+  'cos',
+  'unary',
+  'sum',
+  'max',
+  'mean',
+  'reduce',
+  'reshape',
+  'permute',
+  'expand',
+  'shrink',
+  'stride',
+  'pad',
+  'contiguous',
+  'cast',
+  'assign',
+  'matmul',
+  'softmax',
+  'logSoftmax',
+  'softmaxCrossEntropy',
+  'adamStep',
+  'sgdStep',
 ];
 
 test('every public method of ComputeBackend that takes arguments has bad-argument cases', () => {
@@ -184,8 +421,12 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
       try {
         const be = await factory();
         f = {
-          be, x: be.fromArray(X, [2, 3]), y: be.fromArray(Y, [2, 3]), xi: be.fromArray([1, 2, 3, 4, 5, 6], [2, 3], 'int32'),
-          m: be.fromArray(Y, [6]).buffer, v: be.fromArray([0.5, 0.25, 1, 2, 0.125, 4], [6]).buffer,
+          be,
+          x: be.fromArray(X, [2, 3]),
+          y: be.fromArray(Y, [2, 3]),
+          xi: be.fromArray([1, 2, 3, 4, 5, 6], [2, 3], 'int32'),
+          m: be.fromArray(Y, [6]).buffer,
+          v: be.fromArray([0.5, 0.25, 1, 2, 0.125, 4], [6]).buffer,
           tmp: (size) => {
             const b = be.allocate(size);
             helpers.push(b);
@@ -198,12 +439,18 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
     }, 120_000);
     afterAll(() => f?.be.dispose());
     const need = (): Fixture => {
-      if (!f && requiredBackends().includes(name)) throw new Error(`${name} is required here but unavailable: ${unavailable}`);
+      if (!f && requiredBackends().includes(name))
+        throw new Error(`${name} is required here but unavailable: ${unavailable}`);
       return f!;
     };
 
     /** Runs a bad call: it must throw (or reject with) `cls` naming `words`, allocate nothing and change no array. */
-    const expectRejected = async (fx: Fixture, call: (f: Fixture) => unknown, cls: ErrorClass, words: string[]): Promise<void> => {
+    const expectRejected = async (
+      fx: Fixture,
+      call: (f: Fixture) => unknown,
+      cls: ErrorClass,
+      words: string[],
+    ): Promise<void> => {
       const { be } = fx;
       const before = { live: be.liveBufferCount(), bytes: be.memoryStats().liveBytes };
       let thrown: unknown;
@@ -239,7 +486,12 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
       const fx = need();
       if (!fx) return;
       for (const step of [0, NaN]) {
-        await expectRejected(fx, ({ be, x, y, m, v }) => be.adamStep(x.buffer, y, m, v, { ...hyper, step }), InvalidArgumentError, ['step']);
+        await expectRejected(
+          fx,
+          ({ be, x, y, m, v }) => be.adamStep(x.buffer, y, m, v, { ...hyper, step }),
+          InvalidArgumentError,
+          ['step'],
+        );
       }
       // and a valid step still works: p' = p − lr·sign(g) at step 1 (|m̂/√v̂| = 1 for v = m = 0).
       const { be } = fx;
@@ -286,7 +538,12 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
       try {
         const o = other.fromArray([1, 2, 3, 4, 5, 6], [2, 3]);
         await expectRejected(fx, ({ be, x }) => be.add(x, o), DeviceMismatchError, ['add']);
-        await expectRejected(fx, ({ be, x, y, m, v }) => be.adamStep(x.buffer, y, m, o.buffer, hyper), DeviceMismatchError, ['adamStep']);
+        await expectRejected(
+          fx,
+          ({ be, x, y, m }) => be.adamStep(x.buffer, y, m, o.buffer, hyper),
+          DeviceMismatchError,
+          ['adamStep'],
+        );
         const t = fx.be.full([2, 3], 1);
         fx.be.free(t);
         await expectRejected(fx, ({ be }) => be.softmaxCrossEntropy(t, t), UseAfterFreeError, ['softmaxCrossEntropy']);

@@ -9,7 +9,11 @@ import { WasmHeap } from '../backends/wasm/src/memory.js';
 const GiB = 2 ** 30;
 
 /** Runs `fn` on a fresh backend of `threads` threads and disposes of it. */
-async function withBackend(threads: number, options: Record<string, unknown>, fn: (be: WasmBackend) => Promise<void>): Promise<void> {
+async function withBackend(
+  threads: number,
+  options: Record<string, unknown>,
+  fn: (be: WasmBackend) => Promise<void>,
+): Promise<void> {
   const be = await createWasmBackend({ threads, ...options });
   try {
     await fn(be);
@@ -24,9 +28,10 @@ describe('WasmHeap (coalescing allocator)', () => {
     const heap = new WasmHeap(memory, 1000, 'test', 4096 * 65536);
     const base = heap.reserved;
     let seed = 7;
-    const rand = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    const rand = (): number => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
     const live = new Map<number, number>(); // ptr → bytes
-    const overlaps = (p: number, n: number): boolean => [...live].some(([q, m]) => p < q + WasmHeap.blockSize(m) && q < p + WasmHeap.blockSize(n));
+    const overlaps = (p: number, n: number): boolean =>
+      [...live].some(([q, m]) => p < q + WasmHeap.blockSize(m) && q < p + WasmHeap.blockSize(n));
     for (let step = 0; step < 4000; step++) {
       if (live.size > 0 && (rand() < 0.5 || live.size > 60)) {
         const ptrs = [...live.keys()];
@@ -88,7 +93,7 @@ describe.each([1, 2])('wasm memory, %i thread(s)', (threads) => {
     });
   });
 
-  test('memoryAvailable() is what one allocation can really get, bounded by the memory\'s maximum', async () => {
+  test("memoryAvailable() is what one allocation can really get, bounded by the memory's maximum", async () => {
     await withBackend(threads, { memoryLimit: 2 ** 33 }, async (be) => {
       const avail = be.memoryAvailable();
       expect(avail).toBeLessThanOrEqual(4 * GiB);
@@ -138,7 +143,11 @@ describe.each([1, 2])('wasm memory, %i thread(s)', (threads) => {
 });
 
 describe('wasm worker failures are typed errors on the calling thread, never a hang', () => {
-  interface Pool { run(kernel: string, parts: number[][], local: (part: number[]) => void): void; liveWorkers: number; workers: { terminate(): unknown }[] }
+  interface Pool {
+    run(kernel: string, parts: number[][], local: (part: number[]) => void): void;
+    liveWorkers: number;
+    workers: { terminate(): unknown }[];
+  }
   const poolOf = (be: WasmBackend): Pool => (be as unknown as { pool: Pool }).pool;
   // negI32(n, rows, x, xStarts, xStep, out) with its row starts past the end of memory: a trap.
   const trap = [4, 1, 0, 0xfffffff0, 1, 0];
@@ -155,13 +164,16 @@ describe('wasm worker failures are typed errors on the calling thread, never a h
       expect(err).toBeInstanceOf(PolyHalError);
       expect(err).toMatchObject({ kernel: 'negI32', thread: 1 });
       expect((err as Error).message).toMatch(/out of bounds/);
-      const x = be.fromArray(Array.from({ length: 1000 }, (_, i) => i), [1000]);
+      const x = be.fromArray(
+        Array.from({ length: 1000 }, (_, i) => i),
+        [1000],
+      );
       expect(Array.from(await be.read(be.neg(x)))).toEqual(Array.from({ length: 1000 }, (_, i) => -i));
       expect(poolOf(be).liveWorkers).toBe(1);
     });
   });
 
-  test('a trap on the calling thread also throws WasmKernelError, after the workers\' parts have ended', async () => {
+  test("a trap on the calling thread also throws WasmKernelError, after the workers' parts have ended", async () => {
     await withBackend(2, {}, async (be) => {
       const k = (be as unknown as { k: { negI32(...a: number[]): void } }).k;
       expect(() => poolOf(be).run('negI32', [trap, trap], (p) => k.negI32(...p))).toThrow(WasmKernelError);
@@ -175,9 +187,17 @@ describe('wasm worker failures are typed errors on the calling thread, never a h
       for (let i = 0; i < 100 && pool.liveWorkers > 0; i++) await new Promise((r) => setTimeout(r, 10));
       expect(pool.liveWorkers).toBe(0);
       const n = 100_003;
-      const x = be.fromArray(Array.from({ length: n }, (_, i) => i % 7), [n]);
-      expect(Array.from(await be.read(be.sum(be.add(x, x))))).toEqual([2 * Array.from({ length: n }, (_, i) => i % 7).reduce((p, v) => p + v, 0)]);
-      const a = be.fromArray(Array.from({ length: 64 * 64 }, (_, i) => (i % 5) - 2), [64, 64]);
+      const x = be.fromArray(
+        Array.from({ length: n }, (_, i) => i % 7),
+        [n],
+      );
+      expect(Array.from(await be.read(be.sum(be.add(x, x))))).toEqual([
+        2 * Array.from({ length: n }, (_, i) => i % 7).reduce((p, v) => p + v, 0),
+      ]);
+      const a = be.fromArray(
+        Array.from({ length: 64 * 64 }, (_, i) => (i % 5) - 2),
+        [64, 64],
+      );
       const want = Array.from(await be.read(be.matmul(be.contiguous(a), a)));
       expect(want.length).toBe(64 * 64);
       expect(Array.from(await be.read(be.matmul(a, a)))).toEqual(want);
@@ -197,7 +217,13 @@ describe('hand-built NDArrays are bounds-checked against their buffer before a w
       const x = be.fromArray([1, 2, 3, 4], [4]);
       const bad = { ...x, ...view };
       const live = be.liveBufferCount();
-      for (const op of [() => be.sum(bad), () => be.neg(bad), () => be.add(bad, 1), () => be.contiguous(bad), () => be.readSync(bad)]) {
+      for (const op of [
+        () => be.sum(bad),
+        () => be.neg(bad),
+        () => be.add(bad, 1),
+        () => be.contiguous(bad),
+        () => be.readSync(bad),
+      ]) {
         expect(op).toThrow(InvalidArgumentError);
       }
       if (bad.shape.length === 2) expect(() => be.matmul(bad, bad)).toThrow(InvalidArgumentError);
@@ -207,27 +233,30 @@ describe('hand-built NDArrays are bounds-checked against their buffer before a w
 });
 
 describe('reductions over broadcast views of 2^31 elements and more', () => {
-  test.each([1, 2])('sum and max of expand(full([1, 1]), [65536, 65536]) and friends are right (%i thread(s))', async (threads) => {
-    await withBackend(threads, {}, async (be) => {
-      const one = be.full([1, 1], 1);
-      const big = be.expand(one, [65536, 65536]); // 2^32 elements
-      const read1 = async (x: ReturnType<typeof be.sum>): Promise<number> => (await be.read(x))[0]!;
-      expect(await read1(be.sum(big))).toBe(2 ** 32);
-      expect(await read1(be.max(big))).toBe(1);
-      expect(await read1(be.mean(big))).toBe(1);
-      expect(Array.from(await be.read(be.sum(big, 1))).every((v) => v === 65536)).toBe(true);
-      // A real axis under a broadcast one: [3] values, each repeated 2^31 times.
-      const v = be.fromArray([1, -2, 0.5], [1, 3]);
-      const wide = be.expand(v, [2 ** 31, 3]);
-      expect(Array.from(await be.read(be.sum(wide)))).toEqual([-0.5 * 2 ** 31]);
-      expect(Array.from(await be.read(be.sum(wide, 0)))).toEqual([2 ** 31, -(2 ** 32), 2 ** 30]);
-      expect(Array.from(await be.read(be.max(wide, 0)))).toEqual([1, -2, 0.5]);
-      // int32 sums wrap modulo 2^32, as repeated addition would.
-      const i = be.expand(be.full([1, 1], 3, 'int32'), [65536, 65537]);
-      expect(Array.from(await be.read(be.sum(i)))).toEqual([(3 * 65536 * 65537) % 2 ** 32 | 0]);
-      expect(Array.from(await be.read(be.max(i)))).toEqual([3]);
-    });
-  });
+  test.each([1, 2])(
+    'sum and max of expand(full([1, 1]), [65536, 65536]) and friends are right (%i thread(s))',
+    async (threads) => {
+      await withBackend(threads, {}, async (be) => {
+        const one = be.full([1, 1], 1);
+        const big = be.expand(one, [65536, 65536]); // 2^32 elements
+        const read1 = async (x: ReturnType<typeof be.sum>): Promise<number> => (await be.read(x))[0]!;
+        expect(await read1(be.sum(big))).toBe(2 ** 32);
+        expect(await read1(be.max(big))).toBe(1);
+        expect(await read1(be.mean(big))).toBe(1);
+        expect(Array.from(await be.read(be.sum(big, 1))).every((v) => v === 65536)).toBe(true);
+        // A real axis under a broadcast one: [3] values, each repeated 2^31 times.
+        const v = be.fromArray([1, -2, 0.5], [1, 3]);
+        const wide = be.expand(v, [2 ** 31, 3]);
+        expect(Array.from(await be.read(be.sum(wide)))).toEqual([-0.5 * 2 ** 31]);
+        expect(Array.from(await be.read(be.sum(wide, 0)))).toEqual([2 ** 31, -(2 ** 32), 2 ** 30]);
+        expect(Array.from(await be.read(be.max(wide, 0)))).toEqual([1, -2, 0.5]);
+        // int32 sums wrap modulo 2^32, as repeated addition would.
+        const i = be.expand(be.full([1, 1], 3, 'int32'), [65536, 65537]);
+        expect(Array.from(await be.read(be.sum(i)))).toEqual([((3 * 65536 * 65537) % 2 ** 32) | 0]);
+        expect(Array.from(await be.read(be.max(i)))).toEqual([3]);
+      });
+    },
+  );
 
   test('a matmul whose inner dimension passes 2^31 (broadcast operands) is an InvalidArgumentError, not a wrong number', async () => {
     await withBackend(1, {}, async (be) => {
@@ -241,21 +270,24 @@ describe('reductions over broadcast views of 2^31 elements and more', () => {
 });
 
 describe('variable-size work reuses linear memory (WebAssembly memory cannot shrink)', () => {
-  test.each([1, 2])('300 steps of random [16, L, 256] arrays: the memory stays near the largest step, RSS does not climb (%i thread(s))', async (threads) => {
-    await withBackend(threads, {}, async (be) => {
-      const memory = (be as unknown as { heap: { memory: WebAssembly.Memory } }).heap.memory;
-      const rss0 = process.memoryUsage().rss;
-      let seed = 1;
-      const rand = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
-      for (let i = 0; i < 300; i++) {
-        const x = be.full([16, 1 + Math.floor(rand() * 512), 256], 1);
-        const y = be.relu(x);
-        const z = be.sum(y, 1);
-        for (const t of [x, y, z]) be.free(t);
-      }
-      expect(be.liveBufferCount()).toBe(0);
-      expect(memory.buffer.byteLength).toBeLessThan(64 * 2 ** 20); // a step holds at most 2 × 8 MiB
-      expect(process.memoryUsage().rss - rss0).toBeLessThan(256 * 2 ** 20);
-    });
-  });
+  test.each([1, 2])(
+    '300 steps of random [16, L, 256] arrays: the memory stays near the largest step, RSS does not climb (%i thread(s))',
+    async (threads) => {
+      await withBackend(threads, {}, async (be) => {
+        const memory = (be as unknown as { heap: { memory: WebAssembly.Memory } }).heap.memory;
+        const rss0 = process.memoryUsage().rss;
+        let seed = 1;
+        const rand = (): number => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
+        for (let i = 0; i < 300; i++) {
+          const x = be.full([16, 1 + Math.floor(rand() * 512), 256], 1);
+          const y = be.relu(x);
+          const z = be.sum(y, 1);
+          for (const t of [x, y, z]) be.free(t);
+        }
+        expect(be.liveBufferCount()).toBe(0);
+        expect(memory.buffer.byteLength).toBeLessThan(64 * 2 ** 20); // a step holds at most 2 × 8 MiB
+        expect(process.memoryUsage().rss - rss0).toBeLessThan(256 * 2 ** 20);
+      });
+    },
+  );
 });

@@ -45,12 +45,23 @@ describe('wasm backend', () => {
         const row = be.fromArray(b.slice(0, 301), [301]);
         const xi = be.fromArray(ints, [3, 1001], 'int32');
         const outs = [
-          be.add(x, y), be.mul(x, y), be.relu(x), be.sqrt(be.relu(y)),
+          be.add(x, y),
+          be.mul(x, y),
+          be.relu(x),
+          be.sqrt(be.relu(y)),
           be.sub(m, row), // broadcast: 300 rows
           be.neg(transposeView(m)), // strided: 301 rows of 300
           be.maximum(xi, be.neg(xi)), // int32
           be.contiguous(be.permute(be.reshape(m, [300, 7, 43]), [2, 0, 1])), // strided copy split by its outer dim
-          be.pad(be.reshape(m, [30, 10, 301]), [[1, 2], [0, 1], [3, 0]], -1), // pad: fill, then strided copy
+          be.pad(
+            be.reshape(m, [30, 10, 301]),
+            [
+              [1, 2],
+              [0, 1],
+              [3, 0],
+            ],
+            -1,
+          ), // pad: fill, then strided copy
           be.cast(be.permute(xi, [1, 0]), 'float32'), // int32 → float32 copy
         ];
         const got = await Promise.all(outs.map(async (t) => Array.from(await be.read(t))));
@@ -64,7 +75,11 @@ describe('wasm backend', () => {
       expect(p[4]!.every((v, i) => v === f(f(a[i]!) - f(b[i % 301]!)))).toBe(true);
       expect(p[6]!.every((v, i) => v === Math.abs(ints[i]!))).toBe(true);
       // permute [2,0,1] of a [300,7,43] row-major view: out[c][a][b] = m[a][b][c]
-      expect(p[7]!.every((v, i) => v === f(a[Math.floor(i / 2100) + 43 * (i % 2100 % 7) + 301 * Math.floor(i % 2100 / 7)]!))).toBe(true);
+      expect(
+        p[7]!.every(
+          (v, i) => v === f(a[Math.floor(i / 2100) + 43 * ((i % 2100) % 7) + 301 * Math.floor((i % 2100) / 7)]!),
+        ),
+      ).toBe(true);
     } finally {
       mt.dispose();
       st.dispose();
@@ -76,12 +91,29 @@ describe('wasm backend', () => {
     try {
       const rng = mulberry32(21);
       const [M, K] = [97, 300]; // M not a multiple of the micro-kernel's rows, K over one 256-deep block
-      const a = be.fromArray(Array.from({ length: K * M }, () => rng() * 2 - 1), [K, M]);
-      const b = be.fromArray(Array.from({ length: K * 40 }, () => rng() * 2 - 1), [K, 40]);
-      for (const at of [transposeView(a), be.contiguous(transposeView(a))]) { // strided and contiguous A
+      const a = be.fromArray(
+        Array.from({ length: K * M }, () => rng() * 2 - 1),
+        [K, M],
+      );
+      const b = be.fromArray(
+        Array.from({ length: K * 40 }, () => rng() * 2 - 1),
+        [K, 40],
+      );
+      for (const at of [transposeView(a), be.contiguous(transposeView(a))]) {
+        // strided and contiguous A
         const wide = Array.from(await be.read(be.matmul(at, b))); // 40 columns: packed A panels
         for (const n of [16, 9, 1]) {
-          const narrow = Array.from(await be.read(be.matmul(at, be.shrink(b, [[0, K], [0, n]]))));
+          const narrow = Array.from(
+            await be.read(
+              be.matmul(
+                at,
+                be.shrink(b, [
+                  [0, K],
+                  [0, n],
+                ]),
+              ),
+            ),
+          );
           expect(narrow).toEqual(Array.from({ length: M * n }, (_, i) => wide[Math.floor(i / n) * 40 + (i % n)]));
         }
       }
@@ -106,18 +138,20 @@ describe('wasm backend', () => {
     be.dispose();
   });
 
-  test('the relaxed-SIMD probe agrees with the runtime\'s verdict on the embedded relaxed build', () => {
+  test("the relaxed-SIMD probe agrees with the runtime's verdict on the embedded relaxed build", () => {
     const bytes = Uint8Array.from(atob(KERNELS_RELAXED_WASM_BASE64), (c) => c.charCodeAt(0));
     expect(hasRelaxedSimd()).toBe(WebAssembly.validate(bytes));
   });
 
-  test('relaxedMaddIsFused agrees with how the relaxed build\'s matmul rounds (-1 + (1+2^-23)(1-2^-23) is -2^-46 only when fused)', async () => {
+  test("relaxedMaddIsFused agrees with how the relaxed build's matmul rounds (-1 + (1+2^-23)(1-2^-23) is -2^-46 only when fused)", async () => {
     if (!hasRelaxedSimd()) {
       expect(relaxedMaddIsFused()).toBe(false);
       return;
     }
     const be = await createWasmBackend({ threads: 1, relaxedSimd: true });
-    const c = await be.read(be.matmul(be.fromArray([-1, 1 + 2 ** -23], [1, 2]), be.fromArray([1, 1 - 2 ** -23], [2, 1])));
+    const c = await be.read(
+      be.matmul(be.fromArray([-1, 1 + 2 ** -23], [1, 2]), be.fromArray([1, 1 - 2 ** -23], [2, 1])),
+    );
     expect(c[0] === -(2 ** -46)).toBe(relaxedMaddIsFused());
     expect(be.fusedMultiplyAdd).toBe(relaxedMaddIsFused());
     be.dispose();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { UnsupportedOpError, UseAfterFreeError } from '@polyhal/hal';
+import { type ComputeBackend, UnsupportedOpError, UseAfterFreeError } from '@polyhal/hal';
 import { createWebGpuBackend, GpuError, type WebGpuBackend } from '@polyhal/backend-webgpu';
 import { REPO_BACKENDS, requiredBackends } from './backends.js';
 
@@ -17,11 +17,16 @@ describe('webgpu errors and limits', () => {
   });
   afterAll(() => gpu?.dispose());
   const need = (): WebGpuBackend => {
-    if (!gpu && requiredBackends().includes('webgpu')) throw new Error(`webgpu is required here but unavailable: ${unavailable}`);
+    if (!gpu && requiredBackends().includes('webgpu'))
+      throw new Error(`webgpu is required here but unavailable: ${unavailable}`);
     expect(gpu ? 'adapter' : `no adapter: ${unavailable}`).toBe('adapter');
     return gpu!;
   };
-  const outcome = (p: Promise<unknown>): Promise<unknown> => p.then((v) => Array.from(v as Float32Array), (e: unknown) => e);
+  const outcome = (p: Promise<unknown>): Promise<unknown> =>
+    p.then(
+      (v) => Array.from(v as Float32Array),
+      (e: unknown) => e,
+    );
 
   test('a forced split-K whose partial products exceed the binding limit still computes the right matmul', async () => {
     need();
@@ -46,41 +51,44 @@ describe('webgpu errors and limits', () => {
     (be as unknown as { gpuBuffers: Map<number, GPUBuffer> }).gpuBuffers.get(x.buffer.id)!.destroy();
   };
 
-  test.each(['op', 'batch'] as const)('every array written by a failed submission rejects on every read, and only those (errorScopes %s)', async (errorScopes) => {
-    need();
-    const be = await createWebGpuBackend({ errorScopes });
-    try {
-      const good = be.fromArray([1, 2, 3], [3]);
-      const earlier = be.add(good, 1);
-      expect(Array.from(await be.read(earlier))).toEqual([2, 3, 4]); // its submission succeeded
-      const x = be.fromArray([1, 2, 3], [3]);
-      breakBuffer(be, x);
-      const bad = be.mul(x, 2);
-      const alsoLost = be.add(good, 5); // same submission: never ran
-      const results = await Promise.all([good, bad, earlier, alsoLost].map((a) => outcome(be.read(a))));
-      expect(results[0]).toEqual([1, 2, 3]);
-      expect(results[1]).toBeInstanceOf(GpuError);
-      expect((results[1] as GpuError).op).toMatch(/mul/);
-      expect(results[2]).toEqual([2, 3, 4]);
-      expect(results[3]).toBeInstanceOf(GpuError);
-      const derived = be.add(bad, 1); // a later submission computed from lost data
-      await expect(be.synchronize()).rejects.toBeInstanceOf(GpuError);
-      await be.synchronize(); // reported once
-      // Not consumed: the poisoned arrays keep rejecting, the others keep reading.
-      for (let i = 0; i < 2; i++) {
-        await expect(be.read(bad)).rejects.toBeInstanceOf(GpuError);
-        await expect(be.read(derived)).rejects.toBeInstanceOf(GpuError);
-        expect(Array.from(await be.read(earlier))).toEqual([2, 3, 4]);
-        expect(Array.from(await be.read(good))).toEqual([1, 2, 3]);
+  test.each(['op', 'batch'] as const)(
+    'every array written by a failed submission rejects on every read, and only those (errorScopes %s)',
+    async (errorScopes) => {
+      need();
+      const be = await createWebGpuBackend({ errorScopes });
+      try {
+        const good = be.fromArray([1, 2, 3], [3]);
+        const earlier = be.add(good, 1);
+        expect(Array.from(await be.read(earlier))).toEqual([2, 3, 4]); // its submission succeeded
+        const x = be.fromArray([1, 2, 3], [3]);
+        breakBuffer(be, x);
+        const bad = be.mul(x, 2);
+        const alsoLost = be.add(good, 5); // same submission: never ran
+        const results = await Promise.all([good, bad, earlier, alsoLost].map((a) => outcome(be.read(a))));
+        expect(results[0]).toEqual([1, 2, 3]);
+        expect(results[1]).toBeInstanceOf(GpuError);
+        expect((results[1] as GpuError).op).toMatch(/mul/);
+        expect(results[2]).toEqual([2, 3, 4]);
+        expect(results[3]).toBeInstanceOf(GpuError);
+        const derived = be.add(bad, 1); // a later submission computed from lost data
+        await expect(be.synchronize()).rejects.toBeInstanceOf(GpuError);
+        await be.synchronize(); // reported once
+        // Not consumed: the poisoned arrays keep rejecting, the others keep reading.
+        for (let i = 0; i < 2; i++) {
+          await expect(be.read(bad)).rejects.toBeInstanceOf(GpuError);
+          await expect(be.read(derived)).rejects.toBeInstanceOf(GpuError);
+          expect(Array.from(await be.read(earlier))).toEqual([2, 3, 4]);
+          expect(Array.from(await be.read(good))).toEqual([1, 2, 3]);
+        }
+        // New work on good arrays computes normally; a host write replaces a poisoned array's contents.
+        expect(Array.from(await be.read(be.mul(good, 3)))).toEqual([3, 6, 9]);
+        be.write(bad.buffer, new Float32Array([7, 8, 9]));
+        expect(Array.from(await be.read(bad))).toEqual([7, 8, 9]);
+      } finally {
+        be.dispose();
       }
-      // New work on good arrays computes normally; a host write replaces a poisoned array's contents.
-      expect(Array.from(await be.read(be.mul(good, 3)))).toEqual([3, 6, 9]);
-      be.write(bad.buffer, new Float32Array([7, 8, 9]));
-      expect(Array.from(await be.read(bad))).toEqual([7, 8, 9]);
-    } finally {
-      be.dispose();
-    }
-  });
+    },
+  );
 
   test('synchronize() after dispose() throws UseAfterFreeError', async () => {
     need();
@@ -117,7 +125,7 @@ describe('webgpu errors and limits', () => {
     });
     expect(Object.is(want[0], -0) && Object.is(want[5], 0) && Object.is(want[2], -0)).toBe(true);
     for (const [name, create] of Object.entries(REPO_BACKENDS)) {
-      let be;
+      let be: ComputeBackend;
       try {
         be = await create();
       } catch (e) {
@@ -126,7 +134,13 @@ describe('webgpu errors and limits', () => {
       }
       try {
         const got = Array.from(await be.read(be.mod(be.fromArray(xs, [xs.length]), be.fromArray(ys, [ys.length]))));
-        const wrong = got.flatMap((g, i) => (Object.is(g, want[i]) ? [] : [`${xs[i]} mod ${ys[i]}: got ${Object.is(g, -0) ? '-0' : g}, want ${Object.is(want[i], -0) ? '-0' : want[i]}`]));
+        const wrong = got.flatMap((g, i) =>
+          Object.is(g, want[i])
+            ? []
+            : [
+                `${xs[i]} mod ${ys[i]}: got ${Object.is(g, -0) ? '-0' : g}, want ${Object.is(want[i], -0) ? '-0' : want[i]}`,
+              ],
+        );
         expect({ backend: name, wrong: wrong.slice(0, 5) }).toEqual({ backend: name, wrong: [] });
       } finally {
         be.dispose();

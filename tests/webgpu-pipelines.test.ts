@@ -5,11 +5,17 @@ import { PipelineCache } from '../backends/webgpu/src/pipelines.js';
 const fakeDevice = () => {
   const calls = { bindGroups: 0, layouts: [] as GPUBindGroupLayoutEntry[][] };
   const device = {
-    createBindGroupLayout: (d: GPUBindGroupLayoutDescriptor) => { calls.layouts.push([...d.entries] as GPUBindGroupLayoutEntry[]); return {}; },
+    createBindGroupLayout: (d: GPUBindGroupLayoutDescriptor) => {
+      calls.layouts.push([...d.entries] as GPUBindGroupLayoutEntry[]);
+      return {};
+    },
     createShaderModule: () => ({}),
     createPipelineLayout: () => ({}),
     createComputePipeline: () => ({}),
-    createBindGroup: () => { calls.bindGroups++; return { n: calls.bindGroups }; },
+    createBindGroup: () => {
+      calls.bindGroups++;
+      return { n: calls.bindGroups };
+    },
   } as unknown as GPUDevice;
   return { device, calls };
 };
@@ -23,9 +29,15 @@ describe('webgpu pipeline cache', () => {
     const { device, calls } = fakeDevice();
     const cache = new PipelineCache(device, buf());
     const p = cache.pipeline('k', () => WGSL);
-    expect(cache.pipeline('k', () => { throw new Error('compiled twice'); })).toBe(p);
+    expect(
+      cache.pipeline('k', () => {
+        throw new Error('compiled twice');
+      }),
+    ).toBe(p);
     expect(calls.layouts[0]!.map((e) => [e.binding, e.buffer])).toEqual([
-      [0, { type: 'uniform', hasDynamicOffset: true }], [1, { type: 'read-only-storage' }], [2, { type: 'storage' }],
+      [0, { type: 'uniform', hasDynamicOffset: true }],
+      [1, { type: 'read-only-storage' }],
+      [2, { type: 'storage' }],
     ]);
   });
 

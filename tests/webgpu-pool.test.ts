@@ -3,12 +3,22 @@ import { BufferPool } from '../backends/webgpu/src/pool.js';
 
 // The buffer pool alone, on a stand-in device: size classes, reuse, and the cap (least recently
 // released buffers go first, destroyed only after the next submission).
-interface FakeBuffer { size: number; destroyed: boolean; destroy(): void }
+interface FakeBuffer {
+  size: number;
+  destroyed: boolean;
+  destroy(): void;
+}
 const fakeDevice = (): { device: GPUDevice; made: FakeBuffer[] } => {
   const made: FakeBuffer[] = [];
   const device = {
     createBuffer: ({ size }: { size: number }) => {
-      const b: FakeBuffer = { size, destroyed: false, destroy() { this.destroyed = true; } };
+      const b: FakeBuffer = {
+        size,
+        destroyed: false,
+        destroy() {
+          this.destroyed = true;
+        },
+      };
       made.push(b);
       return b;
     },

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { BackendUnavailableError, mulberry32, transposeView, UseAfterFreeError } from '@polyhal/hal';
 import { CpuBackend } from '@polyhal/backend-cpu';
-import { chooseSplitK, chooseTile, createWebGpuBackend, GpuError, TILES, type WebGpuBackend } from '@polyhal/backend-webgpu';
+import {
+  chooseSplitK,
+  chooseTile,
+  createWebGpuBackend,
+  GpuError,
+  TILES,
+  type WebGpuBackend,
+} from '@polyhal/backend-webgpu';
 import { requiredBackends } from './backends.js';
 
 // WebGPU-specific behaviour beyond the shared conformance suite. Under CI=true a missing adapter fails here.
@@ -17,7 +24,8 @@ describe('webgpu backend', () => {
   });
   afterAll(() => gpu?.dispose());
   const need = (): WebGpuBackend => {
-    if (!gpu && requiredBackends().includes('webgpu')) throw new Error(`webgpu is required here but unavailable: ${unavailable}`);
+    if (!gpu && requiredBackends().includes('webgpu'))
+      throw new Error(`webgpu is required here but unavailable: ${unavailable}`);
     expect(gpu ? 'adapter' : `no adapter: ${unavailable}`).toBe('adapter');
     return gpu!;
   };
@@ -29,15 +37,23 @@ describe('webgpu backend', () => {
   });
 
   /** Runs ragged, transposed, batched and broadcast matmuls on a backend made with `options` and on the CPU. */
-  const matmulAgreesWithCpu = async (options: Parameters<typeof createWebGpuBackend>[0], only?: [number[], number[], boolean][]): Promise<void> => {
+  const matmulAgreesWithCpu = async (
+    options: Parameters<typeof createWebGpuBackend>[0],
+    only?: [number[], number[], boolean][],
+  ): Promise<void> => {
     const be = await createWebGpuBackend(options);
     const cpu = new CpuBackend();
     try {
       const rng = mulberry32(5);
       const rand = (n: number): number[] => Array.from({ length: n }, () => rng() * 2 - 1);
       const cases: [number[], number[], boolean][] = [
-        [[131, 70], [70, 197], false], [[2, 65, 33], [2, 129, 33], true], [[1, 1], [1, 130], false], [[3, 68, 36], [36, 132], false],
-        [[2, 1, 40, 524], [3, 524, 72], false], [[64, 600], [600, 64], false], [[650, 36], [36, 260], false],
+        [[131, 70], [70, 197], false],
+        [[2, 65, 33], [2, 129, 33], true],
+        [[1, 1], [1, 130], false],
+        [[3, 68, 36], [36, 132], false],
+        [[2, 1, 40, 524], [3, 524, 72], false],
+        [[64, 600], [600, 64], false],
+        [[650, 36], [36, 260], false],
       ];
       for (const [sa, sb, tb] of only ?? cases) {
         const da = rand(sa.reduce((p, d) => p * d, 1));
@@ -62,21 +78,38 @@ describe('webgpu backend', () => {
     }
   };
 
-  test.each(['small', 'medium', 'wide', 'tall', 'large', 'large16', 'cols4', 'cols16', 'rows4', 'rows16'] as const)('matmul tile %s matches the CPU on ragged, transposed and batched shapes', async (tile) => {
-    need();
-    await matmulAgreesWithCpu({ matmulTile: tile, matmulSplitK: 1 });
-  });
+  test.each(['small', 'medium', 'wide', 'tall', 'large', 'large16', 'cols4', 'cols16', 'rows4', 'rows16'] as const)(
+    'matmul tile %s matches the CPU on ragged, transposed and batched shapes',
+    async (tile) => {
+      need();
+      await matmulAgreesWithCpu({ matmulTile: tile, matmulSplitK: 1 });
+    },
+  );
 
   test('matrix-vector shapes (N ≤ 4 or M ≤ 4 against ≥ 64) match the CPU, strided and batched', async () => {
     need();
     await matmulAgreesWithCpu({}, [
-      [[200, 37], [37, 3], false], [[2, 130, 37], [2, 4, 37], true], [[25088 / 8, 400], [400, 1], false],
-      [[2, 37], [37, 300], false], [[3, 1, 2, 37], [2, 300, 37], true], [[4, 64], [64, 64], false], [[1, 1], [1, 130], false],
+      [[200, 37], [37, 3], false],
+      [[2, 130, 37], [2, 4, 37], true],
+      [[25088 / 8, 400], [400, 1], false],
+      [[2, 37], [37, 300], false],
+      [[3, 1, 2, 37], [2, 300, 37], true],
+      [[4, 64], [64, 64], false],
+      [[1, 1], [1, 130], false],
     ]);
   });
 
   // Split-K: K ranges per split (some empty when K is small), partial slices per batch item, the sum pass.
-  test.each([['tall', 2], ['large', 3], ['medium', 8], ['wide', 5], ['large16', 3], ['small', 3], ['cols4', 2], ['rows16', 5]] as const)('matmul tile %s with split-K %i matches the CPU', async (tile, splitK) => {
+  test.each([
+    ['tall', 2],
+    ['large', 3],
+    ['medium', 8],
+    ['wide', 5],
+    ['large16', 3],
+    ['small', 3],
+    ['cols4', 2],
+    ['rows16', 5],
+  ] as const)('matmul tile %s with split-K %i matches the CPU', async (tile, splitK) => {
     need();
     await matmulAgreesWithCpu({ matmulTile: tile, matmulSplitK: splitK });
   });
@@ -102,28 +135,35 @@ describe('webgpu backend', () => {
 
   // Errors that WebGPU reports only at encoder finish / submit (here: a buffer destroyed behind the
   // backend's back) must reach the caller as GpuError naming the ops, never as stale data.
-  test.each(['op', 'batch'] as const)('a submit-time validation error is a GpuError at the next read (errorScopes %s)', async (errorScopes) => {
-    need();
-    const be = await createWebGpuBackend({ errorScopes });
-    try {
-      const x = be.fromArray([1, 2, 3, 4], [4]);
-      await be.read(be.add(x, 1));
-      (be as unknown as { gpuBuffers: Map<number, GPUBuffer> }).gpuBuffers.get(x.buffer.id)!.destroy();
-      const z = be.mul(x, 2);
-      const err = await be.read(z).then(() => null, (e: unknown) => e);
-      expect(err).toBeInstanceOf(GpuError);
-      expect((err as GpuError).kind).toBe('validation');
-      expect((err as GpuError).op).toMatch(/mul/);
-    } finally {
-      be.dispose();
-    }
-  });
+  test.each(['op', 'batch'] as const)(
+    'a submit-time validation error is a GpuError at the next read (errorScopes %s)',
+    async (errorScopes) => {
+      need();
+      const be = await createWebGpuBackend({ errorScopes });
+      try {
+        const x = be.fromArray([1, 2, 3, 4], [4]);
+        await be.read(be.add(x, 1));
+        (be as unknown as { gpuBuffers: Map<number, GPUBuffer> }).gpuBuffers.get(x.buffer.id)!.destroy();
+        const z = be.mul(x, 2);
+        const err = await be.read(z).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(GpuError);
+        expect((err as GpuError).kind).toBe('validation');
+        expect((err as GpuError).op).toMatch(/mul/);
+      } finally {
+        be.dispose();
+      }
+    },
+  );
 
   test('ops only enqueue; read and the async handle resolve after the queued work', async () => {
     const be = need();
     const x = be.fromArray([1, 2, 3, 4], [4]);
     let y = be.mul(x, 2);
-    for (let i = 0; i < 200; i++) { // more than one submission batch
+    for (let i = 0; i < 200; i++) {
+      // more than one submission batch
       const z = be.add(y, 1);
       be.free(y);
       y = z;

@@ -28,7 +28,11 @@ export interface BackendCapabilities {
 }
 
 /** The strict class: what a backend that declares no capabilities is held to. */
-export const STRICT_CAPABILITIES: BackendCapabilities = Object.freeze({ arithmetic: 'ieee-correctly-rounded', fusedMultiplyAdd: false, flushesSubnormals: false });
+export const STRICT_CAPABILITIES: BackendCapabilities = Object.freeze({
+  arithmetic: 'ieee-correctly-rounded',
+  fusedMultiplyAdd: false,
+  flushesSubnormals: false,
+});
 
 /**
  * The capabilities a backend declares, completed with the strict defaults; throws
@@ -39,7 +43,9 @@ export function capabilitiesOf(be: { readonly capabilities?: Partial<BackendCapa
   if (c === undefined || c === null) return STRICT_CAPABILITIES;
   const arithmetic = c.arithmetic ?? STRICT_CAPABILITIES.arithmetic;
   if (!ARITHMETIC_CLASSES.includes(arithmetic)) {
-    throw new InvalidArgumentError(`capabilities.arithmetic '${String(arithmetic)}' is not one of ${ARITHMETIC_CLASSES.join(', ')}`);
+    throw new InvalidArgumentError(
+      `capabilities.arithmetic '${String(arithmetic)}' is not one of ${ARITHMETIC_CLASSES.join(', ')}`,
+    );
   }
   return { arithmetic, fusedMultiplyAdd: c.fusedMultiplyAdd === true, flushesSubnormals: c.flushesSubnormals === true };
 }
@@ -93,7 +99,9 @@ export interface SgdStepParams {
  * One method per elementwise op of the op table (hal/src/ops/): `be.exp(x)` is `be.unary('exp', x)`,
  * `be.add(a, b)` is `be.binary('add', a, b)`. Derived from the table, so a new op gets its method.
  */
-export type ElementwiseMethods = { [K in UnaryOp]: (x: NDArray) => NDArray } & { [K in BinaryOp]: (a: Operand, b: Operand) => NDArray };
+export type ElementwiseMethods = { [K in UnaryOp]: (x: NDArray) => NDArray } & {
+  [K in BinaryOp]: (a: Operand, b: Operand) => NDArray;
+};
 
 export interface ComputeBackend extends ElementwiseMethods {
   /** Registry name: `cpu`, `wasm`, `webgpu`, ... */

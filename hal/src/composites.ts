@@ -44,7 +44,10 @@ export function logSoftmaxComposite(be: ComputeBackend, x: NDArray, axis: number
  * floor = −FLT_MAX / (1 − [label ≠ 0]) is −FLT_MAX or −FLT_MAX/0 = −Inf; `maximum` keeps NaN.
  */
 export function softmaxCrossEntropyComposite(
-  be: ComputeBackend, logits: NDArray, labels: NDArray, withGrad: boolean,
+  be: ComputeBackend,
+  logits: NDArray,
+  labels: NDArray,
+  withGrad: boolean,
 ): { loss: NDArray; grad?: NDArray } {
   if (logits.shape.length !== 2 || !shapesEqual(logits.shape, labels.shape)) {
     throw new ShapeMismatchError(
@@ -66,12 +69,20 @@ export function softmaxCrossEntropyComposite(
 function checkSameSize(op: string, param: DeviceBuffer, grad: NDArray, ...state: (DeviceBuffer | null)[]): void {
   const n = grad.shape.reduce((p, d) => p * d, 1);
   for (const b of [param, ...state]) {
-    if (b && b.size !== n) throw new ShapeMismatchError(`${op}: buffers of ${b.size} elements do not match the gradient's ${n}`);
+    if (b && b.size !== n)
+      throw new ShapeMismatchError(`${op}: buffers of ${b.size} elements do not match the gradient's ${n}`);
   }
 }
 
 /** Adam/AdamW from primitives: m ← β1 m + (1−β1) g; v ← β2 v + (1−β2) g²; p ← p − lr·m̂/(√v̂ + ε). */
-export function adamStepComposite(be: ComputeBackend, param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
+export function adamStepComposite(
+  be: ComputeBackend,
+  param: DeviceBuffer,
+  grad: NDArray,
+  m: DeviceBuffer,
+  v: DeviceBuffer,
+  p: AdamStepParams,
+): void {
   checkAdamParams(p);
   checkSameSize('adamStep', param, grad, m, v);
   const shape = grad.shape;
@@ -94,7 +105,13 @@ export function adamStepComposite(be: ComputeBackend, param: DeviceBuffer, grad:
 }
 
 /** SGD with momentum (PyTorch convention): g' = g + wd·p; v ← μ v + g'; p ← p − lr·v (v = g' without momentum). */
-export function sgdStepComposite(be: ComputeBackend, param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
+export function sgdStepComposite(
+  be: ComputeBackend,
+  param: DeviceBuffer,
+  grad: NDArray,
+  velocity: DeviceBuffer | null,
+  p: SgdStepParams,
+): void {
   checkSgdParams(p);
   checkSameSize('sgdStep', param, grad, velocity);
   const shape = grad.shape;

@@ -79,7 +79,8 @@ export async function loadConfig(path?: string | null, cwd?: string): Promise<Lo
   } catch (e) {
     throw new InvalidArgumentError(`${file} is not valid JSON: ${(e as Error).message}`);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new InvalidArgumentError(`${file} must hold a JSON object`);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new InvalidArgumentError(`${file} must hold a JSON object`);
   validateOptions(file, parsed, CONFIG_SPECS, 'key');
   return { file, config: parsed as PolyHalConfig };
 }

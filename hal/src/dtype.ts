@@ -31,7 +31,9 @@ export function newHostArray(dtype: DType, size: number): HostArray {
 export function dtypeOfArray(data: ArrayLike<number>): DType {
   if (data instanceof Float32Array) return 'float32';
   if (data instanceof Int32Array) return 'int32';
-  throw new DTypeError(`expected a Float32Array or an Int32Array, got ${(data as object)?.constructor?.name ?? String(data)}`);
+  throw new DTypeError(
+    `expected a Float32Array or an Int32Array, got ${(data as object)?.constructor?.name ?? String(data)}`,
+  );
 }
 
 export function isDType(value: unknown): value is DType {

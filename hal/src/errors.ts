@@ -71,7 +71,9 @@ export class UnknownBackendError extends PolyHalError {
     readonly available: readonly string[],
     hint?: string,
   ) {
-    super(`unknown backend '${requested}'; available backends: ${available.join(', ') || '(none registered)'}${hint ? ` (${hint})` : ''}`);
+    super(
+      `unknown backend '${requested}'; available backends: ${available.join(', ') || '(none registered)'}${hint ? ` (${hint})` : ''}`,
+    );
   }
 }
 

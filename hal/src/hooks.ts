@@ -25,17 +25,67 @@ export interface HookSpec {
 
 /** The hooks every BaseBackend subclass must implement (as methods of the class). */
 export const REQUIRED_HOOKS: readonly HookSpec[] = Object.freeze([
-  { name: 'createStorage', signature: 'createStorage(buffer: DeviceBuffer): void', contract: 'make storage for buffer.size elements of buffer.dtype (size and the memory limit already checked); OutOfMemoryError if the device cannot' },
-  { name: 'destroyStorage', signature: 'destroyStorage(buffer: DeviceBuffer): void', contract: 'release the storage of a buffer (called once per buffer: free, deallocate, dispose)' },
-  { name: 'writeStorage', signature: 'writeStorage(buffer: DeviceBuffer, data: HostArray): void', contract: 'copy data (a Float32Array for float32, an Int32Array for int32, of exactly buffer.size elements) into the buffer' },
-  { name: 'readStorage', signature: 'readStorage(buffer: DeviceBuffer): Promise<HostArray>', contract: 'resolve with a copy of the whole buffer (Float32Array or Int32Array) once queued work is done' },
-  { name: 'unaryKernel', signature: 'unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void', contract: 'out[i] = op(x[i]) over x\'s shape in row-major order; op and dtype already checked (int32: INT32_UNARY_OPS)' },
-  { name: 'binaryKernel', signature: 'binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void', contract: 'out[i] = op(a[i], b[i]); a and b already broadcast to the output\'s shape (stride 0) and of one dtype' },
-  { name: 'reduceKernel', signature: 'reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void', contract: 'sum or max over axes (sorted, unique, in range) into the kept dims in row-major order; empty: sum 0, max -Inf (int32 -2^31)' },
-  { name: 'copyKernel', signature: 'copyKernel(x: NDArray, out: DeviceBuffer): void', contract: 'materialize x row-major into out (same element count, any shape); convert when dtypes differ (float32→int32 truncates, saturates, NaN→0)' },
-  { name: 'padKernel', signature: 'padKernel(x: NDArray, pads: readonly (readonly [number, number])[], value: number, out: DeviceBuffer): void', contract: 'out (shape x.shape[i] + before + after) = value everywhere, x inside; pads non-negative integers' },
-  { name: 'fillKernel', signature: 'fillKernel(out: DeviceBuffer, value: number): void', contract: 'set every element of out to value (float32: rounded; int32: ToInt32, so NaN → 0)' },
-  { name: 'matmulKernel', signature: 'matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void', contract: 'a [...B, M, K] · b [...B, K, N] → out [...B, M, N], float32; batch dims already broadcast to one shape' },
+  {
+    name: 'createStorage',
+    signature: 'createStorage(buffer: DeviceBuffer): void',
+    contract:
+      'make storage for buffer.size elements of buffer.dtype (size and the memory limit already checked); OutOfMemoryError if the device cannot',
+  },
+  {
+    name: 'destroyStorage',
+    signature: 'destroyStorage(buffer: DeviceBuffer): void',
+    contract: 'release the storage of a buffer (called once per buffer: free, deallocate, dispose)',
+  },
+  {
+    name: 'writeStorage',
+    signature: 'writeStorage(buffer: DeviceBuffer, data: HostArray): void',
+    contract:
+      'copy data (a Float32Array for float32, an Int32Array for int32, of exactly buffer.size elements) into the buffer',
+  },
+  {
+    name: 'readStorage',
+    signature: 'readStorage(buffer: DeviceBuffer): Promise<HostArray>',
+    contract: 'resolve with a copy of the whole buffer (Float32Array or Int32Array) once queued work is done',
+  },
+  {
+    name: 'unaryKernel',
+    signature: 'unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void',
+    contract:
+      "out[i] = op(x[i]) over x's shape in row-major order; op and dtype already checked (int32: INT32_UNARY_OPS)",
+  },
+  {
+    name: 'binaryKernel',
+    signature: 'binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void',
+    contract: "out[i] = op(a[i], b[i]); a and b already broadcast to the output's shape (stride 0) and of one dtype",
+  },
+  {
+    name: 'reduceKernel',
+    signature: 'reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void',
+    contract:
+      'sum or max over axes (sorted, unique, in range) into the kept dims in row-major order; empty: sum 0, max -Inf (int32 -2^31)',
+  },
+  {
+    name: 'copyKernel',
+    signature: 'copyKernel(x: NDArray, out: DeviceBuffer): void',
+    contract:
+      'materialize x row-major into out (same element count, any shape); convert when dtypes differ (float32→int32 truncates, saturates, NaN→0)',
+  },
+  {
+    name: 'padKernel',
+    signature:
+      'padKernel(x: NDArray, pads: readonly (readonly [number, number])[], value: number, out: DeviceBuffer): void',
+    contract: 'out (shape x.shape[i] + before + after) = value everywhere, x inside; pads non-negative integers',
+  },
+  {
+    name: 'fillKernel',
+    signature: 'fillKernel(out: DeviceBuffer, value: number): void',
+    contract: 'set every element of out to value (float32: rounded; int32: ToInt32, so NaN → 0)',
+  },
+  {
+    name: 'matmulKernel',
+    signature: 'matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void',
+    contract: 'a [...B, M, K] · b [...B, K, N] → out [...B, M, N], float32; batch dims already broadcast to one shape',
+  },
 ]);
 
 /**
@@ -43,8 +93,18 @@ export const REQUIRED_HOOKS: readonly HookSpec[] = Object.freeze([
  * validation before the call): the optimizer steps are composites of the HAL ops by default.
  */
 export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
-  { name: 'adamStepKernel', signature: 'adamStepKernel(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void', contract: 'one Adam/AdamW update in place; operands and hyper-parameters already validated' },
-  { name: 'sgdStepKernel', signature: 'sgdStepKernel(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void', contract: 'one SGD update in place; operands and hyper-parameters already validated' },
+  {
+    name: 'adamStepKernel',
+    signature:
+      'adamStepKernel(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void',
+    contract: 'one Adam/AdamW update in place; operands and hyper-parameters already validated',
+  },
+  {
+    name: 'sgdStepKernel',
+    signature:
+      'sgdStepKernel(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void',
+    contract: 'one SGD update in place; operands and hyper-parameters already validated',
+  },
 ]);
 
 /** The required hooks that `backend` (an instance, during or after construction) lacks as functions. */

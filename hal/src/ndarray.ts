@@ -32,7 +32,10 @@ export interface NDArray {
 export function viewOf(buffer: DeviceBuffer, shape: Shape = [buffer.size]): NDArray {
   assertShape(shape);
   if (sizeOf(shape) !== buffer.size) {
-    throw new ShapeMismatchError(`shape [${shape.join(', ')}] has ${sizeOf(shape)} elements but the buffer holds ${buffer.size}`, [shape]);
+    throw new ShapeMismatchError(
+      `shape [${shape.join(', ')}] has ${sizeOf(shape)} elements but the buffer holds ${buffer.size}`,
+      [shape],
+    );
   }
   return { buffer, dtype: buffer.dtype, shape: [...shape], strides: contiguousStrides(shape), offset: 0 };
 }
@@ -102,7 +105,8 @@ export function inferShape(shape: readonly number[], size: number): number[] {
   const out = [...shape];
   const free = out.indexOf(-1);
   if (free !== -1) {
-    if (out.indexOf(-1, free + 1) !== -1) throw new InvalidArgumentError(`reshape target [${shape.join(', ')}] has more than one -1`);
+    if (out.indexOf(-1, free + 1) !== -1)
+      throw new InvalidArgumentError(`reshape target [${shape.join(', ')}] has more than one -1`);
     const known = sizeOf(out.filter((_, i) => i !== free));
     if (known === 0 || size % known !== 0) {
       throw new ShapeMismatchError(`cannot reshape ${size} elements into [${shape.join(', ')}]`, [shape]);
@@ -110,7 +114,8 @@ export function inferShape(shape: readonly number[], size: number): number[] {
     out[free] = size / known;
   }
   assertShape(out, 'reshape target');
-  if (sizeOf(out) !== size) throw new ShapeMismatchError(`cannot reshape ${size} elements into [${shape.join(', ')}]`, [shape]);
+  if (sizeOf(out) !== size)
+    throw new ShapeMismatchError(`cannot reshape ${size} elements into [${shape.join(', ')}]`, [shape]);
   return out;
 }
 
@@ -119,9 +124,16 @@ export function permuteView(x: NDArray, perm: readonly number[]): NDArray {
   const rank = x.shape.length;
   const sorted = [...perm].sort((a, b) => a - b);
   if (perm.length !== rank || sorted.some((p, i) => p !== i)) {
-    throw new InvalidArgumentError(`[${perm.join(', ')}] is not a permutation of the ${rank} axes of shape [${x.shape.join(', ')}]`);
+    throw new InvalidArgumentError(
+      `[${perm.join(', ')}] is not a permutation of the ${rank} axes of shape [${x.shape.join(', ')}]`,
+    );
   }
-  return derive(x, perm.map((p) => x.shape[p]!), perm.map((p) => x.strides[p]!), x.offset);
+  return derive(
+    x,
+    perm.map((p) => x.shape[p]!),
+    perm.map((p) => x.strides[p]!),
+    x.offset,
+  );
 }
 
 /** Swaps the last two dimensions (matrix transpose of each batch item) without a copy. */
@@ -142,7 +154,10 @@ export function expandView(x: NDArray, shape: readonly number[]): NDArray {
   assertShape(shape, 'expand target');
   const rank = shape.length;
   if (rank < x.shape.length) {
-    throw new ShapeMismatchError(`cannot expand shape [${x.shape.join(', ')}] to the lower rank [${shape.join(', ')}]`, [x.shape, shape]);
+    throw new ShapeMismatchError(
+      `cannot expand shape [${x.shape.join(', ')}] to the lower rank [${shape.join(', ')}]`,
+      [x.shape, shape],
+    );
   }
   const strides = new Array<number>(rank);
   const lead = rank - x.shape.length;
@@ -155,7 +170,10 @@ export function expandView(x: NDArray, shape: readonly number[]): NDArray {
     if (d === shape[i]) strides[i] = d === 1 ? 0 : x.strides[i - lead]!;
     else if (d === 1) strides[i] = 0;
     else {
-      throw new ShapeMismatchError(`cannot expand shape [${x.shape.join(', ')}] to [${shape.join(', ')}]: dimension ${i} is ${d}`, [x.shape, shape]);
+      throw new ShapeMismatchError(
+        `cannot expand shape [${x.shape.join(', ')}] to [${shape.join(', ')}]: dimension ${i} is ${d}`,
+        [x.shape, shape],
+      );
     }
   }
   return derive(x, [...shape], strides, x.offset);
@@ -164,7 +182,9 @@ export function expandView(x: NDArray, shape: readonly number[]): NDArray {
 /** Keeps `[start, end)` of each dimension (`bounds[i] = [start, end]`), without a copy. */
 export function shrinkView(x: NDArray, bounds: readonly (readonly [number, number])[]): NDArray {
   if (bounds.length !== x.shape.length) {
-    throw new InvalidArgumentError(`shrink needs one [start, end] per dimension of [${x.shape.join(', ')}], got ${bounds.length}`);
+    throw new InvalidArgumentError(
+      `shrink needs one [start, end] per dimension of [${x.shape.join(', ')}], got ${bounds.length}`,
+    );
   }
   let offset = x.offset;
   const shape = bounds.map(([s, e], i) => {
@@ -184,14 +204,17 @@ export function shrinkView(x: NDArray, bounds: readonly (readonly [number, numbe
  */
 export function strideView(x: NDArray, steps: readonly number[]): NDArray {
   if (steps.length !== x.shape.length) {
-    throw new InvalidArgumentError(`stride needs one step per dimension of [${x.shape.join(', ')}], got ${steps.length}`);
+    throw new InvalidArgumentError(
+      `stride needs one step per dimension of [${x.shape.join(', ')}], got ${steps.length}`,
+    );
   }
   let offset = x.offset;
   const shape: number[] = [];
   const strides: number[] = [];
   steps.forEach((step, i) => {
     const d = x.shape[i]!;
-    if (!Number.isInteger(step) || step === 0) throw new InvalidArgumentError(`stride step ${step} must be a non-zero integer`);
+    if (!Number.isInteger(step) || step === 0)
+      throw new InvalidArgumentError(`stride step ${step} must be a non-zero integer`);
     const n = Math.ceil(d / Math.abs(step));
     if (step < 0 && d > 0) offset += (d - 1) * x.strides[i]!;
     shape.push(n);
@@ -202,14 +225,21 @@ export function strideView(x: NDArray, steps: readonly number[]): NDArray {
 
 /** Same dims and strides (the same view of the same buffer). */
 export function sameView(a: NDArray, b: NDArray): boolean {
-  return a.buffer === b.buffer && a.offset === b.offset && shapesEqual(a.shape, b.shape) && shapesEqual(a.strides, b.strides);
+  return (
+    a.buffer === b.buffer && a.offset === b.offset && shapesEqual(a.shape, b.shape) && shapesEqual(a.strides, b.strides)
+  );
 }
 
 /**
  * NumPy's `as_strided`: any shape/strides/offset over the same buffer, checked to stay inside it
  * (throws InvalidArgumentError otherwise). Overlapping windows are allowed — im2col is one such view.
  */
-export function asStridedView(x: NDArray, shape: readonly number[], strides: readonly number[], offset: number): NDArray {
+export function asStridedView(
+  x: NDArray,
+  shape: readonly number[],
+  strides: readonly number[],
+  offset: number,
+): NDArray {
   assertShape(shape);
   if (strides.length !== shape.length || !strides.every(Number.isInteger) || !Number.isInteger(offset)) {
     throw new InvalidArgumentError(`asStrided needs one integer stride per dimension of [${shape.join(', ')}]`);
@@ -223,7 +253,9 @@ export function asStridedView(x: NDArray, shape: readonly number[], strides: rea
       else hi += span;
     });
     if (lo < 0 || hi >= x.buffer.size) {
-      throw new InvalidArgumentError(`asStrided view reaches elements ${lo}..${hi}, outside the buffer of ${x.buffer.size}`);
+      throw new InvalidArgumentError(
+        `asStrided view reaches elements ${lo}..${hi}, outside the buffer of ${x.buffer.size}`,
+      );
     }
   }
   return derive(x, [...shape], [...strides], offset);

@@ -27,11 +27,24 @@ export const BASE_OPTION_SPECS: OptionSpecs = {
 };
 
 function describe(spec: OptionSpec): string {
-  const range = spec.min !== undefined && spec.max !== undefined ? ` in [${spec.min}, ${spec.max}]`
-    : spec.min !== undefined ? ` ≥ ${spec.min}` : spec.max !== undefined ? ` ≤ ${spec.max}` : '';
+  const range =
+    spec.min !== undefined && spec.max !== undefined
+      ? ` in [${spec.min}, ${spec.max}]`
+      : spec.min !== undefined
+        ? ` ≥ ${spec.min}`
+        : spec.max !== undefined
+          ? ` ≤ ${spec.max}`
+          : '';
   const literals = (spec.values ?? []).map((v) => JSON.stringify(v));
   if (spec.type === 'string' && literals.length) return `one of ${literals.join(', ')}`;
-  const base = { integer: 'an integer', number: 'a finite number', boolean: 'true or false', string: 'a string', 'string[]': 'an array of strings', object: 'an object' }[spec.type];
+  const base = {
+    integer: 'an integer',
+    number: 'a finite number',
+    boolean: 'true or false',
+    string: 'a string',
+    'string[]': 'an array of strings',
+    object: 'an object',
+  }[spec.type];
   return `${base}${range}${literals.length ? ` or ${literals.join(', ')}` : ''}`;
 }
 
@@ -73,7 +86,9 @@ export function validateOptions(where: string, options: unknown, specs: OptionSp
   for (const [key, value] of Object.entries(options)) {
     if (value === undefined) continue;
     const spec = specs[key];
-    if (!spec) throw new InvalidArgumentError(`${where}: unknown ${noun} '${key}' (known: ${Object.keys(specs).join(', ')})`);
-    if (!fits(value, spec)) throw new InvalidArgumentError(`${where}: ${noun} '${key}' must be ${describe(spec)}, got ${shown(value)}`);
+    if (!spec)
+      throw new InvalidArgumentError(`${where}: unknown ${noun} '${key}' (known: ${Object.keys(specs).join(', ')})`);
+    if (!fits(value, spec))
+      throw new InvalidArgumentError(`${where}: ${noun} '${key}' must be ${describe(spec)}, got ${shown(value)}`);
   }
 }

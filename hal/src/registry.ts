@@ -122,7 +122,11 @@ class Report implements SelectionReport {
   attempts: SelectionAttempt[] = [];
   /** Why auto ranked a candidate where it did (e.g. a software GPU below wasm). */
   readonly rankNotes = new Map<string, string>();
-  constructor(readonly source: SelectionSource, readonly requested: string, readonly configFile?: string) {}
+  constructor(
+    readonly source: SelectionSource,
+    readonly requested: string,
+    readonly configFile?: string,
+  ) {}
   toString(): string {
     const lines = [`backend selection (${this.source}: ${this.requested}) → ${this.chosen} [${this.deviceName}]`];
     if (this.configFile) lines.push(`  config   ${this.configFile}`);
@@ -136,7 +140,9 @@ class Report implements SelectionReport {
  * Throws UnknownBackendError (listing the registered names) for an unknown name, and
  * BackendUnavailableError when the named backend (or, for auto, every backend) cannot start.
  */
-export async function createBackend(options: CreateBackendOptions = {}): Promise<{ backend: ComputeBackend; report: SelectionReport }> {
+export async function createBackend(
+  options: CreateBackendOptions = {},
+): Promise<{ backend: ComputeBackend; report: SelectionReport }> {
   const env = options.env ?? defaultEnv();
   const loaded = await loadConfig(options.configPath);
   const config: PolyHalConfig | undefined = loaded?.config;
@@ -155,11 +161,20 @@ export async function createBackend(options: CreateBackendOptions = {}): Promise
   const reg = registry();
   const available = registeredBackends();
   if (available.length === 0) {
-    throw new BackendUnavailableError(requested, `no backend is registered: import a backend package first (${Object.values(BACKEND_PACKAGES).map((p) => `import '${p}'`).join(', ')}); each registers itself when imported`);
+    throw new BackendUnavailableError(
+      requested,
+      `no backend is registered: import a backend package first (${Object.values(BACKEND_PACKAGES)
+        .map((p) => `import '${p}'`)
+        .join(', ')}); each registers itself when imported`,
+    );
   }
   if (requested !== 'auto' && !reg.has(requested)) {
     const pkg = BACKEND_PACKAGES[requested];
-    throw new UnknownBackendError(requested, available, pkg ? `${requested} is not registered: import '${pkg}' first` : undefined);
+    throw new UnknownBackendError(
+      requested,
+      available,
+      pkg ? `${requested} is not registered: import '${pkg}' first` : undefined,
+    );
   }
   checkOptions(loaded ? `${loaded.file} options` : 'config options', config?.options);
   checkOptions('createBackend options', options.options);
@@ -169,7 +184,12 @@ export async function createBackend(options: CreateBackendOptions = {}): Promise
   const fallback = options.fallback ?? config?.fallback ?? requested === 'auto';
 
   // Candidate order: the requested one first; then (auto or fallback) the rest by rank.
-  const ranked = await rankCandidates(prefer ?? available, report, requested === 'auto' || fallback, prefer !== undefined);
+  const ranked = await rankCandidates(
+    prefer ?? available,
+    report,
+    requested === 'auto' || fallback,
+    prefer !== undefined,
+  );
   const order = requested === 'auto' ? ranked : [requested, ...(fallback ? ranked.filter((n) => n !== requested) : [])];
   for (const [i, name] of order.entries()) {
     const entry = reg.get(name);
@@ -181,17 +201,27 @@ export async function createBackend(options: CreateBackendOptions = {}): Promise
       const backend = await entry.create(optionsFor(entry, factoryOptions));
       report.chosen = name;
       report.deviceName = backend.deviceName;
-      const why = requested === 'auto'
-        ? report.rankNotes.get(name) ?? (prefer ? 'first available in the preference order' : 'highest-priority available')
-        : `requested by ${source}`;
+      const why =
+        requested === 'auto'
+          ? (report.rankNotes.get(name) ??
+            (prefer ? 'first available in the preference order' : 'highest-priority available'))
+          : `requested by ${source}`;
       report.attempts.push({ backend: name, outcome: 'chosen', reason: `${why}; device: ${backend.deviceName}` });
       for (const rest of order.slice(i + 1)) {
         const note = report.rankNotes.get(rest);
-        report.attempts.push({ backend: rest, outcome: 'not tried', reason: `${name} ranks higher${note ? ` (${note})` : ''}` });
+        report.attempts.push({
+          backend: rest,
+          outcome: 'not tried',
+          reason: `${name} ranks higher${note ? ` (${note})` : ''}`,
+        });
       }
       return { backend, report };
     } catch (e) {
-      report.attempts.push({ backend: name, outcome: 'rejected', reason: e instanceof BackendUnavailableError ? e.reason : `failed to initialize: ${(e as Error).message}` });
+      report.attempts.push({
+        backend: name,
+        outcome: 'rejected',
+        reason: e instanceof BackendUnavailableError ? e.reason : `failed to initialize: ${(e as Error).message}`,
+      });
     }
   }
   const reasons = report.attempts.map((a) => `${a.backend}: ${a.reason}`).join('; ');
@@ -205,14 +235,17 @@ export async function createBackend(options: CreateBackendOptions = {}): Promise
  */
 function checkOptions(where: string, options: Record<string, unknown> | undefined): void {
   if (options === undefined) return;
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidArgumentError(`${where} must be an object`);
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new InvalidArgumentError(`${where} must be an object`);
   const entries = [...registry().values()];
   const open = entries.some((e) => !e.options);
   for (const [key, value] of Object.entries(options)) {
     const declaring = entries.filter((e) => e.options && key in e.options);
     if (!declaring.length && !open) {
       const known = [...new Set(entries.flatMap((e) => Object.keys(e.options ?? {})))].sort();
-      throw new InvalidArgumentError(`${where}: unknown option '${key}' (options of the registered backends: ${known.join(', ')})`);
+      throw new InvalidArgumentError(
+        `${where}: unknown option '${key}' (options of the registered backends: ${known.join(', ')})`,
+      );
     }
     for (const e of declaring) validateOptions(`${where} (${e.name} backend)`, { [key]: value }, e.options!);
   }
@@ -225,13 +258,23 @@ function optionsFor(entry: BackendEntry, options: Record<string, unknown>): Reco
 }
 
 /** Probes candidates and orders them by priority; a software GPU drops below wasm, and the report says so. */
-async function rankCandidates(names: readonly string[], report: Report, probe: boolean, keepOrder: boolean): Promise<string[]> {
+async function rankCandidates(
+  names: readonly string[],
+  report: Report,
+  probe: boolean,
+  keepOrder: boolean,
+): Promise<string[]> {
   const reg = registry();
   const scored: { name: string; score: number }[] = [];
   for (const name of names) {
     const entry = reg.get(name);
     if (!entry) {
-      if (probe) report.attempts.push({ backend: name, outcome: 'rejected', reason: `not registered (registered: ${registeredBackends().join(', ')})` });
+      if (probe)
+        report.attempts.push({
+          backend: name,
+          outcome: 'rejected',
+          reason: `not registered (registered: ${registeredBackends().join(', ')})`,
+        });
       continue;
     }
     let score = keepOrder ? -names.indexOf(name) : entry.priority;

@@ -25,7 +25,10 @@ export function contiguousStrides(shape: Shape): number[] {
  * and the element offset of the input's first element. shape: the input's; pads: [before, after]
  * per dimension (already validated).
  */
-export function padPlacement(shape: Shape, pads: readonly (readonly [number, number])[]): { strides: number[]; offset: number } {
+export function padPlacement(
+  shape: Shape,
+  pads: readonly (readonly [number, number])[],
+): { strides: number[]; offset: number } {
   const strides = contiguousStrides(shape.map((d, i) => d + pads[i]![0] + pads[i]![1]));
   return { strides, offset: pads.reduce((acc, [before], i) => acc + before * strides[i]!, 0) };
 }
@@ -35,7 +38,9 @@ export function assertShape(shape: Shape, what = 'shape'): void {
   if (!Array.isArray(shape)) throw new InvalidArgumentError(`${what} must be an array of integers`);
   for (const d of shape) {
     if (!Number.isInteger(d) || d < 0) {
-      throw new InvalidArgumentError(`${what} [${shape.join(', ')}] has an invalid dimension ${d}: dimensions are non-negative integers`);
+      throw new InvalidArgumentError(
+        `${what} [${shape.join(', ')}] has an invalid dimension ${d}: dimensions are non-negative integers`,
+      );
     }
   }
 }

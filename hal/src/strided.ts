@@ -15,7 +15,11 @@ export interface RowPlan {
 }
 
 /** Plans rows over `shape` for operands given by their strides and offsets (all viewing that shape). */
-export function planRows(shape: readonly number[], strides: readonly (readonly number[])[], offsets: readonly number[]): RowPlan {
+export function planRows(
+  shape: readonly number[],
+  strides: readonly (readonly number[])[],
+  offsets: readonly number[],
+): RowPlan {
   const k = strides.length;
   // Drop size-1 dims, then merge neighbours that are contiguous for every operand.
   const dims: number[] = [];
@@ -33,7 +37,8 @@ export function planRows(shape: readonly number[], strides: readonly (readonly n
   }
   const size = shape.reduce((p, d) => p * d, 1);
   if (size === 0) return { n: 0, rows: 0, step: offsets.map(() => 0), starts: offsets.map(() => new Int32Array(0)) };
-  if (dims.length === 0) return { n: 1, rows: 1, step: offsets.map(() => 0), starts: offsets.map((o) => Int32Array.of(o)) };
+  if (dims.length === 0)
+    return { n: 1, rows: 1, step: offsets.map(() => 0), starts: offsets.map((o) => Int32Array.of(o)) };
   const r = dims.length - 1;
   const n = dims[r]!;
   const rows = size / n;
@@ -55,12 +60,14 @@ export function planRows(shape: readonly number[], strides: readonly (readonly n
   return { n, rows, step: st.map((s) => s[r]!), starts };
 }
 
-
 /**
  * Merges neighbouring dims that are contiguous for every operand and drops size-1 dims, so most views
  * reach a kernel as rank 1 or 2. Returns the merged shape and each operand's strides.
  */
-export function coalesce(shape: readonly number[], strides: readonly (readonly number[])[]): { shape: number[]; strides: number[][] } {
+export function coalesce(
+  shape: readonly number[],
+  strides: readonly (readonly number[])[],
+): { shape: number[]; strides: number[][] } {
   const dims: number[] = [];
   const st: number[][] = strides.map(() => []);
   shape.forEach((d, i) => {

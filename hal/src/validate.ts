@@ -35,10 +35,18 @@ const shapeOf = (x: NDArray): string => `[${x.shape.join(', ')}]`;
  */
 export function checkView(x: NDArray, op: string, arg: string): void {
   const { shape, strides, offset, buffer } = x;
-  if (!Array.isArray(shape) || !Array.isArray(strides) || shape.length !== strides.length || !Number.isInteger(offset)) {
-    throw new InvalidArgumentError(`${op}: ${arg} is not a valid NDArray view (shape ${describeValue(shape)}, strides ${describeValue(strides)}, offset ${describeValue(offset)})`);
+  if (
+    !Array.isArray(shape) ||
+    !Array.isArray(strides) ||
+    shape.length !== strides.length ||
+    !Number.isInteger(offset)
+  ) {
+    throw new InvalidArgumentError(
+      `${op}: ${arg} is not a valid NDArray view (shape ${describeValue(shape)}, strides ${describeValue(strides)}, offset ${describeValue(offset)})`,
+    );
   }
-  if (x.dtype !== buffer.dtype) throw new DTypeError(`${op}: ${arg} says dtype ${describeValue(x.dtype)} but its buffer holds ${buffer.dtype}`);
+  if (x.dtype !== buffer.dtype)
+    throw new DTypeError(`${op}: ${arg} says dtype ${describeValue(x.dtype)} but its buffer holds ${buffer.dtype}`);
   let lo = offset;
   let hi = offset;
   let empty = false;
@@ -46,29 +54,46 @@ export function checkView(x: NDArray, op: string, arg: string): void {
     const d = shape[i] as number;
     const s = strides[i] as number;
     if (!Number.isInteger(d) || d < 0 || !Number.isInteger(s)) {
-      throw new InvalidArgumentError(`${op}: ${arg} has an invalid shape [${shape.join(', ')}] or strides [${strides.join(', ')}]`);
+      throw new InvalidArgumentError(
+        `${op}: ${arg} has an invalid shape [${shape.join(', ')}] or strides [${strides.join(', ')}]`,
+      );
     }
     if (d === 0) empty = true;
     else if (s < 0) lo += (d - 1) * s;
     else hi += (d - 1) * s;
   }
   if (!empty && (lo < 0 || hi >= buffer.size)) {
-    throw new InvalidArgumentError(`${op}: ${arg} (shape ${shapeOf(x)}, strides [${strides.join(', ')}], offset ${offset}) reaches elements ${lo}..${hi}, outside its buffer of ${buffer.size}`);
+    throw new InvalidArgumentError(
+      `${op}: ${arg} (shape ${shapeOf(x)}, strides [${strides.join(', ')}], offset ${offset}) reaches elements ${lo}..${hi}, outside its buffer of ${buffer.size}`,
+    );
   }
 }
 
 /** Throws InvalidArgumentError unless `v` is an array of integers (a shape, a permutation, steps). */
 export function checkIntList(v: unknown, op: string, arg: string, x?: NDArray): asserts v is readonly number[] {
   if (!Array.isArray(v) || !v.every((d) => Number.isInteger(d))) {
-    throw new InvalidArgumentError(`${op}: ${arg} must be an array of integers${x ? ` (x has shape ${shapeOf(x)})` : ''}, got ${describeValue(v)}`);
+    throw new InvalidArgumentError(
+      `${op}: ${arg} must be an array of integers${x ? ` (x has shape ${shapeOf(x)})` : ''}, got ${describeValue(v)}`,
+    );
   }
 }
 
 /** Throws InvalidArgumentError unless `v` has one `[a, b]` integer pair per dimension of `x` (pad, shrink). */
-export function checkPairs(v: unknown, op: string, arg: string, x: NDArray, what: string): asserts v is readonly (readonly [number, number])[] {
-  const ok = Array.isArray(v) && v.length === x.shape.length
-    && v.every((p) => Array.isArray(p) && p.length === 2 && Number.isInteger(p[0]) && Number.isInteger(p[1]));
-  if (!ok) throw new InvalidArgumentError(`${op}: ${arg} must be one ${what} pair of integers per dimension of x ${shapeOf(x)}, got ${describeValue(v)}`);
+export function checkPairs(
+  v: unknown,
+  op: string,
+  arg: string,
+  x: NDArray,
+  what: string,
+): asserts v is readonly (readonly [number, number])[] {
+  const ok =
+    Array.isArray(v) &&
+    v.length === x.shape.length &&
+    v.every((p) => Array.isArray(p) && p.length === 2 && Number.isInteger(p[0]) && Number.isInteger(p[1]));
+  if (!ok)
+    throw new InvalidArgumentError(
+      `${op}: ${arg} must be one ${what} pair of integers per dimension of x ${shapeOf(x)}, got ${describeValue(v)}`,
+    );
 }
 
 /** Throws InvalidArgumentError unless `v` is a number (NaN and ±Inf are numbers: they follow ops.ts). */
@@ -77,14 +102,17 @@ export function checkNumber(v: unknown, op: string, arg: string): asserts v is n
 }
 
 export function checkBoolean(v: unknown, op: string, arg: string): asserts v is boolean {
-  if (typeof v !== 'boolean') throw new InvalidArgumentError(`${op}: ${arg} must be a boolean, got ${describeValue(v)}`);
+  if (typeof v !== 'boolean')
+    throw new InvalidArgumentError(`${op}: ${arg} must be a boolean, got ${describeValue(v)}`);
 }
 
 /** Reduction axes: undefined (all), an integer, or an array of integers; ranges are checked by normalizeAxes. */
 export function checkAxesArg(axes: unknown, op: string, x: NDArray): void {
   if (axes === undefined || Number.isInteger(axes)) return;
   if (Array.isArray(axes) && axes.every((a) => Number.isInteger(a))) return;
-  throw new InvalidArgumentError(`${op}: axes must be an integer, an array of integers, or undefined (every axis) for x of shape ${shapeOf(x)}, got ${describeValue(axes)}`);
+  throw new InvalidArgumentError(
+    `${op}: axes must be an integer, an array of integers, or undefined (every axis) for x of shape ${shapeOf(x)}, got ${describeValue(axes)}`,
+  );
 }
 
 /**
@@ -93,11 +121,15 @@ export function checkAxesArg(axes: unknown, op: string, x: NDArray): void {
  */
 export function checkHostData(data: unknown, op: string, dtype: DType | undefined): void {
   if (data instanceof BigInt64Array || data instanceof BigUint64Array) {
-    throw new DTypeError(`${op}: data is a ${data.constructor.name}; pass numbers (an Array, Float32Array or Int32Array)`);
+    throw new DTypeError(
+      `${op}: data is a ${data.constructor.name}; pass numbers (an Array, Float32Array or Int32Array)`,
+    );
   }
   const len = (data as { length?: unknown } | null)?.length;
   if (data === null || typeof data !== 'object' || !Number.isInteger(len) || (len as number) < 0) {
-    throw new InvalidArgumentError(`${op}: data must be an array of numbers or a typed array${dtype ? ` (dtype ${dtype})` : ''}, got ${describeValue(data)}`);
+    throw new InvalidArgumentError(
+      `${op}: data must be an array of numbers or a typed array${dtype ? ` (dtype ${dtype})` : ''}, got ${describeValue(data)}`,
+    );
   }
 }
 
@@ -106,10 +138,17 @@ export function checkWriteData(data: unknown, op: string, bufferDType: DType): a
   const want = bufferDType === 'float32' ? Float32Array : Int32Array;
   if (data instanceof want) return;
   if (Array.isArray(data) || ArrayBuffer.isView(data)) {
-    const got = data instanceof Float32Array ? 'float32 (Float32Array)' : data instanceof Int32Array ? 'int32 (Int32Array)' : describeValue(data);
+    const got =
+      data instanceof Float32Array
+        ? 'float32 (Float32Array)'
+        : data instanceof Int32Array
+          ? 'int32 (Int32Array)'
+          : describeValue(data);
     throw new DTypeError(`${op}: data is ${got} but the buffer is ${bufferDType}; pass a ${want.name}`);
   }
-  throw new InvalidArgumentError(`${op}: data must be a ${want.name} for a ${bufferDType} buffer, got ${describeValue(data)}`);
+  throw new InvalidArgumentError(
+    `${op}: data must be a ${want.name} for a ${bufferDType} buffer, got ${describeValue(data)}`,
+  );
 }
 
 function field(p: object, op: string, name: string): number {
@@ -130,7 +169,10 @@ function range(ok: boolean, op: string, name: string, v: number, domain: string)
  * which is 0 at step 0). Outside them every backend would write NaN or Inf into the parameters.
  */
 export function checkAdamParams(p: AdamStepParams, op = 'adamStep'): void {
-  if (p === null || typeof p !== 'object') throw new InvalidArgumentError(`${op}: hyper-parameters must be an object { lr, beta1, beta2, eps, weightDecay, step }, got ${describeValue(p)}`);
+  if (p === null || typeof p !== 'object')
+    throw new InvalidArgumentError(
+      `${op}: hyper-parameters must be an object { lr, beta1, beta2, eps, weightDecay, step }, got ${describeValue(p)}`,
+    );
   const lr = field(p, op, 'lr');
   const b1 = field(p, op, 'beta1');
   const b2 = field(p, op, 'beta2');
@@ -147,7 +189,10 @@ export function checkAdamParams(p: AdamStepParams, op = 'adamStep'): void {
 
 /** SGD hyper-parameters (PyTorch's domains): lr ≥ 0, momentum ≥ 0, weightDecay ≥ 0, all finite. */
 export function checkSgdParams(p: SgdStepParams, op = 'sgdStep'): void {
-  if (p === null || typeof p !== 'object') throw new InvalidArgumentError(`${op}: hyper-parameters must be an object { lr, momentum, weightDecay }, got ${describeValue(p)}`);
+  if (p === null || typeof p !== 'object')
+    throw new InvalidArgumentError(
+      `${op}: hyper-parameters must be an object { lr, momentum, weightDecay }, got ${describeValue(p)}`,
+    );
   const lr = field(p, op, 'lr');
   const mom = field(p, op, 'momentum');
   const wd = field(p, op, 'weightDecay');

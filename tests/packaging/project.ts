@@ -11,7 +11,16 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The workspaces that are published, in dependency order. */
-export const PUBLISHED = ['hal', 'backends/cpu', 'backends/wasm', 'backends/webgpu', 'backends/reference', 'packages/conformance', 'packages/autograd', 'packages/cli'];
+export const PUBLISHED = [
+  'hal',
+  'backends/cpu',
+  'backends/wasm',
+  'backends/webgpu',
+  'backends/reference',
+  'packages/conformance',
+  'packages/autograd',
+  'packages/cli',
+];
 
 export interface Packed {
   dir: string;
@@ -33,22 +42,54 @@ interface Manifest {
   peerDependencies?: Record<string, string>;
   peerDependenciesMeta?: Record<string, { optional?: boolean }>;
 }
-type LockEntry = Record<string, unknown> & { version?: string; resolved?: string; integrity?: string; link?: boolean; dependencies?: Record<string, string>; optionalDependencies?: Record<string, string> };
+type LockEntry = Record<string, unknown> & {
+  version?: string;
+  resolved?: string;
+  integrity?: string;
+  link?: boolean;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+};
 
 const NO_REGISTRY = 'http://127.0.0.1:9/';
-const npmEnv = (): NodeJS.ProcessEnv => ({ ...process.env, npm_config_registry: NO_REGISTRY, npm_config_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' });
-const npm = (args: string[], cwd: string): string => execFileSync('npm', args, { cwd, encoding: 'utf8', env: npmEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+const npmEnv = (): NodeJS.ProcessEnv => ({
+  ...process.env,
+  npm_config_registry: NO_REGISTRY,
+  npm_config_offline: 'true',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_update_notifier: 'false',
+});
+const npm = (args: string[], cwd: string): string =>
+  execFileSync('npm', args, { cwd, encoding: 'utf8', env: npmEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
 
 /** `npm pack` of every published workspace into `dest` (one npm call; no lifecycle scripts). */
 export function packAll(root: string, dest: string): Packed[] {
   mkdirSync(dest, { recursive: true });
-  const out = npm(['pack', '--json', '--ignore-scripts', '--pack-destination', dest, ...PUBLISHED.flatMap((w) => ['--workspace', w])], root);
-  const results = JSON.parse(out) as { name: string; version: string; filename: string; integrity: string; files: { path: string }[] }[];
+  const out = npm(
+    ['pack', '--json', '--ignore-scripts', '--pack-destination', dest, ...PUBLISHED.flatMap((w) => ['--workspace', w])],
+    root,
+  );
+  const results = JSON.parse(out) as {
+    name: string;
+    version: string;
+    filename: string;
+    integrity: string;
+    files: { path: string }[];
+  }[];
   return PUBLISHED.map((dir) => {
     const manifest = JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')) as Manifest;
     const r = results.find((x) => x.name === manifest.name);
     if (!r) throw new Error(`npm pack gave no tarball for ${manifest.name}`);
-    return { dir, name: r.name, version: r.version, filename: r.filename, integrity: r.integrity, files: r.files.map((f) => f.path), manifest };
+    return {
+      dir,
+      name: r.name,
+      version: r.version,
+      filename: r.filename,
+      integrity: r.integrity,
+      files: r.files.map((f) => f.path),
+      manifest,
+    };
   });
 }
 
@@ -58,7 +99,9 @@ export function packAll(root: string, dest: string): Packed[] {
  * the repository's lockfile has), then installs it offline.
  */
 export function createProject(root: string, dir: string, packed: Packed[], extra: string[] = []): void {
-  const rootLock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+  const rootLock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, LockEntry>;
+  };
   const src = rootLock.packages;
   const lock: Record<string, LockEntry> = {};
 
@@ -87,7 +130,10 @@ export function createProject(root: string, dir: string, packed: Packed[], extra
       const e = src[path]!;
       const name = path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length);
       const { dev: _d, optional: _o, devOptional: _do, peer: _p, ...rest } = e;
-      lock[to] = { ...rest, resolved: e.resolved ?? `https://registry.npmjs.org/${name}/-/${name.split('/').pop()}-${e.version}.tgz` };
+      lock[to] = {
+        ...rest,
+        resolved: e.resolved ?? `https://registry.npmjs.org/${name}/-/${name.split('/').pop()}-${e.version}.tgz`,
+      };
       visit(path, e.dependencies);
       visit(path, e.optionalDependencies);
     }
@@ -99,7 +145,10 @@ export function createProject(root: string, dir: string, packed: Packed[], extra
     dependencies[p.name] = rel;
     const m = p.manifest;
     lock[`node_modules/${p.name}`] = {
-      version: p.version, resolved: rel, integrity: p.integrity, license: m.license,
+      version: p.version,
+      resolved: rel,
+      integrity: p.integrity,
+      license: m.license,
       ...(m.dependencies && { dependencies: m.dependencies }),
       ...(m.bin && { bin: m.bin }),
       ...(m.engines && { engines: m.engines }),
@@ -115,9 +164,19 @@ export function createProject(root: string, dir: string, packed: Packed[], extra
   visit('', Object.fromEntries(extra.map((n) => [n, '*'])));
 
   const pkg = { name: 'polyhal-consumer', version: '1.0.0', private: true, type: 'module', dependencies };
-  writeFileSync(join(dir, 'package.json'), JSON.stringify(pkg, null, 2) + '\n');
-  const packages = { '': { name: pkg.name, version: pkg.version, dependencies }, ...Object.fromEntries(Object.keys(lock).sort().map((k) => [k, lock[k]])) };
-  writeFileSync(join(dir, 'package-lock.json'), JSON.stringify({ name: pkg.name, version: pkg.version, lockfileVersion: 3, requires: true, packages }, null, 2) + '\n');
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
+  const packages = {
+    '': { name: pkg.name, version: pkg.version, dependencies },
+    ...Object.fromEntries(
+      Object.keys(lock)
+        .sort()
+        .map((k) => [k, lock[k]]),
+    ),
+  };
+  writeFileSync(
+    join(dir, 'package-lock.json'),
+    `${JSON.stringify({ name: pkg.name, version: pkg.version, lockfileVersion: 3, requires: true, packages }, null, 2)}\n`,
+  );
 }
 
 /** `npm ci` offline, with the registry pointed at a closed port: any network request fails. */

@@ -14,7 +14,8 @@ export function readmeExamples(markdown: string): Example[] {
   for (const m of markdown.matchAll(/^```(\w+)\n([\s\S]*?)^```$/gm)) {
     const [, lang, body] = m as unknown as [string, string, string];
     if (lang === 'js') out.push({ kind: 'module', code: body });
-    if (lang === 'sh') for (const line of body.split('\n')) if (line.startsWith('npx ')) out.push({ kind: 'command', code: line });
+    if (lang === 'sh')
+      for (const line of body.split('\n')) if (line.startsWith('npx ')) out.push({ kind: 'command', code: line });
   }
   return out;
 }

@@ -15,7 +15,12 @@ const factories = {
   cpu: async () => new (await import('@polyhal/backend-cpu')).CpuBackend(),
   wasm: async () => (await import('@polyhal/backend-wasm')).createWasmBackend(),
   // Every matmul and elementwise op split across 2 worker threads (thresholds 1), to check the threaded kernels.
-  'wasm-threads': async () => (await import('@polyhal/backend-wasm')).createWasmBackend({ threads: 2, threadThreshold: 1, elementwiseThreadThreshold: 1 }),
+  'wasm-threads': async () =>
+    (await import('@polyhal/backend-wasm')).createWasmBackend({
+      threads: 2,
+      threadThreshold: 1,
+      elementwiseThreadThreshold: 1,
+    }),
   webgpu: async () => (await import('@polyhal/backend-webgpu')).createWebGpuBackend(),
 };
 // Whether the wasm backend's matmul rounds once per multiply-add (-1 + (1+2^-23)(1-2^-23) = -2^-46
@@ -35,7 +40,14 @@ for (const name of args.filter((a) => !a.startsWith('--'))) {
     failed += r.failed;
     const failures = r.results.filter((x) => !x.pass).map((x) => `${x.id}: ${x.message}`);
     // --full: the whole result (for the scoreboard); otherwise a summary line.
-    const line = { backend: name, runtime: r.runtime, device: r.deviceName, passed: r.passed, failed: r.failed, failures };
+    const line = {
+      backend: name,
+      runtime: r.runtime,
+      device: r.deviceName,
+      passed: r.passed,
+      failed: r.failed,
+      failures,
+    };
     if (name === 'wasm') Object.assign(line, await fusedCheck());
     console.log(JSON.stringify(args.includes('--full') ? { ...r, backend: name } : line));
   } catch (e) {

@@ -1,6 +1,16 @@
 import {
-  type AdamStepParams, BaseBackend, type SgdStepParams, viewOf, type BaseBackendOptions, type BinaryOp, type DeviceBuffer, type HostArray, type NDArray,
-  newHostArray, OutOfMemoryError, type ReduceOp, type UnaryOp,
+  type AdamStepParams,
+  BaseBackend,
+  type SgdStepParams,
+  type BaseBackendOptions,
+  type BinaryOp,
+  type DeviceBuffer,
+  type HostArray,
+  type NDArray,
+  newHostArray,
+  OutOfMemoryError,
+  type ReduceOp,
+  type UnaryOp,
 } from '@polyhal/hal';
 import { binaryKernel } from './kernels/binary.js';
 import { copyKernel, padKernel } from './kernels/copy.js';
@@ -15,13 +25,18 @@ export type CpuBackendOptions = BaseBackendOptions;
 
 function describeHost(): string {
   const g = globalThis as {
-    process?: { versions?: { v8?: string; node?: string; bun?: string } }; Deno?: { version?: { deno?: string; v8?: string } };
+    process?: { versions?: { v8?: string; node?: string; bun?: string } };
+    Deno?: { version?: { deno?: string; v8?: string } };
     navigator?: { hardwareConcurrency?: number; userAgent?: string };
   };
   const cores = g.navigator?.hardwareConcurrency;
-  const engine = g.Deno?.version?.deno ? `Deno ${g.Deno.version.deno}, V8 ${g.Deno.version.v8}`
-    : g.process?.versions?.bun ? `Bun ${g.process.versions.bun}`
-    : g.process?.versions?.node ? `Node ${g.process.versions.node}, V8 ${g.process.versions.v8}` : g.navigator?.userAgent ?? 'JavaScript';
+  const engine = g.Deno?.version?.deno
+    ? `Deno ${g.Deno.version.deno}, V8 ${g.Deno.version.v8}`
+    : g.process?.versions?.bun
+      ? `Bun ${g.process.versions.bun}`
+      : g.process?.versions?.node
+        ? `Node ${g.process.versions.node}, V8 ${g.process.versions.v8}`
+        : (g.navigator?.userAgent ?? 'JavaScript');
   return `JavaScript on the host CPU (${engine}${cores ? `, ${cores} cores` : ''})`;
 }
 
@@ -44,10 +59,13 @@ export class CpuBackend extends BaseBackend {
   readonly readSync = (x: NDArray | DeviceBuffer): HostArray => {
     const view = this.readView(x, 'readSync');
     const buffer = view.buffer;
-    if ( (view.offset === 0 && view.shape.reduce((p, d) => p * d, 1) === buffer.size && isRowMajor(view))) {
+    if (view.offset === 0 && view.shape.reduce((p, d) => p * d, 1) === buffer.size && isRowMajor(view)) {
       return this.data(buffer).slice();
     }
-    const out = newHostArray(view.dtype, view.shape.reduce((p, d) => p * d, 1));
+    const out = newHostArray(
+      view.dtype,
+      view.shape.reduce((p, d) => p * d, 1),
+    );
     copyKernel(this.strided(view), out);
     return out;
   };
@@ -89,7 +107,12 @@ export class CpuBackend extends BaseBackend {
     copyKernel(this.strided(x), this.data(out));
   }
 
-  protected padKernel(x: NDArray, pads: readonly (readonly [number, number])[], value: number, out: DeviceBuffer): void {
+  protected padKernel(
+    x: NDArray,
+    pads: readonly (readonly [number, number])[],
+    value: number,
+    out: DeviceBuffer,
+  ): void {
     padKernel(this.strided(x), pads, value, this.data(out));
   }
 
@@ -98,28 +121,61 @@ export class CpuBackend extends BaseBackend {
   }
 
   protected matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
-    matmulKernel(this.strided(a) as Strided<Float32Array>, this.strided(b) as Strided<Float32Array>, this.data(out) as Float32Array);
+    matmulKernel(
+      this.strided(a) as Strided<Float32Array>,
+      this.strided(b) as Strided<Float32Array>,
+      this.data(out) as Float32Array,
+    );
   }
 
   /** Fused Adam/AdamW: one in-place pass over param, m and v (operands validated by adamStep). */
-  protected override adamStepKernel(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
-    adamKernel(this.data(param) as Float32Array, this.strided(grad) as Strided<Float32Array>, this.data(m) as Float32Array, this.data(v) as Float32Array, p);
+  protected override adamStepKernel(
+    param: DeviceBuffer,
+    grad: NDArray,
+    m: DeviceBuffer,
+    v: DeviceBuffer,
+    p: AdamStepParams,
+  ): void {
+    adamKernel(
+      this.data(param) as Float32Array,
+      this.strided(grad) as Strided<Float32Array>,
+      this.data(m) as Float32Array,
+      this.data(v) as Float32Array,
+      p,
+    );
   }
 
   /** Fused SGD with momentum and weight decay, in place (operands validated by sgdStep). */
-  protected override sgdStepKernel(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
-    sgdKernel(this.data(param) as Float32Array, this.strided(grad) as Strided<Float32Array>, velocity ? (this.data(velocity) as Float32Array) : null, p);
+  protected override sgdStepKernel(
+    param: DeviceBuffer,
+    grad: NDArray,
+    velocity: DeviceBuffer | null,
+    p: SgdStepParams,
+  ): void {
+    sgdKernel(
+      this.data(param) as Float32Array,
+      this.strided(grad) as Strided<Float32Array>,
+      velocity ? (this.data(velocity) as Float32Array) : null,
+      p,
+    );
   }
 
   /** Fused, numerically stable softmax cross-entropy (one pass per row, float64 sums; label-0 rule of ops.ts). */
   override softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {
-    return this.fusedSoftmaxCrossEntropy(logits, labels, withGrad, (z, y, loss, grad) => softmaxCrossEntropyKernel(
-      this.strided(z) as Strided<Float32Array>, this.strided(y) as Strided<Float32Array>, this.data(loss) as Float32Array, grad ? (this.data(grad) as Float32Array) : null,
-    ), false);
+    return this.fusedSoftmaxCrossEntropy(
+      logits,
+      labels,
+      withGrad,
+      (z, y, loss, grad) =>
+        softmaxCrossEntropyKernel(
+          this.strided(z) as Strided<Float32Array>,
+          this.strided(y) as Strided<Float32Array>,
+          this.data(loss) as Float32Array,
+          grad ? (this.data(grad) as Float32Array) : null,
+        ),
+      false,
+    );
   }
-
-
-
 
   /** The typed array behind a live buffer (no copy). For kernels and fused ops of this backend. */
   data(buffer: DeviceBuffer): HostArray {

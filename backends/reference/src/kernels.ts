@@ -60,7 +60,13 @@ export function copy(x: NDArray, xs: Storage, out: Storage, outDType: DType): vo
 }
 
 /** out = `value` everywhere, with x copied in at offset `pads[d][0]` of each dim. */
-export function pad(x: NDArray, xs: Storage, pads: readonly (readonly [number, number])[], value: number, out: Storage): void {
+export function pad(
+  x: NDArray,
+  xs: Storage,
+  pads: readonly (readonly [number, number])[],
+  value: number,
+  out: Storage,
+): void {
   const shape = x.shape.map((d, i) => d + pads[i]![0] + pads[i]![1]);
   const strides = rowMajor(shape);
   out.fill(store(x.dtype, value));
@@ -82,13 +88,21 @@ export function matmul(a: NDArray, as: Storage, b: NDArray, bs: Storage, out: St
   const [bk, bj] = [b.strides[r - 2]!, b.strides[r - 1]!];
   const batch = a.shape.slice(0, r - 2);
   const outBatch = rowMajor(batch).map((s) => s * m * n);
-  walk(batch, [{ strides: a.strides.slice(0, r - 2), offset: a.offset }, { strides: b.strides.slice(0, r - 2), offset: b.offset }, { strides: outBatch, offset: 0 }], ([a0, b0, o0]) => {
-    for (let i = 0; i < m; i++) {
-      for (let j = 0; j < n; j++) {
-        let s = 0;
-        for (let p = 0; p < k; p++) s += as[a0! + i * ai + p * ak]! * bs[b0! + p * bk + j * bj]!;
-        out[o0! + i * n + j] = Math.fround(s);
+  walk(
+    batch,
+    [
+      { strides: a.strides.slice(0, r - 2), offset: a.offset },
+      { strides: b.strides.slice(0, r - 2), offset: b.offset },
+      { strides: outBatch, offset: 0 },
+    ],
+    ([a0, b0, o0]) => {
+      for (let i = 0; i < m; i++) {
+        for (let j = 0; j < n; j++) {
+          let s = 0;
+          for (let p = 0; p < k; p++) s += as[a0! + i * ai + p * ak]! * bs[b0! + p * bk + j * bj]!;
+          out[o0! + i * n + j] = Math.fround(s);
+        }
       }
-    }
-  });
+    },
+  );
 }

@@ -7,8 +7,16 @@
  * use @polyhal/backend-cpu or @polyhal/backend-wasm to compute.
  */
 import {
-  BaseBackend, type BackendCapabilities, type BaseBackendOptions, type BinaryOp, type DeviceBuffer, type HostArray, type NDArray,
-  OutOfMemoryError, type ReduceOp, type UnaryOp,
+  BaseBackend,
+  type BackendCapabilities,
+  type BaseBackendOptions,
+  type BinaryOp,
+  type DeviceBuffer,
+  type HostArray,
+  type NDArray,
+  OutOfMemoryError,
+  type ReduceOp,
+  type UnaryOp,
 } from '@polyhal/hal';
 import { binary, copy, matmul, pad, reduce, type Storage, unary } from './kernels.js';
 import { store } from './scalar.js';
@@ -23,7 +31,11 @@ export class ReferenceBackend extends BaseBackend {
   readonly deviceName = 'JavaScript float64 reference kernels (host CPU)';
   readonly deviceType = 'cpu' as const;
   /** Correctly rounded arithmetic: computed in float64, rounded once to float32; no FMA in float32, no flushing. */
-  override readonly capabilities: BackendCapabilities = Object.freeze({ arithmetic: 'ieee-correctly-rounded', fusedMultiplyAdd: false, flushesSubnormals: false });
+  override readonly capabilities: BackendCapabilities = Object.freeze({
+    arithmetic: 'ieee-correctly-rounded',
+    fusedMultiplyAdd: false,
+    flushesSubnormals: false,
+  });
 
   /** Buffer id → its storage. */
   private readonly storage = new Map<number, Storage>();
@@ -37,7 +49,10 @@ export class ReferenceBackend extends BaseBackend {
 
   protected createStorage(buffer: DeviceBuffer): void {
     try {
-      this.storage.set(buffer.id, buffer.dtype === 'float32' ? new Float64Array(buffer.size) : new Int32Array(buffer.size));
+      this.storage.set(
+        buffer.id,
+        buffer.dtype === 'float32' ? new Float64Array(buffer.size) : new Int32Array(buffer.size),
+      );
     } catch (e) {
       // The HAL checked its own limit; the JavaScript engine may still refuse a large array.
       if (e instanceof RangeError) throw new OutOfMemoryError(buffer.byteLength, 0, this.name);
@@ -77,7 +92,12 @@ export class ReferenceBackend extends BaseBackend {
     copy(x, this.data(x.buffer), this.data(out), out.dtype);
   }
 
-  protected padKernel(x: NDArray, pads: readonly (readonly [number, number])[], value: number, out: DeviceBuffer): void {
+  protected padKernel(
+    x: NDArray,
+    pads: readonly (readonly [number, number])[],
+    value: number,
+    out: DeviceBuffer,
+  ): void {
     pad(x, this.data(x.buffer), pads, value, this.data(out));
   }
 

@@ -11,21 +11,35 @@ const BACKEND = 'reference';
 /** A float32 unary op on an (exactly representable) float32 value, computed in float64. */
 export function unaryFloat(op: UnaryOp, x: number): number {
   switch (op) {
-    case 'neg': return -x;
-    case 'exp': return Math.exp(x);
-    case 'log': return Math.log(x);
-    case 'relu': return x > 0 || Number.isNaN(x) ? x : 0;
+    case 'neg':
+      return -x;
+    case 'exp':
+      return Math.exp(x);
+    case 'log':
+      return Math.log(x);
+    case 'relu':
+      return x > 0 || Number.isNaN(x) ? x : 0;
     // Never overflows: e^-x ≤ 1 for x ≥ 0, e^x ≤ 1 otherwise.
-    case 'sigmoid': return x >= 0 ? 1 / (1 + Math.exp(-x)) : Math.exp(x) / (1 + Math.exp(x));
-    case 'tanh': return Math.tanh(x);
-    case 'sqrt': return Math.sqrt(x);
-    case 'recip': return 1 / x;
-    case 'exp2': return Math.pow(2, x);
-    case 'log2': return Math.log2(x);
-    case 'sin': return Math.sin(x);
-    case 'cos': return Math.cos(x);
-    case 'abs': return Math.abs(x);
-    default: throw new UnsupportedOpError(String(op), 'float32', BACKEND);
+    case 'sigmoid':
+      return x >= 0 ? 1 / (1 + Math.exp(-x)) : Math.exp(x) / (1 + Math.exp(x));
+    case 'tanh':
+      return Math.tanh(x);
+    case 'sqrt':
+      return Math.sqrt(x);
+    case 'recip':
+      return 1 / x;
+    case 'exp2':
+      return 2 ** x;
+    case 'log2':
+      return Math.log2(x);
+    case 'sin':
+      return Math.sin(x);
+    case 'cos':
+      return Math.cos(x);
+    case 'abs':
+      return Math.abs(x);
+    default:
+      throw new UnsupportedOpError(String(op), 'float32', BACKEND);
   }
 }
 
@@ -49,31 +63,45 @@ function flooredMod(x: number, y: number): number {
 /** A float32 binary op on float32 values, computed in float64. */
 export function binaryFloat(op: BinaryOp, x: number, y: number): number {
   switch (op) {
-    case 'add': return x + y;
-    case 'sub': return x - y;
-    case 'mul': return x * y;
-    case 'div': return x / y;
-    case 'maximum': return Number.isNaN(x) || Number.isNaN(y) ? NaN : Math.max(x, y);
-    case 'mod': return flooredMod(x, y);
-    case 'cmplt': return x < y ? 1 : 0;
-    default: throw new UnsupportedOpError(String(op), 'float32', BACKEND);
+    case 'add':
+      return x + y;
+    case 'sub':
+      return x - y;
+    case 'mul':
+      return x * y;
+    case 'div':
+      return x / y;
+    case 'maximum':
+      return Number.isNaN(x) || Number.isNaN(y) ? NaN : Math.max(x, y);
+    case 'mod':
+      return flooredMod(x, y);
+    case 'cmplt':
+      return x < y ? 1 : 0;
+    default:
+      throw new UnsupportedOpError(String(op), 'float32', BACKEND);
   }
 }
 
 /** An int32 binary op: add, sub and mul wrap modulo 2^32; mod is floored with x mod 0 = 0. */
 export function binaryInt(op: BinaryOp, x: number, y: number): number {
   switch (op) {
-    case 'add': return (x + y) | 0;
-    case 'sub': return (x - y) | 0;
-    case 'mul': return Math.imul(x, y);
-    case 'maximum': return x > y ? x : y;
+    case 'add':
+      return (x + y) | 0;
+    case 'sub':
+      return (x - y) | 0;
+    case 'mul':
+      return Math.imul(x, y);
+    case 'maximum':
+      return Math.max(x, y);
     case 'mod': {
       if (y === 0) return 0;
       const r = x % y;
       return (r !== 0 && r < 0 !== y < 0 ? r + y : r) | 0;
     }
-    case 'cmplt': return x < y ? 1 : 0;
-    default: throw new UnsupportedOpError(String(op), 'int32', BACKEND);
+    case 'cmplt':
+      return x < y ? 1 : 0;
+    default:
+      throw new UnsupportedOpError(String(op), 'int32', BACKEND);
   }
 }
 

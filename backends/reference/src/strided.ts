@@ -34,7 +34,11 @@ export function sizeOfShape(shape: readonly number[]): number {
  * offset in operand k (`operands[k]` gives its strides over `shape` and its start offset). `at` is
  * reused between calls: read it, do not keep it.
  */
-export function walk(shape: readonly number[], operands: readonly Walked[], visit: (at: readonly number[]) => void): void {
+export function walk(
+  shape: readonly number[],
+  operands: readonly Walked[],
+  visit: (at: readonly number[]) => void,
+): void {
   const n = sizeOfShape(shape);
   if (n === 0) return;
   const rank = shape.length;

@@ -64,7 +64,7 @@ export function binaryF32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
   for (let r = 0; r < rows; r++) {
     let pa = a + (<usize>load<i32>(aStarts + (<usize>r << 2)) << 2);
     let pb = b + (<usize>load<i32>(bStarts + (<usize>r << 2)) << 2);
-    let po = out + (<usize>(r * n) << 2);
+    const po = out + (<usize>(r * n) << 2);
     let i = 0;
     if (aStep == 1 && bStep == 1) {
       i = binaryDenseF32(op, n, pa, pb, po);

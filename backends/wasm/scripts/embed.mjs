@@ -10,7 +10,17 @@ const asc = join(dir, '..', '..', 'node_modules', '.bin', 'asc');
 mkdirSync(join(dir, 'build'), { recursive: true });
 mkdirSync(join(dir, 'src', 'generated'), { recursive: true });
 // -O2 rather than -O3: at -O3 Binaryen regroups the unrolled micro-kernel and V8 then spills registers.
-const common = ['assembly/index.ts', '--enable', 'simd', '-O2', '--runtime', 'stub', '--noAssert', '--maximumMemory', '65536'];
+const common = [
+  'assembly/index.ts',
+  '--enable',
+  'simd',
+  '-O2',
+  '--runtime',
+  'stub',
+  '--noAssert',
+  '--maximumMemory',
+  '65536',
+];
 // Four builds: plain SIMD and relaxed SIMD (fused multiply-add in the GEMM micro-kernel), each
 // single-threaded and shared-memory threaded. Every memory may grow to 4 GiB (65536 pages, wasm32's
 // limit; src/module.ts MAX_MEMORY_PAGES): the threaded builds import one shared memory that every worker

@@ -1,5 +1,20 @@
-import { BASE_OPTION_SPECS, type BackendEntry, BackendUnavailableError, nodeBuiltin, type OptionSpecs, registerBackend, validateOptions } from '@polyhal/hal';
-import { createSharedMemory, hasRelaxedSimd, hasWasmSimd, instantiateKernels, kernelModule, relaxedMaddIsFused } from './module.js';
+import {
+  BASE_OPTION_SPECS,
+  type BackendEntry,
+  BackendUnavailableError,
+  nodeBuiltin,
+  type OptionSpecs,
+  registerBackend,
+  validateOptions,
+} from '@polyhal/hal';
+import {
+  createSharedMemory,
+  hasRelaxedSimd,
+  hasWasmSimd,
+  instantiateKernels,
+  kernelModule,
+  relaxedMaddIsFused,
+} from './module.js';
 import { canBlock, ThreadPool } from './threads.js';
 import { WasmBackend, type WasmBackendOptions } from './wasm-backend.js';
 
@@ -42,14 +57,20 @@ export async function createWasmBackend(options: WasmBackendOptions = {}): Promi
   if (!hasWasmSimd()) throw new BackendUnavailableError('wasm', 'this runtime has no WebAssembly SIMD (simd128)');
   const relaxedAvailable = hasRelaxedSimd();
   if (options.relaxedSimd === true && !relaxedAvailable) {
-    throw new BackendUnavailableError('wasm', 'relaxedSimd: true was asked for, but this runtime has no WebAssembly relaxed SIMD');
+    throw new BackendUnavailableError(
+      'wasm',
+      'relaxedSimd: true was asked for, but this runtime has no WebAssembly relaxed SIMD',
+    );
   }
   const relaxed = options.relaxedSimd !== false && relaxedAvailable;
-  const wanted = options.threads === undefined || options.threads === 'auto' ? Math.min(8, await nodeCores()) : options.threads;
+  const wanted =
+    options.threads === undefined || options.threads === 'auto' ? Math.min(8, await nodeCores()) : options.threads;
   let note = '';
   if (wanted > 1) {
-    if (typeof SharedArrayBuffer === 'undefined') note = 'threads unavailable: no SharedArrayBuffer (cross-origin isolation needed)';
-    else if (!canBlock()) note = 'threads unavailable: this thread may not block (browser main thread); run in a Worker';
+    if (typeof SharedArrayBuffer === 'undefined')
+      note = 'threads unavailable: no SharedArrayBuffer (cross-origin isolation needed)';
+    else if (!canBlock())
+      note = 'threads unavailable: this thread may not block (browser main thread); run in a Worker';
     else {
       try {
         const { memory, maxBytes } = createSharedMemory();
@@ -61,14 +82,24 @@ export async function createWasmBackend(options: WasmBackendOptions = {}): Promi
       }
     }
   }
-  return new WasmBackend(await instantiateKernels(undefined, relaxed), options, null, note, relaxed, relaxed && relaxedMaddIsFused());
+  return new WasmBackend(
+    await instantiateKernels(undefined, relaxed),
+    options,
+    null,
+    note,
+    relaxed,
+    relaxed && relaxedMaddIsFused(),
+  );
 }
 
 /** Registry entry: name `wasm`, priority 200 (above cpu, below a hardware GPU). */
 export const wasmBackendEntry: BackendEntry = {
   name: 'wasm',
   priority: 200,
-  probe: async () => (hasWasmSimd() ? { available: true, device: hasRelaxedSimd() ? 'WebAssembly SIMD128 + relaxed SIMD' : 'WebAssembly SIMD128' } : { available: false, reason: 'no WebAssembly SIMD (simd128) in this runtime' }),
+  probe: async () =>
+    hasWasmSimd()
+      ? { available: true, device: hasRelaxedSimd() ? 'WebAssembly SIMD128 + relaxed SIMD' : 'WebAssembly SIMD128' }
+      : { available: false, reason: 'no WebAssembly SIMD (simd128) in this runtime' },
   options: WASM_OPTION_SPECS,
   create: (options?: Record<string, unknown>) => createWasmBackend(options as WasmBackendOptions),
 };

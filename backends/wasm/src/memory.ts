@@ -40,7 +40,6 @@ function sizeClass(size: number): number {
 export class WasmHeap {
   /** End of the used region; [top, maxBytes) is the wilderness. */
   private top: number;
-  private readonly base: number;
   /** start → size and end → start of every free block (below top). */
   private readonly freeByStart = new Map<number, number>();
   private readonly freeByEnd = new Map<number, number>();
@@ -60,8 +59,13 @@ export class WasmHeap {
    * `base`: first byte the allocator may hand out (after the kernels' static data); `maxBytes`: the
    * memory's maximum (its declared maximum pages × 64 KiB; 4 GiB at most in wasm32).
    */
-  constructor(readonly memory: WebAssembly.Memory, base: number, private readonly backendName: string, readonly maxBytes = 2 ** 32) {
-    this.base = this.top = Math.ceil((base >>> 0) / ALIGN) * ALIGN;
+  constructor(
+    readonly memory: WebAssembly.Memory,
+    base: number,
+    private readonly backendName: string,
+    readonly maxBytes = 2 ** 32,
+  ) {
+    this.top = Math.ceil((base >>> 0) / ALIGN) * ALIGN;
     this.f32View = new Float32Array(memory.buffer);
     this.i32View = new Int32Array(memory.buffer);
     this.u8View = new Uint8Array(memory.buffer);

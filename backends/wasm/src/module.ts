@@ -1,5 +1,10 @@
 /** Loads the embedded kernels (.wasm as base64): no file paths, works in Node (ESM/CJS) and browsers. */
-import { KERNELS_MT_RELAXED_WASM_BASE64, KERNELS_MT_WASM_BASE64, KERNELS_RELAXED_WASM_BASE64, KERNELS_WASM_BASE64 } from './generated/kernels.js';
+import {
+  KERNELS_MT_RELAXED_WASM_BASE64,
+  KERNELS_MT_WASM_BASE64,
+  KERNELS_RELAXED_WASM_BASE64,
+  KERNELS_WASM_BASE64,
+} from './generated/kernels.js';
 
 /**
  * WebAssembly.Memory where the program has WebAssembly types (the DOM lib or @types/node), else `object`:
@@ -17,21 +22,117 @@ export interface KernelExports {
   /** Not a wasm export: the memory's maximum in bytes (declared pages × 64 KiB), set by instantiateKernels. */
   memoryMaxBytes: number;
   heapBase(): number;
-  binaryF32(op: number, n: number, rows: number, a: number, aStarts: number, aStep: number, b: number, bStarts: number, bStep: number, out: number): void;
-  binaryI32(op: number, n: number, rows: number, a: number, aStarts: number, aStep: number, b: number, bStarts: number, bStep: number, out: number): void;
+  binaryF32(
+    op: number,
+    n: number,
+    rows: number,
+    a: number,
+    aStarts: number,
+    aStep: number,
+    b: number,
+    bStarts: number,
+    bStep: number,
+    out: number,
+  ): void;
+  binaryI32(
+    op: number,
+    n: number,
+    rows: number,
+    a: number,
+    aStarts: number,
+    aStep: number,
+    b: number,
+    bStarts: number,
+    bStep: number,
+    out: number,
+  ): void;
   unaryF32(op: number, n: number, rows: number, x: number, xStarts: number, xStep: number, out: number): void;
   negI32(n: number, rows: number, x: number, xStarts: number, xStep: number, out: number): void;
-  copyRows(mode: number, n: number, rows: number, x: number, xStarts: number, xStep: number, out: number, oStarts: number, oStep: number): void;
-  copyNd(mode: number, rank: number, meta: number, idx: number, x: number, xOff: number, out: number, oOff: number): void;
+  copyRows(
+    mode: number,
+    n: number,
+    rows: number,
+    x: number,
+    xStarts: number,
+    xStep: number,
+    out: number,
+    oStarts: number,
+    oStep: number,
+  ): void;
+  copyNd(
+    mode: number,
+    rank: number,
+    meta: number,
+    idx: number,
+    x: number,
+    xOff: number,
+    out: number,
+    oOff: number,
+  ): void;
   fillF32(out: number, n: number, value: number): void;
   fillI32(out: number, n: number, value: number): void;
-  reduceF32(isMax: number, x: number, kN: number, kRows: number, kStarts: number, kStep: number, rN: number, rRows: number, rStarts: number, rStep: number, out: number, outer: number, scratch: number, reps: number): void;
-  reduceI32(isMax: number, x: number, kN: number, kRows: number, kStarts: number, kStep: number, rN: number, rRows: number, rStarts: number, rStep: number, out: number, reps: number): void;
-  gemm(M: number, N: number, K: number, a: number, sam: number, sak: number, b: number, sbk: number, sbn: number, c: number, scratch: number, rowStart: number, rowEnd: number): void;
+  reduceF32(
+    isMax: number,
+    x: number,
+    kN: number,
+    kRows: number,
+    kStarts: number,
+    kStep: number,
+    rN: number,
+    rRows: number,
+    rStarts: number,
+    rStep: number,
+    out: number,
+    outer: number,
+    scratch: number,
+    reps: number,
+  ): void;
+  reduceI32(
+    isMax: number,
+    x: number,
+    kN: number,
+    kRows: number,
+    kStarts: number,
+    kStep: number,
+    rN: number,
+    rRows: number,
+    rStarts: number,
+    rStep: number,
+    out: number,
+    reps: number,
+  ): void;
+  gemm(
+    M: number,
+    N: number,
+    K: number,
+    a: number,
+    sam: number,
+    sak: number,
+    b: number,
+    sbk: number,
+    sbn: number,
+    c: number,
+    scratch: number,
+    rowStart: number,
+    rowEnd: number,
+  ): void;
   gemmRowBlock(): number;
   packBytesA(): number;
   packBytesB(n: number): number;
-  adamF32(n: number, p: number, g: number, m: number, v: number, lr: number, b1: number, b2: number, eps: number, decay: number, c1: number, c2: number): void;
+  adamF32(
+    n: number,
+    p: number,
+    g: number,
+    m: number,
+    v: number,
+    lr: number,
+    b1: number,
+    b2: number,
+    eps: number,
+    decay: number,
+    c1: number,
+    c2: number,
+  ): void;
   sgdF32(n: number, p: number, g: number, vel: number, lr: number, momentum: number, wd: number): void;
   softmaxCrossEntropyF32(N: number, C: number, z: number, y: number, loss: number, grad: number): void;
 }
@@ -53,7 +154,13 @@ export function kernelModule(threaded = false, relaxed = false): Promise<WebAsse
   const key = `${threaded}/${relaxed}`;
   let m = compiled.get(key);
   if (!m) {
-    const b64 = threaded ? (relaxed ? KERNELS_MT_RELAXED_WASM_BASE64 : KERNELS_MT_WASM_BASE64) : relaxed ? KERNELS_RELAXED_WASM_BASE64 : KERNELS_WASM_BASE64;
+    const b64 = threaded
+      ? relaxed
+        ? KERNELS_MT_RELAXED_WASM_BASE64
+        : KERNELS_MT_WASM_BASE64
+      : relaxed
+        ? KERNELS_RELAXED_WASM_BASE64
+        : KERNELS_WASM_BASE64;
     compiled.set(key, (m = WebAssembly.compile(decodeBase64(b64))));
   }
   return m;
@@ -86,8 +193,14 @@ const abort = (): never => {
  * Instantiates the kernels; with `memory` (shared, of maximum `maxBytes`), the threaded build on that
  * memory. The single-threaded build's own memory may grow to MAX_MEMORY_PAGES.
  */
-export async function instantiateKernels(memory?: WebAssembly.Memory, relaxed = false, maxBytes = MAX_MEMORY_PAGES * 65536): Promise<KernelExports> {
-  const instance = await WebAssembly.instantiate(await kernelModule(Boolean(memory), relaxed), { env: memory ? { memory, abort } : { abort } });
+export async function instantiateKernels(
+  memory?: WebAssembly.Memory,
+  relaxed = false,
+  maxBytes = MAX_MEMORY_PAGES * 65536,
+): Promise<KernelExports> {
+  const instance = await WebAssembly.instantiate(await kernelModule(Boolean(memory), relaxed), {
+    env: memory ? { memory, abort } : { abort },
+  });
   const exports = instance.exports as unknown as KernelExports;
   return { ...exports, ...(memory ? { memory } : {}), memoryMaxBytes: maxBytes } as KernelExports;
 }
@@ -113,7 +226,31 @@ export function hasRelaxedSimd(): boolean {
   if (typeof WebAssembly !== 'object' || typeof WebAssembly.validate !== 'function') return false;
   const splat = [0x43, 0, 0, 0, 0, 0xfd, 0x13];
   const body = [0, ...splat, ...splat, ...splat, 0xfd, 0x85, 0x02, 0x1a, 0x0b];
-  const probe = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 4, 1, 96, 0, 0, 3, 2, 1, 0, 10, body.length + 2, 1, body.length, ...body]);
+  const probe = new Uint8Array([
+    0,
+    97,
+    115,
+    109,
+    1,
+    0,
+    0,
+    0,
+    1,
+    4,
+    1,
+    96,
+    0,
+    0,
+    3,
+    2,
+    1,
+    0,
+    10,
+    body.length + 2,
+    1,
+    body.length,
+    ...body,
+  ]);
   return WebAssembly.validate(probe);
 }
 
@@ -132,11 +269,47 @@ export function relaxedMaddIsFused(): boolean {
   const get = (i: number): number[] => [0x20, i, 0xfd, 0x13];
   const body = [0, ...get(0), ...get(1), ...get(2), 0xfd, 0x85, 0x02, 0xfd, 0x1f, 0, 0x0b];
   const bytes = new Uint8Array([
-    0, 97, 115, 109, 1, 0, 0, 0, 1, 8, 1, 0x60, 3, 0x7d, 0x7d, 0x7d, 1, 0x7d, 3, 2, 1, 0, 7, 5, 1, 1, 0x66, 0, 0,
-    10, body.length + 2, 1, body.length, ...body,
+    0,
+    97,
+    115,
+    109,
+    1,
+    0,
+    0,
+    0,
+    1,
+    8,
+    1,
+    0x60,
+    3,
+    0x7d,
+    0x7d,
+    0x7d,
+    1,
+    0x7d,
+    3,
+    2,
+    1,
+    0,
+    7,
+    5,
+    1,
+    1,
+    0x66,
+    0,
+    0,
+    10,
+    body.length + 2,
+    1,
+    body.length,
+    ...body,
   ]);
   try {
-    const f = new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports['f'] as (a: number, b: number, c: number) => number;
+    const f = new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports['f'] as (
+      a: number,
+      b: number,
+      c: number,
+    ) => number;
     fused = f(1 + 2 ** -23, 1 - 2 ** -23, -1) !== 0;
   } catch {
     fused = false;

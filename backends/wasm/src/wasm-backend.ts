@@ -1,6 +1,24 @@
 import {
-  contiguousStrides, type AdamStepParams, type BackendCapabilities, BaseBackend, coalesce, type BaseBackendOptions, type BinaryOp, type DeviceBuffer, type HostArray, type NDArray,
-  InvalidArgumentError, OutOfMemoryError, planRows, type ReduceOp, type RowPlan, type SgdStepParams, type UnaryOp, UNARY_OPS, UnsupportedOpError, viewOf, padPlacement,
+  contiguousStrides,
+  type AdamStepParams,
+  type BackendCapabilities,
+  BaseBackend,
+  coalesce,
+  type BaseBackendOptions,
+  type BinaryOp,
+  type DeviceBuffer,
+  type HostArray,
+  type NDArray,
+  InvalidArgumentError,
+  OutOfMemoryError,
+  planRows,
+  type ReduceOp,
+  type RowPlan,
+  type SgdStepParams,
+  type UnaryOp,
+  UNARY_OPS,
+  UnsupportedOpError,
+  padPlacement,
 } from '@polyhal/hal';
 import { WasmHeap } from './memory.js';
 import type { KernelExports } from './module.js';
@@ -61,7 +79,14 @@ export class WasmBackend extends BaseBackend {
   override readonly capabilities: BackendCapabilities;
 
   /** `pool`: worker threads on the same shared memory; `threadNote` says why there are none when asked for. */
-  constructor(private readonly k: KernelExports, options: WasmBackendOptions = {}, private readonly pool: WorkerPool | null = null, threadNote = '', relaxedSimd = false, fusedMultiplyAdd = false) {
+  constructor(
+    private readonly k: KernelExports,
+    options: WasmBackendOptions = {},
+    private readonly pool: WorkerPool | null = null,
+    threadNote = '',
+    relaxedSimd = false,
+    fusedMultiplyAdd = false,
+  ) {
     super(options);
     this.heap = new WasmHeap(k.memory, k.heapBase() >>> 0, 'wasm', k.memoryMaxBytes);
     this.threadThreshold = options.threadThreshold ?? 2 ** 21;
@@ -69,7 +94,11 @@ export class WasmBackend extends BaseBackend {
     const threads = pool ? `${pool.size} threads on shared memory` : `1 thread${threadNote ? ` (${threadNote})` : ''}`;
     this.relaxedSimd = relaxedSimd;
     this.fusedMultiplyAdd = relaxedSimd && fusedMultiplyAdd;
-    this.capabilities = Object.freeze({ arithmetic: 'ieee-correctly-rounded', fusedMultiplyAdd: this.fusedMultiplyAdd, flushesSubnormals: false });
+    this.capabilities = Object.freeze({
+      arithmetic: 'ieee-correctly-rounded',
+      fusedMultiplyAdd: this.fusedMultiplyAdd,
+      flushesSubnormals: false,
+    });
     const relaxed = relaxedSimd ? ` + relaxed SIMD (${this.fusedMultiplyAdd ? 'FMA' : 'multiply-add not fused'})` : '';
     this.deviceName = `WebAssembly SIMD128${relaxed}, ${threads}`;
   }
@@ -87,7 +116,12 @@ export class WasmBackend extends BaseBackend {
   readonly readSync = (x: NDArray | DeviceBuffer): HostArray => {
     const view = this.readView(x, 'readSync');
     const n = view.shape.reduce((p, d) => p * d, 1);
-    const tmp = view.offset === 0 && n === view.buffer.size && rowMajor(view.shape).every((s, i) => s === view.strides[i] || view.shape[i] === 1) ? null : this.contiguous(view);
+    const tmp =
+      view.offset === 0 &&
+      n === view.buffer.size &&
+      rowMajor(view.shape).every((s, i) => s === view.strides[i] || view.shape[i] === 1)
+        ? null
+        : this.contiguous(view);
     try {
       const b = (tmp ?? view).buffer;
       const ptr = this.ptr(b) >>> 2;
@@ -154,7 +188,8 @@ export class WasmBackend extends BaseBackend {
 
   protected unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void {
     const code = UNARY_CODES[op];
-    if (typeof code !== 'number' || !Object.prototype.hasOwnProperty.call(UNARY_CODES, op) || (x.dtype === 'int32' && op !== 'neg')) throw new UnsupportedOpError(String(op), x.dtype, this.name);
+    if (typeof code !== 'number' || !Object.hasOwn(UNARY_CODES, op) || (x.dtype === 'int32' && op !== 'neg'))
+      throw new UnsupportedOpError(String(op), x.dtype, this.name);
     const plan = planRows(x.shape, [x.strides, rowMajor(x.shape)], [x.offset, 0]);
     if (plan.rows === 0) return;
     this.withPlan(plan, 1, ([xs]) => {
@@ -166,14 +201,22 @@ export class WasmBackend extends BaseBackend {
 
   protected binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void {
     const code = BINARY_CODES[op];
-    if (typeof code !== 'number' || !Object.prototype.hasOwnProperty.call(BINARY_CODES, op) || (a.dtype === 'int32' && op === 'div')) throw new UnsupportedOpError(String(op), a.dtype, this.name);
+    if (typeof code !== 'number' || !Object.hasOwn(BINARY_CODES, op) || (a.dtype === 'int32' && op === 'div'))
+      throw new UnsupportedOpError(String(op), a.dtype, this.name);
     const plan = planRows(a.shape, [a.strides, b.strides, rowMajor(a.shape)], [a.offset, b.offset, 0]);
     if (plan.rows === 0) return;
     this.withPlan(plan, 2, ([as, bs]) =>
-      this.elementwise(a.dtype === 'int32' ? 'binaryI32' : 'binaryF32', [code], plan, [
-        { ptr: this.ptr(a.buffer), starts: as!, step: plan.step[0]! },
-        { ptr: this.ptr(b.buffer), starts: bs!, step: plan.step[1]! },
-      ], this.ptr(out)));
+      this.elementwise(
+        a.dtype === 'int32' ? 'binaryI32' : 'binaryF32',
+        [code],
+        plan,
+        [
+          { ptr: this.ptr(a.buffer), starts: as!, step: plan.step[0]! },
+          { ptr: this.ptr(b.buffer), starts: bs!, step: plan.step[1]! },
+        ],
+        this.ptr(out),
+      ),
+    );
   }
 
   /**
@@ -182,16 +225,27 @@ export class WasmBackend extends BaseBackend {
    * least `elementwiseThreadThreshold` elements: by rows when there are enough of them, else one row
    * by element ranges (operand pointers advanced by range start × step). Parts write disjoint output.
    */
-  private elementwise(kernel: JobKernel, lead: number[], plan: RowPlan, operands: { ptr: number; starts: number; step: number }[], out: number): void {
+  private elementwise(
+    kernel: JobKernel,
+    lead: number[],
+    plan: RowPlan,
+    operands: { ptr: number; starts: number; step: number }[],
+    out: number,
+  ): void {
     const args = (n: number, r0: number, r1: number, i0: number): number[] => [
-      ...lead, n, r1 - r0,
+      ...lead,
+      n,
+      r1 - r0,
       ...operands.flatMap((o) => [o.ptr + i0 * o.step * 4, o.starts + r0 * 4, o.step]),
       out + (r0 * plan.n + i0) * 4,
     ];
     const size = plan.n * plan.rows;
     const parts = this.pool && size >= this.elementwiseThreadThreshold ? this.pool.size : 1;
     const call = (a: number[]): void => (this.k[kernel] as (...x: number[]) => void)(...a);
-    if (parts === 1) return call(args(plan.n, 0, plan.rows, 0));
+    if (parts === 1) {
+      call(args(plan.n, 0, plan.rows, 0));
+      return;
+    }
     const jobs: number[][] = [];
     if (plan.rows >= parts) {
       const per = Math.ceil(plan.rows / parts);
@@ -199,7 +253,8 @@ export class WasmBackend extends BaseBackend {
     } else {
       // Few long rows: split each row's elements (in multiples of 8, the kernels' vector width).
       const per = Math.ceil(plan.n / parts / 8) * 8;
-      for (let r = 0; r < plan.rows; r++) for (let i0 = 0; i0 < plan.n; i0 += per) jobs.push(args(Math.min(per, plan.n - i0), r, r + 1, i0));
+      for (let r = 0; r < plan.rows; r++)
+        for (let i0 = 0; i0 < plan.n; i0 += per) jobs.push(args(Math.min(per, plan.n - i0), r, r + 1, i0));
     }
     // One job per thread at a time: run them in waves of pool.size.
     for (let w = 0; w < jobs.length; w += parts) this.pool!.run(kernel, jobs.slice(w, w + parts), call);
@@ -221,7 +276,7 @@ export class WasmBackend extends BaseBackend {
       if (axes.includes(i) && d === 0) empty = true;
       if (axes.includes(i) && s === 0) {
         reps *= d;
-        repsI32 = Math.imul(repsI32, d % 2 ** 32 | 0);
+        repsI32 = Math.imul(repsI32, (d % 2 ** 32) | 0);
         return;
       }
       const t = axes.includes(i) ? red : kept;
@@ -240,19 +295,49 @@ export class WasmBackend extends BaseBackend {
     const rp = planRows(red.shape, [red.strides], [0]);
     const inner = (p: RowPlan): number => (p.n > 1 ? Math.abs(p.step[0]!) : Infinity);
     const outer = inner(kp) !== 0 && inner(kp) < inner(rp) ? 1 : 0;
-    this.withPlan(kp, 1, ([ks]) => this.withPlan(rp, 1, ([rs]) => {
-      if (x.dtype === 'int32') {
-        this.k.reduceI32(isMax, this.ptr(x.buffer), kp.n, kp.rows, ks!, kp.step[0]!, rp.n, rp.rows, rs!, rp.step[0]!, this.ptr(out), repsI32);
-        return;
-      }
-      const scratchBytes = outer ? out.size * 8 : 16;
-      const scratch = this.heap.alloc(scratchBytes);
-      try {
-        this.k.reduceF32(isMax, this.ptr(x.buffer), kp.n, kp.rows, ks!, kp.step[0]!, rp.n, rp.rows, rs!, rp.step[0]!, this.ptr(out), outer, scratch, reps);
-      } finally {
-        this.heap.release(scratch, scratchBytes);
-      }
-    }));
+    this.withPlan(kp, 1, ([ks]) =>
+      this.withPlan(rp, 1, ([rs]) => {
+        if (x.dtype === 'int32') {
+          this.k.reduceI32(
+            isMax,
+            this.ptr(x.buffer),
+            kp.n,
+            kp.rows,
+            ks!,
+            kp.step[0]!,
+            rp.n,
+            rp.rows,
+            rs!,
+            rp.step[0]!,
+            this.ptr(out),
+            repsI32,
+          );
+          return;
+        }
+        const scratchBytes = outer ? out.size * 8 : 16;
+        const scratch = this.heap.alloc(scratchBytes);
+        try {
+          this.k.reduceF32(
+            isMax,
+            this.ptr(x.buffer),
+            kp.n,
+            kp.rows,
+            ks!,
+            kp.step[0]!,
+            rp.n,
+            rp.rows,
+            rs!,
+            rp.step[0]!,
+            this.ptr(out),
+            outer,
+            scratch,
+            reps,
+          );
+        } finally {
+          this.heap.release(scratch, scratchBytes);
+        }
+      }),
+    );
   }
 
   /** Strided copy from view x into (ptr, shape, strides, offset) of `out`. */
@@ -275,7 +360,16 @@ export class WasmBackend extends BaseBackend {
           const meta = this.heap.alloc(rank * 16); // shape, strides ×2, then rank i32 of odometer scratch
           blocks.push(meta);
           this.heap.i32().set([Math.min(per, c.shape[0]! - d0), ...c.shape.slice(1), ...sx, ...so], meta >>> 2);
-          jobs.push([mode, rank, meta, meta + rank * 12, this.ptr(x.buffer), x.offset + d0 * sx[0]!, this.ptr(out), offset + d0 * so[0]!]);
+          jobs.push([
+            mode,
+            rank,
+            meta,
+            meta + rank * 12,
+            this.ptr(x.buffer),
+            x.offset + d0 * sx[0]!,
+            this.ptr(out),
+            offset + d0 * so[0]!,
+          ]);
         }
         const call = (j: number[]): void => this.k.copyNd(...(j as Parameters<KernelExports['copyNd']>));
         if (jobs.length === 1) call(jobs[0]!);
@@ -288,14 +382,30 @@ export class WasmBackend extends BaseBackend {
     const plan = planRows(x.shape, [x.strides, strides], [x.offset, offset]);
     if (plan.rows === 0) return;
     this.withPlan(plan, 2, ([xs, os]) =>
-      this.k.copyRows(mode, plan.n, plan.rows, this.ptr(x.buffer), xs!, plan.step[0]!, this.ptr(out), os!, plan.step[1]!));
+      this.k.copyRows(
+        mode,
+        plan.n,
+        plan.rows,
+        this.ptr(x.buffer),
+        xs!,
+        plan.step[0]!,
+        this.ptr(out),
+        os!,
+        plan.step[1]!,
+      ),
+    );
   }
 
   protected copyKernel(x: NDArray, out: DeviceBuffer): void {
     this.copyInto(x, out, rowMajor(x.shape), 0);
   }
 
-  protected padKernel(x: NDArray, pads: readonly (readonly [number, number])[], value: number, out: DeviceBuffer): void {
+  protected padKernel(
+    x: NDArray,
+    pads: readonly (readonly [number, number])[],
+    value: number,
+    out: DeviceBuffer,
+  ): void {
     const { strides, offset } = padPlacement(x.shape, pads);
     this.fillKernel(out, value);
     this.copyInto(x, out, strides, offset);
@@ -312,11 +422,17 @@ export class WasmBackend extends BaseBackend {
     const N = b.shape[r - 1]!;
     if (M === 0 || N === 0) return;
     // K ≥ 2^31 only arises from broadcast (stride-0) operands; the kernel counts K in an i32.
-    if (K > 2 ** 31 - 1) throw new InvalidArgumentError(`matmul: inner dimension K = ${K} exceeds the wasm kernels' limit of 2^31 − 1`);
-    const batch = planRows(a.shape.slice(0, -2), [a.strides.slice(0, -2), b.strides.slice(0, -2)], [a.offset, b.offset]);
+    if (K > 2 ** 31 - 1)
+      throw new InvalidArgumentError(`matmul: inner dimension K = ${K} exceeds the wasm kernels' limit of 2^31 − 1`);
+    const batch = planRows(
+      a.shape.slice(0, -2),
+      [a.strides.slice(0, -2), b.strides.slice(0, -2)],
+      [a.offset, b.offset],
+    );
     // Split rows across threads when the product is large enough (in whole micro-kernel panels).
     const mr = this.k.gemmRowBlock();
-    const parts = this.pool && M * N * K >= this.threadThreshold ? Math.min(this.pool.size, Math.ceil(M / (4 * mr))) : 1;
+    const parts =
+      this.pool && M * N * K >= this.threadThreshold ? Math.min(this.pool.size, Math.ceil(M / (4 * mr))) : 1;
     // packBytesB(1) is one 8-column panel; computed here in doubles, so a huge N gives OutOfMemoryError.
     const scratchBytes = (this.k.packBytesA() >>> 0) + Math.ceil(N / 8) * (this.k.packBytesB(1) >>> 0) + 256;
     const scratch = Array.from({ length: parts }, () => this.heap.alloc(scratchBytes));
@@ -327,14 +443,29 @@ export class WasmBackend extends BaseBackend {
         for (let i = 0; i < batch.n; i++, t++) {
           const ao = batch.starts[0]![row]! + i * batch.step[0]!;
           const bo = batch.starts[1]![row]! + i * batch.step[1]!;
-          const job = (s: number, r0: number, r1: number): number[] =>
-            [M, N, K, pa + ao * 4, a.strides[r - 2]!, a.strides[r - 1]!, pb + bo * 4, b.strides[r - 2]!, b.strides[r - 1]!, pc + t * M * N * 4, s, r0, r1];
+          const job = (s: number, r0: number, r1: number): number[] => [
+            M,
+            N,
+            K,
+            pa + ao * 4,
+            a.strides[r - 2]!,
+            a.strides[r - 1]!,
+            pb + bo * 4,
+            b.strides[r - 2]!,
+            b.strides[r - 1]!,
+            pc + t * M * N * 4,
+            s,
+            r0,
+            r1,
+          ];
           if (parts === 1) {
             this.k.gemm(...(job(scratch[0]!, 0, M) as Parameters<KernelExports['gemm']>));
             continue;
           }
           const rows = Math.ceil(M / parts / mr) * mr;
-          const jobs = scratch.map((s, p) => job(s, Math.min(M, p * rows), Math.min(M, (p + 1) * rows))).filter((j) => j[11]! < j[12]!);
+          const jobs = scratch
+            .map((s, p) => job(s, Math.min(M, p * rows), Math.min(M, (p + 1) * rows)))
+            .filter((j) => j[11]! < j[12]!);
           this.pool!.run('gemm', jobs, (j) => this.k.gemm(...(j as Parameters<KernelExports['gemm']>)));
         }
       }
@@ -344,17 +475,40 @@ export class WasmBackend extends BaseBackend {
   }
 
   /** Fused Adam/AdamW in one pass (SIMD-free scalar loop in wasm; memory-bound). Operands validated by adamStep. */
-  protected override adamStepKernel(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
+  protected override adamStepKernel(
+    param: DeviceBuffer,
+    grad: NDArray,
+    m: DeviceBuffer,
+    v: DeviceBuffer,
+    p: AdamStepParams,
+  ): void {
     const g = this.whole(grad);
     try {
-      this.k.adamF32(param.size, this.ptr(param), this.ptr(g.view.buffer), this.ptr(m), this.ptr(v), p.lr, p.beta1, p.beta2, p.eps,
-        1 - p.lr * p.weightDecay, 1 / (1 - p.beta1 ** p.step), 1 / (1 - p.beta2 ** p.step));
+      this.k.adamF32(
+        param.size,
+        this.ptr(param),
+        this.ptr(g.view.buffer),
+        this.ptr(m),
+        this.ptr(v),
+        p.lr,
+        p.beta1,
+        p.beta2,
+        p.eps,
+        1 - p.lr * p.weightDecay,
+        1 / (1 - p.beta1 ** p.step),
+        1 / (1 - p.beta2 ** p.step),
+      );
     } finally {
       if (g.temp) this.free(g.view);
     }
   }
 
-  protected override sgdStepKernel(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
+  protected override sgdStepKernel(
+    param: DeviceBuffer,
+    grad: NDArray,
+    velocity: DeviceBuffer | null,
+    p: SgdStepParams,
+  ): void {
     const g = this.whole(grad);
     try {
       const vel = velocity && p.momentum > 0 ? this.ptr(velocity) : 0;
@@ -367,8 +521,14 @@ export class WasmBackend extends BaseBackend {
   override softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {
     return this.fusedSoftmaxCrossEntropy(logits, labels, withGrad, (z, y, loss, grad) => {
       const [n, c] = z.shape as [number, number];
-      this.k.softmaxCrossEntropyF32(n, c, this.ptr(z.buffer), this.ptr(y.buffer), this.ptr(loss), grad ? this.ptr(grad) : 0);
+      this.k.softmaxCrossEntropyF32(
+        n,
+        c,
+        this.ptr(z.buffer),
+        this.ptr(y.buffer),
+        this.ptr(loss),
+        grad ? this.ptr(grad) : 0,
+      );
     });
   }
-
 }

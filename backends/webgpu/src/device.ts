@@ -51,7 +51,17 @@ interface NodeFs {
 }
 
 /** Directories where a Linux dynamic loader finds libraries, besides its cache. */
-const LIB_DIRS = ['/lib', '/lib64', '/usr/lib', '/usr/lib64', '/usr/local/lib', '/lib/x86_64-linux-gnu', '/usr/lib/x86_64-linux-gnu', '/lib/aarch64-linux-gnu', '/usr/lib/aarch64-linux-gnu'];
+const LIB_DIRS = [
+  '/lib',
+  '/lib64',
+  '/usr/lib',
+  '/usr/lib64',
+  '/usr/local/lib',
+  '/lib/x86_64-linux-gnu',
+  '/usr/lib/x86_64-linux-gnu',
+  '/lib/aarch64-linux-gnu',
+  '/usr/lib/aarch64-linux-gnu',
+];
 
 /**
  * Whether the Vulkan loader (libvulkan.so.1) can be found on Linux: in LD_LIBRARY_PATH, the dynamic
@@ -87,13 +97,16 @@ async function gpuFromNode(flags: string[]): Promise<GPU | string | undefined> {
       mod = (await import(/* webpackIgnore: true */ /* @vite-ignore */ spec)) as typeof mod;
     } catch (e) {
       const err = e as { code?: string; message?: string };
-      const missing = (err.code === 'ERR_MODULE_NOT_FOUND' || err.code === 'MODULE_NOT_FOUND') && /['"]webgpu['"]/.test(err.message ?? '');
+      const missing =
+        (err.code === 'ERR_MODULE_NOT_FOUND' || err.code === 'MODULE_NOT_FOUND') &&
+        /['"]webgpu['"]/.test(err.message ?? '');
       return missing
         ? 'the `webgpu` package (Dawn for Node) is not installed: npm install webgpu'
         : `the \`webgpu\` package failed to load: ${err.message ?? String(e)}`;
     }
     try {
-      for (const [k, v] of Object.entries(mod.globals)) if (!(k in globalThis)) (globalThis as Record<string, unknown>)[k] = v;
+      for (const [k, v] of Object.entries(mod.globals))
+        if (!(k in globalThis)) (globalThis as Record<string, unknown>)[k] = v;
       return mod.create(flags);
     } catch (e) {
       return `the \`webgpu\` package failed to start Dawn: ${(e as Error).message}`;
@@ -118,27 +131,49 @@ async function locateGpu(options: WebGpuOptions): Promise<GPU | string | undefin
 export async function requestAdapter(options: WebGpuOptions = {}): Promise<GPUAdapter> {
   const gpu = await locateGpu(options);
   if (typeof gpu === 'string') throw new BackendUnavailableError('webgpu', gpu);
-  if (!gpu) throw new BackendUnavailableError('webgpu', 'no WebGPU in this runtime (no navigator.gpu; in Node the `webgpu` package provides it)');
+  if (!gpu)
+    throw new BackendUnavailableError(
+      'webgpu',
+      'no WebGPU in this runtime (no navigator.gpu; in Node the `webgpu` package provides it)',
+    );
   const adapter = await gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });
-  if (!adapter) throw new BackendUnavailableError('webgpu', 'requestAdapter() returned no adapter (no GPU driver; in CI install Mesa lavapipe: mesa-vulkan-drivers)');
+  if (!adapter)
+    throw new BackendUnavailableError(
+      'webgpu',
+      'requestAdapter() returned no adapter (no GPU driver; in CI install Mesa lavapipe: mesa-vulkan-drivers)',
+    );
   return adapter;
 }
 
 export function adapterInfo(adapter: GPUAdapter): AcquiredDevice['info'] {
   const i = (adapter as { info?: Partial<GPUAdapterInfo> & { isFallbackAdapter?: boolean } }).info ?? {};
   const fallback = Boolean(i.isFallbackAdapter ?? (adapter as { isFallbackAdapter?: boolean }).isFallbackAdapter);
-  const software = fallback || /llvmpipe|lavapipe|swiftshader|software/i.test(`${i.architecture} ${i.device} ${i.description}`);
+  const software =
+    fallback || /llvmpipe|lavapipe|swiftshader|software/i.test(`${i.architecture} ${i.device} ${i.description}`);
   return {
-    vendor: i.vendor ?? '', architecture: i.architecture ?? '', device: i.device ?? '', description: i.description ?? '', isFallbackAdapter: software,
+    vendor: i.vendor ?? '',
+    architecture: i.architecture ?? '',
+    device: i.device ?? '',
+    description: i.description ?? '',
+    isFallbackAdapter: software,
   };
 }
 
 export async function acquireDevice(options: WebGpuOptions = {}): Promise<AcquiredDevice> {
   if (options.device) {
-    return { device: options.device, info: { vendor: '', architecture: '', device: '', description: 'injected GPUDevice', isFallbackAdapter: false } };
+    return {
+      device: options.device,
+      info: { vendor: '', architecture: '', device: '', description: 'injected GPUDevice', isFallbackAdapter: false },
+    };
   }
   const adapter = await requestAdapter(options);
-  const want = ['maxStorageBufferBindingSize', 'maxBufferSize', 'maxComputeWorkgroupStorageSize', 'maxComputeInvocationsPerWorkgroup', 'maxStorageBuffersPerShaderStage'] as const;
+  const want = [
+    'maxStorageBufferBindingSize',
+    'maxBufferSize',
+    'maxComputeWorkgroupStorageSize',
+    'maxComputeInvocationsPerWorkgroup',
+    'maxStorageBuffersPerShaderStage',
+  ] as const;
   const requiredLimits: Record<string, number> = {};
   for (const k of want) requiredLimits[k] = adapter.limits[k];
   let device: GPUDevice;

@@ -1,4 +1,11 @@
-import { BackendUnavailableError, BASE_OPTION_SPECS, type BackendEntry, type OptionSpecs, registerBackend, validateOptions } from '@polyhal/hal';
+import {
+  BackendUnavailableError,
+  BASE_OPTION_SPECS,
+  type BackendEntry,
+  type OptionSpecs,
+  registerBackend,
+  validateOptions,
+} from '@polyhal/hal';
 import { acquireDevice, adapterInfo, requestAdapter, type WebGpuOptions } from './device.js';
 import { TILES } from './kernels/matmul.js';
 import { WebGpuBackend } from './webgpu-backend.js';
@@ -16,7 +23,7 @@ export { chooseSplitK, chooseTile, TILES, type Tile, type TileName } from './ker
 export const WEBGPU_OPTION_SPECS: OptionSpecs = {
   ...BASE_OPTION_SPECS,
   device: { type: 'object', doc: 'a GPUDevice to use as is' },
-  gpu: { type: 'object', doc: 'a GPU object (navigator.gpu or the webgpu package\'s create())' },
+  gpu: { type: 'object', doc: "a GPU object (navigator.gpu or the webgpu package's create())" },
   powerPreference: { type: 'string', values: ['low-power', 'high-performance'] },
   dawnFlags: { type: 'string[]', doc: 'Dawn toggles for the Node webgpu package' },
   maxPooledBytes: { type: 'number', min: 0, doc: 'bytes of freed buffers kept for reuse' },

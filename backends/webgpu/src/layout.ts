@@ -49,7 +49,13 @@ export function grid(count: number): [number, number] {
  * WGSL that computes, for flat output index `i` over a coalesced shape (params from word `shapeAt`,
  * `R` dims), the element offset of operand k (strides at `stridesAt[k]`, offset word `offsetAt[k]`).
  */
-export function stridedOffsets(names: string[], shapeAt: number, stridesAt: number[], offsetAt: number[], R: number): string {
+export function stridedOffsets(
+  names: string[],
+  shapeAt: number,
+  stridesAt: number[],
+  offsetAt: number[],
+  R: number,
+): string {
   const decl = names.map((n, k) => `var ${n} = p(${offsetAt[k]}u);`).join(' ');
   const upd = names.map((n, k) => `${n} += c * p(${stridesAt[k]}u + d);`).join(' ');
   return `${decl}

@@ -21,7 +21,11 @@ export class PipelineCache {
   private nextId = 1;
 
   /** `uniforms`: the buffer behind binding 0 (bound at offset 0; the dispatch passes the offset). */
-  constructor(private readonly device: GPUDevice, private readonly uniforms: GPUBuffer, private readonly maxBindGroups = 8192) {}
+  constructor(
+    private readonly device: GPUDevice,
+    private readonly uniforms: GPUBuffer,
+    private readonly maxBindGroups = 8192,
+  ) {}
 
   pipeline(key: string, source: () => string): Pipeline {
     let p = this.pipelines.get(key);
@@ -35,12 +39,19 @@ export class PipelineCache {
         entries.push({
           binding: Number(m[1]),
           visibility: 4, // GPUShaderStage.COMPUTE
-          buffer: kind === 'uniform' ? { type: 'uniform', hasDynamicOffset: true } : { type: kind === 'storage,read' ? 'read-only-storage' : 'storage' },
+          buffer:
+            kind === 'uniform'
+              ? { type: 'uniform', hasDynamicOffset: true }
+              : { type: kind === 'storage,read' ? 'read-only-storage' : 'storage' },
         });
       }
       const layout = this.device.createBindGroupLayout({ entries, label: key });
       const module = this.device.createShaderModule({ code, label: key });
-      const pipe = this.device.createComputePipeline({ layout: this.device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint: 'main' }, label: key });
+      const pipe = this.device.createComputePipeline({
+        layout: this.device.createPipelineLayout({ bindGroupLayouts: [layout] }),
+        compute: { module, entryPoint: 'main' },
+        label: key,
+      });
       this.pipelines.set(key, (p = { pipe, layout, writes }));
     }
     return p;
@@ -57,7 +68,10 @@ export class PipelineCache {
       }
       bind = this.device.createBindGroup({
         layout,
-        entries: [{ binding: 0, resource: { buffer: this.uniforms, offset: 0, size: bytes } }, ...buffers.map((buffer, i) => ({ binding: i + 1, resource: { buffer } }))],
+        entries: [
+          { binding: 0, resource: { buffer: this.uniforms, offset: 0, size: bytes } },
+          ...buffers.map((buffer, i) => ({ binding: i + 1, resource: { buffer } })),
+        ],
       });
       this.bindGroups.set(id, bind);
       for (const b of buffers) {

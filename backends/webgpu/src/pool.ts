@@ -14,7 +14,12 @@ export class BufferPool {
   private reused = 0;
 
   /** `onDestroy` hears of every buffer the pool destroys (so that caches holding it can drop it). */
-  constructor(private readonly device: GPUDevice, private readonly usage: number, private readonly maxPooledBytes = 512 * 2 ** 20, private readonly onDestroy: (b: GPUBuffer) => void = () => {}) {}
+  constructor(
+    private readonly device: GPUDevice,
+    private readonly usage: number,
+    private readonly maxPooledBytes = 512 * 2 ** 20,
+    private readonly onDestroy: (b: GPUBuffer) => void = () => {},
+  ) {}
 
   static sizeClass(bytes: number): number {
     if (bytes > 64 * 2 ** 20) return Math.ceil(bytes / 4096) * 4096;

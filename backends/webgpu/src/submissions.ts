@@ -40,8 +40,14 @@ export class Submission {
   watch(op: string, kind: ScopeKind, p: Promise<GPUError | null>): void {
     this.pendingScopes++;
     p.then(
-      (err) => { if (err && !this.ownError) this.ownError = new GpuError(op, kind, err.message); this.scopeSettled(); },
-      (e: unknown) => { if (!this.ownError) this.ownError = new GpuError(op, 'internal', e instanceof Error ? e.message : String(e)); this.scopeSettled(); },
+      (err) => {
+        if (err && !this.ownError) this.ownError = new GpuError(op, kind, err.message);
+        this.scopeSettled();
+      },
+      (e: unknown) => {
+        if (!this.ownError) this.ownError = new GpuError(op, 'internal', e instanceof Error ? e.message : String(e));
+        this.scopeSettled();
+      },
     );
   }
 
@@ -63,7 +69,12 @@ export class Submission {
       finish();
       return (this.settled = DONE);
     }
-    const scopes = this.pendingScopes === 0 ? DONE : new Promise<void>((resolve) => { this.release = resolve; });
+    const scopes =
+      this.pendingScopes === 0
+        ? DONE
+        : new Promise<void>((resolve) => {
+            this.release = resolve;
+          });
     this.settled = scopes.then(() => (deps.length ? Promise.all(deps.map((d) => d.settled)) : undefined)).then(finish);
     return this.settled;
   }

@@ -1,6 +1,21 @@
 import {
-  contiguousStrides, type AdamStepParams, type BackendCapabilities, BackendUnavailableError, BaseBackend, type BinaryOp, type DeviceBuffer, type HostArray, type NDArray,
-  OutOfMemoryError, PolyHalError, type ReduceOp, type SgdStepParams, ShapeMismatchError, type UnaryOp, UnsupportedOpError, viewOf, padPlacement,
+  contiguousStrides,
+  type AdamStepParams,
+  type BackendCapabilities,
+  BackendUnavailableError,
+  BaseBackend,
+  type BinaryOp,
+  type DeviceBuffer,
+  type HostArray,
+  type NDArray,
+  OutOfMemoryError,
+  PolyHalError,
+  type ReduceOp,
+  type SgdStepParams,
+  ShapeMismatchError,
+  type UnaryOp,
+  UnsupportedOpError,
+  padPlacement,
 } from '@polyhal/hal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import type { GpuDeviceLike } from './gpu-types.js';
@@ -49,7 +64,11 @@ export class WebGpuBackend extends BaseBackend {
   readonly deviceName: string;
   readonly deviceType = 'gpu' as const;
   /** WGSL's accuracy rules: GPUs may divide through a reciprocal, fuse multiply-adds and flush subnormals. */
-  override readonly capabilities: BackendCapabilities = Object.freeze({ arithmetic: 'wgsl', fusedMultiplyAdd: true, flushesSubnormals: true });
+  override readonly capabilities: BackendCapabilities = Object.freeze({
+    arithmetic: 'wgsl',
+    fusedMultiplyAdd: true,
+    flushesSubnormals: true,
+  });
   readonly isSoftware: boolean;
   readonly device: GpuDeviceLike;
   private readonly gpuBuffers = new Map<number, GPUBuffer>();
@@ -83,7 +102,10 @@ export class WebGpuBackend extends BaseBackend {
     this.device = acquired.device;
     const i = acquired.info;
     this.isSoftware = i.isFallbackAdapter;
-    this.deviceName = [i.description || i.device, i.vendor && `vendor ${i.vendor}`, i.architecture && `arch ${i.architecture}`].filter(Boolean).join(', ') || 'WebGPU device';
+    this.deviceName =
+      [i.description || i.device, i.vendor && `vendor ${i.vendor}`, i.architecture && `arch ${i.architecture}`]
+        .filter(Boolean)
+        .join(', ') || 'WebGPU device';
     this.batchSize = options.batchSize ?? 64;
     this.forcedTile = options.matmulTile && options.matmulTile !== 'auto' ? TILES[options.matmulTile] : null;
     this.opScopes = options.errorScopes !== 'batch';
@@ -91,7 +113,9 @@ export class WebGpuBackend extends BaseBackend {
     this.align = Math.max(16, limits.minUniformBufferOffsetAlignment);
     this.arena = this.device.createBuffer({ size: UNIFORM_ARENA, usage: 0x40 | 0x8 }); // UNIFORM | COPY_DST
     this.pipelines = new PipelineCache(this.device, this.arena);
-    this.pool = new BufferPool(this.device, STORAGE, options.maxPooledBytes ?? 512 * 2 ** 20, (b) => this.pipelines.forget(b));
+    this.pool = new BufferPool(this.device, STORAGE, options.maxPooledBytes ?? 512 * 2 ** 20, (b) =>
+      this.pipelines.forget(b),
+    );
     this.dummy = this.device.createBuffer({ size: 16, usage: STORAGE });
     void this.device.lost.then((info) => {
       this.lostReason = `${info.reason}: ${info.message}`;
@@ -122,7 +146,8 @@ export class WebGpuBackend extends BaseBackend {
   protected writeStorage(buffer: DeviceBuffer, data: HostArray): void {
     this.assertUsable('write');
     this.flush(); // queued work that used a recycled buffer runs before this write
-    if (data.byteLength > 0) this.device.queue.writeBuffer(this.gpu(buffer), 0, data.buffer, data.byteOffset, data.byteLength);
+    if (data.byteLength > 0)
+      this.device.queue.writeBuffer(this.gpu(buffer), 0, data.buffer, data.byteOffset, data.byteLength);
     this.tracker.forget(buffer.id); // it holds the host's data now, whatever earlier work did
   }
 
@@ -152,7 +177,8 @@ export class WebGpuBackend extends BaseBackend {
       reusable = true;
       return buffer.dtype === 'float32' ? new Float32Array(copy) : new Int32Array(copy);
     } catch (e) {
-      if (this.lostReason) throw new BackendUnavailableError('webgpu', `device lost (${this.lostReason}); results are not available`);
+      if (this.lostReason)
+        throw new BackendUnavailableError('webgpu', `device lost (${this.lostReason}); results are not available`);
       if (e instanceof PolyHalError) throw e;
       throw new GpuError('read', 'internal', e instanceof Error ? e.message : String(e));
     } finally {
@@ -202,7 +228,8 @@ export class WebGpuBackend extends BaseBackend {
   }
 
   private assertUsable(op: string): void {
-    if (this.lostReason) throw new BackendUnavailableError('webgpu', `device lost (${this.lostReason}); ${op} cannot run`);
+    if (this.lostReason)
+      throw new BackendUnavailableError('webgpu', `device lost (${this.lostReason}); ${op} cannot run`);
   }
 
   /**
@@ -232,10 +259,22 @@ export class WebGpuBackend extends BaseBackend {
    * reach SUBMIT_FLOPS (`flops`), so that the GPU starts on large work while the caller is still
    * encoding instead of idling until the batch fills or a read.
    */
-  private dispatch(op: string, key: string, source: () => string, words: number, params: number[], buffers: GPUBuffer[], groups: [number, number, number], flops = 0): void {
+  private dispatch(
+    op: string,
+    key: string,
+    source: () => string,
+    words: number,
+    params: number[],
+    buffers: GPUBuffer[],
+    groups: [number, number, number],
+    flops = 0,
+  ): void {
     this.assertUsable(op);
     const bytes = Math.ceil(Math.max(words, 4) / 4) * 16;
-    if (bytes > UNIFORM_ARENA) throw new ShapeMismatchError(`webgpu ${op}: views of this many non-mergeable dimensions need ${bytes} bytes of kernel parameters, more than the ${UNIFORM_ARENA} of a uniform binding`);
+    if (bytes > UNIFORM_ARENA)
+      throw new ShapeMismatchError(
+        `webgpu ${op}: views of this many non-mergeable dimensions need ${bytes} bytes of kernel parameters, more than the ${UNIFORM_ARENA} of a uniform binding`,
+      );
     if (this.arenaUsed + bytes > UNIFORM_ARENA) this.flush();
     const offset = this.arenaUsed;
     const view = new Int32Array(this.arenaHost, offset, bytes / 4);
@@ -298,8 +337,14 @@ export class WebGpuBackend extends BaseBackend {
    * Shape and strides of coalesced operands as params, right-aligned in R = rankSlots(rank) slots
    * (any rank: ranks past MIN_RANK_SLOTS get kernels specialized for them).
    */
-  private stridedParams(shape: readonly number[], operands: { strides: readonly number[] }[]): { R: number; words: number[] } {
-    const c = coalesce(shape, operands.map((o) => o.strides));
+  private stridedParams(
+    shape: readonly number[],
+    operands: { strides: readonly number[] }[],
+  ): { R: number; words: number[] } {
+    const c = coalesce(
+      shape,
+      operands.map((o) => o.strides),
+    );
     const R = rankSlots(c.shape.length);
     return { R, words: packDims(c, R) };
   }
@@ -321,8 +366,15 @@ export class WebGpuBackend extends BaseBackend {
     if (n === 0) return;
     const contig = this.isContig(x);
     const { R, words } = this.stridedParams(x.shape, [x]);
-    this.dispatch(op, `unary/${op}/${x.dtype}/${contig}/${R}`, () => unaryWgsl(op, x.dtype, contig, R), elementwiseWords(R),
-      [n, 0, x.offset, 0, ...words], [this.gpu(x.buffer), this.gpu(out)], this.flat(n));
+    this.dispatch(
+      op,
+      `unary/${op}/${x.dtype}/${contig}/${R}`,
+      () => unaryWgsl(op, x.dtype, contig, R),
+      elementwiseWords(R),
+      [n, 0, x.offset, 0, ...words],
+      [this.gpu(x.buffer), this.gpu(out)],
+      this.flat(n),
+    );
   }
 
   protected binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void {
@@ -331,8 +383,15 @@ export class WebGpuBackend extends BaseBackend {
     if (n === 0) return;
     const contig = this.isContig(a) && this.isContig(b);
     const { R, words } = this.stridedParams(a.shape, [a, b]);
-    this.dispatch(op, `binary/${op}/${a.dtype}/${contig}/${R}`, () => binaryWgsl(op, a.dtype, contig, R), elementwiseWords(R),
-      [n, 0, a.offset, b.offset, ...words], [this.gpu(a.buffer), this.gpu(b.buffer), this.gpu(out)], this.flat(n));
+    this.dispatch(
+      op,
+      `binary/${op}/${a.dtype}/${contig}/${R}`,
+      () => binaryWgsl(op, a.dtype, contig, R),
+      elementwiseWords(R),
+      [n, 0, a.offset, b.offset, ...words],
+      [this.gpu(a.buffer), this.gpu(b.buffer), this.gpu(out)],
+      this.flat(n),
+    );
   }
 
   protected reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void {
@@ -350,7 +409,12 @@ export class WebGpuBackend extends BaseBackend {
     // The kernels count reduced elements and unravel their indices in 32-bit integers (i32 params):
     // 2^31 or more (a broadcast view can be that large) would wrap and give a wrong number.
     if (count >= 2 ** 31) {
-      throw new UnsupportedOpError(op, x.dtype, this.name, `reductions over 2^31 or more elements per output (here ${count}); reduce over fewer axes first`);
+      throw new UnsupportedOpError(
+        op,
+        x.dtype,
+        this.name,
+        `reductions over 2^31 or more elements per output (here ${count}); reduce over fewer axes first`,
+      );
     }
     const perThread = count <= 64;
     const ck = coalesce(kept.shape, [kept.strides]);
@@ -358,23 +422,42 @@ export class WebGpuBackend extends BaseBackend {
     const R = rankSlots(Math.max(ck.shape.length, cr.shape.length));
     const params = [outputs, count, x.offset, floatBits(-Infinity), ...packDims(ck, R), ...packDims(cr, R)];
     const groups: [number, number, number] = perThread ? this.flat(outputs) : [...grid(outputs), 1];
-    this.dispatch(op, `reduce/${op}/${x.dtype}/${perThread}/${R}`, () => reduceWgsl(op, x.dtype, perThread, R), reduceWords(R), params,
-      [this.gpu(x.buffer), this.gpu(out)], groups);
+    this.dispatch(
+      op,
+      `reduce/${op}/${x.dtype}/${perThread}/${R}`,
+      () => reduceWgsl(op, x.dtype, perThread, R),
+      reduceWords(R),
+      params,
+      [this.gpu(x.buffer), this.gpu(out)],
+      groups,
+    );
   }
 
   private copyInto(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void {
     const n = x.shape.reduce((p, d) => p * d, 1);
     if (n === 0) return;
     const { R, words } = this.stridedParams(x.shape, [x, { strides }]);
-    this.dispatch('copy', `copy/${x.dtype}/${out.dtype}/${R}`, () => copyWgsl(x.dtype, out.dtype, R), copyWords(R),
-      [n, 0, x.offset, offset, ...words], [this.gpu(x.buffer), this.gpu(out)], this.flat(n));
+    this.dispatch(
+      'copy',
+      `copy/${x.dtype}/${out.dtype}/${R}`,
+      () => copyWgsl(x.dtype, out.dtype, R),
+      copyWords(R),
+      [n, 0, x.offset, offset, ...words],
+      [this.gpu(x.buffer), this.gpu(out)],
+      this.flat(n),
+    );
   }
 
   protected copyKernel(x: NDArray, out: DeviceBuffer): void {
     this.copyInto(x, out, rowMajor(x.shape), 0);
   }
 
-  protected padKernel(x: NDArray, pads: readonly (readonly [number, number])[], value: number, out: DeviceBuffer): void {
+  protected padKernel(
+    x: NDArray,
+    pads: readonly (readonly [number, number])[],
+    value: number,
+    out: DeviceBuffer,
+  ): void {
     const { strides, offset } = padPlacement(x.shape, pads);
     this.fillKernel(out, value);
     this.copyInto(x, out, strides, offset);
@@ -383,7 +466,15 @@ export class WebGpuBackend extends BaseBackend {
   protected fillKernel(out: DeviceBuffer, value: number): void {
     if (out.size === 0) return;
     const bits = out.dtype === 'float32' ? floatBits(value) : value | 0;
-    this.dispatch('fill', `fill/${out.dtype}`, () => fillWgsl(out.dtype), 4, [out.size, bits], [this.gpu(out)], this.flat(out.size));
+    this.dispatch(
+      'fill',
+      `fill/${out.dtype}`,
+      () => fillWgsl(out.dtype),
+      4,
+      [out.size, bits],
+      [this.gpu(out)],
+      this.flat(out.size),
+    );
   }
 
   protected matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
@@ -397,32 +488,87 @@ export class WebGpuBackend extends BaseBackend {
       return;
     }
     if (batch > 65535) throw new ShapeMismatchError(`webgpu matmul: at most 65535 batch items, got ${batch}`);
-    const { R, words } = this.stridedParams(batchShape, [{ strides: a.strides.slice(0, -2) }, { strides: b.strides.slice(0, -2) }]);
-    const params = [M, N, K, batch, a.offset, b.offset, a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!, ...words];
+    const { R, words } = this.stridedParams(batchShape, [
+      { strides: a.strides.slice(0, -2) },
+      { strides: b.strides.slice(0, -2) },
+    ]);
+    const params = [
+      M,
+      N,
+      K,
+      batch,
+      a.offset,
+      b.offset,
+      a.strides[r - 2]!,
+      a.strides[r - 1]!,
+      b.strides[r - 2]!,
+      b.strides[r - 1]!,
+      ...words,
+    ];
     const flops = 2 * M * N * K * batch;
     // Matrix-vector shapes (N ≤ 4 or M ≤ 4 against ≥ 64) run without tiles (see kernels/gemv.ts).
     const gemv = this.forcedTile ? null : N <= 4 && M >= 64 ? 'rows' : M <= 4 && N >= 64 ? 'cols' : null;
     if (gemv) {
       const [width, count] = gemv === 'rows' ? [N, M] : [M, N];
       const [x, y] = this.flat(count);
-      this.dispatch('matmul', `matmul/gemv/${gemv}${width}/${R}`, () => gemvWgsl(gemv, width, R), matmulWords(R), [...params, 1],
-        [this.gpu(a.buffer), this.gpu(b.buffer), this.gpu(out)], [x, y, batch], flops);
+      this.dispatch(
+        'matmul',
+        `matmul/gemv/${gemv}${width}/${R}`,
+        () => gemvWgsl(gemv, width, R),
+        matmulWords(R),
+        [...params, 1],
+        [this.gpu(a.buffer), this.gpu(b.buffer), this.gpu(out)],
+        [x, y, batch],
+        flops,
+      );
       return;
     }
     const t = this.forcedTile ?? chooseTile(M, N, batch);
-    const vec = t.bm % 64 === 0 && t.bn % 64 === 0 && canLoadVec4(K, N, a.offset, b.offset, a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!)
-      && (batch === 1 || [...a.strides.slice(0, -2), ...b.strides.slice(0, -2)].every((x) => x % 4 === 0));
+    const vec =
+      t.bm % 64 === 0 &&
+      t.bn % 64 === 0 &&
+      canLoadVec4(
+        K,
+        N,
+        a.offset,
+        b.offset,
+        a.strides[r - 2]!,
+        a.strides[r - 1]!,
+        b.strides[r - 2]!,
+        b.strides[r - 1]!,
+      ) &&
+      (batch === 1 || [...a.strides.slice(0, -2), ...b.strides.slice(0, -2)].every((x) => x % 4 === 0));
     // Split-K within the 65535 workgroups of z, and with partial products [batch, S, M, N] that fit in
     // one storage binding (a forced count is lowered: 16 partial 2048² slices are 256 MiB, twice
     // lavapipe's 128 MiB maxStorageBufferBindingSize).
     const maxBinding = this.device.limits.maxStorageBufferBindingSize;
-    const splitK = Math.max(1, Math.min(this.forcedSplitK ?? chooseSplitK(M, N, K, batch, t), Math.floor(65535 / batch), Math.floor(maxBinding / (batch * M * N * 4))));
+    const splitK = Math.max(
+      1,
+      Math.min(
+        this.forcedSplitK ?? chooseSplitK(M, N, K, batch, t),
+        Math.floor(65535 / batch),
+        Math.floor(maxBinding / (batch * M * N * 4)),
+      ),
+    );
     const key = `matmul/${t.bm}x${t.bn}x${t.bk}/${t.tm}x${t.tn}/${vec ? 'vec4' : 'scalar'}/${R}`;
     const ab = [this.gpu(a.buffer), this.gpu(b.buffer)];
     const groups: [number, number, number] = [Math.ceil(N / t.bn), Math.ceil(M / t.bm), batch * splitK];
-    if (groups[0] > 65535 || groups[1] > 65535) throw new ShapeMismatchError(`webgpu matmul: [${M}, ${N}] outputs need more than 65535 workgroups along one dimension of tile ${t.bm}×${t.bn}`, [a.shape, b.shape]);
+    if (groups[0] > 65535 || groups[1] > 65535)
+      throw new ShapeMismatchError(
+        `webgpu matmul: [${M}, ${N}] outputs need more than 65535 workgroups along one dimension of tile ${t.bm}×${t.bn}`,
+        [a.shape, b.shape],
+      );
     if (splitK === 1) {
-      this.dispatch('matmul', key, () => matmulWgsl(t, vec, R), matmulWords(R), [...params, 1], [...ab, this.gpu(out)], groups, flops);
+      this.dispatch(
+        'matmul',
+        key,
+        () => matmulWgsl(t, vec, R),
+        matmulWords(R),
+        [...params, 1],
+        [...ab, this.gpu(out)],
+        groups,
+        flops,
+      );
       return;
     }
     const partialBytes = batch * splitK * M * N * 4;
@@ -430,11 +576,27 @@ export class WebGpuBackend extends BaseBackend {
     const scratch = --this.scratchKeys;
     this.keys.set(partial, scratch);
     try {
-      this.dispatch('matmul', key, () => matmulWgsl(t, vec, R), matmulWords(R), [...params, splitK], [...ab, partial], groups);
+      this.dispatch(
+        'matmul',
+        key,
+        () => matmulWgsl(t, vec, R),
+        matmulWords(R),
+        [...params, splitK],
+        [...ab, partial],
+        groups,
+      );
       const v4 = (M * N) % 4 === 0;
       const total = (batch * M * N) / (v4 ? 4 : 1);
-      this.dispatch('matmul', `matmul/splitk-sum/${v4 ? 'vec4' : 'scalar'}`, () => splitKSumWgsl(v4), 4, [total, (M * N) / (v4 ? 4 : 1), splitK],
-        [partial, this.gpu(out)], this.flat(total), flops);
+      this.dispatch(
+        'matmul',
+        `matmul/splitk-sum/${v4 ? 'vec4' : 'scalar'}`,
+        () => splitKSumWgsl(v4),
+        4,
+        [total, (M * N) / (v4 ? 4 : 1), splitK],
+        [partial, this.gpu(out)],
+        this.flat(total),
+        flops,
+      );
     } finally {
       // Later commands run after these in queue order, so the buffer may be handed out again at once.
       this.keys.delete(partial);
@@ -446,25 +608,59 @@ export class WebGpuBackend extends BaseBackend {
   // ---- fused ----
 
   /** Fused Adam/AdamW: one dispatch per parameter, in place. Operands validated by adamStep. */
-  protected override adamStepKernel(param: DeviceBuffer, grad: NDArray, m: DeviceBuffer, v: DeviceBuffer, p: AdamStepParams): void {
+  protected override adamStepKernel(
+    param: DeviceBuffer,
+    grad: NDArray,
+    m: DeviceBuffer,
+    v: DeviceBuffer,
+    p: AdamStepParams,
+  ): void {
     if (param.size === 0) return;
     const g = this.whole(grad);
     try {
-      const words = [param.size, p.lr, p.beta1, p.beta2, p.eps, 1 - p.lr * p.weightDecay, 1 / (1 - p.beta1 ** p.step), 1 / (1 - p.beta2 ** p.step)];
-      this.dispatch('adamStep', 'adam', adamWgsl, 8, [words[0]!, ...words.slice(1).map(floatBits)],
-        [this.gpu(param), this.gpu(g.view.buffer), this.gpu(m), this.gpu(v)], this.flat(param.size));
+      const words = [
+        param.size,
+        p.lr,
+        p.beta1,
+        p.beta2,
+        p.eps,
+        1 - p.lr * p.weightDecay,
+        1 / (1 - p.beta1 ** p.step),
+        1 / (1 - p.beta2 ** p.step),
+      ];
+      this.dispatch(
+        'adamStep',
+        'adam',
+        adamWgsl,
+        8,
+        [words[0]!, ...words.slice(1).map(floatBits)],
+        [this.gpu(param), this.gpu(g.view.buffer), this.gpu(m), this.gpu(v)],
+        this.flat(param.size),
+      );
     } finally {
       if (g.temp) this.free(g.view);
     }
   }
 
-  protected override sgdStepKernel(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
+  protected override sgdStepKernel(
+    param: DeviceBuffer,
+    grad: NDArray,
+    velocity: DeviceBuffer | null,
+    p: SgdStepParams,
+  ): void {
     if (param.size === 0) return;
     const g = this.whole(grad);
     try {
       const useMomentum = velocity !== null && p.momentum > 0;
-      this.dispatch('sgdStep', 'sgd', sgdWgsl, 5, [param.size, floatBits(p.lr), floatBits(p.momentum), floatBits(p.weightDecay), useMomentum ? 1 : 0],
-        [this.gpu(param), this.gpu(g.view.buffer), useMomentum ? this.gpu(velocity) : this.dummy], this.flat(param.size));
+      this.dispatch(
+        'sgdStep',
+        'sgd',
+        sgdWgsl,
+        5,
+        [param.size, floatBits(p.lr), floatBits(p.momentum), floatBits(p.weightDecay), useMomentum ? 1 : 0],
+        [this.gpu(param), this.gpu(g.view.buffer), useMomentum ? this.gpu(velocity) : this.dummy],
+        this.flat(param.size),
+      );
     } finally {
       if (g.temp) this.free(g.view);
     }
@@ -474,9 +670,15 @@ export class WebGpuBackend extends BaseBackend {
     return this.fusedSoftmaxCrossEntropy(logits, labels, withGrad, (z, y, loss, grad) => {
       const [n, c] = z.shape as [number, number];
       if (n === 0) return;
-      this.dispatch('softmaxCrossEntropy', 'softmaxCrossEntropy', softmaxCrossEntropyWgsl, 4, [n, c, grad ? 1 : 0, floatBits(-Infinity)],
-        [this.gpu(z.buffer), this.gpu(y.buffer), this.gpu(loss), grad ? this.gpu(grad) : this.dummy], this.flat(n));
+      this.dispatch(
+        'softmaxCrossEntropy',
+        'softmaxCrossEntropy',
+        softmaxCrossEntropyWgsl,
+        4,
+        [n, c, grad ? 1 : 0, floatBits(-Infinity)],
+        [this.gpu(z.buffer), this.gpu(y.buffer), this.gpu(loss), grad ? this.gpu(grad) : this.dummy],
+        this.flat(n),
+      );
     });
   }
-
 }

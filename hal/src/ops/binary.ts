@@ -10,7 +10,8 @@ const NZ = (lo: number, hi: number) => ({ kind: 'nonzero', lo, hi }) as const;
 const I = (lo: number, hi: number) => ({ kind: 'int', lo, hi }) as const;
 const DIVISION_RULE = 'WGSL: x/y within 2.5 ulp for |y| in [2^-126, 2^126] (computed as x·(1/y))';
 /** Divisors WGSL bounds division for, |y| in [2^-126, 2^126]; zero and non-finite divisors are always checked. */
-const divisorInRange = (_x: number, y: number): boolean => !Number.isFinite(y) || y === 0 || (Math.abs(y) >= 2 ** -126 && Math.abs(y) <= 2 ** 126);
+const divisorInRange = (_x: number, y: number): boolean =>
+  !Number.isFinite(y) || y === 0 || (Math.abs(y) >= 2 ** -126 && Math.abs(y) <= 2 ** 126);
 
 const f64 = new Float64Array(1);
 const f64Words = new Uint32Array(f64.buffer);
@@ -22,7 +23,7 @@ const f64Words = new Uint32Array(f64.buffer);
 function sumRoundedToOdd(a: number, b: number): number {
   const s = a + b;
   const bb = s - a;
-  const err = (a - (s - bb)) + (b - bb);
+  const err = a - (s - bb) + (b - bb);
   f64[0] = s;
   if (err !== 0 && (f64Words[0]! & 1) === 0) {
     // Step to the neighbour on err's side of s: it is odd, and the exact sum lies between the two.
@@ -87,26 +88,31 @@ export const BINARY_OP_DEFS = {
     semantics: 'x / y (IEEE): x/0 = ±Inf by the signs, 0/0 = NaN, x/±Inf = ±0. float32 only.',
     f64: (x, y) => x / y,
     domain: [U(-10, 10), NZ(-10, 10)],
-    accuracy: { float32: ULP1, wgsl: { accuracy: { abs: 0, rel: 3.6e-7 }, domain: divisorInRange, why: DIVISION_RULE } },
+    accuracy: {
+      float32: ULP1,
+      wgsl: { accuracy: { abs: 0, rel: 3.6e-7 }, domain: divisorInRange, why: DIVISION_RULE },
+    },
     grad: (be, g, [, b], out) => withTemps(be, (t) => [be.div(g, b!), be.neg(t(be.div(t(be.mul(g, out)), b!)))]),
   },
   maximum: {
-    semantics: 'The larger of x and y; NaN if either is NaN (unlike JS Math.max, which agrees). Gradient goes to y on ties.',
+    semantics:
+      'The larger of x and y; NaN if either is NaN (unlike JS Math.max, which agrees). Gradient goes to y on ties.',
     f64: (x, y) => (Number.isNaN(x) || Number.isNaN(y) ? NaN : Math.max(x, y)),
     i32: (x, y) => Math.max(x, y),
     domain: [U(-5, 5), U(-5, 5)],
     int32Domain: [I(-50, 50), I(-50, 50)],
     accuracy: { float32: EXACT, int32: EXACT },
-    grad: (be, g, [a, b]) => withTemps(be, (t) => {
-      const aWins = t(be.cmplt(b!, a!));
-      return [be.mul(g, aWins), be.mul(g, t(be.sub(1, aWins)))];
-    }),
+    grad: (be, g, [a, b]) =>
+      withTemps(be, (t) => {
+        const aWins = t(be.cmplt(b!, a!));
+        return [be.mul(g, aWins), be.mul(g, t(be.sub(1, aWins)))];
+      }),
   },
   mod: {
     semantics:
-      'NumPy\'s floored remainder x − y·floor(x/y), exact: the result takes the divisor\'s sign (−1 mod 3 = 2, ' +
-      '1 mod −3 = −2); a zero result keeps x\'s sign (−0 mod 3 = −0); x mod 0 = NaN; ±Inf mod y = NaN; ' +
-      'x mod ±Inf = x when x is ±0 or has y\'s sign, else y. int32: floored, x mod 0 = 0. JS `%` truncates and is NOT the rule.',
+      "NumPy's floored remainder x − y·floor(x/y), exact: the result takes the divisor's sign (−1 mod 3 = 2, " +
+      "1 mod −3 = −2); a zero result keeps x's sign (−0 mod 3 = −0); x mod 0 = NaN; ±Inf mod y = NaN; " +
+      "x mod ±Inf = x when x is ±0 or has y's sign, else y. int32: floored, x mod 0 = 0. JS `%` truncates and is NOT the rule.",
     f64: flooredMod,
     i32: (x, y) => {
       if (y === 0) return 0;
@@ -124,7 +130,7 @@ export const BINARY_OP_DEFS = {
     grad: (be, g, [a, b], out) => withTemps(be, (t) => [g, be.neg(t(be.mul(g, t(be.div(t(be.sub(a!, out)), b!)))))]),
   },
   cmplt: {
-    semantics: '1 where x < y else 0, in the inputs\' dtype; any NaN operand gives 0. Not differentiable.',
+    semantics: "1 where x < y else 0, in the inputs' dtype; any NaN operand gives 0. Not differentiable.",
     f64: (x, y) => (x < y ? 1 : 0),
     i32: (x, y) => (x < y ? 1 : 0),
     domain: [I(-3, 3), I(-3, 3)],

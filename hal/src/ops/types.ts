@@ -53,7 +53,13 @@ export interface GradOps {
  * forward) and `needs[i]` (false when input i needs no gradient: the rule may return null there);
  * returns one new array per input, before summing broadcast dims back (autograd does that).
  */
-export type GradRule = (be: GradOps, g: NDArray, inputs: NDArray[], out: NDArray, needs: boolean[]) => (NDArray | null)[];
+export type GradRule = (
+  be: GradOps,
+  g: NDArray,
+  inputs: NDArray[],
+  out: NDArray,
+  needs: boolean[],
+) => (NDArray | null)[];
 
 /**
  * What the WGSL accuracy rules allow beyond the strict bound, for backends that declare

@@ -27,19 +27,25 @@ export const UNARY_OP_DEFS = {
     semantics: 'e^x; exp(−Inf) = 0, exp(Inf) = Inf, overflow to Inf past ~88.72.',
     f64: Math.exp,
     domain: U(-20, 20),
-    accuracy: { float32: ULP4, wgsl: { accuracy: { abs: 0, rel: 6e-6 }, domain: (x) => Math.abs(x) <= 23, why: EXP_RULE } },
+    accuracy: {
+      float32: ULP4,
+      wgsl: { accuracy: { abs: 0, rel: 6e-6 }, domain: (x) => Math.abs(x) <= 23, why: EXP_RULE },
+    },
     grad: (be, g, _x, out) => [be.mul(g, out)],
   },
   log: {
     semantics: 'Natural logarithm: log(0) = −Inf (either sign of zero), log(x < 0) = NaN, log(Inf) = Inf.',
     f64: Math.log,
     domain: P(1e-3, 1e3),
-    accuracy: { float32: TRANSCENDENTAL, wgsl: { accuracy: { abs: 5e-7, rel: 4e-7 }, domain: (x) => x === 0 || Math.abs(x) >= MIN_NORMAL, why: LOG_RULE } },
+    accuracy: {
+      float32: TRANSCENDENTAL,
+      wgsl: { accuracy: { abs: 5e-7, rel: 4e-7 }, domain: (x) => x === 0 || Math.abs(x) >= MIN_NORMAL, why: LOG_RULE },
+    },
     grad: (be, g, [x]) => [be.div(g, x!)],
   },
   relu: {
     semantics: 'max(x, 0): relu(−0) is 0 of either sign, relu(NaN) = NaN. Gradient 0 at x ≤ 0.',
-    f64: (x) => (Number.isNaN(x) ? NaN : x > 0 ? x : 0),
+    f64: (x) => (Number.isNaN(x) ? NaN : Math.max(x, 0)),
     domain: U(-10, 10),
     accuracy: { float32: EXACT },
     grad: (be, g, [x]) => withTemps(be, (t) => [be.mul(g, t(be.cmplt(0, x!)))]),
@@ -48,21 +54,30 @@ export const UNARY_OP_DEFS = {
     semantics: '1/(1 + e^−x), computed in a form that never overflows: 1/(1+e^−x) for x ≥ 0, e^x/(1+e^x) otherwise.',
     f64: (x) => 1 / (1 + Math.exp(-x)),
     domain: U(-30, 30),
-    accuracy: { float32: TRANSCENDENTAL, wgsl: { accuracy: { abs: 1e-7, rel: 6e-6 }, why: `built on exp (${EXP_RULE})` } },
+    accuracy: {
+      float32: TRANSCENDENTAL,
+      wgsl: { accuracy: { abs: 1e-7, rel: 6e-6 }, why: `built on exp (${EXP_RULE})` },
+    },
     grad: (be, g, _x, out) => withTemps(be, (t) => [be.mul(t(be.mul(g, out)), t(be.sub(1, out)))]),
   },
   tanh: {
     semantics: 'Hyperbolic tangent; tanh(±Inf) = ±1, tanh(−0) = −0.',
     f64: Math.tanh,
     domain: U(-10, 10),
-    accuracy: { float32: TRANSCENDENTAL, wgsl: { accuracy: { abs: 1e-6, rel: 6e-6 }, why: `built on exp as (1 − e^−2|x|)/(1 + e^−2|x|) (${EXP_RULE})` } },
+    accuracy: {
+      float32: TRANSCENDENTAL,
+      wgsl: { accuracy: { abs: 1e-6, rel: 6e-6 }, why: `built on exp as (1 − e^−2|x|)/(1 + e^−2|x|) (${EXP_RULE})` },
+    },
     grad: (be, g, _x, out) => withTemps(be, (t) => [be.mul(g, t(be.sub(1, t(be.mul(out, out)))))]),
   },
   sqrt: {
     semantics: 'Square root, correctly rounded: sqrt(−0) = −0, sqrt(x < 0) = NaN, sqrt(Inf) = Inf.',
     f64: Math.sqrt,
     domain: P(0, 1e4),
-    accuracy: { float32: ULP1, wgsl: { accuracy: { abs: 0, rel: 6e-7 }, why: 'WGSL: sqrt inherits 1/inverseSqrt, ~4 ulp' } },
+    accuracy: {
+      float32: ULP1,
+      wgsl: { accuracy: { abs: 0, rel: 6e-7 }, why: 'WGSL: sqrt inherits 1/inverseSqrt, ~4 ulp' },
+    },
     grad: (be, g, _x, out) => withTemps(be, (t) => [be.div(t(be.mul(g, 0.5)), out)]),
   },
   recip: {
@@ -74,30 +89,42 @@ export const UNARY_OP_DEFS = {
   },
   exp2: {
     semantics: '2^x; exp2(−Inf) = 0, overflow to Inf past 128.',
-    f64: (x) => Math.pow(2, x),
+    f64: (x) => 2 ** x,
     domain: U(-30, 30),
-    accuracy: { float32: ULP4, wgsl: { accuracy: { abs: 0, rel: 8e-6 }, domain: (x) => Math.abs(x) <= 30, why: EXP_RULE } },
+    accuracy: {
+      float32: ULP4,
+      wgsl: { accuracy: { abs: 0, rel: 8e-6 }, domain: (x) => Math.abs(x) <= 30, why: EXP_RULE },
+    },
     grad: (be, g, _x, out) => withTemps(be, (t) => [be.mul(t(be.mul(g, out)), LN2)]),
   },
   log2: {
-    semantics: 'Base-2 logarithm, with log\'s special values.',
+    semantics: "Base-2 logarithm, with log's special values.",
     f64: Math.log2,
     domain: P(1e-3, 1e3),
-    accuracy: { float32: TRANSCENDENTAL, wgsl: { accuracy: { abs: 5e-7, rel: 4e-7 }, domain: (x) => x === 0 || Math.abs(x) >= MIN_NORMAL, why: LOG_RULE } },
+    accuracy: {
+      float32: TRANSCENDENTAL,
+      wgsl: { accuracy: { abs: 5e-7, rel: 4e-7 }, domain: (x) => x === 0 || Math.abs(x) >= MIN_NORMAL, why: LOG_RULE },
+    },
     grad: (be, g, [x]) => withTemps(be, (t) => [be.div(g, t(be.mul(x!, LN2)))]),
   },
   sin: {
     semantics: 'Sine (radians); sin(±Inf) = NaN, sin(−0) = −0.',
     f64: Math.sin,
     domain: U(-Math.PI, Math.PI),
-    accuracy: { float32: TRANSCENDENTAL, wgsl: { accuracy: { abs: 4.9e-4, rel: 0 }, domain: (x) => Math.abs(x) <= Math.PI, why: TRIG_RULE } },
+    accuracy: {
+      float32: TRANSCENDENTAL,
+      wgsl: { accuracy: { abs: 4.9e-4, rel: 0 }, domain: (x) => Math.abs(x) <= Math.PI, why: TRIG_RULE },
+    },
     grad: (be, g, [x]) => withTemps(be, (t) => [be.mul(g, t(be.cos(x!)))]),
   },
   cos: {
     semantics: 'Cosine (radians); cos(±Inf) = NaN.',
     f64: Math.cos,
     domain: U(-Math.PI, Math.PI),
-    accuracy: { float32: TRANSCENDENTAL, wgsl: { accuracy: { abs: 4.9e-4, rel: 0 }, domain: (x) => Math.abs(x) <= Math.PI, why: TRIG_RULE } },
+    accuracy: {
+      float32: TRANSCENDENTAL,
+      wgsl: { accuracy: { abs: 4.9e-4, rel: 0 }, domain: (x) => Math.abs(x) <= Math.PI, why: TRIG_RULE },
+    },
     grad: (be, g, [x]) => withTemps(be, (t) => [be.neg(t(be.mul(g, t(be.sin(x!)))))]),
   },
   abs: {

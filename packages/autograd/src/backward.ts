@@ -4,12 +4,19 @@
  * allocating anything, and frees everything it allocated when something throws part way.
  */
 import {
-  type ComputeBackend, DeviceMismatchError, DTypeError, InvalidArgumentError, type NDArray, ShapeMismatchError, UseAfterFreeError,
+  type ComputeBackend,
+  DeviceMismatchError,
+  DTypeError,
+  InvalidArgumentError,
+  type NDArray,
+  ShapeMismatchError,
+  UseAfterFreeError,
 } from '@polyhal/hal';
 import { keep } from './scope.js';
 import { type BackwardOptions, releaseNode, Tensor } from './tensor.js';
 
-const describe = (t: Tensor): string => `tensor ${t.id} [${t.shape.join(', ')}]${t.gradFn ? ` (result of '${t.gradFn}')` : ''}`;
+const describe = (t: Tensor): string =>
+  `tensor ${t.id} [${t.shape.join(', ')}]${t.gradFn ? ` (result of '${t.gradFn}')` : ''}`;
 
 /**
  * The tensors of root's graph that need a gradient, inputs before the ops that use them. Throws
@@ -43,25 +50,35 @@ function graphOrder(root: Tensor): Tensor[] {
 function checkGradOutput(root: Tensor, gradOutput: Tensor | undefined): void {
   if (!gradOutput) {
     if (root.size !== 1) {
-      throw new ShapeMismatchError(`backward: a gradient can be created implicitly only for one-element outputs, got [${root.shape.join(', ')}]; pass gradOutput`, [root.shape]);
+      throw new ShapeMismatchError(
+        `backward: a gradient can be created implicitly only for one-element outputs, got [${root.shape.join(', ')}]; pass gradOutput`,
+        [root.shape],
+      );
     }
     return;
   }
   gradOutput.assertLive('backward (gradOutput)');
   if (gradOutput.backend !== root.backend) {
-    throw new DeviceMismatchError(`backward: gradOutput is on ${gradOutput.backend.name} (${gradOutput.backend.deviceName}) but the output is on ${root.backend.name} (${root.backend.deviceName}); move it with await gradOutput.to(backend)`);
+    throw new DeviceMismatchError(
+      `backward: gradOutput is on ${gradOutput.backend.name} (${gradOutput.backend.deviceName}) but the output is on ${root.backend.name} (${root.backend.deviceName}); move it with await gradOutput.to(backend)`,
+    );
   }
   if (gradOutput.shape.length !== root.shape.length || gradOutput.shape.some((d, i) => d !== root.shape[i])) {
-    throw new ShapeMismatchError(`backward: gradOutput has shape [${gradOutput.shape.join(', ')}] but the output has shape [${root.shape.join(', ')}]; they must be equal`, [gradOutput.shape, root.shape]);
+    throw new ShapeMismatchError(
+      `backward: gradOutput has shape [${gradOutput.shape.join(', ')}] but the output has shape [${root.shape.join(', ')}]; they must be equal`,
+      [gradOutput.shape, root.shape],
+    );
   }
-  if (gradOutput.dtype !== root.dtype) throw new DTypeError(`backward: gradOutput has dtype ${gradOutput.dtype} but the output has dtype ${root.dtype}`);
+  if (gradOutput.dtype !== root.dtype)
+    throw new DTypeError(`backward: gradOutput has dtype ${gradOutput.dtype} but the output has dtype ${root.dtype}`);
 }
 
 /** The engine behind `Tensor.backward` (see its docstring for the semantics and errors). */
 export function runBackward(root: Tensor, gradOutput: Tensor | undefined, options: BackwardOptions): void {
   root.assertLive('backward');
   const be = root.backend;
-  if (!root.requiresGrad) throw new InvalidArgumentError('backward: the tensor does not require grad (no input had requiresGrad)');
+  if (!root.requiresGrad)
+    throw new InvalidArgumentError('backward: the tensor does not require grad (no input had requiresGrad)');
   checkGradOutput(root, gradOutput);
   const order = graphOrder(root);
   const retain = options.retainGraph === true;
@@ -69,7 +86,10 @@ export function runBackward(root: Tensor, gradOutput: Tensor | undefined, option
   // node); whatever is left in either when something throws is freed.
   const grads = new Map<Tensor, NDArray>();
   const loose = new Map<DeviceBufferLike, NDArray>();
-  const own = (a: NDArray): NDArray => (loose.set(a.buffer, a), a);
+  const own = (a: NDArray): NDArray => {
+    loose.set(a.buffer, a);
+    return a;
+  };
   const drop = (a: NDArray): void => {
     loose.delete(a.buffer);
     be.free(a);
@@ -144,7 +164,8 @@ export function runBackward(root: Tensor, gradOutput: Tensor | undefined, option
  */
 function freeOnThrow<T>(be: ComputeBackend, fn: (tracked: ComputeBackend) => T): T {
   const made = new Map<DeviceBufferLike, NDArray>();
-  const isArray = (v: unknown): v is NDArray => typeof v === 'object' && v !== null && 'buffer' in v && 'shape' in v && 'strides' in v;
+  const isArray = (v: unknown): v is NDArray =>
+    typeof v === 'object' && v !== null && 'buffer' in v && 'shape' in v && 'strides' in v;
   const note = (r: unknown, args: unknown[]): void => {
     if (isArray(r)) {
       if (!args.some((a) => isArray(a) && a.buffer === r.buffer)) made.set(r.buffer, r);
@@ -156,8 +177,18 @@ function freeOnThrow<T>(be: ComputeBackend, fn: (tracked: ComputeBackend) => T):
     get(target, prop) {
       const v = Reflect.get(target, prop, target) as unknown;
       if (typeof v !== 'function') return v;
-      if (prop === 'free') return (x: NDArray) => (made.delete(x.buffer), target.free(x));
-      if (prop === 'deallocate') return (b: DeviceBufferLike) => (made.delete(b), target.deallocate(b));
+      if (prop === 'free') {
+        return (x: NDArray) => {
+          made.delete(x.buffer);
+          target.free(x);
+        };
+      }
+      if (prop === 'deallocate') {
+        return (b: DeviceBufferLike) => {
+          made.delete(b);
+          target.deallocate(b);
+        };
+      }
       return (...args: unknown[]) => {
         const r = (v as (...a: unknown[]) => unknown).apply(target, args);
         note(r, args);

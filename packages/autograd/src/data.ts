@@ -35,12 +35,15 @@ export class DataLoader implements AsyncIterable<Batch> {
   private readonly labSize: number;
 
   constructor(private readonly o: DataLoaderOptions) {
-    if (!Number.isInteger(o.batchSize) || o.batchSize < 1) throw new InvalidArgumentError(`batchSize must be a positive integer, got ${o.batchSize}`);
+    if (!Number.isInteger(o.batchSize) || o.batchSize < 1)
+      throw new InvalidArgumentError(`batchSize must be a positive integer, got ${o.batchSize}`);
     this.inSize = o.inputShape.reduce((p, d) => p * d, 1);
     this.labSize = o.labelShape.reduce((p, d) => p * d, 1);
     this.size = o.inputs.length / this.inSize;
     if (!Number.isInteger(this.size) || o.labels.length !== this.size * this.labSize) {
-      throw new ShapeMismatchError(`DataLoader: ${o.inputs.length} input values and ${o.labels.length} label values do not make whole samples of [${o.inputShape}] and [${o.labelShape}]`);
+      throw new ShapeMismatchError(
+        `DataLoader: ${o.inputs.length} input values and ${o.labels.length} label values do not make whole samples of [${o.inputShape}] and [${o.labelShape}]`,
+      );
     }
     this.length = o.dropLast ? Math.floor(this.size / o.batchSize) : Math.ceil(this.size / o.batchSize);
   }

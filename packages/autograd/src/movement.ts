@@ -15,7 +15,12 @@ function reshapeOwned(be: ComputeBackend, g: NDArray, shape: readonly number[]):
 
 /** Reshape (one dim may be -1); a view when the strides allow, else a copy. */
 export function reshape(x: Tensor, shape: readonly number[]): Tensor {
-  return record('reshape', [x], (be, [v]) => be.reshape(v!, shape), (be, g, [v]) => [reshapeOwned(be, g, v!.shape)]);
+  return record(
+    'reshape',
+    [x],
+    (be, [v]) => be.reshape(v!, shape),
+    (be, g, [v]) => [reshapeOwned(be, g, v!.shape)],
+  );
 }
 
 /** Flattens every dim from `startDim` on: [N, C, H, W] → [N, C·H·W] (PyTorch's flatten(1)). */
@@ -28,7 +33,12 @@ export function flatten(x: Tensor, startDim = 1): Tensor {
 export function permute(x: Tensor, perm: readonly number[]): Tensor {
   const inv = new Array<number>(perm.length);
   perm.forEach((p, i) => (inv[p] = i));
-  return record('permute', [x], (be, [v]) => be.permute(v!, perm), (be, g) => [be.contiguous(be.permute(g, inv))]);
+  return record(
+    'permute',
+    [x],
+    (be, [v]) => be.permute(v!, perm),
+    (be, g) => [be.contiguous(be.permute(g, inv))],
+  );
 }
 
 /** Swaps the last two dims. */
@@ -39,24 +49,48 @@ export function transpose(x: Tensor): Tensor {
 
 /** Broadcasts to `shape`. Gradient: summed over the broadcast dims. */
 export function expand(x: Tensor, shape: readonly number[]): Tensor {
-  return record('expand', [x], (be, [v]) => be.expand(v!, shape), (be, g, [v]) => {
-    const r = unbroadcast(be, g, v!.shape);
-    return [r === g ? be.contiguous(g) : r];
-  });
+  return record(
+    'expand',
+    [x],
+    (be, [v]) => be.expand(v!, shape),
+    (be, g, [v]) => {
+      const r = unbroadcast(be, g, v!.shape);
+      return [r === g ? be.contiguous(g) : r];
+    },
+  );
 }
 
 /** Pads with a constant. Gradient: the interior (shrink). */
 export function pad(x: Tensor, pads: readonly (readonly [number, number])[], value = 0): Tensor {
-  return record('pad', [x], (be, [v]) => be.pad(v!, pads, value), (be, g, [v]) => [
-    be.contiguous(be.shrink(g, v!.shape.map((d, i) => [pads[i]![0], pads[i]![0] + d] as [number, number]))),
-  ]);
+  return record(
+    'pad',
+    [x],
+    (be, [v]) => be.pad(v!, pads, value),
+    (be, g, [v]) => [
+      be.contiguous(
+        be.shrink(
+          g,
+          v!.shape.map((d, i) => [pads[i]![0], pads[i]![0] + d] as [number, number]),
+        ),
+      ),
+    ],
+  );
 }
 
 /** Keeps [start, end) of each dim. Gradient: zero-padded back to the input's shape. */
 export function shrink(x: Tensor, bounds: readonly (readonly [number, number])[]): Tensor {
-  return record('shrink', [x], (be, [v]) => be.shrink(v!, bounds), (be, g, [v]) => [
-    be.pad(g, bounds.map(([s, e], i) => [s, v!.shape[i]! - e] as [number, number]), 0),
-  ]);
+  return record(
+    'shrink',
+    [x],
+    (be, [v]) => be.shrink(v!, bounds),
+    (be, g, [v]) => [
+      be.pad(
+        g,
+        bounds.map(([s, e], i) => [s, v!.shape[i]! - e] as [number, number]),
+        0,
+      ),
+    ],
+  );
 }
 
 /**
@@ -65,21 +99,37 @@ export function shrink(x: Tensor, bounds: readonly (readonly [number, number])[]
  */
 export function stride(x: Tensor, steps: readonly number[]): Tensor {
   if (steps.some((s) => !Number.isInteger(s) || s < 1)) {
-    throw new InvalidArgumentError(`stride: autograd supports positive integer steps, got [${steps.join(', ')}]; flip with permute/reshape first`);
+    throw new InvalidArgumentError(
+      `stride: autograd supports positive integer steps, got [${steps.join(', ')}]; flip with permute/reshape first`,
+    );
   }
-  return record('stride', [x], (be, [v]) => be.stride(v!, steps), (be, g, [v]) => {
-    let cur = be.contiguous(g);
-    steps.forEach((s, axis) => {
-      if (s === 1) return;
-      const n = cur.shape[axis]!;
-      const d = v!.shape[axis]!;
-      const withAxis = be.reshape(cur, [...cur.shape.slice(0, axis + 1), 1, ...cur.shape.slice(axis + 1)]);
-      const padded = be.pad(withAxis, withAxis.shape.map((_, i) => (i === axis + 1 ? [0, s - 1] : [0, 0]) as [number, number]), 0);
-      const merged = be.reshape(padded, [...cur.shape.slice(0, axis), n * s, ...cur.shape.slice(axis + 1)]);
-      const cut = be.contiguous(be.shrink(merged, merged.shape.map((m, i) => (i === axis ? [0, d] : [0, m]) as [number, number])));
-      for (const a of new Set([cur.buffer, withAxis.buffer, padded.buffer, merged.buffer])) be.deallocate(a);
-      cur = cut;
-    });
-    return [cur];
-  });
+  return record(
+    'stride',
+    [x],
+    (be, [v]) => be.stride(v!, steps),
+    (be, g, [v]) => {
+      let cur = be.contiguous(g);
+      steps.forEach((s, axis) => {
+        if (s === 1) return;
+        const n = cur.shape[axis]!;
+        const d = v!.shape[axis]!;
+        const withAxis = be.reshape(cur, [...cur.shape.slice(0, axis + 1), 1, ...cur.shape.slice(axis + 1)]);
+        const padded = be.pad(
+          withAxis,
+          withAxis.shape.map((_, i) => (i === axis + 1 ? [0, s - 1] : [0, 0]) as [number, number]),
+          0,
+        );
+        const merged = be.reshape(padded, [...cur.shape.slice(0, axis), n * s, ...cur.shape.slice(axis + 1)]);
+        const cut = be.contiguous(
+          be.shrink(
+            merged,
+            merged.shape.map((m, i) => (i === axis ? [0, d] : [0, m]) as [number, number]),
+          ),
+        );
+        for (const a of new Set([cur.buffer, withAxis.buffer, padded.buffer, merged.buffer])) be.deallocate(a);
+        cur = cut;
+      });
+      return [cur];
+    },
+  );
 }

@@ -79,7 +79,11 @@ export abstract class Module {
 
 /** y = x·Wᵀ + b. x: [N, in] → [N, out]; W: [out, in] used through a transposed view (no copy). Init: U(±1/√in) as PyTorch. */
 export class Linear extends Module {
-  constructor(readonly inFeatures: number, readonly outFeatures: number, opts: LayerOptions & { bias?: boolean }) {
+  constructor(
+    readonly inFeatures: number,
+    readonly outFeatures: number,
+    opts: LayerOptions & { bias?: boolean },
+  ) {
     super();
     const rng = toRng(opts.rng);
     const bound = 1 / Math.sqrt(inFeatures);
@@ -97,7 +101,12 @@ export class Linear extends Module {
 export class Conv2d extends Module {
   readonly stride: number;
   readonly padding: number;
-  constructor(readonly inChannels: number, readonly outChannels: number, readonly kernelSize: number, opts: LayerOptions & { stride?: number; padding?: number; bias?: boolean }) {
+  constructor(
+    readonly inChannels: number,
+    readonly outChannels: number,
+    readonly kernelSize: number,
+    opts: LayerOptions & { stride?: number; padding?: number; bias?: boolean },
+  ) {
     super();
     this.stride = opts.stride ?? 1;
     this.padding = opts.padding ?? 0;
@@ -123,17 +132,25 @@ class Activation extends Module {
 }
 
 export class ReLU extends Activation {
-  constructor() { super(relu); }
+  constructor() {
+    super(relu);
+  }
 }
 export class Sigmoid extends Activation {
-  constructor() { super(sigmoid); }
+  constructor() {
+    super(sigmoid);
+  }
 }
 export class Tanh extends Activation {
-  constructor() { super(tanh); }
+  constructor() {
+    super(tanh);
+  }
 }
 /** [N, ...] → [N, prod(...)]. */
 export class Flatten extends Activation {
-  constructor() { super((x) => flatten(x, 1)); }
+  constructor() {
+    super((x) => flatten(x, 1));
+  }
 }
 
 /** Applies modules in order. */

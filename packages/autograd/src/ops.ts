@@ -5,8 +5,16 @@
  * engine in tensor.ts frees them). Broadcast gradients are summed back to the input's shape.
  */
 import {
-  BINARY_OP_DEFS, type BinaryOp, type ComputeBackend, InvalidArgumentError, type NDArray, normalizeAxes, normalizeAxis, UNARY_OP_DEFS,
-  type UnaryOp, withTemps,
+  BINARY_OP_DEFS,
+  type BinaryOp,
+  type ComputeBackend,
+  InvalidArgumentError,
+  type NDArray,
+  normalizeAxes,
+  normalizeAxis,
+  UNARY_OP_DEFS,
+  type UnaryOp,
+  withTemps,
 } from '@polyhal/hal';
 import { commonBackend, isGradEnabled, Tensor } from './tensor.js';
 
@@ -36,7 +44,13 @@ const BINARY_GRADS = BINARY_OP_DEFS as Readonly<Record<BinaryOp, { grad: Rule | 
  * `release` frees what the op saved for its rule (beyond its inputs and output); the engine calls it
  * when the graph drops the node (after backward, unless the graph is retained, or on dispose).
  */
-export function record(op: string, inputs: Tensor[], forward: (be: ComputeBackend, xs: NDArray[]) => NDArray, rule: Rule | null, release?: () => void): Tensor {
+export function record(
+  op: string,
+  inputs: Tensor[],
+  forward: (be: ComputeBackend, xs: NDArray[]) => NDArray,
+  rule: Rule | null,
+  release?: () => void,
+): Tensor {
   const be = commonBackend(op, inputs);
   const xs = inputs.map((t) => t.value);
   const out = forward(be, xs);
@@ -45,33 +59,54 @@ export function record(op: string, inputs: Tensor[], forward: (be: ComputeBacken
   return new Tensor(be, out, {
     storage: source?.sharedStorage(),
     requiresGrad,
-    node: requiresGrad ? { op, inputs, backward: (g, tracked = be) => rule!(tracked, g, xs, out, inputs.map((t) => t.requiresGrad)), release } : null,
+    node: requiresGrad
+      ? {
+          op,
+          inputs,
+          backward: (g, tracked = be) =>
+            rule!(
+              tracked,
+              g,
+              xs,
+              out,
+              inputs.map((t) => t.requiresGrad),
+            ),
+          release,
+        }
+      : null,
   });
 }
 
 export type Scalarish = Tensor | number;
 
 function binaryOp(op: BinaryOp, a: Scalarish, b: Scalarish): Tensor {
-  if (typeof a === 'number' && typeof b === 'number') throw new InvalidArgumentError(`${op}: at least one operand must be a tensor`);
+  if (typeof a === 'number' && typeof b === 'number')
+    throw new InvalidArgumentError(`${op}: at least one operand must be a tensor`);
   // A number becomes a constant 0-d tensor of the other operand's dtype (freed by the enclosing scope or with the graph).
   const like = (typeof a === 'number' ? b : a) as Tensor;
   const ta = typeof a === 'number' ? Tensor.full(like.backend, [], a, { dtype: like.dtype }) : a;
   const tb = typeof b === 'number' ? Tensor.full(like.backend, [], b, { dtype: like.dtype }) : b;
   const rule = BINARY_GRADS[op].grad;
-  const out = record(op, [ta, tb], (be, [x, y]) => be.binary(op, x!, y!), rule && ((be, g, xs, o, needs) => {
-    const [ga, gb] = rule(be, g, xs, o, needs);
-    const shapes = [ta.shape, tb.shape];
-    return [ga, gb].map((gi, k) => {
-      if (!gi) return null;
-      if (!needs[k]) {
-        if (gi !== g) be.free(gi);
-        return null;
-      }
-      const r = unbroadcast(be, gi, shapes[k]!);
-      if (r !== gi && gi !== g) be.free(gi);
-      return r;
-    });
-  }));
+  const out = record(
+    op,
+    [ta, tb],
+    (be, [x, y]) => be.binary(op, x!, y!),
+    rule &&
+      ((be, g, xs, o, needs) => {
+        const [ga, gb] = rule(be, g, xs, o, needs);
+        const shapes = [ta.shape, tb.shape];
+        return [ga, gb].map((gi, k) => {
+          if (!gi) return null;
+          if (!needs[k]) {
+            if (gi !== g) be.free(gi);
+            return null;
+          }
+          const r = unbroadcast(be, gi, shapes[k]!);
+          if (r !== gi && gi !== g) be.free(gi);
+          return r;
+        });
+      }),
+  );
   if (typeof a === 'number' && !out.node) ta.dispose();
   if (typeof b === 'number' && !out.node) tb.dispose();
   return out;
@@ -116,58 +151,95 @@ function spread(be: ComputeBackend, g: NDArray, inShape: readonly number[], axes
 /** Σ over axes (default all). Gradient: g broadcast back. */
 export function sum(x: Tensor, axes?: number | readonly number[], keepdims = false): Tensor {
   const ax = normalizeAxes(axes, x.rank);
-  return record('sum', [x], (be, [v]) => be.sum(v!, ax, keepdims), (be, g, [v]) => [spread(be, g, v!.shape, ax)]);
+  return record(
+    'sum',
+    [x],
+    (be, [v]) => be.sum(v!, ax, keepdims),
+    (be, g, [v]) => [spread(be, g, v!.shape, ax)],
+  );
 }
 
 /** Mean over axes. Gradient: g / n broadcast back. */
 export function mean(x: Tensor, axes?: number | readonly number[], keepdims = false): Tensor {
   const ax = normalizeAxes(axes, x.rank);
   const n = ax.reduce((p, a) => p * x.shape[a]!, 1);
-  return record('mean', [x], (be, [v]) => be.mean(v!, ax, keepdims), (be, g, [v]) => withTemps(be, (t) => [spread(be, t(be.div(g, n)), v!.shape, ax)]));
+  return record(
+    'mean',
+    [x],
+    (be, [v]) => be.mean(v!, ax, keepdims),
+    (be, g, [v]) => withTemps(be, (t) => [spread(be, t(be.div(g, n)), v!.shape, ax)]),
+  );
 }
 
 /** Max over axes. Gradient: g to every element equal to the max (ties all receive it, as in tfjs). */
 export function max(x: Tensor, axes?: number | readonly number[], keepdims = false): Tensor {
   const ax = normalizeAxes(axes, x.rank);
-  return record('max', [x], (be, [v]) => be.max(v!, ax, keepdims), (be, g, [v], out) => withTemps(be, (t) => {
-    const m = t(spread(be, out, v!.shape, ax));
-    const isMax = t(be.sub(1, t(be.cmplt(v!, m))));
-    return [be.mul(t(spread(be, g, v!.shape, ax)), isMax)];
-  }));
+  return record(
+    'max',
+    [x],
+    (be, [v]) => be.max(v!, ax, keepdims),
+    (be, g, [v], out) =>
+      withTemps(be, (t) => {
+        const m = t(spread(be, out, v!.shape, ax));
+        const isMax = t(be.sub(1, t(be.cmplt(v!, m))));
+        return [be.mul(t(spread(be, g, v!.shape, ax)), isMax)];
+      }),
+  );
 }
 
 /** Batched matmul a: [..., M, K] × b: [..., K, N] → [..., M, N]. Gradients g·bᵀ and aᵀ·g use transposed views (no copies). */
 export function matmul(a: Tensor, b: Tensor): Tensor {
-  return record('matmul', [a, b], (be, [x, y]) => be.matmul(x!, y!), (be, g, [x, y], _out, needs) => {
-    const T = (v: NDArray): NDArray => be.permute(v, [...v.shape.keys()].map((i, _, all) => (i < all.length - 2 ? i : all.length * 2 - 3 - i)));
-    const reduce = (gi: NDArray, shape: readonly number[]): NDArray => {
-      const r = unbroadcast(be, gi, shape);
-      if (r !== gi) be.free(gi);
-      return r;
-    };
-    return [
-      needs[0] ? reduce(be.matmul(g, T(y!)), x!.shape) : null,
-      needs[1] ? reduce(be.matmul(T(x!), g), y!.shape) : null,
-    ];
-  });
+  return record(
+    'matmul',
+    [a, b],
+    (be, [x, y]) => be.matmul(x!, y!),
+    (be, g, [x, y], _out, needs) => {
+      const T = (v: NDArray): NDArray =>
+        be.permute(
+          v,
+          [...v.shape.keys()].map((i, _, all) => (i < all.length - 2 ? i : all.length * 2 - 3 - i)),
+        );
+      const reduce = (gi: NDArray, shape: readonly number[]): NDArray => {
+        const r = unbroadcast(be, gi, shape);
+        if (r !== gi) be.free(gi);
+        return r;
+      };
+      return [
+        needs[0] ? reduce(be.matmul(g, T(y!)), x!.shape) : null,
+        needs[1] ? reduce(be.matmul(T(x!), g), y!.shape) : null,
+      ];
+    },
+  );
 }
 
 /** softmax along `axis` (default last). Gradient: y·(g − Σ g·y). */
 export function softmax(x: Tensor, axis = -1): Tensor {
   const ax = normalizeAxis(axis, x.rank);
-  return record('softmax', [x], (be, [v]) => be.softmax(v!, ax), (be, g, _x, y) => withTemps(be, (t) => {
-    const s = t(be.sum(t(be.mul(g, y)), ax, true));
-    return [be.mul(y, t(be.sub(g, s)))];
-  }));
+  return record(
+    'softmax',
+    [x],
+    (be, [v]) => be.softmax(v!, ax),
+    (be, g, _x, y) =>
+      withTemps(be, (t) => {
+        const s = t(be.sum(t(be.mul(g, y)), ax, true));
+        return [be.mul(y, t(be.sub(g, s)))];
+      }),
+  );
 }
 
 /** log-softmax along `axis`. Gradient: g − softmax·Σ g. */
 export function logSoftmax(x: Tensor, axis = -1): Tensor {
   const ax = normalizeAxis(axis, x.rank);
-  return record('logSoftmax', [x], (be, [v]) => be.logSoftmax(v!, ax), (be, g, _x, y) => withTemps(be, (t) => {
-    const s = t(be.sum(g, ax, true));
-    return [be.sub(g, t(be.mul(t(be.exp(y)), s)))];
-  }));
+  return record(
+    'logSoftmax',
+    [x],
+    (be, [v]) => be.logSoftmax(v!, ax),
+    (be, g, _x, y) =>
+      withTemps(be, (t) => {
+        const s = t(be.sum(g, ax, true));
+        return [be.sub(g, t(be.mul(t(be.exp(y)), s)))];
+      }),
+  );
 }
 
 /**
@@ -177,24 +249,32 @@ export function logSoftmax(x: Tensor, axis = -1): Tensor {
  */
 export function softmaxCrossEntropy(logits: Tensor, labels: Tensor): Tensor {
   let saved: Tensor | undefined; // softmax − labels from the fused forward, tracked like any tensor
-  const t = record('softmaxCrossEntropy', [logits, labels], (be, [z, y]) => {
-    const wantGrad = isGradEnabled() && logits.requiresGrad;
-    const { loss, grad } = be.softmaxCrossEntropy(z!, y!, wantGrad);
-    if (grad) saved = new Tensor(be, grad);
-    return loss;
-  }, (be, g, [z]) => {
-    const col = be.reshape(g, [g.shape[0]!, 1]);
-    try {
-      const dLogits = saved ? be.mul(saved.value, col) : null;
-      const dLabels = labels.requiresGrad ? withTemps(be, (t) => be.neg(t(be.mul(t(be.logSoftmax(z!, 1)), col)))) : null;
-      return [dLogits, dLabels];
-    } finally {
-      if (col.buffer !== g.buffer) be.free(col);
-    }
-  }, () => {
-    saved?.dispose();
-    saved = undefined;
-  });
+  const t = record(
+    'softmaxCrossEntropy',
+    [logits, labels],
+    (be, [z, y]) => {
+      const wantGrad = isGradEnabled() && logits.requiresGrad;
+      const { loss, grad } = be.softmaxCrossEntropy(z!, y!, wantGrad);
+      if (grad) saved = new Tensor(be, grad);
+      return loss;
+    },
+    (be, g, [z]) => {
+      const col = be.reshape(g, [g.shape[0]!, 1]);
+      try {
+        const dLogits = saved ? be.mul(saved.value, col) : null;
+        const dLabels = labels.requiresGrad
+          ? withTemps(be, (t) => be.neg(t(be.mul(t(be.logSoftmax(z!, 1)), col))))
+          : null;
+        return [dLogits, dLabels];
+      } finally {
+        if (col.buffer !== g.buffer) be.free(col);
+      }
+    },
+    () => {
+      saved?.dispose();
+      saved = undefined;
+    },
+  );
   if (!t.node) saved?.dispose();
   return t;
 }

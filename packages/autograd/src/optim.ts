@@ -3,7 +3,14 @@
  * may run as one fused kernel; parameters, gradients and optimizer state stay on the device — nothing
  * is read back during training.
  */
-import { type ComputeBackend, type DeviceBuffer, DeviceMismatchError, InvalidArgumentError, type NDArray, UseAfterFreeError } from '@polyhal/hal';
+import {
+  type ComputeBackend,
+  type DeviceBuffer,
+  DeviceMismatchError,
+  InvalidArgumentError,
+  type NDArray,
+  UseAfterFreeError,
+} from '@polyhal/hal';
 import { noGrad, type Tensor } from './tensor.js';
 
 /** Per-parameter optimizer state (moments, velocity): buffers of the parameter's shape on one backend. */
@@ -24,10 +31,16 @@ export abstract class Optimizer {
   /** Number of completed steps. */
   stepCount = 0;
   private readonly state: (State | null)[];
-  constructor(readonly params: Tensor[], lr: number) {
+  constructor(
+    readonly params: Tensor[],
+    lr: number,
+  ) {
     if (!(lr > 0)) throw new InvalidArgumentError(`learning rate must be > 0, got ${lr}`);
     for (const p of params) {
-      if (!p.isWhole) throw new InvalidArgumentError('optimizer parameters must be whole contiguous tensors (create them with Tensor.fromArray or a layer)');
+      if (!p.isWhole)
+        throw new InvalidArgumentError(
+          'optimizer parameters must be whole contiguous tensors (create them with Tensor.fromArray or a layer)',
+        );
     }
     this.lr = lr;
     this.state = params.map(() => null);
@@ -49,14 +62,20 @@ export abstract class Optimizer {
   step(): void {
     this.params.forEach((p, i) => {
       if (p.isDisposed) {
-        throw new UseAfterFreeError(`${this.constructor.name}.step: parameter ${i} (tensor ${p.id} [${p.shape.join(', ')}]) was disposed; an optimizer needs its parameters alive (move a model with await model.to(backend), which keeps them)`);
+        throw new UseAfterFreeError(
+          `${this.constructor.name}.step: parameter ${i} (tensor ${p.id} [${p.shape.join(', ')}]) was disposed; an optimizer needs its parameters alive (move a model with await model.to(backend), which keeps them)`,
+        );
       }
       const st = this.state[i];
       if (st && st.backend !== p.backend) {
-        throw new DeviceMismatchError(`${this.constructor.name}.step: parameter ${i} is on ${p.backend.name} (${p.backend.deviceName}) but its optimizer state is on ${st.backend.name} (${st.backend.deviceName}); call await optimizer.to(backend) after moving the model`);
+        throw new DeviceMismatchError(
+          `${this.constructor.name}.step: parameter ${i} is on ${p.backend.name} (${p.backend.deviceName}) but its optimizer state is on ${st.backend.name} (${st.backend.deviceName}); call await optimizer.to(backend) after moving the model`,
+        );
       }
       if (p.grad && p.grad.backend !== p.backend) {
-        throw new DeviceMismatchError(`${this.constructor.name}.step: parameter ${i} is on ${p.backend.name} but its gradient is on ${p.grad.backend.name}`);
+        throw new DeviceMismatchError(
+          `${this.constructor.name}.step: parameter ${i} is on ${p.backend.name} but its gradient is on ${p.grad.backend.name}`,
+        );
       }
     });
     this.stepCount++;
@@ -126,7 +145,11 @@ export class SGD extends Optimizer {
   }
   protected update(p: Tensor, i: number): void {
     const velocity = this.momentum > 0 ? this.stateOf(i)[0]! : null;
-    p.backend.sgdStep(p.value.buffer, p.grad!.value, velocity, { lr: this.lr, momentum: this.momentum, weightDecay: this.weightDecay });
+    p.backend.sgdStep(p.value.buffer, p.grad!.value, velocity, {
+      lr: this.lr,
+      momentum: this.momentum,
+      weightDecay: this.weightDecay,
+    });
   }
 }
 
@@ -164,8 +187,12 @@ export class Adam extends Optimizer {
     }
     try {
       be.adamStep(p.value.buffer, g, m, v, {
-        lr: this.lr, beta1: this.betas[0], beta2: this.betas[1], eps: this.eps,
-        weightDecay: this.decoupled ? this.weightDecay : 0, step: this.stepCount,
+        lr: this.lr,
+        beta1: this.betas[0],
+        beta2: this.betas[1],
+        eps: this.eps,
+        weightDecay: this.decoupled ? this.weightDecay : 0,
+        step: this.stepCount,
       });
     } finally {
       for (const t of temps) be.free(t);
@@ -190,7 +217,11 @@ export class AdamW extends Adam {
 export class StepLR {
   private epoch = 0;
   private readonly base: number;
-  constructor(readonly optimizer: Optimizer, readonly stepSize: number, readonly gamma = 0.1) {
+  constructor(
+    readonly optimizer: Optimizer,
+    readonly stepSize: number,
+    readonly gamma = 0.1,
+  ) {
     this.base = optimizer.lr;
   }
   step(): void {
@@ -203,7 +234,11 @@ export class StepLR {
 export class CosineAnnealingLR {
   private t = 0;
   private readonly base: number;
-  constructor(readonly optimizer: Optimizer, readonly tMax: number, readonly etaMin = 0) {
+  constructor(
+    readonly optimizer: Optimizer,
+    readonly tMax: number,
+    readonly etaMin = 0,
+  ) {
     this.base = optimizer.lr;
   }
   step(): void {
@@ -211,4 +246,3 @@ export class CosineAnnealingLR {
     this.optimizer.lr = this.etaMin + ((this.base - this.etaMin) * (1 + Math.cos((Math.PI * this.t) / this.tMax))) / 2;
   }
 }
-

@@ -32,7 +32,8 @@ function collect(value: unknown, out: Set<Disposable>, depth = 0): void {
     return;
   }
   if (Array.isArray(value)) for (const v of value) collect(v, out, depth + 1);
-  else if (Object.getPrototypeOf(value) === Object.prototype) for (const v of Object.values(value)) collect(v, out, depth + 1);
+  else if (Object.getPrototypeOf(value) === Object.prototype)
+    for (const v of Object.values(value)) collect(v, out, depth + 1);
 }
 
 function close(frame: Set<Disposable>, result: unknown): void {
@@ -61,8 +62,14 @@ export function scope<T>(fn: () => T): T {
   }
   if (result instanceof Promise) {
     return result.then(
-      (v) => { close(frame, v); return v; },
-      (e) => { close(frame, undefined); throw e; },
+      (v) => {
+        close(frame, v);
+        return v;
+      },
+      (e) => {
+        close(frame, undefined);
+        throw e;
+      },
     ) as T;
   }
   close(frame, result);
@@ -82,5 +89,6 @@ interface LeakRecord {
 
 /** Safety net: a tensor collected without dispose() is reported and its buffer freed. */
 export const leakRegistry = new FinalizationRegistry<LeakRecord>((rec) => {
-  if (rec.release()) leakReporter(`polyhal: a tensor was garbage-collected without dispose(): ${rec.description}; its buffer was freed`);
+  if (rec.release())
+    leakReporter(`polyhal: a tensor was garbage-collected without dispose(): ${rec.description}; its buffer was freed`);
 });

@@ -1,5 +1,12 @@
 import {
-  type ComputeBackend, DeviceMismatchError, type DType, type HostArray, InvalidArgumentError, isWholeBuffer, type NDArray, ShapeMismatchError,
+  type ComputeBackend,
+  DeviceMismatchError,
+  type DType,
+  type HostArray,
+  InvalidArgumentError,
+  isWholeBuffer,
+  type NDArray,
+  ShapeMismatchError,
   UseAfterFreeError,
 } from '@polyhal/hal';
 import { runBackward } from './backward.js';
@@ -8,7 +15,10 @@ import { type Disposable, leakRegistry, track } from './scope.js';
 /** A device buffer shared by a tensor and the views taken of it; freed when the last one is disposed. */
 export class Storage {
   private refs = 0;
-  constructor(readonly backend: ComputeBackend, readonly array: NDArray) {}
+  constructor(
+    readonly backend: ComputeBackend,
+    readonly array: NDArray,
+  ) {}
   retain(): void {
     this.refs++;
   }
@@ -97,7 +107,11 @@ export class Tensor implements Disposable {
   /** Shared with the leak registry: the storage this tensor holds, while it holds it. */
   private readonly hold: { storage: Storage; released: boolean; description: string; release: () => boolean };
 
-  constructor(backend: ComputeBackend, value: NDArray, opts: { requiresGrad?: boolean; storage?: Storage; node?: GradNode | null } = {}) {
+  constructor(
+    backend: ComputeBackend,
+    value: NDArray,
+    opts: { requiresGrad?: boolean; storage?: Storage; node?: GradNode | null } = {},
+  ) {
     this._backend = backend;
     this._value = value;
     this.requiresGrad = opts.requiresGrad ?? false;
@@ -109,31 +123,61 @@ export class Tensor implements Disposable {
       storage,
       released: false,
       description: `tensor [${value.shape.join(', ')}] ${value.dtype} on ${backend.name}`,
-      release: () => !hold.released && ((hold.released = true), hold.storage.release()),
+      release: (): boolean => {
+        if (hold.released) return false;
+        hold.released = true;
+        return hold.storage.release();
+      },
     };
     this.hold = hold;
     leakRegistry.register(this, hold, this);
     track(this);
   }
 
-  get backend(): ComputeBackend { return this._backend; }
-  get value(): NDArray { return this._value; }
-  private get storage(): Storage { return this.hold.storage; }
+  get backend(): ComputeBackend {
+    return this._backend;
+  }
+  get value(): NDArray {
+    return this._value;
+  }
+  private get storage(): Storage {
+    return this.hold.storage;
+  }
 
   /** Uploads host data: `data` must have exactly prod(shape) values. */
-  static fromArray(backend: ComputeBackend, data: ArrayLike<number>, shape: readonly number[], opts: { dtype?: DType; requiresGrad?: boolean } = {}): Tensor {
+  static fromArray(
+    backend: ComputeBackend,
+    data: ArrayLike<number>,
+    shape: readonly number[],
+    opts: { dtype?: DType; requiresGrad?: boolean } = {},
+  ): Tensor {
     return new Tensor(backend, backend.fromArray(data, shape, opts.dtype), { requiresGrad: opts.requiresGrad });
   }
 
-  static full(backend: ComputeBackend, shape: readonly number[], value: number, opts: { dtype?: DType; requiresGrad?: boolean } = {}): Tensor {
+  static full(
+    backend: ComputeBackend,
+    shape: readonly number[],
+    value: number,
+    opts: { dtype?: DType; requiresGrad?: boolean } = {},
+  ): Tensor {
     return new Tensor(backend, backend.full(shape, value, opts.dtype), { requiresGrad: opts.requiresGrad });
   }
 
-  get shape(): readonly number[] { return this.value.shape; }
-  get dtype(): DType { return this.value.dtype; }
-  get rank(): number { return this.value.shape.length; }
-  get size(): number { return this.value.shape.reduce((p, d) => p * d, 1); }
-  get isDisposed(): boolean { return this.disposed; }
+  get shape(): readonly number[] {
+    return this.value.shape;
+  }
+  get dtype(): DType {
+    return this.value.dtype;
+  }
+  get rank(): number {
+    return this.value.shape.length;
+  }
+  get size(): number {
+    return this.value.shape.reduce((p, d) => p * d, 1);
+  }
+  get isDisposed(): boolean {
+    return this.disposed;
+  }
 
   /** The storage shared with views of this tensor (for view ops). */
   sharedStorage(): Storage {
@@ -147,7 +191,8 @@ export class Tensor implements Disposable {
   }
 
   assertLive(op: string): void {
-    if (this.disposed) throw new UseAfterFreeError(`${op}: tensor ${this.id} [${this.shape.join(', ')}] was already disposed`);
+    if (this.disposed)
+      throw new UseAfterFreeError(`${op}: tensor ${this.id} [${this.shape.join(', ')}] was already disposed`);
   }
 
   /** Frees the tensor (its buffer, once no view uses it), its gradient and what its op saved. Idempotent. */
@@ -170,13 +215,19 @@ export class Tensor implements Disposable {
   /** Synchronous read where the backend allows it (CPU, WASM); throws otherwise. */
   dataSync(): HostArray {
     this.assertLive('dataSync');
-    if (!this.backend.readSync) throw new InvalidArgumentError(`dataSync: backend ${this.backend.name} reads asynchronously; use await tensor.data()`);
+    if (!this.backend.readSync)
+      throw new InvalidArgumentError(
+        `dataSync: backend ${this.backend.name} reads asynchronously; use await tensor.data()`,
+      );
     return this.backend.readSync(this.value);
   }
 
   /** The single value of a one-element tensor. */
   async item(): Promise<number> {
-    if (this.size !== 1) throw new ShapeMismatchError(`item() needs a one-element tensor, got shape [${this.shape.join(', ')}]`, [this.shape]);
+    if (this.size !== 1)
+      throw new ShapeMismatchError(`item() needs a one-element tensor, got shape [${this.shape.join(', ')}]`, [
+        this.shape,
+      ]);
     return (await this.data())[0]!;
   }
 
@@ -195,7 +246,10 @@ export class Tensor implements Disposable {
    */
   async moveTo(backend: ComputeBackend): Promise<this> {
     this.assertLive('moveTo');
-    if (this.node) throw new InvalidArgumentError(`moveTo: tensor ${this.id} is the result of '${this.node.op}' in a live graph; only leaf tensors move in place (use to() for a copy)`);
+    if (this.node)
+      throw new InvalidArgumentError(
+        `moveTo: tensor ${this.id} is the result of '${this.node.op}' in a live graph; only leaf tensors move in place (use to() for a copy)`,
+      );
     if (backend === this._backend) return this;
     const host = await this.data();
     this.assertLive('moveTo'); // disposed while reading
@@ -251,7 +305,9 @@ export function commonBackend(op: string, tensors: readonly Tensor[]): ComputeBa
   for (const t of tensors) {
     t.assertLive(op);
     if (t.backend !== be) {
-      throw new DeviceMismatchError(`${op}: tensors are on different backends: ${be.name} (${be.deviceName}) and ${t.backend.name} (${t.backend.deviceName}); move one with await tensor.to(backend)`);
+      throw new DeviceMismatchError(
+        `${op}: tensors are on different backends: ${be.name} (${be.deviceName}) and ${t.backend.name} (${t.backend.deviceName}); move one with await tensor.to(backend)`,
+      );
     }
   }
   return be;

@@ -17,21 +17,29 @@ import { type ModelKind, NonFiniteLossError, train, type TrainResult } from './t
 /** Per-step losses of two backends may drift apart by float32 rounding; beyond this they disagree. */
 export const LOSS_TOLERANCE = 0.05;
 
-const positiveInt = (name: string) => (v: string): number => {
-  const n = Number(v);
-  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n <= 0) throw new CliArgError(`${name} must be a positive integer, got '${v}'`);
-  return n;
-};
-const nonNegativeInt = (name: string) => (v: string): number => {
-  const n = Number(v);
-  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n)) throw new CliArgError(`${name} must be a non-negative integer, got '${v}'`);
-  return n;
-};
-const positiveFloat = (name: string) => (v: string): number => {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new CliArgError(`${name} must be a positive number, got '${v}'`);
-  return n;
-};
+const positiveInt =
+  (name: string) =>
+  (v: string): number => {
+    const n = Number(v);
+    if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n <= 0)
+      throw new CliArgError(`${name} must be a positive integer, got '${v}'`);
+    return n;
+  };
+const nonNegativeInt =
+  (name: string) =>
+  (v: string): number => {
+    const n = Number(v);
+    if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n))
+      throw new CliArgError(`${name} must be a non-negative integer, got '${v}'`);
+    return n;
+  };
+const positiveFloat =
+  (name: string) =>
+  (v: string): number => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new CliArgError(`${name} must be a positive number, got '${v}'`);
+    return n;
+  };
 
 interface Cli {
   backend: string;
@@ -44,17 +52,33 @@ interface Cli {
   test: number;
 }
 
-async function runOne(name: string, o: Cli, epochs: number, data: ReturnType<typeof loadMnist>, quiet = false): Promise<{ name: string; device: string; result: TrainResult }> {
+async function runOne(
+  name: string,
+  o: Cli,
+  epochs: number,
+  data: ReturnType<typeof loadMnist>,
+  quiet = false,
+): Promise<{ name: string; device: string; result: TrainResult }> {
   const { backend, report } = await createBackend({ backend: name === 'auto' ? undefined : name });
   if (!quiet || name === 'auto') console.log(report.toString());
-  const bar = new cliProgress.SingleBar({
-    format: `{backend} epoch {epoch}/{epochs} [{bar}] {value}/{total} batches | loss {loss} | {sps} samples/s`,
-    hideCursor: true, noTTYOutput: true, notTTYSchedule: 10_000, stream: process.stdout,
-  }, cliProgress.Presets.shades_classic);
+  const bar = new cliProgress.SingleBar(
+    {
+      format: `{backend} epoch {epoch}/{epochs} [{bar}] {value}/{total} batches | loss {loss} | {sps} samples/s`,
+      hideCursor: true,
+      noTTYOutput: true,
+      notTTYSchedule: 10_000,
+      stream: process.stdout,
+    },
+    cliProgress.Presets.shades_classic,
+  );
   let epochStart = performance.now();
   try {
     const result = await train(backend, data, {
-      model: o.model, epochs, batchSize: o.batchSize, seed: o.seed, lr: o.lr!,
+      model: o.model,
+      epochs,
+      batchSize: o.batchSize,
+      seed: o.seed,
+      lr: o.lr!,
       onStep: (epoch, step, steps, loss, samples) => {
         if (step === 1) {
           epochStart = performance.now();
@@ -92,7 +116,8 @@ async function main(argv: string[]): Promise<number> {
   try {
     program.parse(argv, { from: 'user' });
   } catch (e) {
-    if (e instanceof CommanderError) return e.code === 'commander.helpDisplayed' || e.code === 'commander.version' ? 0 : 2;
+    if (e instanceof CommanderError)
+      return e.code === 'commander.helpDisplayed' || e.code === 'commander.version' ? 0 : 2;
     throw e;
   }
   const o = program.opts<Cli>();
@@ -102,21 +127,29 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (o.train + o.test > 10000) {
-    console.error(`error: --train + --test must be at most 10000 (the mnist package ships 10,000 digits), got ${o.train + o.test}`);
+    console.error(
+      `error: --train + --test must be at most 10000 (the mnist package ships 10,000 digits), got ${o.train + o.test}`,
+    );
     return 2;
   }
   if (o.batchSize > o.train) {
-    console.error(`error: --batch-size (${o.batchSize}) must be at most --train (${o.train}): no full batch, so no training step would run`);
+    console.error(
+      `error: --batch-size (${o.batchSize}) must be at most --train (${o.train}): no full batch, so no training step would run`,
+    );
     return 2;
   }
   const epochs = o.epochs ?? (o.model === 'mlp' ? 12 : 8);
   o.lr ??= o.model === 'mlp' ? 1e-3 : 3e-3;
   const data = loadMnist(o.train, o.test, o.seed);
-  console.log(`MNIST: ${data.trainSize} train / ${data.testSize} test digits; model ${o.model}; ${epochs} epochs; batch ${o.batchSize}; Adam lr ${o.lr}; seed ${o.seed}`);
+  console.log(
+    `MNIST: ${data.trainSize} train / ${data.testSize} test digits; model ${o.model}; ${epochs} epochs; batch ${o.batchSize}; Adam lr ${o.lr}; seed ${o.seed}`,
+  );
 
   if (o.backend !== 'all') {
     const { name, result } = await runOne(o.backend, o, epochs, data);
-    console.log(`trained in ${result.seconds.toFixed(1)} s (${result.samplesPerSecond.toFixed(0)} samples/s), final loss ${result.finalLoss.toFixed(4)}, peak device memory ${(result.peakBytes / 2 ** 20).toFixed(1)} MiB`);
+    console.log(
+      `trained in ${result.seconds.toFixed(1)} s (${result.samplesPerSecond.toFixed(0)} samples/s), final loss ${result.finalLoss.toFixed(4)}, peak device memory ${(result.peakBytes / 2 ** 20).toFixed(1)} MiB`,
+    );
     console.log(`test accuracy: ${result.testAccuracy.toFixed(4)} (backend: ${name})`);
     return 0;
   }
@@ -132,7 +165,9 @@ async function main(argv: string[]): Promise<number> {
     }
   }
   const cpu = runs.find((r) => r.name === 'cpu')!;
-  console.log('\nbackend   device                                             wall s  samples/s  final loss  test acc  peak MiB  max |Δloss| vs cpu');
+  console.log(
+    '\nbackend   device                                             wall s  samples/s  final loss  test acc  peak MiB  max |Δloss| vs cpu',
+  );
   let worst = 0;
   for (const r of runs) {
     const d = Math.max(0, ...r.result.losses.map((l, i) => Math.abs(l - cpu.result.losses[i]!)));
@@ -141,7 +176,11 @@ async function main(argv: string[]): Promise<number> {
       `${r.name.padEnd(9)} ${r.device.slice(0, 50).padEnd(50)} ${r.result.seconds.toFixed(1).padStart(7)} ${r.result.samplesPerSecond.toFixed(0).padStart(10)} ${r.result.finalLoss.toFixed(4).padStart(11)} ${r.result.testAccuracy.toFixed(4).padStart(9)} ${(r.result.peakBytes / 2 ** 20).toFixed(1).padStart(9)} ${d.toExponential(2).padStart(19)}`,
     );
   }
-  console.log(worst <= LOSS_TOLERANCE ? `per-step losses agree within ${LOSS_TOLERANCE}` : `per-step losses DISAGREE: ${worst} > ${LOSS_TOLERANCE}`);
+  console.log(
+    worst <= LOSS_TOLERANCE
+      ? `per-step losses agree within ${LOSS_TOLERANCE}`
+      : `per-step losses DISAGREE: ${worst} > ${LOSS_TOLERANCE}`,
+  );
   const last = runs[runs.length - 1]!;
   console.log(`test accuracy: ${last.result.testAccuracy.toFixed(4)} (backend: ${last.name})`);
   return worst <= LOSS_TOLERANCE ? 0 : 1;

@@ -28,7 +28,8 @@ export function loadMnist(trainSize = 8000, testSize = 2000, seed = 0): MnistSpl
     }
   }
   const total = images.length;
-  if (trainSize + testSize > total) throw new RangeError(`MNIST has ${total} digits; cannot take ${trainSize} + ${testSize}`);
+  if (trainSize + testSize > total)
+    throw new RangeError(`MNIST has ${total} digits; cannot take ${trainSize} + ${testSize}`);
   const order = Array.from({ length: total }, (_, i) => i);
   const rng = mulberry32(seed ^ 0x5eed);
   for (let i = total - 1; i > 0; i--) {

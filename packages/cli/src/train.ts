@@ -5,7 +5,22 @@
  * loss, which is read back for the progress bar and the cross-backend comparison.
  */
 import { type ComputeBackend, InvalidArgumentError } from '@polyhal/hal';
-import { Adam, Conv2d, CosineAnnealingLR, crossEntropy, DataLoader, Flatten, Linear, type Module, noGrad, ReLU, reshape, scope, Sequential, type Tensor } from '@polyhal/autograd';
+import {
+  Adam,
+  Conv2d,
+  CosineAnnealingLR,
+  crossEntropy,
+  DataLoader,
+  Flatten,
+  Linear,
+  type Module,
+  noGrad,
+  ReLU,
+  reshape,
+  scope,
+  Sequential,
+  type Tensor,
+} from '@polyhal/autograd';
 import type { MnistSplit } from './mnist.js';
 
 export type ModelKind = 'mlp' | 'cnn';
@@ -42,13 +57,20 @@ export class NonFiniteLossError extends Error {
     readonly loss: number,
     readonly backend: string,
   ) {
-    super(`${backend}: loss is ${loss} at epoch ${epoch + 1}, step ${step}; training stopped: the run diverged (try a smaller learning rate)`);
+    super(
+      `${backend}: loss is ${loss} at epoch ${epoch + 1}, step ${step}; training stopped: the run diverged (try a smaller learning rate)`,
+    );
     this.name = 'NonFiniteLossError';
   }
 }
 
 export function buildModel(kind: ModelKind, backend: ComputeBackend, seed: number): Module {
-  if (kind === 'mlp') return new Sequential(new Linear(784, 256, { backend, rng: seed }), new ReLU(), new Linear(256, 10, { backend, rng: seed + 1 }));
+  if (kind === 'mlp')
+    return new Sequential(
+      new Linear(784, 256, { backend, rng: seed }),
+      new ReLU(),
+      new Linear(256, 10, { backend, rng: seed + 1 }),
+    );
   return new Sequential(
     new Conv2d(1, 16, 5, { backend, rng: seed, stride: 2, padding: 2 }), // → [16, 14, 14]
     new ReLU(),
@@ -64,9 +86,22 @@ function toModelInput(kind: ModelKind, x: Tensor): Tensor {
 }
 
 /** Fraction of test digits whose largest logit is the label. */
-export async function evaluate(model: Module, kind: ModelKind, backend: ComputeBackend, data: MnistSplit, batchSize = 500): Promise<number> {
+export async function evaluate(
+  model: Module,
+  kind: ModelKind,
+  backend: ComputeBackend,
+  data: MnistSplit,
+  batchSize = 500,
+): Promise<number> {
   let correct = 0;
-  const loader = new DataLoader({ inputs: data.testX, labels: data.testY, inputShape: [784], labelShape: [10], batchSize, backend });
+  const loader = new DataLoader({
+    inputs: data.testX,
+    labels: data.testY,
+    inputShape: [784],
+    labelShape: [10],
+    batchSize,
+    backend,
+  });
   for await (const { x, y } of loader) {
     const logits = await scope(() => noGrad(() => model.forward(toModelInput(kind, x))).data());
     const labels = await y.data();
@@ -87,15 +122,26 @@ export async function evaluate(model: Module, kind: ModelKind, backend: ComputeB
  */
 export async function train(backend: ComputeBackend, data: MnistSplit, o: TrainOptions): Promise<TrainResult> {
   if (!Number.isInteger(o.batchSize) || o.batchSize < 1 || o.batchSize > data.trainSize) {
-    throw new InvalidArgumentError(`batch size must be an integer from 1 to the training-set size (${data.trainSize}), got ${o.batchSize}`);
+    throw new InvalidArgumentError(
+      `batch size must be an integer from 1 to the training-set size (${data.trainSize}), got ${o.batchSize}`,
+    );
   }
-  if (!Number.isInteger(o.epochs) || o.epochs < 1) throw new InvalidArgumentError(`epochs must be a positive integer, got ${o.epochs}`);
-  if (!Number.isFinite(o.lr) || o.lr <= 0) throw new InvalidArgumentError(`learning rate must be a positive finite number, got ${o.lr}`);
+  if (!Number.isInteger(o.epochs) || o.epochs < 1)
+    throw new InvalidArgumentError(`epochs must be a positive integer, got ${o.epochs}`);
+  if (!Number.isFinite(o.lr) || o.lr <= 0)
+    throw new InvalidArgumentError(`learning rate must be a positive finite number, got ${o.lr}`);
   const model = buildModel(o.model, backend, o.seed);
   const opt = new Adam(model.parameters(), { lr: o.lr });
   const loader = new DataLoader({
-    inputs: data.trainX, labels: data.trainY, inputShape: [784], labelShape: [10],
-    batchSize: o.batchSize, backend, shuffle: true, seed: o.seed, dropLast: true,
+    inputs: data.trainX,
+    labels: data.trainY,
+    inputShape: [784],
+    labelShape: [10],
+    batchSize: o.batchSize,
+    backend,
+    shuffle: true,
+    seed: o.seed,
+    dropLast: true,
   });
   // Cosine annealing of the learning rate over every step of the run (to 0 at the end).
   const schedule = new CosineAnnealingLR(opt, o.epochs * loader.length);
@@ -132,7 +178,11 @@ export async function train(backend: ComputeBackend, data: MnistSplit, o: TrainO
   }
   const seconds = (performance.now() - t0) / 1000;
   return {
-    losses, finalLoss: losses[losses.length - 1] ?? NaN, testAccuracy, seconds,
-    samplesPerSecond: (o.epochs * loader.length * o.batchSize) / seconds, peakBytes: backend.memoryStats().peakBytes,
+    losses,
+    finalLoss: losses[losses.length - 1] ?? NaN,
+    testAccuracy,
+    seconds,
+    samplesPerSecond: (o.epochs * loader.length * o.batchSize) / seconds,
+    peakBytes: backend.memoryStats().peakBytes,
   };
 }

@@ -5,7 +5,9 @@ import { existsSync } from 'node:fs';
 
 const entry = new URL('../dist/bin.js', import.meta.url);
 if (!existsSync(entry)) {
-  console.error('polyhal-conformance: the package is not built (no dist/bin.js); in the repository run `npm run build`');
+  console.error(
+    'polyhal-conformance: the package is not built (no dist/bin.js); in the repository run `npm run build`',
+  );
   process.exit(2);
 }
 await import(entry.href);

@@ -5,15 +5,20 @@ import { main } from './cli.js';
 let settled = false;
 process.on('beforeExit', () => {
   if (settled) return;
-  console.error('error: the run stopped with work that never settled (a backend promise that never resolves and holds nothing open); no result');
+  console.error(
+    'error: the run stopped with work that never settled (a backend promise that never resolves and holds nothing open); no result',
+  );
   process.exit(1);
 });
 
-main(process.argv.slice(2)).then((code) => {
-  settled = true;
-  process.exit(code);
-}, (e) => {
-  settled = true;
-  console.error(e);
-  process.exit(2);
-});
+main(process.argv.slice(2)).then(
+  (code) => {
+    settled = true;
+    process.exit(code);
+  },
+  (e) => {
+    settled = true;
+    console.error(e);
+    process.exit(2);
+  },
+);

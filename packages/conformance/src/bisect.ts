@@ -29,13 +29,56 @@ export interface Recording {
 }
 
 const RECORDED = new Set([
-  'fromArray', 'full', 'write', 'add', 'sub', 'mul', 'div', 'maximum', 'mod', 'cmplt', 'binary', 'neg', 'exp', 'log', 'relu', 'sigmoid', 'tanh',
-  'sqrt', 'recip', 'exp2', 'log2', 'sin', 'cos', 'unary', 'sum', 'max', 'mean', 'reduce', 'reshape', 'permute', 'expand', 'shrink', 'stride', 'pad',
-  'contiguous', 'cast', 'assign', 'matmul', 'softmax', 'logSoftmax', 'softmaxCrossEntropy', 'adamStep', 'sgdStep', 'free', 'deallocate',
+  'fromArray',
+  'full',
+  'write',
+  'add',
+  'sub',
+  'mul',
+  'div',
+  'maximum',
+  'mod',
+  'cmplt',
+  'binary',
+  'neg',
+  'exp',
+  'log',
+  'relu',
+  'sigmoid',
+  'tanh',
+  'sqrt',
+  'recip',
+  'exp2',
+  'log2',
+  'sin',
+  'cos',
+  'unary',
+  'sum',
+  'max',
+  'mean',
+  'reduce',
+  'reshape',
+  'permute',
+  'expand',
+  'shrink',
+  'stride',
+  'pad',
+  'contiguous',
+  'cast',
+  'assign',
+  'matmul',
+  'softmax',
+  'logSoftmax',
+  'softmaxCrossEntropy',
+  'adamStep',
+  'sgdStep',
+  'free',
+  'deallocate',
 ]);
 
 const isArray = (v: unknown): v is NDArray => typeof v === 'object' && v !== null && 'buffer' in v && 'strides' in v;
-const isBuffer = (v: unknown): v is DeviceBuffer => typeof v === 'object' && v !== null && 'owner' in v && 'byteLength' in v;
+const isBuffer = (v: unknown): v is DeviceBuffer =>
+  typeof v === 'object' && v !== null && 'owner' in v && 'byteLength' in v;
 
 /** Wraps a backend so that every HAL call made through it is logged (the run itself is unchanged). */
 export function recording(be: ComputeBackend): Recording {
@@ -44,12 +87,18 @@ export function recording(be: ComputeBackend): Recording {
   const bufferProducer = new Map<number, [number, number]>(); // buffer id → the first array made on it
   const encode = (v: unknown): Arg => {
     if (isArray(v) && producer.has(v)) return { kind: 'array', call: producer.get(v)![0], output: producer.get(v)![1] };
-    if (isBuffer(v) && bufferProducer.has(v.id)) return { kind: 'buffer', call: bufferProducer.get(v.id)![0], output: bufferProducer.get(v.id)![1] };
-    if (isArray(v) || isBuffer(v)) throw new Error('recording: an array that was not made through the recording backend');
+    if (isBuffer(v) && bufferProducer.has(v.id))
+      return { kind: 'buffer', call: bufferProducer.get(v.id)![0], output: bufferProducer.get(v.id)![1] };
+    if (isArray(v) || isBuffer(v))
+      throw new Error('recording: an array that was not made through the recording backend');
     return { kind: 'value', value: v instanceof Float32Array || v instanceof Int32Array ? Array.from(v) : v };
   };
   const remember = (index: number, out: unknown): void => {
-    const arrays = isArray(out) ? [out] : typeof out === 'object' && out !== null ? Object.values(out).filter(isArray) : [];
+    const arrays = isArray(out)
+      ? [out]
+      : typeof out === 'object' && out !== null
+        ? Object.values(out).filter(isArray)
+        : [];
     arrays.forEach((a, k) => {
       producer.set(a, [index, k]);
       if (!bufferProducer.has(a.buffer.id)) bufferProducer.set(a.buffer.id, [index, k]);
@@ -58,7 +107,8 @@ export function recording(be: ComputeBackend): Recording {
   const proxy = new Proxy(be, {
     get(target, prop, receiver) {
       const v = Reflect.get(target, prop, receiver) as unknown;
-      if (typeof v !== 'function' || typeof prop !== 'string' || !RECORDED.has(prop)) return typeof v === 'function' ? v.bind(receiver) : v;
+      if (typeof v !== 'function' || typeof prop !== 'string' || !RECORDED.has(prop))
+        return typeof v === 'function' ? v.bind(receiver) : v;
       return (...args: unknown[]) => {
         // Only the outermost call is recorded (composites call other ops internally).
         const depth = ++nesting;
@@ -67,8 +117,11 @@ export function recording(be: ComputeBackend): Recording {
           if (depth === 1) {
             const index = calls.length;
             const rec: RecordedCall = { index, method: prop, args: [] };
-            if (prop === 'fromArray' || prop === 'write') rec.data = Array.from(args[prop === 'write' ? 1 : 0] as ArrayLike<number>);
-            rec.args = args.map((a, i) => (rec.data && i === (prop === 'write' ? 1 : 0) ? { kind: 'value', value: null } : encode(a)));
+            if (prop === 'fromArray' || prop === 'write')
+              rec.data = Array.from(args[prop === 'write' ? 1 : 0] as ArrayLike<number>);
+            rec.args = args.map((a, i) =>
+              rec.data && i === (prop === 'write' ? 1 : 0) ? { kind: 'value', value: null } : encode(a),
+            );
             calls.push(rec);
             remember(index, out);
           }
@@ -108,14 +161,19 @@ function outputsOf(call: RecordedCall, out: unknown, args: unknown[]): NDArray[]
  * tolerated differences upstream do not snowball). Returns the first call whose output on B differs
  * from A's beyond the tolerance of its op, or null when the whole run agrees.
  */
-export async function bisect(log: Recording | RecordedCall[], factoryA: BackendFactory, factoryB: BackendFactory): Promise<Divergence | null> {
+export async function bisect(
+  log: Recording | RecordedCall[],
+  factoryA: BackendFactory,
+  factoryB: BackendFactory,
+): Promise<Divergence | null> {
   const calls = Array.isArray(log) ? log : log.calls;
   const [a, b] = [await factoryA(), await factoryB()];
   const results: [unknown, unknown][] = [];
   try {
     for (const call of calls) {
-      const decode = (be: ComputeBackend, side: 0 | 1, arg: Arg, i: number): unknown => {
-        if (call.data && i === (call.method === 'write' ? 1 : 0)) return call.method === 'write' ? Float32Array.from(call.data) : call.data;
+      const decode = (_be: ComputeBackend, side: 0 | 1, arg: Arg, i: number): unknown => {
+        if (call.data && i === (call.method === 'write' ? 1 : 0))
+          return call.method === 'write' ? Float32Array.from(call.data) : call.data;
         if (arg.kind === 'value') return arg.value;
         const produced = results[arg.call]![side];
         const arr = isArray(produced) ? produced : Object.values(produced as object).filter(isArray)[arg.output]!;
@@ -130,7 +188,10 @@ export async function bisect(log: Recording | RecordedCall[], factoryA: BackendF
         if (arg.kind === 'value' || (call.data && i === (call.method === 'write' ? 1 : 0))) continue;
         if (call.method === 'free' || call.method === 'deallocate') continue;
         const [ia, ib] = [decode(a, 0, arg, i), decode(b, 1, arg, i)];
-        const [ba, bb] = [isArray(ia) ? ia.buffer : (ia as DeviceBuffer), isArray(ib) ? ib.buffer : (ib as DeviceBuffer)];
+        const [ba, bb] = [
+          isArray(ia) ? ia.buffer : (ia as DeviceBuffer),
+          isArray(ib) ? ib.buffer : (ib as DeviceBuffer),
+        ];
         b.write(bb, await a.read(ba));
       }
       const [outA, argsA] = run(a, 0);
@@ -142,8 +203,11 @@ export async function bisect(log: Recording | RecordedCall[], factoryA: BackendF
       for (let k = 0; k < oa.length; k++) {
         const [da, db] = [await a.read(oa[k]!), await b.read(ob[k]!)];
         const want: Ref = { shape: [...oa[k]!.shape], data: Float64Array.from(da), dtype: oa[k]!.dtype };
-        let tol;
-        const op = ['unary', 'binary', 'reduce'].includes(call.method) && call.args[0]?.kind === 'value' ? String(call.args[0].value) : call.method;
+        let tol: { abs: number; rel: number };
+        const op =
+          ['unary', 'binary', 'reduce'].includes(call.method) && call.args[0]?.kind === 'value'
+            ? String(call.args[0].value)
+            : call.method;
         try {
           tol = toleranceFor(op, oa[k]!.dtype, capabilitiesOf(b).arithmetic);
         } catch {
@@ -153,7 +217,9 @@ export async function bisect(log: Recording | RecordedCall[], factoryA: BackendF
         if (!cmp.pass) {
           const f = cmp.firstFailure!;
           return {
-            call, method: call.method, maxAbsError: cmp.maxAbsError,
+            call,
+            method: call.method,
+            maxAbsError: cmp.maxAbsError,
             message: `call ${call.index} (${call.method}) diverges: output ${k}[${f.index}] is ${f.want} on ${a.name} and ${f.got} on ${b.name}`,
             reproduction: await reproduction(call, argsA, a),
           };
@@ -168,7 +234,9 @@ export async function bisect(log: Recording | RecordedCall[], factoryA: BackendF
 }
 
 async function reproduction(call: RecordedCall, args: unknown[], be: ComputeBackend): Promise<string> {
-  const lines = ["// Reproduces one diverging HAL call; run with a backend `be` (e.g. await createBackend({ backend: 'wasm' }))."];
+  const lines = [
+    "// Reproduces one diverging HAL call; run with a backend `be` (e.g. await createBackend({ backend: 'wasm' })).",
+  ];
   const names: string[] = [];
   for (const [i, arg] of args.entries()) {
     if (isArray(arg)) {

@@ -28,7 +28,8 @@ export class StaleReadError extends Error {
 }
 
 function garbage(buffer: DeviceBuffer, seed: number): HostArray {
-  if (buffer.dtype === 'int32') return Int32Array.from({ length: buffer.size }, (_, i) => ((i + seed) * 2654435761) | 0);
+  if (buffer.dtype === 'int32')
+    return Int32Array.from({ length: buffer.size }, (_, i) => ((i + seed) * 2654435761) | 0);
   const out = new Float32Array(buffer.size);
   for (let i = 0; i < out.length; i++) out[i] = i % 3 === 0 ? NaN : ((i * 7919 + seed) % 1000) * 1e7;
   return out;
@@ -53,7 +54,12 @@ export function checked(be: ComputeBackend): CheckedBackend {
           };
         case 'deallocate':
           return (b: DeviceBuffer) => {
-            if (live.has(b.id)) target.write.call(receiver, b, b.dtype === 'int32' ? new Int32Array(b.size).fill(-1) : new Float32Array(b.size).fill(NaN));
+            if (live.has(b.id))
+              target.write.call(
+                receiver,
+                b,
+                b.dtype === 'int32' ? new Int32Array(b.size).fill(-1) : new Float32Array(b.size).fill(NaN),
+              );
             target.deallocate.call(receiver, b);
             live.delete(b.id);
           };
@@ -63,7 +69,10 @@ export function checked(be: ComputeBackend): CheckedBackend {
             await target.synchronize.call(receiver);
             const again = await target.read.call(receiver, x);
             for (let i = 0; i < first.length; i++) {
-              if (!Object.is(first[i], again[i])) throw new StaleReadError(`read returned element ${i} = ${first[i]} before synchronize() and ${again[i]} after: a read did not wait for queued work`);
+              if (!Object.is(first[i], again[i]))
+                throw new StaleReadError(
+                  `read returned element ${i} = ${first[i]} before synchronize() and ${again[i]} after: a read did not wait for queued work`,
+                );
             }
             return first;
           };

@@ -20,29 +20,39 @@ import { htmlReport, textTable } from './report.js';
 import { onnxTextReport } from './onnx/report.js';
 import { type OnnxNodeTestsResult, runOnnxNodeTests } from './onnx/runner.js';
 import {
-  type BackendFactory, type ConformanceResult, ConformanceTimeoutError, DEFAULT_TIMEOUT_MS, notStartedResult, runConformance, selectCases, selectContractCases,
+  type BackendFactory,
+  type ConformanceResult,
+  ConformanceTimeoutError,
+  DEFAULT_TIMEOUT_MS,
+  notStartedResult,
+  runConformance,
+  selectCases,
+  selectContractCases,
 } from './runner.js';
 
 const BUILT_IN: Record<string, () => Promise<BackendFactory>> = {
   cpu: async () => {
-    const m = await import('@polyhal/backend-cpu' as string) as { CpuBackend: new () => ComputeBackend };
+    const m = (await import('@polyhal/backend-cpu' as string)) as { CpuBackend: new () => ComputeBackend };
     return () => new m.CpuBackend();
   },
   wasm: async () => {
-    const m = await import('@polyhal/backend-wasm' as string) as { createWasmBackend: () => Promise<ComputeBackend> };
+    const m = (await import('@polyhal/backend-wasm' as string)) as { createWasmBackend: () => Promise<ComputeBackend> };
     return () => m.createWasmBackend();
   },
   webgpu: async () => {
-    const m = await import('@polyhal/backend-webgpu' as string) as { createWebGpuBackend: () => Promise<ComputeBackend> };
+    const m = (await import('@polyhal/backend-webgpu' as string)) as {
+      createWebGpuBackend: () => Promise<ComputeBackend>;
+    };
     return () => m.createWebGpuBackend();
   },
 };
 
 /** A module path: its default export, `createBackend`, or its only exported function is the factory. */
 async function moduleFactory(path: string): Promise<BackendFactory> {
-  const m = await import(pathToFileURL(resolve(path)).href) as Record<string, unknown>;
+  const m = (await import(pathToFileURL(resolve(path)).href)) as Record<string, unknown>;
   const candidates = [m['default'], m['createBackend'], ...Object.values(m)].filter((v) => typeof v === 'function');
-  if (!candidates.length) throw new Error(`${path} exports no backend factory (export default () => backend, or createBackend)`);
+  if (!candidates.length)
+    throw new Error(`${path} exports no backend factory (export default () => backend, or createBackend)`);
   return candidates[0] as BackendFactory;
 }
 
@@ -52,14 +62,19 @@ const REQUIRED = ['fromArray', 'read', 'free', 'dispose', 'liveBufferCount', 'me
 /** `factory`, checked: a result that is not a backend is a usage error that says what it was. */
 function checkedFactory(name: string, factory: BackendFactory): BackendFactory {
   return async () => {
-    const be = await factory() as unknown;
+    const be = (await factory()) as unknown;
     const o = be as Record<string, unknown> | null;
     const what = be === null ? 'null' : Array.isArray(be) ? 'an array' : typeof be;
     if (typeof o !== 'object' || o === null || typeof o['name'] !== 'string') {
-      throw new UsageError(`${name}: the factory returned ${what}, not a ComputeBackend (an object with name, ${REQUIRED.join(', ')}, ...)`);
+      throw new UsageError(
+        `${name}: the factory returned ${what}, not a ComputeBackend (an object with name, ${REQUIRED.join(', ')}, ...)`,
+      );
     }
     const missing = REQUIRED.filter((k) => typeof o[k] !== 'function');
-    if (missing.length) throw new UsageError(`${name}: the factory returned an object that is not a ComputeBackend: no ${missing.join(', ')} method${missing.length > 1 ? 's' : ''}`);
+    if (missing.length)
+      throw new UsageError(
+        `${name}: the factory returned an object that is not a ComputeBackend: no ${missing.join(', ')} method${missing.length > 1 ? 's' : ''}`,
+      );
     return be as ComputeBackend;
   };
 }
@@ -67,27 +82,42 @@ function checkedFactory(name: string, factory: BackendFactory): BackendFactory {
 /** A usage error found after parsing (bad module, bad filter): exit code 2. */
 class UsageError extends Error {}
 
-const nonNegativeInt = (flag: string) => (v: string): number => {
-  const n = Number(v);
-  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n)) throw new InvalidArgumentError(`${flag} must be a non-negative integer, got '${v}'.`);
-  return n;
-};
-const positiveInt = (flag: string) => (v: string): number => {
-  const n = Number(v);
-  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n === 0) throw new InvalidArgumentError(`${flag} must be a positive integer, got '${v}'.`);
-  return n;
-};
+const nonNegativeInt =
+  (flag: string) =>
+  (v: string): number => {
+    const n = Number(v);
+    if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n))
+      throw new InvalidArgumentError(`${flag} must be a non-negative integer, got '${v}'.`);
+    return n;
+  };
+const positiveInt =
+  (flag: string) =>
+  (v: string): number => {
+    const n = Number(v);
+    if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n === 0)
+      throw new InvalidArgumentError(`${flag} must be a positive integer, got '${v}'.`);
+    return n;
+  };
 
 export async function main(argv: string[]): Promise<number> {
-  const program = new Command().name('polyhal-conformance')
+  const program = new Command()
+    .name('polyhal-conformance')
     .description('Run the PolyHAL conformance suite against backends and the float64 oracle.')
     .option('--backend <name>', 'cpu, wasm, webgpu, all, or a path to a module exporting a backend factory', 'all')
     .option('--json <file>', 'write the result matrix as JSON')
     .option('--html <file>', 'write an HTML report')
     .option('--seed <n>', 'input seed', nonNegativeInt('--seed'), 1)
     .option('--filter <text>', 'only cases whose id contains this text (e.g. an op name)')
-    .option('--onnx-node-tests <dir>', "run ONNX's backend node tests from this directory (test_*/model.onnx, test_data_set_*/*.pb) instead of the suite")
-    .option('--timeout <ms>', 'milliseconds the backend factory and each case may take to settle', positiveInt('--timeout'), DEFAULT_TIMEOUT_MS)
+    .option(
+      '--onnx-node-tests <dir>',
+      "run ONNX's backend node tests from this directory (test_*/model.onnx, test_data_set_*/*.pb) instead of the suite",
+    )
+    .option(
+      '--timeout <ms>',
+      'milliseconds the backend factory and each case may take to settle',
+      positiveInt('--timeout'),
+      DEFAULT_TIMEOUT_MS,
+    )
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   try {
@@ -96,14 +126,28 @@ export async function main(argv: string[]): Promise<number> {
     if (e instanceof CommanderError) return e.code === 'commander.helpDisplayed' ? 0 : 2;
     throw e;
   }
-  const o = program.opts<{ backend: string; json?: string; html?: string; seed: number; filter?: string; timeout: number; onnxNodeTests?: string }>();
+  const o = program.opts<{
+    backend: string;
+    json?: string;
+    html?: string;
+    seed: number;
+    filter?: string;
+    timeout: number;
+    onnxNodeTests?: string;
+  }>();
   if (o.onnxNodeTests !== undefined && o.html !== undefined) {
     console.error('error: --html is not available with --onnx-node-tests (use --json for the per-test rows)');
     return 2;
   }
-  if (o.onnxNodeTests === undefined && o.filter !== undefined && selectCases(o.filter).length + selectContractCases(o.filter).length === 0) {
+  if (
+    o.onnxNodeTests === undefined &&
+    o.filter !== undefined &&
+    selectCases(o.filter).length + selectContractCases(o.filter).length === 0
+  ) {
     const ops = [...new Set(selectCases().map((c) => c.op))].join(', ');
-    console.error(`error: --filter '${o.filter}' matches no case (case ids look like 'exp/float32/[17]' or 'contract/...'; ops: ${ops})`);
+    console.error(
+      `error: --filter '${o.filter}' matches no case (case ids look like 'exp/float32/[17]' or 'contract/...'; ops: ${ops})`,
+    );
     return 2;
   }
   const names = o.backend === 'all' ? Object.keys(BUILT_IN) : [o.backend];
@@ -114,7 +158,8 @@ export async function main(argv: string[]): Promise<number> {
     let factory: BackendFactory;
     try {
       const isModule = name.includes('/') || name.endsWith('.js') || name.endsWith('.mjs');
-      if (!BUILT_IN[name] && !isModule) throw new UsageError(`unknown backend '${name}' (cpu, wasm, webgpu, all, or a module path)`);
+      if (!BUILT_IN[name] && !isModule)
+        throw new UsageError(`unknown backend '${name}' (cpu, wasm, webgpu, all, or a module path)`);
       const load = BUILT_IN[name] ? BUILT_IN[name]!() : moduleFactory(name);
       let timer: ReturnType<typeof setTimeout> | undefined;
       const expired = new Promise<never>((_, reject) => {
@@ -149,7 +194,9 @@ export async function main(argv: string[]): Promise<number> {
     }
     results.push(result);
     if (result.timedOut) {
-      console.error(`error: ${name}: case ${result.timedOut} did not settle within ${o.timeout} ms; the run stopped there (raise --timeout if the backend is just slow)`);
+      console.error(
+        `error: ${name}: case ${result.timedOut} did not settle within ${o.timeout} ms; the run stopped there (raise --timeout if the backend is just slow)`,
+      );
       break;
     }
   }

@@ -29,7 +29,13 @@ export function ulpDistance(a: number, b: number): number {
 
 /** Compares backend output (float32/int32) with the oracle under a tolerance. */
 /** `checked(i)` false skips element i (an input outside the backend's guaranteed domain). */
-export function compare(got: ArrayLike<number>, want: Ref, tol: Tolerance, checked?: (i: number) => boolean, flushesSubnormals = false): Comparison {
+export function compare(
+  got: ArrayLike<number>,
+  want: Ref,
+  tol: Tolerance,
+  checked?: (i: number) => boolean,
+  flushesSubnormals = false,
+): Comparison {
   const res: Comparison = { pass: true, maxAbsError: 0, maxRelError: 0, maxUlpError: 0 };
   if (got.length !== want.data.length) {
     return { ...res, pass: false, firstFailure: { index: -1, got: got.length, want: want.data.length } };

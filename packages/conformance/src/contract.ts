@@ -17,7 +17,15 @@ function expectError(id: string, errorName: string, bad: Bad): ContractCase {
   return {
     id: `contract/${id}`,
     run: async (be, factory) => {
-      const base = { id: `contract/${id}`, op: 'contract', dtype: '-', kind: 'contract', maxAbsError: 0, maxRelError: 0, maxUlpError: 0 };
+      const base = {
+        id: `contract/${id}`,
+        op: 'contract',
+        dtype: '-',
+        kind: 'contract',
+        maxAbsError: 0,
+        maxRelError: 0,
+        maxUlpError: 0,
+      };
       const values = [1.5, -2, 3.25, 0, 7, -0.5];
       const keep = be.fromArray(values, [2, 3]);
       const baseline = be.liveBufferCount();
@@ -57,23 +65,39 @@ function expectError(id: string, errorName: string, bad: Bad): ContractCase {
 export const CONTRACT_CASES: readonly ContractCase[] = [
   expectError('shape-mismatch/add', 'ShapeMismatchError', (be, k) => {
     const b = be.full([4], 1);
-    try { return be.add(k, b); } finally { be.free(b); }
+    try {
+      return be.add(k, b);
+    } finally {
+      be.free(b);
+    }
   }),
   expectError('shape-mismatch/matmul', 'ShapeMismatchError', (be, k) => be.matmul(k, k)),
   expectError('shape-mismatch/reshape', 'ShapeMismatchError', (be, k) => be.reshape(k, [4, 2])),
   expectError('shape-mismatch/fromArray', 'ShapeMismatchError', (be) => be.fromArray([1, 2, 3], [2, 2])),
   expectError('dtype-mismatch/add', 'DTypeError', (be, k) => {
     const i = be.full([2, 3], 1, 'int32');
-    try { return be.add(k, i); } finally { be.free(i); }
+    try {
+      return be.add(k, i);
+    } finally {
+      be.free(i);
+    }
   }),
   expectError('dtype-mismatch/write', 'DTypeError', (be, k) => be.write(k.buffer, new Int32Array(6))),
   expectError('unsupported/int32-exp', 'UnsupportedOpError', (be) => {
     const i = be.full([3], 1, 'int32');
-    try { return be.exp(i); } finally { be.free(i); }
+    try {
+      return be.exp(i);
+    } finally {
+      be.free(i);
+    }
   }),
   expectError('unsupported/int32-matmul', 'UnsupportedOpError', (be) => {
     const i = be.full([2, 2], 1, 'int32');
-    try { return be.matmul(i, i); } finally { be.free(i); }
+    try {
+      return be.matmul(i, i);
+    } finally {
+      be.free(i);
+    }
   }),
   expectError('use-after-free/read', 'UseAfterFreeError', (be) => {
     const x = be.full([3], 1);
@@ -85,12 +109,21 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
     be.free(x);
     be.free(x);
   }),
-  expectError('out-of-memory/allocate', 'OutOfMemoryError', (be) => be.allocate(Math.floor(be.memoryAvailable() / 4) + 1024)),
-  expectError('out-of-memory/op', 'OutOfMemoryError', (be, k) => be.contiguous(be.expand(k, [Math.ceil(be.memoryAvailable() / 24) + 16, 2, 3]))),
+  expectError('out-of-memory/allocate', 'OutOfMemoryError', (be) =>
+    be.allocate(Math.floor(be.memoryAvailable() / 4) + 1024),
+  ),
+  expectError('out-of-memory/op', 'OutOfMemoryError', (be, k) =>
+    be.contiguous(be.expand(k, [Math.ceil(be.memoryAvailable() / 24) + 16, 2, 3])),
+  ),
   expectError('invalid/axis', 'InvalidArgumentError', (be, k) => be.sum(k, 2)),
   expectError('invalid/repeated-axis', 'InvalidArgumentError', (be, k) => be.sum(k, [1, -1])),
   expectError('invalid/permutation', 'InvalidArgumentError', (be, k) => be.permute(k, [0, 0])),
-  expectError('invalid/negative-pad', 'InvalidArgumentError', (be, k) => be.pad(k, [[0, 0], [-1, 0]])),
+  expectError('invalid/negative-pad', 'InvalidArgumentError', (be, k) =>
+    be.pad(k, [
+      [0, 0],
+      [-1, 0],
+    ]),
+  ),
   // Unknown op names are errors, never another op or zeros.
   expectError('unsupported/unknown-binary', 'UnsupportedOpError', (be, k) => be.binary('pow' as never, k, k)),
   expectError('unsupported/unknown-unary', 'UnsupportedOpError', (be, k) => be.unary('notAnOp' as never, k)),
@@ -99,17 +132,35 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
   expectError('invalid/null-axes', 'InvalidArgumentError', (be, k) => be.sum(k, null as never)),
   expectError('invalid/pad-not-pairs', 'InvalidArgumentError', (be, k) => be.pad(k, [1, 2] as never)),
   expectError('invalid/null-array', 'InvalidArgumentError', (be) => be.exp(null as never)),
-  expectError('dtype-mismatch/write-float64', 'DTypeError', (be, k) => be.write(k.buffer, new Float64Array(6) as never)),
+  expectError('dtype-mismatch/write-float64', 'DTypeError', (be, k) =>
+    be.write(k.buffer, new Float64Array(6) as never),
+  ),
   // Optimizer hyper-parameters out of their domain: nothing written (the kept array is the parameter).
-  ...([['step', 0], ['step', NaN], ['lr', NaN], ['beta2', 1]] as const).map(([key, value]) =>
+  ...(
+    [
+      ['step', 0],
+      ['step', NaN],
+      ['lr', NaN],
+      ['beta2', 1],
+    ] as const
+  ).map(([key, value]) =>
     expectError(`invalid/adam-${key}-${value}`, 'InvalidArgumentError', (be, k) => {
       const [g, m, v] = [be.full([2, 3], 1), be.full([2, 3], 0), be.full([2, 3], 0)];
       try {
-        be.adamStep(k.buffer, g, m.buffer, v.buffer, { lr: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, step: 1, [key]: value });
+        be.adamStep(k.buffer, g, m.buffer, v.buffer, {
+          lr: 1e-3,
+          beta1: 0.9,
+          beta2: 0.999,
+          eps: 1e-8,
+          weightDecay: 0,
+          step: 1,
+          [key]: value,
+        });
       } finally {
         for (const a of [g, m, v]) be.free(a);
       }
-    })),
+    }),
+  ),
   expectError('device-mismatch/other-instance', 'DeviceMismatchError', async (be, k, other) => {
     const o = await other();
     const x = o.full([2, 3], 1);

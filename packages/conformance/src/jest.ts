@@ -14,7 +14,12 @@ export interface JestLike {
   afterAll: (fn: () => void | Promise<void>) => void;
 }
 
-export function defineConformanceTests(name: string, factory: BackendFactory, j: JestLike, options: { seed?: number; filter?: string | RegExp } = {}): void {
+export function defineConformanceTests(
+  name: string,
+  factory: BackendFactory,
+  j: JestLike,
+  options: { seed?: number; filter?: string | RegExp } = {},
+): void {
   j.describe(`conformance: ${name}`, () => {
     let be: ComputeBackend;
     j.beforeAll(async () => {

@@ -104,8 +104,12 @@ export function oBinary(op: string, a: Ref, b: Ref): Ref {
     const y = B.data[i]!;
     const r = f(x, y);
     data[i] = r;
-    scale[i] = d.scale === 'operands' ? Math.abs(x) + Math.abs(y)
-      : d.scale === 'divisor' && Number.isFinite(y) ? Math.abs(y) : Math.abs(r);
+    scale[i] =
+      d.scale === 'operands'
+        ? Math.abs(x) + Math.abs(y)
+        : d.scale === 'divisor' && Number.isFinite(y)
+          ? Math.abs(y)
+          : Math.abs(r);
   }
   return { shape, data, dtype: a.dtype, scale };
 }
@@ -120,7 +124,10 @@ export function oReduce(op: 'sum' | 'max' | 'mean', x: Ref, axes: number[], keep
   const count = ax.reduce((p, a) => p * x.shape[a]!, 1);
   for (let i = 0; i < x.data.length; i++) {
     const idx = unravel(i, x.shape);
-    const o = ravel(idx.map((v, d) => (ax.includes(d) ? 0 : v)), keptShape);
+    const o = ravel(
+      idx.map((v, d) => (ax.includes(d) ? 0 : v)),
+      keptShape,
+    );
     const v = x.data[i]!;
     if (op === 'max') data[o] = Number.isNaN(v) || Number.isNaN(data[o]!) ? NaN : Math.max(data[o]!, v);
     else {
@@ -153,24 +160,37 @@ export function oPermute(x: Ref, perm: number[]): Ref {
 }
 
 export function oShrink(x: Ref, bounds: [number, number][]): Ref {
-  return gather(x, bounds.map(([s, e]) => e - s), (idx) => idx.map((v, d) => v + bounds[d]![0]));
+  return gather(
+    x,
+    bounds.map(([s, e]) => e - s),
+    (idx) => idx.map((v, d) => v + bounds[d]![0]),
+  );
 }
 
 export function oStride(x: Ref, steps: number[]): Ref {
   const shape = x.shape.map((d, i) => Math.ceil(d / Math.abs(steps[i]!)));
-  return gather(x, shape, (idx) => idx.map((v, d) => (steps[d]! > 0 ? v * steps[d]! : x.shape[d]! - 1 + v * steps[d]!)));
+  return gather(x, shape, (idx) =>
+    idx.map((v, d) => (steps[d]! > 0 ? v * steps[d]! : x.shape[d]! - 1 + v * steps[d]!)),
+  );
 }
 
 export function oPad(x: Ref, pads: [number, number][], value: number): Ref {
   const shape = x.shape.map((d, i) => d + pads[i]![0] + pads[i]![1]);
-  return gather(x, shape, (idx) => {
-    const src = idx.map((v, d) => v - pads[d]![0]);
-    return src.every((v, d) => v >= 0 && v < x.shape[d]!) ? src : null;
-  }, value);
+  return gather(
+    x,
+    shape,
+    (idx) => {
+      const src = idx.map((v, d) => v - pads[d]![0]);
+      return src.every((v, d) => v >= 0 && v < x.shape[d]!) ? src : null;
+    },
+    value,
+  );
 }
 
 export function oCast(x: Ref, dtype: 'float32' | 'int32'): Ref {
-  const data = x.data.map((v) => (dtype === 'int32' ? (Number.isNaN(v) ? 0 : Math.max(-2147483648, Math.min(2147483647, Math.trunc(v)))) : v));
+  const data = x.data.map((v) =>
+    dtype === 'int32' ? (Number.isNaN(v) ? 0 : Math.max(-2147483648, Math.min(2147483647, Math.trunc(v)))) : v,
+  );
   return { shape: [...x.shape], data, dtype };
 }
 
@@ -228,7 +248,8 @@ export function oSoftmaxCrossEntropy(logits: Ref, labels: Ref): Ref {
   const ls = oSoftmax(logits, true);
   const [N, C] = logits.shape as [number, number];
   const data = new Float64Array(N);
-  for (let n = 0; n < N; n++) for (let c = 0; c < C; c++) data[n]! -= xlogy(labels.data[n * C + c]!, ls.data[n * C + c]!);
+  for (let n = 0; n < N; n++)
+    for (let c = 0; c < C; c++) data[n]! -= xlogy(labels.data[n * C + c]!, ls.data[n * C + c]!);
   return { shape: [N], data, dtype: 'float32', scale: data.map((v) => Math.max(Math.abs(v), 1)) };
 }
 
@@ -240,7 +261,11 @@ export function oAdamStep(p: Ref, g: Ref, m: Ref, v: Ref, h: Record<string, numb
   const upd = m2.map((mi, i) => (lr * (mi / (1 - b1 ** t))) / (Math.sqrt(v2[i]! / (1 - b2 ** t)) + eps));
   const p2 = p.data.map((pi, i) => pi * (1 - lr * wd) - upd[i]!);
   const scale = p.data.map((pi, i) => Math.abs(pi) + Math.abs(upd[i]!));
-  return [{ shape: [...p.shape], data: p2, dtype: 'float32', scale }, { shape: [...p.shape], data: m2, dtype: 'float32' }, { shape: [...p.shape], data: v2, dtype: 'float32' }];
+  return [
+    { shape: [...p.shape], data: p2, dtype: 'float32', scale },
+    { shape: [...p.shape], data: m2, dtype: 'float32' },
+    { shape: [...p.shape], data: v2, dtype: 'float32' },
+  ];
 }
 
 /** One SGD step in float64: d = g + wd·p; v = μ·v + d (with momentum); p − lr·(v or d) → [param, (velocity)]. */
@@ -251,6 +276,12 @@ export function oSgdStep(p: Ref, g: Ref, vel: Ref, h: Record<string, number>): R
   const p2 = p.data.map((pi, i) => pi - lr * v2[i]!);
   const scale = p.data.map((pi, i) => Math.abs(pi) + Math.abs(lr * v2[i]!));
   const out: Ref[] = [{ shape: [...p.shape], data: p2, dtype: 'float32', scale }];
-  if (mu > 0) out.push({ shape: [...p.shape], data: v2, dtype: 'float32', scale: v2.map((x, i) => Math.abs(mu * vel.data[i]!) + Math.abs(d[i]!)) });
+  if (mu > 0)
+    out.push({
+      shape: [...p.shape],
+      data: v2,
+      dtype: 'float32',
+      scale: v2.map((_x, i) => Math.abs(mu * vel.data[i]!) + Math.abs(d[i]!)),
+    });
   return out;
 }

@@ -28,7 +28,28 @@ export type Generator =
 
 /** IEEE special and edge values mixed into `special` inputs. */
 export const SPECIAL_VALUES: readonly number[] = [
-  NaN, Infinity, -Infinity, 0, -0, 1, -1, 1e-30, -1e-30, 1.4e-45, -1.4e-45, 1.1754942e-38, 1000, -1000, 88.7, -103, 3.4e38, -3.4e38, 0.5, -0.5, 2, 1e-7,
+  NaN,
+  Infinity,
+  -Infinity,
+  0,
+  -0,
+  1,
+  -1,
+  1e-30,
+  -1e-30,
+  1.4e-45,
+  -1.4e-45,
+  1.1754942e-38,
+  1000,
+  -1000,
+  88.7,
+  -103,
+  3.4e38,
+  -3.4e38,
+  0.5,
+  -0.5,
+  2,
+  1e-7,
 ];
 
 export function generate(gen: Generator, size: number, rng: Rng): number[] {
@@ -56,7 +77,9 @@ export function generate(gen: Generator, size: number, rng: Rng): number[] {
         break;
       }
       case 'special':
-        out[i] = Math.fround(i < SPECIAL_VALUES.length ? SPECIAL_VALUES[i]! : SPECIAL_VALUES[Math.floor(rng() * SPECIAL_VALUES.length)]!);
+        out[i] = Math.fround(
+          i < SPECIAL_VALUES.length ? SPECIAL_VALUES[i]! : SPECIAL_VALUES[Math.floor(rng() * SPECIAL_VALUES.length)]!,
+        );
         break;
       case 'onehot': {
         if (i % gen.classes === 0) hot = Math.floor(rng() * gen.classes);

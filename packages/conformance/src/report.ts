@@ -19,11 +19,20 @@ export function matrix(r: ConformanceResult): MatrixCell[] {
   const cells = new Map<string, MatrixCell>();
   for (const c of r.results) {
     const key = `${c.op}/${c.dtype}`;
-    const cell = cells.get(key) ?? { op: c.op, dtype: c.dtype, cases: 0, failed: 0, maxAbsError: 0, maxUlpError: 0, skipped: 0 };
+    const cell = cells.get(key) ?? {
+      op: c.op,
+      dtype: c.dtype,
+      cases: 0,
+      failed: 0,
+      maxAbsError: 0,
+      maxUlpError: 0,
+      skipped: 0,
+    };
     cell.cases++;
     if (!c.pass) cell.failed++;
     cell.maxAbsError = Math.max(cell.maxAbsError, c.maxAbsError);
-    if (Number.isFinite(c.maxUlpError) && c.maxUlpError < 2 ** 31) cell.maxUlpError = Math.max(cell.maxUlpError, c.maxUlpError);
+    if (Number.isFinite(c.maxUlpError) && c.maxUlpError < 2 ** 31)
+      cell.maxUlpError = Math.max(cell.maxUlpError, c.maxUlpError);
     cell.skipped += c.skipped ?? 0;
     cells.set(key, cell);
   }
@@ -37,7 +46,9 @@ export function toleranceClass(r: ConformanceResult): string {
   const c = r.capabilities;
   if (r.startError) return 'none applied (the backend did not start)';
   if (!c) return 'ieee-correctly-rounded (not recorded)';
-  const flags = [c.fusedMultiplyAdd && 'fused multiply-add', c.flushesSubnormals && 'flushes subnormals'].filter(Boolean).join(', ');
+  const flags = [c.fusedMultiplyAdd && 'fused multiply-add', c.flushesSubnormals && 'flushes subnormals']
+    .filter(Boolean)
+    .join(', ');
   return `${c.arithmetic} (${r.capabilitiesDeclared ? 'declared by the backend' : 'default: the backend declares no capabilities'}${flags ? `; ${flags}` : ''})`;
 }
 
@@ -46,9 +57,13 @@ export function textTable(results: ConformanceResult[]): string {
   for (const r of results) {
     lines.push(`${r.backend} — ${r.deviceName}, ${r.runtime}: ${r.passed} passed, ${r.failed} failed`);
     lines.push(`  tolerance class: ${toleranceClass(r)}`);
-    lines.push(`  ${'op'.padEnd(22)}${'dtype'.padEnd(9)}${'result'.padEnd(8)}${'cases'.padStart(6)}${'max abs'.padStart(10)}${'max ulp'.padStart(10)}`);
+    lines.push(
+      `  ${'op'.padEnd(22)}${'dtype'.padEnd(9)}${'result'.padEnd(8)}${'cases'.padStart(6)}${'max abs'.padStart(10)}${'max ulp'.padStart(10)}`,
+    );
     for (const c of matrix(r)) {
-      lines.push(`  ${c.op.padEnd(22)}${c.dtype.padEnd(9)}${(c.failed ? 'FAIL' : 'pass').padEnd(8)}${String(c.cases).padStart(6)}${fmt(c.maxAbsError).padStart(10)}${String(c.maxUlpError).padStart(10)}`);
+      lines.push(
+        `  ${c.op.padEnd(22)}${c.dtype.padEnd(9)}${(c.failed ? 'FAIL' : 'pass').padEnd(8)}${String(c.cases).padStart(6)}${fmt(c.maxAbsError).padStart(10)}${String(c.maxUlpError).padStart(10)}`,
+      );
     }
     if (r.startError) {
       // Every case failed for one reason: say it once (the JSON keeps each case's row).
@@ -60,13 +75,23 @@ export function textTable(results: ConformanceResult[]): string {
   return lines.join('\n');
 }
 
-const esc = (s: string): string => s.replace(/[&<>"]/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[ch]!);
+const esc = (s: string): string =>
+  s.replace(/[&<>"]/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[ch]!);
 
 export function htmlReport(results: ConformanceResult[]): string {
   const sections = results.map((r) => {
-    const rows = matrix(r).map((c) => `<tr class="${c.failed ? 'fail' : 'pass'}"><td>${esc(c.op)}</td><td>${c.dtype}</td><td>${c.failed ? `FAIL (${c.failed})` : 'pass'}</td><td>${c.cases}</td><td>${fmt(c.maxAbsError)}</td><td>${c.maxUlpError}</td><td>${c.skipped}</td></tr>`).join('\n');
-    const fails = r.startError ? `<li>every case, not run: the backend did not start: ${esc(r.startError)}</li>`
-      : r.results.filter((x) => !x.pass).map((x) => `<li>${esc(x.id)}: ${esc(x.message ?? '')}</li>`).join('');
+    const rows = matrix(r)
+      .map(
+        (c) =>
+          `<tr class="${c.failed ? 'fail' : 'pass'}"><td>${esc(c.op)}</td><td>${c.dtype}</td><td>${c.failed ? `FAIL (${c.failed})` : 'pass'}</td><td>${c.cases}</td><td>${fmt(c.maxAbsError)}</td><td>${c.maxUlpError}</td><td>${c.skipped}</td></tr>`,
+      )
+      .join('\n');
+    const fails = r.startError
+      ? `<li>every case, not run: the backend did not start: ${esc(r.startError)}</li>`
+      : r.results
+          .filter((x) => !x.pass)
+          .map((x) => `<li>${esc(x.id)}: ${esc(x.message ?? '')}</li>`)
+          .join('');
     return `<h2>${esc(r.backend)} — ${esc(r.deviceName)}, ${esc(r.runtime)}</h2><p>${r.passed} passed, ${r.failed} failed (seed ${r.seed}); tolerance class: ${esc(toleranceClass(r))}</p>
 <table><tr><th>op</th><th>dtype</th><th>result</th><th>cases</th><th>max abs error</th><th>max ULP error</th><th>elements outside the domain</th></tr>${rows}</table>${fails ? `<ul>${fails}</ul>` : ''}`;
   });

@@ -4,12 +4,34 @@
  * the op, read the result, compare with the float64 oracle under the tolerance table, free everything
  * and check that the number of live buffers is back to where it was (no leaks).
  */
-import { type BackendCapabilities, capabilitiesOf, type ComputeBackend, type NDArray, STRICT_CAPABILITIES } from '@polyhal/hal';
+import {
+  type BackendCapabilities,
+  capabilitiesOf,
+  type ComputeBackend,
+  type NDArray,
+  STRICT_CAPABILITIES,
+} from '@polyhal/hal';
 import { CASES, type Case, type InputSpec } from './cases.js';
 import { compare } from './compare.js';
 import { CONTRACT_CASES, type ContractCase } from './contract.js';
 import {
-  oAdamStep, oBinary, oCast, oSgdStep, oExpand, oMatmul, oPad, oPermute, oReduce, oReshape, oShrink, oSoftmax, oSoftmaxCrossEntropy, oStride, oUnary, ref, type Ref,
+  oAdamStep,
+  oBinary,
+  oCast,
+  oSgdStep,
+  oExpand,
+  oMatmul,
+  oPad,
+  oPermute,
+  oReduce,
+  oReshape,
+  oShrink,
+  oSoftmax,
+  oSoftmaxCrossEntropy,
+  oStride,
+  oUnary,
+  ref,
+  type Ref,
 } from './oracle.js';
 import { generate, hashString, mulberry32 } from './random.js';
 import { FLOAT32_ACCUMULATION, FLOAT32_MAX, inDomain, toleranceFor } from './tolerances.js';
@@ -74,7 +96,10 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** A backend factory or a case that did not settle within `timeoutMs`; `what` names it. */
 export class ConformanceTimeoutError extends Error {
-  constructor(readonly what: string, readonly timeoutMs: number) {
+  constructor(
+    readonly what: string,
+    readonly timeoutMs: number,
+  ) {
     super(`${what} did not settle within ${timeoutMs} ms`);
     this.name = 'ConformanceTimeoutError';
   }
@@ -90,7 +115,11 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 export function runtimeDescription(): string {
-  const g = globalThis as { process?: { versions?: { node?: string; bun?: string } }; Deno?: { version?: { deno?: string } }; navigator?: { userAgent?: string } };
+  const g = globalThis as {
+    process?: { versions?: { node?: string; bun?: string } };
+    Deno?: { version?: { deno?: string } };
+    navigator?: { userAgent?: string };
+  };
   if (g.Deno?.version?.deno) return `Deno ${g.Deno.version.deno}`;
   if (g.process?.versions?.bun) return `Bun ${g.process.versions.bun}`;
   if (g.process?.versions?.node) return `Node ${g.process.versions.node}`;
@@ -100,7 +129,15 @@ export function runtimeDescription(): string {
 /** Host inputs of a case (deterministic in seed and case id). */
 export function caseInputs(c: Case, seed: number): number[][] {
   const rng = mulberry32(hashString(c.id, seed));
-  return c.inputs.map((inp) => inp.values ?? generate(inp.gen, inp.shape.reduce((p, d) => p * d, 1), rng));
+  return c.inputs.map(
+    (inp) =>
+      inp.values ??
+      generate(
+        inp.gen,
+        inp.shape.reduce((p, d) => p * d, 1),
+        rng,
+      ),
+  );
 }
 
 function applyViewDevice(be: ComputeBackend, x: NDArray, spec: InputSpec): NDArray {
@@ -130,21 +167,32 @@ function runDevice(be: ComputeBackend, c: Case, xs: NDArray[]): NDArray[] {
   const p = c.params ?? {};
   const [a, b] = xs as [NDArray, NDArray];
   switch (c.kind) {
-    case 'unary': return [be.unary(c.op as never, a)];
-    case 'binary': return [be.binary(c.op as never, a, b)];
+    case 'unary':
+      return [be.unary(c.op as never, a)];
+    case 'binary':
+      return [be.binary(c.op as never, a, b)];
     case 'reduce':
       return [c.op === 'mean' ? be.mean(a, p.axes, p.keepdims) : be.reduce(c.op as never, a, p.axes, p.keepdims)];
-    case 'matmul': return [be.matmul(a, b)];
+    case 'matmul':
+      return [be.matmul(a, b)];
     case 'movement':
       switch (c.op) {
-        case 'reshape': return [be.reshape(a, p.shape!)];
-        case 'permute': return [be.permute(a, p.perm!)];
-        case 'expand': return [be.expand(a, p.shape!)];
-        case 'shrink': return [be.shrink(a, p.bounds!)];
-        case 'stride': return [be.stride(a, p.steps!)];
-        case 'pad': return [be.pad(a, p.pads!, p.value)];
-        case 'contiguous': return [be.contiguous(a)];
-        case 'cast': return [be.cast(a, p.dtype!)];
+        case 'reshape':
+          return [be.reshape(a, p.shape!)];
+        case 'permute':
+          return [be.permute(a, p.perm!)];
+        case 'expand':
+          return [be.expand(a, p.shape!)];
+        case 'shrink':
+          return [be.shrink(a, p.bounds!)];
+        case 'stride':
+          return [be.stride(a, p.steps!)];
+        case 'pad':
+          return [be.pad(a, p.pads!, p.value)];
+        case 'contiguous':
+          return [be.contiguous(a)];
+        case 'cast':
+          return [be.cast(a, p.dtype!)];
       }
       break;
     case 'composite':
@@ -173,24 +221,40 @@ function runOracle(c: Case, xs: Ref[]): Ref[] {
   const p = c.params ?? {};
   const [a, b] = xs as [Ref, Ref];
   switch (c.kind) {
-    case 'unary': return [oUnary(c.op, a)];
-    case 'binary': return [oBinary(c.op, a, b)];
-    case 'reduce': return [oReduce(c.op as 'sum', a, p.axes ?? a.shape.map((_, i) => i), p.keepdims ?? false)];
-    case 'matmul': return [oMatmul(a, b)];
+    case 'unary':
+      return [oUnary(c.op, a)];
+    case 'binary':
+      return [oBinary(c.op, a, b)];
+    case 'reduce':
+      return [oReduce(c.op as 'sum', a, p.axes ?? a.shape.map((_, i) => i), p.keepdims ?? false)];
+    case 'matmul':
+      return [oMatmul(a, b)];
     case 'movement':
       switch (c.op) {
         case 'reshape': {
           const n = a.data.length;
           const known = p.shape!.filter((d) => d !== -1).reduce((q, d) => q * d, 1);
-          return [oReshape(a, p.shape!.map((d) => (d === -1 ? n / known : d)))];
+          return [
+            oReshape(
+              a,
+              p.shape!.map((d) => (d === -1 ? n / known : d)),
+            ),
+          ];
         }
-        case 'permute': return [oPermute(a, p.perm!)];
-        case 'expand': return [oExpand(a, p.shape!)];
-        case 'shrink': return [oShrink(a, p.bounds!)];
-        case 'stride': return [oStride(a, p.steps!)];
-        case 'pad': return [oPad(a, p.pads!, p.value ?? 0)];
-        case 'contiguous': return [a];
-        case 'cast': return [oCast(a, p.dtype!)];
+        case 'permute':
+          return [oPermute(a, p.perm!)];
+        case 'expand':
+          return [oExpand(a, p.shape!)];
+        case 'shrink':
+          return [oShrink(a, p.bounds!)];
+        case 'stride':
+          return [oStride(a, p.steps!)];
+        case 'pad':
+          return [oPad(a, p.pads!, p.value ?? 0)];
+        case 'contiguous':
+          return [a];
+        case 'cast':
+          return [oCast(a, p.dtype!)];
       }
       break;
     case 'composite':
@@ -212,7 +276,10 @@ function runOracle(c: Case, xs: Ref[]): Ref[] {
 
 /** Elements reduced into each output of a reduce case. */
 function reducedCount(c: Case): number {
-  const shape = applyViewOracle(ref(c.inputs[0]!.shape, new Array<number>(c.inputs[0]!.shape.reduce((p, d) => p * d, 1)).fill(0)), c.inputs[0]!).shape;
+  const shape = applyViewOracle(
+    ref(c.inputs[0]!.shape, new Array<number>(c.inputs[0]!.shape.reduce((p, d) => p * d, 1)).fill(0)),
+    c.inputs[0]!,
+  ).shape;
   const axes = (c.params?.axes ?? shape.map((_, i) => i)).map((a) => (a < 0 ? a + shape.length : a));
   return axes.reduce((p, a) => p * shape[a]!, 1);
 }
@@ -247,7 +314,10 @@ export async function runCase(be: ComputeBackend, c: Case, seed = 1): Promise<Ca
     });
     const outs = runDevice(be, c, devIn);
     for (const o of outs) if (!owned.some((x) => x.buffer === o.buffer)) owned.push(o);
-    const want = runOracle(c, c.inputs.map((spec, i) => applyViewOracle(ref(spec.shape, host[i]!, spec.dtype ?? c.dtype), spec)));
+    const want = runOracle(
+      c,
+      c.inputs.map((spec, i) => applyViewOracle(ref(spec.shape, host[i]!, spec.dtype ?? c.dtype), spec)),
+    );
     const caps = capabilitiesOf(be);
     const tol = toleranceFor(c.op, c.dtype, caps.arithmetic);
     const res: CaseResult = { ...base, pass: true };
@@ -257,15 +327,27 @@ export async function runCase(be: ComputeBackend, c: Case, seed = 1): Promise<Ca
       if (o.shape.length !== w.shape.length || o.shape.some((d, i) => d !== w.shape[i])) {
         return { ...res, pass: false, message: `output ${k} has shape [${o.shape}] but the oracle's is [${w.shape}]` };
       }
-      if (o.dtype !== w.dtype) return { ...res, pass: false, message: `output ${k} has dtype ${o.dtype}, expected ${w.dtype}` };
+      if (o.dtype !== w.dtype)
+        return { ...res, pass: false, message: `output ${k} has dtype ${o.dtype}, expected ${w.dtype}` };
       const got = await be.read(o);
       const perElement = elementInputs(c, host, w.shape);
       // float32 accumulators: skip sums whose finite terms add up past float32's range (scale = Σ|x|, or its mean).
       const count = c.op === 'mean' ? reducedCount(c) : 1;
-      const overflowSafe = c.kind === 'reduce' && (c.op === 'sum' || c.op === 'mean') && FLOAT32_ACCUMULATION.has(caps.arithmetic) && w.scale
-        ? (i: number) => w.scale![i]! * count <= FLOAT32_MAX
-        : undefined;
-      const checked = perElement ? (i: number) => inDomain(c.op, caps, perElement.map((d) => d[i]!)) : overflowSafe;
+      const overflowSafe =
+        c.kind === 'reduce' &&
+        (c.op === 'sum' || c.op === 'mean') &&
+        FLOAT32_ACCUMULATION.has(caps.arithmetic) &&
+        w.scale
+          ? (i: number) => w.scale![i]! * count <= FLOAT32_MAX
+          : undefined;
+      const checked = perElement
+        ? (i: number) =>
+            inDomain(
+              c.op,
+              caps,
+              perElement.map((d) => d[i]!),
+            )
+        : overflowSafe;
       const cmp = compare(got, w, tol, checked, caps.flushesSubnormals);
       if (cmp.skipped) res.skipped = (res.skipped ?? 0) + cmp.skipped;
       res.maxAbsError = Math.max(res.maxAbsError, cmp.maxAbsError);
@@ -274,9 +356,10 @@ export async function runCase(be: ComputeBackend, c: Case, seed = 1): Promise<Ca
       if (!cmp.pass && res.pass) {
         const f = cmp.firstFailure!;
         res.pass = false;
-        res.message = f.index < 0
-          ? `output ${k}: ${f.got} elements, expected ${f.want}`
-          : `output ${k}[${f.index}]: got ${f.got}, want ${f.want} (tolerance abs ${tol.abs} + rel ${tol.rel})`;
+        res.message =
+          f.index < 0
+            ? `output ${k}: ${f.got} elements, expected ${f.want}`
+            : `output ${k}[${f.index}]: got ${f.got}, want ${f.want} (tolerance abs ${tol.abs} + rel ${tol.rel})`;
       }
     }
     return res;
@@ -285,13 +368,17 @@ export async function runCase(be: ComputeBackend, c: Case, seed = 1): Promise<Ca
     return { ...base, pass: false, message: failure };
   } finally {
     for (const x of owned) {
-      try { be.free(x); } catch { /* already reported */ }
+      try {
+        be.free(x);
+      } catch {
+        /* already reported */
+      }
     }
     const live = be.liveBufferCount();
     if (live !== baseline) {
       // A leak is a failure of the case even when the values were right; a failure already found stays the reason.
       const leak = `leak: ${live - baseline} buffer(s) still live after the case`;
-      // eslint-disable-next-line no-unsafe-finally
+      // biome-ignore lint/correctness/noUnsafeFinally: a leak turns a passing case into a failing one
       return { ...base, pass: false, message: failure ? `${failure}; ${leak}` : leak };
     }
   }
@@ -311,7 +398,10 @@ export function selectContractCases(filter?: string | RegExp): ContractCase[] {
  * Runs every case (or the filtered ones) on a fresh backend from `factory` and returns the result
  * matrix. Independent of any test runner; see `defineConformanceTests` for jest.
  */
-export async function runConformance(factory: BackendFactory, options: ConformanceOptions = {}): Promise<ConformanceResult> {
+export async function runConformance(
+  factory: BackendFactory,
+  options: ConformanceOptions = {},
+): Promise<ConformanceResult> {
   const seed = options.seed ?? 1;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   if (!(timeoutMs > 0)) throw new RangeError(`timeoutMs must be a positive number of milliseconds, got ${timeoutMs}`);
@@ -321,7 +411,11 @@ export async function runConformance(factory: BackendFactory, options: Conforman
     be = await withTimeout(made, timeoutMs, 'the backend factory');
   } catch (e) {
     // A factory that settles after its timeout: dispose of what it made.
-    if (e instanceof ConformanceTimeoutError) made.then((late) => late?.dispose?.(), () => undefined);
+    if (e instanceof ConformanceTimeoutError)
+      made.then(
+        (late) => late?.dispose?.(),
+        () => undefined,
+      );
     throw e;
   }
   let capabilities: BackendCapabilities;
@@ -336,14 +430,33 @@ export async function runConformance(factory: BackendFactory, options: Conforman
   const total = cases.length + contract.length;
   const results: CaseResult[] = [];
   let timedOut: string | undefined;
-  const timed = async (id: string, run: () => Promise<CaseResult>, stub: Omit<CaseResult, 'pass' | 'maxAbsError' | 'maxRelError' | 'maxUlpError'>): Promise<CaseResult> => {
+  const timed = async (
+    id: string,
+    run: () => Promise<CaseResult>,
+    stub: Omit<CaseResult, 'pass' | 'maxAbsError' | 'maxRelError' | 'maxUlpError'>,
+  ): Promise<CaseResult> => {
     try {
       return await withTimeout(Promise.resolve().then(run), timeoutMs, `case ${id}`);
     } catch (e) {
       // A case that throws (a hook failing outside the case's own checks) is a failed result, and the run goes on.
-      if (!(e instanceof ConformanceTimeoutError)) return { ...stub, pass: false, maxAbsError: 0, maxRelError: 0, maxUlpError: 0, message: `threw ${describeError(e)}` };
+      if (!(e instanceof ConformanceTimeoutError))
+        return {
+          ...stub,
+          pass: false,
+          maxAbsError: 0,
+          maxRelError: 0,
+          maxUlpError: 0,
+          message: `threw ${describeError(e)}`,
+        };
       timedOut = id;
-      return { ...stub, pass: false, maxAbsError: 0, maxRelError: 0, maxUlpError: 0, message: `timed out: ${e.message} (the run stops here)` };
+      return {
+        ...stub,
+        pass: false,
+        maxAbsError: 0,
+        maxRelError: 0,
+        maxUlpError: 0,
+        message: `timed out: ${e.message} (the run stops here)`,
+      };
     }
   };
   try {
@@ -363,13 +476,31 @@ export async function runConformance(factory: BackendFactory, options: Conforman
     try {
       be.dispose();
     } catch (e) {
-      results.push({ id: 'dispose', op: 'dispose', dtype: '-', kind: 'contract', pass: false, maxAbsError: 0, maxRelError: 0, maxUlpError: 0, message: `dispose() threw ${describeError(e)}` });
+      results.push({
+        id: 'dispose',
+        op: 'dispose',
+        dtype: '-',
+        kind: 'contract',
+        pass: false,
+        maxAbsError: 0,
+        maxRelError: 0,
+        maxUlpError: 0,
+        message: `dispose() threw ${describeError(e)}`,
+      });
     }
   }
   const passed = results.filter((r) => r.pass).length;
   return {
-    backend: be.name, deviceName: be.deviceName, runtime: runtimeDescription(), capabilities, capabilitiesDeclared: be.capabilities !== undefined,
-    seed, results, passed, failed: results.length - passed, ...(timedOut ? { timedOut } : {}),
+    backend: be.name,
+    deviceName: be.deviceName,
+    runtime: runtimeDescription(),
+    capabilities,
+    capabilitiesDeclared: be.capabilities !== undefined,
+    seed,
+    results,
+    passed,
+    failed: results.length - passed,
+    ...(timedOut ? { timedOut } : {}),
   };
 }
 
@@ -380,13 +511,33 @@ export async function runConformance(factory: BackendFactory, options: Conforman
  */
 export function notStartedResult(backend: string, error: unknown, options: ConformanceOptions = {}): ConformanceResult {
   const reason = describeError(error);
-  const fail = { pass: false, maxAbsError: 0, maxRelError: 0, maxUlpError: 0, message: `not run: the backend did not start: ${reason}` };
+  const fail = {
+    pass: false,
+    maxAbsError: 0,
+    maxRelError: 0,
+    maxUlpError: 0,
+    message: `not run: the backend did not start: ${reason}`,
+  };
   const results: CaseResult[] = [
     ...selectCases(options.filter).map((c) => ({ id: c.id, op: c.op, dtype: c.dtype, kind: c.kind, ...fail })),
-    ...(options.contract === false ? [] : selectContractCases(options.filter)).map((c) => ({ id: c.id, op: 'contract', dtype: '-', kind: 'contract', ...fail })),
+    ...(options.contract === false ? [] : selectContractCases(options.filter)).map((c) => ({
+      id: c.id,
+      op: 'contract',
+      dtype: '-',
+      kind: 'contract',
+      ...fail,
+    })),
   ];
   return {
-    backend, deviceName: 'did not start', runtime: runtimeDescription(), capabilities: STRICT_CAPABILITIES, capabilitiesDeclared: false,
-    seed: options.seed ?? 1, results, passed: 0, failed: results.length, startError: reason,
+    backend,
+    deviceName: 'did not start',
+    runtime: runtimeDescription(),
+    capabilities: STRICT_CAPABILITIES,
+    capabilitiesDeclared: false,
+    seed: options.seed ?? 1,
+    results,
+    passed: 0,
+    failed: results.length,
+    startError: reason,
   };
 }

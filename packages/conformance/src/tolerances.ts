@@ -1,5 +1,11 @@
 import {
-  type Accuracy, type ArithmeticClass, type BackendCapabilities, BINARY_OP_DEFS, type BinaryOpDef, UNARY_OP_DEFS, type UnaryOpDef,
+  type Accuracy,
+  type ArithmeticClass,
+  type BackendCapabilities,
+  BINARY_OP_DEFS,
+  type BinaryOpDef,
+  UNARY_OP_DEFS,
+  type UnaryOpDef,
 } from '@polyhal/hal';
 
 /**
@@ -25,7 +31,7 @@ const ACCUM: Tolerance = { abs: 1e-7, rel: 2e-6 };
 /** The elementwise ops: their entries in the op table (hal/src/ops/). */
 const ELEMENTWISE: Record<string, UnaryOpDef | BinaryOpDef> = { ...UNARY_OP_DEFS, ...BINARY_OP_DEFS };
 const byDtype = (a: { float32: Accuracy; int32?: Accuracy }): Partial<Record<'float32' | 'int32', Tolerance>> =>
-  (a.int32 ? { float32: a.float32, int32: a.int32 } : { float32: a.float32 });
+  a.int32 ? { float32: a.float32, int32: a.int32 } : { float32: a.float32 };
 
 /** op → dtype → tolerance (the baseline every backend meets); elementwise ops from the op table. */
 export const TOLERANCES: Record<string, Partial<Record<'float32' | 'int32', Tolerance>>> = {
@@ -50,17 +56,22 @@ export const TOLERANCES: Record<string, Partial<Record<'float32' | 'int32', Tole
 };
 
 /** Overrides per arithmetic class: class → op → dtype → tolerance. Each entry says why. */
-export const CLASS_TOLERANCES: Record<ArithmeticClass, Record<string, Partial<Record<'float32' | 'int32', Tolerance>>>> = {
+export const CLASS_TOLERANCES: Record<
+  ArithmeticClass,
+  Record<string, Partial<Record<'float32' | 'int32', Tolerance>>>
+> = {
   // The strict class is the baseline: cpu computes in float64 and rounds once; wasm has musl-derived
   // float32 transcendentals (≤ 1-2 ulp) and float64 sums.
   'ieee-correctly-rounded': {},
   // wgsl: the floors of the WGSL accuracy rules, so the suite holds on any conformant adapter:
   wgsl: {
     // elementwise ops: the bound each op table entry states for WGSL (its `accuracy.wgsl`, with the rule cited)
-    ...Object.fromEntries(Object.entries(ELEMENTWISE).flatMap(([op, d]) => {
-      const a = d.accuracy.wgsl?.accuracy;
-      return a ? [[op, { float32: { abs: a.abs, rel: a.rel } }]] : [];
-    })),
+    ...Object.fromEntries(
+      Object.entries(ELEMENTWISE).flatMap(([op, d]) => {
+        const a = d.accuracy.wgsl?.accuracy;
+        return a ? [[op, { float32: { abs: a.abs, rel: a.rel } }]] : [];
+      }),
+    ),
     softmax: { float32: { abs: 1e-6, rel: 1e-5 } },
     logSoftmax: { float32: { abs: 1e-6, rel: 1e-5 } },
     softmaxCrossEntropy: { float32: { abs: 1e-6, rel: 1e-5 } },
@@ -78,10 +89,12 @@ export const CLASS_TOLERANCES: Record<ArithmeticClass, Record<string, Partial<Re
 export const CLASS_DOMAINS: Record<ArithmeticClass, Record<string, (x: number) => boolean>> = {
   'ieee-correctly-rounded': {},
   // from the op table: unary entries whose `accuracy.wgsl` has a domain
-  wgsl: Object.fromEntries(Object.entries(UNARY_OP_DEFS).flatMap(([op, d]) => {
-    const domain = (d as UnaryOpDef).accuracy.wgsl?.domain;
-    return domain ? [[op, (x: number) => domain(x)]] : [];
-  })),
+  wgsl: Object.fromEntries(
+    Object.entries(UNARY_OP_DEFS).flatMap(([op, d]) => {
+      const domain = (d as UnaryOpDef).accuracy.wgsl?.domain;
+      return domain ? [[op, (x: number) => domain(x)]] : [];
+    }),
+  ),
 };
 
 /**
@@ -90,7 +103,9 @@ export const CLASS_DOMAINS: Record<ArithmeticClass, Record<string, (x: number) =
  * table's binary entries whose `accuracy.wgsl` has a domain. Non-finite and zero divisors are checked.
  */
 export const DIVISOR_DOMAIN_OPS: ReadonlySet<string> = new Set(
-  Object.entries(BINARY_OP_DEFS).filter(([, d]) => (d as BinaryOpDef).accuracy.wgsl?.domain).map(([op]) => op),
+  Object.entries(BINARY_OP_DEFS)
+    .filter(([, d]) => (d as BinaryOpDef).accuracy.wgsl?.domain)
+    .map(([op]) => op),
 );
 const binaryWgslDomain = (op: string): ((x: number, y: number) => boolean) | undefined =>
   (BINARY_OP_DEFS as Record<string, BinaryOpDef>)[op]?.accuracy.wgsl?.domain;
@@ -111,7 +126,8 @@ export const FLOAT32_MAX = 3.4028234663852886e38;
  */
 export function inDomain(op: string, caps: BackendCapabilities, inputs: readonly number[]): boolean {
   if (caps.flushesSubnormals && inputs.some(isSubnormal)) return false;
-  if (caps.arithmetic === 'wgsl' && inputs.length === 2 && binaryWgslDomain(op)?.(inputs[0]!, inputs[1]!) === false) return false;
+  if (caps.arithmetic === 'wgsl' && inputs.length === 2 && binaryWgslDomain(op)?.(inputs[0]!, inputs[1]!) === false)
+    return false;
   const d = CLASS_DOMAINS[caps.arithmetic]?.[op];
   return !d || inputs.every((x) => !Number.isFinite(x) || d(x));
 }
@@ -122,7 +138,10 @@ export function inDomain(op: string, caps: BackendCapabilities, inputs: readonly
  */
 export function toleranceFor(op: string, dtype: 'float32' | 'int32', arithmetic: ArithmeticClass): Tolerance {
   const overrides = CLASS_TOLERANCES[arithmetic];
-  if (!overrides) throw new Error(`unknown arithmetic class '${String(arithmetic)}' (one of ${Object.keys(CLASS_TOLERANCES).join(', ')})`);
+  if (!overrides)
+    throw new Error(
+      `unknown arithmetic class '${String(arithmetic)}' (one of ${Object.keys(CLASS_TOLERANCES).join(', ')})`,
+    );
   const t = overrides[op]?.[dtype] ?? TOLERANCES[op]?.[dtype];
   if (!t) throw new Error(`no tolerance for ${op} × ${dtype} (add one to TOLERANCES)`);
   return t;

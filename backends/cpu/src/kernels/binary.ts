@@ -17,7 +17,19 @@ export function binaryKernel(op: BinaryOp, a: Strided, b: Strided, out: HostArra
   }
 }
 
-function binaryRow(op: BinaryOp, isInt: boolean, n: number, a: HostArray, ai: number, sa: number, b: HostArray, bi: number, sb: number, o: HostArray, oi: number): void {
+function binaryRow(
+  op: BinaryOp,
+  isInt: boolean,
+  n: number,
+  a: HostArray,
+  ai: number,
+  sa: number,
+  b: HostArray,
+  bi: number,
+  sb: number,
+  o: HostArray,
+  oi: number,
+): void {
   const end = oi + n;
   switch (op) {
     case 'add':

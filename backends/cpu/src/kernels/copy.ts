@@ -39,7 +39,12 @@ export function copyKernel(src: Strided, out: HostArray): void {
 }
 
 /** out = x padded with `value`: `pads[i] = [before, after]`. */
-export function padKernel(x: Strided, pads: readonly (readonly [number, number])[], value: number, out: HostArray): void {
+export function padKernel(
+  x: Strided,
+  pads: readonly (readonly [number, number])[],
+  value: number,
+  out: HostArray,
+): void {
   const shape = x.shape.map((d, i) => d + pads[i]![0] + pads[i]![1]);
   const strides = rowMajor(shape);
   out.fill(value);

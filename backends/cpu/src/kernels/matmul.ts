@@ -9,7 +9,7 @@ import { planRows, type Strided } from './strided.js';
 
 const KC = 256;
 const MC = 64;
-let packA = new Float64Array(MC * KC);
+const packA = new Float64Array(MC * KC);
 let packB = new Float64Array(0);
 
 export function matmulKernel(a: Strided<Float32Array>, b: Strided<Float32Array>, out: Float32Array): void {
@@ -24,16 +24,39 @@ export function matmulKernel(a: Strided<Float32Array>, b: Strided<Float32Array>,
     for (let i = 0; i < batch.n; i++, t++) {
       const aOff = batch.starts[0]![row]! + i * batch.step[0]!;
       const bOff = batch.starts[1]![row]! + i * batch.step[1]!;
-      gemm(M, N, K, a.data, aOff, a.strides[r - 2]!, a.strides[r - 1]!, b.data, bOff, b.strides[r - 2]!, b.strides[r - 1]!, out, t * M * N);
+      gemm(
+        M,
+        N,
+        K,
+        a.data,
+        aOff,
+        a.strides[r - 2]!,
+        a.strides[r - 1]!,
+        b.data,
+        bOff,
+        b.strides[r - 2]!,
+        b.strides[r - 1]!,
+        out,
+        t * M * N,
+      );
     }
   }
 }
 
 function gemm(
-  M: number, N: number, K: number,
-  A: Float32Array, aOff: number, sam: number, sak: number,
-  B: Float32Array, bOff: number, sbk: number, sbn: number,
-  C: Float32Array, cOff: number,
+  M: number,
+  N: number,
+  K: number,
+  A: Float32Array,
+  aOff: number,
+  sam: number,
+  sak: number,
+  B: Float32Array,
+  bOff: number,
+  sbk: number,
+  sbn: number,
+  C: Float32Array,
+  cOff: number,
 ): void {
   C.fill(0, cOff, cOff + M * N);
   const NP = (N + 3) >> 2;
@@ -77,27 +100,80 @@ function gemm(
 }
 
 /** C[0:rows, 0:cols] += Ap(4×kc) · Bp(kc×4), row stride ldc. */
-function micro4x4(kc: number, ap: Float64Array, pa: number, bp: Float64Array, pb: number, C: Float32Array, c: number, ldc: number, rows: number, cols: number): void {
-  let c00 = 0, c01 = 0, c02 = 0, c03 = 0;
-  let c10 = 0, c11 = 0, c12 = 0, c13 = 0;
-  let c20 = 0, c21 = 0, c22 = 0, c23 = 0;
-  let c30 = 0, c31 = 0, c32 = 0, c33 = 0;
+function micro4x4(
+  kc: number,
+  ap: Float64Array,
+  pa: number,
+  bp: Float64Array,
+  pb: number,
+  C: Float32Array,
+  c: number,
+  ldc: number,
+  rows: number,
+  cols: number,
+): void {
+  let c00 = 0,
+    c01 = 0,
+    c02 = 0,
+    c03 = 0;
+  let c10 = 0,
+    c11 = 0,
+    c12 = 0,
+    c13 = 0;
+  let c20 = 0,
+    c21 = 0,
+    c22 = 0,
+    c23 = 0;
+  let c30 = 0,
+    c31 = 0,
+    c32 = 0,
+    c33 = 0;
   for (let k = 0; k < kc; k++, pa += 4, pb += 4) {
-    const b0 = bp[pb]!, b1 = bp[pb + 1]!, b2 = bp[pb + 2]!, b3 = bp[pb + 3]!;
+    const b0 = bp[pb]!,
+      b1 = bp[pb + 1]!,
+      b2 = bp[pb + 2]!,
+      b3 = bp[pb + 3]!;
     const a0 = ap[pa]!;
-    c00 += a0 * b0; c01 += a0 * b1; c02 += a0 * b2; c03 += a0 * b3;
+    c00 += a0 * b0;
+    c01 += a0 * b1;
+    c02 += a0 * b2;
+    c03 += a0 * b3;
     const a1 = ap[pa + 1]!;
-    c10 += a1 * b0; c11 += a1 * b1; c12 += a1 * b2; c13 += a1 * b3;
+    c10 += a1 * b0;
+    c11 += a1 * b1;
+    c12 += a1 * b2;
+    c13 += a1 * b3;
     const a2 = ap[pa + 2]!;
-    c20 += a2 * b0; c21 += a2 * b1; c22 += a2 * b2; c23 += a2 * b3;
+    c20 += a2 * b0;
+    c21 += a2 * b1;
+    c22 += a2 * b2;
+    c23 += a2 * b3;
     const a3 = ap[pa + 3]!;
-    c30 += a3 * b0; c31 += a3 * b1; c32 += a3 * b2; c33 += a3 * b3;
+    c30 += a3 * b0;
+    c31 += a3 * b1;
+    c32 += a3 * b2;
+    c33 += a3 * b3;
   }
   if (rows === 4 && cols === 4) {
-    C[c] += c00; C[c + 1] += c01; C[c + 2] += c02; C[c + 3] += c03; c += ldc;
-    C[c] += c10; C[c + 1] += c11; C[c + 2] += c12; C[c + 3] += c13; c += ldc;
-    C[c] += c20; C[c + 1] += c21; C[c + 2] += c22; C[c + 3] += c23; c += ldc;
-    C[c] += c30; C[c + 1] += c31; C[c + 2] += c32; C[c + 3] += c33;
+    C[c] += c00;
+    C[c + 1] += c01;
+    C[c + 2] += c02;
+    C[c + 3] += c03;
+    c += ldc;
+    C[c] += c10;
+    C[c + 1] += c11;
+    C[c + 2] += c12;
+    C[c + 3] += c13;
+    c += ldc;
+    C[c] += c20;
+    C[c + 1] += c21;
+    C[c + 2] += c22;
+    C[c + 3] += c23;
+    c += ldc;
+    C[c] += c30;
+    C[c + 1] += c31;
+    C[c + 2] += c32;
+    C[c + 3] += c33;
     return;
   }
   const acc = [c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33];

@@ -15,7 +15,13 @@ function forEachGrad(grad: Strided, fn: (i: number, gi: number) => void): void {
   }
 }
 
-export function adamKernel(p: Float32Array, grad: Strided<Float32Array>, m: Float32Array, v: Float32Array, h: AdamStepParams): void {
+export function adamKernel(
+  p: Float32Array,
+  grad: Strided<Float32Array>,
+  m: Float32Array,
+  v: Float32Array,
+  h: AdamStepParams,
+): void {
   const g = grad.data;
   const b1 = h.beta1;
   const b2 = h.beta2;
@@ -34,7 +40,12 @@ export function adamKernel(p: Float32Array, grad: Strided<Float32Array>, m: Floa
   });
 }
 
-export function sgdKernel(p: Float32Array, grad: Strided<Float32Array>, vel: Float32Array | null, h: SgdStepParams): void {
+export function sgdKernel(
+  p: Float32Array,
+  grad: Strided<Float32Array>,
+  vel: Float32Array | null,
+  h: SgdStepParams,
+): void {
   const g = grad.data;
   const useMomentum = vel !== null && h.momentum > 0;
   forEachGrad(grad, (i, gi) => {

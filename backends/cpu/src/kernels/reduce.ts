@@ -8,7 +8,8 @@ import { type HostArray, type ReduceOp, UnsupportedOpError } from '@polyhal/hal'
 import { planRows, type RowPlan, type Strided } from './strided.js';
 
 export function reduceKernel(op: ReduceOp, x: Strided, axes: readonly number[], out: HostArray): void {
-  if (op !== 'sum' && op !== 'max') throw new UnsupportedOpError(String(op), out instanceof Int32Array ? 'int32' : 'float32', 'cpu');
+  if (op !== 'sum' && op !== 'max')
+    throw new UnsupportedOpError(String(op), out instanceof Int32Array ? 'int32' : 'float32', 'cpu');
   const isMax = op === 'max';
   const init = isMax ? (out instanceof Int32Array ? -2147483648 : -Infinity) : 0;
   const keptShape: number[] = [];

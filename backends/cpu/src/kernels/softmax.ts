@@ -5,7 +5,12 @@
  */
 import type { Strided } from './strided.js';
 
-export function softmaxCrossEntropyKernel(z: Strided<Float32Array>, y: Strided<Float32Array>, loss: Float32Array, grad: Float32Array | null): void {
+export function softmaxCrossEntropyKernel(
+  z: Strided<Float32Array>,
+  y: Strided<Float32Array>,
+  loss: Float32Array,
+  grad: Float32Array | null,
+): void {
   const [N, C] = z.shape as [number, number];
   const [zs0, zs1] = z.strides as [number, number];
   const [ys0, ys1] = y.strides as [number, number];

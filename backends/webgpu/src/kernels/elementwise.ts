@@ -115,15 +115,15 @@ const T = (d: DType): string => (d === 'float32' ? 'f32' : 'i32');
 /** The WGSL expression of a binary op; UnsupportedOpError for an op this kernel does not have (never a fallback). */
 export function binaryExpr(op: BinaryOp, dtype: DType): string {
   const table: Partial<Record<string, string>> = dtype === 'float32' ? BINARY_F32 : BINARY_I32;
-  const expr = Object.prototype.hasOwnProperty.call(table, op) ? table[op] : undefined;
+  const expr = Object.hasOwn(table, op) ? table[op] : undefined;
   if (typeof expr !== 'string') throw new UnsupportedOpError(String(op), dtype, 'webgpu');
   return expr;
 }
 
 /** The WGSL expression of a unary op (int32: neg only); UnsupportedOpError otherwise. */
 export function unaryExpr(op: UnaryOp, dtype: DType): string {
-  const expr = dtype === 'int32' ? (op === 'neg' ? '-x' : undefined)
-    : Object.prototype.hasOwnProperty.call(UNARY_F32, op) ? UNARY_F32[op] : undefined;
+  const expr =
+    dtype === 'int32' ? (op === 'neg' ? '-x' : undefined) : Object.hasOwn(UNARY_F32, op) ? UNARY_F32[op] : undefined;
   if (typeof expr !== 'string') throw new UnsupportedOpError(String(op), dtype, 'webgpu');
   return expr;
 }

@@ -23,8 +23,9 @@ export function gemvWgsl(mode: 'rows' | 'cols', width: number, R: number): strin
   if (idx >= ${rows ? 'M' : 'N'}) { return; }
   ${batchOffsets(R)}
   var acc: array<f32, ${width}>;
-  ${rows
-    ? `let ra = offA + i32(idx) * sam;
+  ${
+    rows
+      ? `let ra = offA + i32(idx) * sam;
   for (var k = 0u; k < K; k++) {
     let av = a[ra + i32(k) * sak];
     let rb = offB + i32(k) * sbk;
@@ -32,13 +33,14 @@ export function gemvWgsl(mode: 'rows' | 'cols', width: number, R: number): strin
   }
   let cb = wid.z * M * N + idx * N;
   ${w.map((j) => `c[cb + ${j}u] = acc[${j}];`).join(' ')}`
-    : `let cbn = offB + i32(idx) * sbn;
+      : `let cbn = offB + i32(idx) * sbn;
   for (var k = 0u; k < K; k++) {
     let bv = b[cbn + i32(k) * sbk];
     let ak = offA + i32(k) * sak;
     ${w.map((i) => `acc[${i}] += a[ak + ${i} * sam] * bv;`).join(' ')}
   }
   let cb = wid.z * M * N + idx;
-  ${w.map((i) => `c[cb + ${i}u * N] = acc[${i}];`).join(' ')}`}
+  ${w.map((i) => `c[cb + ${i}u * N] = acc[${i}];`).join(' ')}`
+  }
 }`;
 }

@@ -26,7 +26,20 @@ export interface Tile {
   tn: number;
 }
 
-export type TileName = 'small' | 'medium' | 'large' | 'large16' | 'wide' | 'wide8' | 'tall' | 'tall8' | 'medium8' | 'cols4' | 'cols16' | 'rows4' | 'rows16';
+export type TileName =
+  | 'small'
+  | 'medium'
+  | 'large'
+  | 'large16'
+  | 'wide'
+  | 'wide8'
+  | 'tall'
+  | 'tall8'
+  | 'medium8'
+  | 'cols4'
+  | 'cols16'
+  | 'rows4'
+  | 'rows16';
 export const TILES: Record<TileName, Tile> = {
   small: { bm: 32, bn: 32, bk: 16, tm: 2, tn: 2 },
   medium: { bm: 64, bn: 64, bk: 16, tm: 4, tn: 4 },
@@ -49,8 +62,26 @@ export const TILES: Record<TileName, Tile> = {
  * True when both operands can be read as vec4 from global memory: row-major A (sak = 1) and B
  * (sbn = 1), with K, N, the row strides and the offsets multiples of 4.
  */
-export function canLoadVec4(K: number, N: number, offA: number, offB: number, sam: number, sak: number, sbk: number, sbn: number): boolean {
-  return sak === 1 && sbn === 1 && K % 4 === 0 && N % 4 === 0 && offA % 4 === 0 && offB % 4 === 0 && sam % 4 === 0 && sbk % 4 === 0;
+export function canLoadVec4(
+  K: number,
+  N: number,
+  offA: number,
+  offB: number,
+  sam: number,
+  sak: number,
+  sbk: number,
+  sbn: number,
+): boolean {
+  return (
+    sak === 1 &&
+    sbn === 1 &&
+    K % 4 === 0 &&
+    N % 4 === 0 &&
+    offA % 4 === 0 &&
+    offB % 4 === 0 &&
+    sam % 4 === 0 &&
+    sbk % 4 === 0
+  );
 }
 
 /**

@@ -35,8 +35,8 @@ export function reduceWgsl(op: ReduceOp, dtype: DType, perThread: boolean, R: nu
       ? 'if ((bits & 0x7fffffffu) > 0x7f800000u || v > acc) { acc = v; }'
       : 'acc = max(acc, v);'
     : dtype === 'float32'
-      // Kahan summation of the finite terms; non-finite terms add 0 (an exact integer select) and set flags.
-      ? `let special = (bits & 0x7f800000u) == 0x7f800000u;
+      ? // Kahan summation of the finite terms; non-finite terms add 0 (an exact integer select) and set flags.
+        `let special = (bits & 0x7f800000u) == 0x7f800000u;
       flags |= select(0u, select(select(1u, 2u, (bits & 0x80000000u) != 0u), 4u, (bits & 0x7fffffu) != 0u), special);
       let vf = bitcast<f32>(select(bits, 0u, special));
       let yk = vf - comp; let tk = acc + yk;
@@ -46,13 +46,15 @@ export function reduceWgsl(op: ReduceOp, dtype: DType, perThread: boolean, R: nu
   // Sums: NaN if any NaN or both infinities were seen, else ±Inf if one was, else the finite sum.
   // Decided on u32 bits: some adapters (SwiftShader) blend the operands of float selects and masked
   // float writes, so a non-finite value on the path not taken would still poison the result.
-  const finish = (value: string, flags: string): string => (isMax || dtype !== 'float32' ? `out[o] = ${value};`
-    : `let fl = ${flags};
+  const finish = (value: string, flags: string): string =>
+    isMax || dtype !== 'float32'
+      ? `out[o] = ${value};`
+      : `let fl = ${flags};
     var res = bitcast<u32>(${value});
     res = select(res, 0xff800000u, (fl & 2u) != 0u);
     res = select(res, 0x7f800000u, (fl & 1u) != 0u);
     res = select(res, 0x7fc00000u, (fl & 4u) != 0u || (fl & 3u) == 3u);
-    out[o] = bitcast<f32>(res);`);
+    out[o] = bitcast<f32>(res);`;
   const base = `var base = p(2u);\n  ${unravel('base', 'o', 4, 4 + R, R)}`;
   const body = `for (var r = START; r < u32(p(1u)); r += STEP) {
       var off = base;

@@ -33,18 +33,33 @@ function contractTolerance(contract: Contract, caps: BackendCapabilities): Toler
   if (contract.kind !== 'hal') return undefined;
   // Under a class with input domains for the op (wgsl sin/cos/exp/log, division), elements outside
   // them may hold anything; ONNX's check alone applies there.
-  if (CLASS_DOMAINS[caps.arithmetic]?.[contract.op] || (caps.arithmetic !== 'ieee-correctly-rounded' && DIVISOR_DOMAIN_OPS.has(contract.op))) return undefined;
+  if (
+    CLASS_DOMAINS[caps.arithmetic]?.[contract.op] ||
+    (caps.arithmetic !== 'ieee-correctly-rounded' && DIVISOR_DOMAIN_OPS.has(contract.op))
+  )
+    return undefined;
   const t = toleranceFor(contract.op, 'float32', caps.arithmetic);
   return CORRECTLY_ROUNDED.has(contract.op) ? t : { abs: t.abs, rel: t.rel + REFERENCE_SLACK };
 }
 
 /** Compares `got` (float32 or int32 data, `want`'s length) with the expected values under the contract. */
-export function compareOnnx(got: HostArray, want: ArrayLike<number>, dtype: string, contract: Contract, caps: BackendCapabilities): OnnxComparison {
+export function compareOnnx(
+  got: HostArray,
+  want: ArrayLike<number>,
+  dtype: string,
+  contract: Contract,
+  caps: BackendCapabilities,
+): OnnxComparison {
   const exact = dtype !== 'float32' || contract.kind === 'exact';
   const tol = exact ? undefined : contractTolerance(contract, caps);
-  const applied = exact ? 'exact' : tol ? `onnx ∩ hal:${contract.kind === 'hal' ? contract.op : ''} (abs ${tol.abs}, rel ${tol.rel.toExponential(2)})` : 'onnx';
+  const applied = exact
+    ? 'exact'
+    : tol
+      ? `onnx ∩ hal:${contract.kind === 'hal' ? contract.op : ''} (abs ${tol.abs}, rel ${tol.rel.toExponential(2)})`
+      : 'onnx';
   const res: OnnxComparison = { pass: true, maxAbsError: 0, maxUlpError: 0, applied };
-  if (got.length !== want.length) return { ...res, pass: false, firstFailure: { index: -1, got: got.length, want: want.length } };
+  if (got.length !== want.length)
+    return { ...res, pass: false, firstFailure: { index: -1, got: got.length, want: want.length } };
   for (let i = 0; i < got.length; i++) {
     const g = got[i]!;
     const w = want[i]!;
@@ -58,7 +73,10 @@ export function compareOnnx(got: HostArray, want: ArrayLike<number>, dtype: stri
       if (exact) ok = g === w;
       else {
         ok = abs <= ONNX_ATOL + ONNX_RTOL * Math.abs(w);
-        if (ok && tol) ok = abs <= tol.abs + tol.rel * Math.abs(w) || (caps.flushesSubnormals && g === 0 && Math.abs(w) < 1.1754943508222875e-38);
+        if (ok && tol)
+          ok =
+            abs <= tol.abs + tol.rel * Math.abs(w) ||
+            (caps.flushesSubnormals && g === 0 && Math.abs(w) < 1.1754943508222875e-38);
       }
     }
     if (!ok && res.pass) {

@@ -11,7 +11,9 @@ const FI = ['float32', 'int32'] as const;
 const unary = (op: UnaryOp, dtypes?: readonly string[]): OpMapping => ({
   dtypes,
   contract: { kind: 'hal', op },
-  plan: () => (be, [x]) => [be.unary(op, x!)],
+  plan:
+    () =>
+    (be, [x]) => [be.unary(op, x!)],
 });
 
 /** |x| = max(x, −x): exact (int32: −2^31 stays −2^31, as ONNX's two's complement Abs). */
@@ -28,18 +30,30 @@ const clip = (be: ComputeBackend, x: NDArray, lo: number | undefined, hi: number
   return y;
 };
 
-const binary = (fn: (be: ComputeBackend, a: NDArray, b: NDArray) => NDArray, dtypes: readonly string[] | undefined, halOp: string): OpMapping => ({
+const binary = (
+  fn: (be: ComputeBackend, a: NDArray, b: NDArray) => NDArray,
+  dtypes: readonly string[] | undefined,
+  halOp: string,
+): OpMapping => ({
   dtypes,
   contract: (ctx) => (ctx.inputTypes[0] === 'int32' ? { kind: 'exact' } : { kind: 'hal', op: halOp }),
-  plan: () => (be, [a, b]) => [fn(be, a!, b!)],
+  plan:
+    () =>
+    (be, [a, b]) => [fn(be, a!, b!)],
 });
 
 /** Max/Min/Sum/Mean over 1..n inputs, folded left as ONNX's references do. */
-const variadic = (fn: (be: ComputeBackend, a: NDArray, b: NDArray) => NDArray, dtypes: readonly string[], contract: 'exact' | 'onnx', mean = false): OpMapping => ({
+const variadic = (
+  fn: (be: ComputeBackend, a: NDArray, b: NDArray) => NDArray,
+  dtypes: readonly string[],
+  contract: 'exact' | 'onnx',
+  mean = false,
+): OpMapping => ({
   dtypes,
   contract: { kind: contract },
   plan: (ctx) => {
-    if (ctx.node.inputs.some((n) => n === '')) throw new NotExpressible('input', `${ctx.node.opType}: an omitted input`);
+    if (ctx.node.inputs.some((n) => n === ''))
+      throw new NotExpressible('input', `${ctx.node.opType}: an omitted input`);
     if (mean && ctx.inputTypes[0] !== 'float32') throw new NotExpressible('dtype', `Mean of ${ctx.inputTypes[0]}`);
     return (be, xs) => {
       let y = xs.length === 1 ? be.contiguous(xs[0]!) : fn(be, xs[0]!, xs[1]!);
@@ -50,7 +64,10 @@ const variadic = (fn: (be: ComputeBackend, a: NDArray, b: NDArray) => NDArray, d
 });
 
 /** An activation computed from scalar attributes, with ONNX's defaults. */
-const activation = (attrs: Record<string, number>, fn: (be: ComputeBackend, x: NDArray, a: Record<string, number>) => NDArray): OpMapping => ({
+const activation = (
+  attrs: Record<string, number>,
+  fn: (be: ComputeBackend, x: NDArray, a: Record<string, number>) => NDArray,
+): OpMapping => ({
   plan: (ctx) => {
     const a = Object.fromEntries(Object.entries(attrs).map(([k, d]) => [k, ctx.attrs.float(k, d)]));
     return (be, [x]) => [fn(be, x!, a)];
@@ -68,7 +85,8 @@ const clipMapping: OpMapping = {
     if (ctx.opset >= 11) {
       const scalar = (i: number): number | undefined => {
         const v = ctx.numbers(i);
-        if (v !== undefined && v.length !== 1) throw new NotExpressible('input', `Clip: bound ${i} has ${v.length} values, not 1`);
+        if (v !== undefined && v.length !== 1)
+          throw new NotExpressible('input', `Clip: bound ${i} has ${v.length} values, not 1`);
         return v?.[0];
       };
       lo = scalar(1);
@@ -77,7 +95,11 @@ const clipMapping: OpMapping = {
       lo = ctx.attrs.has('min') ? ctx.attrs.float('min', 0) : undefined;
       hi = ctx.attrs.has('max') ? ctx.attrs.float('max', 0) : undefined;
     }
-    return (be, [x]) => [x!.dtype === 'int32' && hi !== undefined ? minimumScalar(be, lo === undefined ? x! : be.maximum(x!, lo), hi) : clip(be, x!, lo, hi)];
+    return (be, [x]) => [
+      x!.dtype === 'int32' && hi !== undefined
+        ? minimumScalar(be, lo === undefined ? x! : be.maximum(x!, lo), hi)
+        : clip(be, x!, lo, hi),
+    ];
   },
 };
 const minimumScalar = (be: ComputeBackend, x: NDArray, hi: number): NDArray => {
@@ -89,7 +111,9 @@ const minimumScalar = (be: ComputeBackend, x: NDArray, hi: number): NDArray => {
 const compare = (swap: boolean): OpMapping => ({
   dtypes: FI,
   contract: { kind: 'exact' },
-  plan: () => (be, [a, b]) => [swap ? be.cmplt(b!, a!) : be.cmplt(a!, b!)],
+  plan:
+    () =>
+    (be, [a, b]) => [swap ? be.cmplt(b!, a!) : be.cmplt(a!, b!)],
 });
 
 export const ELEMENTWISE_OPS: Record<string, OpMapping> = {
@@ -103,8 +127,20 @@ export const ELEMENTWISE_OPS: Record<string, OpMapping> = {
   Reciprocal: unary('recip'),
   Sin: unary('sin'),
   Cos: unary('cos'),
-  Abs: { dtypes: FI, contract: { kind: 'exact' }, plan: () => (be, [x]) => [abs(be, x!)] },
-  Identity: { dtypes: FI, contract: { kind: 'exact' }, plan: () => (_be, [x]) => [x!] },
+  Abs: {
+    dtypes: FI,
+    contract: { kind: 'exact' },
+    plan:
+      () =>
+      (be, [x]) => [abs(be, x!)],
+  },
+  Identity: {
+    dtypes: FI,
+    contract: { kind: 'exact' },
+    plan:
+      () =>
+      (_be, [x]) => [x!],
+  },
   Add: binary((be, a, b) => be.add(a, b), FI, 'add'),
   Sub: binary((be, a, b) => be.sub(a, b), FI, 'sub'),
   Mul: binary((be, a, b) => be.mul(a, b), FI, 'mul'),
@@ -115,8 +151,13 @@ export const ELEMENTWISE_OPS: Record<string, OpMapping> = {
     plan: (ctx) => {
       // fmod = 1 is C's truncated remainder; the HAL's mod is NumPy's floored one, and turning one into
       // the other in float32 rounds. ONNX requires fmod = 1 for floating-point inputs.
-      if (ctx.attrs.int('fmod', 0) !== 0) throw new NotExpressible('attribute', 'Mod fmod=1 (truncated remainder): the HAL\'s mod is floored');
-      if (ctx.inputTypes[0] !== 'int32') throw new NotExpressible('attribute', `Mod fmod=0 on ${ctx.inputTypes[0]} (ONNX requires fmod=1 for floating point)`);
+      if (ctx.attrs.int('fmod', 0) !== 0)
+        throw new NotExpressible('attribute', "Mod fmod=1 (truncated remainder): the HAL's mod is floored");
+      if (ctx.inputTypes[0] !== 'int32')
+        throw new NotExpressible(
+          'attribute',
+          `Mod fmod=0 on ${ctx.inputTypes[0]} (ONNX requires fmod=1 for floating point)`,
+        );
       return (be, [a, b]) => [be.mod(a!, b!)];
     },
   },
@@ -128,19 +169,40 @@ export const ELEMENTWISE_OPS: Record<string, OpMapping> = {
   Less: compare(false),
   Greater: compare(true),
   // ONNX reference: np.clip(x, 0, inf) + np.clip(x, -inf, 0) * slope.
-  PRelu: { plan: () => (be, [x, slope]) => [be.add(be.relu(x!), be.mul(negPart(be, x!), slope!))] },
+  PRelu: {
+    plan:
+      () =>
+      (be, [x, slope]) => [be.add(be.relu(x!), be.mul(negPart(be, x!), slope!))],
+  },
   LeakyRelu: activation({ alpha: 0.01 }, (be, x, { alpha }) => be.add(be.relu(x), be.mul(negPart(be, x), alpha!))),
   // np.clip(x, 0, inf) + (np.exp(np.clip(x, -inf, 0)) - 1) * alpha
-  Elu: activation({ alpha: 1 }, (be, x, { alpha }) => be.add(be.relu(x), be.mul(be.sub(be.exp(negPart(be, x)), 1), alpha!))),
+  Elu: activation({ alpha: 1 }, (be, x, { alpha }) =>
+    be.add(be.relu(x), be.mul(be.sub(be.exp(negPart(be, x)), 1), alpha!)),
+  ),
   // np.clip(x, 0, inf) * gamma + (np.exp(np.clip(x, -inf, 0)) * alpha - alpha) * gamma
-  Selu: activation({ alpha: 1.67326319217681884765625, gamma: 1.05070102214813232421875 }, (be, x, { alpha, gamma }) =>
-    be.add(be.mul(be.relu(x), gamma!), be.mul(be.sub(be.mul(be.exp(negPart(be, x)), alpha!), alpha!), gamma!))),
+  Selu: activation({ alpha: Math.fround(1.6732632), gamma: Math.fround(1.050701) }, (be, x, { alpha, gamma }) =>
+    be.add(be.mul(be.relu(x), gamma!), be.mul(be.sub(be.mul(be.exp(negPart(be, x)), alpha!), alpha!), gamma!)),
+  ),
   // np.clip(x * alpha + beta, 0, 1)
-  HardSigmoid: activation({ alpha: 0.2, beta: 0.5 }, (be, x, { alpha, beta }) => clip(be, be.add(be.mul(x, alpha!), beta!), 0, 1)),
+  HardSigmoid: activation({ alpha: 0.2, beta: 0.5 }, (be, x, { alpha, beta }) =>
+    clip(be, be.add(be.mul(x, alpha!), beta!), 0, 1),
+  ),
   // x * np.maximum(0, np.minimum(1, alpha * x + beta)), alpha = 1/6, beta = 0.5
-  HardSwish: { plan: () => (be, [x]) => [be.mul(x!, clip(be, be.add(be.mul(x!, Math.fround(1 / 6)), 0.5), 0, 1))] },
+  HardSwish: {
+    plan:
+      () =>
+      (be, [x]) => [be.mul(x!, clip(be, be.add(be.mul(x!, Math.fround(1 / 6)), 0.5), 0, 1))],
+  },
   // x / (1 + np.abs(x))
-  Softsign: { plan: () => (be, [x]) => [be.div(x!, be.add(abs(be, x!), 1))] },
+  Softsign: {
+    plan:
+      () =>
+      (be, [x]) => [be.div(x!, be.add(abs(be, x!), 1))],
+  },
   // np.log(np.exp(x) + 1)
-  Softplus: { plan: () => (be, [x]) => [be.log(be.add(be.exp(x!), 1))] },
+  Softplus: {
+    plan:
+      () =>
+      (be, [x]) => [be.log(be.add(be.exp(x!), 1))],
+  },
 };

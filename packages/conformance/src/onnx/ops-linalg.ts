@@ -33,7 +33,8 @@ const gemm: OpMapping = {
     if (ctx.opset < 7 && ctx.attrs.int('broadcast', 0) === 0 && ctx.node.inputs.length > 2) {
       throw new NotExpressible('attribute', 'Gemm broadcast=0 (opset < 7)');
     }
-    if (ctx.inputShapes[0]!.length !== 2 || ctx.inputShapes[1]!.length !== 2) throw new NotExpressible('input', 'Gemm of operands that are not matrices');
+    if (ctx.inputShapes[0]!.length !== 2 || ctx.inputShapes[1]!.length !== 2)
+      throw new NotExpressible('input', 'Gemm of operands that are not matrices');
     const hasC = ctx.node.inputs.length > 2 && ctx.node.inputs[2] !== '';
     return (be, [a, b, c]) => {
       let y = be.matmul(transA ? transposeView(a!) : a!, transB ? transposeView(b!) : b!);

@@ -16,7 +16,9 @@ function required(ctx: NodeContext, i: number, what: string): number[] {
 
 /** Reshape: 0 copies the input's dimension (unless allowzero = 1), one −1 is inferred. */
 const reshape: OpMapping = {
-  host: [1], dtypes: FI, contract: EXACT,
+  host: [1],
+  dtypes: FI,
+  contract: EXACT,
   plan: (ctx) => {
     const allowzero = ctx.attrs.int('allowzero', 0) !== 0;
     const inShape = ctx.inputShapes[0]!;
@@ -26,7 +28,8 @@ const reshape: OpMapping = {
 };
 
 const transpose: OpMapping = {
-  dtypes: FI, contract: EXACT,
+  dtypes: FI,
+  contract: EXACT,
   plan: (ctx) => {
     const rank = ctx.inputShapes[0]!.length;
     const perm = ctx.attrs.ints('perm') ?? Array.from({ length: rank }, (_, i) => rank - 1 - i);
@@ -41,7 +44,9 @@ function axesOf(ctx: NodeContext): number[] | undefined {
 }
 
 const squeeze: OpMapping = {
-  host: [1], dtypes: FI, contract: EXACT,
+  host: [1],
+  dtypes: FI,
+  contract: EXACT,
   plan: (ctx) => {
     const shape = ctx.inputShapes[0]!;
     const axes = axesOf(ctx)?.map((a) => normAxis(a, shape.length, 'Squeeze'));
@@ -52,7 +57,9 @@ const squeeze: OpMapping = {
 };
 
 const unsqueeze: OpMapping = {
-  host: [1], dtypes: FI, contract: EXACT,
+  host: [1],
+  dtypes: FI,
+  contract: EXACT,
   plan: (ctx) => {
     const shape = ctx.inputShapes[0]!;
     const raw = axesOf(ctx);
@@ -68,7 +75,8 @@ const unsqueeze: OpMapping = {
 
 /** Flatten: [∏ dims before axis, ∏ dims from axis] (axis in [−rank, rank], default 1). */
 const flatten: OpMapping = {
-  dtypes: FI, contract: EXACT,
+  dtypes: FI,
+  contract: EXACT,
   plan: (ctx) => {
     const shape = ctx.inputShapes[0]!;
     const a = ctx.attrs.int('axis', 1);
@@ -79,7 +87,9 @@ const flatten: OpMapping = {
 
 /** Expand: broadcasts input and shape together (bidirectional: the result's rank and dims are the larger). */
 const expand: OpMapping = {
-  host: [1], dtypes: FI, contract: EXACT,
+  host: [1],
+  dtypes: FI,
+  contract: EXACT,
   plan: (ctx) => {
     const shape = ctx.inputShapes[0]!;
     const target = required(ctx, 1, 'shape');
@@ -87,7 +97,8 @@ const expand: OpMapping = {
     const pad = (s: readonly number[]): number[] => [...Array<number>(rank - s.length).fill(1), ...s];
     const [a, b] = [pad(shape), pad(target)];
     const out = a.map((d, i) => {
-      if (d !== b[i] && d !== 1 && b[i] !== 1) throw new NotExpressible('input', `Expand: [${shape.join(', ')}] and [${target.join(', ')}] do not broadcast`);
+      if (d !== b[i] && d !== 1 && b[i] !== 1)
+        throw new NotExpressible('input', `Expand: [${shape.join(', ')}] and [${target.join(', ')}] do not broadcast`);
       return d === 1 ? b[i]! : d;
     });
     return (be, [x]) => [be.expand(x!, out)];
@@ -100,7 +111,9 @@ const expand: OpMapping = {
  * negative one; the elements start, start+step, ... before end are kept: a shrink then a stride view.
  */
 const slice: OpMapping = {
-  host: [1, 2, 3, 4], dtypes: FI, contract: EXACT,
+  host: [1, 2, 3, 4],
+  dtypes: FI,
+  contract: EXACT,
   plan: (ctx) => {
     const shape = ctx.inputShapes[0]!;
     const old = ctx.opset < 10;
@@ -108,7 +121,15 @@ const slice: OpMapping = {
     const ends = old ? ctx.attrs.ints('ends') : ctx.numbers(2);
     const axes = (old ? ctx.attrs.ints('axes') : ctx.numbers(3)) ?? starts?.map((_, i) => i);
     const steps = (old ? undefined : ctx.numbers(4)) ?? starts?.map(() => 1);
-    if (!starts || !ends || !axes || !steps || ends.length !== starts.length || axes.length !== starts.length || steps.length !== starts.length) {
+    if (
+      !starts ||
+      !ends ||
+      !axes ||
+      !steps ||
+      ends.length !== starts.length ||
+      axes.length !== starts.length ||
+      steps.length !== starts.length
+    ) {
       throw new NotExpressible('input', 'Slice: starts, ends, axes and steps of different lengths');
     }
     const bounds = shape.map((d) => [0, d] as [number, number]);
@@ -141,7 +162,9 @@ const slice: OpMapping = {
  * with constant_value from input 2, or from the attributes pads/value (before). Negative pads crop.
  */
 const pad: OpMapping = {
-  host: [1, 2], dtypes: FI, contract: EXACT,
+  host: [1, 2],
+  dtypes: FI,
+  contract: EXACT,
   plan: (ctx) => {
     const mode = ctx.attrs.string('mode', 'constant');
     if (mode !== 'constant') throw new NotExpressible('attribute', `Pad mode '${mode}' (the HAL pads with a constant)`);
@@ -149,7 +172,8 @@ const pad: OpMapping = {
     const r = shape.length;
     const pads = ctx.opset >= 11 ? required(ctx, 1, 'pads') : ctx.attrs.ints('pads');
     const value = ctx.opset >= 11 ? (ctx.numbers(2)?.[0] ?? 0) : ctx.attrs.float('value', 0);
-    if (!pads || pads.length !== 2 * r) throw new NotExpressible('input', `Pad: ${pads?.length ?? 0} pads for rank ${r}`);
+    if (!pads || pads.length !== 2 * r)
+      throw new NotExpressible('input', `Pad: ${pads?.length ?? 0} pads for rank ${r}`);
     const crop = shape.map((d, i) => [Math.max(0, -pads[i]!), d - Math.max(0, -pads[i + r]!)] as [number, number]);
     const grow = shape.map((_, i) => [Math.max(0, pads[i]!), Math.max(0, pads[i + r]!)] as [number, number]);
     return (be, [x]) => [be.pad(pads.some((p) => p < 0) ? be.shrink(x!, crop) : x!, grow, value)];
@@ -161,11 +185,14 @@ const pad: OpMapping = {
  * [pre, 1, d, post] → expand [pre, r, d, post] → reshape [pre, r·d, post].
  */
 const tile: OpMapping = {
-  host: [1], dtypes: FI, contract: EXACT,
+  host: [1],
+  dtypes: FI,
+  contract: EXACT,
   plan: (ctx) => {
     const shape = ctx.inputShapes[0]!;
     const reps = required(ctx, 1, 'repeats');
-    if (reps.length !== shape.length) throw new NotExpressible('input', `Tile: ${reps.length} repeats for rank ${shape.length}`);
+    if (reps.length !== shape.length)
+      throw new NotExpressible('input', `Tile: ${reps.length} repeats for rank ${shape.length}`);
     return (be, [x]) => {
       let y = x!;
       const cur = [...shape];
@@ -183,27 +210,48 @@ const tile: OpMapping = {
 
 /** DepthToSpace (DCR or CRD) and SpaceToDepth: reshape, permute, reshape, as in ONNX's definitions. */
 const depthToSpace: OpMapping = {
-  dtypes: FI, contract: EXACT,
+  dtypes: FI,
+  contract: EXACT,
   plan: (ctx) => {
     const bs = ctx.attrs.int('blocksize', 0);
     const mode = ctx.attrs.string('mode', 'DCR');
     const [b, c, h, w] = ctx.inputShapes[0]! as [number, number, number, number];
-    if (ctx.inputShapes[0]!.length !== 4 || bs < 1 || c % (bs * bs) !== 0) throw new NotExpressible('input', 'DepthToSpace: not [N, C, H, W] with C divisible by blocksize²');
+    if (ctx.inputShapes[0]!.length !== 4 || bs < 1 || c % (bs * bs) !== 0)
+      throw new NotExpressible('input', 'DepthToSpace: not [N, C, H, W] with C divisible by blocksize²');
     const cc = c / (bs * bs);
-    const [split, perm] = mode === 'DCR' ? [[b, bs, bs, cc, h, w], [0, 3, 4, 1, 5, 2]]
-      : mode === 'CRD' ? [[b, cc, bs, bs, h, w], [0, 1, 4, 2, 5, 3]] : [undefined, undefined];
+    const [split, perm] =
+      mode === 'DCR'
+        ? [
+            [b, bs, bs, cc, h, w],
+            [0, 3, 4, 1, 5, 2],
+          ]
+        : mode === 'CRD'
+          ? [
+              [b, cc, bs, bs, h, w],
+              [0, 1, 4, 2, 5, 3],
+            ]
+          : [undefined, undefined];
     if (!split || !perm) throw new NotExpressible('attribute', `DepthToSpace mode '${mode}'`);
     return (be, [x]) => [be.reshape(be.permute(be.reshape(x!, split), perm), [b, cc, h * bs, w * bs])];
   },
 };
 
 const spaceToDepth: OpMapping = {
-  dtypes: FI, contract: EXACT,
+  dtypes: FI,
+  contract: EXACT,
   plan: (ctx) => {
     const bs = ctx.attrs.int('blocksize', 0);
     const [b, c, h, w] = ctx.inputShapes[0]! as [number, number, number, number];
-    if (ctx.inputShapes[0]!.length !== 4 || bs < 1 || h % bs !== 0 || w % bs !== 0) throw new NotExpressible('input', 'SpaceToDepth: not [N, C, H, W] with H, W divisible by blocksize');
-    return (be, [x]) => [be.reshape(be.permute(be.reshape(x!, [b, c, h / bs, bs, w / bs, bs]), [0, 3, 5, 1, 2, 4]), [b, c * bs * bs, h / bs, w / bs])];
+    if (ctx.inputShapes[0]!.length !== 4 || bs < 1 || h % bs !== 0 || w % bs !== 0)
+      throw new NotExpressible('input', 'SpaceToDepth: not [N, C, H, W] with H, W divisible by blocksize');
+    return (be, [x]) => [
+      be.reshape(be.permute(be.reshape(x!, [b, c, h / bs, bs, w / bs, bs]), [0, 3, 5, 1, 2, 4]), [
+        b,
+        c * bs * bs,
+        h / bs,
+        w / bs,
+      ]),
+    ];
   },
 };
 
@@ -212,10 +260,12 @@ const HAL_TYPE: Record<number, 'float32' | 'int32'> = { 1: 'float32', 6: 'int32'
 
 /** Cast (`to`) and CastLike (the second input's dtype), between float32 and int32. */
 const cast = (like: boolean): OpMapping => ({
-  dtypes: FI, contract: EXACT,
+  dtypes: FI,
+  contract: EXACT,
   plan: (ctx) => {
     const to = like ? ctx.outputTypes[0] : HAL_TYPE[ctx.attrs.int('to', 0)];
-    if (to !== 'float32' && to !== 'int32') throw new NotExpressible('dtype', `${ctx.node.opType} to ${ctx.outputTypes[0]}`);
+    if (to !== 'float32' && to !== 'int32')
+      throw new NotExpressible('dtype', `${ctx.node.opType} to ${ctx.outputTypes[0]}`);
     return (be, [x]) => [x!.dtype === to ? x! : be.cast(x!, to)];
   },
 });
@@ -225,11 +275,14 @@ const cast = (like: boolean): OpMapping => ({
  * and seed have no effect there. Training mode is random: not expressible.
  */
 const dropout: OpMapping = {
-  host: [1, 2], dtypes: FI, contract: EXACT,
+  host: [1, 2],
+  dtypes: FI,
+  contract: EXACT,
   plan: (ctx) => {
     ctx.attrs.int('seed', 0);
     if (ctx.opset < 12) ctx.attrs.float('ratio', 0.5);
-    if (ctx.attrs.int('is_test', 1) === 0) throw new NotExpressible('attribute', 'Dropout is_test=0 (training: random)');
+    if (ctx.attrs.int('is_test', 1) === 0)
+      throw new NotExpressible('attribute', 'Dropout is_test=0 (training: random)');
     const training = ctx.numbers(2)?.[0];
     if (training) throw new NotExpressible('input', 'Dropout training_mode=true (random)');
     return (_be, [x]) => [x!];

@@ -18,7 +18,8 @@ const layerNorm: OpMapping = {
     const axis = normAxis(ctx.attrs.int('axis', -1), shape.length, 'LayerNormalization');
     const eps = ctx.attrs.float('epsilon', 1e-5);
     const stash = ctx.attrs.int('stash_type', 1);
-    if (stash !== 1) throw new NotExpressible('attribute', `LayerNormalization stash_type=${stash} (computes in float32 only)`);
+    if (stash !== 1)
+      throw new NotExpressible('attribute', `LayerNormalization stash_type=${stash} (computes in float32 only)`);
     const rows = prod(shape.slice(0, axis));
     const cols = prod(shape.slice(axis));
     const reduced = [...shape.slice(0, axis), ...shape.slice(axis).map(() => 1)];
@@ -36,22 +37,42 @@ const layerNorm: OpMapping = {
 };
 
 /** Per-channel parameters [C] as [C, 1, ..., 1] against an input of rank `rank` ([N, C, ...]). */
-const channel = (be: ComputeBackend, p: NDArray, rank: number): NDArray => be.reshape(p, [p.shape[0]!, ...Array<number>(rank - 2).fill(1)]);
+const channel = (be: ComputeBackend, p: NDArray, rank: number): NDArray =>
+  be.reshape(p, [p.shape[0]!, ...Array<number>(rank - 2).fill(1)]);
 
 /** scale·(x − mean)/√(var + ε) + bias, as the references write it. */
-const normalize = (be: ComputeBackend, x: NDArray, mean: NDArray, variance: NDArray, scale: NDArray, bias: NDArray, eps: number): NDArray =>
-  be.add(be.div(be.mul(scale, be.sub(x, mean)), be.sqrt(be.add(variance, eps))), bias);
+const normalize = (
+  be: ComputeBackend,
+  x: NDArray,
+  mean: NDArray,
+  variance: NDArray,
+  scale: NDArray,
+  bias: NDArray,
+  eps: number,
+): NDArray => be.add(be.div(be.mul(scale, be.sub(x, mean)), be.sqrt(be.add(variance, eps))), bias);
 
 /** BatchNormalization in inference (training_mode = 0): the given mean and variance; momentum has no effect there. */
 const batchNorm: OpMapping = {
   plan: (ctx) => {
-    if (ctx.opset < 9) throw new NotExpressible('attribute', `BatchNormalization of opset ${ctx.opset} (spatial, is_test)`);
+    if (ctx.opset < 9)
+      throw new NotExpressible('attribute', `BatchNormalization of opset ${ctx.opset} (spatial, is_test)`);
     const eps = ctx.attrs.float('epsilon', 1e-5);
     ctx.attrs.float('momentum', 0.9);
-    if (ctx.attrs.int('training_mode', 0) !== 0) throw new NotExpressible('attribute', 'BatchNormalization training_mode=1');
+    if (ctx.attrs.int('training_mode', 0) !== 0)
+      throw new NotExpressible('attribute', 'BatchNormalization training_mode=1');
     const rank = ctx.inputShapes[0]!.length;
     if (rank < 2) throw new NotExpressible('input', `BatchNormalization of rank ${rank}`);
-    return (be, [x, s, b, mean, variance]) => [normalize(be, x!, channel(be, mean!, rank), channel(be, variance!, rank), channel(be, s!, rank), channel(be, b!, rank), eps)];
+    return (be, [x, s, b, mean, variance]) => [
+      normalize(
+        be,
+        x!,
+        channel(be, mean!, rank),
+        channel(be, variance!, rank),
+        channel(be, s!, rank),
+        channel(be, b!, rank),
+        eps,
+      ),
+    ];
   },
 };
 

@@ -16,7 +16,8 @@ const maxPool: OpMapping = {
     const shape = ctx.inputShapes[0]!;
     const sp = shape.length - 2;
     const kernel = ctx.attrs.ints('kernel_shape');
-    if (sp < 1 || !kernel || kernel.length !== sp) throw new NotExpressible('attribute', 'MaxPool kernel_shape missing or of the wrong rank');
+    if (sp < 1 || !kernel || kernel.length !== sp)
+      throw new NotExpressible('attribute', 'MaxPool kernel_shape missing or of the wrong rank');
     const strides = ctx.attrs.ints('strides') ?? kernel.map(() => 1);
     const dilations = ctx.attrs.ints('dilations') ?? kernel.map(() => 1);
     const autoPad = ctx.attrs.string('auto_pad', 'NOTSET');
@@ -24,7 +25,11 @@ const maxPool: OpMapping = {
     const pads = ctx.attrs.ints('pads') ?? Array<number>(2 * sp).fill(0);
     ctx.attrs.int('storage_order', 0); // orders the Indices output only (int64: not expressible anyway)
     if (ctx.node.outputs.length > 1 && ctx.node.outputs[1] !== '') throw new NotExpressible('dtype', 'dtype int64');
-    if (![strides, dilations].every((a) => a.length === sp && a.every((v) => Number.isInteger(v) && v >= 1)) || pads.length !== 2 * sp || pads.some((p) => p < 0)) {
+    if (
+      ![strides, dilations].every((a) => a.length === sp && a.every((v) => Number.isInteger(v) && v >= 1)) ||
+      pads.length !== 2 * sp ||
+      pads.some((p) => p < 0)
+    ) {
       throw new NotExpressible('attribute', 'MaxPool strides, dilations or pads of the wrong length or sign');
     }
     const before: number[] = [];
@@ -55,13 +60,22 @@ const maxPool: OpMapping = {
       out.push(o);
     }
     return (be, [x]) => {
-      let y: NDArray = be.pad(x!, [[0, 0], [0, 0], ...before.map((b, i) => [b, after[i]!] as [number, number])], -Infinity);
+      let y: NDArray = be.pad(
+        x!,
+        [[0, 0], [0, 0], ...before.map((b, i) => [b, after[i]!] as [number, number])],
+        -Infinity,
+      );
       const cur = [...y.shape];
       for (let i = 0; i < sp; i++) {
         const ax = 2 + i;
         const [outer, len, inner] = [prod(cur.slice(0, ax)), cur[ax]!, prod(cur.slice(ax + 1))];
         const c = be.contiguous(y);
-        const windows = asStridedView(c, [outer, out[i]!, kernel[i]!, inner], [len * inner, strides[i]! * inner, dilations[i]! * inner, 1], c.offset);
+        const windows = asStridedView(
+          c,
+          [outer, out[i]!, kernel[i]!, inner],
+          [len * inner, strides[i]! * inner, dilations[i]! * inner, 1],
+          c.offset,
+        );
         cur[ax] = out[i]!;
         y = be.reshape(be.max(windows, 2), cur);
       }

@@ -40,7 +40,8 @@ function reduction(op: string, fn: Reducer, dtypes: readonly string[] | undefine
         if (ctx.attrs.has('axes')) throw new NotExpressible('attribute', `${op}: axes attribute in opset ${ctx.opset}`);
         axes = ctx.numbers(1);
       } else {
-        if (ctx.node.inputs.length > 1) throw new NotExpressible('input', `${op}: an axes input before opset ${axesInputFrom}`);
+        if (ctx.node.inputs.length > 1)
+          throw new NotExpressible('input', `${op}: an axes input before opset ${axesInputFrom}`);
         axes = ctx.attrs.ints('axes');
       }
       if (axes !== undefined && axes.length === 0) axes = undefined;
@@ -82,7 +83,9 @@ const globalPool = (max: boolean): OpMapping => ({
 });
 
 export const REDUCE_OPS_ONNX: Record<string, OpMapping> = {
-  ...Object.fromEntries(Object.entries(REDUCERS).map(([op, r]) => [op, reduction(op, r.fn, r.dtypes, r.exact ?? false)])),
+  ...Object.fromEntries(
+    Object.entries(REDUCERS).map(([op, r]) => [op, reduction(op, r.fn, r.dtypes, r.exact ?? false)]),
+  ),
   Softmax: softmax(false),
   LogSoftmax: softmax(true),
   GlobalAveragePool: globalPool(false),

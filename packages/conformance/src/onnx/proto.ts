@@ -15,50 +15,93 @@ const ONNX_SCHEMA = {
       nested: {
         AttributeProto: {
           fields: {
-            name: f('string', 1), ref_attr_name: f('string', 21), doc_string: f('string', 13), type: f('int32', 20),
-            f: f('float', 2), i: f('int64', 3), s: f('bytes', 4), t: f('TensorProto', 5), g: f('GraphProto', 6),
-            floats: f('float', 7, 'repeated'), ints: f('int64', 8, 'repeated'), strings: f('bytes', 9, 'repeated'),
-            tensors: f('TensorProto', 10, 'repeated'), graphs: f('GraphProto', 11, 'repeated'),
+            name: f('string', 1),
+            ref_attr_name: f('string', 21),
+            doc_string: f('string', 13),
+            type: f('int32', 20),
+            f: f('float', 2),
+            i: f('int64', 3),
+            s: f('bytes', 4),
+            t: f('TensorProto', 5),
+            g: f('GraphProto', 6),
+            floats: f('float', 7, 'repeated'),
+            ints: f('int64', 8, 'repeated'),
+            strings: f('bytes', 9, 'repeated'),
+            tensors: f('TensorProto', 10, 'repeated'),
+            graphs: f('GraphProto', 11, 'repeated'),
           },
         },
         ValueInfoProto: { fields: { name: f('string', 1), type: f('TypeProto', 2), doc_string: f('string', 3) } },
         NodeProto: {
           fields: {
-            input: f('string', 1, 'repeated'), output: f('string', 2, 'repeated'), name: f('string', 3), op_type: f('string', 4),
-            domain: f('string', 7), attribute: f('AttributeProto', 5, 'repeated'), doc_string: f('string', 6),
+            input: f('string', 1, 'repeated'),
+            output: f('string', 2, 'repeated'),
+            name: f('string', 3),
+            op_type: f('string', 4),
+            domain: f('string', 7),
+            attribute: f('AttributeProto', 5, 'repeated'),
+            doc_string: f('string', 6),
           },
         },
         ModelProto: {
           fields: {
-            ir_version: f('int64', 1), opset_import: f('OperatorSetIdProto', 8, 'repeated'), producer_name: f('string', 2),
-            producer_version: f('string', 3), domain: f('string', 4), model_version: f('int64', 5), doc_string: f('string', 6),
+            ir_version: f('int64', 1),
+            opset_import: f('OperatorSetIdProto', 8, 'repeated'),
+            producer_name: f('string', 2),
+            producer_version: f('string', 3),
+            domain: f('string', 4),
+            model_version: f('int64', 5),
+            doc_string: f('string', 6),
             graph: f('GraphProto', 7),
           },
         },
         GraphProto: {
           fields: {
-            node: f('NodeProto', 1, 'repeated'), name: f('string', 2), initializer: f('TensorProto', 5, 'repeated'),
-            doc_string: f('string', 10), input: f('ValueInfoProto', 11, 'repeated'), output: f('ValueInfoProto', 12, 'repeated'),
+            node: f('NodeProto', 1, 'repeated'),
+            name: f('string', 2),
+            initializer: f('TensorProto', 5, 'repeated'),
+            doc_string: f('string', 10),
+            input: f('ValueInfoProto', 11, 'repeated'),
+            output: f('ValueInfoProto', 12, 'repeated'),
             value_info: f('ValueInfoProto', 13, 'repeated'),
           },
         },
         TensorProto: {
           fields: {
-            dims: f('int64', 1, 'repeated'), data_type: f('int32', 2), float_data: f('float', 4, 'repeated'),
-            int32_data: f('int32', 5, 'repeated'), string_data: f('bytes', 6, 'repeated'), int64_data: f('int64', 7, 'repeated'),
-            name: f('string', 8), doc_string: f('string', 12), raw_data: f('bytes', 9), data_location: f('int32', 14),
-            double_data: f('double', 10, 'repeated'), uint64_data: f('uint64', 11, 'repeated'),
+            dims: f('int64', 1, 'repeated'),
+            data_type: f('int32', 2),
+            float_data: f('float', 4, 'repeated'),
+            int32_data: f('int32', 5, 'repeated'),
+            string_data: f('bytes', 6, 'repeated'),
+            int64_data: f('int64', 7, 'repeated'),
+            name: f('string', 8),
+            doc_string: f('string', 12),
+            raw_data: f('bytes', 9),
+            data_location: f('int32', 14),
+            double_data: f('double', 10, 'repeated'),
+            uint64_data: f('uint64', 11, 'repeated'),
           },
         },
         TensorShapeProto: {
           fields: { dim: f('Dimension', 1, 'repeated') },
-          nested: { Dimension: { oneofs: { value: { oneof: ['dim_value', 'dim_param'] } }, fields: { dim_value: f('int64', 1), dim_param: f('string', 2), denotation: f('string', 3) } } },
+          nested: {
+            Dimension: {
+              oneofs: { value: { oneof: ['dim_value', 'dim_param'] } },
+              fields: { dim_value: f('int64', 1), dim_param: f('string', 2), denotation: f('string', 3) },
+            },
+          },
         },
         TypeProto: {
-          oneofs: { value: { oneof: ['tensor_type', 'sequence_type', 'map_type', 'optional_type', 'sparse_tensor_type'] } },
+          oneofs: {
+            value: { oneof: ['tensor_type', 'sequence_type', 'map_type', 'optional_type', 'sparse_tensor_type'] },
+          },
           fields: {
-            tensor_type: f('Tensor', 1), sequence_type: f('Sequence', 4), map_type: f('Map', 5), optional_type: f('Optional', 9),
-            sparse_tensor_type: f('SparseTensor', 8), denotation: f('string', 6),
+            tensor_type: f('Tensor', 1),
+            sequence_type: f('Sequence', 4),
+            map_type: f('Map', 5),
+            optional_type: f('Optional', 9),
+            sparse_tensor_type: f('SparseTensor', 8),
+            denotation: f('string', 6),
           },
           nested: {
             Tensor: { fields: { elem_type: f('int32', 1), shape: f('TensorShapeProto', 2) } },
@@ -96,8 +139,23 @@ export function int64ToNumber(v: Int64 | null | undefined): number {
 
 /** ONNX TensorProto.DataType codes (onnx.proto) → names. */
 export const ONNX_DTYPES: Record<number, string> = {
-  0: 'undefined', 1: 'float32', 2: 'uint8', 3: 'int8', 4: 'uint16', 5: 'int16', 6: 'int32', 7: 'int64', 8: 'string',
-  9: 'bool', 10: 'float16', 11: 'float64', 12: 'uint32', 13: 'uint64', 14: 'complex64', 15: 'complex128', 16: 'bfloat16',
+  0: 'undefined',
+  1: 'float32',
+  2: 'uint8',
+  3: 'int8',
+  4: 'uint16',
+  5: 'int16',
+  6: 'int32',
+  7: 'int64',
+  8: 'string',
+  9: 'bool',
+  10: 'float16',
+  11: 'float64',
+  12: 'uint32',
+  13: 'uint64',
+  14: 'complex64',
+  15: 'complex128',
+  16: 'bfloat16',
 };
 export const onnxDTypeName = (code: number): string => ONNX_DTYPES[code] ?? `data type ${code}`;
 
@@ -168,21 +226,38 @@ function tensorFrom(m: Msg): OnnxTensor {
   let data: OnnxTensor['data'];
   switch (dtype) {
     case 'float32':
-      data = hasRaw ? littleEndian(raw, 4, (b, n) => new Float32Array(b, 0, n)) : Float32Array.from((m['float_data'] as number[] | undefined) ?? []);
+      data = hasRaw
+        ? littleEndian(raw, 4, (b, n) => new Float32Array(b, 0, n))
+        : Float32Array.from((m['float_data'] as number[] | undefined) ?? []);
       break;
     case 'float64':
-      data = hasRaw ? littleEndian(raw, 8, (b, n) => new Float64Array(b, 0, n)) : Float64Array.from((m['double_data'] as number[] | undefined) ?? []);
+      data = hasRaw
+        ? littleEndian(raw, 8, (b, n) => new Float64Array(b, 0, n))
+        : Float64Array.from((m['double_data'] as number[] | undefined) ?? []);
       break;
     case 'int64':
-      data = hasRaw ? littleEndian(raw, 8, (b, n) => new BigInt64Array(b, 0, n))
+      data = hasRaw
+        ? littleEndian(raw, 8, (b, n) => new BigInt64Array(b, 0, n))
         : BigInt64Array.from(((m['int64_data'] as Int64[] | undefined) ?? []).map((v) => BigInt(int64ToNumber(v))));
       break;
-    case 'int32': case 'int16': case 'int8': case 'uint16': case 'uint8': case 'bool': {
+    case 'int32':
+    case 'int16':
+    case 'int8':
+    case 'uint16':
+    case 'uint8':
+    case 'bool': {
       if (!hasRaw) data = Int32Array.from((m['int32_data'] as number[] | undefined) ?? []);
       else if (dtype === 'int32') data = littleEndian(raw, 4, (b, n) => new Int32Array(b, 0, n));
       else {
         const src = littleEndian(raw, 1, (b) => b);
-        const view = dtype === 'int16' ? new Int16Array(src) : dtype === 'uint16' ? new Uint16Array(src) : dtype === 'int8' ? new Int8Array(src) : new Uint8Array(src);
+        const view =
+          dtype === 'int16'
+            ? new Int16Array(src)
+            : dtype === 'uint16'
+              ? new Uint16Array(src)
+              : dtype === 'int8'
+                ? new Int8Array(src)
+                : new Uint8Array(src);
         data = Int32Array.from(view);
       }
       break;
@@ -190,7 +265,8 @@ function tensorFrom(m: Msg): OnnxTensor {
     default:
       data = undefined;
   }
-  if (data && data.length !== size) throw new RangeError(`tensor '${name}' of shape [${dims.join(', ')}] holds ${data.length} values, not ${size}`);
+  if (data && data.length !== size)
+    throw new RangeError(`tensor '${name}' of shape [${dims.join(', ')}] holds ${data.length} values, not ${size}`);
   return { name, dtype, dims, data };
 }
 
@@ -199,11 +275,17 @@ function valueInfoFrom(m: Msg): OnnxValueInfo {
   const t = m['type'] as Msg | undefined;
   const tensor = t?.['tensor_type'] as Msg | undefined;
   if (!tensor) {
-    const kind = ['sequence_type', 'map_type', 'optional_type', 'sparse_tensor_type'].find((k) => t?.[k] !== undefined && t?.[k] !== null);
+    const kind = ['sequence_type', 'map_type', 'optional_type', 'sparse_tensor_type'].find(
+      (k) => t?.[k] !== undefined && t?.[k] !== null,
+    );
     return { name, kind: kind ? kind.replace(/_type$/, '') : 'unknown' };
   }
-  const dims = (((tensor['shape'] as Msg | undefined)?.['dim'] as Msg[] | undefined) ?? []);
-  const shape = tensor['shape'] ? dims.map((d) => (d['dim_value'] !== undefined && d['dim_value'] !== null ? int64ToNumber(d['dim_value'] as Int64) : null)) : undefined;
+  const dims = ((tensor['shape'] as Msg | undefined)?.['dim'] as Msg[] | undefined) ?? [];
+  const shape = tensor['shape']
+    ? dims.map((d) =>
+        d['dim_value'] !== undefined && d['dim_value'] !== null ? int64ToNumber(d['dim_value'] as Int64) : null,
+      )
+    : undefined;
   return { name, kind: 'tensor', dtype: onnxDTypeName((tensor['elem_type'] as number | undefined) ?? 0), shape };
 }
 
@@ -212,14 +294,29 @@ function attributeFrom(m: Msg): OnnxAttribute {
   const name = (m['name'] as string | undefined) ?? '';
   let value: OnnxAttribute['value'];
   switch (type) {
-    case 1: value = m['f'] as number; break;
-    case 2: value = int64ToNumber(m['i'] as Int64); break;
-    case 3: value = str(m['s'] as Uint8Array); break;
-    case 4: value = tensorFrom(m['t'] as Msg); break;
-    case 6: value = [...((m['floats'] as number[] | undefined) ?? [])]; break;
-    case 7: value = ((m['ints'] as Int64[] | undefined) ?? []).map(int64ToNumber); break;
-    case 8: value = ((m['strings'] as Uint8Array[] | undefined) ?? []).map(str); break;
-    default: value = undefined; // graphs, sparse tensors, type protos: never mapped
+    case 1:
+      value = m['f'] as number;
+      break;
+    case 2:
+      value = int64ToNumber(m['i'] as Int64);
+      break;
+    case 3:
+      value = str(m['s'] as Uint8Array);
+      break;
+    case 4:
+      value = tensorFrom(m['t'] as Msg);
+      break;
+    case 6:
+      value = [...((m['floats'] as number[] | undefined) ?? [])];
+      break;
+    case 7:
+      value = ((m['ints'] as Int64[] | undefined) ?? []).map(int64ToNumber);
+      break;
+    case 8:
+      value = ((m['strings'] as Uint8Array[] | undefined) ?? []).map(str);
+      break;
+    default:
+      value = undefined; // graphs, sparse tensors, type protos: never mapped
   }
   return { name, type, value };
 }
@@ -229,7 +326,7 @@ export function decodeModel(bytes: Uint8Array): OnnxModel {
   const m = type('ModelProto').toObject(type('ModelProto').decode(bytes), { arrays: true, defaults: false }) as Msg;
   const g = (m['graph'] as Msg | undefined) ?? {};
   const opsets = new Map<string, number>();
-  for (const o of (m['opset_import'] as Msg[])) {
+  for (const o of m['opset_import'] as Msg[]) {
     const d = (o['domain'] as string | undefined) ?? '';
     opsets.set(d === 'ai.onnx' ? '' : d, int64ToNumber(o['version'] as Int64));
   }

@@ -40,14 +40,19 @@ export function onnxTextReport(runs: readonly OnnxNodeTestsResult[], top = 15): 
   for (const r of runs) {
     const total = r.results.length;
     lines.push(`ONNX node tests (${r.dir}) on ${r.backend} — ${r.deviceName}, ${r.runtime}`);
-    lines.push(`  ${total} tests: ${r.passed + r.failed} expressible — ${r.passed} passed, ${r.failed} failed; ${r.notExpressible} not expressible`);
+    lines.push(
+      `  ${total} tests: ${r.passed + r.failed} expressible — ${r.passed} passed, ${r.failed} failed; ${r.notExpressible} not expressible`,
+    );
     const kinds = Object.entries(onnxReasonKinds(r.results)).sort((a, b) => b[1] - a[1]);
     if (kinds.length) lines.push(`  not expressible, by kind: ${kinds.map(([k, n]) => `${k} ${n}`).join(', ')}`);
     const reasons = onnxReasons(r.results);
     if (reasons.length) {
       lines.push(`  top reasons:`);
       for (const c of reasons.slice(0, top)) {
-        const ops = c.kind === 'op' || c.kind === 'graph' ? '' : ` (${c.ops.slice(0, 6).join(', ')}${c.ops.length > 6 ? ', ...' : ''})`;
+        const ops =
+          c.kind === 'op' || c.kind === 'graph'
+            ? ''
+            : ` (${c.ops.slice(0, 6).join(', ')}${c.ops.length > 6 ? ', ...' : ''})`;
         lines.push(`    ${String(c.tests).padStart(4)}  ${c.kind}: ${c.reason}${ops}`);
       }
       if (reasons.length > top) lines.push(`    ... ${reasons.length - top} more reasons (--json has every test)`);
@@ -62,11 +67,16 @@ export function onnxTextReport(runs: readonly OnnxNodeTestsResult[], top = 15): 
       byOp.set(t.op, c);
     }
     const expressible = [...byOp].filter(([, c]) => c.passed + c.failed > 0).sort((a, b) => a[0].localeCompare(b[0]));
-    lines.push(`  ${'op'.padEnd(20)}${'result'.padEnd(8)}${'passed'.padStart(7)}${'failed'.padStart(7)}${'not expr.'.padStart(10)}`);
+    lines.push(
+      `  ${'op'.padEnd(20)}${'result'.padEnd(8)}${'passed'.padStart(7)}${'failed'.padStart(7)}${'not expr.'.padStart(10)}`,
+    );
     for (const [op, c] of expressible) {
-      lines.push(`  ${op.padEnd(20)}${(c.failed ? 'FAIL' : 'pass').padEnd(8)}${String(c.passed).padStart(7)}${String(c.failed).padStart(7)}${String(c.ne).padStart(10)}`);
+      lines.push(
+        `  ${op.padEnd(20)}${(c.failed ? 'FAIL' : 'pass').padEnd(8)}${String(c.passed).padStart(7)}${String(c.failed).padStart(7)}${String(c.ne).padStart(10)}`,
+      );
     }
-    for (const t of r.results.filter((x) => x.status === 'failed')) lines.push(`  FAIL ${t.test} (${t.op || '?'}): ${t.reason}`);
+    for (const t of r.results.filter((x) => x.status === 'failed'))
+      lines.push(`  FAIL ${t.test} (${t.op || '?'}): ${t.reason}`);
   }
   return lines.join('\n');
 }

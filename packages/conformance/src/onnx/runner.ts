@@ -2,7 +2,14 @@
  * Runs ONNX's backend node tests (onnx/backend/test/data/node: `test_NAME/model.onnx` and
  * `test_data_set_N/{input,output}_N.pb`) on a backend through the ONNX op table.
  */
-import { type BackendCapabilities, capabilitiesOf, type ComputeBackend, type DeviceBuffer, type NDArray, nodeBuiltin } from '@polyhal/hal';
+import {
+  type BackendCapabilities,
+  capabilitiesOf,
+  type ComputeBackend,
+  type DeviceBuffer,
+  type NDArray,
+  nodeBuiltin,
+} from '@polyhal/hal';
 import { type BackendFactory, runtimeDescription } from '../runner.js';
 import { compareOnnx } from './compare.js';
 import { ONNX_OPS } from './ops.js';
@@ -50,10 +57,15 @@ export interface OnnxNodeTestsOptions {
 }
 
 interface Fs {
-  promises: { readdir(p: string): Promise<string[]>; readFile(p: string): Promise<Uint8Array>; stat(p: string): Promise<{ isDirectory(): boolean }> };
+  promises: {
+    readdir(p: string): Promise<string[]>;
+    readFile(p: string): Promise<Uint8Array>;
+    stat(p: string): Promise<{ isDirectory(): boolean }>;
+  };
 }
 
-const isNDArray = (v: unknown): v is NDArray => typeof v === 'object' && v !== null && 'buffer' in v && 'shape' in v && 'strides' in v;
+const isNDArray = (v: unknown): v is NDArray =>
+  typeof v === 'object' && v !== null && 'buffer' in v && 'shape' in v && 'strides' in v;
 
 /** A view of `be` that records every NDArray its methods return (so temporaries can be freed). */
 function tracking(be: ComputeBackend, created: NDArray[]): ComputeBackend {
@@ -88,10 +100,17 @@ function hostNumbers(t: OnnxTensor): number[] {
 class Failure extends Error {}
 
 /** One test, every data set: throws NotExpressible or Failure, else returns the worst errors seen. */
-async function runTest(fs: Fs, dir: string, model: OnnxModel, be: ComputeBackend, caps: BackendCapabilities): Promise<Omit<OnnxTestResult, 'test' | 'op' | 'status'>> {
+async function runTest(
+  fs: Fs,
+  dir: string,
+  model: OnnxModel,
+  be: ComputeBackend,
+  caps: BackendCapabilities,
+): Promise<Omit<OnnxTestResult, 'test' | 'op' | 'status'>> {
   if (model.nodes.length !== 1) throw new NotExpressible('graph', 'not a single-node test');
   const node = model.nodes[0]!;
-  if (node.domain !== '' && node.domain !== 'ai.onnx') throw new NotExpressible('op', `op ${node.domain}.${node.opType}`);
+  if (node.domain !== '' && node.domain !== 'ai.onnx')
+    throw new NotExpressible('op', `op ${node.domain}.${node.opType}`);
   const mapping = ONNX_OPS[node.opType];
   if (!mapping) throw new NotExpressible('op', `op ${node.opType}`);
   const host = new Set(mapping.host ?? []);
@@ -118,22 +137,32 @@ async function runTest(fs: Fs, dir: string, model: OnnxModel, be: ComputeBackend
   let maxUlpError = 0;
   let applied = '';
   for (const set of sets) {
-    const read = async (name: string): Promise<OnnxTensor> => decodeTensor(await fs.promises.readFile(`${dir}/${set}/${name}`));
+    const read = async (name: string): Promise<OnnxTensor> =>
+      decodeTensor(await fs.promises.readFile(`${dir}/${set}/${name}`));
     const values = new Map<string, OnnxTensor>(model.initializers.map((t) => [t.name, t]));
     for (let k = 0; k < graphInputs.length; k++) values.set(graphInputs[k]!.name, await read(`input_${k}.pb`));
     const expected = await Promise.all(model.outputs.map((_, k) => read(`output_${k}.pb`)));
     const inputs = node.inputs.map((n) => (n === '' ? undefined : values.get(n)));
     const attrs = new Attrs(node.opType, node.attributes);
     const ctx: NodeContext = {
-      node, opset, attrs, inputTypes, outputTypes,
+      node,
+      opset,
+      attrs,
+      inputTypes,
+      outputTypes,
       inputShapes: inputs.map((t) => t?.dims),
       hostInputs: inputs.map((t, i) => (host.has(i) ? t : undefined)),
       numbers: (i) => (inputs[i] === undefined ? undefined : hostNumbers(inputs[i]!)),
     };
     const lowered = mapping.plan(ctx);
-    const contract: Contract = typeof mapping.contract === 'function' ? mapping.contract(ctx) : mapping.contract ?? { kind: 'onnx' };
+    const contract: Contract =
+      typeof mapping.contract === 'function' ? mapping.contract(ctx) : (mapping.contract ?? { kind: 'onnx' });
     const unread = attrs.unread();
-    if (unread.length) throw new NotExpressible('attribute', `${node.opType} attribute ${unread.map((a) => `'${a}'`).join(', ')} not mapped`);
+    if (unread.length)
+      throw new NotExpressible(
+        'attribute',
+        `${node.opType} attribute ${unread.map((a) => `'${a}'`).join(', ')} not mapped`,
+      );
     // Run: upload device inputs, lower, read each output, then free every buffer it touched.
     const before = be.liveBufferCount();
     const created: NDArray[] = [];
@@ -151,7 +180,8 @@ async function runTest(fs: Fs, dir: string, model: OnnxModel, be: ComputeBackend
         if (y.shape.length !== want.dims.length || y.shape.some((d, i) => d !== want.dims[i])) {
           throw new Failure(`${set} output ${k}: shape [${y.shape.join(', ')}], expected [${want.dims.join(', ')}]`);
         }
-        if (y.dtype !== want.dtype || !want.data) throw new Failure(`${set} output ${k}: dtype ${y.dtype}, expected ${want.dtype}`);
+        if (y.dtype !== want.dtype || !want.data)
+          throw new Failure(`${set} output ${k}: dtype ${y.dtype}, expected ${want.dtype}`);
         const got = await be.read(y);
         const c = compareOnnx(got, want.data as ArrayLike<number>, want.dtype, contract, caps);
         applied = c.applied;
@@ -159,8 +189,11 @@ async function runTest(fs: Fs, dir: string, model: OnnxModel, be: ComputeBackend
         maxUlpError = Math.max(maxUlpError, c.maxUlpError);
         if (!c.pass) {
           const f = c.firstFailure!;
-          throw new Failure(f.index < 0 ? `${set} output ${k}: ${f.got} values, expected ${f.want}`
-            : `${set} output ${k}[${f.index}]: got ${f.got}, expected ${f.want} (${c.applied})`);
+          throw new Failure(
+            f.index < 0
+              ? `${set} output ${k}: ${f.got} values, expected ${f.want}`
+              : `${set} output ${k}[${f.index}]: got ${f.got}, expected ${f.want} (${c.applied})`,
+          );
         }
       }
     } finally {
@@ -198,9 +231,14 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
  * decoded, whose op throws, or that does not settle within `timeoutMs` is a `failed` row (a time-out
  * also stops the run: the remaining tests are not run).
  */
-export async function runOnnxNodeTests(factory: BackendFactory, dir: string, options: OnnxNodeTestsOptions = {}): Promise<OnnxNodeTestsResult> {
+export async function runOnnxNodeTests(
+  factory: BackendFactory,
+  dir: string,
+  options: OnnxNodeTestsOptions = {},
+): Promise<OnnxNodeTestsResult> {
   const fs = await nodeBuiltin<Fs>('fs');
-  if (!fs) throw new Error('runOnnxNodeTests reads ONNX test files from the file system: it runs in Node.js, Deno or Bun');
+  if (!fs)
+    throw new Error('runOnnxNodeTests reads ONNX test files from the file system: it runs in Node.js, Deno or Bun');
   let names: string[];
   try {
     names = (await fs.promises.readdir(dir)).filter((n) => n.startsWith('test_')).sort();
@@ -211,7 +249,8 @@ export async function runOnnxNodeTests(factory: BackendFactory, dir: string, opt
   const f = options.filter;
   if (f !== undefined) {
     names = names.filter((n) => (typeof f === 'string' ? n.includes(f) : f.test(n)));
-    if (!names.length) throw new Error(`filter '${String(f)}' matches no test in ${dir} (test names look like 'test_add_bcast')`);
+    if (!names.length)
+      throw new Error(`filter '${String(f)}' matches no test in ${dir} (test names look like 'test_add_bcast')`);
   }
   const timeoutMs = options.timeoutMs ?? 30_000;
   const be = await factory();
@@ -226,12 +265,24 @@ export async function runOnnxNodeTests(factory: BackendFactory, dir: string, opt
       try {
         const model = decodeModel(await fs.promises.readFile(`${path}/model.onnx`));
         op = model.nodes.length === 1 ? model.nodes[0]!.opType : '';
-        row = { test, op, status: 'passed', ...(await withTimeout(runTest(fs, path, model, be, caps), timeoutMs, test)) };
+        row = {
+          test,
+          op,
+          status: 'passed',
+          ...(await withTimeout(runTest(fs, path, model, be, caps), timeoutMs, test)),
+        };
       } catch (e) {
-        if (e instanceof NotExpressible) row = { test, op, status: 'not-expressible', kind: e.kind, reason: e.reason, dataSets: 0 };
+        if (e instanceof NotExpressible)
+          row = { test, op, status: 'not-expressible', kind: e.kind, reason: e.reason, dataSets: 0 };
         else {
           stop = e instanceof Failure && /did not settle/.test(e.message);
-          row = { test, op, status: 'failed', reason: e instanceof Failure ? e.message : `${(e as Error).name}: ${(e as Error).message}`, dataSets: 0 };
+          row = {
+            test,
+            op,
+            status: 'failed',
+            reason: e instanceof Failure ? e.message : `${(e as Error).name}: ${(e as Error).message}`,
+            dataSets: 0,
+          };
         }
       }
       results.push(row);
@@ -243,7 +294,14 @@ export async function runOnnxNodeTests(factory: BackendFactory, dir: string, opt
   }
   const count = (s: OnnxTestResult['status']) => results.filter((r) => r.status === s).length;
   return {
-    backend: be.name, deviceName: be.deviceName, runtime: runtimeDescription(), capabilities: caps, dir, results,
-    passed: count('passed'), failed: count('failed'), notExpressible: count('not-expressible'),
+    backend: be.name,
+    deviceName: be.deviceName,
+    runtime: runtimeDescription(),
+    capabilities: caps,
+    dir,
+    results,
+    passed: count('passed'),
+    failed: count('failed'),
+    notExpressible: count('not-expressible'),
   };
 }

@@ -12,7 +12,10 @@ export type ReasonKind = 'op' | 'dtype' | 'attribute' | 'input' | 'graph';
 
 /** Thrown by a plan (or by the runner) when a node cannot be run faithfully on the HAL. */
 export class NotExpressible extends Error {
-  constructor(readonly kind: ReasonKind, readonly reason: string) {
+  constructor(
+    readonly kind: ReasonKind,
+    readonly reason: string,
+  ) {
     super(`not expressible (${kind}): ${reason}`);
     this.name = 'NotExpressible';
   }
@@ -22,7 +25,10 @@ export class NotExpressible extends Error {
 export class Attrs {
   private readonly byName = new Map<string, OnnxAttribute>();
   readonly read = new Set<string>();
-  constructor(private readonly op: string, attributes: readonly OnnxAttribute[]) {
+  constructor(
+    private readonly op: string,
+    attributes: readonly OnnxAttribute[],
+  ) {
     for (const a of attributes) this.byName.set(a.name, a);
   }
   has(name: string): boolean {
@@ -33,16 +39,29 @@ export class Attrs {
     this.read.add(name);
     const a = this.byName.get(name);
     if (!a) return undefined;
-    if (a.type !== type) throw new NotExpressible('attribute', `${this.op}: attribute '${name}' is not ${what} (type ${a.type})`);
+    if (a.type !== type)
+      throw new NotExpressible('attribute', `${this.op}: attribute '${name}' is not ${what} (type ${a.type})`);
     return a.value;
   }
-  int(name: string, fallback: number): number { return (this.get(name, 2, 'an int') as number | undefined) ?? fallback; }
-  float(name: string, fallback: number): number { return (this.get(name, 1, 'a float') as number | undefined) ?? fallback; }
-  string(name: string, fallback: string): string { return (this.get(name, 3, 'a string') as string | undefined) ?? fallback; }
-  ints(name: string): number[] | undefined { return this.get(name, 7, 'a list of ints') as number[] | undefined; }
-  tensor(name: string): OnnxTensor | undefined { return this.get(name, 4, 'a tensor') as OnnxTensor | undefined; }
+  int(name: string, fallback: number): number {
+    return (this.get(name, 2, 'an int') as number | undefined) ?? fallback;
+  }
+  float(name: string, fallback: number): number {
+    return (this.get(name, 1, 'a float') as number | undefined) ?? fallback;
+  }
+  string(name: string, fallback: string): string {
+    return (this.get(name, 3, 'a string') as string | undefined) ?? fallback;
+  }
+  ints(name: string): number[] | undefined {
+    return this.get(name, 7, 'a list of ints') as number[] | undefined;
+  }
+  tensor(name: string): OnnxTensor | undefined {
+    return this.get(name, 4, 'a tensor') as OnnxTensor | undefined;
+  }
   /** Attribute names present on the node that no plan read. */
-  unread(): string[] { return [...this.byName.keys()].filter((k) => !this.read.has(k)); }
+  unread(): string[] {
+    return [...this.byName.keys()].filter((k) => !this.read.has(k));
+  }
 }
 
 /** What a plan sees: the node, its opset, attributes, dtypes and the values of its host inputs. */
@@ -94,11 +113,14 @@ export interface OpMapping {
 
 /** Normalizes an axis against a rank (ONNX allows [-rank, rank-1]); NotExpressible('attribute') outside. */
 export function normAxis(axis: number, rank: number, op: string): number {
-  if (!Number.isInteger(axis) || axis < -rank || axis >= rank) throw new NotExpressible('attribute', `${op}: axis ${axis} is out of range for rank ${rank}`);
+  if (!Number.isInteger(axis) || axis < -rank || axis >= rank)
+    throw new NotExpressible('attribute', `${op}: axis ${axis} is out of range for rank ${rank}`);
   return axis < 0 ? axis + rank : axis;
 }
 
 /** Not expressible: the HAL has no such op. */
 export const missing = (what: string): OpMapping => ({
-  plan: () => { throw new NotExpressible('op', what); },
+  plan: () => {
+    throw new NotExpressible('op', what);
+  },
 });
