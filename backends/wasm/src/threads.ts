@@ -137,6 +137,7 @@ interface WorkerLike {
 interface NodeWorker extends WorkerLike {
   unref(): void;
   on(event: 'message' | 'error' | 'exit', fn: (v: never) => void): void;
+  once(event: 'message', fn: (v: never) => void): void;
 }
 
 /** The part of a Web Worker used here. */
