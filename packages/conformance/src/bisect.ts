@@ -4,7 +4,7 @@
  * fresh backends call by call, compares every result under the tolerance table, and reports the first
  * call whose output diverges, with a standalone reproduction script.
  */
-import { capabilitiesOf, type ComputeBackend, type DeviceBuffer, type NDArray } from '@polyhal/hal';
+import { BINARY_OPS, capabilitiesOf, type ComputeBackend, type DeviceBuffer, type NDArray, UNARY_OPS } from '@polyhal/hal';
 import { compare } from './compare.js';
 import type { Ref } from './oracle.js';
 import type { BackendFactory } from './runner.js';
@@ -28,30 +28,14 @@ export interface Recording {
   calls: RecordedCall[];
 }
 
-const RECORDED = new Set([
+const RECORDED = new Set<string>([
   'fromArray',
   'full',
   'write',
-  'add',
-  'sub',
-  'mul',
-  'div',
-  'maximum',
-  'mod',
-  'cmplt',
+  // the elementwise ops, from the op table (hal/src/ops/), and their generic forms
+  ...BINARY_OPS,
   'binary',
-  'neg',
-  'exp',
-  'log',
-  'relu',
-  'sigmoid',
-  'tanh',
-  'sqrt',
-  'recip',
-  'exp2',
-  'log2',
-  'sin',
-  'cos',
+  ...UNARY_OPS,
   'unary',
   'sum',
   'max',
