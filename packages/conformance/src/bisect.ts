@@ -4,7 +4,14 @@
  * fresh backends call by call, compares every result under the tolerance table, and reports the first
  * call whose output diverges, with a standalone reproduction script.
  */
-import { BINARY_OPS, capabilitiesOf, type ComputeBackend, type DeviceBuffer, type NDArray, UNARY_OPS } from '@polyhal/hal';
+import {
+  BINARY_OPS,
+  capabilitiesOf,
+  type ComputeBackend,
+  type DeviceBuffer,
+  type NDArray,
+  UNARY_OPS,
+} from '@polyhal/hal';
 import { compare } from './compare.js';
 import type { Ref } from './oracle.js';
 import type { BackendFactory } from './runner.js';
