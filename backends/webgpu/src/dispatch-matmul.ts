@@ -1,0 +1,147 @@
+/**
+ * Matmul planning and dispatch of the WebGPU backend: matrix-vector shapes run the gemv kernels,
+ * the rest a tiled kernel (a tile chosen by shape or forced by `matmulTile`, vec4 loads where
+ * aligned), split over K into partial products summed by a second kernel where the output alone
+ * has too few workgroups (chooseSplitK; `matmulSplitK` forces a count).
+ */
+import { type DeviceBuffer, type NDArray, ShapeMismatchError } from '@polyhal/hal';
+import type { CommandBatch } from './encoder.js';
+import { gemvWgsl } from './kernels/gemv.js';
+import { canLoadVec4, chooseSplitK, chooseTile, matmulWgsl, matmulWords, type Tile } from './kernels/matmul.js';
+import { splitKSumWgsl } from './kernels/splitk.js';
+import { flat, stridedParams } from './kernel-params.js';
+import type { BufferPool } from './pool.js';
+
+/** What a matmul dispatch needs of the backend. */
+export interface MatmulContext {
+  readonly device: GPUDevice;
+  readonly batch: CommandBatch;
+  /** Storage buffers (the split-K partial products come from it). */
+  readonly pool: BufferPool;
+  readonly forcedTile: Tile | null;
+  readonly forcedSplitK: number | null;
+  /** The GPU buffer of a HAL buffer. */
+  gpu(buffer: DeviceBuffer): GPUBuffer;
+  /** The backend's fill kernel (a product over K = 0 is zeros). */
+  fill(out: DeviceBuffer, value: number): void;
+}
+
+/** Encodes the matmulKernel hook: `out` = a @ b over the leading (batch) dims. */
+export function dispatchMatmul(ctx: MatmulContext, a: NDArray, b: NDArray, out: DeviceBuffer): void {
+  const r = a.shape.length;
+  const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];
+  const batchShape = a.shape.slice(0, -2);
+  const batch = batchShape.reduce((p, d) => p * d, 1);
+  if (M === 0 || N === 0 || batch === 0) return;
+  if (K === 0) {
+    ctx.fill(out, 0);
+    return;
+  }
+  if (batch > 65535) throw new ShapeMismatchError(`webgpu matmul: at most 65535 batch items, got ${batch}`);
+  const { R, words } = stridedParams(batchShape, [
+    { strides: a.strides.slice(0, -2) },
+    { strides: b.strides.slice(0, -2) },
+  ]);
+  const params = [
+    M,
+    N,
+    K,
+    batch,
+    a.offset,
+    b.offset,
+    a.strides[r - 2]!,
+    a.strides[r - 1]!,
+    b.strides[r - 2]!,
+    b.strides[r - 1]!,
+    ...words,
+  ];
+  const flops = 2 * M * N * K * batch;
+  // Matrix-vector shapes (N ≤ 4 or M ≤ 4 against ≥ 64) run without tiles (see kernels/gemv.ts).
+  const gemv = ctx.forcedTile ? null : N <= 4 && M >= 64 ? 'rows' : M <= 4 && N >= 64 ? 'cols' : null;
+  if (gemv) {
+    const [width, count] = gemv === 'rows' ? [N, M] : [M, N];
+    const [x, y] = flat(count);
+    ctx.batch.dispatch(
+      'matmul',
+      `matmul/gemv/${gemv}${width}/${R}`,
+      () => gemvWgsl(gemv, width, R),
+      matmulWords(R),
+      [...params, 1],
+      [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out)],
+      [x, y, batch],
+      flops,
+    );
+    return;
+  }
+  const t = ctx.forcedTile ?? chooseTile(M, N, batch);
+  const vec =
+    t.bm % 64 === 0 &&
+    t.bn % 64 === 0 &&
+    canLoadVec4(K, N, a.offset, b.offset, a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!) &&
+    (batch === 1 || [...a.strides.slice(0, -2), ...b.strides.slice(0, -2)].every((x) => x % 4 === 0));
+  // Split-K within the 65535 workgroups of z, and with partial products [batch, S, M, N] that fit in
+  // one storage binding (a forced count is lowered: 16 partial 2048² slices are 256 MiB, twice
+  // lavapipe's 128 MiB maxStorageBufferBindingSize).
+  const maxBinding = ctx.device.limits.maxStorageBufferBindingSize;
+  const splitK = Math.max(
+    1,
+    Math.min(
+      ctx.forcedSplitK ?? chooseSplitK(M, N, K, batch, t),
+      Math.floor(65535 / batch),
+      Math.floor(maxBinding / (batch * M * N * 4)),
+    ),
+  );
+  const key = `matmul/${t.bm}x${t.bn}x${t.bk}/${t.tm}x${t.tn}/${vec ? 'vec4' : 'scalar'}/${R}`;
+  const ab = [ctx.gpu(a.buffer), ctx.gpu(b.buffer)];
+  const groups: [number, number, number] = [Math.ceil(N / t.bn), Math.ceil(M / t.bm), batch * splitK];
+  if (groups[0] > 65535 || groups[1] > 65535)
+    throw new ShapeMismatchError(
+      `webgpu matmul: [${M}, ${N}] outputs need more than 65535 workgroups along one dimension of tile ${t.bm}×${t.bn}`,
+      [a.shape, b.shape],
+    );
+  if (splitK === 1) {
+    ctx.batch.dispatch(
+      'matmul',
+      key,
+      () => matmulWgsl(t, vec, R),
+      matmulWords(R),
+      [...params, 1],
+      [...ab, ctx.gpu(out)],
+      groups,
+      flops,
+    );
+    return;
+  }
+  const partialBytes = batch * splitK * M * N * 4;
+  const partial = ctx.pool.acquire(partialBytes);
+  const scratch = ctx.batch.scratchKey();
+  ctx.batch.keys.set(partial, scratch);
+  try {
+    ctx.batch.dispatch(
+      'matmul',
+      key,
+      () => matmulWgsl(t, vec, R),
+      matmulWords(R),
+      [...params, splitK],
+      [...ab, partial],
+      groups,
+    );
+    const v4 = (M * N) % 4 === 0;
+    const total = (batch * M * N) / (v4 ? 4 : 1);
+    ctx.batch.dispatch(
+      'matmul',
+      `matmul/splitk-sum/${v4 ? 'vec4' : 'scalar'}`,
+      () => splitKSumWgsl(v4),
+      4,
+      [total, (M * N) / (v4 ? 4 : 1), splitK],
+      [partial, ctx.gpu(out)],
+      flat(total),
+      flops,
+    );
+  } finally {
+    // Later commands run after these in queue order, so the buffer may be handed out again at once.
+    ctx.batch.keys.delete(partial);
+    ctx.batch.tracker.forget(scratch);
+    ctx.pool.release(partial, partialBytes);
+  }
+}

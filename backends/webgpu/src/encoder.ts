@@ -1,0 +1,161 @@
+/**
+ * The batch of the WebGPU backend: the command encoder of the open submission, the uniform arena
+ * that stages every kernel's params, the error scopes of submissions and ops, and the submission of
+ * a batch. Ops only encode work here; command buffers are submitted every `batchSize` ops, when the
+ * encoded matmuls reach SUBMIT_FLOPS, when the arena is full, and before any read, write or
+ * synchronize (the backend calls flush()).
+ */
+import { ShapeMismatchError } from '@polyhal/hal';
+import { PipelineCache } from './pipelines.js';
+import { type Submission, SubmissionTracker } from './submissions.js';
+
+export const UNIFORM_ARENA = 1 << 16;
+// Encoded matmul work that triggers a submission: 2^30 FLOP is ~25 µs of an H200 at 40 TFLOP/s, about
+// the CPU cost of encoding one op plus a submit, so a 1024² matmul goes to the GPU at once while
+// streams of small ops are still batched. On the H200, matmul 1024 repeated 50 times measured
+// ~19-20 TFLOP/s with every tile while the 50 were encoded before one submission.
+export const SUBMIT_FLOPS = 2 ** 30;
+
+export interface BatchOptions {
+  /** Ops per submission. */
+  batchSize: number;
+  /** One error-scope pair per op (errorScopes 'op') as well as the one per submission. */
+  opScopes: boolean;
+  /** Throws when the device is lost (BackendUnavailableError naming `op`). */
+  assertUsable: (op: string) => void;
+  /** Called after each submission (the buffer pool hands out buffers freed before it again). */
+  submitted: () => void;
+}
+
+export class CommandBatch {
+  /** The open submission and the outcome of every submitted one (which arrays a failure poisons). */
+  readonly tracker = new SubmissionTracker();
+  /** Tracker key of each GPU buffer in use: the HAL buffer id, or a negative key for scratch buffers. */
+  readonly keys = new Map<GPUBuffer, number>();
+  readonly pipelines: PipelineCache;
+  private scratchKeys = 0;
+  private encoder: GPUCommandEncoder | null = null;
+  private pending = 0;
+  /** Floating-point operations encoded since the last submission (matmuls only; others are small). */
+  private pendingFlops = 0;
+  private readonly arena: GPUBuffer;
+  private readonly arenaHost = new ArrayBuffer(UNIFORM_ARENA);
+  private arenaUsed = 0;
+  private readonly align: number;
+
+  constructor(
+    private readonly device: GPUDevice,
+    private readonly options: BatchOptions,
+  ) {
+    this.align = Math.max(16, device.limits.minUniformBufferOffsetAlignment);
+    this.arena = device.createBuffer({ size: UNIFORM_ARENA, usage: 0x40 | 0x8 }); // UNIFORM | COPY_DST
+    this.pipelines = new PipelineCache(device, this.arena);
+  }
+
+  /** A fresh negative tracker key for a scratch buffer of the backend. */
+  scratchKey(): number {
+    return --this.scratchKeys;
+  }
+
+  /**
+   * The open submission (with its command encoder), started on first use: one error-scope pair per
+   * submission catches what only surfaces at encoder.finish()/submit (pass and dispatch validation).
+   */
+  begin(): Submission {
+    if (!this.tracker.open) {
+      this.device.pushErrorScope('out-of-memory');
+      this.device.pushErrorScope('validation');
+      this.encoder = this.device.createCommandEncoder();
+    }
+    return this.tracker.begin();
+  }
+
+  /** Encodes a buffer-to-buffer copy into the open submission (begin() first). */
+  copyBufferToBuffer(src: GPUBuffer, dst: GPUBuffer, bytes: number): void {
+    this.encoder!.copyBufferToBuffer(src, 0, dst, 0, bytes);
+  }
+
+  /**
+   * Encodes one kernel: uniform params (i32 words) at binding 0, then the storage buffers. Work is submitted every `batchSize` ops, or as soon as the encoded matmuls
+   * reach SUBMIT_FLOPS (`flops`), so that the GPU starts on large work while the caller is still
+   * encoding instead of idling until the batch fills or a read.
+   */
+  dispatch(
+    op: string,
+    key: string,
+    source: () => string,
+    words: number,
+    params: number[],
+    buffers: GPUBuffer[],
+    groups: [number, number, number],
+    flops = 0,
+  ): void {
+    this.options.assertUsable(op);
+    const bytes = Math.ceil(Math.max(words, 4) / 4) * 16;
+    if (bytes > UNIFORM_ARENA)
+      throw new ShapeMismatchError(
+        `webgpu ${op}: views of this many non-mergeable dimensions need ${bytes} bytes of kernel parameters, more than the ${UNIFORM_ARENA} of a uniform binding`,
+      );
+    if (this.arenaUsed + bytes > UNIFORM_ARENA) this.flush();
+    const offset = this.arenaUsed;
+    const view = new Int32Array(this.arenaHost, offset, bytes / 4);
+    view.fill(0);
+    view.set(params);
+    this.arenaUsed = Math.ceil((offset + bytes) / this.align) * this.align;
+    // With errorScopes 'op' a scope pair per op also names the op of errors raised at once.
+    const sub = this.begin();
+    sub.ops.push(op);
+    if (this.options.opScopes) {
+      this.device.pushErrorScope('out-of-memory');
+      this.device.pushErrorScope('validation');
+    }
+    const { pipe, layout, writes } = this.pipelines.pipeline(key, source);
+    const bind = this.pipelines.bindGroup(key, layout, bytes, buffers);
+    for (let i = 0; i < buffers.length; i++) {
+      const k = this.keys.get(buffers[i]!);
+      if (k === undefined) continue;
+      if (writes[i]) this.tracker.write(k);
+      else this.tracker.read(k);
+    }
+    const pass = this.encoder!.beginComputePass();
+    pass.setPipeline(pipe);
+    pass.setBindGroup(0, bind, [offset]);
+    pass.dispatchWorkgroups(groups[0], groups[1], groups[2]);
+    pass.end();
+    if (this.options.opScopes) {
+      sub.watch(op, 'validation', this.device.popErrorScope());
+      sub.watch(op, 'out-of-memory', this.device.popErrorScope());
+    }
+    this.pendingFlops += flops;
+    if (++this.pending >= this.options.batchSize || this.pendingFlops >= SUBMIT_FLOPS) this.flush();
+  }
+
+  /** Submits the open submission (there must be one), pops its error scopes and seals it. */
+  submit(): Submission {
+    const enc = this.encoder!;
+    this.encoder = null;
+    if (this.arenaUsed > 0) this.device.queue.writeBuffer(this.arena, 0, this.arenaHost, 0, this.arenaUsed);
+    this.arenaUsed = 0;
+    this.device.queue.submit([enc.finish()]);
+    this.pending = 0;
+    this.pendingFlops = 0;
+    const sub = this.tracker.open!;
+    const ops = [...new Set(sub.ops)];
+    const label = ops.length === 1 ? ops[0]! : `one of ${ops.slice(0, 6).join(', ')}${ops.length > 6 ? ', …' : ''}`;
+    sub.watch(label, 'validation', this.device.popErrorScope());
+    sub.watch(label, 'out-of-memory', this.device.popErrorScope());
+    this.tracker.seal();
+    this.options.submitted();
+    return sub;
+  }
+
+  /** Submits the encoded work (if any). */
+  flush(): void {
+    if (this.encoder) this.submit();
+  }
+
+  /** Destroys the uniform arena (after a final flush()). */
+  destroy(): void {
+    this.arena.destroy();
+  }
+}

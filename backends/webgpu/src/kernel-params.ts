@@ -1,0 +1,41 @@
+/** Kernel parameters and workgroup grids shared by the dispatches of the WebGPU backend. */
+import { contiguousStrides, type NDArray } from '@polyhal/hal';
+import { coalesce, grid, rankSlots } from './layout.js';
+
+export const rowMajor = contiguousStrides;
+
+/** Coalesced dims as kernel params: the shape, then each operand's strides, right-aligned in R slots (padding: size 1, stride 0). */
+export function packDims(
+  c: { shape: readonly number[]; strides: readonly (readonly number[])[] },
+  R: number,
+): number[] {
+  const pad = (v: readonly number[], fill: number): number[] => [...new Array<number>(R - v.length).fill(fill), ...v];
+  return [...pad(c.shape, 1), ...c.strides.flatMap((s) => pad(s, 0))];
+}
+
+/**
+ * Shape and strides of coalesced operands as params, right-aligned in R = rankSlots(rank) slots
+ * (any rank: ranks past MIN_RANK_SLOTS get kernels specialized for them).
+ */
+export function stridedParams(
+  shape: readonly number[],
+  operands: { strides: readonly number[] }[],
+): { R: number; words: number[] } {
+  const c = coalesce(
+    shape,
+    operands.map((o) => o.strides),
+  );
+  const R = rankSlots(c.shape.length);
+  return { R, words: packDims(c, R) };
+}
+
+export function isContig(x: NDArray): boolean {
+  const c = coalesce(x.shape, [x.strides, rowMajor(x.shape)]);
+  return c.shape.length <= 1 && (c.strides[0]?.[0] ?? 1) === 1;
+}
+
+/** Workgroups of 256 threads for `n` invocations. */
+export function flat(n: number): [number, number, number] {
+  const [x, y] = grid(Math.ceil(n / 256));
+  return [x, y, 1];
+}
