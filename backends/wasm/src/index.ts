@@ -51,6 +51,7 @@ export const WASM_OPTION_SPECS: OptionSpecs = {
  * then uses f32x4.relaxed_madd: a fused multiply-add, faster and rounded once, where the engine fuses
  * it — V8 does; JavaScriptCore multiplies then adds; deviceName says which); `relaxedSimd: false`
  * keeps the plain SIMD build; `relaxedSimd: true` throws BackendUnavailableError where it is missing.
+ * An unknown or ill-typed option (WASM_OPTION_SPECS) throws InvalidArgumentError naming it.
  */
 export async function createWasmBackend(options: WasmBackendOptions = {}): Promise<WasmBackend> {
   validateOptions('wasm backend', options, WASM_OPTION_SPECS);

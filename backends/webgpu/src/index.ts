@@ -15,10 +15,6 @@ export { findGpu, hasVulkanLoader, type WebGpuOptions } from './device.js';
 export type { GpuDeviceLike, GpuLike, GpuPowerPreference } from './gpu-types.js';
 export { chooseSplitK, chooseTile, TILES, type Tile, type TileName } from './kernels/matmul.js';
 
-/**
- * Creates a WebGPU backend on the best adapter (or on an injected `device`/`gpu`). Throws
- * BackendUnavailableError with the reason when there is no WebGPU or no adapter.
- */
 /** The options createWebGpuBackend takes (checked: InvalidArgumentError names a bad key). */
 export const WEBGPU_OPTION_SPECS: OptionSpecs = {
   ...BASE_OPTION_SPECS,
@@ -33,6 +29,11 @@ export const WEBGPU_OPTION_SPECS: OptionSpecs = {
   errorScopes: { type: 'string', values: ['op', 'batch'] },
 };
 
+/**
+ * Creates a WebGPU backend on the best adapter (or on an injected `device`/`gpu`). Throws
+ * BackendUnavailableError with the reason when there is no WebGPU or no adapter, and
+ * InvalidArgumentError for an unknown or ill-typed option (WEBGPU_OPTION_SPECS).
+ */
 export async function createWebGpuBackend(options: WebGpuOptions = {}): Promise<WebGpuBackend> {
   validateOptions('webgpu backend', options, WEBGPU_OPTION_SPECS);
   return new WebGpuBackend(await acquireDevice(options), options);
