@@ -5,7 +5,6 @@ import {
   type DeviceType,
   type ElementwiseMethods,
   type Operand,
-  type ReadHandle,
   type SgdStepParams,
   STRICT_CAPABILITIES,
 } from './backend.js';
@@ -16,18 +15,8 @@ import {
   softmaxComposite,
   softmaxCrossEntropyComposite,
 } from './composites.js';
-import { bytesPerElement, type DType, type HostArray, isDType } from './dtype.js';
-import {
-  BackendHookError,
-  DeviceMismatchError,
-  DTypeError,
-  InvalidArgumentError,
-  OutOfMemoryError,
-  ShapeMismatchError,
-  UnsupportedOpError,
-  UseAfterFreeError,
-} from './errors.js';
-import { missingHooks } from './hooks.js';
+import { type DType, isDType } from './dtype.js';
+import { DTypeError, InvalidArgumentError, ShapeMismatchError, UnsupportedOpError } from './errors.js';
 import {
   type DeviceBuffer,
   expandView,
@@ -49,32 +38,31 @@ import {
   UNARY_OPS,
   type UnaryOp,
 } from './ops.js';
-import { assertShape, broadcastShapes, normalizeAxes, normalizeAxis, sizeOf } from './shape.js';
+import { broadcastShapes, normalizeAxes, sizeOf } from './shape.js';
+import { softmaxCrossEntropyFrame } from './fused.js';
+import { StorageBackend } from './storage-backend.js';
 import {
   BINARY_OP_SET,
   checkAdamParams,
   checkAxesArg,
+  checkAxis,
   checkBoolean,
-  checkHostData,
   checkIntList,
   checkNumber,
+  checkPadWidths,
   checkPairs,
   checkSgdParams,
-  checkView,
-  checkWriteData,
+  checkSoftmaxCrossEntropyOperands,
+  checkStepBuffers,
   describeValue,
+  matmulDims,
   REDUCE_OP_SET,
+  sgdVelocity,
   UNARY_OP_SET,
 } from './validate.js';
 
 export { type HookSpec, missingHooks, OPTIONAL_HOOKS, REQUIRED_HOOKS } from './hooks.js';
-
-let instanceCounter = 0;
-
-export interface BaseBackendOptions {
-  /** Upper bound on live bytes; allocations past it throw OutOfMemoryError. */
-  memoryLimit?: number;
-}
+export type { BaseBackendOptions } from './storage-backend.js';
 
 /**
  * The HAL implemented once over a small set of kernels. A backend extends this class and implements
@@ -87,42 +75,17 @@ export interface BaseBackendOptions {
  * in-place optimizer steps); input views already have the output's shape (broadcast with stride 0)
  * for unary/binary; reduce axes are sorted and unique. The constructor throws BackendHookError naming
  * every required hook the subclass lacks (a plain-JS subclass is checked the same way).
+ * Buffer bookkeeping, construction and checks (allocate, free, read, write, fromArray, full, check,
+ * checkBuffer...) come from StorageBackend (storage-backend.ts); the ops and composites are here.
  */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the elementwise methods are defined on the prototype from the op table (end of file)
-export abstract class BaseBackend implements ComputeBackend {
-  abstract readonly name: string;
+export abstract class BaseBackend extends StorageBackend implements ComputeBackend {
   abstract readonly deviceName: string;
   abstract readonly deviceType: DeviceType;
   /** The strict class unless a backend declares otherwise (see ArithmeticClass). */
   readonly capabilities: BackendCapabilities = STRICT_CAPABILITIES;
-  readonly id: string;
 
-  private readonly live = new Map<number, DeviceBuffer>();
-  private nextBufferId = 1;
-  private liveBytes = 0;
-  private peakBytes = 0;
-  private disposed = false;
-  protected memoryLimit: number;
-
-  /** Throws BackendHookError listing every required hook (REQUIRED_HOOKS) that the subclass lacks. */
-  constructor(options: BaseBackendOptions = {}, defaultLimit = 2 ** 31) {
-    const missing = missingHooks(this);
-    if (missing.length)
-      throw new BackendHookError(
-        new.target.name || 'an anonymous BaseBackend subclass',
-        missing.map((h) => h.name),
-        missing.map((h) => h.signature),
-      );
-    this.id = `backend#${++instanceCounter}`;
-    this.memoryLimit = options.memoryLimit ?? defaultLimit;
-  }
-
-  // ---- storage hooks and kernels: what a backend implements (contracts: hooks.ts, REQUIRED_HOOKS) ----
-  protected abstract createStorage(buffer: DeviceBuffer): void;
-  protected abstract destroyStorage(buffer: DeviceBuffer): void;
-  protected abstract writeStorage(buffer: DeviceBuffer, data: HostArray): void;
-  /** Reads a whole buffer. */
-  protected abstract readStorage(buffer: DeviceBuffer): Promise<HostArray>;
+  // ---- kernels: what a backend implements besides the storage hooks (contracts: hooks.ts, REQUIRED_HOOKS) ----
   protected abstract unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void;
   protected abstract binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void;
   protected abstract reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void;
@@ -134,162 +97,8 @@ export abstract class BaseBackend implements ComputeBackend {
     value: number,
     out: DeviceBuffer,
   ): void;
-  protected abstract fillKernel(out: DeviceBuffer, value: number): void;
   /** a: [...B, M, K], b: [...B, K, N] with identical batch shapes → out [...B, M, N]. */
   protected abstract matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void;
-
-  // ---- memory ----
-  memoryAvailable(): number {
-    return Math.max(0, this.memoryLimit - this.liveBytes);
-  }
-
-  liveBufferCount(): number {
-    return this.live.size;
-  }
-
-  memoryStats(): { liveBytes: number; peakBytes: number; liveBuffers: number } {
-    return { liveBytes: this.liveBytes, peakBytes: this.peakBytes, liveBuffers: this.live.size };
-  }
-
-  allocate(size: number, dtype: DType = 'float32'): DeviceBuffer {
-    this.assertOpen();
-    if (!Number.isInteger(size) || size < 0)
-      throw new InvalidArgumentError(`allocation size must be a non-negative integer, got ${size}`);
-    if (!isDType(dtype)) throw new DTypeError(`unknown dtype '${String(dtype)}' (expected float32 or int32)`);
-    const byteLength = size * bytesPerElement(dtype);
-    const available = this.memoryAvailable();
-    if (byteLength > available) throw new OutOfMemoryError(byteLength, available, this.name);
-    const buffer: DeviceBuffer = Object.freeze({ id: this.nextBufferId++, dtype, size, byteLength, owner: this.id });
-    this.createStorage(buffer);
-    this.live.set(buffer.id, buffer);
-    this.liveBytes += byteLength;
-    this.peakBytes = Math.max(this.peakBytes, this.liveBytes);
-    return buffer;
-  }
-
-  deallocate(buffer: DeviceBuffer): void {
-    this.release(this.checkBuffer(buffer, 'deallocate'));
-  }
-
-  private release(buffer: DeviceBuffer): void {
-    this.live.delete(buffer.id);
-    this.liveBytes -= buffer.byteLength;
-    this.destroyStorage(buffer);
-  }
-
-  free(x: NDArray): void {
-    if (x === null || typeof x !== 'object' || !('buffer' in x) || x.buffer === null || typeof x.buffer !== 'object') {
-      throw new InvalidArgumentError(
-        `free: x must be an NDArray, got ${describeValue(x)}${x && typeof x === 'object' ? ' without a buffer' : ''}`,
-      );
-    }
-    this.checkBuffer(x.buffer, 'free', 'x');
-    // Through deallocate, so that a wrapper of the backend (checked(), a recorder) sees every free.
-    this.deallocate(x.buffer);
-  }
-
-  write(buffer: DeviceBuffer, data: HostArray): void {
-    this.checkBuffer(buffer, 'write', 'buffer');
-    checkWriteData(data, 'write', buffer.dtype);
-    if (data.length !== buffer.size) {
-      throw new ShapeMismatchError(`write: data has ${data.length} elements but the buffer holds ${buffer.size}`);
-    }
-    this.writeStorage(buffer, data);
-  }
-
-  copyToDevice(buffer: DeviceBuffer, data: HostArray): void {
-    this.write(buffer, data);
-  }
-
-  async read(x: NDArray | DeviceBuffer): Promise<HostArray> {
-    const view = this.readView(x, 'read');
-    if (isWholeBuffer(view)) return this.readStorage(view.buffer);
-    const tmp = this.contiguous(view);
-    try {
-      return await this.readStorage(tmp.buffer);
-    } finally {
-      this.free(tmp);
-    }
-  }
-
-  copyFromDevice(x: NDArray | DeviceBuffer): Promise<HostArray> {
-    return this.read(x);
-  }
-
-  /** Bad arguments throw at once (not through the handle); failures of the read itself come through it. */
-  readHandle(x: NDArray | DeviceBuffer): ReadHandle<HostArray> {
-    this.readView(x, 'readHandle');
-    let done = false;
-    let value: HostArray | undefined;
-    let error: unknown;
-    const p = this.read(x).then(
-      (v) => {
-        done = true;
-        value = v;
-        return v;
-      },
-      (e: unknown) => {
-        done = true;
-        error = e;
-        throw e;
-      },
-    );
-    p.catch(() => undefined); // observed through wait()/tryRecv()
-    return {
-      wait: () => p,
-      tryRecv: () => {
-        if (error !== undefined) throw error;
-        return value;
-      },
-      poll: () => done,
-    };
-  }
-
-  async synchronize(): Promise<void> {
-    this.assertOpen();
-  }
-
-  dispose(): void {
-    if (this.disposed) return;
-    for (const b of [...this.live.values()]) this.deallocate(b);
-    this.disposed = true;
-  }
-
-  // ---- construction ----
-  fromArray(data: ArrayLike<number>, shape: readonly number[], dtype?: DType): NDArray {
-    this.assertOpen();
-    checkHostData(data, 'fromArray', dtype);
-    assertShape(shape, 'fromArray: shape');
-    if (dtype !== undefined && !isDType(dtype))
-      throw new DTypeError(`fromArray: unknown dtype ${describeValue(dtype)} (expected float32 or int32)`);
-    const dt: DType = dtype ?? (data instanceof Int32Array ? 'int32' : 'float32');
-    if (data.length !== sizeOf(shape)) {
-      throw new ShapeMismatchError(
-        `fromArray: ${data.length} values do not fill shape [${shape.join(', ')}] (${sizeOf(shape)} elements)`,
-        [shape],
-      );
-    }
-    const buffer = this.allocate(data.length, dt); // OutOfMemoryError before any host copy
-    let host: HostArray;
-    try {
-      host = dt === 'float32' ? Float32Array.from(data) : Int32Array.from(data);
-    } catch (e) {
-      this.release(buffer);
-      throw new InvalidArgumentError(
-        `fromArray: data has a value that does not convert to a number (${(e as Error).message})`,
-      );
-    }
-    this.writeStorage(buffer, host);
-    return viewOf(buffer, shape);
-  }
-
-  full(shape: readonly number[], value: number, dtype: DType = 'float32'): NDArray {
-    assertShape(shape, 'full: shape');
-    checkNumber(value, 'full', 'value');
-    const buffer = this.allocate(sizeOf(shape), dtype);
-    this.fillKernel(buffer, value);
-    return viewOf(buffer, shape);
-  }
 
   // ---- elementwise ----
   binary(op: BinaryOp, a: Operand, b: Operand): NDArray {
@@ -411,10 +220,7 @@ export abstract class BaseBackend implements ComputeBackend {
     this.check(x, 'pad');
     checkPairs(pads, 'pad', 'pads', x, '[before, after]');
     checkNumber(value, 'pad', 'value');
-    for (const [b, a] of pads) {
-      if (!Number.isInteger(b) || !Number.isInteger(a) || b < 0 || a < 0)
-        throw new InvalidArgumentError(`pad widths must be non-negative integers, got [${b}, ${a}]`);
-    }
+    checkPadWidths(pads);
     const shape = x.shape.map((d, i) => d + pads[i]![0] + pads[i]![1]);
     const out = this.allocate(sizeOf(shape), x.dtype);
     this.guard(out, () => this.padKernel(x, pads, value, out));
@@ -469,20 +275,7 @@ export abstract class BaseBackend implements ComputeBackend {
     this.check(b, 'matmul', 'b');
     if (a.dtype !== 'float32' || b.dtype !== 'float32')
       throw new UnsupportedOpError('matmul', a.dtype !== 'float32' ? a.dtype : b.dtype, this.name);
-    if (a.shape.length < 2 || b.shape.length < 2) {
-      throw new ShapeMismatchError(
-        `matmul needs operands of rank ≥ 2, got [${a.shape.join(', ')}] and [${b.shape.join(', ')}]`,
-        [a.shape, b.shape],
-      );
-    }
-    const [m, k] = a.shape.slice(-2) as [number, number];
-    const [k2, n] = b.shape.slice(-2) as [number, number];
-    if (k !== k2) {
-      throw new ShapeMismatchError(
-        `matmul: inner dimensions differ: a is [${a.shape.join(', ')}] (K=${k}), b is [${b.shape.join(', ')}] (K=${k2})`,
-        [a.shape, b.shape],
-      );
-    }
+    const [m, k, n] = matmulDims(a, b);
     const batch = broadcastShapes(a.shape.slice(0, -2), b.shape.slice(0, -2));
     const outShape = [...batch, m, n];
     const out = this.allocate(sizeOf(outShape), 'float32');
@@ -493,12 +286,14 @@ export abstract class BaseBackend implements ComputeBackend {
   // ---- composites (override with fused kernels where it pays) ----
   /** softmax along `axis` (default -1). Throws InvalidArgumentError for an axis out of range. */
   softmax(x: NDArray, axis = -1): NDArray {
-    this.checkAxisOf(x, axis, 'softmax');
+    this.check(x, 'softmax');
+    checkAxis(axis, 'softmax', x);
     return softmaxComposite(this, x, axis);
   }
   /** log-softmax along `axis` (default -1). Throws InvalidArgumentError for an axis out of range. */
   logSoftmax(x: NDArray, axis = -1): NDArray {
-    this.checkAxisOf(x, axis, 'logSoftmax');
+    this.check(x, 'logSoftmax');
+    checkAxis(axis, 'logSoftmax', x);
     return logSoftmaxComposite(this, x, axis);
   }
   /** Validated here; backends with a fused kernel override it and call `fusedSoftmaxCrossEntropy`. */
@@ -522,11 +317,7 @@ export abstract class BaseBackend implements ComputeBackend {
    */
   sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
     checkSgdParams(p);
-    const vel = velocity ?? null;
-    if (vel === null && p.momentum > 0)
-      throw new InvalidArgumentError(
-        `sgdStep: momentum ${p.momentum} needs a velocity buffer (pass null only without momentum)`,
-      );
+    const vel = sgdVelocity(velocity, p);
     this.checkStepOperands('sgdStep', param, grad, vel ? [vel] : []);
     this.sgdStepKernel(param, grad, vel, p);
   }
@@ -555,22 +346,7 @@ export abstract class BaseBackend implements ComputeBackend {
   /** Validates the operands of an in-place optimizer step (live, float32, distinct, sizes matching the gradient). */
   protected checkStepOperands(op: string, param: DeviceBuffer, grad: NDArray, state: readonly DeviceBuffer[]): void {
     this.check(grad, op, 'grad');
-    const names = op === 'adamStep' ? ['param', 'm', 'v'] : ['param', 'velocity'];
-    const all = [param, ...state];
-    all.forEach((b, i) => {
-      this.checkBuffer(b, op, names[i]);
-      if (b.dtype !== 'float32' || grad.dtype !== 'float32')
-        throw new DTypeError(`${op} takes float32 parameters, gradients and state`);
-      if (b.size !== sizeOf(grad.shape))
-        throw new ShapeMismatchError(
-          `${op}: ${names[i]} holds ${b.size} elements, which does not match the gradient's shape [${grad.shape.join(', ')}]`,
-          [grad.shape],
-        );
-      if (all.indexOf(b) !== i || grad.buffer === b)
-        throw new InvalidArgumentError(
-          `${op}: ${names[i]} is the same buffer as another operand; ${names.join(', ')} and grad must be distinct`,
-        );
-    });
+    checkStepBuffers(op, param, grad, state, (b, arg) => this.checkBuffer(b, op, arg));
   }
 
   /**
@@ -580,23 +356,7 @@ export abstract class BaseBackend implements ComputeBackend {
   protected checkSoftmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad: unknown): void {
     this.check(logits, 'softmaxCrossEntropy', 'logits');
     this.check(labels, 'softmaxCrossEntropy', 'labels');
-    checkBoolean(withGrad, 'softmaxCrossEntropy', 'withGrad');
-    if (
-      logits.shape.length !== 2 ||
-      labels.shape.length !== 2 ||
-      logits.shape[0] !== labels.shape[0] ||
-      logits.shape[1] !== labels.shape[1]
-    ) {
-      throw new ShapeMismatchError(
-        `softmaxCrossEntropy expects logits and labels of the same shape [N, C], got [${logits.shape.join(', ')}] and [${labels.shape.join(', ')}]`,
-        [logits.shape, labels.shape],
-      );
-    }
-    if (logits.dtype !== 'float32' || labels.dtype !== 'float32') {
-      throw new DTypeError(
-        `softmaxCrossEntropy takes float32 logits and labels, got ${logits.dtype} and ${labels.dtype}`,
-      );
-    }
+    checkSoftmaxCrossEntropyOperands(logits, labels, withGrad);
   }
 
   /**
@@ -613,88 +373,7 @@ export abstract class BaseBackend implements ComputeBackend {
     needWhole = true,
   ): { loss: NDArray; grad?: NDArray } {
     this.checkSoftmaxCrossEntropy(logits, labels, withGrad);
-    const [n, c] = logits.shape as [number, number];
-    const z = needWhole ? this.whole(logits) : { view: logits, temp: false };
-    const y = needWhole ? this.whole(labels) : { view: labels, temp: false };
-    const outs: DeviceBuffer[] = [];
-    try {
-      const loss = this.allocate(n);
-      outs.push(loss);
-      const grad = withGrad ? this.allocate(n * c) : null;
-      if (grad) outs.push(grad);
-      kernel(z.view, y.view, loss, grad);
-      outs.length = 0;
-      return grad ? { loss: viewOf(loss, [n]), grad: viewOf(grad, [n, c]) } : { loss: viewOf(loss, [n]) };
-    } finally {
-      for (const b of outs) this.deallocate(b);
-      if (z.temp) this.free(z.view);
-      if (y.temp) this.free(y.view);
-    }
-  }
-
-  // ---- checks ----
-  /**
-   * Throws unless `x` is a live array of this backend instance with a well-formed view inside its
-   * buffer (InvalidArgumentError, DeviceMismatchError, UseAfterFreeError). O(rank).
-   */
-  check(x: NDArray, op: string, arg = 'x'): void {
-    if (x === null || typeof x !== 'object' || !('buffer' in x) || x.buffer === null || typeof x.buffer !== 'object') {
-      throw new InvalidArgumentError(
-        `${op}: ${arg} must be an NDArray, got ${describeValue(x)}${x && typeof x === 'object' ? ' without a buffer' : ''}`,
-      );
-    }
-    this.checkBuffer(x.buffer, op, arg);
-    checkView(x, op, arg);
-  }
-
-  /** An NDArray or a DeviceBuffer to read, as a view (validated). */
-  protected readView(x: NDArray | DeviceBuffer, op: string): NDArray {
-    if (x !== null && typeof x === 'object' && 'buffer' in x) {
-      this.check(x, op);
-      return x;
-    }
-    return viewOf(this.checkBuffer(x, op, 'x'));
-  }
-
-  private checkAxisOf(x: NDArray, axis: number, op: string): void {
-    this.check(x, op);
-    if (!Number.isInteger(axis))
-      throw new InvalidArgumentError(`${op}: axis must be an integer, got ${describeValue(axis)}`);
-    normalizeAxis(axis, x.shape.length);
-  }
-
-  protected checkBuffer(buffer: DeviceBuffer, op: string, arg = 'buffer'): DeviceBuffer {
-    this.assertOpen();
-    if (buffer === null || typeof buffer !== 'object' || typeof buffer.owner !== 'string') {
-      throw new InvalidArgumentError(
-        `${op}: ${arg} must be a DeviceBuffer (or an NDArray where the op takes one), got ${describeValue(buffer)}`,
-      );
-    }
-    if (buffer.owner !== this.id) {
-      throw new DeviceMismatchError(
-        `${op}: the buffer of ${arg} belongs to backend instance ${buffer.owner}, not to ${this.name} (${this.id}); move it with read + fromArray (or tensor.to())`,
-      );
-    }
-    if (this.live.get(buffer.id) !== buffer) {
-      throw new UseAfterFreeError(
-        `${op}: ${arg}: buffer ${buffer.id} (${buffer.size} × ${buffer.dtype}) of ${this.name} was already freed`,
-      );
-    }
-    return buffer;
-  }
-
-  private assertOpen(): void {
-    if (this.disposed) throw new UseAfterFreeError(`backend ${this.name} (${this.id}) was disposed`);
-  }
-
-  /** Runs a kernel into a fresh buffer; frees the buffer if the kernel throws, so nothing leaks. */
-  protected guard(out: DeviceBuffer, run: () => void): void {
-    try {
-      run();
-    } catch (e) {
-      this.deallocate(out);
-      throw e;
-    }
+    return softmaxCrossEntropyFrame(this, logits, labels, withGrad, kernel, needWhole ? (x) => this.whole(x) : null);
   }
 }
 

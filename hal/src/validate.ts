@@ -6,9 +6,10 @@
  */
 import type { AdamStepParams, SgdStepParams } from './backend.js';
 import type { DType, HostArray } from './dtype.js';
-import { DTypeError, InvalidArgumentError } from './errors.js';
-import type { NDArray } from './ndarray.js';
+import { DTypeError, InvalidArgumentError, ShapeMismatchError } from './errors.js';
+import type { DeviceBuffer, NDArray } from './ndarray.js';
 import { BINARY_OPS, REDUCE_OPS, UNARY_OPS } from './ops.js';
+import { normalizeAxis, sizeOf } from './shape.js';
 
 export const UNARY_OP_SET: ReadonlySet<string> = new Set(UNARY_OPS);
 export const BINARY_OP_SET: ReadonlySet<string> = new Set(BINARY_OPS);
@@ -199,4 +200,112 @@ export function checkSgdParams(p: SgdStepParams, op = 'sgdStep'): void {
   range(lr >= 0, op, 'lr', lr, '≥ 0');
   range(mom >= 0, op, 'momentum', mom, '≥ 0');
   range(wd >= 0, op, 'weightDecay', wd, '≥ 0');
+}
+
+/**
+ * The buffers of an in-place optimizer step (adamStep: param, m, v; sgdStep: param, velocity), one
+ * after another: `liveBuffer` (the backend's checkBuffer) checks that it is a live buffer of the
+ * backend, then it must be float32 like the gradient (DTypeError), hold the gradient's element count
+ * (ShapeMismatchError) and be distinct from the other buffers and the gradient's (InvalidArgumentError).
+ * The gradient itself is checked by the caller first. Used by BaseBackend.checkStepOperands.
+ */
+export function checkStepBuffers(
+  op: string,
+  param: DeviceBuffer,
+  grad: NDArray,
+  state: readonly DeviceBuffer[],
+  liveBuffer: (buffer: DeviceBuffer, arg: string | undefined) => void,
+): void {
+  const names = op === 'adamStep' ? ['param', 'm', 'v'] : ['param', 'velocity'];
+  const all = [param, ...state];
+  all.forEach((b, i) => {
+    liveBuffer(b, names[i]);
+    if (b.dtype !== 'float32' || grad.dtype !== 'float32')
+      throw new DTypeError(`${op} takes float32 parameters, gradients and state`);
+    if (b.size !== sizeOf(grad.shape))
+      throw new ShapeMismatchError(
+        `${op}: ${names[i]} holds ${b.size} elements, which does not match the gradient's shape [${grad.shape.join(', ')}]`,
+        [grad.shape],
+      );
+    if (all.indexOf(b) !== i || grad.buffer === b)
+      throw new InvalidArgumentError(
+        `${op}: ${names[i]} is the same buffer as another operand; ${names.join(', ')} and grad must be distinct`,
+      );
+  });
+}
+
+/** The widths of `pad` (already checked as [before, after] pairs): non-negative integers, else InvalidArgumentError. */
+export function checkPadWidths(pads: readonly (readonly [number, number])[]): void {
+  for (const [b, a] of pads) {
+    if (!Number.isInteger(b) || !Number.isInteger(a) || b < 0 || a < 0)
+      throw new InvalidArgumentError(`pad widths must be non-negative integers, got [${b}, ${a}]`);
+  }
+}
+
+/**
+ * The velocity of sgdStep (hyper-parameters already checked): null or undefined means no velocity,
+ * which momentum > 0 forbids (InvalidArgumentError). Returns the buffer or null.
+ */
+export function sgdVelocity(velocity: DeviceBuffer | null | undefined, p: SgdStepParams): DeviceBuffer | null {
+  const vel = velocity ?? null;
+  if (vel === null && p.momentum > 0)
+    throw new InvalidArgumentError(
+      `sgdStep: momentum ${p.momentum} needs a velocity buffer (pass null only without momentum)`,
+    );
+  return vel;
+}
+
+/** An axis argument of `x`: an integer (InvalidArgumentError) in [-rank, rank) (normalizeAxis). */
+export function checkAxis(axis: unknown, op: string, x: NDArray): void {
+  if (!Number.isInteger(axis))
+    throw new InvalidArgumentError(`${op}: axis must be an integer, got ${describeValue(axis)}`);
+  normalizeAxis(axis as number, x.shape.length);
+}
+
+/**
+ * Softmax cross-entropy operands already checked as live arrays: a boolean `withGrad`
+ * (InvalidArgumentError), logits and labels of one shape [N, C] (ShapeMismatchError), both float32
+ * (DTypeError). Used by BaseBackend.checkSoftmaxCrossEntropy.
+ */
+export function checkSoftmaxCrossEntropyOperands(logits: NDArray, labels: NDArray, withGrad: unknown): void {
+  checkBoolean(withGrad, 'softmaxCrossEntropy', 'withGrad');
+  if (
+    logits.shape.length !== 2 ||
+    labels.shape.length !== 2 ||
+    logits.shape[0] !== labels.shape[0] ||
+    logits.shape[1] !== labels.shape[1]
+  ) {
+    throw new ShapeMismatchError(
+      `softmaxCrossEntropy expects logits and labels of the same shape [N, C], got [${logits.shape.join(', ')}] and [${labels.shape.join(', ')}]`,
+      [logits.shape, labels.shape],
+    );
+  }
+  if (logits.dtype !== 'float32' || labels.dtype !== 'float32') {
+    throw new DTypeError(
+      `softmaxCrossEntropy takes float32 logits and labels, got ${logits.dtype} and ${labels.dtype}`,
+    );
+  }
+}
+
+/**
+ * The matrix dimensions of matmul operands a [...A, M, K] and b [...B, K, N]: both of rank ≥ 2 with
+ * the same K, else ShapeMismatchError naming both shapes. Returns [M, K, N]; the batch dims A and B
+ * are broadcast by the caller (BaseBackend.matmul).
+ */
+export function matmulDims(a: NDArray, b: NDArray): [number, number, number] {
+  if (a.shape.length < 2 || b.shape.length < 2) {
+    throw new ShapeMismatchError(
+      `matmul needs operands of rank ≥ 2, got [${a.shape.join(', ')}] and [${b.shape.join(', ')}]`,
+      [a.shape, b.shape],
+    );
+  }
+  const [m, k] = a.shape.slice(-2) as [number, number];
+  const [k2, n] = b.shape.slice(-2) as [number, number];
+  if (k !== k2) {
+    throw new ShapeMismatchError(
+      `matmul: inner dimensions differ: a is [${a.shape.join(', ')}] (K=${k}), b is [${b.shape.join(', ')}] (K=${k2})`,
+      [a.shape, b.shape],
+    );
+  }
+  return [m, k, n];
 }

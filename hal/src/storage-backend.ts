@@ -1,0 +1,282 @@
+/**
+ * Buffer bookkeeping of the HAL, the base of BaseBackend (base.ts): the live-buffer table, memory
+ * limit and statistics, allocation and freeing, host writes and reads, fromArray and full, dispose,
+ * and the checks that every entry point runs on its arrays and buffers. The four storage hooks and
+ * fillKernel are declared here; the other kernels and the ops themselves are BaseBackend's.
+ */
+import type { ReadHandle } from './backend.js';
+import { bytesPerElement, type DType, type HostArray, isDType } from './dtype.js';
+import {
+  BackendHookError,
+  DeviceMismatchError,
+  DTypeError,
+  InvalidArgumentError,
+  OutOfMemoryError,
+  ShapeMismatchError,
+  UseAfterFreeError,
+} from './errors.js';
+import { missingHooks } from './hooks.js';
+import { type DeviceBuffer, isWholeBuffer, type NDArray, viewOf } from './ndarray.js';
+import { assertShape, sizeOf } from './shape.js';
+import { checkHostData, checkNumber, checkView, checkWriteData, describeValue } from './validate.js';
+
+let instanceCounter = 0;
+
+export interface BaseBackendOptions {
+  /** Upper bound on live bytes; allocations past it throw OutOfMemoryError. */
+  memoryLimit?: number;
+}
+
+/**
+ * Storage and buffer bookkeeping shared by every backend: BaseBackend extends it (a backend extends
+ * BaseBackend, not this class). Buffers are frozen DeviceBuffer records owned by one instance; every
+ * entry point checks that its arrays are live, belong to this instance and lie inside their buffers.
+ * The constructor throws BackendHookError naming every required hook (REQUIRED_HOOKS) the subclass
+ * lacks (a plain-JS subclass is checked the same way).
+ */
+export abstract class StorageBackend {
+  abstract readonly name: string;
+  readonly id: string;
+
+  private readonly live = new Map<number, DeviceBuffer>();
+  private nextBufferId = 1;
+  private liveBytes = 0;
+  private peakBytes = 0;
+  private disposed = false;
+  protected memoryLimit: number;
+
+  /** Throws BackendHookError listing every required hook (REQUIRED_HOOKS) that the subclass lacks. */
+  constructor(options: BaseBackendOptions = {}, defaultLimit = 2 ** 31) {
+    const missing = missingHooks(this);
+    if (missing.length)
+      throw new BackendHookError(
+        new.target.name || 'an anonymous BaseBackend subclass',
+        missing.map((h) => h.name),
+        missing.map((h) => h.signature),
+      );
+    this.id = `backend#${++instanceCounter}`;
+    this.memoryLimit = options.memoryLimit ?? defaultLimit;
+  }
+
+  // ---- storage hooks and fill: what a backend implements (contracts: hooks.ts, REQUIRED_HOOKS) ----
+  protected abstract createStorage(buffer: DeviceBuffer): void;
+  protected abstract destroyStorage(buffer: DeviceBuffer): void;
+  protected abstract writeStorage(buffer: DeviceBuffer, data: HostArray): void;
+  /** Reads a whole buffer. */
+  protected abstract readStorage(buffer: DeviceBuffer): Promise<HostArray>;
+  /** Sets every element of `out` to `value` (the kernel of `full`). */
+  protected abstract fillKernel(out: DeviceBuffer, value: number): void;
+  /** A contiguous copy of `x` (BaseBackend's op, through copyKernel); `read` uses it for strided views. */
+  abstract contiguous(x: NDArray): NDArray;
+
+  // ---- memory ----
+  memoryAvailable(): number {
+    return Math.max(0, this.memoryLimit - this.liveBytes);
+  }
+
+  liveBufferCount(): number {
+    return this.live.size;
+  }
+
+  memoryStats(): { liveBytes: number; peakBytes: number; liveBuffers: number } {
+    return { liveBytes: this.liveBytes, peakBytes: this.peakBytes, liveBuffers: this.live.size };
+  }
+
+  allocate(size: number, dtype: DType = 'float32'): DeviceBuffer {
+    this.assertOpen();
+    if (!Number.isInteger(size) || size < 0)
+      throw new InvalidArgumentError(`allocation size must be a non-negative integer, got ${size}`);
+    if (!isDType(dtype)) throw new DTypeError(`unknown dtype '${String(dtype)}' (expected float32 or int32)`);
+    const byteLength = size * bytesPerElement(dtype);
+    const available = this.memoryAvailable();
+    if (byteLength > available) throw new OutOfMemoryError(byteLength, available, this.name);
+    const buffer: DeviceBuffer = Object.freeze({ id: this.nextBufferId++, dtype, size, byteLength, owner: this.id });
+    this.createStorage(buffer);
+    this.live.set(buffer.id, buffer);
+    this.liveBytes += byteLength;
+    this.peakBytes = Math.max(this.peakBytes, this.liveBytes);
+    return buffer;
+  }
+
+  deallocate(buffer: DeviceBuffer): void {
+    this.release(this.checkBuffer(buffer, 'deallocate'));
+  }
+
+  private release(buffer: DeviceBuffer): void {
+    this.live.delete(buffer.id);
+    this.liveBytes -= buffer.byteLength;
+    this.destroyStorage(buffer);
+  }
+
+  free(x: NDArray): void {
+    if (x === null || typeof x !== 'object' || !('buffer' in x) || x.buffer === null || typeof x.buffer !== 'object') {
+      throw new InvalidArgumentError(
+        `free: x must be an NDArray, got ${describeValue(x)}${x && typeof x === 'object' ? ' without a buffer' : ''}`,
+      );
+    }
+    this.checkBuffer(x.buffer, 'free', 'x');
+    // Through deallocate, so that a wrapper of the backend (checked(), a recorder) sees every free.
+    this.deallocate(x.buffer);
+  }
+
+  write(buffer: DeviceBuffer, data: HostArray): void {
+    this.checkBuffer(buffer, 'write', 'buffer');
+    checkWriteData(data, 'write', buffer.dtype);
+    if (data.length !== buffer.size) {
+      throw new ShapeMismatchError(`write: data has ${data.length} elements but the buffer holds ${buffer.size}`);
+    }
+    this.writeStorage(buffer, data);
+  }
+
+  copyToDevice(buffer: DeviceBuffer, data: HostArray): void {
+    this.write(buffer, data);
+  }
+
+  async read(x: NDArray | DeviceBuffer): Promise<HostArray> {
+    const view = this.readView(x, 'read');
+    if (isWholeBuffer(view)) return this.readStorage(view.buffer);
+    const tmp = this.contiguous(view);
+    try {
+      return await this.readStorage(tmp.buffer);
+    } finally {
+      this.free(tmp);
+    }
+  }
+
+  copyFromDevice(x: NDArray | DeviceBuffer): Promise<HostArray> {
+    return this.read(x);
+  }
+
+  /** Bad arguments throw at once (not through the handle); failures of the read itself come through it. */
+  readHandle(x: NDArray | DeviceBuffer): ReadHandle<HostArray> {
+    this.readView(x, 'readHandle');
+    let done = false;
+    let value: HostArray | undefined;
+    let error: unknown;
+    const p = this.read(x).then(
+      (v) => {
+        done = true;
+        value = v;
+        return v;
+      },
+      (e: unknown) => {
+        done = true;
+        error = e;
+        throw e;
+      },
+    );
+    p.catch(() => undefined); // observed through wait()/tryRecv()
+    return {
+      wait: () => p,
+      tryRecv: () => {
+        if (error !== undefined) throw error;
+        return value;
+      },
+      poll: () => done,
+    };
+  }
+
+  async synchronize(): Promise<void> {
+    this.assertOpen();
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    for (const b of [...this.live.values()]) this.deallocate(b);
+    this.disposed = true;
+  }
+
+  // ---- construction ----
+  fromArray(data: ArrayLike<number>, shape: readonly number[], dtype?: DType): NDArray {
+    this.assertOpen();
+    checkHostData(data, 'fromArray', dtype);
+    assertShape(shape, 'fromArray: shape');
+    if (dtype !== undefined && !isDType(dtype))
+      throw new DTypeError(`fromArray: unknown dtype ${describeValue(dtype)} (expected float32 or int32)`);
+    const dt: DType = dtype ?? (data instanceof Int32Array ? 'int32' : 'float32');
+    if (data.length !== sizeOf(shape)) {
+      throw new ShapeMismatchError(
+        `fromArray: ${data.length} values do not fill shape [${shape.join(', ')}] (${sizeOf(shape)} elements)`,
+        [shape],
+      );
+    }
+    const buffer = this.allocate(data.length, dt); // OutOfMemoryError before any host copy
+    let host: HostArray;
+    try {
+      host = dt === 'float32' ? Float32Array.from(data) : Int32Array.from(data);
+    } catch (e) {
+      this.release(buffer);
+      throw new InvalidArgumentError(
+        `fromArray: data has a value that does not convert to a number (${(e as Error).message})`,
+      );
+    }
+    this.writeStorage(buffer, host);
+    return viewOf(buffer, shape);
+  }
+
+  full(shape: readonly number[], value: number, dtype: DType = 'float32'): NDArray {
+    assertShape(shape, 'full: shape');
+    checkNumber(value, 'full', 'value');
+    const buffer = this.allocate(sizeOf(shape), dtype);
+    this.fillKernel(buffer, value);
+    return viewOf(buffer, shape);
+  }
+
+  // ---- checks ----
+  /**
+   * Throws unless `x` is a live array of this backend instance with a well-formed view inside its
+   * buffer (InvalidArgumentError, DeviceMismatchError, UseAfterFreeError). O(rank).
+   */
+  check(x: NDArray, op: string, arg = 'x'): void {
+    if (x === null || typeof x !== 'object' || !('buffer' in x) || x.buffer === null || typeof x.buffer !== 'object') {
+      throw new InvalidArgumentError(
+        `${op}: ${arg} must be an NDArray, got ${describeValue(x)}${x && typeof x === 'object' ? ' without a buffer' : ''}`,
+      );
+    }
+    this.checkBuffer(x.buffer, op, arg);
+    checkView(x, op, arg);
+  }
+
+  /** An NDArray or a DeviceBuffer to read, as a view (validated). */
+  protected readView(x: NDArray | DeviceBuffer, op: string): NDArray {
+    if (x !== null && typeof x === 'object' && 'buffer' in x) {
+      this.check(x, op);
+      return x;
+    }
+    return viewOf(this.checkBuffer(x, op, 'x'));
+  }
+
+  protected checkBuffer(buffer: DeviceBuffer, op: string, arg = 'buffer'): DeviceBuffer {
+    this.assertOpen();
+    if (buffer === null || typeof buffer !== 'object' || typeof buffer.owner !== 'string') {
+      throw new InvalidArgumentError(
+        `${op}: ${arg} must be a DeviceBuffer (or an NDArray where the op takes one), got ${describeValue(buffer)}`,
+      );
+    }
+    if (buffer.owner !== this.id) {
+      throw new DeviceMismatchError(
+        `${op}: the buffer of ${arg} belongs to backend instance ${buffer.owner}, not to ${this.name} (${this.id}); move it with read + fromArray (or tensor.to())`,
+      );
+    }
+    if (this.live.get(buffer.id) !== buffer) {
+      throw new UseAfterFreeError(
+        `${op}: ${arg}: buffer ${buffer.id} (${buffer.size} × ${buffer.dtype}) of ${this.name} was already freed`,
+      );
+    }
+    return buffer;
+  }
+
+  private assertOpen(): void {
+    if (this.disposed) throw new UseAfterFreeError(`backend ${this.name} (${this.id}) was disposed`);
+  }
+
+  /** Runs a kernel into a fresh buffer; frees the buffer if the kernel throws, so nothing leaks. */
+  protected guard(out: DeviceBuffer, run: () => void): void {
+    try {
+      run();
+    } catch (e) {
+      this.deallocate(out);
+      throw e;
+    }
+  }
+}
