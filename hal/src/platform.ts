@@ -40,10 +40,3 @@ export async function nodeBuiltin<T>(name: NodeBuiltinName): Promise<T | undefin
   }
   return (await import(/* webpackIgnore: true */ /* @vite-ignore */ id)) as T;
 }
-
-/** The same, synchronously: only through `process.getBuiltinModule`; undefined where it is missing. */
-export function nodeBuiltinSync<T>(name: NodeBuiltinName): T | undefined {
-  const p = nodeProcess();
-  if (!p || typeof p.getBuiltinModule !== 'function') return undefined;
-  return (p.getBuiltinModule(`node:${name}`) as T | undefined) ?? undefined;
-}

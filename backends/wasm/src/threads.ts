@@ -21,7 +21,7 @@
  * Arguments are i32 words: pointers at or above 2^31 are stored as negative words with the same bits,
  * and a kernel's i32 parameter (ToInt32) receives exactly those bits (usize on the wasm side).
  */
-import { nodeBuiltin, PolyHalError } from '@polyhal/hal';
+import { isNodeLike, nodeBuiltin, PolyHalError } from '@polyhal/hal';
 
 /** A wasm kernel that trapped (or a worker that failed or died) while running a part of an op. */
 export class WasmKernelError extends PolyHalError {
@@ -186,7 +186,7 @@ export class ThreadPool {
     const sab = new SharedArrayBuffer(4 * (4 + threads * SLOT));
     const workers: WorkerLike[] = [];
     const dead: boolean[] = new Array<boolean>(threads).fill(false);
-    const g = globalThis as { process?: { versions?: { node?: string } }; Worker?: new (url: string) => WebWorker };
+    const g = globalThis as { Worker?: new (url: string) => WebWorker };
     try {
       for (let slot = 1; slot < threads; slot++) {
         await new Promise<void>((resolve, reject) => {
@@ -204,7 +204,7 @@ export class ThreadPool {
             dead[slot] = true;
             settle(e?.message ?? 'error');
           };
-          if (g.process?.versions?.node) {
+          if (isNodeLike()) {
             nodeBuiltin<{ Worker: new (src: string, o: { eval: boolean }) => NodeWorker }>('worker_threads').then(
               (wt) => {
                 const { Worker } = wt!;

@@ -2,7 +2,7 @@
  * Finding a WebGPU device: an injected GPUDevice or GPU object, else `navigator.gpu` (browsers, Deno),
  * else the `webgpu` npm package (Dawn) in Node. No adapter → BackendUnavailableError with the reason.
  */
-import { BackendUnavailableError, nodeBuiltin } from '@polyhal/hal';
+import { BackendUnavailableError, isNodeLike, nodeBuiltin } from '@polyhal/hal';
 import type { GpuDeviceLike, GpuLike, GpuPowerPreference } from './gpu-types.js';
 import type { TileName } from './kernels/matmul.js';
 
@@ -85,8 +85,7 @@ export async function hasVulkanLoader(): Promise<boolean> {
 
 /** Dawn from the `webgpu` npm package, or the reason it cannot be used (not installed, failed to load, no Vulkan). */
 async function gpuFromNode(flags: string[]): Promise<GPU | string | undefined> {
-  const g = globalThis as { process?: { versions?: { node?: string; bun?: string } } };
-  if (!g.process?.versions?.node) return undefined;
+  if (!isNodeLike()) return undefined;
   nodeGpu ??= (async () => {
     if (!(await hasVulkanLoader())) {
       return 'no Vulkan loader (libvulkan.so.1) on this machine, which Dawn needs; for a software GPU install Mesa lavapipe (Debian: apt-get install mesa-vulkan-drivers libvulkan1, on bookworm from bookworm-backports)';
