@@ -110,15 +110,15 @@ export const SUITES = {
         pb = be.fromArray(b, [n]);
       const ta = tf.tensor1d(a),
         tb = tf.tensor1d(b);
-      for (const op of ['add', 'relu']) {
+      for (const op of ['add', 'relu', 'abs']) {
         const t = await pair(
           async () => {
-            const c = op === 'add' ? be.add(pa, pb) : be.relu(pa);
+            const c = op === 'add' ? be.add(pa, pb) : be[op](pa);
             await force(be, c);
             be.free(c);
           },
           async () => {
-            const c = op === 'add' ? tf.add(ta, tb) : tf.relu(ta);
+            const c = op === 'add' ? tf.add(ta, tb) : tf[op](ta);
             await forceTf(be, tf, c);
             c.dispose();
           },

@@ -1,7 +1,7 @@
 /**
  * Elementwise unary kernel over a strided input into a contiguous output. Transcendentals use the
- * float64 Math functions and round once to float32 (well inside the tolerance table). relu on
- * contiguous float32 runs branch-free on the bit pattern (random signs would defeat the branch predictor).
+ * float64 Math functions and round once to float32 (well inside the tolerance table). relu and abs on
+ * contiguous float32 run branch-free on the bit pattern (random signs would defeat the branch predictor).
  */
 import { type HostArray, type UnaryOp, UnsupportedOpError } from '@polyhal/hal';
 import { planRows, rowMajor, type Strided } from './strided.js';
@@ -9,8 +9,14 @@ import { planRows, rowMajor, type Strided } from './strided.js';
 export function unaryKernel(op: UnaryOp, x: Strided, out: HostArray): void {
   const plan = planRows(x.shape, [x.strides, rowMajor(x.shape)], [x.offset, 0]);
   const { n, rows, step, starts } = plan;
-  if (op === 'relu' && rows === 1 && step[0] === 1 && x.data instanceof Float32Array && out instanceof Float32Array) {
-    reluBits(x.data, starts[0]![0]!, out, n);
+  if (
+    (op === 'relu' || op === 'abs') &&
+    rows === 1 &&
+    step[0] === 1 &&
+    x.data instanceof Float32Array &&
+    out instanceof Float32Array
+  ) {
+    (op === 'relu' ? reluBits : absBits)(x.data, starts[0]![0]!, out, n);
     return;
   }
   for (let r = 0; r < rows; r++) unaryRow(op, n, x.data, starts[0]![r]!, step[0]!, out, starts[1]![r]!);
@@ -25,6 +31,13 @@ function reluBits(x: Float32Array, xOff: number, out: Float32Array, n: number): 
     const nan = (0x7f800000 - (bits & 0x7fffffff)) >> 31; // -1 if NaN, else 0
     oi[i] = bits & (~(bits >> 31) | nan);
   }
+}
+
+/** abs on float32 bits: clear the sign bit (NaN stays NaN, with its payload). */
+function absBits(x: Float32Array, xOff: number, out: Float32Array, n: number): void {
+  const xi = new Int32Array(x.buffer, x.byteOffset + xOff * 4, n);
+  const oi = new Int32Array(out.buffer, out.byteOffset, n);
+  for (let i = 0; i < n; i++) oi[i] = xi[i]! & 0x7fffffff;
 }
 
 function unaryRow(op: UnaryOp, n: number, x: HostArray, xi: number, sx: number, o: HostArray, oi: number): void {
