@@ -6,6 +6,7 @@
  * synchronize (the backend calls flush()).
  */
 import { ShapeMismatchError } from '@polyhal/hal';
+import type { LoopWatch } from './loop-watch.js';
 import { PipelineCache } from './pipelines.js';
 import { type Submission, SubmissionTracker } from './submissions.js';
 
@@ -25,6 +26,8 @@ export interface BatchOptions {
   assertUsable: (op: string) => void;
   /** Called after each submission (the buffer pool hands out buffers freed before it again). */
   submitted: () => void;
+  /** Counts encoded ops per turn of the event loop (warns when the loop never yields). */
+  loopWatch: LoopWatch;
 }
 
 export class CommandBatch {
@@ -91,6 +94,7 @@ export class CommandBatch {
     flops = 0,
   ): void {
     this.options.assertUsable(op);
+    this.options.loopWatch.op();
     const bytes = Math.ceil(Math.max(words, 4) / 4) * 16;
     if (bytes > UNIFORM_ARENA)
       throw new ShapeMismatchError(

@@ -14,6 +14,7 @@ export { WebGpuBackend, GpuError } from './webgpu-backend.js';
 export { findGpu, hasVulkanLoader, type WebGpuOptions } from './device.js';
 export type { GpuDeviceLike, GpuLike, GpuPowerPreference } from './gpu-types.js';
 export { chooseSplitK, chooseTile, TILES, type Tile, type TileName } from './kernels/matmul.js';
+export { NO_YIELD_WARN_OPS, NO_YIELD_WARNING_CODE } from './loop-watch.js';
 
 /** The options createWebGpuBackend takes (checked: InvalidArgumentError names a bad key). */
 export const WEBGPU_OPTION_SPECS: OptionSpecs = {

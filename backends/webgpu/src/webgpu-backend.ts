@@ -17,6 +17,7 @@ import {
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
 import { CommandBatch } from './encoder.js';
+import { LoopWatch } from './loop-watch.js';
 import type { GpuDeviceLike } from './gpu-types.js';
 import { copyWgsl, copyWords, fillWgsl } from './kernels/copy.js';
 import { binaryExpr, binaryWgsl, elementwiseWords, unaryExpr, unaryWgsl } from './kernels/elementwise.js';
@@ -77,6 +78,7 @@ export class WebGpuBackend extends BaseBackend {
       opScopes: options.errorScopes !== 'batch',
       assertUsable: (op) => this.assertUsable(op),
       submitted: () => this.pool.flushed(),
+      loopWatch: new LoopWatch(this.name),
     });
     this.pool = new BufferPool(this.device, STORAGE, options.maxPooledBytes ?? 512 * 2 ** 20, (b) =>
       this.batch.pipelines.forget(b),
