@@ -1,9 +1,7 @@
 import {
-  BASE_OPTION_SPECS,
   type BackendEntry,
   BackendUnavailableError,
   nodeBuiltin,
-  type OptionSpecs,
   registerBackend,
   validateOptions,
 } from '@polyhal/hal';
@@ -16,9 +14,11 @@ import {
   relaxedMaddIsFused,
 } from './module.js';
 import { canBlock, ThreadPool } from './threads.js';
-import { WasmBackend, type WasmBackendOptions } from './wasm-backend.js';
+import { WASM_OPTION_SPECS, type WasmBackendOptions } from './options.js';
+import { WasmBackend } from './wasm-backend.js';
 
-export { WasmBackend, type WasmBackendOptions } from './wasm-backend.js';
+export { WASM_OPTION_SPECS, type WasmBackendOptions } from './options.js';
+export { WasmBackend } from './wasm-backend.js';
 export { hasRelaxedSimd, hasWasmSimd, relaxedMaddIsFused } from './module.js';
 export { WasmKernelError } from './threads.js';
 
@@ -32,15 +32,6 @@ async function nodeCores(): Promise<number> {
   if (!os) return cores();
   return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
 }
-
-/** The options createWasmBackend takes (checked: InvalidArgumentError names a bad key). */
-export const WASM_OPTION_SPECS: OptionSpecs = {
-  ...BASE_OPTION_SPECS,
-  threads: { type: 'integer', min: 1, max: 256, values: ['auto'], doc: 'threads, the calling one included' },
-  threadThreshold: { type: 'number', min: 0, doc: 'multiply-adds from which a matmul is split over threads' },
-  elementwiseThreadThreshold: { type: 'number', min: 0, doc: 'output elements from which an elementwise op is split' },
-  relaxedSimd: { type: 'boolean', values: ['auto'] },
-};
 
 /**
  * Creates a WASM backend; throws BackendUnavailableError when the runtime lacks WebAssembly SIMD.

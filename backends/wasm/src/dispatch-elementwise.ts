@@ -1,0 +1,96 @@
+/**
+ * Elementwise dispatch of the WASM backend: unary and binary ops over strided, broadcast operands
+ * into a contiguous output. The views are planned into rows (planRows), the row starts lent to the
+ * kernel in linear memory (withPlan), and an output of at least elementwiseThreadThreshold elements
+ * is split across the worker pool by rows, or by element ranges when there are few long rows.
+ */
+import {
+  type BinaryOp,
+  contiguousStrides,
+  type DeviceBuffer,
+  type NDArray,
+  planRows,
+  type RowPlan,
+  type UnaryOp,
+  UNARY_OPS,
+} from '@polyhal/hal';
+import { type WasmContext, withPlan } from './context.js';
+import type { JobKernel } from './threads.js';
+
+/** The kernels' op codes (binaryF32/binaryI32 and unaryF32 switch on them). */
+export const BINARY_CODES: Record<BinaryOp, number> = { add: 0, sub: 1, mul: 2, div: 3, maximum: 4, mod: 5, cmplt: 6 };
+export const UNARY_CODES = Object.fromEntries(UNARY_OPS.map((op, i) => [op, i])) as Record<UnaryOp, number>;
+
+const rowMajor = contiguousStrides;
+
+/** out = op(x) for unary op `code` (UNARY_CODES); int32 runs negI32, the one int32 unary op. */
+export function dispatchUnary(ctx: WasmContext, code: number, x: NDArray, out: DeviceBuffer): void {
+  const plan = planRows(x.shape, [x.strides, rowMajor(x.shape)], [x.offset, 0]);
+  if (plan.rows === 0) return;
+  withPlan(ctx.heap, plan, 1, ([xs]) => {
+    const xp = { ptr: ctx.ptr(x.buffer), starts: xs!, step: plan.step[0]! };
+    if (x.dtype === 'int32') runElementwise(ctx, 'negI32', [], plan, [xp], ctx.ptr(out));
+    else runElementwise(ctx, 'unaryF32', [code], plan, [xp], ctx.ptr(out));
+  });
+}
+
+/** out = op(a, b) for binary op `code` (BINARY_CODES); a and b view the output's shape. */
+export function dispatchBinary(ctx: WasmContext, code: number, a: NDArray, b: NDArray, out: DeviceBuffer): void {
+  const plan = planRows(a.shape, [a.strides, b.strides, rowMajor(a.shape)], [a.offset, b.offset, 0]);
+  if (plan.rows === 0) return;
+  withPlan(ctx.heap, plan, 2, ([as, bs]) =>
+    runElementwise(
+      ctx,
+      a.dtype === 'int32' ? 'binaryI32' : 'binaryF32',
+      [code],
+      plan,
+      [
+        { ptr: ctx.ptr(a.buffer), starts: as!, step: plan.step[0]! },
+        { ptr: ctx.ptr(b.buffer), starts: bs!, step: plan.step[1]! },
+      ],
+      ctx.ptr(out),
+    ),
+  );
+}
+
+/**
+ * Runs an elementwise kernel (arguments: `lead`, n, rows, then per operand pointer, row starts,
+ * step, then out) on the calling thread, or split across the thread pool when the output has at
+ * least `elementwiseThreadThreshold` elements: by rows when there are enough of them, else one row
+ * by element ranges (operand pointers advanced by range start × step). Parts write disjoint output.
+ */
+function runElementwise(
+  ctx: WasmContext,
+  kernel: JobKernel,
+  lead: number[],
+  plan: RowPlan,
+  operands: { ptr: number; starts: number; step: number }[],
+  out: number,
+): void {
+  const args = (n: number, r0: number, r1: number, i0: number): number[] => [
+    ...lead,
+    n,
+    r1 - r0,
+    ...operands.flatMap((o) => [o.ptr + i0 * o.step * 4, o.starts + r0 * 4, o.step]),
+    out + (r0 * plan.n + i0) * 4,
+  ];
+  const size = plan.n * plan.rows;
+  const parts = ctx.pool && size >= ctx.elementwiseThreadThreshold ? ctx.pool.size : 1;
+  const call = (a: number[]): void => (ctx.k[kernel] as (...x: number[]) => void)(...a);
+  if (parts === 1) {
+    call(args(plan.n, 0, plan.rows, 0));
+    return;
+  }
+  const jobs: number[][] = [];
+  if (plan.rows >= parts) {
+    const per = Math.ceil(plan.rows / parts);
+    for (let r0 = 0; r0 < plan.rows; r0 += per) jobs.push(args(plan.n, r0, Math.min(plan.rows, r0 + per), 0));
+  } else {
+    // Few long rows: split each row's elements (in multiples of 8, the kernels' vector width).
+    const per = Math.ceil(plan.n / parts / 8) * 8;
+    for (let r = 0; r < plan.rows; r++)
+      for (let i0 = 0; i0 < plan.n; i0 += per) jobs.push(args(Math.min(per, plan.n - i0), r, r + 1, i0));
+  }
+  // One job per thread at a time: run them in waves of pool.size.
+  for (let w = 0; w < jobs.length; w += parts) ctx.pool!.run(kernel, jobs.slice(w, w + parts), call);
+}
