@@ -4,7 +4,7 @@
 //   node scripts/ops-doc.mjs --check  exits 1 if docs/OPS.md differs from a fresh rendering
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BINARY_OP_DEFS, INT32_REDUCE_OPS, REDUCE_OPS, UNARY_OP_DEFS } from '@polyhal/hal';
+import { BINARY_OP_DEFS, REDUCE_OP_DEFS, UNARY_OP_DEFS } from '@polyhal/hal';
 
 const ULP = 2 ** -23;
 const fmtAccuracy = (a) => {
@@ -35,6 +35,38 @@ function table(kind, defs) {
   return `## ${kind}\n\n${lines.join('\n')}\n`;
 }
 
+const fmtIdentity = (v) =>
+  v === Infinity
+    ? '+Inf'
+    : v === -Infinity
+      ? '−Inf'
+      : v === -2147483648
+        ? '−2^31'
+        : v === 2147483647
+          ? '2^31 − 1'
+          : String(v);
+
+function reductions(defs) {
+  const lines = [
+    '| op | dtypes | semantics | empty axis | float32 error | int32 | on a `wgsl` backend | gradient |',
+    '|---|---|---|---|---|---|---|---|',
+  ];
+  for (const [name, d] of Object.entries(defs)) {
+    const dtypes = d.i32 ? 'float32, int32' : 'float32';
+    const empty = d.i32
+      ? `${fmtIdentity(d.identity.float32)} (int32: ${fmtIdentity(d.identity.int32)})`
+      : fmtIdentity(d.identity.float32);
+    const err = `${fmtAccuracy(d.accuracy.float32)}${d.scale === 'terms' ? ' of Σ\\|x\\|' : ''}`;
+    const wgsl = d.accuracy.perTerm
+      ? `+ ${fmtAccuracy(d.accuracy.perTerm)} per element (float32 accumulation)`
+      : 'same';
+    lines.push(
+      `| \`${name}\` | ${dtypes} | ${cell(d.semantics)} | ${empty} | ${err} | ${d.i32 ? fmtAccuracy(d.accuracy.int32) : '—'} | ${wgsl} | ${d.grad ? 'yes' : 'none'} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
 export function render() {
   return [
     '# Op reference',
@@ -49,7 +81,10 @@ export function render() {
     table('Binary (elementwise, NumPy broadcasting)', BINARY_OP_DEFS),
     '## Reductions',
     '',
-    `${REDUCE_OPS.map((op) => `\`${op}\``).join(', ')} over any set of axes (keepdims optional); int32: ${[...INT32_REDUCE_OPS].map((op) => `\`${op}\``).join(', ')}. \`mean\` = sum × (1/n).`,
+    'Over any set of axes (an integer, a list, or all), keepdims optional; `be.reduce(op, x, axes, keepdims)` or',
+    '`be.<op>(x, axes, keepdims)`. `mean` is composed by the HAL as sum × (1/n) (NaN over an empty axis).',
+    '',
+    reductions(REDUCE_OP_DEFS),
     '',
   ].join('\n');
 }

@@ -66,6 +66,10 @@ const CHECKS: Check[] = [
   ['sum (all)', ([x]) => ag.sum(x!), [inp([2, 3])]],
   ['mean', ([x]) => ag.mean(x!, 1), [inp([2, 3])]],
   ['max', ([x]) => ag.max(x!, 1), [{ shape: [2, 3], values: [0.1, 0.9, -0.5, 2, 1, 1.5] }]],
+  ['min', ([x]) => ag.min(x!, 0, true), [{ shape: [2, 3], values: [0.1, 0.9, -0.5, 2, 1, 1.5] }]],
+  ['prod', ([x]) => ag.prod(x!, [0, 2]), [inp([2, 3, 2], 0.5, 1.5)]],
+  // one zero in a row: it gets the product of the rest, the others 0; two zeros: all 0
+  ['prod (zeros)', ([x]) => ag.prod(x!, 1), [{ shape: [3, 3], values: [0.5, 0, 1.5, 0, 2, 0, 0.7, 1.2, -0.9] }]],
   ['reshape', ([x]) => ag.mul(ag.reshape(x!, [3, 2]), ag.reshape(x!, [3, 2])), [inp([2, 3])]],
   ['permute', ([x]) => ag.mul(ag.permute(x!, [2, 0, 1]), 2), [inp([2, 3, 2])]],
   ['expand', ([x]) => ag.expand(x!, [2, 3, 4]), [inp([3, 1])]],

@@ -7,8 +7,12 @@ import {
   BINARY_OPS,
   type BinaryOpDef,
   INT32_BINARY_OPS,
+  INT32_REDUCE_OPS,
   INT32_UNARY_OPS,
   mulberry32,
+  REDUCE_OP_DEFS,
+  REDUCE_OPS,
+  type ReduceOpDef,
   UNARY_OP_DEFS,
   UNARY_OPS,
   type UnaryOpDef,
@@ -121,4 +125,46 @@ describe('op table', () => {
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
   });
+});
+
+// The reductions' entries (hal/src/ops/reduce.ts), held to themselves the same way.
+describe('op table: reductions', () => {
+  test("REDUCE_OPS and INT32_REDUCE_OPS are the table's entries, in table order (the WASM op codes)", () => {
+    expect([...REDUCE_OPS]).toEqual(Object.keys(REDUCE_OP_DEFS));
+    expect([...INT32_REDUCE_OPS]).toEqual(REDUCE_OPS.filter((op) => (REDUCE_OP_DEFS[op] as ReduceOpDef).i32));
+  });
+
+  test.each(Object.entries(REDUCE_OP_DEFS))('%s: the identity is the identity of its folds', (_name, def) => {
+    const d = def as ReduceOpDef;
+    expect(d.semantics.length).toBeGreaterThan(10);
+    expect(d.accuracy.int32 !== undefined).toBe(d.i32 !== undefined);
+    for (const v of [-3.5, 0, 1e-30, 2.25, 7e20, Infinity, -Infinity]) expect(d.f64(d.identity.float32, v)).toBe(v);
+    expect(d.f64(d.identity.float32, NaN)).toBeNaN();
+    if (d.i32) for (const v of [-2147483648, -7, 0, 5, 2147483647]) expect(d.i32(d.identity.int32!, v)).toBe(v);
+  });
+
+  // Each gradient rule on the cpu backend against central differences of the entry's float64 fold.
+  test.each(Object.entries(REDUCE_OP_DEFS).filter(([, d]) => d.grad))(
+    '%s: the gradient rule matches the derivative of the float64 fold',
+    (_name, def) => {
+      const d = def as ReduceOpDef;
+      const be = new CpuBackend();
+      const rng = mulberry32(11);
+      const shape = [3, 4];
+      const xs = Array.from({ length: 12 }, () => Math.fround(0.5 + rng())); // distinct, away from ties and 0
+      const foldRow = (row: number[]): number => row.reduce(d.f64, d.identity.float32);
+      const rows = (v: number[]): number[][] => [0, 1, 2].map((r) => v.slice(r * 4, r * 4 + 4));
+      const x = be.fromArray(xs, shape);
+      const out = be.fromArray(rows(xs).map(foldRow), [3, 1]);
+      const g = be.fromArray([1, 2, 3], [3, 1]);
+      const dx = be.readSync(d.grad!(be, g, x, out, [1]));
+      xs.forEach((_v, i) => {
+        const h = 1e-6;
+        const bump = (e: number): number => foldRow(rows(xs.map((w, j) => (j === i ? w + e : w)))[Math.floor(i / 4)]!);
+        const want = ((bump(h) - bump(-h)) / (2 * h)) * (Math.floor(i / 4) + 1);
+        expect(Math.abs(dx[i]! - want)).toBeLessThanOrEqual(1e-3 * Math.max(1, Math.abs(want)));
+      });
+      be.dispose();
+    },
+  );
 });

@@ -234,7 +234,7 @@ describe('hand-built NDArrays are bounds-checked against their buffer before a w
 
 describe('reductions over broadcast views of 2^31 elements and more', () => {
   test.each([1, 2])(
-    'sum and max of expand(full([1, 1]), [65536, 65536]) and friends are right (%i thread(s))',
+    'sum, max, min and prod of expand(full([1, 1]), [65536, 65536]) and friends are right (%i thread(s))',
     async (threads) => {
       await withBackend(threads, {}, async (be) => {
         const one = be.full([1, 1], 1);
@@ -254,6 +254,22 @@ describe('reductions over broadcast views of 2^31 elements and more', () => {
         const i = be.expand(be.full([1, 1], 3, 'int32'), [65536, 65537]);
         expect(Array.from(await be.read(be.sum(i)))).toEqual([((3 * 65536 * 65537) % 2 ** 32) | 0]);
         expect(Array.from(await be.read(be.max(i)))).toEqual([3]);
+        expect(Array.from(await be.read(be.min(i)))).toEqual([3]);
+        // min and prod: prod repeats by powers (int32 modulo 2^32, by BigInt here)
+        expect(Array.from(await be.read(be.min(wide, 0)))).toEqual([1, -2, 0.5]);
+        const signs = be.expand(be.fromArray([1, -1, 0.5, -1], [1, 4]), [2 ** 31 + 1, 4]);
+        expect(Array.from(await be.read(be.prod(signs, 0)))).toEqual([1, -1, 0, -1]);
+        const modPow = (b: bigint, e: bigint): number => {
+          let r = 1n;
+          for (let x = b % 2n ** 32n; e > 0n; e >>= 1n, x = (x * x) % 2n ** 32n) if (e & 1n) r = (r * x) % 2n ** 32n;
+          return Number(BigInt.asIntN(32, r));
+        };
+        const n = 65536n * 65537n;
+        expect(Array.from(await be.read(be.prod(i)))).toEqual([modPow(3n, n)]);
+        const seven = be.expand(be.full([1, 1], 7, 'int32'), [3, 2 ** 31 + 5]);
+        expect(Array.from(await be.read(be.prod(seven, 1)))).toEqual(new Array(3).fill(modPow(7n, 2n ** 31n + 5n)));
+        const two = be.expand(be.full([1, 1], 2, 'int32'), [65536, 65536]);
+        expect(Array.from(await be.read(be.prod(two)))).toEqual([0]);
       });
     },
   );

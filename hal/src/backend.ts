@@ -103,7 +103,16 @@ export type ElementwiseMethods = { [K in UnaryOp]: (x: NDArray) => NDArray } & {
   [K in BinaryOp]: (a: Operand, b: Operand) => NDArray;
 };
 
-export interface ComputeBackend extends ElementwiseMethods {
+/**
+ * One method per reduction of the op table: `be.prod(x, axes, keepdims)` is `be.reduce('prod', x, axes,
+ * keepdims)`. Axes: an integer, an array of integers (negative count from the end; out of range or
+ * repeated: InvalidArgumentError) or undefined for all; keepdims a boolean.
+ */
+export type ReduceMethods = {
+  [K in ReduceOp]: (x: NDArray, axes?: number | readonly number[], keepdims?: boolean) => NDArray;
+};
+
+export interface ComputeBackend extends ElementwiseMethods, ReduceMethods {
   /** Registry name: `cpu`, `wasm`, `webgpu`, ... */
   readonly name: string;
   /** Unique per instance (`cpu#1`); buffers remember it. */
@@ -170,9 +179,8 @@ export interface ComputeBackend extends ElementwiseMethods {
   unary(op: UnaryOp, x: NDArray): NDArray;
 
   // Reductions over any set of axes: an integer, an array of integers (negative count from the end;
-  // out of range or repeated: InvalidArgumentError) or undefined for all; keepdims a boolean.
-  sum(x: NDArray, axes?: number | readonly number[], keepdims?: boolean): NDArray;
-  max(x: NDArray, axes?: number | readonly number[], keepdims?: boolean): NDArray;
+  // out of range or repeated: InvalidArgumentError) or undefined for all; keepdims a boolean. Plus one
+  // method per reduction of the op table (`sum`, `max`, `min`, `prod`: ReduceMethods).
   mean(x: NDArray, axes?: number | readonly number[], keepdims?: boolean): NDArray;
   reduce(op: ReduceOp, x: NDArray, axes?: number | readonly number[], keepdims?: boolean): NDArray;
 

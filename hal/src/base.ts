@@ -5,6 +5,7 @@ import {
   type DeviceType,
   type ElementwiseMethods,
   type Operand,
+  type ReduceMethods,
   type SgdStepParams,
   STRICT_CAPABILITIES,
 } from './backend.js';
@@ -34,6 +35,7 @@ import {
   INT32_BINARY_OPS,
   INT32_REDUCE_OPS,
   INT32_UNARY_OPS,
+  REDUCE_OPS,
   type ReduceOp,
   UNARY_OPS,
   type UnaryOp,
@@ -160,13 +162,6 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     const out = this.allocate(sizeOf(kept), x.dtype);
     this.guard(out, () => this.reduceKernel(op, x, ax, out));
     return viewOf(out, keepdims ? x.shape.map((d, i) => (ax.includes(i) ? 1 : d)) : kept);
-  }
-
-  sum(x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray {
-    return this.reduce('sum', x, axes, keepdims);
-  }
-  max(x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray {
-    return this.reduce('max', x, axes, keepdims);
   }
 
   /** Mean over axes: sum × (1/n); the mean over an empty axis is NaN. float32 only. */
@@ -377,8 +372,18 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   }
 }
 
-// The named elementwise methods (ElementwiseMethods), one per op table entry, all through unary/binary.
-export interface BaseBackend extends ElementwiseMethods {}
+// The named elementwise and reduction methods (ElementwiseMethods, ReduceMethods), one per op table
+// entry, all through unary/binary/reduce.
+export interface BaseBackend extends ElementwiseMethods, ReduceMethods {}
+for (const op of REDUCE_OPS) {
+  Object.defineProperty(BaseBackend.prototype, op, {
+    value: function (this: BaseBackend, x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray {
+      return this.reduce(op, x, axes, keepdims);
+    },
+    writable: true,
+    configurable: true,
+  });
+}
 for (const op of UNARY_OPS) {
   Object.defineProperty(BaseBackend.prototype, op, {
     value: function (this: BaseBackend, x: NDArray): NDArray {

@@ -1,7 +1,9 @@
 import { BINARY_OP_DEFS } from './ops/binary.js';
+import { REDUCE_OP_DEFS } from './ops/reduce.js';
 import { UNARY_OP_DEFS } from './ops/unary.js';
 
 export { BINARY_OP_DEFS } from './ops/binary.js';
+export { REDUCE_OP_DEFS } from './ops/reduce.js';
 export { UNARY_OP_DEFS } from './ops/unary.js';
 export * from './ops/types.js';
 
@@ -9,15 +11,16 @@ export * from './ops/types.js';
  * The primitive op set of the HAL and its semantics. The f64 oracle of the conformance suite and every
  * backend follow these rules; where IEEE 754 decides, IEEE 754 is the rule.
  *
- * Each elementwise op is one entry of the op table (ops/unary.ts, ops/binary.ts), which states its
- * special-value rule, dtypes, float64 reference, case domain, accuracy and gradient; the op lists
+ * Each elementwise op and reduction is one entry of the op table (ops/unary.ts, ops/binary.ts,
+ * ops/reduce.ts), which states its special-value rule, dtypes, float64 reference, case domain, accuracy
+ * and gradient; the op lists
  * below, the conformance oracle, cases and tolerances, autograd's gradient rules and docs/OPS.md are
  * derived from it. Across all ops: NaN in → NaN out for every arithmetic op, including `maximum`,
  * `relu` and reductions.
  *
  * Beyond the table:
- * - Reductions over an empty axis: `sum` = 0, `max` = -Inf (int32: -2^31), `mean` = NaN.
- * - Summation is pairwise or better (error grows like log n, not n); the CPU backend sums in float64.
+ * - Reductions over an empty axis give the entry's identity (`sum` 0, `prod` 1, `max` −Inf, `min` +Inf;
+ *   int32: −2^31 and 2^31 − 1); `mean` of an empty axis is NaN.
  * - `softmaxCrossEntropy`: loss_i = −Σ_c xlogy(y_ic, p_ic) with p = softmax(logits_i), where
  *   xlogy(y, p) = 0 when y = 0 and log p is not NaN, else y·log p (PyTorch's `torch.xlogy`, SciPy's
  *   `xlogy`: the 0·log 0 = 0 convention of entropy). So a −Inf logit in a class whose label is 0 —
@@ -35,8 +38,8 @@ export * from './ops/types.js';
  * UnsupportedOpError (never a silent fallback to another op).
  *
  * int32: `add`, `sub`, `mul` wrap modulo 2^32 (two's complement); `maximum`, `mod` (floored;
- * `x mod 0` = 0), `cmplt`, `neg`, reductions `sum` (wrapping) and `max`, and every movement op are
- * supported. Other ops on int32 throw UnsupportedOpError. Mixed dtypes throw DTypeError: there is no
+ * `x mod 0` = 0), `cmplt`, `neg`, reductions `sum` and `prod` (wrapping), `max` and `min`, and every
+ * movement op are supported. Other ops on int32 throw UnsupportedOpError. Mixed dtypes throw DTypeError: there is no
  * implicit promotion; cast explicitly with `cast`.
  *
  * Allowed errors: each table entry's `accuracy`; other ops in the conformance tolerance table.
@@ -47,11 +50,11 @@ export type UnaryOp = keyof typeof UNARY_OP_DEFS;
 export const BINARY_OPS = Object.keys(BINARY_OP_DEFS) as readonly BinaryOp[];
 export type BinaryOp = keyof typeof BINARY_OP_DEFS;
 
-/** Reductions a backend implements; `mean` is composed as sum × (1/n) in the HAL. */
-export const REDUCE_OPS = ['sum', 'max'] as const;
-export type ReduceOp = (typeof REDUCE_OPS)[number];
+/** Reductions a backend implements (the table's entries); `mean` is composed as sum × (1/n) in the HAL. */
+export const REDUCE_OPS = Object.keys(REDUCE_OP_DEFS) as readonly ReduceOp[];
+export type ReduceOp = keyof typeof REDUCE_OP_DEFS;
 
 /** Ops defined for int32 operands (beyond movement, copy and cast): those whose entry has an int32 reference. */
 export const INT32_UNARY_OPS: ReadonlySet<UnaryOp> = new Set(UNARY_OPS.filter((op) => 'i32' in UNARY_OP_DEFS[op]));
 export const INT32_BINARY_OPS: ReadonlySet<BinaryOp> = new Set(BINARY_OPS.filter((op) => 'i32' in BINARY_OP_DEFS[op]));
-export const INT32_REDUCE_OPS: ReadonlySet<ReduceOp> = new Set<ReduceOp>(['sum', 'max']);
+export const INT32_REDUCE_OPS: ReadonlySet<ReduceOp> = new Set(REDUCE_OPS.filter((op) => 'i32' in REDUCE_OP_DEFS[op]));

@@ -29,24 +29,30 @@ export function binary(op: BinaryOp, a: NDArray, as: Storage, b: NDArray, bs: St
 }
 
 /**
- * sum or max of x over `axes` into out (the kept dims, row-major). Every input element is added into
- * its output's accumulator: float64 for float32 (one rounding at the end), wrapping int32 for int32.
- * max propagates NaN. An empty reduction gives sum 0 and max −Inf (int32: −2^31).
+ * sum, max, min or prod of x over `axes` into out (the kept dims, row-major). Every input element is
+ * folded into its output's accumulator: float64 for float32 (one rounding at the end), wrapping int32
+ * for int32. max and min propagate NaN. An empty reduction gives sum 0, prod 1, max −Inf and min +Inf
+ * (int32: −2^31 and 2^31 − 1).
  */
 export function reduce(op: ReduceOp, x: NDArray, xs: Storage, axes: readonly number[], out: Storage): void {
-  if (op !== 'sum' && op !== 'max') throw new UnsupportedOpError(String(op), x.dtype, 'reference');
   const isInt = x.dtype === 'int32';
+  const folds: Record<ReduceOp, [number, (a: number, v: number) => number]> = {
+    sum: [0, isInt ? (a, v) => (a + v) | 0 : (a, v) => a + v],
+    prod: [1, isInt ? (a, v) => Math.imul(a, v) : (a, v) => a * v],
+    // once NaN, `v > NaN` and `v < NaN` are false: NaN stays
+    max: [isInt ? -2147483648 : -Infinity, (a, v) => (v > a || Number.isNaN(v) ? v : a)],
+    min: [isInt ? 2147483647 : Infinity, (a, v) => (v < a || Number.isNaN(v) ? v : a)],
+  };
+  if (!Object.hasOwn(folds, op)) throw new UnsupportedOpError(String(op), x.dtype, 'reference');
+  const [init, fold] = folds[op];
   const kept = x.shape.filter((_, d) => !axes.includes(d));
   const keptStrides = rowMajor(kept);
   // Output strides over x's shape: a reduced dim does not move the output position.
   let k = 0;
   const toOut = x.shape.map((_, d) => (axes.includes(d) ? 0 : keptStrides[k++]!));
-  const acc = new Float64Array(sizeOfShape(kept)).fill(op === 'sum' ? 0 : isInt ? -2147483648 : -Infinity);
+  const acc = new Float64Array(sizeOfShape(kept)).fill(init);
   walk(x.shape, [x, { strides: toOut, offset: 0 }], ([xi, oi]) => {
-    const v = xs[xi!]!;
-    const a = acc[oi!]!;
-    if (op === 'sum') acc[oi!] = isInt ? (a + v) | 0 : a + v;
-    else if (v > a || Number.isNaN(v)) acc[oi!] = v; // once NaN, `v > NaN` is false: NaN stays
+    acc[oi!] = fold(acc[oi!]!, xs[xi!]!);
   });
   for (let i = 0; i < acc.length; i++) out[i] = store(x.dtype, acc[i]!);
 }

@@ -72,7 +72,8 @@ export interface KernelExports {
   fillF32(out: number, n: number, value: number): void;
   fillI32(out: number, n: number, value: number): void;
   reduceF32(
-    isMax: number,
+    /** The reduction's index in REDUCE_OPS (0 sum, 1 max, 2 min, 3 prod). */
+    op: number,
     x: number,
     kN: number,
     kRows: number,
@@ -88,7 +89,8 @@ export interface KernelExports {
     reps: number,
   ): void;
   reduceI32(
-    isMax: number,
+    /** The reduction's index in REDUCE_OPS (0 sum, 1 max, 2 min, 3 prod). */
+    op: number,
     x: number,
     kN: number,
     kRows: number,

@@ -13,6 +13,8 @@ import {
   type RowPlan,
   type SgdStepParams,
   type UnaryOp,
+  REDUCE_OP_DEFS,
+  REDUCE_OPS,
   UnsupportedOpError,
   padPlacement,
 } from '@polyhal/hal';
@@ -166,11 +168,12 @@ export class WasmBackend extends BaseBackend {
   }
 
   protected reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void {
-    if (op !== 'sum' && op !== 'max') throw new UnsupportedOpError(String(op), x.dtype, this.name);
+    if (!Object.hasOwn(REDUCE_OP_DEFS, op)) throw new UnsupportedOpError(String(op), x.dtype, this.name);
     if (out.size === 0) return;
     const kept = { shape: [] as number[], strides: [] as number[] };
     const red = { shape: [] as number[], strides: [] as number[] };
-    // A broadcast (stride-0) reduced axis of size d repeats every value d times: sum × d, max unchanged.
+    // A broadcast (stride-0) reduced axis of size d repeats every value d times: sum × d, prod ^ d, max
+    // and min unchanged.
     // Folding those axes into `reps` keeps every count the kernel sees below 2^31, however many
     // elements a broadcast view has (2^32 for expand([1, 1] → [65536, 65536])).
     let reps = 1;
@@ -188,9 +191,14 @@ export class WasmBackend extends BaseBackend {
       t.shape.push(d);
       t.strides.push(s);
     });
-    const isMax = op === 'max' ? 1 : 0;
+    // The kernels' op code is the reduction's index in the op table: 0 sum, 1 max, 2 min, 3 prod.
+    const code = REDUCE_OPS.indexOf(op);
+    // An int32 product repeats by x^reps modulo 2^32: odd x have order dividing 2^30 and even x reach 0
+    // by x^32, so an exponent ≥ 32 congruent to reps modulo 2^30 gives the same result and fits an i32.
+    if (op === 'prod' && reps >= 2 ** 31) repsI32 = (reps % 2 ** 30) + 2 ** 30;
     if (empty) {
-      this.fillKernel(out, isMax ? (out.dtype === 'int32' ? -2147483648 : -Infinity) : 0);
+      const identity = REDUCE_OP_DEFS[op].identity;
+      this.fillKernel(out, out.dtype === 'int32' ? identity.int32! : identity.float32);
       return;
     }
     // Every reduced row's start is listed (i32) in linear memory: refuse a list that cannot fit.
@@ -204,7 +212,7 @@ export class WasmBackend extends BaseBackend {
       this.withPlan(rp, 1, ([rs]) => {
         if (x.dtype === 'int32') {
           this.k.reduceI32(
-            isMax,
+            code,
             this.ptr(x.buffer),
             kp.n,
             kp.rows,
@@ -223,7 +231,7 @@ export class WasmBackend extends BaseBackend {
         const scratch = this.heap.alloc(scratchBytes);
         try {
           this.k.reduceF32(
-            isMax,
+            code,
             this.ptr(x.buffer),
             kp.n,
             kp.rows,

@@ -8,6 +8,7 @@ import {
   type HostArray,
   type NDArray,
   OutOfMemoryError,
+  REDUCE_OP_DEFS,
   type ReduceOp,
   type SgdStepParams,
   type UnaryOp,
@@ -220,7 +221,7 @@ export class WebGpuBackend extends BaseBackend {
   }
 
   protected reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void {
-    if (op !== 'sum' && op !== 'max') throw new UnsupportedOpError(String(op), x.dtype, this.name);
+    if (!Object.hasOwn(REDUCE_OP_DEFS, op)) throw new UnsupportedOpError(String(op), x.dtype, this.name);
     const outputs = out.size;
     if (outputs === 0) return;
     const kept = { shape: [] as number[], strides: [] as number[] };
@@ -245,7 +246,8 @@ export class WebGpuBackend extends BaseBackend {
     const ck = coalesce(kept.shape, [kept.strides]);
     const cr = coalesce(red.shape, [red.strides]);
     const R = rankSlots(Math.max(ck.shape.length, cr.shape.length));
-    const params = [outputs, count, x.offset, floatBits(-Infinity), ...packDims(ck, R), ...packDims(cr, R)];
+    const identity = floatBits(REDUCE_OP_DEFS[op].identity.float32);
+    const params = [outputs, count, x.offset, identity, ...packDims(ck, R), ...packDims(cr, R)];
     const groups: [number, number, number] = perThread ? flat(outputs) : [...grid(outputs), 1];
     this.batch.dispatch(
       op,

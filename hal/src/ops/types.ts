@@ -44,7 +44,11 @@ export interface GradOps {
   mul(a: NDArray | number, b: NDArray | number): NDArray;
   div(a: NDArray | number, b: NDArray | number): NDArray;
   sub(a: NDArray | number, b: NDArray | number): NDArray;
+  add(a: NDArray | number, b: NDArray | number): NDArray;
   cmplt(a: NDArray | number, b: NDArray | number): NDArray;
+  reduce(op: 'sum' | 'prod', x: NDArray, axes: readonly number[], keepdims: boolean): NDArray;
+  expand(x: NDArray, shape: readonly number[]): NDArray;
+  contiguous(x: NDArray): NDArray;
   free(x: NDArray): void;
 }
 
@@ -106,4 +110,32 @@ export interface BinaryOpDef extends OpDefBase {
   domain: [Domain, Domain];
   /** Inputs of the int32 cases (when `i32` is present). */
   int32Domain?: [Domain, Domain];
+}
+
+/**
+ * A reduction's gradient rule: receives the upstream gradient `g` and the op's output `out`, both in
+ * keepdims shape, the input `x` and the reduced `axes` (normalized, ascending); returns the gradient
+ * of `x` (a new array of x's shape).
+ */
+export type ReduceGradRule = (be: GradOps, g: NDArray, x: NDArray, out: NDArray, axes: readonly number[]) => NDArray;
+
+export interface ReduceOpDef {
+  /** The rule for special values and empty axes, in sentences (printed in docs/OPS.md). */
+  semantics: string;
+  /** The result over an empty axis (the fold's identity), per dtype; int32 present exactly when the op takes int32. */
+  identity: { float32: number; int32?: number };
+  /** The float64 fold (acc, v) → acc of the reference, applied in index order from the identity. */
+  f64: (acc: number, v: number) => number;
+  /** The int32 fold (wrap-around). */
+  i32?: (acc: number, v: number) => number;
+  /** Error scale: Σ|finite terms| ('terms': sums, where cancellation makes |result| meaningless) or |result|. */
+  scale: 'terms' | 'result';
+  /** Inputs of the ordinary float32 cases (special values are always added). */
+  domain: Domain;
+  /**
+   * Allowed error per dtype; `perTerm` is added once per reduced element on a backend that accumulates
+   * in float32 (arithmetic 'wgsl'), whose error grows with the count (products).
+   */
+  accuracy: { float32: Accuracy; int32?: Accuracy; perTerm?: Accuracy };
+  grad: ReduceGradRule | null;
 }

@@ -12,6 +12,9 @@ import {
   type NDArray,
   normalizeAxes,
   normalizeAxis,
+  REDUCE_OP_DEFS,
+  type ReduceGradRule,
+  type ReduceOp,
   UNARY_OP_DEFS,
   type UnaryOp,
   withTemps,
@@ -148,16 +151,43 @@ function spread(be: ComputeBackend, g: NDArray, inShape: readonly number[], axes
   return e;
 }
 
-/** Σ over axes (default all). Gradient: g broadcast back. */
-export function sum(x: Tensor, axes?: number | readonly number[], keepdims = false): Tensor {
+/** Gradient rules of the reductions: the op table's (hal/src/ops/reduce.ts), on keepdims-shaped g and out. */
+const REDUCE_GRADS = REDUCE_OP_DEFS as Readonly<Record<ReduceOp, { grad: ReduceGradRule | null }>>;
+
+/** A reduction of the op table over axes (default all); its gradient rule from the table. */
+export function reduceOp(op: ReduceOp, x: Tensor, axes?: number | readonly number[], keepdims = false): Tensor {
   const ax = normalizeAxes(axes, x.rank);
+  const rule = REDUCE_GRADS[op].grad;
   return record(
-    'sum',
+    op,
     [x],
-    (be, [v]) => be.sum(v!, ax, keepdims),
-    (be, g, [v]) => [spread(be, g, v!.shape, ax)],
+    (be, [v]) => be.reduce(op, v!, ax, keepdims),
+    rule &&
+      ((be, g, [v], out) =>
+        withTemps(be, (t) => {
+          // keepdims views of g and out (a reshape copies only when the strides demand it)
+          const kept = v!.shape.map((d, i) => (ax.includes(i) ? 1 : d));
+          const view = (a: NDArray): NDArray => {
+            const r = be.reshape(a, kept);
+            return r.buffer === a.buffer ? r : t(r);
+          };
+          return [rule(be, view(g), v!, view(out), ax)];
+        })),
   );
 }
+
+/** Σ over axes (default all). Gradient: g broadcast back. */
+export const sum = (x: Tensor, axes?: number | readonly number[], keepdims = false): Tensor =>
+  reduceOp('sum', x, axes, keepdims);
+/** Max over axes. Gradient: g to every element equal to the max (ties all receive it, as in tfjs). */
+export const max = (x: Tensor, axes?: number | readonly number[], keepdims = false): Tensor =>
+  reduceOp('max', x, axes, keepdims);
+/** Min over axes. Gradient: g to every element equal to the min (ties all receive it). */
+export const min = (x: Tensor, axes?: number | readonly number[], keepdims = false): Tensor =>
+  reduceOp('min', x, axes, keepdims);
+/** Π over axes. Gradient: the product of the other elements (exact where elements are zero). */
+export const prod = (x: Tensor, axes?: number | readonly number[], keepdims = false): Tensor =>
+  reduceOp('prod', x, axes, keepdims);
 
 /** Mean over axes. Gradient: g / n broadcast back. */
 export function mean(x: Tensor, axes?: number | readonly number[], keepdims = false): Tensor {
@@ -168,22 +198,6 @@ export function mean(x: Tensor, axes?: number | readonly number[], keepdims = fa
     [x],
     (be, [v]) => be.mean(v!, ax, keepdims),
     (be, g, [v]) => withTemps(be, (t) => [spread(be, t(be.div(g, n)), v!.shape, ax)]),
-  );
-}
-
-/** Max over axes. Gradient: g to every element equal to the max (ties all receive it, as in tfjs). */
-export function max(x: Tensor, axes?: number | readonly number[], keepdims = false): Tensor {
-  const ax = normalizeAxes(axes, x.rank);
-  return record(
-    'max',
-    [x],
-    (be, [v]) => be.max(v!, ax, keepdims),
-    (be, g, [v], out) =>
-      withTemps(be, (t) => {
-        const m = t(spread(be, out, v!.shape, ax));
-        const isMax = t(be.sub(1, t(be.cmplt(v!, m))));
-        return [be.mul(t(spread(be, g, v!.shape, ax)), isMax)];
-      }),
   );
 }
 

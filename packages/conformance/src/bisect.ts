@@ -10,6 +10,7 @@ import {
   type ComputeBackend,
   type DeviceBuffer,
   type NDArray,
+  REDUCE_OPS,
   UNARY_OPS,
 } from '@polyhal/hal';
 import { compare } from './compare.js';
@@ -44,8 +45,7 @@ const RECORDED = new Set<string>([
   'binary',
   ...UNARY_OPS,
   'unary',
-  'sum',
-  'max',
+  ...REDUCE_OPS,
   'mean',
   'reduce',
   'reshape',

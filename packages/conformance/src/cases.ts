@@ -4,7 +4,16 @@
  * applied on the device (permute/stride/shrink/expand/transpose), and op parameters. How each kind of
  * case runs on a backend and on the oracle lives in runner.ts.
  */
-import { BINARY_OP_DEFS, BINARY_OPS, type BinaryOpDef, UNARY_OP_DEFS, UNARY_OPS } from '@polyhal/hal';
+import {
+  BINARY_OP_DEFS,
+  BINARY_OPS,
+  type BinaryOpDef,
+  INT32_REDUCE_OPS,
+  REDUCE_OP_DEFS,
+  REDUCE_OPS,
+  UNARY_OP_DEFS,
+  UNARY_OPS,
+} from '@polyhal/hal';
 import type { Generator } from './random.js';
 
 export type ViewSpec =
@@ -242,7 +251,8 @@ function buildCases(): Case[] {
     { shape: [100000], tag: 'large' },
     { shape: [8, 8], axes: [1], gen: SPECIAL, tag: 'special' },
   ];
-  for (const op of ['sum', 'max', 'mean']) {
+  for (const op of [...REDUCE_OPS, 'mean'] as const) {
+    const domain = REDUCE_OP_DEFS[op === 'mean' ? 'sum' : op].domain;
     for (const r of reductions) {
       const id = `${op}/float32/${fmt(r.shape)}${viewName(r.view)}${r.axes ? `/axes=${r.axes}` : ''}${r.keepdims ? '/keepdims' : ''}${r.tag ? `/${r.tag}` : ''}`;
       cases.push({
@@ -250,12 +260,12 @@ function buildCases(): Case[] {
         kind: 'reduce',
         op,
         dtype: 'float32',
-        inputs: [{ shape: r.shape, gen: r.gen ?? U(-10, 10), view: r.view }],
+        inputs: [{ shape: r.shape, gen: r.gen ?? domain, view: r.view }],
         params: { axes: r.axes, keepdims: r.keepdims },
       });
     }
   }
-  for (const op of ['sum', 'max']) {
+  for (const op of INT32_REDUCE_OPS) {
     cases.push({
       id: `${op}/int32/[31,33]/axes=0`,
       kind: 'reduce',
@@ -587,13 +597,13 @@ function buildCases(): Case[] {
     dtype: 'float32',
     inputs: [{ shape: r8, gen: U(-10, 10), view: { permute: [1, 0, 3, 2, 5, 4, 7, 6] } }],
   });
-  for (const op of ['sum', 'max']) {
+  for (const op of REDUCE_OPS) {
     cases.push({
       id: `${op}/float32/rank8.permute/axes=1,3,5,6`,
       kind: 'reduce',
       op,
       dtype: 'float32',
-      inputs: [{ shape: r8, gen: U(-10, 10), view: { permute: [7, 6, 5, 4, 3, 2, 1, 0] } }],
+      inputs: [{ shape: r8, gen: REDUCE_OP_DEFS[op].domain, view: { permute: [7, 6, 5, 4, 3, 2, 1, 0] } }],
       params: { axes: [1, 3, 5, 6] },
     });
     cases.push({
@@ -601,7 +611,9 @@ function buildCases(): Case[] {
       kind: 'reduce',
       op,
       dtype: 'float32',
-      inputs: [{ shape: [3, 4, 3, 4, 3, 4, 3], gen: U(-10, 10), view: { stride: [1, 2, 1, -2, 1, 2, -1] } }],
+      inputs: [
+        { shape: [3, 4, 3, 4, 3, 4, 3], gen: REDUCE_OP_DEFS[op].domain, view: { stride: [1, 2, 1, -2, 1, 2, -1] } },
+      ],
       params: { axes: [0, 2, 4, 6] },
     });
   }

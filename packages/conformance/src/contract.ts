@@ -125,9 +125,9 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
     ]),
   ),
   // Unknown op names are errors, never another op or zeros.
-  expectError('unsupported/unknown-binary', 'UnsupportedOpError', (be, k) => be.binary('pow' as never, k, k)),
+  expectError('unsupported/unknown-binary', 'UnsupportedOpError', (be, k) => be.binary('notAnOp' as never, k, k)),
   expectError('unsupported/unknown-unary', 'UnsupportedOpError', (be, k) => be.unary('notAnOp' as never, k)),
-  expectError('unsupported/unknown-reduce', 'UnsupportedOpError', (be, k) => be.reduce('min' as never, k)),
+  expectError('unsupported/unknown-reduce', 'UnsupportedOpError', (be, k) => be.reduce('median' as never, k)),
   // Null or wrong-typed arguments are typed errors, not TypeError/RangeError/RuntimeError.
   expectError('invalid/null-axes', 'InvalidArgumentError', (be, k) => be.sum(k, null as never)),
   expectError('invalid/pad-not-pairs', 'InvalidArgumentError', (be, k) => be.pad(k, [1, 2] as never)),

@@ -5,7 +5,14 @@
  * Results carry a `scale` per element — the magnitude the error is judged against (Σ|terms| for sums
  * and dot products, |y| for mod, |result| otherwise) — and are rounded to float32 by the comparison.
  */
-import { BINARY_OP_DEFS, type BinaryOpDef, UNARY_OP_DEFS, type UnaryOpDef } from '@polyhal/hal';
+import {
+  BINARY_OP_DEFS,
+  type BinaryOpDef,
+  REDUCE_OP_DEFS,
+  type ReduceOpDef,
+  UNARY_OP_DEFS,
+  type UnaryOpDef,
+} from '@polyhal/hal';
 
 export interface Ref {
   shape: number[];
@@ -114,33 +121,37 @@ export function oBinary(op: string, a: Ref, b: Ref): Ref {
   return { shape, data, dtype: a.dtype, scale };
 }
 
-export function oReduce(op: 'sum' | 'max' | 'mean', x: Ref, axes: number[], keepdims: boolean): Ref {
+/**
+ * A reduction by its op table entry's float64 (or int32) fold, in index order from the identity; `mean`
+ * is the float64 sum / n. Error scale: Σ|finite terms| for sums and means, |result| otherwise.
+ */
+export function oReduce(op: string, x: Ref, axes: number[], keepdims: boolean): Ref {
+  const d = (REDUCE_OP_DEFS as Record<string, ReduceOpDef>)[op === 'mean' ? 'sum' : op]!;
+  const isInt = x.dtype === 'int32';
+  const fold = isInt ? d.i32! : d.f64;
   const rank = x.shape.length;
   const ax = axes.map((a) => (a < 0 ? a + rank : a));
-  const keptShape = x.shape.map((d, i) => (ax.includes(i) ? 1 : d));
+  const keptShape = x.shape.map((s, i) => (ax.includes(i) ? 1 : s));
   const n = numel(keptShape);
-  const data = new Float64Array(n).fill(op === 'max' ? (x.dtype === 'int32' ? -2147483648 : -Infinity) : 0);
+  const data = new Float64Array(n).fill(isInt ? d.identity.int32! : d.identity.float32);
   const scale = new Float64Array(n);
   const count = ax.reduce((p, a) => p * x.shape[a]!, 1);
   for (let i = 0; i < x.data.length; i++) {
     const idx = unravel(i, x.shape);
     const o = ravel(
-      idx.map((v, d) => (ax.includes(d) ? 0 : v)),
+      idx.map((v, k) => (ax.includes(k) ? 0 : v)),
       keptShape,
     );
     const v = x.data[i]!;
-    if (op === 'max') data[o] = Number.isNaN(v) || Number.isNaN(data[o]!) ? NaN : Math.max(data[o]!, v);
-    else {
-      data[o]! += v;
-      if (Number.isFinite(v)) scale[o]! += Math.abs(v);
-    }
+    data[o] = fold(data[o]!, v);
+    if (d.scale === 'terms' && Number.isFinite(v)) scale[o]! += Math.abs(v);
   }
   for (let o = 0; o < n; o++) {
     if (op === 'mean') {
       data[o] = count === 0 ? NaN : data[o]! / count;
       scale[o] = count === 0 ? 0 : scale[o]! / count;
-    } else if (op === 'max') scale[o] = Math.abs(data[o]!);
-    else if (x.dtype === 'int32') data[o] = toI32(data[o]!);
+    } else if (d.scale === 'result') scale[o] = Math.abs(data[o]!);
+    if (isInt) data[o] = toI32(data[o]!);
   }
   const shape = keepdims ? keptShape : x.shape.filter((_, i) => !ax.includes(i));
   return { shape, data, dtype: x.dtype, scale };

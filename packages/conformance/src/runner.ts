@@ -34,7 +34,7 @@ import {
   type Ref,
 } from './oracle.js';
 import { generate, hashString, mulberry32 } from './random.js';
-import { FLOAT32_ACCUMULATION, FLOAT32_MAX, inDomain, toleranceFor } from './tolerances.js';
+import { FLOAT32_ACCUMULATION, FLOAT32_MAX, inDomain, reduceTolerance, toleranceFor } from './tolerances.js';
 
 export type BackendFactory = () => ComputeBackend | Promise<ComputeBackend>;
 
@@ -226,7 +226,7 @@ function runOracle(c: Case, xs: Ref[]): Ref[] {
     case 'binary':
       return [oBinary(c.op, a, b)];
     case 'reduce':
-      return [oReduce(c.op as 'sum', a, p.axes ?? a.shape.map((_, i) => i), p.keepdims ?? false)];
+      return [oReduce(c.op, a, p.axes ?? a.shape.map((_, i) => i), p.keepdims ?? false)];
     case 'matmul':
       return [oMatmul(a, b)];
     case 'movement':
@@ -319,7 +319,8 @@ export async function runCase(be: ComputeBackend, c: Case, seed = 1): Promise<Ca
       c.inputs.map((spec, i) => applyViewOracle(ref(spec.shape, host[i]!, spec.dtype ?? c.dtype), spec)),
     );
     const caps = capabilitiesOf(be);
-    const tol = toleranceFor(c.op, c.dtype, caps.arithmetic);
+    const baseTol = toleranceFor(c.op, c.dtype, caps.arithmetic);
+    const tol = c.kind === 'reduce' ? reduceTolerance(c.op, baseTol, reducedCount(c), caps.arithmetic) : baseTol;
     const res: CaseResult = { ...base, pass: true };
     for (let k = 0; k < outs.length; k++) {
       const o = outs[k]!;

@@ -4,6 +4,8 @@ import {
   type BackendCapabilities,
   BINARY_OP_DEFS,
   type BinaryOpDef,
+  REDUCE_OP_DEFS,
+  type ReduceOpDef,
   UNARY_OP_DEFS,
   type UnaryOpDef,
 } from '@polyhal/hal';
@@ -36,8 +38,7 @@ const byDtype = (a: { float32: Accuracy; int32?: Accuracy }): Partial<Record<'fl
 /** op → dtype → tolerance (the baseline every backend meets); elementwise ops from the op table. */
 export const TOLERANCES: Record<string, Partial<Record<'float32' | 'int32', Tolerance>>> = {
   ...Object.fromEntries(Object.entries(ELEMENTWISE).map(([op, d]) => [op, byDtype(d.accuracy)])),
-  sum: { float32: ACCUM, int32: EXACT },
-  max: { float32: EXACT, int32: EXACT },
+  ...Object.fromEntries(Object.entries(REDUCE_OP_DEFS).map(([op, d]) => [op, byDtype(d.accuracy)])),
   mean: { float32: ACCUM },
   matmul: { float32: { abs: 1e-6, rel: 4e-6 } },
   softmax: { float32: { abs: 1e-7, rel: 2e-6 } },
@@ -118,6 +119,16 @@ const isSubnormal = (x: number): boolean => x !== 0 && Math.abs(x) < 1.175494350
  * add up past float32's range are not compared there.
  */
 export const FLOAT32_ACCUMULATION: ReadonlySet<ArithmeticClass> = new Set<ArithmeticClass>(['wgsl']);
+
+/**
+ * A reduction's tolerance over `count` elements: the table's bound plus, in a class that accumulates in
+ * float32, its `perTerm` bound once per element (a float32 product rounds at every step).
+ */
+export function reduceTolerance(op: string, tol: Tolerance, count: number, arithmetic: ArithmeticClass): Tolerance {
+  const per = (REDUCE_OP_DEFS as Record<string, ReduceOpDef>)[op]?.accuracy.perTerm;
+  if (!per || !FLOAT32_ACCUMULATION.has(arithmetic)) return tol;
+  return { abs: tol.abs + per.abs * count, rel: tol.rel + per.rel * count };
+}
 export const FLOAT32_MAX = 3.4028234663852886e38;
 
 /**

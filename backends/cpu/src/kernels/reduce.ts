@@ -1,17 +1,20 @@
 /**
- * Reduction kernel (sum, max) over any set of axes of a strided input. Accumulates in float64, so the
- * error of a float32 sum does not grow with n. The loop order follows memory: when the innermost
- * stride belongs to a reduced axis, each output is a tight inner loop; otherwise (e.g. a column sum of
- * [N, C]) whole rows of outputs accumulate at once into a float64 scratch.
+ * Reduction kernel (sum, max, min, prod) over any set of axes of a strided input. float32 sums and
+ * products accumulate in float64 and round once, so their error does not grow with n; int32 sums and
+ * products wrap modulo 2^32. The loop order follows memory: when the innermost stride belongs to a
+ * reduced axis, each output is a tight inner loop; otherwise (e.g. a column sum of [N, C]) whole rows
+ * of outputs accumulate at once into a float64 scratch.
  */
-import { type HostArray, type ReduceOp, UnsupportedOpError } from '@polyhal/hal';
+import { type HostArray, REDUCE_OP_DEFS, type ReduceOp, UnsupportedOpError } from '@polyhal/hal';
 import { planRows, type RowPlan, type Strided } from './strided.js';
 
+const FOLDS: readonly ReduceOp[] = ['sum', 'max', 'min', 'prod'];
+
 export function reduceKernel(op: ReduceOp, x: Strided, axes: readonly number[], out: HostArray): void {
-  if (op !== 'sum' && op !== 'max')
-    throw new UnsupportedOpError(String(op), out instanceof Int32Array ? 'int32' : 'float32', 'cpu');
-  const isMax = op === 'max';
-  const init = isMax ? (out instanceof Int32Array ? -2147483648 : -Infinity) : 0;
+  const isInt = out instanceof Int32Array;
+  if (!FOLDS.includes(op)) throw new UnsupportedOpError(String(op), isInt ? 'int32' : 'float32', 'cpu');
+  const identity = REDUCE_OP_DEFS[op].identity;
+  const init = isInt ? identity.int32! : identity.float32;
   const keptShape: number[] = [];
   const keptStrides: number[] = [];
   const redShape: number[] = [];
@@ -33,18 +36,22 @@ export function reduceKernel(op: ReduceOp, x: Strided, axes: readonly number[], 
     out.fill(init);
     return;
   }
+  // int32 products wrap: Math.imul on int32 accumulators (a float64 product would lose the low bits).
+  const fold = op === 'prod' && isInt ? 'imul' : op;
   const minRed = innerStride(red);
   const minKept = innerStride(kept);
-  if (minKept !== 0 && minKept < minRed) reduceOuter(isMax, x.data, red, kept, out);
-  else reduceInner(isMax, x.data, red, kept, out);
+  if (minKept !== 0 && minKept < minRed) reduceOuter(fold, init, x.data, red, kept, out);
+  else reduceInner(fold, init, x.data, red, kept, out);
 }
+
+type Fold = ReduceOp | 'imul';
 
 function innerStride(p: RowPlan): number {
   return p.n > 1 ? Math.abs(p.step[0]!) : Infinity;
 }
 
 /** For each output: loop over the reduced elements. */
-function reduceInner(isMax: boolean, x: HostArray, red: RowPlan, kept: RowPlan, out: HostArray): void {
+function reduceInner(fold: Fold, init: number, x: HostArray, red: RowPlan, kept: RowPlan, out: HostArray): void {
   const rs = red.starts[0]!;
   const rn = red.n;
   const rstep = red.step[0]!;
@@ -53,17 +60,27 @@ function reduceInner(isMax: boolean, x: HostArray, red: RowPlan, kept: RowPlan, 
   for (let kr = 0; kr < kept.rows; kr++) {
     for (let ki = 0; ki < kept.n; ki++, o++) {
       const base = ks[kr]! + ki * kept.step[0]!;
-      let acc = isMax ? -Infinity : 0;
+      let acc = init;
       for (let r = 0; r < red.rows; r++) {
         let p = base + rs[r]!;
-        if (isMax) {
+        if (fold === 'sum') {
+          for (let i = 0; i < rn; i++, p += rstep) acc += x[p]!;
+        } else if (fold === 'max') {
           for (let i = 0; i < rn; i++, p += rstep) {
             const v = x[p]!;
             if (v > acc || v !== v) acc = v;
           }
           if (acc !== acc) break;
+        } else if (fold === 'min') {
+          for (let i = 0; i < rn; i++, p += rstep) {
+            const v = x[p]!;
+            if (v < acc || v !== v) acc = v;
+          }
+          if (acc !== acc) break;
+        } else if (fold === 'prod') {
+          for (let i = 0; i < rn; i++, p += rstep) acc *= x[p]!;
         } else {
-          for (let i = 0; i < rn; i++, p += rstep) acc += x[p]!;
+          for (let i = 0; i < rn; i++, p += rstep) acc = Math.imul(acc, x[p]!);
         }
       }
       out[o] = acc;
@@ -72,8 +89,8 @@ function reduceInner(isMax: boolean, x: HostArray, red: RowPlan, kept: RowPlan, 
 }
 
 /** For each reduced element: accumulate whole rows of outputs (inner loop over kept elements). */
-function reduceOuter(isMax: boolean, x: HostArray, red: RowPlan, kept: RowPlan, out: HostArray): void {
-  const acc = new Float64Array(out.length).fill(isMax ? -Infinity : 0);
+function reduceOuter(fold: Fold, init: number, x: HostArray, red: RowPlan, kept: RowPlan, out: HostArray): void {
+  const acc = fold === 'imul' ? new Int32Array(out.length).fill(init) : new Float64Array(out.length).fill(init);
   const ks = kept.starts[0]!;
   const kn = kept.n;
   const kstep = kept.step[0]!;
@@ -85,17 +102,26 @@ function reduceOuter(isMax: boolean, x: HostArray, red: RowPlan, kept: RowPlan, 
         let p = ks[kr]! + roff;
         let o = kr * kn;
         const end = o + kn;
-        if (isMax) {
+        if (fold === 'sum') {
+          for (; o < end; o++, p += kstep) acc[o] += x[p]!;
+        } else if (fold === 'max') {
           for (; o < end; o++, p += kstep) {
             const v = x[p]!;
             if (v > acc[o]! || v !== v) acc[o] = v;
           }
+        } else if (fold === 'min') {
+          for (; o < end; o++, p += kstep) {
+            const v = x[p]!;
+            if (v < acc[o]! || v !== v) acc[o] = v;
+          }
+        } else if (fold === 'prod') {
+          for (; o < end; o++, p += kstep) acc[o] *= x[p]!;
         } else {
-          for (; o < end; o++, p += kstep) acc[o] += x[p]!;
+          for (; o < end; o++, p += kstep) acc[o] = Math.imul(acc[o]!, x[p]!);
         }
       }
     }
   }
-  // max: a NaN seen once must stay; `v > NaN` is false, so the comparison above keeps it.
+  // max/min: a NaN seen once must stay; `v > NaN` and `v < NaN` are false, so the comparisons keep it.
   for (let i = 0; i < acc.length; i++) out[i] = acc[i]!;
 }

@@ -1,12 +1,16 @@
 /**
- * WGSL reductions (sum, max) over any axes. Kept and reduced dims arrive coalesced. Large reductions:
+ * WGSL reductions (sum, max, min, prod) over any axes. Kept and reduced dims arrive coalesced. Large reductions:
  * one 256-invocation workgroup per output, each invocation sums a strided share with Kahan
  * compensation, then a tree in workgroup memory. Small reductions (≤ 64 elements): one invocation
  * per output. WGSL lets compilers assume no NaN or infinity (LLVM-based drivers then fold float
  * class tests away), so float inputs are read as u32 bits and classified as integers: sums add only
- * finite terms and track NaN/±Inf in flags, combined at the end; NaN propagates through max likewise.
+ * finite terms and track NaN/±Inf in flags, combined at the end; NaN propagates through max and min
+ * likewise. Products multiply the magnitudes of finite nonzero terms and track the sign, zeros, ±Inf
+ * and NaN in flags, so 0 · Inf = NaN and the sign come out by the IEEE rules whatever the compiler
+ * assumes.
  *
- * Params: 0 outputs · 1 reduced count · 2 offset · 3 -Inf bits · 4.. kept shape, kept strides, reduced shape, reduced strides.
+ * Params: 0 outputs · 1 reduced count · 2 offset · 3 the float identity's bits (−Inf for max, +Inf for
+ * min, 1 for prod, 0 for sum: infinities are not WGSL constants) · 4.. kept shape, kept strides, reduced shape, reduced strides.
  */
 import type { DType, ReduceOp } from '@polyhal/hal';
 import { FLAT_ARGS, FLAT_INDEX, paramsPrelude } from '../layout.js';
@@ -25,31 +29,54 @@ function unravel(target: string, index: string, shapeAt: number, stridesAt: numb
   }`;
 }
 
+// Product flags: 1 an infinity, 4 a NaN, 16 a zero (merged by OR), 8 the sign (merged by XOR).
+const PROD_FLAGS = `let special = (bits & 0x7f800000u) == 0x7f800000u;
+      let isNan = (bits & 0x7fffffffu) > 0x7f800000u;
+      let isZero = (bits & 0x7fffffffu) == 0u;
+      flags = (flags ^ ((bits >> 28u) & 8u)) | select(0u, select(1u, 4u, isNan), special) | select(0u, 16u, isZero);
+      acc = acc * bitcast<f32>(select(bits & 0x7fffffffu, 0x3f800000u, special || isZero));`;
+
 export function reduceWgsl(op: ReduceOp, dtype: DType, perThread: boolean, R: number): string {
   const t = dtype === 'float32' ? 'f32' : 'i32';
-  const isMax = op === 'max';
-  // max starts at -Inf (from its bits: WGSL has no infinite literal) or INT32_MIN.
-  const initExpr = isMax ? (dtype === 'float32' ? 'pf(3u)' : '-2147483647 - 1') : `${t}(0)`; // word 3 holds -Inf (not a WGSL constant)
-  const combine = isMax
-    ? dtype === 'float32'
-      ? 'if ((bits & 0x7fffffffu) > 0x7f800000u || v > acc) { acc = v; }'
-      : 'acc = max(acc, v);'
-    : dtype === 'float32'
-      ? // Kahan summation of the finite terms; non-finite terms add 0 (an exact integer select) and set flags.
-        `let special = (bits & 0x7f800000u) == 0x7f800000u;
+  const float = dtype === 'float32';
+  const extreme = op === 'max' || op === 'min';
+  const cmp = op === 'min' ? '<' : '>';
+  // The float identity comes from its bits in word 3 (WGSL has no infinite literal); int32's are constants.
+  const intInit = { sum: '0', max: '-2147483647 - 1', min: '2147483647', prod: '1' }[op];
+  const initExpr = float ? 'pf(3u)' : intInit;
+  const combine = extreme
+    ? float
+      ? `if ((bits & 0x7fffffffu) > 0x7f800000u || v ${cmp} acc) { acc = v; }`
+      : `acc = ${op}(acc, v);`
+    : op === 'prod'
+      ? float
+        ? PROD_FLAGS
+        : 'acc = acc * v;'
+      : float
+        ? // Kahan summation of the finite terms; non-finite terms add 0 (an exact integer select) and set flags.
+          `let special = (bits & 0x7f800000u) == 0x7f800000u;
       flags |= select(0u, select(select(1u, 2u, (bits & 0x80000000u) != 0u), 4u, (bits & 0x7fffffu) != 0u), special);
       let vf = bitcast<f32>(select(bits, 0u, special));
       let yk = vf - comp; let tk = acc + yk;
       comp = (tk - acc) - yk;
       acc = tk;`
-      : 'acc = acc + v;';
+        : 'acc = acc + v;';
   // Sums: NaN if any NaN or both infinities were seen, else ±Inf if one was, else the finite sum.
+  // Products: NaN if a NaN, or an infinity and a zero, were seen; else ±Inf, ±0 or ±|product|.
   // Decided on u32 bits: some adapters (SwiftShader) blend the operands of float selects and masked
   // float writes, so a non-finite value on the path not taken would still poison the result.
   const finish = (value: string, flags: string): string =>
-    isMax || dtype !== 'float32'
+    extreme || !float
       ? `out[o] = ${value};`
-      : `let fl = ${flags};
+      : op === 'prod'
+        ? `let fl = ${flags};
+    var res = bitcast<u32>(${value});
+    res = select(res, 0x7f800000u, (fl & 1u) != 0u);
+    res = select(res, 0u, (fl & 16u) != 0u);
+    res = res | ((fl & 8u) << 28u);
+    res = select(res, 0x7fc00000u, (fl & 4u) != 0u || (fl & 17u) == 17u);
+    out[o] = bitcast<f32>(res);`
+        : `let fl = ${flags};
     var res = bitcast<u32>(${value});
     res = select(res, 0xff800000u, (fl & 2u) != 0u);
     res = select(res, 0x7f800000u, (fl & 1u) != 0u);
@@ -80,11 +107,11 @@ export function reduceWgsl(op: ReduceOp, dtype: DType, perThread: boolean, R: nu
   ${finish('acc', 'flags')}
 }`;
   }
-  const merge = isMax
-    ? dtype === 'float32'
-      ? 'let w = s[lid.x + stride]; if (is_nan(w) || w > s[lid.x]) { s[lid.x] = w; }'
-      : 's[lid.x] = max(s[lid.x], s[lid.x + stride]);'
-    : 's[lid.x] = s[lid.x] + s[lid.x + stride];';
+  const merge = extreme
+    ? float
+      ? `let w = s[lid.x + stride]; if (is_nan(w) || w ${cmp} s[lid.x]) { s[lid.x] = w; }`
+      : `s[lid.x] = ${op}(s[lid.x], s[lid.x + stride]);`
+    : `s[lid.x] = s[lid.x] ${op === 'prod' ? '*' : '+'} s[lid.x + stride];`;
   return `${prelude}
 var<workgroup> s: array<${t}, 256>;
 var<workgroup> sf: array<u32, 256>;
@@ -102,7 +129,7 @@ var<workgroup> sf: array<u32, 256>;
   sf[lid.x] = flags;
   workgroupBarrier();
   for (var stride = 128u; stride > 0u; stride = stride >> 1u) {
-    if (lid.x < stride) { ${merge} sf[lid.x] |= sf[lid.x + stride]; }
+    if (lid.x < stride) { ${merge} let f0 = sf[lid.x]; let f1 = sf[lid.x + stride]; sf[lid.x] = ((f0 | f1) & ~8u) | ((f0 ^ f1) & 8u); }
     workgroupBarrier();
   }
   if (live && lid.x == 0u) {

@@ -1,5 +1,6 @@
 /**
- * ONNX reductions, Softmax/LogSoftmax and global pooling on the HAL's sum/max/mean and softmax.
+ * ONNX reductions, Softmax/LogSoftmax and global pooling on the HAL's reductions (sum, max, min,
+ * prod, mean) and softmax.
  * Axes come from the `axes` input (ReduceSum from opset 13) or the `axes` attribute; an empty or absent
  * list reduces every axis unless `noop_with_empty_axes` = 1 (then the input passes through).
  */
@@ -14,11 +15,11 @@ const square = (be: ComputeBackend, x: NDArray): NDArray => be.mul(x, x);
 const REDUCERS: Record<string, { fn: Reducer; dtypes?: readonly string[]; exact?: boolean }> = {
   ReduceSum: { fn: (be, x, a, k) => be.sum(x, a, k), dtypes: ['float32', 'int32'] },
   ReduceMax: { fn: (be, x, a, k) => be.max(x, a, k), dtypes: ['float32', 'int32'], exact: true },
-  // min = −max(−x): negation is exact in float32 (not in int32, where −(−2^31) wraps).
-  ReduceMin: { fn: (be, x, a, k) => be.neg(be.max(be.neg(x), a, k)), exact: true },
+  ReduceMin: { fn: (be, x, a, k) => be.min(x, a, k), dtypes: ['float32', 'int32'], exact: true },
+  ReduceProd: { fn: (be, x, a, k) => be.prod(x, a, k), dtypes: ['float32', 'int32'] },
   ReduceMean: { fn: (be, x, a, k) => be.mean(x, a, k) },
   ReduceSumSquare: { fn: (be, x, a, k) => be.sum(square(be, x), a, k) },
-  ReduceL1: { fn: (be, x, a, k) => be.sum(be.maximum(x, be.neg(x)), a, k) },
+  ReduceL1: { fn: (be, x, a, k) => be.sum(be.abs(x), a, k) },
   ReduceL2: { fn: (be, x, a, k) => be.sqrt(be.sum(square(be, x), a, k)) },
   ReduceLogSum: { fn: (be, x, a, k) => be.log(be.sum(x, a, k)) },
   ReduceLogSumExp: { fn: (be, x, a, k) => be.log(be.sum(be.exp(x), a, k)) },
