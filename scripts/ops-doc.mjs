@@ -4,7 +4,7 @@
 //   node scripts/ops-doc.mjs --check  exits 1 if docs/OPS.md differs from a fresh rendering
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BINARY_OP_DEFS, REDUCE_OP_DEFS, UNARY_OP_DEFS } from '@polyhal/hal';
+import { ARRAY_OP_DEFS, BINARY_OP_DEFS, REDUCE_OP_DEFS, UNARY_OP_DEFS } from '@polyhal/hal';
 
 const ULP = 2 ** -23;
 const fmtAccuracy = (a) => {
@@ -67,6 +67,21 @@ function reductions(defs) {
   return lines.join('\n');
 }
 
+function arrayOps(title, kinds, withComposition) {
+  const lines = [
+    `| op | call and shapes | dtypes | semantics | float32 error | on a \`wgsl\` backend | gradient |${withComposition ? ' default composition |' : ''}`,
+    `|---|---|---|---|---|---|---|${withComposition ? '---|' : ''}`,
+  ];
+  for (const [name, d] of Object.entries(ARRAY_OP_DEFS)) {
+    if (!kinds.includes(d.kind)) continue;
+    const wgsl = d.accuracy.wgsl ? `${fmtAccuracy(d.accuracy.wgsl.accuracy)} (${d.accuracy.wgsl.why})` : 'same';
+    lines.push(
+      `| \`${name}\` | ${cell(d.signature)} | ${d.dtypes.join(', ')} | ${cell(d.semantics)} | ${fmtAccuracy(d.accuracy.float32)} | ${cell(wgsl)} | ${cell(d.grad ?? 'none')} |${withComposition ? ` ${cell(d.composition ?? '—')} |` : ''}`,
+    );
+  }
+  return `## ${title}\n\n${lines.join('\n')}\n`;
+}
+
 export function render() {
   return [
     '# Op reference',
@@ -85,6 +100,11 @@ export function render() {
     '`be.<op>(x, axes, keepdims)`. `mean` is composed by the HAL as sum × (1/n) (NaN over an empty axis).',
     '',
     reductions(REDUCE_OP_DEFS),
+    '',
+    arrayOps('Movement and casts', ['movement'], false),
+    arrayOps('Matmul, composites and optimizer steps', ['contraction', 'composite', 'optimizer'], true),
+    'A composite is built once from primitives in `hal/src/composites.ts` and inherited by every backend;',
+    'a backend may replace it with a fused kernel, held to the same oracle and error bound.',
     '',
   ].join('\n');
 }

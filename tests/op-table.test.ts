@@ -3,6 +3,8 @@ import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  ARRAY_OP_DEFS,
+  type ArrayOpDef,
   BINARY_OP_DEFS,
   BINARY_OPS,
   type BinaryOpDef,
@@ -18,6 +20,7 @@ import {
   type UnaryOpDef,
 } from '@polyhal/hal';
 import { CpuBackend } from '@polyhal/backend-cpu';
+import { CASES } from '@polyhal/conformance';
 
 // The op table is the one place an elementwise op is defined; these tests hold its entries to
 // themselves: lists derived from it, complete entries, gradient rules that agree with the float64
@@ -167,4 +170,28 @@ describe('op table: reductions', () => {
       be.dispose();
     },
   );
+});
+
+describe('op table: every op', () => {
+  test('has conformance cases, and every case is of an op of the table', () => {
+    const tableOps = new Set([
+      ...Object.keys(UNARY_OP_DEFS),
+      ...Object.keys(BINARY_OP_DEFS),
+      ...Object.keys(REDUCE_OP_DEFS),
+      ...Object.keys(ARRAY_OP_DEFS),
+    ]);
+    const caseOps = new Set(CASES.map((c) => c.op));
+    expect([...tableOps].filter((op) => !caseOps.has(op))).toEqual([]);
+    expect([...caseOps].filter((op) => !tableOps.has(op))).toEqual([]);
+  });
+
+  test.each(Object.entries(ARRAY_OP_DEFS))('%s: a complete entry', (_name, def) => {
+    const d = def as ArrayOpDef;
+    expect(d.semantics.length).toBeGreaterThan(10);
+    expect(d.signature).toContain(_name);
+    expect(d.dtypes).toContain('float32');
+    expect(d.accuracy.int32 !== undefined).toBe(d.dtypes.includes('int32'));
+    expect(d.composition !== undefined).toBe(d.kind === 'composite' || d.kind === 'optimizer');
+    if (d.accuracy.wgsl) expect(d.accuracy.wgsl.why).toMatch(/WGSL/);
+  });
 });

@@ -2,6 +2,7 @@ import { BINARY_OP_DEFS } from './ops/binary.js';
 import { REDUCE_OP_DEFS } from './ops/reduce.js';
 import { UNARY_OP_DEFS } from './ops/unary.js';
 
+export { ARRAY_OP_DEFS, type ArrayOp, type ArrayOpDef, type MovementOp } from './ops/array-ops.js';
 export { BINARY_OP_DEFS } from './ops/binary.js';
 export { REDUCE_OP_DEFS } from './ops/reduce.js';
 export { UNARY_OP_DEFS } from './ops/unary.js';
@@ -13,7 +14,8 @@ export * from './ops/types.js';
  *
  * Each elementwise op and reduction is one entry of the op table (ops/unary.ts, ops/binary.ts,
  * ops/reduce.ts), which states its special-value rule, dtypes, float64 reference, case domain, accuracy
- * and gradient; the op lists
+ * and gradient; movement, matmul, composites and optimizer steps are entries of ops/array-ops.ts
+ * (semantics, dtypes, accuracy, composition). The op lists
  * below, the conformance oracle, cases and tolerances, autograd's gradient rules and docs/OPS.md are
  * derived from it. Across all ops: NaN in → NaN out for every arithmetic op, including `maximum`,
  * `relu` and reductions.

@@ -14,25 +14,8 @@ import {
 import { CASES, type Case, type InputSpec } from './cases.js';
 import { compare } from './compare.js';
 import { CONTRACT_CASES, type ContractCase } from './contract.js';
-import {
-  oAdamStep,
-  oBinary,
-  oCast,
-  oSgdStep,
-  oExpand,
-  oMatmul,
-  oPad,
-  oPermute,
-  oReduce,
-  oReshape,
-  oShrink,
-  oSoftmax,
-  oSoftmaxCrossEntropy,
-  oStride,
-  oUnary,
-  ref,
-  type Ref,
-} from './oracle.js';
+import { ARRAY_OP_RUNNERS, type OpRunner } from './op-runners.js';
+import { oBinary, oExpand, oPermute, oReduce, oShrink, oStride, oUnary, ref, type Ref } from './oracle.js';
 import { generate, hashString, mulberry32 } from './random.js';
 import { FLOAT32_ACCUMULATION, FLOAT32_MAX, inDomain, reduceTolerance, toleranceFor } from './tolerances.js';
 
@@ -166,112 +149,25 @@ function applyViewOracle(x: Ref, spec: InputSpec): Ref {
 function runDevice(be: ComputeBackend, c: Case, xs: NDArray[]): NDArray[] {
   const p = c.params ?? {};
   const [a, b] = xs as [NDArray, NDArray];
-  switch (c.kind) {
-    case 'unary':
-      return [be.unary(c.op as never, a)];
-    case 'binary':
-      return [be.binary(c.op as never, a, b)];
-    case 'reduce':
-      return [c.op === 'mean' ? be.mean(a, p.axes, p.keepdims) : be.reduce(c.op as never, a, p.axes, p.keepdims)];
-    case 'matmul':
-      return [be.matmul(a, b)];
-    case 'movement':
-      switch (c.op) {
-        case 'reshape':
-          return [be.reshape(a, p.shape!)];
-        case 'permute':
-          return [be.permute(a, p.perm!)];
-        case 'expand':
-          return [be.expand(a, p.shape!)];
-        case 'shrink':
-          return [be.shrink(a, p.bounds!)];
-        case 'stride':
-          return [be.stride(a, p.steps!)];
-        case 'pad':
-          return [be.pad(a, p.pads!, p.value)];
-        case 'contiguous':
-          return [be.contiguous(a)];
-        case 'cast':
-          return [be.cast(a, p.dtype!)];
-      }
-      break;
-    case 'composite':
-      if (c.op === 'softmax') return [be.softmax(a, p.axis)];
-      if (c.op === 'logSoftmax') return [be.logSoftmax(a, p.axis)];
-      if (c.op === 'softmaxCrossEntropy') {
-        const { loss, grad } = be.softmaxCrossEntropy(a, b, p.withGrad);
-        return grad ? [loss, grad] : [loss];
-      }
-      break;
-    case 'optimizer': {
-      const h = p.hyper!;
-      if (c.op === 'adamStep') {
-        be.adamStep(a.buffer, b, xs[2]!.buffer, xs[3]!.buffer, h as never);
-        return [a, xs[2]!, xs[3]!];
-      }
-      be.sgdStep(a.buffer, b, h['momentum'] ? xs[2]!.buffer : null, h as never);
-      return h['momentum'] ? [a, xs[2]!] : [a];
-    }
-  }
-  throw new Error(`conformance: no device runner for ${c.kind}/${c.op}`);
+  if (c.kind === 'unary') return [be.unary(c.op as never, a)];
+  if (c.kind === 'binary') return [be.binary(c.op as never, a, b)];
+  if (c.kind === 'reduce' && c.op !== 'mean') return [be.reduce(c.op as never, a, p.axes, p.keepdims)];
+  const r = (ARRAY_OP_RUNNERS as Record<string, OpRunner>)[c.op];
+  if (!r) throw new Error(`conformance: no device runner for ${c.kind}/${c.op}`);
+  return r.device(be, xs, p);
 }
 
 /** What a case computes on the oracle: one Ref per device output. */
 function runOracle(c: Case, xs: Ref[]): Ref[] {
   const p = c.params ?? {};
   const [a, b] = xs as [Ref, Ref];
-  switch (c.kind) {
-    case 'unary':
-      return [oUnary(c.op, a)];
-    case 'binary':
-      return [oBinary(c.op, a, b)];
-    case 'reduce':
-      return [oReduce(c.op, a, p.axes ?? a.shape.map((_, i) => i), p.keepdims ?? false)];
-    case 'matmul':
-      return [oMatmul(a, b)];
-    case 'movement':
-      switch (c.op) {
-        case 'reshape': {
-          const n = a.data.length;
-          const known = p.shape!.filter((d) => d !== -1).reduce((q, d) => q * d, 1);
-          return [
-            oReshape(
-              a,
-              p.shape!.map((d) => (d === -1 ? n / known : d)),
-            ),
-          ];
-        }
-        case 'permute':
-          return [oPermute(a, p.perm!)];
-        case 'expand':
-          return [oExpand(a, p.shape!)];
-        case 'shrink':
-          return [oShrink(a, p.bounds!)];
-        case 'stride':
-          return [oStride(a, p.steps!)];
-        case 'pad':
-          return [oPad(a, p.pads!, p.value ?? 0)];
-        case 'contiguous':
-          return [a];
-        case 'cast':
-          return [oCast(a, p.dtype!)];
-      }
-      break;
-    case 'composite':
-      if (c.op === 'softmax') return [oSoftmax(a, false)];
-      if (c.op === 'logSoftmax') return [oSoftmax(a, true)];
-      if (c.op === 'softmaxCrossEntropy') {
-        const loss = oSoftmaxCrossEntropy(a, b);
-        if (!p.withGrad) return [loss];
-        const sm = oSoftmax(a, false);
-        const grad = { ...sm, data: sm.data.map((v, i) => v - b.data[i]!), scale: undefined };
-        return [loss, grad];
-      }
-      break;
-    case 'optimizer':
-      return c.op === 'adamStep' ? oAdamStep(a, b, xs[2]!, xs[3]!, p.hyper!) : oSgdStep(a, b, xs[2]!, p.hyper!);
-  }
-  throw new Error(`conformance: no oracle for ${c.kind}/${c.op}`);
+  if (c.kind === 'unary') return [oUnary(c.op, a)];
+  if (c.kind === 'binary') return [oBinary(c.op, a, b)];
+  if (c.kind === 'reduce' && c.op !== 'mean')
+    return [oReduce(c.op, a, p.axes ?? a.shape.map((_, i) => i), p.keepdims ?? false)];
+  const r = (ARRAY_OP_RUNNERS as Record<string, OpRunner>)[c.op];
+  if (!r) throw new Error(`conformance: no oracle for ${c.kind}/${c.op}`);
+  return r.oracle(xs, p);
 }
 
 /** Elements reduced into each output of a reduce case. */

@@ -1,5 +1,7 @@
 import {
+  ARRAY_OP_DEFS,
   type Accuracy,
+  type ArrayOpDef,
   type ArithmeticClass,
   type BackendCapabilities,
   BINARY_OP_DEFS,
@@ -27,33 +29,16 @@ export interface Tolerance {
   rel: number;
 }
 
-const EXACT: Tolerance = { abs: 0, rel: 0 };
-const ACCUM: Tolerance = { abs: 1e-7, rel: 2e-6 };
-
 /** The elementwise ops: their entries in the op table (hal/src/ops/). */
 const ELEMENTWISE: Record<string, UnaryOpDef | BinaryOpDef> = { ...UNARY_OP_DEFS, ...BINARY_OP_DEFS };
 const byDtype = (a: { float32: Accuracy; int32?: Accuracy }): Partial<Record<'float32' | 'int32', Tolerance>> =>
   a.int32 ? { float32: a.float32, int32: a.int32 } : { float32: a.float32 };
 
-/** op → dtype → tolerance (the baseline every backend meets); elementwise ops from the op table. */
+/** op → dtype → tolerance (the baseline every backend meets): every entry of the op table (hal/src/ops/). */
 export const TOLERANCES: Record<string, Partial<Record<'float32' | 'int32', Tolerance>>> = {
   ...Object.fromEntries(Object.entries(ELEMENTWISE).map(([op, d]) => [op, byDtype(d.accuracy)])),
   ...Object.fromEntries(Object.entries(REDUCE_OP_DEFS).map(([op, d]) => [op, byDtype(d.accuracy)])),
-  mean: { float32: ACCUM },
-  matmul: { float32: { abs: 1e-6, rel: 4e-6 } },
-  softmax: { float32: { abs: 1e-7, rel: 2e-6 } },
-  logSoftmax: { float32: { abs: 1e-7, rel: 2e-6 } },
-  softmaxCrossEntropy: { float32: { abs: 1e-6, rel: 4e-6 } },
-  adamStep: { float32: { abs: 1e-7, rel: 1e-6 } },
-  sgdStep: { float32: { abs: 0, rel: 4e-7 } },
-  reshape: { float32: EXACT, int32: EXACT },
-  permute: { float32: EXACT, int32: EXACT },
-  expand: { float32: EXACT, int32: EXACT },
-  shrink: { float32: EXACT, int32: EXACT },
-  stride: { float32: EXACT, int32: EXACT },
-  pad: { float32: EXACT, int32: EXACT },
-  contiguous: { float32: EXACT, int32: EXACT },
-  cast: { float32: EXACT, int32: EXACT },
+  ...Object.fromEntries(Object.entries(ARRAY_OP_DEFS).map(([op, d]) => [op, byDtype(d.accuracy)])),
 };
 
 /** Overrides per arithmetic class: class → op → dtype → tolerance. Each entry says why. */
@@ -73,11 +58,12 @@ export const CLASS_TOLERANCES: Record<
         return a ? [[op, { float32: { abs: a.abs, rel: a.rel } }]] : [];
       }),
     ),
-    softmax: { float32: { abs: 1e-6, rel: 1e-5 } },
-    logSoftmax: { float32: { abs: 1e-6, rel: 1e-5 } },
-    softmaxCrossEntropy: { float32: { abs: 1e-6, rel: 1e-5 } },
-    mean: { float32: { abs: 1e-7, rel: 4e-6 } }, // division by n: 2.5 ulp
-    adamStep: { float32: { abs: 1e-7, rel: 2e-6 } }, // sqrt and division
+    // matmul, composites and optimizer steps: their entries' WGSL bounds (hal/src/ops/array-ops.ts)
+    ...Object.fromEntries(
+      Object.entries(ARRAY_OP_DEFS as Record<string, ArrayOpDef>).flatMap(([op, d]) =>
+        d.accuracy.wgsl ? [[op, { float32: d.accuracy.wgsl.accuracy }]] : [],
+      ),
+    ),
   },
 };
 

@@ -1,0 +1,186 @@
+/**
+ * The ops beyond the elementwise and reduction tables: movement (views and copies), matmul, the
+ * composites and the optimizer steps — one entry each, with the same fields where they apply: kind,
+ * signature (shapes), dtypes, the rule for special values and errors, accuracy, where the gradient
+ * rule lives, and for composites the default composition from primitives (hal/src/composites.ts, which
+ * every backend inherits and may replace with a fused kernel). The conformance tolerances and
+ * docs/OPS.md derive from these entries; the conformance runner keeps one typed runner per entry, so
+ * an entry without one does not compile.
+ */
+import { type Accuracy, EXACT } from './types.js';
+
+export interface ArrayOpDef {
+  kind: 'movement' | 'contraction' | 'composite' | 'optimizer';
+  /** The call with its shapes. */
+  signature: string;
+  /** The rule for special values, errors and edge cases, in sentences. */
+  semantics: string;
+  dtypes: readonly ('float32' | 'int32')[];
+  /**
+   * Allowed error per dtype (relative to the oracle's error scale: Σ|terms| for dot products); `wgsl` a
+   * looser bound for backends that declare `arithmetic: 'wgsl'`, with the reason.
+   */
+  accuracy: { float32: Accuracy; int32?: Accuracy; wgsl?: { accuracy: Accuracy; why: string } };
+  /** Where the gradient rule is (autograd), or null when the op has none. */
+  grad: string | null;
+  /** Composites and optimizer steps: the default composition from primitives. */
+  composition?: string;
+}
+
+const BOTH = ['float32', 'int32'] as const;
+const F32 = ['float32'] as const;
+const EXACT_BOTH = { float32: EXACT, int32: EXACT };
+const MOVEMENT_GRAD = 'autograd movement.ts (the inverse movement of g)';
+
+export const ARRAY_OP_DEFS = {
+  reshape: {
+    kind: 'movement',
+    signature: 'reshape(x, shape) → shape (one −1 inferred)',
+    semantics:
+      'Same elements in row-major order. A view when the strides allow, else a contiguous copy. ShapeMismatchError when the sizes differ.',
+    dtypes: BOTH,
+    accuracy: EXACT_BOTH,
+    grad: MOVEMENT_GRAD,
+  },
+  permute: {
+    kind: 'movement',
+    signature: 'permute(x, perm) → x.shape[perm[i]]',
+    semantics: 'A view (no copy): dimension i of the result is dimension perm[i] of x.',
+    dtypes: BOTH,
+    accuracy: EXACT_BOTH,
+    grad: MOVEMENT_GRAD,
+  },
+  expand: {
+    kind: 'movement',
+    signature: 'expand(x, shape) → shape',
+    semantics: 'A broadcast view (stride 0) of size-1 dims, with new leading dims (NumPy broadcast_to).',
+    dtypes: BOTH,
+    accuracy: EXACT_BOTH,
+    grad: MOVEMENT_GRAD,
+  },
+  shrink: {
+    kind: 'movement',
+    signature: 'shrink(x, bounds: [start, end) per dim) → end − start per dim',
+    semantics: 'A view of the sub-box; InvalidArgumentError unless 0 ≤ start ≤ end ≤ dim.',
+    dtypes: BOTH,
+    accuracy: EXACT_BOTH,
+    grad: MOVEMENT_GRAD,
+  },
+  stride: {
+    kind: 'movement',
+    signature: 'stride(x, steps) → ceil(dim / |step|) per dim',
+    semantics: 'A view taking every step-th element; a negative step walks the dim backwards (x[::-2]).',
+    dtypes: BOTH,
+    accuracy: EXACT_BOTH,
+    grad: MOVEMENT_GRAD,
+  },
+  pad: {
+    kind: 'movement',
+    signature: 'pad(x, pads: [before, after] per dim, value = 0) → dim + before + after',
+    semantics: 'A new array: x placed at `before` of each dim, `value` elsewhere (constant mode).',
+    dtypes: BOTH,
+    accuracy: EXACT_BOTH,
+    grad: MOVEMENT_GRAD,
+  },
+  contiguous: {
+    kind: 'movement',
+    signature: 'contiguous(x) → x.shape',
+    semantics: 'Materializes any view into a new row-major array.',
+    dtypes: BOTH,
+    accuracy: EXACT_BOTH,
+    grad: MOVEMENT_GRAD,
+  },
+  cast: {
+    kind: 'movement',
+    signature: 'cast(x, dtype) → x.shape',
+    semantics:
+      'float32 → int32 truncates toward zero and saturates at −2^31 and 2^31 − 1; NaN → 0. int32 → float32 rounds to nearest even.',
+    dtypes: BOTH,
+    accuracy: EXACT_BOTH,
+    grad: null,
+  },
+  matmul: {
+    kind: 'contraction',
+    signature: 'matmul(a: [..., M, K], b: [..., K, N]) → [..., M, N], batch dims broadcast',
+    semantics:
+      'Σ_k a[m,k]·b[k,n] (a zero K gives 0). Transposed operands are views, not copied. ShapeMismatchError if K differs or the batch dims do not broadcast.',
+    dtypes: F32,
+    accuracy: { float32: { abs: 1e-6, rel: 4e-6 } },
+    grad: 'autograd ops.ts (g·bᵀ, aᵀ·g)',
+  },
+  mean: {
+    kind: 'composite',
+    signature: 'mean(x, axes?, keepdims?) → the kept dims',
+    semantics: 'Σ / n over the axes; NaN over an empty axis.',
+    dtypes: F32,
+    accuracy: {
+      float32: { abs: 1e-7, rel: 2e-6 },
+      wgsl: { accuracy: { abs: 1e-7, rel: 4e-6 }, why: 'WGSL: x/y within 2.5 ulp' },
+    },
+    grad: 'autograd ops.ts (g / n spread back)',
+    composition: 'sum(x, axes) × (1/n)',
+  },
+  softmax: {
+    kind: 'composite',
+    signature: 'softmax(x, axis = −1) → x.shape',
+    semantics: 'exp(x − max) / Σ exp(x − max) along the axis; a NaN in a row makes the row NaN.',
+    dtypes: F32,
+    accuracy: {
+      float32: { abs: 1e-7, rel: 2e-6 },
+      wgsl: { accuracy: { abs: 1e-6, rel: 1e-5 }, why: 'WGSL: built on exp (3 + 2·|x| ulp) and division (2.5 ulp)' },
+    },
+    grad: 'autograd ops.ts (s ⊙ (g − Σ g⊙s))',
+    composition: 'max, sub, exp, sum, div',
+  },
+  logSoftmax: {
+    kind: 'composite',
+    signature: 'logSoftmax(x, axis = −1) → x.shape',
+    semantics: '(x − max) − log Σ exp(x − max) along the axis.',
+    dtypes: F32,
+    accuracy: {
+      float32: { abs: 1e-7, rel: 2e-6 },
+      wgsl: { accuracy: { abs: 1e-6, rel: 1e-5 }, why: 'WGSL: built on exp and log (3 ulp, 2^-21 absolute near 1)' },
+    },
+    grad: 'autograd ops.ts (g − softmax · Σ g)',
+    composition: 'max, sub, exp, sum, log, sub',
+  },
+  softmaxCrossEntropy: {
+    kind: 'composite',
+    signature: 'softmaxCrossEntropy(logits: [N, C], labels: [N, C], withGrad?) → loss [N] (and grad [N, C])',
+    semantics:
+      'loss_i = −Σ_c xlogy(y_ic, softmax(logits_i)_c): a label-0 term contributes 0 unless its log-probability is NaN (the rule in hal/src/ops.ts); grad = softmax − labels.',
+    dtypes: F32,
+    accuracy: {
+      float32: { abs: 1e-6, rel: 4e-6 },
+      wgsl: { accuracy: { abs: 1e-6, rel: 1e-5 }, why: 'WGSL: built on exp and log' },
+    },
+    grad: 'its own grad output (fused)',
+    composition: 'logSoftmax, then −Σ labels · max(logp, floor) with floor −FLT_MAX where the label is 0',
+  },
+  adamStep: {
+    kind: 'optimizer',
+    signature: 'adamStep(param, grad, m, v, {lr, beta1, beta2, eps, weightDecay, step}) → in place',
+    semantics:
+      'One Adam/AdamW update (Loshchilov & Hutter decoupled weight decay). InvalidArgumentError, before anything is written, for hyper-parameters outside PyTorch’s domains.',
+    dtypes: F32,
+    accuracy: {
+      float32: { abs: 1e-7, rel: 1e-6 },
+      wgsl: { accuracy: { abs: 1e-7, rel: 2e-6 }, why: 'WGSL: sqrt and division' },
+    },
+    grad: null,
+    composition: 'mul, add, div, sqrt into the buffers (assign)',
+  },
+  sgdStep: {
+    kind: 'optimizer',
+    signature: 'sgdStep(param, grad, velocity | null, {lr, momentum, weightDecay}) → in place',
+    semantics:
+      'One SGD update with momentum and weight decay (PyTorch’s form). InvalidArgumentError for negative or non-finite hyper-parameters.',
+    dtypes: F32,
+    accuracy: { float32: { abs: 0, rel: 4e-7 } },
+    grad: null,
+    composition: 'mul, add into the buffers (assign)',
+  },
+} as const satisfies Record<string, ArrayOpDef>;
+
+export type ArrayOp = keyof typeof ARRAY_OP_DEFS;
+export type MovementOp = { [K in ArrayOp]: (typeof ARRAY_OP_DEFS)[K]['kind'] extends 'movement' ? K : never }[ArrayOp];

@@ -1,0 +1,90 @@
+/**
+ * How a case of each op of the table's ARRAY_OP_DEFS (movement, matmul, composites, optimizer steps;
+ * hal/src/ops/array-ops.ts) runs on a backend and on the float64 oracle. Typed against the table: an
+ * entry without a runner here does not compile. Elementwise ops and reductions need none — their
+ * entries carry their float64 references and the runner calls them generically.
+ */
+import type { ArrayOp, ComputeBackend, NDArray } from '@polyhal/hal';
+import type { Case } from './cases.js';
+import {
+  oAdamStep,
+  oCast,
+  oMatmul,
+  oPad,
+  oPermute,
+  oReduce,
+  oReshape,
+  oShrink,
+  oSoftmax,
+  oSoftmaxCrossEntropy,
+  oSgdStep,
+  oExpand,
+  oStride,
+  type Ref,
+} from './oracle.js';
+
+type Params = NonNullable<Case['params']>;
+
+export interface OpRunner {
+  /** Runs the op on the device: the arrays to read (views allowed). */
+  device(be: ComputeBackend, xs: NDArray[], p: Params): NDArray[];
+  /** The oracle's results, one per device output. */
+  oracle(xs: Ref[], p: Params): Ref[];
+}
+
+/** reshape's shape with its −1 resolved. */
+const resolve = (shape: number[], n: number): number[] => {
+  const known = shape.filter((d) => d !== -1).reduce((q, d) => q * d, 1);
+  return shape.map((d) => (d === -1 ? n / known : d));
+};
+
+export const ARRAY_OP_RUNNERS = {
+  reshape: {
+    device: (be, [a], p) => [be.reshape(a!, p.shape!)],
+    oracle: ([a], p) => [oReshape(a!, resolve(p.shape!, a!.data.length))],
+  },
+  permute: { device: (be, [a], p) => [be.permute(a!, p.perm!)], oracle: ([a], p) => [oPermute(a!, p.perm!)] },
+  expand: { device: (be, [a], p) => [be.expand(a!, p.shape!)], oracle: ([a], p) => [oExpand(a!, p.shape!)] },
+  shrink: { device: (be, [a], p) => [be.shrink(a!, p.bounds!)], oracle: ([a], p) => [oShrink(a!, p.bounds!)] },
+  stride: { device: (be, [a], p) => [be.stride(a!, p.steps!)], oracle: ([a], p) => [oStride(a!, p.steps!)] },
+  pad: {
+    device: (be, [a], p) => [be.pad(a!, p.pads!, p.value)],
+    oracle: ([a], p) => [oPad(a!, p.pads!, p.value ?? 0)],
+  },
+  contiguous: { device: (be, [a]) => [be.contiguous(a!)], oracle: ([a]) => [a!] },
+  cast: { device: (be, [a], p) => [be.cast(a!, p.dtype!)], oracle: ([a], p) => [oCast(a!, p.dtype!)] },
+  matmul: { device: (be, [a, b]) => [be.matmul(a!, b!)], oracle: ([a, b]) => [oMatmul(a!, b!)] },
+  mean: {
+    device: (be, [a], p) => [be.mean(a!, p.axes, p.keepdims)],
+    oracle: ([a], p) => [oReduce('mean', a!, p.axes ?? a!.shape.map((_, i) => i), p.keepdims ?? false)],
+  },
+  softmax: { device: (be, [a], p) => [be.softmax(a!, p.axis)], oracle: ([a]) => [oSoftmax(a!, false)] },
+  logSoftmax: { device: (be, [a], p) => [be.logSoftmax(a!, p.axis)], oracle: ([a]) => [oSoftmax(a!, true)] },
+  softmaxCrossEntropy: {
+    device: (be, [a, b], p) => {
+      const { loss, grad } = be.softmaxCrossEntropy(a!, b!, p.withGrad);
+      return grad ? [loss, grad] : [loss];
+    },
+    oracle: ([a, b], p) => {
+      const loss = oSoftmaxCrossEntropy(a!, b!);
+      if (!p.withGrad) return [loss];
+      const sm = oSoftmax(a!, false);
+      return [loss, { ...sm, data: sm.data.map((v, i) => v - b!.data[i]!), scale: undefined }];
+    },
+  },
+  adamStep: {
+    device: (be, xs, p) => {
+      be.adamStep(xs[0]!.buffer, xs[1]!, xs[2]!.buffer, xs[3]!.buffer, p.hyper! as never);
+      return [xs[0]!, xs[2]!, xs[3]!];
+    },
+    oracle: (xs, p) => oAdamStep(xs[0]!, xs[1]!, xs[2]!, xs[3]!, p.hyper!),
+  },
+  sgdStep: {
+    device: (be, xs, p) => {
+      const momentum = p.hyper!['momentum'];
+      be.sgdStep(xs[0]!.buffer, xs[1]!, momentum ? xs[2]!.buffer : null, p.hyper! as never);
+      return momentum ? [xs[0]!, xs[2]!] : [xs[0]!];
+    },
+    oracle: (xs, p) => oSgdStep(xs[0]!, xs[1]!, xs[2]!, p.hyper!),
+  },
+} satisfies Record<ArrayOp, OpRunner>;
