@@ -7,3 +7,6 @@ export * from './nn.js';
 export * from './optim.js';
 export * from './data.js';
 export * from './gradcheck.js';
+export * from './methods.js';
+export * from './format.js';
+export * from './safetensors.js';

@@ -3,7 +3,14 @@
  * on a backend and can move with `await module.to(backend)`. Initial weights come from a seeded host
  * RNG, so the same seed gives the same model on every backend.
  */
-import { type ComputeBackend, mulberry32, type Rng } from '@polyhal/hal';
+import {
+  type ComputeBackend,
+  DTypeError,
+  InvalidArgumentError,
+  mulberry32,
+  type Rng,
+  ShapeMismatchError,
+} from '@polyhal/hal';
 import { conv2d } from './conv.js';
 import { flatten, reshape, transpose } from './movement.js';
 import { add, matmul, mean, mul, relu, sigmoid, softmaxCrossEntropy, sub, tanh } from './ops.js';
@@ -64,6 +71,53 @@ export abstract class Module {
 
   eval(): this {
     return this.train(false);
+  }
+
+  /** name → parameter tensor (the tensors themselves, as PyTorch's state_dict), children's names dotted. */
+  stateDict(): Record<string, Tensor> {
+    return Object.fromEntries(this.namedParameters());
+  }
+
+  /**
+   * Copies `state` (name → tensor, on any backend) into the parameters in place: they stay the same
+   * objects, so an optimizer keeps updating them. Checked before anything is copied: a shape that
+   * differs is a ShapeMismatchError, a dtype a DTypeError, and with `strict` (default) a missing or
+   * unexpected name an InvalidArgumentError. Returns the names missing from `state` and those it had
+   * beyond the parameters. Save and load files with `saveSafetensors`/`loadSafetensors`.
+   */
+  async loadStateDict(
+    state: Readonly<Record<string, Tensor>>,
+    options: { strict?: boolean } = {},
+  ): Promise<{ missing: string[]; unexpected: string[] }> {
+    const params = this.stateDict();
+    const missing = Object.keys(params).filter((k) => !Object.hasOwn(state, k));
+    const unexpected = Object.keys(state).filter((k) => !Object.hasOwn(params, k));
+    if ((options.strict ?? true) && (missing.length || unexpected.length))
+      throw new InvalidArgumentError(
+        `loadStateDict: ${missing.length ? `missing ${missing.join(', ')}` : ''}${missing.length && unexpected.length ? '; ' : ''}${unexpected.length ? `unexpected ${unexpected.join(', ')}` : ''}`,
+      );
+    const pairs = Object.entries(params).filter(([k]) => Object.hasOwn(state, k));
+    for (const [name, p] of pairs) {
+      const s = state[name]!;
+      if (s.shape.length !== p.shape.length || s.shape.some((d, i) => d !== p.shape[i]))
+        throw new ShapeMismatchError(
+          `loadStateDict: ${name} is [${s.shape}] in the state, [${p.shape}] in the module`,
+          [s.shape, p.shape],
+        );
+      if (s.dtype !== p.dtype)
+        throw new DTypeError(`loadStateDict: ${name} is ${s.dtype} in the state, ${p.dtype} in the module`);
+    }
+    for (const [name, p] of pairs) {
+      const s = state[name]!;
+      const be = p.backend;
+      const src = s.backend === be ? s.value : be.fromArray(await s.data(), s.shape, s.dtype);
+      try {
+        be.assign(p.value.buffer, src);
+      } finally {
+        if (src !== s.value) be.free(src);
+      }
+    }
+    return { missing, unexpected };
   }
 
   /** Frees every parameter (and gradient). */

@@ -82,7 +82,8 @@ export function record(
 
 export type Scalarish = Tensor | number;
 
-function binaryOp(op: BinaryOp, a: Scalarish, b: Scalarish): Tensor {
+/** An elementwise binary op of the table on tensors (a number operand becomes a constant); gradient from the table. */
+export function binaryOp(op: BinaryOp, a: Scalarish, b: Scalarish): Tensor {
   if (typeof a === 'number' && typeof b === 'number')
     throw new InvalidArgumentError(`${op}: at least one operand must be a tensor`);
   // A number becomes a constant 0-d tensor of the other operand's dtype (freed by the enclosing scope or with the graph).
@@ -124,7 +125,8 @@ export const mod = (a: Scalarish, b: Scalarish): Tensor => binaryOp('mod', a, b)
 /** a < b → 1, else 0 (no gradient). */
 export const cmplt = (a: Scalarish, b: Scalarish): Tensor => binaryOp('cmplt', a, b);
 
-function unaryOp(op: UnaryOp, x: Tensor): Tensor {
+/** An elementwise unary op of the table on a tensor; gradient from the table. */
+export function unaryOp(op: UnaryOp, x: Tensor): Tensor {
   return record(op, [x], (be, [v]) => be.unary(op, v!), UNARY_GRADS[op].grad);
 }
 

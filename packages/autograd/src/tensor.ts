@@ -10,6 +10,7 @@ import {
   UseAfterFreeError,
 } from '@polyhal/hal';
 import { runBackward } from './backward.js';
+import { formatValues } from './format.js';
 import { type Disposable, leakRegistry, track } from './scope.js';
 
 /** A device buffer shared by a tensor and the views taken of it; freed when the last one is disposed. */
@@ -220,6 +221,40 @@ export class Tensor implements Disposable {
         `dataSync: backend ${this.backend.name} reads asynchronously; use await tensor.data()`,
       );
     return this.backend.readSync(this.value);
+  }
+
+  /**
+   * A readable summary, as PyTorch prints one: `tensor([[1.0000, 2.5000], [3.0000, 4.0000]], shape=[2, 2],
+   * dtype=float32, backend=cpu)`, then `gradFn=<op>` or `requiresGrad=true` where they apply. Values as
+   * NumPy prints them (more than 1,000 elements summarized by the first and last 3 along each dim);
+   * they appear when the backend reads synchronously (cpu, wasm) — elsewhere use `await format()`.
+   */
+  toString(): string {
+    if (this.disposed) return `tensor(<disposed>, ${this.describe(false)})`;
+    if (!this.backend.readSync) return `tensor(<on ${this.backend.name}: await format() to read>, ${this.describe()})`;
+    return `tensor(${formatValues(this.backend.readSync(this.value), this.shape, this.dtype, 7)}, ${this.describe()})`;
+  }
+
+  /** toString() with the values read from any backend (waits for queued work). */
+  async format(): Promise<string> {
+    this.assertLive('format');
+    return `tensor(${formatValues(await this.data(), this.shape, this.dtype, 7)}, ${this.describe()})`;
+  }
+
+  /** console.log and util.inspect in Node.js print toString(). */
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return this.toString();
+  }
+
+  private describe(withGrad = true): string {
+    const grad = !withGrad
+      ? ''
+      : this.node
+        ? `, gradFn=${this.node.op}`
+        : this.requiresGrad
+          ? ', requiresGrad=true'
+          : '';
+    return `shape=[${this.shape.join(', ')}], dtype=${this.dtype}, backend=${this.backend.name}${grad}`;
   }
 
   /** The single value of a one-element tensor. */

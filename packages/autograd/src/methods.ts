@@ -1,0 +1,112 @@
+/**
+ * Method chaining on Tensor: `x.matmul(w).add(b).relu()` is `relu(add(matmul(x, w), b))`. One method
+ * per op of the HAL's op table (elementwise unary and binary ops, reductions) — derived from the table,
+ * so a new op gets its method — plus matmul, mean, the movement ops and softmax. Every method records
+ * its gradient exactly as the function form does.
+ */
+import { BINARY_OPS, type BinaryOp, REDUCE_OPS, type ReduceOp, UNARY_OPS, type UnaryOp } from '@polyhal/hal';
+import { expand, flatten, pad, permute, reshape, shrink, stride, transpose } from './movement.js';
+import {
+  binaryOp,
+  logSoftmax,
+  matmul,
+  mean,
+  reduceOp,
+  type Scalarish,
+  softmax,
+  softmaxCrossEntropy,
+  unaryOp,
+} from './ops.js';
+import { Tensor } from './tensor.js';
+
+type Axes = number | readonly number[];
+
+/** The methods of Tensor that the op table defines. */
+export type TableMethods = { [K in UnaryOp]: () => Tensor } & { [K in BinaryOp]: (other: Scalarish) => Tensor } & {
+  [K in ReduceOp]: (axes?: Axes, keepdims?: boolean) => Tensor;
+};
+
+/** The other chainable methods. */
+export interface OpMethods {
+  /** this: [..., M, K] · other: [..., K, N] → [..., M, N]. */
+  matmul(other: Tensor): Tensor;
+  mean(axes?: Axes, keepdims?: boolean): Tensor;
+  reshape(shape: readonly number[]): Tensor;
+  flatten(startDim?: number): Tensor;
+  permute(perm: readonly number[]): Tensor;
+  /** Swaps the last two dims (a view). */
+  transpose(): Tensor;
+  expand(shape: readonly number[]): Tensor;
+  pad(pads: readonly (readonly [number, number])[], value?: number): Tensor;
+  shrink(bounds: readonly (readonly [number, number])[]): Tensor;
+  stride(steps: readonly number[]): Tensor;
+  softmax(axis?: number): Tensor;
+  logSoftmax(axis?: number): Tensor;
+  /** this: logits [N, C], labels [N, C] → per-row loss [N]. */
+  softmaxCrossEntropy(labels: Tensor): Tensor;
+}
+
+declare module './tensor.js' {
+  interface Tensor extends TableMethods, OpMethods {}
+}
+
+const define = (name: string, value: (this: Tensor, ...args: never[]) => Tensor): void => {
+  if (Object.hasOwn(Tensor.prototype, name)) throw new Error(`Tensor.${name} is defined twice`);
+  Object.defineProperty(Tensor.prototype, name, { value, writable: true, configurable: true });
+};
+
+for (const op of UNARY_OPS)
+  define(op, function (this: Tensor) {
+    return unaryOp(op, this);
+  });
+for (const op of BINARY_OPS)
+  define(op, function (this: Tensor, other: Scalarish) {
+    return binaryOp(op, this, other);
+  });
+for (const op of REDUCE_OPS)
+  define(op, function (this: Tensor, axes?: Axes, keepdims?: boolean) {
+    return reduceOp(op, this, axes, keepdims);
+  });
+
+const others: { [K in keyof OpMethods]: (this: Tensor, ...args: Parameters<OpMethods[K]>) => Tensor } = {
+  matmul(other) {
+    return matmul(this, other);
+  },
+  mean(axes, keepdims) {
+    return mean(this, axes, keepdims);
+  },
+  reshape(shape) {
+    return reshape(this, shape);
+  },
+  flatten(startDim) {
+    return flatten(this, startDim);
+  },
+  permute(perm) {
+    return permute(this, perm);
+  },
+  transpose() {
+    return transpose(this);
+  },
+  expand(shape) {
+    return expand(this, shape);
+  },
+  pad(pads, value) {
+    return pad(this, pads, value);
+  },
+  shrink(bounds) {
+    return shrink(this, bounds);
+  },
+  stride(steps) {
+    return stride(this, steps);
+  },
+  softmax(axis) {
+    return softmax(this, axis);
+  },
+  logSoftmax(axis) {
+    return logSoftmax(this, axis);
+  },
+  softmaxCrossEntropy(labels) {
+    return softmaxCrossEntropy(this, labels);
+  },
+};
+for (const [name, fn] of Object.entries(others)) define(name, fn as (this: Tensor, ...args: never[]) => Tensor);

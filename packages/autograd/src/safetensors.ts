@@ -1,0 +1,130 @@
+/**
+ * The safetensors format (Hugging Face, https://github.com/huggingface/safetensors): an 8-byte
+ * little-endian header length N, N bytes of UTF-8 JSON — `{"name": {"dtype": "F32", "shape": [..],
+ * "data_offsets": [begin, end]}, ..., "__metadata__": {..}}`, padded with spaces to a multiple of 8 —
+ * then the tensors' bytes, row-major and little-endian, offsets relative to the end of the header.
+ * Files written here are read by the Python, Rust and JS safetensors libraries, and theirs here.
+ * float32 (F32) and int32 (I32) tensors; other dtypes are a DTypeError naming the dtype.
+ */
+import { type ComputeBackend, type DType, DTypeError, InvalidArgumentError, ShapeMismatchError } from '@polyhal/hal';
+import { Tensor } from './tensor.js';
+
+const CODES: Record<string, DType> = { F32: 'float32', I32: 'int32' };
+const NAMES: Record<DType, string> = { float32: 'F32', int32: 'I32' } as Record<DType, string>;
+/** Header lengths past this are refused as corrupt (the Rust reader's limit). */
+const MAX_HEADER = 100_000_000;
+
+interface Entry {
+  dtype: string;
+  shape: number[];
+  data_offsets: [number, number];
+}
+
+/**
+ * Serializes tensors (name → tensor, any backends) to safetensors bytes, in name order; `metadata`
+ * string pairs go in `__metadata__`. Reads every tensor (waits for queued work).
+ */
+export async function saveSafetensors(
+  tensors: Readonly<Record<string, Tensor>>,
+  metadata?: Readonly<Record<string, string>>,
+): Promise<Uint8Array> {
+  const names = Object.keys(tensors).sort();
+  const header: Record<string, unknown> = {};
+  if (metadata) header['__metadata__'] = { ...metadata };
+  const datas: Uint8Array[] = [];
+  let offset = 0;
+  for (const name of names) {
+    if (name === '__metadata__') throw new InvalidArgumentError('saveSafetensors: "__metadata__" is not a tensor name');
+    const t = tensors[name]!;
+    const code = NAMES[t.dtype];
+    if (!code)
+      throw new DTypeError(`saveSafetensors: ${name} has dtype ${t.dtype}, which safetensors here does not store`);
+    const host = await t.data();
+    const bytes = new Uint8Array(host.length * 4);
+    const view = new DataView(bytes.buffer);
+    for (let i = 0; i < host.length; i++) {
+      if (t.dtype === 'int32') view.setInt32(i * 4, host[i]!, true);
+      else view.setFloat32(i * 4, host[i]!, true);
+    }
+    header[name] = { dtype: code, shape: [...t.shape], data_offsets: [offset, offset + bytes.length] };
+    datas.push(bytes);
+    offset += bytes.length;
+  }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - ((new TextEncoder().encode(json).length + 8) % 8)) % 8);
+  const head = new TextEncoder().encode(json);
+  const out = new Uint8Array(8 + head.length + offset);
+  new DataView(out.buffer).setBigUint64(0, BigInt(head.length), true);
+  out.set(head, 8);
+  let p = 8 + head.length;
+  for (const d of datas) {
+    out.set(d, p);
+    p += d.length;
+  }
+  return out;
+}
+
+/**
+ * Parses safetensors bytes into tensors on `backend` (name → tensor, the caller owns them) and the
+ * metadata. InvalidArgumentError for a malformed file (header length, JSON, offsets out of range,
+ * overlapping or not matching the shape); DTypeError for a dtype other than F32/I32.
+ */
+export function loadSafetensors(
+  bytes: Uint8Array,
+  backend: ComputeBackend,
+): { tensors: Record<string, Tensor>; metadata: Record<string, string> } {
+  const bad = (why: string): InvalidArgumentError => new InvalidArgumentError(`loadSafetensors: ${why}`);
+  if (bytes.length < 8) throw bad(`${bytes.length} bytes: too short for a header`);
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const n = Number(dv.getBigUint64(0, true));
+  if (n > MAX_HEADER || 8 + n > bytes.length) throw bad(`header length ${n} does not fit ${bytes.length} bytes`);
+  let header: Record<string, unknown>;
+  try {
+    header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(8, 8 + n)));
+  } catch (e) {
+    throw bad(`the header is not UTF-8 JSON (${(e as Error).message})`);
+  }
+  if (typeof header !== 'object' || header === null || Array.isArray(header)) throw bad('the header is not an object');
+  const dataStart = 8 + n;
+  const dataLength = bytes.length - dataStart;
+  const metadata = (header['__metadata__'] ?? {}) as Record<string, string>;
+  const entries = Object.entries(header).filter(([k]) => k !== '__metadata__') as [string, Entry][];
+  // Validate every entry before uploading anything, so a bad file allocates nothing.
+  const spans: [number, number, string][] = [];
+  for (const [name, e] of entries) {
+    const dtype = CODES[e?.dtype];
+    if (!dtype) throw new DTypeError(`loadSafetensors: ${name} has dtype ${String(e?.dtype)}; F32 and I32 are read`);
+    if (!Array.isArray(e.shape) || !e.shape.every((d) => Number.isInteger(d) && d >= 0))
+      throw bad(`${name}: shape ${JSON.stringify(e.shape)} is not a list of sizes`);
+    const [begin, end] = Array.isArray(e.data_offsets) ? e.data_offsets : [NaN, NaN];
+    if (!Number.isInteger(begin) || !Number.isInteger(end) || begin < 0 || end < begin || end > dataLength)
+      throw bad(`${name}: data_offsets ${JSON.stringify(e.data_offsets)} outside the ${dataLength} data bytes`);
+    const want = e.shape.reduce((p, d) => p * d, 1) * 4;
+    if (end - begin !== want)
+      throw new ShapeMismatchError(
+        `loadSafetensors: ${name} has ${end - begin} bytes for shape [${e.shape}] (${want})`,
+        [e.shape],
+      );
+    spans.push([begin, end, name]);
+  }
+  spans.sort((a, b) => a[0] - b[0]);
+  for (let i = 1; i < spans.length; i++)
+    if (spans[i]![0] < spans[i - 1]![1]) throw bad(`${spans[i - 1]![2]} and ${spans[i]![2]} overlap`);
+  const tensors: Record<string, Tensor> = {};
+  try {
+    for (const [name, e] of entries) {
+      const dtype = CODES[e.dtype]!;
+      const count = (e.data_offsets[1] - e.data_offsets[0]) / 4;
+      const host = dtype === 'int32' ? new Int32Array(count) : new Float32Array(count);
+      for (let i = 0; i < count; i++) {
+        const at = dataStart + e.data_offsets[0] + i * 4;
+        host[i] = dtype === 'int32' ? dv.getInt32(at, true) : dv.getFloat32(at, true);
+      }
+      tensors[name] = Tensor.fromArray(backend, host, e.shape, { dtype });
+    }
+  } catch (err) {
+    for (const t of Object.values(tensors)) t.dispose();
+    throw err;
+  }
+  return { tensors, metadata };
+}
