@@ -71,6 +71,13 @@ const CHECKS: Check[] = [
   // one zero in a row: it gets the product of the rest, the others 0; two zeros: all 0
   ['prod (zeros)', ([x]) => ag.prod(x!, 1), [{ shape: [3, 3], values: [0.5, 0, 1.5, 0, 2, 0, 0.7, 1.2, -0.9] }]],
   ['reshape', ([x]) => ag.mul(ag.reshape(x!, [3, 2]), ag.reshape(x!, [3, 2])), [inp([2, 3])]],
+  ['layerNorm', ([x, w, b]) => ag.layerNorm(x!, [4], w!, b!), [inp([3, 4]), inp([4]), inp([4])]],
+  ['rmsNorm', ([x, w]) => ag.rmsNorm(x!, [2, 3], w!), [inp([2, 2, 3]), inp([2, 3])]],
+  [
+    'scaledDotProductAttention (causal, additive mask)',
+    ([q, k, v, m]) => ag.scaledDotProductAttention(q!, k!, v!, { causal: true, mask: m! }),
+    [inp([2, 3, 4]), inp([2, 3, 4]), inp([2, 3, 2]), inp([3, 3])],
+  ],
   ['permute', ([x]) => ag.mul(ag.permute(x!, [2, 0, 1]), 2), [inp([2, 3, 2])]],
   ['expand', ([x]) => ag.expand(x!, [2, 3, 4]), [inp([3, 1])]],
   [

@@ -4,6 +4,8 @@ export * from './ops.js';
 export * from './movement.js';
 export * from './conv.js';
 export * from './nn.js';
+export * from './norm.js';
+export * from './attention.js';
 export * from './optim.js';
 export * from './data.js';
 export * from './gradcheck.js';

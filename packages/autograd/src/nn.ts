@@ -36,6 +36,8 @@ function parameter(be: ComputeBackend, shape: number[], bound: number, rng: Rng)
 export abstract class Module {
   training = true;
   protected readonly params = new Map<string, Tensor>();
+  /** State that is not trained (e.g. BatchNorm's running statistics): in stateDict, not in parameters(). */
+  protected readonly buffers = new Map<string, Tensor>();
   protected readonly children = new Map<string, Module>();
 
   abstract forward(x: Tensor): Tensor;
@@ -59,6 +61,7 @@ export abstract class Module {
    */
   async to(backend: ComputeBackend): Promise<this> {
     for (const t of this.params.values()) await t.moveTo(backend);
+    for (const t of this.buffers.values()) await t.moveTo(backend);
     for (const c of this.children.values()) await c.to(backend);
     return this;
   }
@@ -73,9 +76,19 @@ export abstract class Module {
     return this.train(false);
   }
 
-  /** name → parameter tensor (the tensors themselves, as PyTorch's state_dict), children's names dotted. */
+  /** Every buffer of this module and its children, with dotted names. */
+  namedBuffers(prefix = ''): [string, Tensor][] {
+    const own: [string, Tensor][] = [...this.buffers].map(([k, t]) => [`${prefix}${k}`, t]);
+    for (const [name, child] of this.children) own.push(...child.namedBuffers(`${prefix}${name}.`));
+    return own;
+  }
+
+  /**
+   * name → parameter or buffer tensor (the tensors themselves, as PyTorch's state_dict), children's
+   * names dotted.
+   */
   stateDict(): Record<string, Tensor> {
-    return Object.fromEntries(this.namedParameters());
+    return Object.fromEntries([...this.namedParameters(), ...this.namedBuffers()]);
   }
 
   /**
@@ -123,6 +136,7 @@ export abstract class Module {
   /** Frees every parameter (and gradient). */
   dispose(): void {
     for (const t of this.params.values()) t.dispose();
+    for (const t of this.buffers.values()) t.dispose();
     for (const c of this.children.values()) c.dispose();
   }
 

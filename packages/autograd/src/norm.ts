@@ -1,0 +1,165 @@
+/**
+ * Normalization layers, composed from autograd ops (their gradients follow from the composition):
+ * LayerNorm (Ba et al. 2016), RMSNorm (Zhang & Sennrich 2019) and BatchNorm (Ioffe & Szegedy 2015),
+ * with PyTorch's definitions: biased variance in the normalization, unbiased in BatchNorm's running
+ * variance, running statistics updated with `momentum` in training and used in eval.
+ */
+import { InvalidArgumentError, ShapeMismatchError } from '@polyhal/hal';
+import { noGrad, Tensor } from './tensor.js';
+import { type LayerOptions, Module } from './nn.js';
+import { keep, scope } from './scope.js';
+
+/** The last `n` axes of a rank-r tensor. */
+const lastAxes = (rank: number, n: number): number[] => Array.from({ length: n }, (_, i) => rank - n + i);
+
+function checkTrailing(op: string, x: Tensor, shape: readonly number[]): void {
+  const tail = x.shape.slice(x.rank - shape.length);
+  if (x.rank < shape.length || tail.some((d, i) => d !== shape[i]))
+    throw new ShapeMismatchError(`${op}: input [${x.shape}] does not end in the normalized shape [${shape}]`, [
+      x.shape,
+      shape,
+    ]);
+}
+
+/**
+ * Layer normalization over the trailing dims `normalizedShape`: (x − mean) / √(var + eps) · weight + bias,
+ * var biased (÷ n). x: [..., *normalizedShape] → same shape; weight and bias: normalizedShape or null.
+ */
+export function layerNorm(
+  x: Tensor,
+  normalizedShape: readonly number[],
+  weight: Tensor | null = null,
+  bias: Tensor | null = null,
+  eps = 1e-5,
+): Tensor {
+  checkTrailing('layerNorm', x, normalizedShape);
+  const axes = lastAxes(x.rank, normalizedShape.length);
+  const centered = x.sub(x.mean(axes, true));
+  const variance = centered.mul(centered).mean(axes, true);
+  let y = centered.div(variance.add(eps).sqrt());
+  if (weight) y = y.mul(weight);
+  if (bias) y = y.add(bias);
+  return y;
+}
+
+/** RMS normalization over the trailing dims: x / √(mean(x²) + eps) · weight. eps default: float32's machine epsilon, as PyTorch. */
+export function rmsNorm(
+  x: Tensor,
+  normalizedShape: readonly number[],
+  weight: Tensor | null = null,
+  eps = 2 ** -23,
+): Tensor {
+  checkTrailing('rmsNorm', x, normalizedShape);
+  const axes = lastAxes(x.rank, normalizedShape.length);
+  const y = x.div(x.mul(x).mean(axes, true).add(eps).sqrt());
+  return weight ? y.mul(weight) : y;
+}
+
+const ones = (opts: LayerOptions, shape: readonly number[], value: number, requiresGrad: boolean): Tensor =>
+  keep(Tensor.full(opts.backend, shape, value, { requiresGrad }));
+
+/** y = layerNorm(x) over the trailing `normalizedShape`; weight 1 and bias 0 at start (elementwiseAffine). */
+export class LayerNorm extends Module {
+  readonly normalizedShape: readonly number[];
+  constructor(
+    normalizedShape: number | readonly number[],
+    readonly options: LayerOptions & { eps?: number; elementwiseAffine?: boolean; bias?: boolean },
+  ) {
+    super();
+    this.normalizedShape = typeof normalizedShape === 'number' ? [normalizedShape] : [...normalizedShape];
+    if (options.elementwiseAffine !== false) {
+      this.params.set('weight', ones(options, this.normalizedShape, 1, true));
+      if (options.bias !== false) this.params.set('bias', ones(options, this.normalizedShape, 0, true));
+    }
+  }
+  forward(x: Tensor): Tensor {
+    return layerNorm(
+      x,
+      this.normalizedShape,
+      this.params.get('weight') ?? null,
+      this.params.get('bias') ?? null,
+      this.options.eps ?? 1e-5,
+    );
+  }
+}
+
+/** y = rmsNorm(x) over the trailing `normalizedShape`; weight 1 at start. */
+export class RMSNorm extends Module {
+  readonly normalizedShape: readonly number[];
+  constructor(
+    normalizedShape: number | readonly number[],
+    readonly options: LayerOptions & { eps?: number; elementwiseAffine?: boolean },
+  ) {
+    super();
+    this.normalizedShape = typeof normalizedShape === 'number' ? [normalizedShape] : [...normalizedShape];
+    if (options.elementwiseAffine !== false) this.params.set('weight', ones(options, this.normalizedShape, 1, true));
+  }
+  forward(x: Tensor): Tensor {
+    return rmsNorm(x, this.normalizedShape, this.params.get('weight') ?? null, this.options.eps);
+  }
+}
+
+/**
+ * Batch normalization over the channel dim 1 of [N, C, ...] (BatchNorm1d/2d/3d in one): in training,
+ * normalizes with the batch's mean and biased variance over every dim but 1 and updates the running
+ * statistics (running = (1 − momentum)·running + momentum·batch, the variance unbiased); in eval, uses
+ * the running statistics. weight 1, bias 0, running mean 0 and variance 1 at start; the running
+ * statistics are buffers (in stateDict, not in parameters()).
+ */
+export class BatchNorm extends Module {
+  constructor(
+    readonly numFeatures: number,
+    readonly options: LayerOptions & { eps?: number; momentum?: number; affine?: boolean },
+  ) {
+    super();
+    if (options.affine !== false) {
+      this.params.set('weight', ones(options, [numFeatures], 1, true));
+      this.params.set('bias', ones(options, [numFeatures], 0, true));
+    }
+    this.buffers.set('runningMean', ones(options, [numFeatures], 0, false));
+    this.buffers.set('runningVar', ones(options, [numFeatures], 1, false));
+  }
+
+  forward(x: Tensor): Tensor {
+    if (x.rank < 2 || x.shape[1] !== this.numFeatures)
+      throw new ShapeMismatchError(`BatchNorm: input [${x.shape}] has no channel dim 1 of ${this.numFeatures}`, [
+        x.shape,
+      ]);
+    const axes = x.shape.flatMap((_, i) => (i === 1 ? [] : [i]));
+    const count = axes.reduce((p, a) => p * x.shape[a]!, 1);
+    const bshape = x.shape.map((d, i) => (i === 1 ? d : 1));
+    const eps = this.options.eps ?? 1e-5;
+    let mean: Tensor;
+    let variance: Tensor;
+    if (this.training) {
+      if (count < 2)
+        throw new InvalidArgumentError(`BatchNorm: training needs more than one value per channel, got [${x.shape}]`);
+      mean = x.mean(axes, true);
+      const centered = x.sub(mean);
+      variance = centered.mul(centered).mean(axes, true);
+      const m = this.options.momentum ?? 0.1;
+      // The running statistics are updated in place (stateDict() references stay valid), without a graph.
+      noGrad(() =>
+        scope(() => {
+          for (const [name, batch, scale] of [
+            ['runningMean', mean, 1],
+            ['runningVar', variance, count / (count - 1)],
+          ] as const) {
+            const old = this.buffers.get(name)!;
+            const next = old.mul(1 - m).add(batch.reshape([this.numFeatures]).mul(m * scale));
+            old.backend.assign(old.value.buffer, next.value);
+          }
+        }),
+      );
+    } else {
+      mean = this.buffers.get('runningMean')!.reshape(bshape);
+      variance = this.buffers.get('runningVar')!.reshape(bshape);
+    }
+    let y = x.sub(mean).div(variance.add(eps).sqrt());
+    const w = this.params.get('weight');
+    const b = this.params.get('bias');
+    if (w) y = y.mul(w.reshape(bshape));
+    if (b) y = y.add(b.reshape(bshape));
+    return y;
+  }
+}
