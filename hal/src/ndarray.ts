@@ -1,6 +1,7 @@
 import type { DType } from './dtype.js';
 import { InvalidArgumentError, ShapeMismatchError } from './errors.js';
 import { assertShape, contiguousStrides, type Shape, shapesEqual, sizeOf } from './shape.js';
+import { isContiguous, mergeable } from './strided.js';
 
 /**
  * An opaque handle to memory owned by a backend. `size` is in elements; `byteLength` in bytes.
@@ -40,19 +41,7 @@ export function viewOf(buffer: DeviceBuffer, shape: Shape = [buffer.size]): NDAr
   return { buffer, dtype: buffer.dtype, shape: [...shape], strides: contiguousStrides(shape), offset: 0 };
 }
 
-/** True when the view is row-major contiguous from its offset (size-1 dimensions may have any stride). */
-export function isContiguous(x: NDArray): boolean {
-  let expected = 1;
-  for (let i = x.shape.length - 1; i >= 0; i--) {
-    const d = x.shape[i]!;
-    if (d === 1) continue;
-    if (x.strides[i] !== expected) return false;
-    expected *= d;
-  }
-  return true;
-}
-
-/** True when the view covers its whole buffer contiguously (it can be read back as is). */
+/** True when the view covers its whole buffer contiguously (isContiguous from offset 0: it can be read back as is). */
 export function isWholeBuffer(x: NDArray): boolean {
   return x.offset === 0 && sizeOf(x.shape) === x.buffer.size && isContiguous(x);
 }
@@ -90,7 +79,7 @@ export function reshapeView(x: NDArray, shape: readonly number[]): NDArray | nul
       if (np < op) np *= target[nj++]!;
       else op *= oldShape[oj++]!;
     }
-    for (let k = oi; k < oj - 1; k++) if (oldStrides[k] !== oldShape[k + 1]! * oldStrides[k + 1]!) return null;
+    for (let k = oi; k < oj - 1; k++) if (!mergeable(oldStrides[k]!, oldStrides[k + 1]!, oldShape[k + 1]!)) return null;
     newStrides[nj - 1] = oldStrides[oj - 1]!;
     for (let k = nj - 1; k > ni; k--) newStrides[k - 1] = newStrides[k]! * target[k]!;
     ni = nj;

@@ -1,8 +1,45 @@
 /**
- * Strided iteration planning for kernels. `planRows` coalesces dimensions that are contiguous for every
- * operand (TensorIterator-style), then lists the start offset of each innermost row per operand, so a
- * kernel runs one tight loop per row with a constant inner stride.
+ * View planning shared by the backends: whether a strided layout is contiguous (`isContiguous`) and
+ * whether two neighbouring dims can merge (`mergeable`); `coalesce` merges the dims that are mergeable
+ * for every operand (TensorIterator-style), `planRows` then lists the start offset of each innermost
+ * row per operand, so a kernel runs one tight loop per row with a constant inner stride, and
+ * `planMatmulBatch` does so for the batch dims of a matmul.
  */
+
+/** A strided view's layout: element (i0, i1, ...) lies `Σ ik·strides[k]` elements past its offset. */
+export interface StridedLayout {
+  readonly shape: readonly number[];
+  readonly strides: readonly number[];
+}
+
+/**
+ * Whether an outer dim (stride `outer`) and the dim inside it (size `innerSize`, stride `inner`) read
+ * as one dim of stride `inner`: one outer step spans exactly the inner dim. The merge rule of coalesce,
+ * planRows and reshapeView.
+ */
+export function mergeable(outer: number, inner: number, innerSize: number): boolean {
+  return outer === inner * innerSize;
+}
+
+/**
+ * True when the layout is row-major (C order) and dense from its offset, so its elements are the
+ * sizeOf(shape) consecutive elements there: each dim of size > 1 has as stride the number of elements
+ * the dims inside it span (it merges with them, the innermost having stride 1). Size-1 dims may have
+ * any stride (they never move). The backends' fast paths (a read-back without a copy, a kernel on
+ * contiguous operands) take this test.
+ */
+export function isContiguous(x: StridedLayout): boolean {
+  let span = 1; // elements spanned by the dims inside dim i: the stride dim i needs
+  for (let i = x.shape.length - 1; i >= 0; i--) {
+    const d = x.shape[i]!;
+    if (d === 1) continue;
+    if (x.strides[i] !== span) return false;
+    span *= d;
+  }
+  return true;
+}
+
+/** Rows of a strided iteration (planRows): `rows` runs of `n` elements, a constant step within each. */
 export interface RowPlan {
   /** Elements per row. */
   n: number;
@@ -21,17 +58,19 @@ export function planRows(
   offsets: readonly number[],
 ): RowPlan {
   const k = strides.length;
-  // Drop size-1 dims, then merge neighbours that are contiguous for every operand.
+  // coalesce's loop, kept inline: calling coalesce here left V8 with code that ran the cpu backend's
+  // small strided copies (a 32×32 transpose) at half speed in the benchmark sequence.
   const dims: number[] = [];
   const st: number[][] = strides.map(() => []);
   for (let d = 0; d < shape.length; d++) {
-    if (shape[d] === 1) continue;
+    const size = shape[d]!;
+    if (size === 1) continue;
     const last = dims.length - 1;
-    if (last >= 0 && strides.every((s, o) => st[o]![last] === s[d]! * shape[d]!)) {
-      dims[last] = dims[last]! * shape[d]!;
+    if (last >= 0 && strides.every((s, o) => mergeable(st[o]![last]!, s[d]!, size))) {
+      dims[last] = dims[last]! * size;
       for (let o = 0; o < k; o++) st[o]![last] = strides[o]![d]!;
     } else {
-      dims.push(shape[d]!);
+      dims.push(size);
       for (let o = 0; o < k; o++) st[o]!.push(strides[o]![d]!);
     }
   }
@@ -61,7 +100,7 @@ export function planRows(
 }
 
 /**
- * Merges neighbouring dims that are contiguous for every operand and drops size-1 dims, so most views
+ * Merges neighbouring dims that are mergeable for every operand and drops size-1 dims, so most views
  * reach a kernel as rank 1 or 2. Returns the merged shape and each operand's strides.
  */
 export function coalesce(
@@ -73,7 +112,7 @@ export function coalesce(
   shape.forEach((d, i) => {
     if (d === 1) return;
     const last = dims.length - 1;
-    if (last >= 0 && strides.every((s, o) => st[o]![last] === s[i]! * d)) {
+    if (last >= 0 && strides.every((s, o) => mergeable(st[o]![last]!, s[i]!, d))) {
       dims[last]! *= d;
       strides.forEach((s, o) => (st[o]![last] = s[i]!));
     } else {
@@ -82,4 +121,16 @@ export function coalesce(
     }
   });
   return { shape: dims, strides: st };
+}
+
+/**
+ * Rows over the batch dims (all but the last two) of matmul operands `a` [..., M, K] and `b`
+ * [..., K, N], which view one batch shape (broadcast batch dims have stride 0): batch item t, counted
+ * row-major, starts at `starts[o][t / n] + (t % n) · step[o]` in operand o (0: a, 1: b).
+ */
+export function planMatmulBatch(
+  a: StridedLayout & { readonly offset: number },
+  b: StridedLayout & { readonly offset: number },
+): RowPlan {
+  return planRows(a.shape.slice(0, -2), [a.strides.slice(0, -2), b.strides.slice(0, -2)], [a.offset, b.offset]);
 }

@@ -6,6 +6,7 @@ import {
   type BinaryOp,
   type DeviceBuffer,
   type HostArray,
+  isWholeBuffer,
   type NDArray,
   newHostArray,
   OutOfMemoryError,
@@ -58,10 +59,7 @@ export class CpuBackend extends BaseBackend {
   /** Synchronous read of any view. */
   readonly readSync = (x: NDArray | DeviceBuffer): HostArray => {
     const view = this.readView(x, 'readSync');
-    const buffer = view.buffer;
-    if (view.offset === 0 && view.shape.reduce((p, d) => p * d, 1) === buffer.size && isRowMajor(view)) {
-      return this.data(buffer).slice();
-    }
+    if (isWholeBuffer(view)) return this.data(view.buffer).slice();
     const out = newHostArray(
       view.dtype,
       view.shape.reduce((p, d) => p * d, 1),
@@ -187,14 +185,4 @@ export class CpuBackend extends BaseBackend {
   private strided(x: NDArray): Strided {
     return { data: this.data(x.buffer), shape: x.shape, strides: x.strides, offset: x.offset };
   }
-}
-
-function isRowMajor(x: NDArray): boolean {
-  let expected = 1;
-  for (let i = x.shape.length - 1; i >= 0; i--) {
-    if (x.shape[i] === 1) continue;
-    if (x.strides[i] !== expected) return false;
-    expected *= x.shape[i]!;
-  }
-  return true;
 }

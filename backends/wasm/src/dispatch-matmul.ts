@@ -3,7 +3,7 @@
  * rows, broadcast batch dims included), split by rows across the worker pool, in whole micro-kernel
  * panels, when M·N·K reaches threadThreshold; each part packs into its own scratch block.
  */
-import { type DeviceBuffer, InvalidArgumentError, type NDArray, planRows } from '@polyhal/hal';
+import { type DeviceBuffer, InvalidArgumentError, type NDArray, planMatmulBatch } from '@polyhal/hal';
 import type { WasmContext } from './context.js';
 import type { KernelExports } from './module.js';
 
@@ -16,7 +16,7 @@ export function dispatchMatmul(ctx: WasmContext, a: NDArray, b: NDArray, out: De
   // K ≥ 2^31 only arises from broadcast (stride-0) operands; the kernel counts K in an i32.
   if (K > 2 ** 31 - 1)
     throw new InvalidArgumentError(`matmul: inner dimension K = ${K} exceeds the wasm kernels' limit of 2^31 − 1`);
-  const batch = planRows(a.shape.slice(0, -2), [a.strides.slice(0, -2), b.strides.slice(0, -2)], [a.offset, b.offset]);
+  const batch = planMatmulBatch(a, b);
   // Split rows across threads when the product is large enough (in whole micro-kernel panels).
   const mr = ctx.k.gemmRowBlock();
   const parts = ctx.pool && M * N * K >= ctx.threadThreshold ? Math.min(ctx.pool.size, Math.ceil(M / (4 * mr))) : 1;

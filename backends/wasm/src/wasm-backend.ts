@@ -6,6 +6,7 @@ import {
   contiguousStrides,
   type DeviceBuffer,
   type HostArray,
+  isWholeBuffer,
   type NDArray,
   OutOfMemoryError,
   planRows,
@@ -94,12 +95,7 @@ export class WasmBackend extends BaseBackend {
   readonly readSync = (x: NDArray | DeviceBuffer): HostArray => {
     const view = this.readView(x, 'readSync');
     const n = view.shape.reduce((p, d) => p * d, 1);
-    const tmp =
-      view.offset === 0 &&
-      n === view.buffer.size &&
-      rowMajor(view.shape).every((s, i) => s === view.strides[i] || view.shape[i] === 1)
-        ? null
-        : this.contiguous(view);
+    const tmp = isWholeBuffer(view) ? null : this.contiguous(view);
     try {
       const b = (tmp ?? view).buffer;
       const ptr = this.ptr(b) >>> 2;

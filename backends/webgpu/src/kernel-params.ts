@@ -1,5 +1,5 @@
 /** Kernel parameters and workgroup grids shared by the dispatches of the WebGPU backend. */
-import { contiguousStrides, type NDArray } from '@polyhal/hal';
+import { contiguousStrides } from '@polyhal/hal';
 import { coalesce, grid, rankSlots } from './layout.js';
 
 export const rowMajor = contiguousStrides;
@@ -27,11 +27,6 @@ export function stridedParams(
   );
   const R = rankSlots(c.shape.length);
   return { R, words: packDims(c, R) };
-}
-
-export function isContig(x: NDArray): boolean {
-  const c = coalesce(x.shape, [x.strides, rowMajor(x.shape)]);
-  return c.shape.length <= 1 && (c.strides[0]?.[0] ?? 1) === 1;
 }
 
 /** Workgroups of 256 threads for `n` invocations. */

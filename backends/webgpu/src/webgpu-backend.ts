@@ -6,6 +6,7 @@ import {
   type BinaryOp,
   type DeviceBuffer,
   type HostArray,
+  isContiguous,
   type NDArray,
   OutOfMemoryError,
   REDUCE_OP_DEFS,
@@ -25,7 +26,7 @@ import { binaryExpr, binaryWgsl, elementwiseWords, unaryExpr, unaryWgsl } from '
 import { adamWgsl, sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
 import { TILES } from './kernels/matmul.js';
 import { reduceWgsl, reduceWords } from './kernels/reduce.js';
-import { flat, isContig, packDims, rowMajor, stridedParams } from './kernel-params.js';
+import { flat, packDims, rowMajor, stridedParams } from './kernel-params.js';
 import { coalesce, floatBits, grid, rankSlots } from './layout.js';
 import { BufferPool } from './pool.js';
 import { StagingReader } from './reads.js';
@@ -190,7 +191,7 @@ export class WebGpuBackend extends BaseBackend {
     unaryExpr(op, x.dtype); // throws UnsupportedOpError before anything is encoded
     const n = out.size;
     if (n === 0) return;
-    const contig = isContig(x);
+    const contig = isContiguous(x);
     const { R, words } = stridedParams(x.shape, [x]);
     this.batch.dispatch(
       op,
@@ -207,7 +208,7 @@ export class WebGpuBackend extends BaseBackend {
     binaryExpr(op, a.dtype); // throws UnsupportedOpError before anything is encoded
     const n = out.size;
     if (n === 0) return;
-    const contig = isContig(a) && isContig(b);
+    const contig = isContiguous(a) && isContiguous(b);
     const { R, words } = stridedParams(a.shape, [a, b]);
     this.batch.dispatch(
       op,

@@ -3,7 +3,7 @@
  * with dtype conversion when the arrays differ (float32 → int32 truncates toward zero and saturates;
  * NaN → 0), plus fill and pad.
  */
-import type { HostArray } from '@polyhal/hal';
+import { type HostArray, padPlacement } from '@polyhal/hal';
 import { planRows, rowMajor, type Strided } from './strided.js';
 
 const I32_MAX = 2147483647;
@@ -45,9 +45,7 @@ export function padKernel(
   value: number,
   out: HostArray,
 ): void {
-  const shape = x.shape.map((d, i) => d + pads[i]![0] + pads[i]![1]);
-  const strides = rowMajor(shape);
+  const { strides, offset } = padPlacement(x.shape, pads);
   out.fill(value);
-  const offset = pads.reduce((acc, [before], i) => acc + before * strides[i]!, 0);
   stridedCopy(x, { data: out, shape: x.shape, strides, offset });
 }

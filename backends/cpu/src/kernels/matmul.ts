@@ -5,7 +5,8 @@
  * cost nothing extra), and a 4×4 register-blocked micro-kernel with 16 scalar float64 accumulators
  * runs over panel pairs that stay in L1.
  */
-import { planRows, type Strided } from './strided.js';
+import { planMatmulBatch } from '@polyhal/hal';
+import type { Strided } from './strided.js';
 
 const KC = 256;
 const MC = 64;
@@ -18,7 +19,7 @@ export function matmulKernel(a: Strided<Float32Array>, b: Strided<Float32Array>,
   const K = a.shape[r - 1]!;
   const N = b.shape[r - 1]!;
   if (M === 0 || N === 0) return;
-  const batch = planRows(a.shape.slice(0, -2), [a.strides.slice(0, -2), b.strides.slice(0, -2)], [a.offset, b.offset]);
+  const batch = planMatmulBatch(a, b);
   let t = 0;
   for (let row = 0; row < batch.rows; row++) {
     for (let i = 0; i < batch.n; i++, t++) {
