@@ -149,20 +149,20 @@ describe('wasm worker failures are typed errors on the calling thread, never a h
     workers: { terminate(): unknown }[];
   }
   const poolOf = (be: WasmBackend): Pool => (be as unknown as { pool: Pool }).pool;
-  // negI32(n, rows, x, xStarts, xStep, out) with its row starts past the end of memory: a trap.
-  const trap = [4, 1, 0, 0xfffffff0, 1, 0];
+  // unaryI32(op, n, rows, x, xStarts, xStep, out) with its row starts past the end of memory: a trap.
+  const trap = [0, 4, 1, 0, 0xfffffff0, 1, 0];
 
   test('a kernel that traps on a worker throws WasmKernelError naming the kernel, the worker and the trap; the pool keeps working', async () => {
     await withBackend(2, { elementwiseThreadThreshold: 1 }, async (be) => {
       let err: unknown;
       try {
-        poolOf(be).run('negI32', [[], trap], () => undefined);
+        poolOf(be).run('unaryI32', [[], trap], () => undefined);
       } catch (e) {
         err = e;
       }
       expect(err).toBeInstanceOf(WasmKernelError);
       expect(err).toBeInstanceOf(PolyHalError);
-      expect(err).toMatchObject({ kernel: 'negI32', thread: 1 });
+      expect(err).toMatchObject({ kernel: 'unaryI32', thread: 1 });
       expect((err as Error).message).toMatch(/out of bounds/);
       const x = be.fromArray(
         Array.from({ length: 1000 }, (_, i) => i),
@@ -175,8 +175,8 @@ describe('wasm worker failures are typed errors on the calling thread, never a h
 
   test("a trap on the calling thread also throws WasmKernelError, after the workers' parts have ended", async () => {
     await withBackend(2, {}, async (be) => {
-      const k = (be as unknown as { k: { negI32(...a: number[]): void } }).k;
-      expect(() => poolOf(be).run('negI32', [trap, trap], (p) => k.negI32(...p))).toThrow(WasmKernelError);
+      const k = (be as unknown as { k: { unaryI32(...a: number[]): void } }).k;
+      expect(() => poolOf(be).run('unaryI32', [trap, trap], (p) => k.unaryI32(...p))).toThrow(WasmKernelError);
     });
   });
 

@@ -38,14 +38,94 @@ export function unaryFloat(op: UnaryOp, x: number): number {
       return Math.cos(x);
     case 'abs':
       return Math.abs(x);
+    case 'sign':
+      return x > 0 ? 1 : x < 0 ? -1 : x; // ±0 and NaN are their own sign
+    case 'floor':
+      return Math.floor(x);
+    case 'ceil':
+      return Math.ceil(x);
+    case 'round': {
+      // Ties to even; x − floor(x) is exact for a float32 x. A zero keeps x's sign.
+      if (!Number.isFinite(x)) return x;
+      const f = Math.floor(x);
+      const d = x - f;
+      const r = d > 0.5 || (d === 0.5 && f % 2 !== 0) ? f + 1 : f;
+      return r === 0 && (x < 0 || Object.is(x, -0)) ? -0 : r;
+    }
+    case 'trunc':
+      return Math.trunc(x);
+    case 'erf':
+      return erf(x);
+    case 'log1p':
+      return Math.log1p(x);
+    case 'expm1':
+      return Math.expm1(x);
+    case 'softplus':
+      return Math.max(x, 0) + Math.log1p(Math.exp(-Math.abs(x)));
+    case 'gelu':
+      return x === -Infinity ? -0 : 0.5 * x * erfc(-x / Math.SQRT2);
+    case 'geluTanh': {
+      // 0.5·x·(1 + tanh(u)) = x/(1 + e^(−2u)), which does not cancel for negative u.
+      if (x === -Infinity) return -0;
+      const u = Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3);
+      return x / (1 + Math.exp(-2 * u));
+    }
+    case 'silu':
+      return x === -Infinity ? -0 : x >= 0 ? x / (1 + Math.exp(-x)) : (x * Math.exp(x)) / (1 + Math.exp(x));
     default:
       throw new UnsupportedOpError(String(op), 'float32', BACKEND);
   }
 }
 
+/**
+ * erf by its Maclaurin series for |x| ≤ 2 (alternating; at most ~3 digits of float64 lost) and
+ * 1 − erfc beyond; erfc by Laplace's continued fraction for x > 2 (modified Lentz), 1 − erf below.
+ */
+function erf(x: number): number {
+  if (Number.isNaN(x) || x === 0) return x;
+  if (Math.abs(x) > 2) return Math.sign(x) * (1 - erfcFraction(Math.abs(x)));
+  let term = x; // x^(2n+1)·(−1)^n / n!
+  let sum = x;
+  for (let n = 1; n < 100; n++) {
+    term *= (-x * x) / n;
+    const t = term / (2 * n + 1);
+    sum += t;
+    if (Math.abs(t) < 1e-17 * Math.abs(sum)) break;
+  }
+  return (2 / Math.sqrt(Math.PI)) * sum;
+}
+
+function erfc(x: number): number {
+  if (x > 2) return erfcFraction(x);
+  if (x < -2) return 2 - erfcFraction(-x);
+  return 1 - erf(x);
+}
+
+/** erfc(x) = e^(−x²)/√π · 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + ···)))) for x > 2, front to back (Lentz). */
+function erfcFraction(x: number): number {
+  if (x === Infinity) return 0;
+  const tiny = 1e-300;
+  let f = x;
+  let c = x;
+  let d = 0;
+  for (let k = 1; k < 500; k++) {
+    const a = k / 2;
+    d = x + a * d;
+    d = d === 0 ? 1 / tiny : 1 / d;
+    c = x + a / c;
+    if (c === 0) c = tiny;
+    const delta = c * d;
+    f *= delta;
+    if (Math.abs(delta - 1) < 1e-16) break;
+  }
+  return Math.exp(-x * x) / Math.sqrt(Math.PI) / f;
+}
+
 /** An int32 unary op (wrapping modulo 2^32). */
 export function unaryInt(op: UnaryOp, x: number): number {
   if (op === 'neg') return -x | 0; // −(−2^31) wraps to −2^31
+  if (op === 'abs') return Math.abs(x) | 0; // |−2^31| wraps to −2^31
+  if (op === 'sign') return x > 0 ? 1 : x < 0 ? -1 : 0;
   throw new UnsupportedOpError(String(op), 'int32', BACKEND);
 }
 

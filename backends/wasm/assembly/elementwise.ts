@@ -3,9 +3,15 @@
 // contiguous (row r starts at r·n). Contiguous rows (step 1) and broadcast scalars (step 0) run on
 // f32x4/i32x4; other steps run scalar. Semantics: hal/src/ops.ts.
 
-// Op codes shared with src/kernels.ts.
+import { erf64, erfc64, sigmoid64 } from './special';
+
+// Op codes shared with src/dispatch-elementwise.ts (the op table's order).
 export const ADD = 0, SUB = 1, MUL = 2, DIV = 3, MAXIMUM = 4, MOD = 5, CMPLT = 6;
 export const NEG = 0, EXP = 1, LOG = 2, RELU = 3, SIGMOID = 4, TANH = 5, SQRT = 6, RECIP = 7, EXP2 = 8, LOG2 = 9, SIN = 10, COS = 11, ABS = 12;
+export const SIGN = 13, FLOOR = 14, CEIL = 15, ROUND = 16, TRUNC = 17;
+export const ERF = 18, LOG1P = 19, EXPM1 = 20, SOFTPLUS = 21, GELU = 22, GELU_TANH = 23, SILU = 24;
+// geluTanh(x) = x·sigmoid(2√(2/π)·(x + 0.044715·x³))
+const GELU_2C: f64 = 1.5957691216057308, GELU_A: f64 = 0.044715;
 
 @inline function vbin(op: i32, a: v128, b: v128): v128 {
   switch (op) {
@@ -145,6 +151,24 @@ export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
     case LOG2: return Mathf.log2(x);
     case SIN: return Mathf.sin(x);
     case ABS: return Mathf.abs(x);
+    case SIGN: return x > 0 ? 1 : x < 0 ? -1 : x == 0 ? 0 : x;
+    case FLOOR: return Mathf.floor(x);
+    case CEIL: return Mathf.ceil(x);
+    case ROUND: return nearest<f32>(x); // ties to even
+    case TRUNC: return Mathf.trunc(x);
+    case ERF: return <f32>erf64(x);
+    case LOG1P: return <f32>Math.log1p(x);
+    case EXPM1: return <f32>Math.expm1(x);
+    case SOFTPLUS: {
+      const v = <f64>x;
+      return <f32>(Math.max(v, 0) + Math.log1p(Math.exp(-Math.abs(v))));
+    }
+    case GELU: return x == -Infinity ? -0.0 : <f32>(0.5 * <f64>x * erfc64(-<f64>x * Math.SQRT1_2));
+    case GELU_TANH: {
+      const v = <f64>x;
+      return x == -Infinity ? -0.0 : <f32>(v * sigmoid64(GELU_2C * (v + GELU_A * v * v * v)));
+    }
+    case SILU: return x == -Infinity ? -0.0 : <f32>(<f64>x * sigmoid64(x));
     default: return Mathf.cos(x);
   }
 }
@@ -155,6 +179,14 @@ export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
   if (op == RELU) return v128.bitselect(v, zero, v128.or(f32x4.gt(v, zero), f32x4.ne(v, v)));
   if (op == SQRT) return f32x4.sqrt(v);
   if (op == ABS) return f32x4.abs(v);
+  if (op == SIGN) {
+    const s = v128.or(v128.and(f32x4.gt(v, zero), f32x4.splat(1)), v128.and(f32x4.lt(v, zero), f32x4.splat(-1)));
+    return v128.bitselect(v, s, f32x4.ne(v, v)); // NaN stays NaN
+  }
+  if (op == FLOOR) return f32x4.floor(v);
+  if (op == CEIL) return f32x4.ceil(v);
+  if (op == ROUND) return f32x4.nearest(v);
+  if (op == TRUNC) return f32x4.trunc(v);
   return f32x4.div(f32x4.splat(1), v);
 }
 
@@ -180,6 +212,11 @@ function unaryDenseF32(op: i32, n: i32, px: usize, po: usize): i32 {
     case SQRT: return unaryDense(SQRT, n, px, po);
     case RECIP: return unaryDense(RECIP, n, px, po);
     case ABS: return unaryDense(ABS, n, px, po);
+    case SIGN: return unaryDense(SIGN, n, px, po);
+    case FLOOR: return unaryDense(FLOOR, n, px, po);
+    case CEIL: return unaryDense(CEIL, n, px, po);
+    case ROUND: return unaryDense(ROUND, n, px, po);
+    case TRUNC: return unaryDense(TRUNC, n, px, po);
     default: return 0;
   }
 }
@@ -201,14 +238,39 @@ export function unaryF32(op: i32, n: i32, rows: i32, x: usize, xStarts: usize, x
   }
 }
 
-export function negI32(n: i32, rows: i32, x: usize, xStarts: usize, xStep: i32, out: usize): void {
+@inline function sunI(op: i32, x: i32): i32 {
+  if (op == NEG) return -x;
+  if (op == ABS) return x < 0 ? -x : x; // |−2^31| wraps to −2^31
+  return <i32>(x > 0) - <i32>(x < 0); // SIGN
+}
+
+@inline function vunI(op: i32, v: v128): v128 {
+  if (op == NEG) return i32x4.neg(v);
+  if (op == ABS) return i32x4.abs(v);
+  const zero = i32x4.splat(0);
+  return i32x4.sub(i32x4.lt_s(v, zero), i32x4.gt_s(v, zero)); // true lanes are −1: (−[x < 0]) − (−[x > 0])
+}
+
+// The int32 unary ops (neg, abs, sign: the op table's codes): contiguous rows 4 lanes at a time.
+@inline function unaryRowsI32(op: i32, n: i32, rows: i32, x: usize, xStarts: usize, xStep: i32, out: usize): void {
   const dx = <usize>(xStep << 2);
   for (let r = 0; r < rows; r++) {
     let px = x + (<usize>load<i32>(xStarts + (<usize>r << 2)) << 2);
     const po = out + (<usize>(r * n) << 2);
-    for (let i = 0; i < n; i++) {
-      store<i32>(po + (<usize>i << 2), -load<i32>(px));
+    let i = 0;
+    if (xStep == 1) {
+      for (; i + 4 <= n; i += 4) v128.store(po + (<usize>i << 2), vunI(op, v128.load(px + (<usize>i << 2))));
+      px += <usize>i << 2;
+    }
+    for (; i < n; i++) {
+      store<i32>(po + (<usize>i << 2), sunI(op, load<i32>(px)));
       px += dx;
     }
   }
+}
+
+export function unaryI32(op: i32, n: i32, rows: i32, x: usize, xStarts: usize, xStep: i32, out: usize): void {
+  if (op == NEG) unaryRowsI32(NEG, n, rows, x, xStarts, xStep, out);
+  else if (op == ABS) unaryRowsI32(ABS, n, rows, x, xStarts, xStep, out);
+  else unaryRowsI32(SIGN, n, rows, x, xStarts, xStep, out);
 }

@@ -5,6 +5,7 @@
  * is split across the worker pool by rows, or by element ranges when there are few long rows.
  */
 import {
+  BINARY_OPS,
   type BinaryOp,
   contiguousStrides,
   type DeviceBuffer,
@@ -17,19 +18,19 @@ import {
 import { type WasmContext, withPlan } from './context.js';
 import type { JobKernel } from './threads.js';
 
-/** The kernels' op codes (binaryF32/binaryI32 and unaryF32 switch on them). */
-export const BINARY_CODES: Record<BinaryOp, number> = { add: 0, sub: 1, mul: 2, div: 3, maximum: 4, mod: 5, cmplt: 6 };
+/** The kernels' op codes (binaryF32/binaryI32, unaryF32/unaryI32 switch on them): the op table's order. */
+export const BINARY_CODES = Object.fromEntries(BINARY_OPS.map((op, i) => [op, i])) as Record<BinaryOp, number>;
 export const UNARY_CODES = Object.fromEntries(UNARY_OPS.map((op, i) => [op, i])) as Record<UnaryOp, number>;
 
 const rowMajor = contiguousStrides;
 
-/** out = op(x) for unary op `code` (UNARY_CODES); int32 runs negI32, the one int32 unary op. */
+/** out = op(x) for unary op `code` (UNARY_CODES); int32 (neg, abs, sign) runs unaryI32. */
 export function dispatchUnary(ctx: WasmContext, code: number, x: NDArray, out: DeviceBuffer): void {
   const plan = planRows(x.shape, [x.strides, rowMajor(x.shape)], [x.offset, 0]);
   if (plan.rows === 0) return;
   withPlan(ctx.heap, plan, 1, ([xs]) => {
     const xp = { ptr: ctx.ptr(x.buffer), starts: xs!, step: plan.step[0]! };
-    if (x.dtype === 'int32') runElementwise(ctx, 'negI32', [], plan, [xp], ctx.ptr(out));
+    if (x.dtype === 'int32') runElementwise(ctx, 'unaryI32', [code], plan, [xp], ctx.ptr(out));
     else runElementwise(ctx, 'unaryF32', [code], plan, [xp], ctx.ptr(out));
   });
 }

@@ -47,7 +47,7 @@ export interface KernelExports {
     out: number,
   ): void;
   unaryF32(op: number, n: number, rows: number, x: number, xStarts: number, xStep: number, out: number): void;
-  negI32(n: number, rows: number, x: number, xStarts: number, xStep: number, out: number): void;
+  unaryI32(op: number, n: number, rows: number, x: number, xStarts: number, xStep: number, out: number): void;
   copyRows(
     mode: number,
     n: number,

@@ -6,6 +6,7 @@ import {
   contiguousStrides,
   type DeviceBuffer,
   type HostArray,
+  INT32_UNARY_OPS,
   isWholeBuffer,
   type NDArray,
   OutOfMemoryError,
@@ -151,7 +152,11 @@ export class WasmBackend extends BaseBackend {
 
   protected unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void {
     const code = UNARY_CODES[op];
-    if (typeof code !== 'number' || !Object.hasOwn(UNARY_CODES, op) || (x.dtype === 'int32' && op !== 'neg'))
+    if (
+      typeof code !== 'number' ||
+      !Object.hasOwn(UNARY_CODES, op) ||
+      (x.dtype === 'int32' && !INT32_UNARY_OPS.has(op))
+    )
       throw new UnsupportedOpError(String(op), x.dtype, this.name);
     dispatchUnary(this.ctx, code, x, out);
   }

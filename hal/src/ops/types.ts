@@ -6,6 +6,7 @@
  * the oracle, the conformance cases and tolerances, autograd's gradients and the op reference are all
  * derived from these entries; a backend adds one kernel line per op.
  */
+import type { DType } from '../dtype.js';
 import type { NDArray } from '../ndarray.js';
 
 /** Values the conformance cases draw for an input (seeded, rounded to float32). */
@@ -41,6 +42,10 @@ export interface GradOps {
   neg(x: NDArray): NDArray;
   sin(x: NDArray): NDArray;
   cos(x: NDArray): NDArray;
+  exp(x: NDArray): NDArray;
+  sigmoid(x: NDArray): NDArray;
+  erf(x: NDArray): NDArray;
+  full(shape: readonly number[], value: number, dtype?: DType): NDArray;
   mul(a: NDArray | number, b: NDArray | number): NDArray;
   div(a: NDArray | number, b: NDArray | number): NDArray;
   sub(a: NDArray | number, b: NDArray | number): NDArray;

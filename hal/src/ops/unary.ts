@@ -1,9 +1,12 @@
 /**
  * The elementwise unary ops: one entry each (see types.ts). The ORDER is the ops' numbering in the
- * WASM kernels (`UNARY_OPS[i]` is op code i): append new ops at the end.
+ * WASM kernels (`UNARY_OPS[i]` is op code i): append new ops at the end — of the last family file
+ * spread in below (unary-rounding.ts, then unary-special.ts).
  */
 import { withTemps } from '../temps.js';
 import { EXACT, TRANSCENDENTAL, ULP1, ULP4, type UnaryOpDef } from './types.js';
+import { ROUNDING_OP_DEFS } from './unary-rounding.js';
+import { SPECIAL_OP_DEFS } from './unary-special.js';
 
 const U = (lo: number, hi: number) => ({ kind: 'uniform', lo, hi }) as const;
 const P = (lo: number, hi: number) => ({ kind: 'positive', lo, hi }) as const;
@@ -128,10 +131,15 @@ export const UNARY_OP_DEFS = {
     grad: (be, g, [x]) => withTemps(be, (t) => [be.neg(t(be.mul(g, t(be.sin(x!)))))]),
   },
   abs: {
-    semantics: '|x|: clears the sign bit (abs(−0) = 0, abs(−Inf) = Inf, NaN stays NaN). Gradient sign(x), 0 at x = 0.',
+    semantics:
+      '|x|: clears the sign bit (abs(−0) = 0, abs(−Inf) = Inf, NaN stays NaN). int32 wraps: abs(−2^31) = −2^31 ' +
+      "(two's complement, as ONNX Abs). Gradient sign(x), 0 at x = 0.",
     f64: Math.abs,
+    i32: (x) => Math.abs(x) | 0,
     domain: U(-100, 100),
-    accuracy: { float32: EXACT },
+    accuracy: { float32: EXACT, int32: EXACT },
     grad: (be, g, [x]) => withTemps(be, (t) => [be.mul(g, t(be.sub(t(be.cmplt(0, x!)), t(be.cmplt(x!, 0)))))]),
   },
+  ...ROUNDING_OP_DEFS,
+  ...SPECIAL_OP_DEFS,
 } as const satisfies Record<string, UnaryOpDef>;

@@ -143,6 +143,24 @@ export const log2 = (x: Tensor): Tensor => unaryOp('log2', x);
 export const sin = (x: Tensor): Tensor => unaryOp('sin', x);
 export const cos = (x: Tensor): Tensor => unaryOp('cos', x);
 export const abs = (x: Tensor): Tensor => unaryOp('abs', x);
+/** −1, 0 or 1 (gradient 0, as for floor, ceil, round and trunc). */
+export const sign = (x: Tensor): Tensor => unaryOp('sign', x);
+export const floor = (x: Tensor): Tensor => unaryOp('floor', x);
+export const ceil = (x: Tensor): Tensor => unaryOp('ceil', x);
+/** To the nearest integer, ties to even (np.round). */
+export const round = (x: Tensor): Tensor => unaryOp('round', x);
+export const trunc = (x: Tensor): Tensor => unaryOp('trunc', x);
+export const erf = (x: Tensor): Tensor => unaryOp('erf', x);
+export const log1p = (x: Tensor): Tensor => unaryOp('log1p', x);
+export const expm1 = (x: Tensor): Tensor => unaryOp('expm1', x);
+/** log(1 + e^x), without overflow. */
+export const softplus = (x: Tensor): Tensor => unaryOp('softplus', x);
+/** Exact GELU x·Φ(x) (PyTorch's default). */
+export const gelu = (x: Tensor): Tensor => unaryOp('gelu', x);
+/** GELU's tanh approximation (PyTorch's approximate='tanh'). */
+export const geluTanh = (x: Tensor): Tensor => unaryOp('geluTanh', x);
+/** SiLU (swish) x·sigmoid(x). */
+export const silu = (x: Tensor): Tensor => unaryOp('silu', x);
 
 /** Expands a reduced gradient (keepdims shape) back over the reduced axes. */
 function spread(be: ComputeBackend, g: NDArray, inShape: readonly number[], axes: number[]): NDArray {

@@ -9,6 +9,7 @@ import {
   BINARY_OPS,
   type BinaryOpDef,
   INT32_REDUCE_OPS,
+  INT32_UNARY_OPS,
   REDUCE_OP_DEFS,
   REDUCE_OPS,
   UNARY_OP_DEFS,
@@ -155,13 +156,38 @@ function buildCases(): Case[] {
       inputs: [{ shape: [64], gen: SPECIAL }],
     });
   }
-  cases.push({
-    id: 'neg/int32/[31,33]',
-    kind: 'unary',
-    op: 'neg',
-    dtype: 'int32',
-    inputs: [{ shape: [31, 33], gen: I(-2147483648, 2147483647), dtype: 'int32' }],
-  });
+  const INT32_EDGES = [-2147483648, -2147483647, -65536, -7, -1, 0, 1, 7, 65536, 2147483646, 2147483647];
+  for (const op of INT32_UNARY_OPS) {
+    cases.push({
+      id: `${op}/int32/[31,33]`,
+      kind: 'unary',
+      op,
+      dtype: 'int32',
+      inputs: [{ shape: [31, 33], gen: I(-2147483648, 2147483647), dtype: 'int32' }],
+    });
+    cases.push({
+      id: `${op}/int32/edges`,
+      kind: 'unary',
+      op,
+      dtype: 'int32',
+      inputs: [{ shape: [INT32_EDGES.length], gen: SPECIAL, values: INT32_EDGES, dtype: 'int32' }],
+    });
+  }
+  // Rounding at and next to halves, where a kernel built on floor(x + 0.5) or on JS Math.round goes
+  // wrong (0.49999997 + 0.5 rounds up to 1; ties go up), around 2^23 (the last float32s with a
+  // fraction) and past it (integers only).
+  const halves = [0.5, 1.5, 2.5, 3.5, 0.49999997, 0.50000006, 1.4999999, 2.5000002, 4194304.5, 8388607.5, 8388607];
+  halves.push(8388608, 8388609, 16777218, 1.1754944e-38, 0.99999994, 1.0000001);
+  const halfValues = [...halves, ...halves.map((v) => -v)];
+  for (const op of ['sign', 'floor', 'ceil', 'round', 'trunc']) {
+    cases.push({
+      id: `${op}/float32/halves`,
+      kind: 'unary',
+      op,
+      dtype: 'float32',
+      inputs: [{ shape: [halfValues.length], gen: SPECIAL, values: halfValues }],
+    });
+  }
   // ---- binary ----
   for (const [op, [ga, gb]] of Object.entries(BINARY_DOMAIN)) {
     for (const [a, b] of BROADCAST_PAIRS) {

@@ -1,9 +1,10 @@
 /**
  * Elementwise unary kernel over a strided input into a contiguous output. Transcendentals use the
- * float64 Math functions and round once to float32 (well inside the tolerance table). relu and abs on
+ * float64 Math functions (erf: special.ts) and round once to float32 (well inside the tolerance table). relu and abs on
  * contiguous float32 run branch-free on the bit pattern (random signs would defeat the branch predictor).
  */
 import { type HostArray, type UnaryOp, UnsupportedOpError } from '@polyhal/hal';
+import { erf, normalCdf } from './special.js';
 import { planRows, rowMajor, type Strided } from './strided.js';
 
 export function unaryKernel(op: UnaryOp, x: Strided, out: HostArray): void {
@@ -39,6 +40,16 @@ function absBits(x: Float32Array, xOff: number, out: Float32Array, n: number): v
   const oi = new Int32Array(out.buffer, out.byteOffset, n);
   for (let i = 0; i < n; i++) oi[i] = xi[i]! & 0x7fffffff;
 }
+
+/** 1/(1 + e^−v) without overflow. */
+const sigmoid = (v: number): number => {
+  if (v >= 0) return 1 / (1 + Math.exp(-v));
+  const e = Math.exp(v);
+  return e / (1 + e);
+};
+/** geluTanh(x) = x·sigmoid(2√(2/π)·(x + 0.044715·x³)). */
+const GELU_2C = 2 * Math.sqrt(2 / Math.PI);
+const GELU_A = 0.044715;
 
 function unaryRow(op: UnaryOp, n: number, x: HostArray, xi: number, sx: number, o: HostArray, oi: number): void {
   const end = oi + n;
@@ -91,6 +102,62 @@ function unaryRow(op: UnaryOp, n: number, x: HostArray, xi: number, sx: number, 
       return;
     case 'abs':
       for (; oi < end; oi++, xi += sx) o[oi] = Math.abs(x[xi]!);
+      return;
+    case 'sign':
+      for (; oi < end; oi++, xi += sx) {
+        const v = x[xi]!;
+        o[oi] = v > 0 ? 1 : v < 0 ? -1 : v === 0 ? 0 : v;
+      }
+      return;
+    case 'floor':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.floor(x[xi]!);
+      return;
+    case 'ceil':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.ceil(x[xi]!);
+      return;
+    case 'round':
+      // Math.round rounds ties up (and keeps −0): step back where that picked the odd neighbour of a tie.
+      for (; oi < end; oi++, xi += sx) {
+        const v = x[xi]!;
+        const r = Math.round(v);
+        o[oi] = r - v === 0.5 && r % 2 !== 0 ? r - 1 : r;
+      }
+      return;
+    case 'trunc':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.trunc(x[xi]!);
+      return;
+    case 'erf':
+      for (; oi < end; oi++, xi += sx) o[oi] = erf(x[xi]!);
+      return;
+    case 'log1p':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.log1p(x[xi]!);
+      return;
+    case 'expm1':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.expm1(x[xi]!);
+      return;
+    case 'softplus':
+      for (; oi < end; oi++, xi += sx) {
+        const v = x[xi]!;
+        o[oi] = v > 0 ? v + Math.log1p(Math.exp(-v)) : Math.log1p(Math.exp(v));
+      }
+      return;
+    case 'gelu':
+      for (; oi < end; oi++, xi += sx) {
+        const v = x[xi]!;
+        o[oi] = v === -Infinity ? -0 : v * normalCdf(v);
+      }
+      return;
+    case 'geluTanh':
+      for (; oi < end; oi++, xi += sx) {
+        const v = x[xi]!;
+        o[oi] = v === -Infinity ? -0 : v * sigmoid(GELU_2C * (v + GELU_A * v * v * v));
+      }
+      return;
+    case 'silu':
+      for (; oi < end; oi++, xi += sx) {
+        const v = x[xi]!;
+        o[oi] = v === -Infinity ? -0 : v * sigmoid(v);
+      }
       return;
     default:
       throw new UnsupportedOpError(String(op), x instanceof Int32Array ? 'int32' : 'float32', 'cpu');

@@ -7,6 +7,7 @@
  */
 import { type BinaryOp, type DType, type UnaryOp, UnsupportedOpError } from '@polyhal/hal';
 import { FLAT_ARGS, FLAT_INDEX, paramsPrelude, stridedOffsets } from '../layout.js';
+import { MATH_WGSL } from './math-wgsl.js';
 
 /** Param words for R dimension slots. */
 export const elementwiseWords = (R: number): number => 4 + 3 * R;
@@ -44,7 +45,29 @@ const UNARY_F32: Record<UnaryOp, string> = {
   sin: 'sin(x)',
   cos: 'cos(x)',
   abs: 'bitcast<f32>(bitcast<u32>(x) & 0x7fffffffu)',
+  sign: 'select(select(0.0, -1.0, x < 0.0), 1.0, x > 0.0)',
+  floor: 'floor(x)',
+  ceil: 'ceil(x)',
+  round: 'round(x)', // WGSL's round is half to even
+  trunc: 'trunc(x)',
+  erf: 'erf_f(x)',
+  log1p: 'log1p_f(x)',
+  expm1: 'expm1_f(x)',
+  softplus: 'softplus_f(x)',
+  gelu: 'gelu_f(x)',
+  geluTanh: 'gelu_tanh_f(x)',
+  silu: 'silu_f(x)',
 };
+
+/** int32 unary ops: neg and abs wrap (−(−2^31) = |−2^31| = −2^31). */
+const UNARY_I32: Partial<Record<UnaryOp, string>> = {
+  neg: '-x',
+  abs: 'select(x, -x, x < 0)',
+  sign: 'select(select(0, -1, x < 0), 1, x > 0)',
+};
+
+/** The float32 math helpers (math-wgsl.ts) go only into the shaders whose expression calls one. */
+const helpers = (expr: string): string => (/\b\w+_f\(/.test(expr) ? `${HELPERS}${MATH_WGSL}` : HELPERS);
 
 const HELPERS = `
 fn qnan() -> f32 { return bitcast<f32>(0x7fc00000u ^ u32(p(1u))); } // word 1 is 0: a NaN the compiler cannot fold
@@ -120,10 +143,10 @@ export function binaryExpr(op: BinaryOp, dtype: DType): string {
   return expr;
 }
 
-/** The WGSL expression of a unary op (int32: neg only); UnsupportedOpError otherwise. */
+/** The WGSL expression of a unary op (int32: neg, abs, sign); UnsupportedOpError otherwise. */
 export function unaryExpr(op: UnaryOp, dtype: DType): string {
-  const expr =
-    dtype === 'int32' ? (op === 'neg' ? '-x' : undefined) : Object.hasOwn(UNARY_F32, op) ? UNARY_F32[op] : undefined;
+  const table: Partial<Record<string, string>> = dtype === 'float32' ? UNARY_F32 : UNARY_I32;
+  const expr = Object.hasOwn(table, op) ? table[op] : undefined;
   if (typeof expr !== 'string') throw new UnsupportedOpError(String(op), dtype, 'webgpu');
   return expr;
 }
@@ -135,7 +158,7 @@ export function binaryWgsl(op: BinaryOp, dtype: DType, contig: boolean, R: numbe
   const index = contig
     ? 'let ia = p(2u) + i32(i); let ib = p(3u) + i32(i);'
     : stridedOffsets(['ia', 'ib'], 4, [4 + R, 4 + 2 * R], [2, 3], R);
-  return `${paramsPrelude(elementwiseWords(R))}${HELPERS}
+  return `${paramsPrelude(elementwiseWords(R))}${helpers(expr)}
 @group(0) @binding(1) var<storage, read> a: array<${t}>;
 @group(0) @binding(2) var<storage, read> b: array<${t}>;
 @group(0) @binding(3) var<storage, read_write> out: array<${t}>;
@@ -157,7 +180,7 @@ export function unaryWgsl(op: UnaryOp, dtype: DType, contig: boolean, R: number)
   const expr = dtype === 'float32' ? `select(${f}, x, is_nan(x))` : f;
   const t = T(dtype);
   const index = contig ? 'let ia = p(2u) + i32(i);' : stridedOffsets(['ia'], 4, [4 + R], [2], R);
-  return `${paramsPrelude(elementwiseWords(R))}${HELPERS}
+  return `${paramsPrelude(elementwiseWords(R))}${helpers(f)}
 @group(0) @binding(1) var<storage, read> a: array<${t}>;
 @group(0) @binding(2) var<storage, read_write> out: array<${t}>;
 @compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
