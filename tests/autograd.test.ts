@@ -68,6 +68,16 @@ const CHECKS: Check[] = [
     ],
   ],
   [
+    'minimum',
+    ([a, b]) => ag.minimum(a!, b!),
+    [
+      { shape: [4], values: [1, -1, 0.5, 2] },
+      { shape: [4], values: [0.2, 0.3, -1, 2.5] },
+    ],
+  ],
+  ['pow (broadcast)', ([a, b]) => ag.pow(a!, b!), [inp([2, 3], 0.5, 2), inp([3], -2, 2)]],
+  ['pow (integer exponents, negative bases)', ([a]) => ag.pow(a!, 3), [{ shape: [4], values: [-1.5, -0.5, 0.7, 2] }]],
+  [
     'mod',
     ([a, b]) => ag.mod(a!, b!),
     [

@@ -3,9 +3,31 @@ import { capabilitiesOf, type ComputeBackend } from '@polyhal/hal';
 import { ReferenceBackend } from '@polyhal/backend-reference';
 import { REPO_BACKENDS, requiredBackends } from './backends.js';
 
-// The special-value rules and exactness claims the op table states for sign, the rounding ops and the
-// smooth activations, checked value by value on every backend (the conformance suite
+// The special-value rules and exactness claims the op table states for sign, the rounding ops, pow,
+// minimum and the smooth activations, checked value by value on every backend (the conformance suite
 // compares against the float64 oracle under a tolerance; these are the claims that must hold exactly).
+
+/** x^n for integer x and n when float32 holds it exactly (odd part < 2^24, within the range), else undefined. */
+function exactPow(x: number, n: number): number | undefined {
+  if (n === 0 || x === 1) return 1;
+  if (x === 0) return n > 0 ? 0 : undefined;
+  if (n < 0) {
+    // 1/x^|n| is a float32 only for x = ±2^k
+    const k = Math.log2(Math.abs(x));
+    if (!Number.isInteger(k) || k * -n < -149) return undefined;
+    return (x < 0 && n % 2 !== 0 ? -1 : 1) * 2 ** (k * n);
+  }
+  let v = BigInt(x) ** BigInt(n);
+  const neg = v < 0n;
+  if (neg) v = -v;
+  let twos = 0;
+  while (v % 2n === 0n) {
+    v /= 2n;
+    twos++;
+  }
+  if (v >= 2n ** 24n || twos + v.toString(2).length > 128) return undefined;
+  return (neg ? -1 : 1) * Number(v) * 2 ** twos;
+}
 
 const factories: Record<string, () => Promise<ComputeBackend>> = {
   ...REPO_BACKENDS,
@@ -44,6 +66,79 @@ for (const [name, factory] of Object.entries(factories)) {
     };
     const want = (vs: number[]): number[] => vs.map(zeros);
 
+    test('pow of integers is exact wherever float32 holds the result', async () => {
+      if (!be) return;
+      const xs: number[] = [];
+      const ys: number[] = [];
+      const want: number[] = [];
+      const pairs: [number, number][] = [];
+      for (let x = -16; x <= 16; x++) for (let n = -16; n <= 40; n++) pairs.push([x, n]);
+      pairs.push([3, 15], [-7, 8], [5, 10], [12, 12], [2, 127], [2, -149], [-2, -149], [6, 11], [24, 6], [1000, 5]);
+      for (const [x, n] of pairs) {
+        const v = exactPow(x, n);
+        if (v === undefined) continue;
+        xs.push(x);
+        ys.push(n);
+        want.push(v);
+      }
+      expect(want.length).toBeGreaterThan(700);
+      const got = await binary('pow', xs, ys);
+      const wrong = got.flatMap((g, i) => (g === want[i] ? [] : [`${xs[i]}^${ys[i]} = ${g}, not ${want[i]}`]));
+      expect(wrong).toEqual([]);
+    });
+
+    test("pow's IEEE special values", async () => {
+      if (!be) return;
+      const inf = Infinity;
+      const cases: [number, number, number][] = [
+        [1, NaN, 1],
+        [NaN, 0, 1],
+        [NaN, -0, 1],
+        [-1, inf, 1],
+        [-1, -inf, 1],
+        [-0, -3, -inf],
+        [0, -3, inf],
+        [-0, -2, inf],
+        [-0, 3, -0],
+        [-0, 0.5, 0],
+        [0, -inf, inf],
+        [0.5, inf, 0],
+        [0.5, -inf, inf],
+        [2, -inf, 0],
+        [-inf, -3, -0],
+        [-inf, 3, -inf],
+        [-inf, 2, inf],
+        [-inf, 0.5, inf],
+        [-8, 1 / 3, NaN],
+        [-2, 3, -8],
+        [-2, 127, -(2 ** 127)],
+        [-2, 129, -inf], // overflow keeps the sign of an odd power
+        [-1, 16777215, -1], // the largest odd float32 exponent
+        [2, 200, inf],
+        [2, -200, 0],
+        [NaN, 1, NaN],
+        [1.5, NaN, NaN],
+      ];
+      const got = await binary(
+        'pow',
+        cases.map((c) => c[0]),
+        cases.map((c) => Math.fround(c[1])),
+      );
+      cases.forEach(([x, y, w], i) => expect([x, y, got[i]]).toEqual([x, y, zeros(w)]));
+    });
+
+    test('pow on int32 wraps modulo 2^32; negative exponents follow the integer rule', async () => {
+      if (!be) return;
+      const xs = [3, -2, 7, 2, 0, 1, -1, -1, 5, 0, -3];
+      const ys = [40, 31, 13, 32, 0, -5, -3, -4, -1, -2, 2];
+      const want = xs.map((x, i) => {
+        const n = ys[i]!;
+        if (n < 0) return x === 1 ? 1 : x === -1 ? (n % 2 === 0 ? 1 : -1) : 0;
+        return Number(BigInt.asIntN(32, BigInt(x) ** BigInt(n)));
+      });
+      expect(await binary('pow', xs, ys, 'int32')).toEqual(want);
+    });
+
     test('round is half to even; floor, ceil, trunc and sign keep their rules at the edges', async () => {
       if (!be) return;
       const xs = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, -0.49999997, 8388607.5, 4194304.5, 16777216, -7.5];
@@ -58,11 +153,20 @@ for (const [name, factory] of Object.entries(factories)) {
       expect(s[6]).toBeNaN();
     });
 
-    test('int32 sign and abs (|−2^31| wraps to −2^31)', async () => {
+    test('int32 sign and abs (|−2^31| wraps to −2^31), int32 minimum', async () => {
       if (!be) return;
       const xs = [-2147483648, -5, 0, 7, 2147483647];
       expect(await unary('sign', xs, 'int32')).toEqual([-1, -1, 0, 1, 1]);
       expect(await unary('abs', xs, 'int32')).toEqual([-2147483648, 5, 0, 7, 2147483647]);
+      expect(await binary('minimum', xs, [0, 0, 0, 0, 0], 'int32')).toEqual([-2147483648, -5, 0, 0, 0]);
+    });
+
+    test('minimum propagates NaN from either side', async () => {
+      if (!be) return;
+      const got = await binary('minimum', [NaN, 1, -Infinity, 2], [1, NaN, 0, -3]);
+      expect(got[0]).toBeNaN();
+      expect(got[1]).toBeNaN();
+      expect(got.slice(2)).toEqual([-Infinity, -3]);
     });
 
     test('activations at the ends: limits, no overflow, tiny arguments', async () => {

@@ -157,6 +157,10 @@ export function binaryFloat(op: BinaryOp, x: number, y: number): number {
       return flooredMod(x, y);
     case 'cmplt':
       return x < y ? 1 : 0;
+    case 'minimum':
+      return Number.isNaN(x) || Number.isNaN(y) ? NaN : Math.min(x, y);
+    case 'pow':
+      return powFloat(x, y);
     default:
       throw new UnsupportedOpError(String(op), 'float32', BACKEND);
   }
@@ -180,9 +184,30 @@ export function binaryInt(op: BinaryOp, x: number, y: number): number {
     }
     case 'cmplt':
       return x < y ? 1 : 0;
+    case 'minimum':
+      return Math.min(x, y);
+    case 'pow': {
+      // Wrapping product per factor (y ≥ 0); y < 0 truncates 1/x^|y|: 1, ±1 or 0 (also for x = 0).
+      if (y < 0) return x === 1 || (x === -1 && y % 2 === 0) ? 1 : x === -1 ? -1 : 0;
+      // Square and multiply on the bits of y, each product modulo 2^32.
+      let r = 1;
+      for (let b = x, e = y; e > 0; e = Math.floor(e / 2), b = Math.imul(b, b)) if (e % 2 === 1) r = Math.imul(r, b);
+      return r;
+    }
     default:
       throw new UnsupportedOpError(String(op), 'int32', BACKEND);
   }
+}
+
+/**
+ * IEEE 754 pow: the special values are decided here, one rule each (C99 F.9.4.4), and the rest is JS
+ * `**` (which gives NaN for 1^NaN, 1^±Inf and (−1)^±Inf, where IEEE gives 1).
+ */
+function powFloat(x: number, y: number): number {
+  if (y === 0) return 1;
+  if (x === 1) return 1;
+  if (x === -1 && Math.abs(y) === Infinity) return 1;
+  return x ** y;
 }
 
 /**

@@ -6,7 +6,7 @@
 import { erf64, erfc64, sigmoid64 } from './special';
 
 // Op codes shared with src/dispatch-elementwise.ts (the op table's order).
-export const ADD = 0, SUB = 1, MUL = 2, DIV = 3, MAXIMUM = 4, MOD = 5, CMPLT = 6;
+export const ADD = 0, SUB = 1, MUL = 2, DIV = 3, MAXIMUM = 4, MOD = 5, CMPLT = 6, MINIMUM = 7, POW = 8;
 export const NEG = 0, EXP = 1, LOG = 2, RELU = 3, SIGMOID = 4, TANH = 5, SQRT = 6, RECIP = 7, EXP2 = 8, LOG2 = 9, SIN = 10, COS = 11, ABS = 12;
 export const SIGN = 13, FLOOR = 14, CEIL = 15, ROUND = 16, TRUNC = 17;
 export const ERF = 18, LOG1P = 19, EXPM1 = 20, SOFTPLUS = 21, GELU = 22, GELU_TANH = 23, SILU = 24;
@@ -20,6 +20,7 @@ const GELU_2C: f64 = 1.5957691216057308, GELU_A: f64 = 0.044715;
     case MUL: return f32x4.mul(a, b);
     case DIV: return f32x4.div(a, b);
     case MAXIMUM: return f32x4.max(a, b);
+    case MINIMUM: return f32x4.min(a, b); // NaN-propagating, as maximum
     default: return v128.and(f32x4.lt(a, b), f32x4.splat(1.0));
   }
 }
@@ -27,6 +28,24 @@ const GELU_2C: f64 = 1.5957691216057308, GELU_A: f64 = 0.044715;
 @inline function fmodFloored(x: f32, y: f32): f32 {
   let r = x % y;
   if (r != 0 && (r < 0) != (y < 0)) r += y;
+  return r;
+}
+
+// IEEE pow in f64, rounded once: exact wherever f32 holds the result. AssemblyScript's pow gives NaN
+// for 1^NaN and (−1)^±Inf, which IEEE defines as 1.
+@inline function powF(x: f32, y: f32): f32 {
+  if (x == 1 || (x == -1 && Mathf.abs(y) == Infinity)) return 1;
+  return <f32>Math.pow(<f64>x, <f64>y);
+}
+
+// int32 x^y modulo 2^32 by squaring; y < 0: 1 for x = 1, ±1 for x = −1, else 0.
+@inline function powI(x: i32, y: i32): i32 {
+  if (y < 0) return x == 1 ? 1 : x == -1 ? 1 - ((y & 1) << 1) : 0;
+  let r = 1;
+  for (let e = <u32>y; e != 0; e >>= 1) {
+    if (e & 1) r *= x;
+    x *= x;
+  }
   return r;
 }
 
@@ -38,6 +57,8 @@ const GELU_2C: f64 = 1.5957691216057308, GELU_A: f64 = 0.044715;
     case DIV: return x / y;
     case MAXIMUM: return x > y || x != x ? x : y;
     case MOD: return fmodFloored(x, y);
+    case MINIMUM: return x < y || x != x ? x : y;
+    case POW: return powF(x, y);
     default: return x < y ? 1.0 : 0.0;
   }
 }
@@ -62,6 +83,7 @@ function binaryDenseF32(op: i32, n: i32, pa: usize, pb: usize, po: usize): i32 {
     case DIV: return binaryDense(DIV, n, pa, pb, po);
     case MAXIMUM: return binaryDense(MAXIMUM, n, pa, pb, po);
     case CMPLT: return binaryDense(CMPLT, n, pa, pb, po);
+    case MINIMUM: return binaryDense(MINIMUM, n, pa, pb, po);
     default: return 0;
   }
 }
@@ -77,7 +99,7 @@ export function binaryF32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
       pa += <usize>i << 2;
       pb += <usize>i << 2;
     }
-    if (op != MOD && (aStep == 1 || aStep == 0) && (bStep == 1 || bStep == 0)) {
+    if (op != MOD && op != POW && (aStep == 1 || aStep == 0) && (bStep == 1 || bStep == 0)) {
       const sa = f32x4.splat(load<f32>(pa));
       const sb = f32x4.splat(load<f32>(pb));
       const ia = <usize>(aStep << 4);
@@ -109,6 +131,8 @@ export function binaryF32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
     case SUB: return x - y;
     case MUL: return x * y;
     case MAXIMUM: return x > y ? x : y;
+    case MINIMUM: return x < y ? x : y;
+    case POW: return powI(x, y);
     case MOD: {
       if (y == 0) return 0;
       let r = x % y;

@@ -2,10 +2,12 @@
  * The elementwise binary ops (NumPy broadcasting through strides): one entry each (see types.ts).
  * The ORDER is the ops' numbering in the WASM kernels: append new ops at the end.
  */
+import type { NDArray } from '../ndarray.js';
 import { withTemps } from '../temps.js';
-import { type BinaryOpDef, EXACT, ULP1, ULP2 } from './types.js';
+import { type BinaryOpDef, EXACT, type GradOps, ULP1, ULP2 } from './types.js';
 
 const U = (lo: number, hi: number) => ({ kind: 'uniform', lo, hi }) as const;
+const P = (lo: number, hi: number) => ({ kind: 'positive', lo, hi }) as const;
 const NZ = (lo: number, hi: number) => ({ kind: 'nonzero', lo, hi }) as const;
 const I = (lo: number, hi: number) => ({ kind: 'int', lo, hi }) as const;
 const DIVISION_RULE = 'WGSL: x/y within 2.5 ulp for |y| in [2^-126, 2^126] (computed as x·(1/y))';
@@ -53,6 +55,35 @@ function flooredMod(x: number, y: number): number {
   const r = x % y;
   return r !== 0 && r < 0 !== y < 0 ? sumRoundedToOdd(r, y) : r;
 }
+
+/**
+ * IEEE 754 pow (C99's, NumPy's) in float64: JS `**` agrees except that it gives NaN for 1^NaN, 1^±Inf
+ * and (−1)^±Inf, where IEEE's pow is 1.
+ */
+function pow64(x: number, y: number): number {
+  if (x === 1 || y === 0) return 1;
+  if (x === -1 && (y === Infinity || y === -Infinity)) return 1;
+  return x ** y;
+}
+
+/**
+ * int32 x^y modulo 2^32 (exponentiation by squaring with wrapping products); y < 0 follows PyTorch's
+ * integer pow: 1 for x = 1, ±1 for x = −1 by y's parity, 0 otherwise (also for x = 0).
+ */
+function powInt32(x: number, y: number): number {
+  if (y < 0) return x === 1 ? 1 : x === -1 ? (y % 2 === 0 ? 1 : -1) : 0;
+  let r = 1;
+  let b = x | 0;
+  for (let e = y; e > 0; e = Math.floor(e / 2)) {
+    if (e % 2 === 1) r = Math.imul(r, b);
+    b = Math.imul(b, b);
+  }
+  return r;
+}
+
+/** 1 where x = 0 (either sign), else 0 — NaN included (cmplt is 0 both ways). */
+const isZero = (be: GradOps, x: NDArray, t: <A extends NDArray>(a: A) => A): NDArray =>
+  t(be.sub(1, t(be.add(t(be.cmplt(x, 0)), t(be.cmplt(0, x))))));
 
 export const BINARY_OP_DEFS = {
   add: {
@@ -137,5 +168,48 @@ export const BINARY_OP_DEFS = {
     int32Domain: [I(-3, 3), I(-3, 3)],
     accuracy: { float32: EXACT, int32: EXACT },
     grad: null,
+  },
+  minimum: {
+    semantics:
+      'The smaller of x and y; NaN if either is NaN (np.minimum; JS Math.min agrees). Gradient goes to y on ties.',
+    f64: (x, y) => (Number.isNaN(x) || Number.isNaN(y) ? NaN : Math.min(x, y)),
+    i32: (x, y) => Math.min(x, y),
+    domain: [U(-5, 5), U(-5, 5)],
+    int32Domain: [I(-50, 50), I(-50, 50)],
+    accuracy: { float32: EXACT, int32: EXACT },
+    grad: (be, g, [a, b]) =>
+      withTemps(be, (t) => {
+        const aWins = t(be.cmplt(a!, b!));
+        return [be.mul(g, aWins), be.mul(g, t(be.sub(1, aWins)))];
+      }),
+  },
+  pow: {
+    semantics:
+      'x^y with IEEE 754 / C99 / NumPy special values: x^±0 = 1 and 1^y = 1 even for NaN, (−1)^±Inf = 1, ' +
+      'x^y = NaN for finite x < 0 and finite non-integer y, (±0)^y = ±Inf for odd integer y < 0 and +Inf for other ' +
+      'y < 0, |x| < 1 to −Inf is +Inf and to +Inf is +0 (reversed for |x| > 1). An integer result that float32 ' +
+      'holds (2^-3, 3^15, (−7)^8) is exact. int32: wraps modulo 2^32; y < 0 gives 1 for x = 1, ±1 for x = −1, ' +
+      "else 0 (PyTorch's rule). Gradient y·x^(y−1) (0 where y = 0) and x^y·log(x) (0 where x = 0 and y ≥ 0).",
+    f64: pow64,
+    i32: powInt32,
+    domain: [P(0.01, 10), U(-10, 10)],
+    int32Domain: [I(-50, 50), I(-2, 9)],
+    accuracy: { float32: ULP2, int32: EXACT },
+    // As PyTorch's pow_backward: y·x^(y−1), written y·x^(y − 1 + [y = 0]) so that y = 0 gives 0·x^0 = 0
+    // even at x = 0; x^y·log(x + [x = 0 and y ≥ 0]) so that 0^y·log 0 (y ≥ 0) gives 0, not 0·−Inf.
+    grad: (be, g, [a, b], out, needs) =>
+      withTemps(be, (t) => {
+        let da: NDArray | null = null;
+        let db: NDArray | null = null;
+        if (needs[0]) {
+          const exponent = t(be.add(t(be.sub(b!, 1)), isZero(be, b!, t)));
+          da = be.mul(g, t(be.mul(b!, t(be.pow(a!, exponent)))));
+        }
+        if (needs[1]) {
+          const zeroBase = t(be.mul(isZero(be, a!, t), t(be.sub(1, t(be.cmplt(b!, 0))))));
+          db = be.mul(g, t(be.mul(out, t(be.log(t(be.add(a!, zeroBase)))))));
+        }
+        return [da, db];
+      }),
   },
 } as const satisfies Record<string, BinaryOpDef>;

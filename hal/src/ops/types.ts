@@ -43,8 +43,10 @@ export interface GradOps {
   sin(x: NDArray): NDArray;
   cos(x: NDArray): NDArray;
   exp(x: NDArray): NDArray;
+  log(x: NDArray): NDArray;
   sigmoid(x: NDArray): NDArray;
   erf(x: NDArray): NDArray;
+  pow(a: NDArray | number, b: NDArray | number): NDArray;
   full(shape: readonly number[], value: number, dtype?: DType): NDArray;
   mul(a: NDArray | number, b: NDArray | number): NDArray;
   div(a: NDArray | number, b: NDArray | number): NDArray;

@@ -124,6 +124,9 @@ export const maximum = (a: Scalarish, b: Scalarish): Tensor => binaryOp('maximum
 export const mod = (a: Scalarish, b: Scalarish): Tensor => binaryOp('mod', a, b);
 /** a < b → 1, else 0 (no gradient). */
 export const cmplt = (a: Scalarish, b: Scalarish): Tensor => binaryOp('cmplt', a, b);
+export const minimum = (a: Scalarish, b: Scalarish): Tensor => binaryOp('minimum', a, b);
+/** a^b with IEEE special values (docs/OPS.md); gradients b·a^(b−1) and a^b·log a. */
+export const pow = (a: Scalarish, b: Scalarish): Tensor => binaryOp('pow', a, b);
 
 /** An elementwise unary op of the table on a tensor; gradient from the table. */
 export function unaryOp(op: UnaryOp, x: Tensor): Tensor {

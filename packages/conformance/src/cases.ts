@@ -239,6 +239,31 @@ function buildCases(): Case[] {
       { shape: [zy.length], gen: SPECIAL, values: zy },
     ],
   });
+  // pow on integers: (±0..12)^(−12..12), exact wherever float32 holds the result (hal/src/ops/binary.ts),
+  // and on negative bases with integer and non-integer exponents, large odd and even ones included.
+  const ints = Array.from({ length: 25 }, (_, i) => i - 12);
+  cases.push({
+    id: 'pow/float32/integers',
+    kind: 'binary',
+    op: 'pow',
+    dtype: 'float32',
+    inputs: [
+      { shape: [25, 1], gen: SPECIAL, values: ints },
+      { shape: [1, 25], gen: SPECIAL, values: ints },
+    ],
+  });
+  const negBases = [-0.5, -0.99999994, -1.0000001, -2, -3.5, -1e-20, -1e20];
+  const exponents = [-3, -2, -1, 1, 2, 3, 0.5, -0.5, 1 / 3, 16777217, 16777216, -16777217, 2.5e9, 101];
+  cases.push({
+    id: 'pow/float32/negative-bases',
+    kind: 'binary',
+    op: 'pow',
+    dtype: 'float32',
+    inputs: [
+      { shape: [negBases.length, 1], gen: SPECIAL, values: negBases.map(Math.fround) },
+      { shape: [1, exponents.length], gen: SPECIAL, values: exponents.map(Math.fround) },
+    ],
+  });
   for (const [op, [ga, gb]] of Object.entries(INT_BINARY_DOMAIN)) {
     for (const [a, b] of [BROADCAST_PAIRS[2]!, BROADCAST_PAIRS[3]!, BROADCAST_PAIRS[7]!]) {
       cases.push({

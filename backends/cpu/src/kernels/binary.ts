@@ -1,7 +1,7 @@
 /**
- * Elementwise binary kernel (add, sub, mul, div, maximum, mod, cmplt) over broadcast strided inputs.
+ * Elementwise binary kernel (add, sub, mul, div, maximum, mod, cmplt, minimum, pow) over broadcast strided inputs.
  * One monomorphic loop per op and row; values are computed in float64 and rounded once on store.
- * Semantics: hal/src/ops.ts (floored mod, NaN-propagating maximum, cmplt NaN → 0).
+ * Semantics: the op table (floored mod, NaN-propagating maximum and minimum, cmplt NaN → 0, IEEE pow).
  */
 import { type BinaryOp, type HostArray, UnsupportedOpError } from '@polyhal/hal';
 import { planRows, rowMajor, type Strided } from './strided.js';
@@ -15,6 +15,26 @@ export function binaryKernel(op: BinaryOp, a: Strided, b: Strided, out: HostArra
   for (let r = 0; r < rows; r++) {
     binaryRow(op, isInt, n, a.data, starts[0]![r]!, sa, b.data, starts[1]![r]!, sb, out, starts[2]![r]!);
   }
+}
+
+/**
+ * IEEE pow in float64 (exact where the float32 result is, as float64 pow is within an ulp of float64):
+ * `**` except 1^NaN, 1^±Inf and (−1)^±Inf, which IEEE defines as 1 and JS as NaN.
+ */
+function powFloat(x: number, y: number): number {
+  if (x === 1 || (x === -1 && (y === Infinity || y === -Infinity))) return 1;
+  return x ** y;
+}
+
+/** int32 x^y modulo 2^32 by squaring; y < 0: 1 for x = 1, ±1 for x = −1, else 0. */
+function powInt(x: number, y: number): number {
+  if (y < 0) return x === 1 ? 1 : x === -1 ? 1 - 2 * (y & 1) : 0;
+  let r = 1;
+  for (let e = y; e !== 0; e >>>= 1) {
+    if (e & 1) r = Math.imul(r, x);
+    x = Math.imul(x, x);
+  }
+  return r;
 }
 
 function binaryRow(
@@ -62,6 +82,17 @@ function binaryRow(
       return;
     case 'cmplt':
       for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = a[ai]! < b[bi]! ? 1 : 0;
+      return;
+    case 'minimum':
+      for (; oi < end; oi++, ai += sa, bi += sb) {
+        const x = a[ai]!;
+        const y = b[bi]!;
+        o[oi] = x < y || x !== x ? x : y;
+      }
+      return;
+    case 'pow':
+      if (isInt) for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = powInt(a[ai]!, b[bi]!);
+      else for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = powFloat(a[ai]!, b[bi]!);
       return;
     default:
       throw new UnsupportedOpError(String(op), isInt ? 'int32' : 'float32', 'cpu');

@@ -20,6 +20,8 @@ const BINARY_F32: Record<BinaryOp, string> = {
   maximum: 'select(select(select(y, x, x > y), y, is_nan(y)), x, is_nan(x))',
   mod: 'fmod_floored(x, y)',
   cmplt: 'select(0.0, 1.0, x < y)',
+  minimum: 'select(select(select(y, x, x < y), y, is_nan(y)), x, is_nan(x))',
+  pow: 'pow_f(x, y)',
 };
 
 const BINARY_I32: Partial<Record<BinaryOp, string>> = {
@@ -29,6 +31,8 @@ const BINARY_I32: Partial<Record<BinaryOp, string>> = {
   maximum: 'max(x, y)',
   mod: 'imod_floored(x, y)',
   cmplt: 'select(0, 1, x < y)',
+  minimum: 'min(x, y)',
+  pow: 'ipow(x, y)',
 };
 
 const UNARY_F32: Record<UnaryOp, string> = {
@@ -113,6 +117,20 @@ fn fmod_floored(x: f32, y: f32) -> f32 {
   if (ay == 0x7f800000u) { return select(y, x, ax == 0u || !differ); }
   let r = fmod_exact(x, y);
   if ((bitcast<u32>(r) & 0x7fffffffu) != 0u && differ) { return r + y; }
+  return r;
+}
+// x^y modulo 2^32 by squaring (WGSL's i32 products wrap); y < 0: 1 for x = 1, ±1 for x = −1, else 0.
+fn ipow(x: i32, y: i32) -> i32 {
+  if (y < 0) { return select(select(0, 1 - 2 * (y & 1), x == -1), 1, x == 1); }
+  var r = 1;
+  var b = x;
+  var e = u32(y);
+  loop {
+    if (e == 0u) { break; }
+    if ((e & 1u) != 0u) { r = r * b; }
+    b = b * b;
+    e = e >> 1u;
+  }
   return r;
 }
 fn imod_floored(x: i32, y: i32) -> i32 {

@@ -1,5 +1,5 @@
 /**
- * WGSL float32 math for the elementwise kernels where WGSL has no builtin (erf, log1p, expm1) or
+ * WGSL float32 math for the elementwise kernels where WGSL has no builtin (erf, log1p, expm1, pow) or
  * where its builtins are too loose (exp: 3 + 2·|x| ulp; log: 2^-21 absolute near 1), written with
  * + − × (correctly rounded in WGSL), bit operations and polynomials: exp, log1p, expm1, erf/erfc and
  * the activations built on them. Accuracy is a few ulp (docs/OPS.md gives each op's bound).
@@ -188,5 +188,107 @@ fn silu_f(x: f32) -> f32 {
 }
 fn softplus_f(x: f32) -> f32 {
   return max(x, 0.0) + log1p_f(exp_dd(-abs(x), 0.0));
+}
+// ---- pow: x^y = 2^(y·log2|x|) with log2|x| and the product carried in two floats,
+// so that a result float32 holds exactly (3^15, 2^-3, (−7)^8) comes out exact, others within ~1 ulp ----
+const INV_LN2 = 1.442695;          // f32(1/ln 2)
+const INV_LN2_TAIL = 1.925963e-8;  // 1/ln 2 − INV_LN2
+const LN2_F = 0.69314718;          // f32(ln 2)
+const LN2_F_TAIL = -1.9046543e-9;  // ln 2 − LN2_F
+// log2(c) as hi + lo for c = 1 + j/32, j = −8..16 (index j + 8).
+const LOG2C_HI = array<f32, 25>(
+  -0.41503751277923584, -0.3561438024044037, -0.2995602786540985, -0.24511249363422394, -0.19264507293701172,
+  -0.14201900362968445, -0.09310940653085709, -0.04580368846654892, 0.0, 0.0443941205739975,
+  0.08746284246444702, 0.12928301095962524, 0.1699250042438507, 0.20945335924625397, 0.24792751669883728,
+  0.28540220856666565, 0.32192808389663696, 0.3575519919395447, 0.39231741428375244, 0.42626476287841797,
+  0.45943161845207214, 0.49185308814048767, 0.523561954498291, 0.5545888543128967, 0.5849624872207642);
+const LOG2C_LO = array<f32, 25>(
+  1.3500391915499677e-08, -7.820871950059427e-09, -3.2048093068226535e-09, -4.202307390954729e-09,
+  -5.005384107192867e-09, -1.2427434636919088e-09, 2.13937556559074e-09, -1.1465758342765753e-09, 0.0,
+  -1.215544109811617e-09, -1.2141075922400546e-09, 5.9853411116250754e-09, -2.8015383346513545e-09,
+  6.382695705298147e-09, -3.2552518458572877e-09, 1.0295583052766233e-08, 1.0990725662907153e-08,
+  1.2678539107469078e-08, 8.495008252396019e-09, -8.176320065444997e-09, 1.8522511302521139e-10,
+  8.189187106211193e-09, 1.5587218182844254e-09, -2.635259344074825e-09, 1.3500391915499677e-08);
+// The rounding error of s = fl(a + b) (Knuth's TwoSum; every step exact).
+fn sum_err(a: f32, b: f32, s: f32) -> f32 {
+  let bb = keep(s - a);
+  return keep((a - keep(s - bb)) + (b - bb));
+}
+// log2(ax) as hi + lo (relative error ~2^-40), for finite ax > 0: ax = 2^e·m with m in [0.75, 1.5),
+// c = 1 + j/32 the nearest such value (c = 1 near 1: no cancellation), log2 m = log2 c + (2/ln 2)·atanh(s)
+// with s = (m − c)/(m + c) = sh + sl, |s| ≤ 0.0106, and 2·atanh(s) = 2s + s³·(2/3 + 2s²/5).
+fn log2_dd(ax: f32) -> vec2f {
+  var a = ax;
+  var e = 0;
+  if (a < 1.17549435e-38) { a = a * 16777216.0; e = -24; }
+  let bits = bitcast<u32>(a);
+  e += i32(bits >> 23u) - 127;
+  var m = bitcast<f32>((bits & 0x7fffffu) | 0x3f800000u);
+  if (m >= 1.5) { m = m * 0.5; e += 1; }
+  let jf = round((m - 1.0) * 32.0);
+  let j = u32(i32(jf) + 8);
+  let c = 1.0 + jf * 0.03125;
+  let f = m - c;
+  let dh = keep(m + c);
+  let dl = sum_err(m, c, dh);
+  let sh = keep(f / dh);
+  let ph = keep(sh * dh);
+  let sl = (keep(f - ph) - prod_err(sh, dh, ph) - sh * dl) / dh;
+  let w = sh * sh;
+  let lnh = 2.0 * sh;
+  let lnl = 2.0 * sl + sh * w * (0.6666666667 + w * 0.4);
+  let mh = keep(lnh * INV_LN2);
+  let ml = prod_err(lnh, INV_LN2, mh) + lnh * INV_LN2_TAIL + lnl * INV_LN2;
+  let ef = f32(e);
+  let s1 = keep(ef + LOG2C_HI[j]);
+  let s2 = keep(s1 + mh);
+  let lo = sum_err(ef, LOG2C_HI[j], s1) + sum_err(s1, mh, s2) + (ml + LOG2C_LO[j]);
+  let hi = keep(s2 + lo); // renormalized: |lo| ≤ ulp(hi)/2
+  return vec2f(hi, lo - keep(hi - s2));
+}
+// 2^(ph + pl) for |ph| < 160, |pl| ≤ ulp(ph): 2^n·e^t with t = (ph − n + pl)·ln 2 = th + tl in two floats,
+// and e^t = (1 + th) + th²·expm1_tail(th) + tl·e^th summed so that the last addition is the one rounding.
+fn exp2_dd(ph: f32, pl: f32) -> f32 {
+  let n = round(ph);
+  let f = keep(ph - n);
+  let th = keep(f * LN2_F);
+  let tl = prod_err(f, LN2_F, th) + f * LN2_F_TAIL + pl * LN2_F;
+  let sh = keep(1.0 + th);
+  let sl = th - keep(sh - 1.0);
+  let q = th * th * expm1_tail(th); // e^th = sh + sl + q
+  let rest = sl + (q + tl * (sh + q)); // e^(th + tl) ≈ e^th·(1 + tl), tl ≲ 2^-19
+  return scale2(keep(sh + rest), i32(n));
+}
+// IEEE 754 pow (C99 F.9.4.4) on float32, the special values decided on bits and comparisons first.
+fn pow_f(x: f32, y: f32) -> f32 {
+  let ax = abs(x);
+  let ay = abs(y);
+  if (y == 0.0 || x == 1.0) { return 1.0; }
+  if (is_nan(x) || is_nan(y)) { return qnan(); }
+  let y_int = ay >= 16777216.0 || trunc(y) == y;
+  let y_odd = ay < 16777216.0 && y_int && (i32(y) & 1) != 0;
+  if (is_pos_inf(ay)) {
+    if (ax == 1.0) { return 1.0; }
+    return select(0.0, qinf(), (ax > 1.0) == (y > 0.0));
+  }
+  let neg = y_odd && (bitcast<u32>(x) & 0x80000000u) != 0u; // (−0)^3 = −0
+  if (x < 0.0 && !y_int && !is_pos_inf(ax)) { return qnan(); }
+  var r: f32;
+  if (ax == 1.0) {
+    r = 1.0; // (−1)^y: y is an integer here
+  } else if (ax == 0.0) {
+    r = select(0.0, qinf(), y < 0.0);
+  } else if (is_pos_inf(ax)) {
+    r = select(qinf(), 0.0, y < 0.0);
+  } else {
+    let l = log2_dd(ax);
+    let ph = keep(y * l.x);
+    if (abs(ph) >= 160.0) {
+      r = select(0.0, qinf(), ph > 0.0);
+    } else {
+      r = exp2_dd(ph, prod_err(y, l.x, ph) + y * l.y);
+    }
+  }
+  return select(r, -r, neg);
 }
 `;
