@@ -36,15 +36,17 @@ fn exp_poly(r: f32) -> f32 {
   return 1.0 + r * (1.0 + r * (0.50000006716 + r * (0.16666667412 + r * (0.04166514717 + r * (0.00833316464
     + r * (0.00139988328 + r * 0.00019963355))))));
 }
-// e^(a + b) for |b| ≤ 0.11 (a correction a cannot hold): a − k·ln2 is exact, b joins the reduced argument.
-fn exp_dd(a: f32, b: f32) -> f32 {
+// e^(a + b)·2^shift for |b| ≤ 0.11 (a correction a cannot hold): a − k·ln2 is exact, b joins the
+// reduced argument; the shift keeps a result that e^(a + b) alone would leave subnormal normal.
+fn exp_scaled(a: f32, b: f32, shift: i32) -> f32 {
   let s = a + b;
-  if (s < -104.0) { return 0.0; }
+  if (s < -104.0 - f32(shift) * LN2_HI) { return 0.0; }
   if (s > 89.0) { return qinf(); }
   let k = round(s * LOG2E);
   let r = (keep(a - k * LN2_HI) - k * LN2_LO) + b;
-  return scale2(exp_poly(r), i32(k));
+  return scale2(exp_poly(r), i32(k) + shift);
 }
+fn exp_dd(a: f32, b: f32) -> f32 { return exp_scaled(a, b, 0); }
 // (log1p(f) − f)/f² on [√½ − 1, √2 − 1] (relative error 8e-9).
 fn log1p_tail(f: f32) -> f32 {
   return -0.49999999943 + f * (0.33333322785 + f * (-0.25000011085 + f * (0.20001447694 + f * (-0.16667528808
@@ -114,8 +116,9 @@ const ERFCX = array<f32, 60>(
   -1.1712930342986603e-5, 1.8532037076880486e-6, -2.9092186920719036e-7, 4.968734732068087e-8, -7.617988135296219e-9,
   0.06406571556071448, -0.007229144949114241, 0.0008106971013937276, -9.036262633819108e-5, 1.0012466376355202e-5,
   -1.1028696193361311e-6, 1.2041321944476356e-7, -1.3113290917698096e-8, 1.5573888691275958e-9, -1.6755963615115313e-10);
-// erfc(x + lo) for x ≥ 0.5 (0 from 10.5 on), |lo| ≤ ulp(x): e^(−(x+lo)²)·erfcx(x), with x² = h² + (x − h)(x + h).
-fn erfc_tail(x: f32, lo: f32) -> f32 {
+// erfc(x + lo)·2^shift for x ≥ 0.5 (0 from 10.5 on), |lo| ≤ ulp(x): e^(−(x+lo)²)·erfcx(x), with
+// x² = h² + (x − h)(x + h).
+fn erfc_tail(x: f32, lo: f32, shift: i32) -> f32 {
   if (x >= 10.5) { return 0.0; }
   let piece = u32(x >= 1.0) + u32(x >= 2.0) + u32(x >= 3.0) + u32(x >= 4.5) + u32(x >= 7.0);
   let u = x - ERFCX_CENTRE[piece];
@@ -124,12 +127,12 @@ fn erfc_tail(x: f32, lo: f32) -> f32 {
   for (var k = 8i; k >= 0i; k--) { s = s * u + ERFCX[c + u32(k)]; }
   let h = hi12(x);
   let d = keep(x - h);
-  return exp_dd(-(h * h), -(d * (x + h)) - 2.0 * x * lo) * s;
+  return exp_scaled(-(h * h), -(d * (x + h)) - 2.0 * x * lo, shift) * s;
 }
 fn erf_f(x: f32) -> f32 {
   let a = abs(x);
   if (a < 1.0) { return x * erf_over_x(x); }
-  let r = 1.0 - erfc_tail(a, 0.0);
+  let r = 1.0 - erfc_tail(a, 0.0, 0);
   return select(r, -r, x < 0.0);
 }
 // x·Φ(x), Φ(x) = erfc(z)/2 with z = −x/√2 carried as zh + zl (the rounding of zh would cost 2z² ulp).
@@ -146,11 +149,12 @@ fn gelu_f(x: f32) -> f32 {
     + x * NEG_SQRT_HALF_TAIL;
   var cdf: f32;
   if (zh >= 0.5) {
-    cdf = 0.5 * erfc_tail(zh, zl);
+    // erfc(z) is subnormal from z ≈ 9.3 on: take it ·2^64, then scale the product back (one rounding).
+    return x * (0.5 * erfc_tail(zh, zl, 64)) * pow2i(-64);
   } else if (zh > -1.0) {
     cdf = 0.5 - 0.5 * zh * erf_over_x(zh);
   } else {
-    cdf = 1.0 - 0.5 * erfc_tail(-zh, -zl);
+    cdf = 1.0 - 0.5 * erfc_tail(-zh, -zl, 0);
   }
   return x * cdf;
 }
@@ -179,11 +183,14 @@ fn gelu_tanh_f(x: f32) -> f32 {
   let e3 = keep((GT_G - keep(w - bb)) + (q - bb)) + GT_G_TAIL + e2;
   let v = keep(x * w);
   let vl = prod_err(x, w, v) + x * e3;
+  if (v < -80.0) { return x * exp_scaled(v, vl, 64) * pow2i(-64); } // as silu: sigmoid(v) = e^v, kept normal
   let e = exp_dd(-abs(v), select(vl, -vl, v >= 0.0));
   return x * div_acc(select(e, 1.0, v >= 0.0), 1.0 + e);
 }
 fn silu_f(x: f32) -> f32 {
   if (is_neg_inf(x)) { return -0.0; }
+  // Below −80, sigmoid(x) = e^x in float32, subnormal from −87.3 on: x·(e^x·2^64), then ·2^−64 (one rounding).
+  if (x < -80.0) { return x * exp_scaled(x, 0.0, 64) * pow2i(-64); }
   return x * sigmoid_acc(x);
 }
 fn softplus_f(x: f32) -> f32 {
