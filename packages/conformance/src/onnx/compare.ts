@@ -16,7 +16,24 @@ export const ONNX_RTOL = 1e-3;
 export const ONNX_ATOL = 1e-7;
 
 /** HAL ops whose NumPy float32 reference is correctly rounded (no slack for the reference's own error). */
-const CORRECTLY_ROUNDED = new Set(['add', 'sub', 'mul', 'div', 'sqrt', 'recip', 'neg', 'relu', 'maximum']);
+const CORRECTLY_ROUNDED = new Set([
+  'add',
+  'sub',
+  'mul',
+  'div',
+  'sqrt',
+  'recip',
+  'neg',
+  'relu',
+  'maximum',
+  'minimum',
+  'abs',
+  'sign',
+  'floor',
+  'ceil',
+  'round',
+  'trunc',
+]);
 const REFERENCE_SLACK = 4.8e-7; // 4 ulps
 
 export interface OnnxComparison {

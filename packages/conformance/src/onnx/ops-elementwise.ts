@@ -16,17 +16,15 @@ const unary = (op: UnaryOp, dtypes?: readonly string[]): OpMapping => ({
     (be, [x]) => [be.unary(op, x!)],
 });
 
-/** |x| = max(x, −x): exact (int32: −2^31 stays −2^31, as ONNX's two's complement Abs). */
-const abs = (be: ComputeBackend, x: NDArray): NDArray => be.maximum(x, be.neg(x));
-/** min(a, b): float32 −max(−a, −b) (negation is exact); int32 a + b − max(a, b) (exact modulo 2^32). */
-const minimum = (be: ComputeBackend, a: NDArray, b: NDArray): NDArray =>
-  a.dtype === 'int32' ? be.sub(be.add(a, b), be.maximum(a, b)) : be.neg(be.maximum(be.neg(a), be.neg(b)));
+/** |x| (int32: −2^31 stays −2^31, as ONNX's two's complement Abs). */
+const abs = (be: ComputeBackend, x: NDArray): NDArray => be.abs(x);
+const minimum = (be: ComputeBackend, a: NDArray, b: NDArray): NDArray => be.minimum(a, b);
 /** min(x, 0) = −relu(−x), as ONNX's references write np.clip(x, −inf, 0). */
 const negPart = (be: ComputeBackend, x: NDArray): NDArray => be.neg(be.relu(be.neg(x)));
 /** np.clip(x, lo, hi) = min(max(x, lo), hi). */
 const clip = (be: ComputeBackend, x: NDArray, lo: number | undefined, hi: number | undefined): NDArray => {
   let y = lo === undefined ? x : be.maximum(x, lo);
-  if (hi !== undefined) y = be.neg(be.maximum(be.neg(y), -hi));
+  if (hi !== undefined) y = be.minimum(y, hi);
   return y;
 };
 
@@ -95,16 +93,47 @@ const clipMapping: OpMapping = {
       lo = ctx.attrs.has('min') ? ctx.attrs.float('min', 0) : undefined;
       hi = ctx.attrs.has('max') ? ctx.attrs.float('max', 0) : undefined;
     }
-    return (be, [x]) => [
-      x!.dtype === 'int32' && hi !== undefined
-        ? minimumScalar(be, lo === undefined ? x! : be.maximum(x!, lo), hi)
-        : clip(be, x!, lo, hi),
-    ];
+    return (be, [x]) => [clip(be, x!, lo, hi)];
   },
 };
-const minimumScalar = (be: ComputeBackend, x: NDArray, hi: number): NDArray => {
-  const h = be.full([], hi, x.dtype);
-  return minimum(be, x, be.expand(h, x.shape));
+
+/**
+ * Pow: the exponent (ONNX's T1, which may differ from the base's type) is read on the host, as Clip's
+ * bounds are, and uploaded in the base's dtype when that keeps every value: a float32 base takes any
+ * exponent that float32 holds exactly (float32, or integers up to 2^24 of an integer type); an int32
+ * base takes integer exponents ≥ 0 of an integer type (NumPy's integer power, which ONNX's reference
+ * is, wraps like the HAL's int32 pow and rejects negative exponents). An int32 base with a float
+ * exponent is computed by ONNX in float64 and truncated: not expressible.
+ */
+const powMapping: OpMapping = {
+  host: [1],
+  dtypes: FI,
+  contract: (ctx) => (ctx.inputTypes[0] === 'int32' ? { kind: 'exact' } : { kind: 'hal', op: 'pow' }),
+  plan: (ctx) => {
+    const base = ctx.inputTypes[0]!;
+    const expType = ctx.inputTypes[1]!;
+    const y = ctx.numbers(1)!;
+    const shape = ctx.inputShapes[1]!;
+    if (y.some((v) => typeof v !== 'number')) throw new NotExpressible('dtype', `Pow exponent of dtype ${expType}`);
+    const integerType = /^u?int(8|16|32|64)$/.test(expType);
+    if (base === 'float32') {
+      if (!y.every((v) => Number.isNaN(v) || Math.fround(v) === v))
+        throw new NotExpressible('input', `Pow: a ${expType} exponent float32 does not hold`);
+    } else if (!integerType) {
+      throw new NotExpressible('dtype', `Pow of int32 by ${expType} (computed in float64 and truncated)`);
+    } else if (!y.every((v) => v >= 0 && v <= 2147483647)) {
+      throw new NotExpressible('input', 'Pow: an int32 base to a negative exponent (undefined in NumPy)');
+    }
+    return (be, [x]) => [be.pow(x!, be.fromArray(y, shape, base as 'float32' | 'int32'))];
+  },
+};
+
+/** Gelu (opset 20): approximate 'none' is the HAL's gelu, 'tanh' its geluTanh. */
+const geluOp = (ctx: NodeContext): UnaryOp => {
+  const approximate = ctx.attrs.string('approximate', 'none');
+  if (approximate !== 'none' && approximate !== 'tanh')
+    throw new NotExpressible('attribute', `Gelu approximate '${approximate}'`);
+  return approximate === 'tanh' ? 'geluTanh' : 'gelu';
 };
 
 /** Comparisons exist in the HAL (cmplt), but ONNX's results are bool: the dtype check reports it. */
@@ -127,12 +156,20 @@ export const ELEMENTWISE_OPS: Record<string, OpMapping> = {
   Reciprocal: unary('recip'),
   Sin: unary('sin'),
   Cos: unary('cos'),
-  Abs: {
-    dtypes: FI,
-    contract: { kind: 'exact' },
-    plan:
-      () =>
-      (be, [x]) => [abs(be, x!)],
+  Abs: unary('abs', FI),
+  Sign: unary('sign', FI),
+  Floor: unary('floor'),
+  Ceil: unary('ceil'),
+  Round: unary('round'), // half to even, as the HAL's
+  Erf: unary('erf'),
+  Softplus: unary('softplus'), // log(1 + e^x) without the reference's overflow past x ≈ 88.7
+  Pow: powMapping,
+  Gelu: {
+    contract: (ctx) => ({ kind: 'hal', op: geluOp(ctx) }),
+    plan: (ctx) => {
+      const op = geluOp(ctx);
+      return (be, [x]) => [be.unary(op, x!)];
+    },
   },
   Identity: {
     dtypes: FI,
@@ -198,11 +235,5 @@ export const ELEMENTWISE_OPS: Record<string, OpMapping> = {
     plan:
       () =>
       (be, [x]) => [be.div(x!, be.add(abs(be, x!), 1))],
-  },
-  // np.log(np.exp(x) + 1)
-  Softplus: {
-    plan:
-      () =>
-      (be, [x]) => [be.log(be.add(be.exp(x!), 1))],
   },
 };
