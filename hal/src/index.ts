@@ -9,6 +9,7 @@ export * from './composites.js';
 export * from './registry.js';
 export * from './random.js';
 export * from './strided.js';
+export * from './reduce-plan.js';
 export * from './platform.js';
 export * from './options.js';
 export * from './config.js';

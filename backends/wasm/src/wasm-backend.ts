@@ -14,6 +14,7 @@ import {
   type ReduceOp,
   type RowPlan,
   type SgdStepParams,
+  splitReduceAxes,
   type UnaryOp,
   REDUCE_OP_DEFS,
   REDUCE_OPS,
@@ -171,26 +172,23 @@ export class WasmBackend extends BaseBackend {
   protected reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void {
     if (!Object.hasOwn(REDUCE_OP_DEFS, op)) throw new UnsupportedOpError(String(op), x.dtype, this.name);
     if (out.size === 0) return;
-    const kept = { shape: [] as number[], strides: [] as number[] };
-    const red = { shape: [] as number[], strides: [] as number[] };
     // A broadcast (stride-0) reduced axis of size d repeats every value d times: sum × d, prod ^ d, max
-    // and min unchanged.
-    // Folding those axes into `reps` keeps every count the kernel sees below 2^31, however many
-    // elements a broadcast view has (2^32 for expand([1, 1] → [65536, 65536])).
+    // and min unchanged. Folding those axes into `reps` keeps every count the kernel sees below 2^31,
+    // however many elements a broadcast view has (2^32 for expand([1, 1] → [65536, 65536])).
+    const { kept, reduced } = splitReduceAxes(x.shape, x.strides, axes);
+    const red = { shape: [] as number[], strides: [] as number[] };
     let reps = 1;
     let repsI32 = 1; // reps modulo 2^32: int32 sums wrap
-    let empty = false;
-    x.shape.forEach((d, i) => {
-      const s = x.strides[i]!;
-      if (axes.includes(i) && d === 0) empty = true;
-      if (axes.includes(i) && s === 0) {
+    const empty = reduced.shape.includes(0);
+    reduced.shape.forEach((d, i) => {
+      const s = reduced.strides[i]!;
+      if (s === 0) {
         reps *= d;
         repsI32 = Math.imul(repsI32, (d % 2 ** 32) | 0);
         return;
       }
-      const t = axes.includes(i) ? red : kept;
-      t.shape.push(d);
-      t.strides.push(s);
+      red.shape.push(d);
+      red.strides.push(s);
     });
     // The kernels' op code is the reduction's index in the op table: 0 sum, 1 max, 2 min, 3 prod.
     const code = REDUCE_OPS.indexOf(op);

@@ -12,6 +12,7 @@ import {
   REDUCE_OP_DEFS,
   type ReduceOp,
   type SgdStepParams,
+  splitReduceAxes,
   type UnaryOp,
   UnsupportedOpError,
   padPlacement,
@@ -225,13 +226,7 @@ export class WebGpuBackend extends BaseBackend {
     if (!Object.hasOwn(REDUCE_OP_DEFS, op)) throw new UnsupportedOpError(String(op), x.dtype, this.name);
     const outputs = out.size;
     if (outputs === 0) return;
-    const kept = { shape: [] as number[], strides: [] as number[] };
-    const red = { shape: [] as number[], strides: [] as number[] };
-    x.shape.forEach((d, i) => {
-      const t = axes.includes(i) ? red : kept;
-      t.shape.push(d);
-      t.strides.push(x.strides[i]!);
-    });
+    const { kept, reduced: red } = splitReduceAxes(x.shape, x.strides, axes);
     const count = red.shape.reduce((p, d) => p * d, 1);
     // The kernels count reduced elements and unravel their indices in 32-bit integers (i32 params):
     // 2^31 or more (a broadcast view can be that large) would wrap and give a wrong number.

@@ -46,10 +46,6 @@ export interface OpMethods {
   softmaxCrossEntropy(labels: Tensor): Tensor;
 }
 
-declare module './tensor.js' {
-  interface Tensor extends TableMethods, OpMethods {}
-}
-
 const define = (name: string, value: (this: Tensor, ...args: never[]) => Tensor): void => {
   if (Object.hasOwn(Tensor.prototype, name)) throw new Error(`Tensor.${name} is defined twice`);
   Object.defineProperty(Tensor.prototype, name, { value, writable: true, configurable: true });

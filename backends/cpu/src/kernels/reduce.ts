@@ -5,7 +5,7 @@
  * reduced axis, each output is a tight inner loop; otherwise (e.g. a column sum of [N, C]) whole rows
  * of outputs accumulate at once into a float64 scratch.
  */
-import { type HostArray, REDUCE_OP_DEFS, type ReduceOp, UnsupportedOpError } from '@polyhal/hal';
+import { type HostArray, REDUCE_OP_DEFS, type ReduceOp, splitReduceAxes, UnsupportedOpError } from '@polyhal/hal';
 import { planRows, type RowPlan, type Strided } from './strided.js';
 
 const FOLDS: readonly ReduceOp[] = ['sum', 'max', 'min', 'prod'];
@@ -15,23 +15,11 @@ export function reduceKernel(op: ReduceOp, x: Strided, axes: readonly number[], 
   if (!FOLDS.includes(op)) throw new UnsupportedOpError(String(op), isInt ? 'int32' : 'float32', 'cpu');
   const identity = REDUCE_OP_DEFS[op].identity;
   const init = isInt ? identity.int32! : identity.float32;
-  const keptShape: number[] = [];
-  const keptStrides: number[] = [];
-  const redShape: number[] = [];
-  const redStrides: number[] = [];
-  x.shape.forEach((d, i) => {
-    if (axes.includes(i)) {
-      redShape.push(d);
-      redStrides.push(x.strides[i]!);
-    } else {
-      keptShape.push(d);
-      keptStrides.push(x.strides[i]!);
-    }
-  });
+  const { kept: k, reduced: r } = splitReduceAxes(x.shape, x.strides, axes);
   const outSize = out.length;
   if (outSize === 0) return;
-  const red = planRows(redShape, [redStrides], [0]);
-  const kept = planRows(keptShape, [keptStrides], [x.offset]);
+  const red = planRows(r.shape, [r.strides], [0]);
+  const kept = planRows(k.shape, [k.strides], [x.offset]);
   if (red.rows === 0) {
     out.fill(init);
     return;
