@@ -133,6 +133,37 @@ export const SUITES = {
     }
     return rows;
   },
+  async reduce(be, tf, { software }) {
+    // The op table's reductions over rows (axis 1, contiguous) and columns (axis 0, strided) of an n×n matrix.
+    const sizes = software ? [64, 512] : [64, 1024, 4096];
+    const rows = [];
+    for (const n of sizes) {
+      // Near 1 so that products stay finite.
+      const a = Float32Array.from(rand(n * n, 8), (v) => 1 + v / 64);
+      const pa = be.fromArray(a, [n, n]);
+      const ta = tf.tensor2d(a, [n, n]);
+      for (const op of ['sum', 'max', 'min', 'prod'])
+        for (const axis of [1, 0]) {
+          const t = await pair(
+            async () => {
+              const c = be[op](pa, axis);
+              await force(be, c);
+              be.free(c);
+            },
+            async () => {
+              const c = tf[op](ta, axis);
+              await forceTf(be, tf, c);
+              c.dispose();
+            },
+            n <= 64 ? { iterations: 500, warmup: 100 } : { iterations: n >= 4096 ? 3 : 20 },
+          );
+          rows.push({ suite: `${op} axis ${axis}`, size: n * n, unit: 'GB/s', work: (4 * n * n) / 1e9, ...t });
+        }
+      be.free(pa);
+      ta.dispose();
+    }
+    return rows;
+  },
   async latency(be, tf) {
     const a = rand(1024, 5);
     const pa = be.fromArray(a, [1024]);

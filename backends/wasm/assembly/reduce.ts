@@ -93,12 +93,30 @@ export function reduceF32(op: i32, x: usize, kN: i32, kRows: i32, kStarts: usize
           let m: f32 = <f32>acc;
           let i = 0;
           if (rStep == 1 && rN >= 4) {
-            let vm = f32x4.splat(m);
+            // Four independent accumulators: f32x4.max/min (NaN-propagating) take several instructions
+            // each on x86, and one accumulator would serialize them.
+            let v0 = f32x4.splat(m), v1 = v0, v2 = v0, v3 = v0;
             if (op == MAX) {
-              for (; i + 4 <= rN; i += 4) vm = f32x4.max(vm, v128.load(p + (<usize>i << 2)));
+              for (; i + 16 <= rN; i += 16) {
+                const q = p + (<usize>i << 2);
+                v0 = f32x4.max(v0, v128.load(q));
+                v1 = f32x4.max(v1, v128.load(q, 16));
+                v2 = f32x4.max(v2, v128.load(q, 32));
+                v3 = f32x4.max(v3, v128.load(q, 48));
+              }
+              for (; i + 4 <= rN; i += 4) v0 = f32x4.max(v0, v128.load(p + (<usize>i << 2)));
+              const vm = f32x4.max(f32x4.max(v0, v1), f32x4.max(v2, v3));
               m = Mathf.max(Mathf.max(f32x4.extract_lane(vm, 0), f32x4.extract_lane(vm, 1)), Mathf.max(f32x4.extract_lane(vm, 2), f32x4.extract_lane(vm, 3)));
             } else {
-              for (; i + 4 <= rN; i += 4) vm = f32x4.min(vm, v128.load(p + (<usize>i << 2)));
+              for (; i + 16 <= rN; i += 16) {
+                const q = p + (<usize>i << 2);
+                v0 = f32x4.min(v0, v128.load(q));
+                v1 = f32x4.min(v1, v128.load(q, 16));
+                v2 = f32x4.min(v2, v128.load(q, 32));
+                v3 = f32x4.min(v3, v128.load(q, 48));
+              }
+              for (; i + 4 <= rN; i += 4) v0 = f32x4.min(v0, v128.load(p + (<usize>i << 2)));
+              const vm = f32x4.min(f32x4.min(v0, v1), f32x4.min(v2, v3));
               m = Mathf.min(Mathf.min(f32x4.extract_lane(vm, 0), f32x4.extract_lane(vm, 1)), Mathf.min(f32x4.extract_lane(vm, 2), f32x4.extract_lane(vm, 3)));
             }
             p += <usize>i << 2;

@@ -54,16 +54,10 @@ function reduceInner(fold: Fold, init: number, x: HostArray, red: RowPlan, kept:
         if (fold === 'sum') {
           for (let i = 0; i < rn; i++, p += rstep) acc += x[p]!;
         } else if (fold === 'max') {
-          for (let i = 0; i < rn; i++, p += rstep) {
-            const v = x[p]!;
-            if (v > acc || v !== v) acc = v;
-          }
+          for (let i = 0; i < rn; i++, p += rstep) acc = Math.max(acc, x[p]!);
           if (acc !== acc) break;
         } else if (fold === 'min') {
-          for (let i = 0; i < rn; i++, p += rstep) {
-            const v = x[p]!;
-            if (v < acc || v !== v) acc = v;
-          }
+          for (let i = 0; i < rn; i++, p += rstep) acc = Math.min(acc, x[p]!);
           if (acc !== acc) break;
         } else if (fold === 'prod') {
           for (let i = 0; i < rn; i++, p += rstep) acc *= x[p]!;
@@ -93,15 +87,9 @@ function reduceOuter(fold: Fold, init: number, x: HostArray, red: RowPlan, kept:
         if (fold === 'sum') {
           for (; o < end; o++, p += kstep) acc[o] += x[p]!;
         } else if (fold === 'max') {
-          for (; o < end; o++, p += kstep) {
-            const v = x[p]!;
-            if (v > acc[o]! || v !== v) acc[o] = v;
-          }
+          for (; o < end; o++, p += kstep) acc[o] = Math.max(acc[o]!, x[p]!);
         } else if (fold === 'min') {
-          for (; o < end; o++, p += kstep) {
-            const v = x[p]!;
-            if (v < acc[o]! || v !== v) acc[o] = v;
-          }
+          for (; o < end; o++, p += kstep) acc[o] = Math.min(acc[o]!, x[p]!);
         } else if (fold === 'prod') {
           for (; o < end; o++, p += kstep) acc[o] *= x[p]!;
         } else {
@@ -110,6 +98,6 @@ function reduceOuter(fold: Fold, init: number, x: HostArray, red: RowPlan, kept:
       }
     }
   }
-  // max/min: a NaN seen once must stay; `v > NaN` and `v < NaN` are false, so the comparisons keep it.
+  // max/min: Math.max/Math.min return NaN once a NaN is seen, and +0 over −0 (IEEE 754-2019 maximum).
   for (let i = 0; i < acc.length; i++) out[i] = acc[i]!;
 }
