@@ -85,7 +85,7 @@ describe('the hook set: BaseBackend checks its subclass at construction', () => 
       'binaryKernel',
       'reduceKernel',
       'copyKernel',
-      'padKernel',
+      'copyIntoKernel',
       'fillKernel',
       'matmulKernel',
     ]);

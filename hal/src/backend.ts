@@ -2,6 +2,7 @@ import type { DType, HostArray } from './dtype.js';
 import type { DeviceBuffer, NDArray } from './ndarray.js';
 import { InvalidArgumentError } from './errors.js';
 import type { BinaryOp, ReduceOp, UnaryOp } from './ops.js';
+import type { LayoutMethods, PadMode } from './layout.js';
 
 /** `cpu` for backends that compute on the host CPU (pure JS, WASM); `gpu` for GPU adapters. */
 export type DeviceType = 'cpu' | 'gpu';
@@ -112,7 +113,7 @@ export type ReduceMethods = {
   [K in ReduceOp]: (x: NDArray, axes?: number | readonly number[], keepdims?: boolean) => NDArray;
 };
 
-export interface ComputeBackend extends ElementwiseMethods, ReduceMethods {
+export interface ComputeBackend extends ElementwiseMethods, ReduceMethods, LayoutMethods {
   /** Registry name: `cpu`, `wasm`, `webgpu`, ... */
   readonly name: string;
   /** Unique per instance (`cpu#1`); buffers remember it. */
@@ -191,10 +192,11 @@ export interface ComputeBackend extends ElementwiseMethods, ReduceMethods {
   shrink(x: NDArray, bounds: readonly (readonly [number, number])[]): NDArray;
   stride(x: NDArray, steps: readonly number[]): NDArray;
   /**
-   * Pads each dimension with `pads[i] = [before, after]` elements of `value` (a new array). `pads` has
-   * one pair of non-negative integers per dimension (InvalidArgumentError otherwise).
+   * Pads each dimension with `pads[i] = [before, after]` elements (a new array): `value` in mode
+   * `constant` (the default), else NumPy's `edge`, `reflect` or `wrap` (these need a non-empty dim where
+   * they pad). `pads` has one pair of non-negative integers per dimension (InvalidArgumentError otherwise).
    */
-  pad(x: NDArray, pads: readonly (readonly [number, number])[], value?: number): NDArray;
+  pad(x: NDArray, pads: readonly (readonly [number, number])[], value?: number, mode?: PadMode): NDArray;
   /** Materializes any view into a new contiguous array. */
   contiguous(x: NDArray): NDArray;
   /** Converts dtype: float32→int32 truncates toward zero, saturating; NaN → 0. */

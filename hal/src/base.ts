@@ -43,6 +43,7 @@ import {
 import { broadcastShapes, normalizeAxes, sizeOf } from './shape.js';
 import { softmaxCrossEntropyFrame } from './fused.js';
 import { StorageBackend } from './storage-backend.js';
+import { installLayoutOps, type LayoutHost, type LayoutMethods, type PadMode, padArray } from './layout.js';
 import {
   BINARY_OP_SET,
   checkAdamParams,
@@ -50,8 +51,6 @@ import {
   checkAxis,
   checkBoolean,
   checkIntList,
-  checkNumber,
-  checkPadWidths,
   checkPairs,
   checkSgdParams,
   checkSoftmaxCrossEntropyOperands,
@@ -69,7 +68,7 @@ export type { BaseBackendOptions } from './storage-backend.js';
 /**
  * The HAL implemented once over a small set of kernels. A backend extends this class and implements
  * the hook set REQUIRED_HOOKS (hal/src/hooks.ts): four storage hooks and seven kernels (unary, binary,
- * reduce, copy, pad, fill, matmul); every user-facing op — validation, broadcasting, typed errors,
+ * reduce, copy, copyInto, fill, matmul); every user-facing op — validation, broadcasting, typed errors,
  * composites such as softmax — comes from here, so all backends behave alike. Composites and optimizer
  * steps (OPTIONAL_HOOKS) may be overridden with fused kernels. Guide: docs/WRITING-A-BACKEND.md.
  *
@@ -93,12 +92,8 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   protected abstract reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void;
   /** Materializes `x` into `out` (same element count), converting dtype if they differ. */
   protected abstract copyKernel(x: NDArray, out: DeviceBuffer): void;
-  protected abstract padKernel(
-    x: NDArray,
-    pads: readonly (readonly [number, number])[],
-    value: number,
-    out: DeviceBuffer,
-  ): void;
+  /** Writes `x` into `out` at `offset + Σ i_k·strides[k]` (pad, concat, tile, trilu: layout.ts). */
+  protected abstract copyIntoKernel(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void;
   /** a: [...B, M, K], b: [...B, K, N] with identical batch shapes → out [...B, M, N]. */
   protected abstract matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void;
 
@@ -211,15 +206,8 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     return strideView(x, steps);
   }
 
-  pad(x: NDArray, pads: readonly (readonly [number, number])[], value = 0): NDArray {
-    this.check(x, 'pad');
-    checkPairs(pads, 'pad', 'pads', x, '[before, after]');
-    checkNumber(value, 'pad', 'value');
-    checkPadWidths(pads);
-    const shape = x.shape.map((d, i) => d + pads[i]![0] + pads[i]![1]);
-    const out = this.allocate(sizeOf(shape), x.dtype);
-    this.guard(out, () => this.padKernel(x, pads, value, out));
-    return viewOf(out, shape);
+  pad(x: NDArray, pads: readonly (readonly [number, number])[], value = 0, mode: PadMode = 'constant'): NDArray {
+    return padArray(this as unknown as LayoutHost, x, pads, value, mode);
   }
 
   contiguous(x: NDArray): NDArray {
@@ -374,7 +362,8 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
 
 // The named elementwise and reduction methods (ElementwiseMethods, ReduceMethods), one per op table
 // entry, all through unary/binary/reduce.
-export interface BaseBackend extends ElementwiseMethods, ReduceMethods {}
+export interface BaseBackend extends ElementwiseMethods, ReduceMethods, LayoutMethods {}
+installLayoutOps(BaseBackend.prototype);
 for (const op of REDUCE_OPS) {
   Object.defineProperty(BaseBackend.prototype, op, {
     value: function (this: BaseBackend, x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray {

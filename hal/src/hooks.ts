@@ -71,10 +71,10 @@ export const REQUIRED_HOOKS: readonly HookSpec[] = Object.freeze([
       'materialize x row-major into out (same element count, any shape); convert when dtypes differ (float32→int32 truncates, saturates, NaN→0)',
   },
   {
-    name: 'padKernel',
-    signature:
-      'padKernel(x: NDArray, pads: readonly (readonly [number, number])[], value: number, out: DeviceBuffer): void',
-    contract: 'out (shape x.shape[i] + before + after) = value everywhere, x inside; pads non-negative integers',
+    name: 'copyIntoKernel',
+    signature: 'copyIntoKernel(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void',
+    contract:
+      'write x (non-empty, same dtype) into out: element i of x to out[offset + Σ i_k·strides[k]]; positions distinct, inside out, x.buffer ≠ out (pad, concat, tile, trilu)',
   },
   {
     name: 'fillKernel',

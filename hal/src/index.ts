@@ -5,6 +5,7 @@ export * from './ops.js';
 export * from './ndarray.js';
 export * from './backend.js';
 export * from './base.js';
+export * from './layout.js';
 export * from './composites.js';
 export * from './registry.js';
 export * from './random.js';

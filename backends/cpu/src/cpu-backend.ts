@@ -14,7 +14,7 @@ import {
   type UnaryOp,
 } from '@polyhal/hal';
 import { binaryKernel } from './kernels/binary.js';
-import { copyKernel, padKernel } from './kernels/copy.js';
+import { copyKernel, stridedCopy } from './kernels/copy.js';
 import { matmulKernel } from './kernels/matmul.js';
 import { adamKernel, sgdKernel } from './kernels/optim.js';
 import { softmaxCrossEntropyKernel } from './kernels/softmax.js';
@@ -105,13 +105,8 @@ export class CpuBackend extends BaseBackend {
     copyKernel(this.strided(x), this.data(out));
   }
 
-  protected padKernel(
-    x: NDArray,
-    pads: readonly (readonly [number, number])[],
-    value: number,
-    out: DeviceBuffer,
-  ): void {
-    padKernel(this.strided(x), pads, value, this.data(out));
+  protected copyIntoKernel(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void {
+    stridedCopy(this.strided(x), { data: this.data(out), shape: x.shape, strides, offset });
   }
 
   protected fillKernel(out: DeviceBuffer, value: number): void {

@@ -7,7 +7,7 @@
  */
 import { type BinaryOp, type DType, type NDArray, type ReduceOp, type UnaryOp, UnsupportedOpError } from '@polyhal/hal';
 import { binaryFloat, binaryInt, castToInt32, store, unaryFloat, unaryInt } from './scalar.js';
-import { rowMajor, sizeOfShape, walk } from './strided.js';
+import { rowMajor, sizeOfShape, type Walked, walk } from './strided.js';
 
 /** What a buffer of the reference backend holds. */
 export type Storage = Float64Array | Int32Array;
@@ -65,19 +65,9 @@ export function copy(x: NDArray, xs: Storage, out: Storage, outDType: DType): vo
   });
 }
 
-/** out = `value` everywhere, with x copied in at offset `pads[d][0]` of each dim. */
-export function pad(
-  x: NDArray,
-  xs: Storage,
-  pads: readonly (readonly [number, number])[],
-  value: number,
-  out: Storage,
-): void {
-  const shape = x.shape.map((d, i) => d + pads[i]![0] + pads[i]![1]);
-  const strides = rowMajor(shape);
-  out.fill(store(x.dtype, value));
-  const offset = pads.reduce((o, [before], d) => o + before * strides[d]!, 0);
-  walk(x.shape, [x, { strides, offset }], ([xi, oi]) => {
+/** Writes x (same dtype) into out at `at`: element (i0, i1, ...) goes to `at.offset + Σ ik·at.strides[k]`. */
+export function copyInto(x: NDArray, xs: Storage, out: Storage, at: Walked): void {
+  walk(x.shape, [x, at], ([xi, oi]) => {
     out[oi!] = xs[xi!]!;
   });
 }

@@ -18,7 +18,7 @@ import {
   type ReduceOp,
   type UnaryOp,
 } from '@polyhal/hal';
-import { binary, copy, matmul, pad, reduce, type Storage, unary } from './kernels.js';
+import { binary, copy, copyInto, matmul, reduce, type Storage, unary } from './kernels.js';
 import { store } from './scalar.js';
 
 export type ReferenceBackendOptions = BaseBackendOptions;
@@ -92,13 +92,8 @@ export class ReferenceBackend extends BaseBackend {
     copy(x, this.data(x.buffer), this.data(out), out.dtype);
   }
 
-  protected padKernel(
-    x: NDArray,
-    pads: readonly (readonly [number, number])[],
-    value: number,
-    out: DeviceBuffer,
-  ): void {
-    pad(x, this.data(x.buffer), pads, value, this.data(out));
+  protected copyIntoKernel(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void {
+    copyInto(x, this.data(x.buffer), this.data(out), { strides, offset });
   }
 
   protected fillKernel(out: DeviceBuffer, value: number): void {

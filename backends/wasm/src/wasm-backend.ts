@@ -19,7 +19,6 @@ import {
   REDUCE_OP_DEFS,
   REDUCE_OPS,
   UnsupportedOpError,
-  padPlacement,
 } from '@polyhal/hal';
 import { type WasmContext, type WorkerPool, withPlan } from './context.js';
 import { copyInto } from './dispatch-copy.js';
@@ -256,14 +255,7 @@ export class WasmBackend extends BaseBackend {
     copyInto(this.ctx, x, out, rowMajor(x.shape), 0);
   }
 
-  protected padKernel(
-    x: NDArray,
-    pads: readonly (readonly [number, number])[],
-    value: number,
-    out: DeviceBuffer,
-  ): void {
-    const { strides, offset } = padPlacement(x.shape, pads);
-    this.fillKernel(out, value);
+  protected copyIntoKernel(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void {
     copyInto(this.ctx, x, out, strides, offset);
   }
 

@@ -15,7 +15,6 @@ import {
   splitReduceAxes,
   type UnaryOp,
   UnsupportedOpError,
-  padPlacement,
 } from '@polyhal/hal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
@@ -275,14 +274,7 @@ export class WebGpuBackend extends BaseBackend {
     this.copyInto(x, out, rowMajor(x.shape), 0);
   }
 
-  protected padKernel(
-    x: NDArray,
-    pads: readonly (readonly [number, number])[],
-    value: number,
-    out: DeviceBuffer,
-  ): void {
-    const { strides, offset } = padPlacement(x.shape, pads);
-    this.fillKernel(out, value);
+  protected copyIntoKernel(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void {
     this.copyInto(x, out, strides, offset);
   }
 

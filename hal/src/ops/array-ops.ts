@@ -7,6 +7,7 @@
  * docs/OPS.md derive from these entries; the conformance runner keeps one typed runner per entry, so
  * an entry without one does not compile.
  */
+import { LAYOUT_OP_DEFS } from './layout-ops.js';
 import { type Accuracy, EXACT } from './types.js';
 
 export interface ArrayOpDef {
@@ -76,8 +77,9 @@ export const ARRAY_OP_DEFS = {
   },
   pad: {
     kind: 'movement',
-    signature: 'pad(x, pads: [before, after] per dim, value = 0) → dim + before + after',
-    semantics: 'A new array: x placed at `before` of each dim, `value` elsewhere (constant mode).',
+    signature: "pad(x, pads: [before, after] per dim, value = 0, mode = 'constant') → dim + before + after",
+    semantics:
+      "A new array: x placed at `before` of each dim; elsewhere `value` (mode 'constant') or, as NumPy's np.pad and ONNX Pad, the nearest edge element ('edge'), the mirror image without the edge repeated as often as needed ('reflect'; a dim of 1 repeats it) or the periodic continuation ('wrap'). The modes other than constant need a non-empty dim where they pad (InvalidArgumentError).",
     dtypes: BOTH,
     accuracy: EXACT_BOTH,
     grad: MOVEMENT_GRAD,
@@ -180,6 +182,7 @@ export const ARRAY_OP_DEFS = {
     grad: null,
     composition: 'mul, add into the buffers (assign)',
   },
+  ...LAYOUT_OP_DEFS,
 } as const satisfies Record<string, ArrayOpDef>;
 
 export type ArrayOp = keyof typeof ARRAY_OP_DEFS;

@@ -15,6 +15,7 @@ import {
   UNARY_OP_DEFS,
   UNARY_OPS,
 } from '@polyhal/hal';
+import { layoutCases } from './cases-layout.js';
 import type { Generator } from './random.js';
 
 export type ViewSpec =
@@ -54,6 +55,12 @@ export interface Case {
     dtype?: 'float32' | 'int32';
     axis?: number;
     withGrad?: boolean;
+    /** Layout ops: pad's mode, tile's reps, trilu's k and upper, split's sections or sizes. */
+    mode?: 'constant' | 'edge' | 'reflect' | 'wrap';
+    reps?: number[];
+    k?: number;
+    upper?: boolean;
+    split?: number | number[];
     /** Optimizer hyper-parameters (adamStep: lr, beta1, beta2, eps, weightDecay, step; sgdStep: lr, momentum, weightDecay). */
     hyper?: Record<string, number>;
   };
@@ -713,6 +720,7 @@ function buildCases(): Case[] {
       { shape: [1, 2, 1, 2, 1, 2, 1, 4, 5], gen: U(-1, 1) },
     ],
   });
+  cases.push(...layoutCases());
   return cases;
 }
 

@@ -22,6 +22,7 @@ import {
   oStride,
   type Ref,
 } from './oracle.js';
+import { oConcat, oFlip, oPadMode, oSplit, oStack, oTile, oTrilu } from './oracle-layout.js';
 
 type Params = NonNullable<Case['params']>;
 
@@ -48,8 +49,10 @@ export const ARRAY_OP_RUNNERS = {
   shrink: { device: (be, [a], p) => [be.shrink(a!, p.bounds!)], oracle: ([a], p) => [oShrink(a!, p.bounds!)] },
   stride: { device: (be, [a], p) => [be.stride(a!, p.steps!)], oracle: ([a], p) => [oStride(a!, p.steps!)] },
   pad: {
-    device: (be, [a], p) => [be.pad(a!, p.pads!, p.value)],
-    oracle: ([a], p) => [oPad(a!, p.pads!, p.value ?? 0)],
+    device: (be, [a], p) => [be.pad(a!, p.pads!, p.value, p.mode)],
+    oracle: ([a], p) => [
+      !p.mode || p.mode === 'constant' ? oPad(a!, p.pads!, p.value ?? 0) : oPadMode(a!, p.pads!, p.mode),
+    ],
   },
   contiguous: { device: (be, [a]) => [be.contiguous(a!)], oracle: ([a]) => [a!] },
   cast: { device: (be, [a], p) => [be.cast(a!, p.dtype!)], oracle: ([a], p) => [oCast(a!, p.dtype!)] },
@@ -86,5 +89,17 @@ export const ARRAY_OP_RUNNERS = {
       return momentum ? [xs[0]!, xs[2]!] : [xs[0]!];
     },
     oracle: (xs, p) => oSgdStep(xs[0]!, xs[1]!, xs[2]!, p.hyper!),
+  },
+  concat: { device: (be, xs, p) => [be.concat(xs, p.axis)], oracle: (xs, p) => [oConcat(xs, p.axis ?? 0)] },
+  stack: { device: (be, xs, p) => [be.stack(xs, p.axis)], oracle: (xs, p) => [oStack(xs, p.axis ?? 0)] },
+  split: {
+    device: (be, [a], p) => be.split(a!, p.split!, p.axis),
+    oracle: ([a], p) => oSplit(a!, p.split!, p.axis ?? 0),
+  },
+  tile: { device: (be, [a], p) => [be.tile(a!, p.reps!)], oracle: ([a], p) => [oTile(a!, p.reps!)] },
+  flip: { device: (be, [a], p) => [be.flip(a!, p.axes)], oracle: ([a], p) => [oFlip(a!, p.axes)] },
+  trilu: {
+    device: (be, [a], p) => [be.trilu(a!, p.k, p.upper)],
+    oracle: ([a], p) => [oTrilu(a!, p.k ?? 0, p.upper ?? true)],
   },
 } satisfies Record<ArrayOp, OpRunner>;

@@ -1,9 +1,9 @@
 /**
- * Copy kernels: materialize a strided view into another strided view (contiguous output, pad interior),
+ * Copy kernels: materialize a strided view into another strided view (contiguous output; copyIntoKernel: pad, concat, tile, trilu),
  * with dtype conversion when the arrays differ (float32 → int32 truncates toward zero and saturates;
- * NaN → 0), plus fill and pad.
+ * NaN → 0).
  */
-import { type HostArray, padPlacement } from '@polyhal/hal';
+import type { HostArray } from '@polyhal/hal';
 import { planRows, rowMajor, type Strided } from './strided.js';
 
 const I32_MAX = 2147483647;
@@ -36,16 +36,4 @@ export function stridedCopy(src: Strided, dst: Strided): void {
 /** Materializes `src` into the contiguous `out`. */
 export function copyKernel(src: Strided, out: HostArray): void {
   stridedCopy(src, { data: out, shape: src.shape, strides: rowMajor(src.shape), offset: 0 });
-}
-
-/** out = x padded with `value`: `pads[i] = [before, after]`. */
-export function padKernel(
-  x: Strided,
-  pads: readonly (readonly [number, number])[],
-  value: number,
-  out: HostArray,
-): void {
-  const { strides, offset } = padPlacement(x.shape, pads);
-  out.fill(value);
-  stridedCopy(x, { data: out, shape: x.shape, strides, offset });
 }
