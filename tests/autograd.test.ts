@@ -127,6 +127,34 @@ const CHECKS: Check[] = [
     [inp([3, 4])],
   ],
   ['stride', ([x]) => ag.stride(x!, [2, 3]), [inp([5, 7])]],
+  ['concat', ([a, b]) => ag.concat([a!, b!], 1), [inp([2, 3]), inp([2, 2])]],
+  ['stack', ([a, b]) => ag.stack([a!, b!], -1), [inp([2, 3]), inp([2, 3])]],
+  [
+    'split',
+    ([x]) => {
+      const [p, , q] = x!.split([1, 2, 2], 1);
+      return ag.add(p!, ag.mul(q!, 2).sum(1, true));
+    },
+    [inp([3, 5])],
+  ],
+  ['tile', ([x]) => x!.tile([2, 1, 3]), [inp([2, 3])]],
+  ['flip', ([x]) => ag.mul(x!.flip([0]), x!), [inp([3, 2])]],
+  ['trilu', ([x]) => ag.mul(x!.trilu(1, true), 2).add(x!.trilu(-1, false)), [inp([2, 3, 4])]],
+  ...(['edge', 'reflect', 'wrap'] as const).map(
+    (mode): Check => [
+      `pad (${mode})`,
+      ([x]) =>
+        x!.pad(
+          [
+            [2, 5],
+            [1, 3],
+          ],
+          0,
+          mode,
+        ),
+      [inp([3, 4])],
+    ],
+  ),
   ['matmul', ([a, b]) => ag.matmul(a!, b!), [inp([3, 4]), inp([4, 2])]],
   [
     'matmul (batched, broadcast, transposed)',

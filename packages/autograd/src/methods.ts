@@ -4,7 +4,16 @@
  * so a new op gets its method — plus matmul, mean, the movement ops and softmax. Every method records
  * its gradient exactly as the function form does.
  */
-import { BINARY_OPS, type BinaryOp, REDUCE_OPS, type ReduceOp, UNARY_OPS, type UnaryOp } from '@polyhal/hal';
+import {
+  BINARY_OPS,
+  type BinaryOp,
+  type PadMode,
+  REDUCE_OPS,
+  type ReduceOp,
+  UNARY_OPS,
+  type UnaryOp,
+} from '@polyhal/hal';
+import { concat, flip, split, tile, trilu } from './layout.js';
 import { expand, flatten, pad, permute, reshape, shrink, stride, transpose } from './movement.js';
 import {
   binaryOp,
@@ -37,7 +46,16 @@ export interface OpMethods {
   /** Swaps the last two dims (a view). */
   transpose(): Tensor;
   expand(shape: readonly number[]): Tensor;
-  pad(pads: readonly (readonly [number, number])[], value?: number): Tensor;
+  /** mode: 'constant' (default, `value`), 'edge', 'reflect' or 'wrap'. */
+  pad(pads: readonly (readonly [number, number])[], value?: number, mode?: PadMode): Tensor;
+  /** x repeated reps[i] times along each dim (NumPy tile). */
+  tile(reps: readonly number[]): Tensor;
+  /** The given axes (default all) reversed. */
+  flip(axes?: Axes): Tensor;
+  /** ONNX Trilu: upper (j − i ≥ k, default) or lower (j − i ≤ k) triangle of the last two dims. */
+  trilu(k?: number, upper?: boolean): Tensor;
+  /** this and `others` joined along an existing axis. */
+  concat(others: readonly Tensor[], axis?: number): Tensor;
   shrink(bounds: readonly (readonly [number, number])[]): Tensor;
   stride(steps: readonly number[]): Tensor;
   softmax(axis?: number): Tensor;
@@ -86,8 +104,20 @@ const others: { [K in keyof OpMethods]: (this: Tensor, ...args: Parameters<OpMet
   expand(shape) {
     return expand(this, shape);
   },
-  pad(pads, value) {
-    return pad(this, pads, value);
+  pad(pads, value, mode) {
+    return pad(this, pads, value, mode);
+  },
+  tile(reps) {
+    return tile(this, reps);
+  },
+  flip(axes) {
+    return flip(this, axes);
+  },
+  trilu(k, upper) {
+    return trilu(this, k, upper);
+  },
+  concat(others, axis) {
+    return concat([this, ...others], axis);
   },
   shrink(bounds) {
     return shrink(this, bounds);
@@ -106,3 +136,16 @@ const others: { [K in keyof OpMethods]: (this: Tensor, ...args: Parameters<OpMet
   },
 };
 for (const [name, fn] of Object.entries(others)) define(name, fn as (this: Tensor, ...args: never[]) => Tensor);
+
+/** Methods returning several tensors. */
+export interface MultiMethods {
+  /** Parts along an axis: `sections` equal parts or the given sizes (each a shrink of this). */
+  split(sizesOrSections: number | readonly number[], axis?: number): Tensor[];
+}
+Object.defineProperty(Tensor.prototype, 'split', {
+  value(this: Tensor, s: number | readonly number[], axis?: number): Tensor[] {
+    return split(this, s, axis);
+  },
+  writable: true,
+  configurable: true,
+});

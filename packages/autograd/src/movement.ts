@@ -3,7 +3,8 @@
  * allows (reshape of contiguous data, permute, expand, shrink, stride); gradients move back with the
  * inverse movement (expand ↔ sum, pad ↔ shrink, stride ↔ zero-interleave).
  */
-import { type ComputeBackend, InvalidArgumentError, type NDArray } from '@polyhal/hal';
+import { type ComputeBackend, InvalidArgumentError, type NDArray, PAD_MODES, type PadMode } from '@polyhal/hal';
+import { padMode } from './layout.js';
 import { record, unbroadcast } from './ops.js';
 import type { Tensor } from './tensor.js';
 
@@ -60,12 +61,21 @@ export function expand(x: Tensor, shape: readonly number[]): Tensor {
   );
 }
 
-/** Pads with a constant. Gradient: the interior (shrink). */
-export function pad(x: Tensor, pads: readonly (readonly [number, number])[], value = 0): Tensor {
+/**
+ * Pads with a constant (mode 'constant', the default), or in mode edge, reflect or wrap (layout.ts's
+ * padMode). Gradient of the constant mode: the interior (shrink).
+ */
+export function pad(
+  x: Tensor,
+  pads: readonly (readonly [number, number])[],
+  value = 0,
+  mode: PadMode = 'constant',
+): Tensor {
+  if (mode !== 'constant' && PAD_MODES.includes(mode)) return padMode(x, pads, mode);
   return record(
     'pad',
     [x],
-    (be, [v]) => be.pad(v!, pads, value),
+    (be, [v]) => be.pad(v!, pads, value, mode),
     (be, g, [v]) => [
       be.contiguous(
         be.shrink(

@@ -11,7 +11,7 @@ import {
 } from '@polyhal/hal';
 import { runBackward } from './backward.js';
 import { formatValues } from './format.js';
-import type { OpMethods, TableMethods } from './methods.js';
+import type { MultiMethods, OpMethods, TableMethods } from './methods.js';
 import { type Disposable, leakRegistry, track } from './scope.js';
 
 /** A device buffer shared by a tensor and the views taken of it; freed when the last one is disposed. */
@@ -93,7 +93,7 @@ let nextTensorId = 1;
  * collector finds undisposed is reported as a leak.
  */
 // The chainable op methods (x.add(y).relu()), defined on the prototype in methods.ts.
-export interface Tensor extends TableMethods, OpMethods {}
+export interface Tensor extends TableMethods, OpMethods, MultiMethods {}
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface above types the methods that methods.ts defines on the prototype
 export class Tensor implements Disposable {
   readonly id = nextTensorId++;
