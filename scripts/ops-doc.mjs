@@ -106,6 +106,10 @@ export function render() {
     'A composite is built once from primitives in `hal/src/composites.ts` and inherited by every backend;',
     'a backend may replace it with a fused kernel, held to the same oracle and error bound.',
     '',
+    arrayOps('Random numbers', ['random'], false),
+    'One kernel hook (`randomUniformKernel`) fills Philox4x32-10 uniforms with exact integer arithmetic;',
+    '`randomNormal` and `bernoulli` are composed from it (`hal/src/sampling.ts`).',
+    '',
   ].join('\n');
 }
 

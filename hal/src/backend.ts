@@ -1,6 +1,7 @@
 import type { DType, HostArray } from './dtype.js';
 import type { DeviceBuffer, NDArray } from './ndarray.js';
 import { InvalidArgumentError } from './errors.js';
+import type { RandomMethods } from './sampling.js';
 import type { BinaryOp, ReduceOp, UnaryOp } from './ops.js';
 import type { LayoutMethods, PadMode } from './layout.js';
 
@@ -234,3 +235,9 @@ export interface ComputeBackend extends ElementwiseMethods, ReduceMethods, Layou
    */
   sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void;
 }
+
+/**
+ * Random arrays from the Philox4x32-10 stream of a seed, the same on every backend: `randomUniform`,
+ * `randomNormal`, `bernoulli` (RandomMethods, hal/src/sampling.ts).
+ */
+export interface ComputeBackend extends RandomMethods {}

@@ -43,6 +43,8 @@ import {
 import { broadcastShapes, normalizeAxes, sizeOf } from './shape.js';
 import { softmaxCrossEntropyFrame } from './fused.js';
 import { StorageBackend } from './storage-backend.js';
+import { type PhiloxStream, philoxUniformFill } from './philox.js';
+import { installRandomOps, type RandomMethods } from './sampling.js';
 import { installLayoutOps, type LayoutHost, type LayoutMethods, type PadMode, padArray } from './layout.js';
 import {
   BINARY_OP_SET,
@@ -262,7 +264,12 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     const batch = broadcastShapes(a.shape.slice(0, -2), b.shape.slice(0, -2));
     const outShape = [...batch, m, n];
     const out = this.allocate(sizeOf(outShape), 'float32');
-    this.guard(out, () => this.matmulKernel(expandView(a, [...batch, m, k]), expandView(b, [...batch, k, n]), out));
+    // [..., M, K] · [K, N] with batch rows that merge into M (a Linear layer on a batch of sequences):
+    // one [B·M, K] · [K, N] product instead of B small ones — the same values, row-major alike.
+    const flat = b.shape.length === 2 && a.shape.length > 2 ? reshapeView(a, [sizeOf(outShape) / n || 0, k]) : null;
+    if (flat && n > 0) this.guard(out, () => this.matmulKernel(flat, b, out));
+    else
+      this.guard(out, () => this.matmulKernel(expandView(a, [...batch, m, k]), expandView(b, [...batch, k, n]), out));
     return viewOf(out, outShape);
   }
 
@@ -319,6 +326,15 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   protected sgdStepKernel(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
     sgdStepComposite(this, param, grad, velocity, p);
   }
+  /**
+   * Fills `out` with the uniforms of a Philox stream (randomUniform; hal/src/philox.ts). The default
+   * computes them on the host and writes them; backends override it with a kernel of the same bits.
+   */
+  protected randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void {
+    const host = new Float32Array(out.size);
+    philoxUniformFill(host, s);
+    this.writeStorage(out, host);
+  }
 
   // ---- helpers shared by fused overrides ----
   /** `x` itself when it is a whole contiguous buffer, else a contiguous copy (`temp`: free it after use). */
@@ -364,6 +380,9 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
 // entry, all through unary/binary/reduce.
 export interface BaseBackend extends ElementwiseMethods, ReduceMethods, LayoutMethods {}
 installLayoutOps(BaseBackend.prototype);
+// randomUniform, randomNormal and bernoulli (hal/src/sampling.ts).
+export interface BaseBackend extends RandomMethods {}
+installRandomOps(BaseBackend.prototype);
 for (const op of REDUCE_OPS) {
   Object.defineProperty(BaseBackend.prototype, op, {
     value: function (this: BaseBackend, x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray {

@@ -90,7 +90,8 @@ export const REQUIRED_HOOKS: readonly HookSpec[] = Object.freeze([
 
 /**
  * Hooks with a default in BaseBackend that a backend may override with a fused kernel (same
- * validation before the call): the optimizer steps are composites of the HAL ops by default.
+ * validation before the call): the optimizer steps are composites of the HAL ops by default, the
+ * random fill computes on the host and writes the buffer.
  */
 export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
   {
@@ -104,6 +105,12 @@ export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
     signature:
       'sgdStepKernel(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void',
     contract: 'one SGD update in place; operands and hyper-parameters already validated',
+  },
+  {
+    name: 'randomUniformKernel',
+    signature: 'randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void',
+    contract:
+      'out[i] = (word >>> 8)·2^-24 of Philox4x32-10 word (s.skip + i) mod 4 of block s.block + floor((s.skip + i) / 4), key s.key (hal/src/philox.ts): exact integer math, the same bits as the default (host) fill',
   },
 ]);
 

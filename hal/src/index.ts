@@ -9,6 +9,8 @@ export * from './layout.js';
 export * from './composites.js';
 export * from './registry.js';
 export * from './random.js';
+export * from './philox.js';
+export * from './sampling.js';
 export * from './strided.js';
 export * from './reduce-plan.js';
 export * from './platform.js';

@@ -13,6 +13,7 @@ import {
   type ReduceOp,
   type UnaryOp,
 } from '@polyhal/hal';
+import { type PhiloxStream, philoxUniformFill } from '@polyhal/hal';
 import { binaryKernel } from './kernels/binary.js';
 import { copyKernel, stridedCopy } from './kernels/copy.js';
 import { matmulKernel } from './kernels/matmul.js';
@@ -119,6 +120,11 @@ export class CpuBackend extends BaseBackend {
       this.strided(b) as Strided<Float32Array>,
       this.data(out) as Float32Array,
     );
+  }
+
+  /** Philox4x32-10 uniforms straight into the buffer (hal/src/philox.ts: 32-bit integer math, the round inlined). */
+  protected override randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void {
+    philoxUniformFill(this.data(out) as Float32Array, s);
   }
 
   /** Fused Adam/AdamW: one in-place pass over param, m and v (operands validated by adamStep). */

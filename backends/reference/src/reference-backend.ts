@@ -19,6 +19,7 @@ import {
   type UnaryOp,
 } from '@polyhal/hal';
 import { binary, copy, copyInto, matmul, reduce, type Storage, unary } from './kernels.js';
+import { bitsToUniform, type PhiloxStream, philox4x32 } from '@polyhal/hal';
 import { store } from './scalar.js';
 
 export type ReferenceBackendOptions = BaseBackendOptions;
@@ -102,6 +103,20 @@ export class ReferenceBackend extends BaseBackend {
 
   protected matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
     matmul(a, this.data(a.buffer), b, this.data(b.buffer), this.data(out));
+  }
+
+  /**
+   * Uniforms of a Philox stream, one element at a time: element i is word (skip + i) mod 4 of block
+   * block + floor((skip + i) / 4) (a 64-bit counter in two words), key s.key (hal/src/philox.ts).
+   */
+  protected override randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void {
+    const data = this.data(out);
+    for (let i = 0; i < out.size; i++) {
+      const t = s.skip + i;
+      const lo = s.block[0] + Math.floor(t / 4);
+      const counter = [lo % 2 ** 32, s.block[1] + Math.floor(lo / 2 ** 32), 0, 0] as const;
+      data[i] = bitsToUniform(philox4x32(counter, s.key)[t % 4]!);
+    }
   }
 
   /** The storage of a live buffer (BaseBackend only passes live buffers of this instance). */

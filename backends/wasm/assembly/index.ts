@@ -5,6 +5,7 @@ export { copyRows, copyNd, fillF32, fillI32 } from './copy';
 export { reduceF32, reduceI32 } from './reduce';
 export { gemm, gemmRowBlock, packBytesA, packBytesB } from './matmul';
 export { adamF32, sgdF32, softmaxCrossEntropyF32 } from './fused';
+export { philoxF32 } from './random';
 
 /** First byte that JavaScript may allocate (after static data). */
 export function heapBase(): usize {

@@ -137,6 +137,8 @@ export interface KernelExports {
   ): void;
   sgdF32(n: number, p: number, g: number, vel: number, lr: number, momentum: number, wd: number): void;
   softmaxCrossEntropyF32(N: number, C: number, z: number, y: number, loss: number, grad: number): void;
+  /** Philox4x32-10 uniforms: n floats at out, word `skip` of block (b0, b1) first, key (k0, k1). */
+  philoxF32(out: number, n: number, k0: number, k1: number, b0: number, b1: number, skip: number): void;
 }
 
 function decodeBase64(b64: string): Uint8Array<ArrayBuffer> {

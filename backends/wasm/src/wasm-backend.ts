@@ -20,11 +20,13 @@ import {
   REDUCE_OPS,
   UnsupportedOpError,
 } from '@polyhal/hal';
+import type { PhiloxStream } from '@polyhal/hal';
 import { type WasmContext, type WorkerPool, withPlan } from './context.js';
 import { copyInto } from './dispatch-copy.js';
 import { BINARY_CODES, dispatchBinary, dispatchUnary, UNARY_CODES } from './dispatch-elementwise.js';
 import { dispatchAdam, dispatchSgd, dispatchSoftmaxCrossEntropy } from './dispatch-fused.js';
 import { dispatchMatmul } from './dispatch-matmul.js';
+import { dispatchPhilox } from './dispatch-random.js';
 import { WasmHeap } from './memory.js';
 import type { KernelExports } from './module.js';
 import type { WasmBackendOptions } from './options.js';
@@ -302,5 +304,10 @@ export class WasmBackend extends BaseBackend {
     return this.fusedSoftmaxCrossEntropy(logits, labels, withGrad, (z, y, loss, grad) =>
       dispatchSoftmaxCrossEntropy(this.ctx, z, y, loss, grad),
     );
+  }
+
+  /** Philox4x32-10 uniforms, four blocks per SIMD step, split over the threads for large buffers. */
+  protected override randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void {
+    dispatchPhilox(this.ctx, out, s);
   }
 }

@@ -16,6 +16,7 @@ import {
   type UnaryOp,
   UnsupportedOpError,
 } from '@polyhal/hal';
+import type { PhiloxStream } from '@polyhal/hal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
 import { CommandBatch } from './encoder.js';
@@ -25,6 +26,7 @@ import { copyWgsl, copyWords, fillWgsl } from './kernels/copy.js';
 import { binaryExpr, binaryWgsl, elementwiseWords, unaryExpr, unaryWgsl } from './kernels/elementwise.js';
 import { adamWgsl, sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
 import { TILES } from './kernels/matmul.js';
+import { PHILOX_WORDS, philoxWgsl } from './kernels/random.js';
 import { reduceWgsl, reduceWords } from './kernels/reduce.js';
 import { flat, packDims, rowMajor, stridedParams } from './kernel-params.js';
 import { coalesce, floatBits, grid, rankSlots } from './layout.js';
@@ -355,6 +357,13 @@ export class WebGpuBackend extends BaseBackend {
     } finally {
       if (g.temp) this.free(g.view);
     }
+  }
+
+  /** Philox4x32-10 uniforms: one dispatch, one invocation per block of four (kernels/random.ts). */
+  protected override randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void {
+    const params = [out.size, s.key[0], s.key[1], s.block[0], s.block[1], s.skip];
+    const blocks = Math.ceil((out.size + s.skip) / 4);
+    this.batch.dispatch('randomUniform', 'philox', philoxWgsl, PHILOX_WORDS, params, [this.gpu(out)], flat(blocks));
   }
 
   override softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {

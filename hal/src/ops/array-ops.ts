@@ -9,9 +9,10 @@
  */
 import { LAYOUT_OP_DEFS } from './layout-ops.js';
 import { type Accuracy, EXACT } from './types.js';
+import { RANDOM_OP_DEFS } from './random-ops.js';
 
 export interface ArrayOpDef {
-  kind: 'movement' | 'contraction' | 'composite' | 'optimizer';
+  kind: 'movement' | 'contraction' | 'composite' | 'optimizer' | 'random';
   /** The call with its shapes. */
   signature: string;
   /** The rule for special values, errors and edge cases, in sentences. */
@@ -182,6 +183,7 @@ export const ARRAY_OP_DEFS = {
     grad: null,
     composition: 'mul, add into the buffers (assign)',
   },
+  ...RANDOM_OP_DEFS,
   ...LAYOUT_OP_DEFS,
 } as const satisfies Record<string, ArrayOpDef>;
 

@@ -17,6 +17,7 @@ import {
 } from '@polyhal/hal';
 import { layoutCases } from './cases-layout.js';
 import type { Generator } from './random.js';
+import { randomCases } from './random-runners.js';
 
 export type ViewSpec =
   | { permute: number[] }
@@ -35,7 +36,7 @@ export interface InputSpec {
   view?: ViewSpec;
 }
 
-export type CaseKind = 'unary' | 'binary' | 'reduce' | 'movement' | 'matmul' | 'composite' | 'optimizer';
+export type CaseKind = 'unary' | 'binary' | 'reduce' | 'movement' | 'matmul' | 'composite' | 'optimizer' | 'random';
 
 export interface Case {
   id: string;
@@ -721,6 +722,7 @@ function buildCases(): Case[] {
     ],
   });
   cases.push(...layoutCases());
+  cases.push(...randomCases());
   return cases;
 }
 

@@ -22,6 +22,7 @@ import {
   oStride,
   type Ref,
 } from './oracle.js';
+import { RANDOM_OP_RUNNERS } from './random-runners.js';
 import { oConcat, oFlip, oPadMode, oSplit, oStack, oTile, oTrilu } from './oracle-layout.js';
 
 type Params = NonNullable<Case['params']>;
@@ -102,4 +103,5 @@ export const ARRAY_OP_RUNNERS = {
     device: (be, [a], p) => [be.trilu(a!, p.k, p.upper)],
     oracle: ([a], p) => [oTrilu(a!, p.k ?? 0, p.upper ?? true)],
   },
+  ...RANDOM_OP_RUNNERS,
 } satisfies Record<ArrayOp, OpRunner>;

@@ -1,0 +1,74 @@
+/**
+ * Dropout (Srivastava et al. 2014) in its inverted form, as PyTorch: in training each element is kept
+ * with probability 1 − p and scaled by 1/(1 − p), so the expected value is unchanged and evaluation is
+ * the identity. The mask is a HAL Bernoulli draw from the Philox stream of a seed (hal/src/sampling.ts):
+ * the same seed and offset drop the same elements on every backend.
+ */
+import { InvalidArgumentError, withTemps } from '@polyhal/hal';
+import { Module } from './nn.js';
+import { record } from './ops.js';
+import type { Tensor } from './tensor.js';
+
+export interface DropoutOptions {
+  /** Seed of the mask's stream (an integer in [0, 2^53)). */
+  seed: number;
+  /** Stream position of the first element (default 0): see ComputeBackend.bernoulli. */
+  offset?: number;
+  /** Whether to drop (default true); false returns x itself. */
+  training?: boolean;
+}
+
+function checkP(p: unknown, op: string): asserts p is number {
+  if (typeof p !== 'number' || !(p >= 0 && p <= 1))
+    throw new InvalidArgumentError(`${op}: p must be a number in [0, 1], got ${String(p)}`);
+}
+
+/**
+ * Inverted dropout: x · m / (1 − p) with m = bernoulli(x.shape, 1 − p, seed, {offset}) (p = 1 gives
+ * zeros). The gradient is the same mask: g · m / (1 − p). Not training, or p = 0: x itself.
+ */
+export function dropout(x: Tensor, p: number, options: DropoutOptions): Tensor {
+  checkP(p, 'dropout');
+  if (options === null || typeof options !== 'object')
+    throw new InvalidArgumentError('dropout: options must be an object with a seed');
+  if (options.training === false || p === 0) return x;
+  const be = x.backend;
+  const scale = p === 1 ? 0 : 1 / (1 - p);
+  const mask = withTemps(be, (t) =>
+    be.mul(t(be.bernoulli(x.shape, 1 - p, options.seed, { offset: options.offset ?? 0 })), scale),
+  );
+  const out = record(
+    'dropout',
+    [x],
+    (b, [v]) => b.mul(v!, mask),
+    (b, g) => [b.mul(g, mask)],
+    () => be.free(mask),
+  );
+  if (!out.node) be.free(mask);
+  return out;
+}
+
+/**
+ * A dropout layer: each forward in training draws the next elements of its stream (seed `seed`, the
+ * offset advancing by the input's size), so two forwards drop different elements and a module built
+ * with the same seed replays a run. `eval()` makes it the identity.
+ */
+export class Dropout extends Module {
+  /** Stream position of the next forward's first element. */
+  offset = 0;
+
+  constructor(
+    readonly p = 0.5,
+    readonly seed = 0,
+  ) {
+    super();
+    checkP(p, 'Dropout');
+  }
+
+  forward(x: Tensor): Tensor {
+    if (!this.training || this.p === 0) return x;
+    const out = dropout(x, this.p, { seed: this.seed, offset: this.offset });
+    this.offset += x.size;
+    return out;
+  }
+}
