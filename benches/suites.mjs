@@ -133,6 +133,28 @@ export const SUITES = {
     }
     return rows;
   },
+  async random(be, tf) {
+    // Filling n float32 uniforms in [0, 1): Philox4x32-10 on the device against tf.randomUniform (seeded).
+    const rows = [];
+    for (const n of [1 << 20, 1 << 24]) {
+      let seed = 0;
+      const t = await pair(
+        async () => {
+          const c = be.randomUniform([n], seed++);
+          await force(be, c);
+          be.free(c);
+        },
+        async () => {
+          const c = tf.randomUniform([n], 0, 1, 'float32', seed++);
+          await forceTf(be, tf, c);
+          c.dispose();
+        },
+        { iterations: n >= 1 << 24 ? 3 : 20 },
+      );
+      rows.push({ suite: 'randomUniform', size: n, unit: 'GB/s', work: (4 * n) / 1e9, ...t });
+    }
+    return rows;
+  },
   async reduce(be, tf, { software }) {
     // The op table's reductions over rows (axis 1, contiguous) and columns (axis 0, strided) of an n×n matrix.
     const sizes = software ? [64, 512] : [64, 1024, 4096];
