@@ -18,7 +18,7 @@ describe('polyhal CLI', () => {
     [['--epochs', '0'], /--epochs must be a positive integer, got '0'/],
     [['--epochs', '-3'], /--epochs must be a positive integer/],
     [['--batch-size', 'x'], /--batch-size must be a positive integer, got 'x'/],
-    [['--model', 'rnn'], /Allowed choices are mlp, cnn/],
+    [['--model', 'rnn'], /Allowed choices are mlp, cnn, vit/],
     [['--frobnicate'], /unknown option '--frobnicate'/],
     [['--train', '9000', '--test', '2000'], /at most 10000/],
     [['--batch-size', '8001'], /--batch-size \(8001\) must be at most --train \(8000\)/],
@@ -52,6 +52,15 @@ describe('polyhal CLI', () => {
     const last = r.stdout.trim().split('\n').pop()!;
     expect(last).toMatch(/^test accuracy: 0\.\d{4} \(backend: cpu\)$/);
     expect(Number(/0\.\d{4}/.exec(last)![0])).toBeGreaterThan(0.8);
+  }, 120_000);
+
+  test('the Vision Transformer trains on wasm: a short run learns real digits', () => {
+    const r = run('--model', 'vit', '--epochs', '3', '--train', '2000', '--test', '500', '--backend', 'wasm');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/model vit; 3 epochs/);
+    const last = r.stdout.trim().split('\n').pop()!;
+    expect(last).toMatch(/^test accuracy: 0\.\d{4} \(backend: wasm\)$/);
+    expect(Number(/0\.\d{4}/.exec(last)![0])).toBeGreaterThan(0.5);
   }, 120_000);
 
   test('--backend all trains the same model on every backend and prints the comparison table', () => {

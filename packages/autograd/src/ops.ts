@@ -241,9 +241,23 @@ export function matmul(a: Tensor, b: Tensor): Tensor {
         if (r !== gi) be.free(gi);
         return r;
       };
+      // A 2-D b under batched a (a Linear layer on sequences): the batch sum of aᵀ·g is one product of
+      // the batch-merged operands, [K, B·M] · [B·M, N], instead of B products and a reduction.
+      const flatGradB = (): NDArray =>
+        withTemps(be, (t) => {
+          const rows = x!.shape.slice(0, -1).reduce((p, d) => p * d, 1);
+          const keep = (v: NDArray, r: NDArray): NDArray => (r.buffer === v.buffer ? r : t(r));
+          const a2 = keep(x!, be.reshape(x!, [rows, x!.shape.at(-1)!]));
+          const g2 = keep(g, be.reshape(g, [rows, g.shape.at(-1)!]));
+          return be.matmul(T(a2), g2);
+        });
       return [
         needs[0] ? reduce(be.matmul(g, T(y!)), x!.shape) : null,
-        needs[1] ? reduce(be.matmul(T(x!), g), y!.shape) : null,
+        needs[1]
+          ? y!.shape.length === 2 && x!.shape.length > 2
+            ? flatGradB()
+            : reduce(be.matmul(T(x!), g), y!.shape)
+          : null,
       ];
     },
   );

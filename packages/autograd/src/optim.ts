@@ -234,15 +234,28 @@ export class StepLR {
 export class CosineAnnealingLR {
   private t = 0;
   private readonly base: number;
+  /**
+   * lr follows half a cosine from its value at construction to `etaMin` over `tMax` steps; with
+   * `warmupSteps`, it first rises linearly from base/warmupSteps to base over those steps (the
+   * warm-up transformers train with), and the cosine spans the steps after them.
+   */
   constructor(
     readonly optimizer: Optimizer,
     readonly tMax: number,
     readonly etaMin = 0,
+    readonly warmupSteps = 0,
   ) {
     this.base = optimizer.lr;
+    if (warmupSteps > 0) optimizer.lr = this.base / warmupSteps;
   }
   step(): void {
     this.t = Math.min(this.t + 1, this.tMax);
-    this.optimizer.lr = this.etaMin + ((this.base - this.etaMin) * (1 + Math.cos((Math.PI * this.t) / this.tMax))) / 2;
+    const w = this.warmupSteps;
+    if (this.t < w) {
+      this.optimizer.lr = (this.base * (this.t + 1)) / w;
+      return;
+    }
+    const phase = (this.t - w) / Math.max(1, this.tMax - w);
+    this.optimizer.lr = this.etaMin + ((this.base - this.etaMin) * (1 + Math.cos(Math.PI * phase))) / 2;
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The main job: train a model on real MNIST digits on any PolyHAL backend.
- *   polyhal [--backend auto|cpu|wasm|webgpu|all] [--model mlp|cnn] [--epochs N] [--batch-size N] [--seed N] [--lr X]
+ *   polyhal [--backend auto|cpu|wasm|webgpu|all] [--model mlp|cnn|vit] [--epochs N] [--batch-size N] [--seed N] [--lr X]
  * Bad input (unknown backend, non-positive numbers, malformed flags, a batch larger than the training
  * set) prints a clear message and exits 2. A training step with a non-finite loss (a diverging run)
  * stops training with a message naming the step, and exits 1.
@@ -104,11 +104,11 @@ async function main(argv: string[]): Promise<number> {
     .name('polyhal')
     .description('Train a model on real MNIST digits (8,000 train / 2,000 test) on a PolyHAL backend.')
     .addOption(new Option('--backend <name>', 'auto, all, or a backend name (cpu, wasm, webgpu)').default('auto'))
-    .addOption(new Option('--model <kind>', 'model').choices(['mlp', 'cnn']).default('mlp'))
-    .option('--epochs <n>', 'epochs (default: 12 for mlp, 8 for cnn)', positiveInt('--epochs'))
+    .addOption(new Option('--model <kind>', 'model').choices(['mlp', 'cnn', 'vit']).default('mlp'))
+    .option('--epochs <n>', 'epochs (default: 12 for mlp, 8 for cnn, 15 for vit)', positiveInt('--epochs'))
     .option('--batch-size <n>', 'batch size', positiveInt('--batch-size'), 64)
     .option('--seed <n>', 'seed for the split, the initial weights and the shuffling', nonNegativeInt('--seed'), 0)
-    .option('--lr <x>', 'Adam learning rate (default: 0.001 for mlp, 0.003 for cnn)', positiveFloat('--lr'))
+    .option('--lr <x>', 'Adam learning rate (default: 0.001 for mlp and vit, 0.003 for cnn)', positiveFloat('--lr'))
     .option('--train <n>', 'training digits', positiveInt('--train'), 8000)
     .option('--test <n>', 'test digits', positiveInt('--test'), 2000)
     .exitOverride()
@@ -138,8 +138,8 @@ async function main(argv: string[]): Promise<number> {
     );
     return 2;
   }
-  const epochs = o.epochs ?? (o.model === 'mlp' ? 12 : 8);
-  o.lr ??= o.model === 'mlp' ? 1e-3 : 3e-3;
+  const epochs = o.epochs ?? { mlp: 12, cnn: 8, vit: 15 }[o.model];
+  o.lr ??= o.model === 'cnn' ? 3e-3 : 1e-3;
   const data = loadMnist(o.train, o.test, o.seed);
   console.log(
     `MNIST: ${data.trainSize} train / ${data.testSize} test digits; model ${o.model}; ${epochs} epochs; batch ${o.batchSize}; Adam lr ${o.lr}; seed ${o.seed}`,

@@ -1,12 +1,13 @@
 /**
- * One training run of the main job: builds the model on a backend, trains it with Adam (learning rate
- * annealed by a cosine schedule over the run) on MNIST,
+ * One training run of the main job: builds the model on a backend, trains it with Adam (AdamW with a
+ * one-epoch warm-up for the transformer; learning rate annealed by a cosine schedule over the run) on MNIST,
  * and evaluates test accuracy after every epoch. Everything stays on the device except the per-step
  * loss, which is read back for the progress bar and the cross-backend comparison.
  */
 import { type ComputeBackend, InvalidArgumentError } from '@polyhal/hal';
 import {
   Adam,
+  AdamW,
   Conv2d,
   CosineAnnealingLR,
   crossEntropy,
@@ -22,8 +23,9 @@ import {
   type Tensor,
 } from '@polyhal/autograd';
 import type { MnistSplit } from './mnist.js';
+import { VisionTransformer } from './vit.js';
 
-export type ModelKind = 'mlp' | 'cnn';
+export type ModelKind = 'mlp' | 'cnn' | 'vit';
 
 export interface TrainOptions {
   model: ModelKind;
@@ -65,6 +67,7 @@ export class NonFiniteLossError extends Error {
 }
 
 export function buildModel(kind: ModelKind, backend: ComputeBackend, seed: number): Module {
+  if (kind === 'vit') return new VisionTransformer({ backend, seed });
   if (kind === 'mlp')
     return new Sequential(
       new Linear(784, 256, { backend, rng: seed }),
@@ -131,7 +134,11 @@ export async function train(backend: ComputeBackend, data: MnistSplit, o: TrainO
   if (!Number.isFinite(o.lr) || o.lr <= 0)
     throw new InvalidArgumentError(`learning rate must be a positive finite number, got ${o.lr}`);
   const model = buildModel(o.model, backend, o.seed);
-  const opt = new Adam(model.parameters(), { lr: o.lr });
+  // The transformer trains with AdamW (decoupled weight decay) and a one-epoch linear warm-up, as ViTs do.
+  const opt =
+    o.model === 'vit'
+      ? new AdamW(model.parameters(), { lr: o.lr, weightDecay: 0.05 })
+      : new Adam(model.parameters(), { lr: o.lr });
   const loader = new DataLoader({
     inputs: data.trainX,
     labels: data.trainY,
@@ -144,7 +151,7 @@ export async function train(backend: ComputeBackend, data: MnistSplit, o: TrainO
     dropLast: true,
   });
   // Cosine annealing of the learning rate over every step of the run (to 0 at the end).
-  const schedule = new CosineAnnealingLR(opt, o.epochs * loader.length);
+  const schedule = new CosineAnnealingLR(opt, o.epochs * loader.length, 0, o.model === 'vit' ? loader.length : 0);
   const losses: number[] = [];
   let testAccuracy = 0;
   const t0 = performance.now();

@@ -456,6 +456,15 @@ function buildCases(): Case[] {
       { shape: [5, 1], gen: U(-1, 1), view: { expand: [2, 5, 3] } },
       { shape: [3, 2], gen: U(-1, 1) },
     ],
+    // batched a with a 2-D b (a Linear layer on sequences: the batch merges into M)
+    [
+      { shape: [3, 17, 9], gen: U(-1, 1) },
+      { shape: [9, 5], gen: U(-1, 1) },
+    ],
+    [
+      { shape: [2, 3, 5, 7], gen: U(-1, 1) },
+      { shape: [4, 7], gen: U(-1, 1), view: { transpose: true } },
+    ],
   ];
   for (const [a, b] of mm) {
     cases.push({
