@@ -158,8 +158,9 @@ const slice: OpMapping = {
 };
 
 /**
- * Pad, constant mode: pads from the input (opset ≥ 11; [begin_0, ..., begin_n, end_0, ..., end_n])
- * with constant_value from input 2, or from the attributes pads/value (before). Negative pads crop.
+ * Pad: pads from the input (opset ≥ 11; [begin_0, ..., begin_n, end_0, ..., end_n]) with
+ * constant_value from input 2, or from the attributes pads/value (before); modes constant, edge,
+ * reflect and wrap are the HAL's pad modes of the same names. Negative pads crop.
  */
 const pad: OpMapping = {
   host: [1, 2],
@@ -167,7 +168,8 @@ const pad: OpMapping = {
   contract: EXACT,
   plan: (ctx) => {
     const mode = ctx.attrs.string('mode', 'constant');
-    if (mode !== 'constant') throw new NotExpressible('attribute', `Pad mode '${mode}' (the HAL pads with a constant)`);
+    if (mode !== 'constant' && mode !== 'edge' && mode !== 'reflect' && mode !== 'wrap')
+      throw new NotExpressible('attribute', `Pad mode '${mode}'`);
     const shape = ctx.inputShapes[0]!;
     const r = shape.length;
     const pads = ctx.opset >= 11 ? required(ctx, 1, 'pads') : ctx.attrs.ints('pads');
@@ -176,7 +178,29 @@ const pad: OpMapping = {
       throw new NotExpressible('input', `Pad: ${pads?.length ?? 0} pads for rank ${r}`);
     const crop = shape.map((d, i) => [Math.max(0, -pads[i]!), d - Math.max(0, -pads[i + r]!)] as [number, number]);
     const grow = shape.map((_, i) => [Math.max(0, pads[i]!), Math.max(0, pads[i + r]!)] as [number, number]);
-    return (be, [x]) => [be.pad(pads.some((p) => p < 0) ? be.shrink(x!, crop) : x!, grow, value)];
+    return (be, [x]) => [be.pad(pads.some((p) => p < 0) ? be.shrink(x!, crop) : x!, grow, value, mode)];
+  },
+};
+
+/** Concat of every input along `axis` (negative counts from the end). */
+const concat: OpMapping = {
+  dtypes: FI,
+  contract: EXACT,
+  plan: (ctx) => {
+    const axis = normAxis(ctx.attrs.int('axis', 0), ctx.inputShapes[0]!.length, 'Concat');
+    return (be, xs) => [be.concat(xs, axis)];
+  },
+};
+
+/** Trilu: the lower (upper = 0) or upper triangle of the last two dims from diagonal k (input 1, default 0). */
+const trilu: OpMapping = {
+  host: [1],
+  dtypes: FI,
+  contract: EXACT,
+  plan: (ctx) => {
+    const upper = ctx.attrs.int('upper', 1) !== 0;
+    const k = ctx.numbers(1)?.[0] ?? 0;
+    return (be, [x]) => [be.trilu(x!, k, upper)];
   },
 };
 
@@ -298,6 +322,8 @@ export const MOVEMENT_OPS: Record<string, OpMapping> = {
   Expand: expand,
   Slice: slice,
   Pad: pad,
+  Concat: concat,
+  Trilu: trilu,
   Tile: tile,
   DepthToSpace: depthToSpace,
   SpaceToDepth: spaceToDepth,
