@@ -40,7 +40,7 @@ import {
   UNARY_OPS,
   type UnaryOp,
 } from './ops.js';
-import { broadcastShapes, normalizeAxes, sizeOf } from './shape.js';
+import { broadcastShapes, contiguousStrides, normalizeAxes, sizeOf } from './shape.js';
 import { softmaxCrossEntropyFrame } from './fused.js';
 import { StorageBackend } from './storage-backend.js';
 import { type PhiloxStream, philoxUniformFill } from './philox.js';
@@ -224,9 +224,11 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     return this.copyAs(x, dtype);
   }
 
+  // Materialization is copyIntoKernel (a view written at row-major strides); copyKernel only converts dtypes.
   private copyAs(x: NDArray, dtype: DType): NDArray {
     const out = this.allocate(sizeOf(x.shape), dtype);
-    this.guard(out, () => this.copyKernel(x, out));
+    if (dtype !== x.dtype) this.guard(out, () => this.copyKernel(x, out));
+    else if (out.size > 0) this.guard(out, () => this.copyIntoKernel(x, out, contiguousStrides(x.shape), 0));
     return viewOf(out, x.shape);
   }
 
@@ -245,13 +247,13 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     if (value.buffer === target) {
       const tmp = this.contiguous(value);
       try {
-        this.copyKernel(tmp, target);
+        this.copyIntoKernel(tmp, target, contiguousStrides(tmp.shape), 0);
       } finally {
         this.free(tmp);
       }
       return;
     }
-    this.copyKernel(value, target);
+    if (target.size > 0) this.copyIntoKernel(value, target, contiguousStrides(value.shape), 0);
   }
 
   // ---- matmul ----

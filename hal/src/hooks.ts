@@ -68,7 +68,7 @@ export const REQUIRED_HOOKS: readonly HookSpec[] = Object.freeze([
     name: 'copyKernel',
     signature: 'copyKernel(x: NDArray, out: DeviceBuffer): void',
     contract:
-      'materialize x row-major into out (same element count, any shape); convert when dtypes differ (float32→int32 truncates, saturates, NaN→0)',
+      'cast: x row-major into out of the other dtype (float32→int32 truncates, saturates, NaN→0; int32→float32 rounds to nearest even); same-dtype copies go through copyIntoKernel',
   },
   {
     name: 'copyIntoKernel',

@@ -66,7 +66,7 @@ export abstract class StorageBackend {
   protected abstract readStorage(buffer: DeviceBuffer): Promise<HostArray>;
   /** Sets every element of `out` to `value` (the kernel of `full`). */
   protected abstract fillKernel(out: DeviceBuffer, value: number): void;
-  /** A contiguous copy of `x` (BaseBackend's op, through copyKernel); `read` uses it for strided views. */
+  /** A contiguous copy of `x` (BaseBackend's op, through copyIntoKernel); `read` uses it for strided views. */
   abstract contiguous(x: NDArray): NDArray;
 
   // ---- memory ----
