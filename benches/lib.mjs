@@ -35,7 +35,8 @@ export const versions = () => {
   };
 };
 export const machine = () =>
-  `${os.cpus()[0]?.model ?? 'cpu'} ×${os.cpus().length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}`;
+  `${os.cpus()[0]?.model ?? 'cpu'} ×${os.cpus().length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ` +
+  `${os.platform()} ${os.release()}`;
 
 /**
  * Times `ours` and `theirs` in `rounds` alternating tinybench runs; returns medians and the spread

@@ -42,7 +42,8 @@ for (const n of sizes) {
     ratio: med['tfjs-cpu'] / med['polyhal-cpu'],
   });
   console.log(
-    `matmul ${n}: polyhal-cpu ${gflops(med['polyhal-cpu']).toFixed(2)} GFLOP/s, tfjs-cpu ${gflops(med['tfjs-cpu']).toFixed(2)} GFLOP/s, ratio ${(med['tfjs-cpu'] / med['polyhal-cpu']).toFixed(2)}x`,
+    `matmul ${n}: polyhal-cpu ${gflops(med['polyhal-cpu']).toFixed(2)} GFLOP/s, tfjs-cpu ` +
+      `${gflops(med['tfjs-cpu']).toFixed(2)} GFLOP/s, ratio ${(med['tfjs-cpu'] / med['polyhal-cpu']).toFixed(2)}x`,
   );
   be.free(pa);
   be.free(pb);

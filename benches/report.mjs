@@ -3,7 +3,8 @@ const COLORS = { cpu: '#1f77b4', wasm: '#2ca02c', webgpu: '#d62728' };
 
 export function markdown(result) {
   const lines = [
-    `Measured ${result.date} on ${result.machine}${result.devices.length ? `; devices: ${result.devices.join('; ')}` : ''}.`,
+    `Measured ${result.date} on ` +
+      `${result.machine}${result.devices.length ? `; devices: ${result.devices.join('; ')}` : ''}.`,
     'Ratio = peer time / PolyHAL time (above 1: PolyHAL is faster). Medians of interleaved tinybench rounds.',
     '',
     '| suite | size | backend | peer | PolyHAL | peer | ratio |',
@@ -19,7 +20,9 @@ export function markdown(result) {
           ? `${ms.toFixed(3)} ms`
           : `${(r.work / (ms / 1000)).toFixed(2)} ${r.unit}`;
     lines.push(
-      `| ${r.suite} | ${r.size} | ${r.backend} | ${r.peer} | ${fmt(r.medianMs)}${mem} | ${r.peerMedianMs === null ? `cannot run: ${r.peerError}` : fmt(r.peerMedianMs) + peerMem} | ${r.ratio === null ? '—' : `${r.ratio.toFixed(2)}×`} |`,
+      `| ${r.suite} | ${r.size} | ${r.backend} | ${r.peer} | ${fmt(r.medianMs)}${mem} | ` +
+        `${r.peerMedianMs === null ? `cannot run: ${r.peerError}` : fmt(r.peerMedianMs) + peerMem} | ` +
+        `${r.ratio === null ? '—' : `${r.ratio.toFixed(2)}×`} |`,
     );
   }
   return `${lines.join('\n')}\n`;
@@ -58,24 +61,30 @@ export function svg(suite, rows) {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
     `<rect width="${W}" height="${H}" fill="white"/>`,
     `<text x="${L}" y="18" font-size="14">${suite}</text>`,
-    `<line x1="${L}" y1="${H - B}" x2="${W - R}" y2="${H - B}" stroke="black"/><line x1="${L}" y1="${T}" x2="${L}" y2="${H - B}" stroke="black"/>`,
+    `<line x1="${L}" y1="${H - B}" x2="${W - R}" y2="${H - B}" stroke="black"/><line x1="${L}" ` +
+      `y1="${T}" x2="${L}" y2="${H - B}" stroke="black"/>`,
     `<text x="${(L + W - R) / 2}" y="${H - 12}" text-anchor="middle">size</text>`,
-    `<text x="14" y="${(T + H - B) / 2}" transform="rotate(-90 14 ${(T + H - B) / 2})" text-anchor="middle">${unit}</text>`,
+    `<text x="14" y="${(T + H - B) / 2}" transform="rotate(-90 14 ${(T + H - B) / 2})" ` +
+      `text-anchor="middle">${unit}</text>`,
   ];
   for (const s of [...new Set(pts.map((p) => p.x))])
     out.push(
-      `<text x="${X(s)}" y="${H - B + 16}" text-anchor="middle">${s >= 1 << 20 ? `${s / (1 << 20)}M` : s >= 1024 ? `${s / 1024}K` : s}</text>`,
+      `<text x="${X(s)}" y="${H - B + 16}" ` +
+        `text-anchor="middle">${s >= 1 << 20 ? `${s / (1 << 20)}M` : s >= 1024 ? `${s / 1024}K` : s}</text>`,
     );
   for (let i = 0; i <= 4; i++)
     out.push(`<text x="${L - 6}" y="${Y((y1 * i) / 4) + 4}" text-anchor="end">${((y1 * i) / 4).toPrecision(3)}</text>`);
   series.forEach((name, i) => {
     const p = pts.filter((q) => q.series === name).sort((a, b) => a.x - b.x);
     out.push(
-      `<polyline fill="none" stroke="${p[0].color}" stroke-width="2" stroke-dasharray="${p[0].dash}" points="${p.map((q) => `${X(q.x)},${Y(q.y)}`).join(' ')}"/>`,
+      `<polyline fill="none" stroke="${p[0].color}" stroke-width="2" stroke-dasharray="${p[0].dash}" ` +
+        `points="${p.map((q) => `${X(q.x)},${Y(q.y)}`).join(' ')}"/>`,
     );
     for (const q of p) out.push(`<circle cx="${X(q.x)}" cy="${Y(q.y)}" r="3" fill="${q.color}"/>`);
     out.push(
-      `<line x1="${W - R + 10}" y1="${T + 10 + i * 18}" x2="${W - R + 34}" y2="${T + 10 + i * 18}" stroke="${p[0].color}" stroke-width="2" stroke-dasharray="${p[0].dash}"/><text x="${W - R + 40}" y="${T + 14 + i * 18}">${name}</text>`,
+      `<line x1="${W - R + 10}" y1="${T + 10 + i * 18}" x2="${W - R + 34}" y2="${T + 10 + i * 18}" ` +
+        `stroke="${p[0].color}" stroke-width="2" stroke-dasharray="${p[0].dash}"/><text ` +
+        `x="${W - R + 40}" y="${T + 14 + i * 18}">${name}</text>`,
     );
   });
   out.push('</svg>');

@@ -1,4 +1,5 @@
-// npm run bench -- [--suite matmul,elementwise,latency,softmaxCrossEntropy,mlpStep,conv|all] [--backend cpu,wasm,webgpu|all] [--out benches/results]
+// npm run bench -- [--suite matmul,elementwise,latency,softmaxCrossEntropy,mlpStep,conv|all] [--backend
+// cpu,wasm,webgpu|all] [--out benches/results]
 // Each PolyHAL backend against its TensorFlow.js 4.22 counterpart, in one process, on the same inputs.
 // Writes bench.json (rows + machine + versions), one SVG chart per suite and BENCH.md (a markdown table).
 import { mkdirSync, writeFileSync } from 'node:fs';

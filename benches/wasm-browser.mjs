@@ -35,7 +35,8 @@ for (const f of ['tfjs-backend-wasm.wasm', 'tfjs-backend-wasm-simd.wasm', 'tfjs-
   copyFileSync(join(tfjsDist, f), join(out, f));
 writeFileSync(
   join(out, 'index.html'),
-  '<!doctype html><meta charset="utf-8"><title>PolyHAL wasm benchmark</title><script type="module" src="page.js"></script>',
+  '<!doctype html><meta charset="utf-8"><title>PolyHAL wasm benchmark</title><script type="module" ' +
+    'src="page.js"></script>',
 );
 
 const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm' };
@@ -78,7 +79,8 @@ try {
   let page = await open();
   userAgent = await page.evaluate(() => window.polyhalBench.userAgent);
   console.log(
-    `${machine()}; ${userAgent}; cross-origin isolated: ${await page.evaluate(() => window.polyhalBench.crossOriginIsolated)}`,
+    `${machine()}; ${userAgent}; cross-origin isolated: ` +
+      `${await page.evaluate(() => window.polyhalBench.crossOriginIsolated)}`,
   );
   const single = await page.evaluate(
     (o) => window.polyhalBench.single(o),
@@ -91,7 +93,10 @@ try {
   page = await open(); // a fresh page: tfjs-wasm reads its thread flag once per page
   const t = await page.evaluate(() => window.polyhalBench.threads());
   console.log(
-    `matmul ${t.size}, 2 threads: polyhal ${t.polyhalMs.toFixed(2)} ms (${t.polyhalGflops.toFixed(1)} GFLOP/s; ${t.device}), tfjs-wasm threaded (${t.tfjsThreads} threads) ${t.tfjsMs.toFixed(2)} ms (${t.tfjsGflops.toFixed(1)} GFLOP/s), ratio ${t.ratio.toFixed(2)}x (median of ${t.rounds} round ratios)`,
+    `matmul ${t.size}, 2 threads: polyhal ${t.polyhalMs.toFixed(2)} ms ` +
+      `(${t.polyhalGflops.toFixed(1)} GFLOP/s; ${t.device}), tfjs-wasm threaded (${t.tfjsThreads} ` +
+      `threads) ${t.tfjsMs.toFixed(2)} ms (${t.tfjsGflops.toFixed(1)} GFLOP/s), ratio ` +
+      `${t.ratio.toFixed(2)}x (median of ${t.rounds} round ratios)`,
   );
   results.push({ suite: 'matmul-2-threads', build: 'auto', ...t });
 } finally {

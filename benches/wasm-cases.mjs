@@ -39,7 +39,8 @@ export async function wasmCases({
       results.push(row);
       const g = (x) => (work ? ` (${(work / (x * 1e6)).toFixed(1)} GFLOP/s)` : '');
       log(
-        `${name} ${size} [${k}]: polyhal ${p.toFixed(3)} ms${g(p)}, ${peer} ${t.toFixed(3)} ms${g(t)}, ratio ${row.ratio.toFixed(2)}x (median of ${rounds} round ratios)`,
+        `${name} ${size} [${k}]: polyhal ${p.toFixed(3)} ms${g(p)}, ${peer} ${t.toFixed(3)} ` +
+          `ms${g(t)}, ratio ${row.ratio.toFixed(2)}x (median of ${rounds} round ratios)`,
       );
       for (const x of inputs[k]) be.free(x);
     }

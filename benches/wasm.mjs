@@ -34,7 +34,8 @@ for (const [k, be] of Object.entries(builds)) {
   const p = r.mt.median;
   results.push({ suite: 'matmul-2-threads', size: n, build: k, polyhalMs: p, polyhalGflops: (2 * n ** 3) / (p * 1e6) });
   console.log(
-    `matmul ${n} [${k}], ${mt.deviceName}: ${p.toFixed(2)} ms (${((2 * n ** 3) / (p * 1e6)).toFixed(1)} GFLOP/s); tfjs-wasm has no threads in Node`,
+    `matmul ${n} [${k}], ${mt.deviceName}: ${p.toFixed(2)} ms ` +
+      `(${((2 * n ** 3) / (p * 1e6)).toFixed(1)} GFLOP/s); tfjs-wasm has no threads in Node`,
   );
   const m = 1 << 24,
     x = rand(m, 3),
@@ -61,7 +62,8 @@ for (const [k, be] of Object.entries(builds)) {
       speedup,
     });
     console.log(
-      `${op} ${m} [${k}], 2 threads: ${two.median.toFixed(3)} ms, 1 thread ${one.median.toFixed(3)} ms, ${speedup.toFixed(2)}x`,
+      `${op} ${m} [${k}], 2 threads: ${two.median.toFixed(3)} ms, 1 thread ${one.median.toFixed(3)} ` +
+        `ms, ${speedup.toFixed(2)}x`,
     );
   }
   mt.dispose();

@@ -123,7 +123,10 @@ for (const n of sizes) {
       encodeMsPerCall: enc,
     });
     console.log(
-      `  polyhal-webgpu [${tiles[k]}] ${fmt(tflops(mo))} TFLOP/s (${mo.toFixed(3)} ms), ratio to tfjs ${ratio.toFixed(2)}x (median of ${trials} trial ratios; min..max ${Math.min(...mine.map((x, i) => times[0]![i]! / x)).toFixed(2)}..${Math.max(...mine.map((x, i) => times[0]![i]! / x)).toFixed(2)}; encode ${(enc * 1000).toFixed(0)} µs/call)`,
+      `  polyhal-webgpu [${tiles[k]}] ${fmt(tflops(mo))} TFLOP/s (${mo.toFixed(3)} ms), ratio to ` +
+        `tfjs ${ratio.toFixed(2)}x (median of ${trials} trial ratios; min..max ` +
+        `${Math.min(...mine.map((x, i) => times[0]![i]! / x)).toFixed(2)}..${Math.max(...mine.map((x, i) => times[0]![i]! / x)).toFixed(2)}; ` +
+        `encode ${(enc * 1000).toFixed(0)} µs/call)`,
     );
     for (const x of inputs[k]!) b.free(x);
   }
@@ -153,7 +156,8 @@ for (const n of sizes) {
   const [mo, mt] = [median(lo.slice(10)), median(lt.slice(10))];
   rows.push({ suite: 'add-latency', size: 1024, polyhalMs: mo, tfjsMs: mt, ratio: mt / mo });
   console.log(
-    `add 1K dispatch→result: polyhal-webgpu ${mo.toFixed(3)} ms, tfjs-webgpu ${mt.toFixed(3)} ms, ratio ${(mt / mo).toFixed(2)}x`,
+    `add 1K dispatch→result: polyhal-webgpu ${mo.toFixed(3)} ms, tfjs-webgpu ${mt.toFixed(3)} ms, ` +
+      `ratio ${(mt / mo).toFixed(2)}x`,
   );
 }
 const out = arg('json', '');

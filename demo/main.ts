@@ -141,7 +141,8 @@ async function train(backend: string, steps = 300): Promise<{ device: string; lo
       sample.map((i) => d.test.y[i]!),
     );
     status(
-      `${backend} (${be.deviceName}): final loss ${losses[losses.length - 1]!.toFixed(3)}, test accuracy ${accuracy.toFixed(3)}`,
+      `${backend} (${be.deviceName}): final loss ${losses[losses.length - 1]!.toFixed(3)}, test ` +
+        `accuracy ${accuracy.toFixed(3)}`,
     );
     return { device: be.deviceName, losses, accuracy };
   } finally {

@@ -29,7 +29,8 @@ function table(kind, defs) {
       ? `${w.accuracy ? fmtAccuracy(w.accuracy) : 'same'}${w.domain ? ', checked in its domain only' : ''} (${w.why})`
       : 'same';
     lines.push(
-      `| \`${name}\` | ${dtypes} | ${cell(d.semantics)} | ${fmtAccuracy(d.accuracy.float32)} | ${d.i32 ? fmtAccuracy(d.accuracy.int32) : '—'} | ${cell(wgsl)} | ${d.grad ? 'yes' : 'none'} |`,
+      `| \`${name}\` | ${dtypes} | ${cell(d.semantics)} | ${fmtAccuracy(d.accuracy.float32)} | ` +
+        `${d.i32 ? fmtAccuracy(d.accuracy.int32) : '—'} | ${cell(wgsl)} | ${d.grad ? 'yes' : 'none'} |`,
     );
   }
   return `## ${kind}\n\n${lines.join('\n')}\n`;
@@ -61,7 +62,8 @@ function reductions(defs) {
       ? `+ ${fmtAccuracy(d.accuracy.perTerm)} per element (float32 accumulation)`
       : 'same';
     lines.push(
-      `| \`${name}\` | ${dtypes} | ${cell(d.semantics)} | ${empty} | ${err} | ${d.i32 ? fmtAccuracy(d.accuracy.int32) : '—'} | ${wgsl} | ${d.grad ? 'yes' : 'none'} |`,
+      `| \`${name}\` | ${dtypes} | ${cell(d.semantics)} | ${empty} | ${err} | ` +
+        `${d.i32 ? fmtAccuracy(d.accuracy.int32) : '—'} | ${wgsl} | ${d.grad ? 'yes' : 'none'} |`,
     );
   }
   return lines.join('\n');
@@ -69,14 +71,17 @@ function reductions(defs) {
 
 function arrayOps(title, kinds, withComposition) {
   const lines = [
-    `| op | call and shapes | dtypes | semantics | float32 error | on a \`wgsl\` backend | gradient |${withComposition ? ' default composition |' : ''}`,
+    `| op | call and shapes | dtypes | semantics | float32 error | on a \`wgsl\` backend | gradient ` +
+      `|${withComposition ? ' default composition |' : ''}`,
     `|---|---|---|---|---|---|---|${withComposition ? '---|' : ''}`,
   ];
   for (const [name, d] of Object.entries(ARRAY_OP_DEFS)) {
     if (!kinds.includes(d.kind)) continue;
     const wgsl = d.accuracy.wgsl ? `${fmtAccuracy(d.accuracy.wgsl.accuracy)} (${d.accuracy.wgsl.why})` : 'same';
     lines.push(
-      `| \`${name}\` | ${cell(d.signature)} | ${d.dtypes.join(', ')} | ${cell(d.semantics)} | ${fmtAccuracy(d.accuracy.float32)} | ${cell(wgsl)} | ${cell(d.grad ?? 'none')} |${withComposition ? ` ${cell(d.composition ?? '—')} |` : ''}`,
+      `| \`${name}\` | ${cell(d.signature)} | ${d.dtypes.join(', ')} | ${cell(d.semantics)} | ` +
+        `${fmtAccuracy(d.accuracy.float32)} | ${cell(wgsl)} | ${cell(d.grad ?? 'none')} ` +
+        `|${withComposition ? ` ${cell(d.composition ?? '—')} |` : ''}`,
     );
   }
   return `## ${title}\n\n${lines.join('\n')}\n`;

@@ -104,7 +104,8 @@ const onnxLines = [
   '|---|---|---|---|---|---|',
   ...onnx.map(
     (r) =>
-      `| ${r.backend} | ${r.results.length} | ${r.passed + r.failed} | ${r.passed} | ${r.failed} | ${r.notExpressible} |`,
+      `| ${r.backend} | ${r.results.length} | ${r.passed + r.failed} | ${r.passed} | ${r.failed} | ` +
+      `${r.notExpressible} |`,
   ),
   '',
   `| ONNX op | ${onnx.map((r) => r.backend).join(' | ')} |`,

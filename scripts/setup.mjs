@@ -70,7 +70,9 @@ function commands(missing) {
   const cmds = [];
   if (missing.some((n) => n.backports) && !existsSync(BACKPORTS_FILE)) {
     cmds.push(
-      `printf 'Types: deb\\nURIs: http://deb.debian.org/debian\\nSuites: bookworm-backports\\nComponents: main\\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\\n' > ${BACKPORTS_FILE}`,
+      `printf 'Types: deb\\nURIs: http://deb.debian.org/debian\\nSuites: ` +
+        `bookworm-backports\\nComponents: main\\nSigned-By: ` +
+        `/usr/share/keyrings/debian-archive-keyring.gpg\\n' > ${BACKPORTS_FILE}`,
     );
   }
   cmds.push('apt-get update -qq');
@@ -86,17 +88,21 @@ function systemPackages() {
   const missing = NEEDS.filter((n) => !n.present());
   if (!missing.length) {
     console.log(
-      `system packages present: mesa-vulkan-drivers ${debVersion('mesa-vulkan-drivers')}, chromium ${debVersion('chromium') ?? '(/usr/bin/chromium)'}, libonnx-testdata ${debVersion('libonnx-testdata') ?? ''}`.trim(),
+      `system packages present: mesa-vulkan-drivers ${debVersion('mesa-vulkan-drivers')}, chromium ` +
+        `${debVersion('chromium') ?? '(/usr/bin/chromium)'}, libonnx-testdata ` +
+        `${debVersion('libonnx-testdata') ?? ''}`.trim(),
     );
     return;
   }
   for (const n of missing)
     console.log(
-      `missing: ${n.what} — Debian package${n.packages.length > 1 ? 's' : ''} ${n.packages.join(', ')}${n.backports ? ' (bookworm-backports)' : ''}`,
+      `missing: ${n.what} — Debian package${n.packages.length > 1 ? 's' : ''} ` +
+        `${n.packages.join(', ')}${n.backports ? ' (bookworm-backports)' : ''}`,
     );
   if (!has('apt-get') || !has('dpkg-query')) {
     console.error(
-      "This machine has no apt-get: install the packages above by your system's means (Mesa's Vulkan driver lavapipe ≥ 24 and Chromium at /usr/bin/chromium), then run npm test again.",
+      "This machine has no apt-get: install the packages above by your system's means (Mesa's Vulkan " +
+        'driver lavapipe ≥ 24 and Chromium at /usr/bin/chromium), then run npm test again.',
     );
     process.exit(1);
   }

@@ -98,7 +98,8 @@ describe('browser (headless Chromium)', () => {
     }, 240_000);
   }
 
-  test('conformance passes on wasm with 2 threads inside a dedicated Worker (nested Web Worker, shared memory)', async () => {
+  test('conformance passes on wasm with 2 threads inside a dedicated Worker (nested Web Worker, ' +
+    'shared memory)', async () => {
     if (!browser && !requiredBackends().length) return;
     const r = await need().evaluate(() =>
       (window as unknown as { polyhalDemo: Demo }).polyhalDemo.conformanceInWorker(),

@@ -55,16 +55,20 @@ describe('polyhal-conformance CLI', () => {
     expect(r.stderr).not.toMatch(/is not a function/);
   });
 
-  test('a factory that never settles fails the run after --timeout (exit 2, backend named), and the report still prints', () => {
-    const t0 = Date.now();
-    const r = cli('--backend', 'tests/fixtures/hanging-factory-backend.mjs', '--timeout', '300');
-    expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/hanging-factory-backend\.mjs: the backend factory did not settle within 300 ms/);
-    expect(r.stdout).toMatch(
-      /FAIL every case \(\d+\), not run: the backend did not start: ConformanceTimeoutError: the backend factory did not settle within 300 ms/,
-    );
-    expect(Date.now() - t0).toBeLessThan(20_000);
-  });
+  test(
+    'a factory that never settles fails the run after --timeout (exit 2, backend named), and the ' +
+      'report still prints',
+    () => {
+      const t0 = Date.now();
+      const r = cli('--backend', 'tests/fixtures/hanging-factory-backend.mjs', '--timeout', '300');
+      expect(r.status).toBe(2);
+      expect(r.stderr).toMatch(/hanging-factory-backend\.mjs: the backend factory did not settle within 300 ms/);
+      expect(r.stdout).toMatch(
+        /FAIL every case \(\d+\), not run: the backend did not start: ConformanceTimeoutError: the backend factory did not settle within 300 ms/,
+      );
+      expect(Date.now() - t0).toBeLessThan(20_000);
+    },
+  );
 
   // The report always prints: a backend that does not start, or fails every case, still gets every
   // case's row (JSON) and the reason (text), and the run exits 1.
@@ -106,18 +110,21 @@ describe('polyhal-conformance CLI', () => {
     expect(r.html).toContain('the backend did not start: BackendHookError');
   });
 
-  test('a hook that throws a TypeError on every case: exit 1, every case (contract cases too) failed with the reason', () => {
-    const r = report('throwing-read-backend.mjs');
-    expect(r.status).toBe(1);
-    expect(r.stdout).toMatch(new RegExp(`: 0 passed, ${allCases} failed`));
-    expect(r.stdout).toMatch(/FAIL contract\/shape-mismatch\/add: threw TypeError: readStorage: the device was lost/);
-    expect(r.json[0].results).toHaveLength(allCases);
-    for (const c of r.json[0].results)
-      expect(c).toMatchObject({
-        pass: false,
-        message: expect.stringContaining('TypeError: readStorage: the device was lost'),
-      });
-  });
+  test(
+    'a hook that throws a TypeError on every case: exit 1, every case (contract cases too) failed ' + 'with the reason',
+    () => {
+      const r = report('throwing-read-backend.mjs');
+      expect(r.status).toBe(1);
+      expect(r.stdout).toMatch(new RegExp(`: 0 passed, ${allCases} failed`));
+      expect(r.stdout).toMatch(/FAIL contract\/shape-mismatch\/add: threw TypeError: readStorage: the device was lost/);
+      expect(r.json[0].results).toHaveLength(allCases);
+      for (const c of r.json[0].results)
+        expect(c).toMatchObject({
+          pass: false,
+          message: expect.stringContaining('TypeError: readStorage: the device was lost'),
+        });
+    },
+  );
 
   test('the reference backend, loaded as a module path, passes every case (strict class)', () => {
     const r = report('../../backends/reference/dist/index.js');

@@ -100,7 +100,8 @@ describe('packaging: the published tarballs in an empty consumer project', () =>
       expect({ name: p.name, stray }).toEqual({ name: p.name, stray: [] });
       expect(p.files.filter((f) => /(^|\/)(src|tests?)\/|\.test\.|tsbuildinfo/.test(f))).toEqual([]);
       expect(p.files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE']));
-      // every file the package points at (exports conditions other than the repository's own source condition, bin) is inside
+      // every file the package points at (exports conditions other than the repository's own source
+      // condition, bin) is inside
       const m = JSON.parse(readFileSync(join(root, p.dir, 'package.json'), 'utf8')) as {
         exports?: unknown;
         main?: string;

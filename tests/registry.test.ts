@@ -70,19 +70,22 @@ describe('backend selection', () => {
     backend.dispose();
   });
 
-  test('an explicitly named backend that fails throws BackendUnavailableError unless fallback is asked for', async () => {
-    registerBackend({
-      name: 'broken',
-      priority: 900,
-      create: async () => {
-        throw new BackendUnavailableError('broken', 'no SIMD');
-      },
-    });
-    await expect(createBackend({ backend: 'broken', env: {}, configPath: null })).rejects.toThrow(/no SIMD/);
-    const { backend, report } = await createBackend({ backend: 'broken', fallback: true, env: {}, configPath: null });
-    expect(report.chosen).toBe('wasm');
-    backend.dispose();
-  });
+  test(
+    'an explicitly named backend that fails throws BackendUnavailableError unless fallback ' + 'is asked for',
+    async () => {
+      registerBackend({
+        name: 'broken',
+        priority: 900,
+        create: async () => {
+          throw new BackendUnavailableError('broken', 'no SIMD');
+        },
+      });
+      await expect(createBackend({ backend: 'broken', env: {}, configPath: null })).rejects.toThrow(/no SIMD/);
+      const { backend, report } = await createBackend({ backend: 'broken', fallback: true, env: {}, configPath: null });
+      expect(report.chosen).toBe('wasm');
+      backend.dispose();
+    },
+  );
 
   test('auto ranks a software GPU below wasm (still above cpu) and says so', async () => {
     unregisterBackend('wasm');
@@ -214,18 +217,21 @@ describe('configuration', () => {
     expect((err as Error).message).toContain(file);
   });
 
-  test('ill-typed options given to createBackend or to a factory are InvalidArgumentErrors naming the key', async () => {
-    await expect(
-      createBackend({ backend: 'cpu', env: {}, configPath: null, options: { threads: 'many' } }),
-    ).rejects.toThrow(/createBackend options \(wasm backend\): option 'threads'/);
-    await expect(createWasmBackend({ threads: -3 })).rejects.toThrow(InvalidArgumentError);
-    await expect(createWasmBackend({ threads: 2.5 })).rejects.toThrow(
-      /wasm backend: option 'threads' must be an integer/,
-    );
-    await expect(createWasmBackend({ treads: 2 } as never)).rejects.toThrow(
-      /wasm backend: unknown option 'treads' \(known: memoryLimit, threads/,
-    );
-  });
+  test(
+    'ill-typed options given to createBackend or to a factory are InvalidArgumentErrors ' + 'naming the key',
+    async () => {
+      await expect(
+        createBackend({ backend: 'cpu', env: {}, configPath: null, options: { threads: 'many' } }),
+      ).rejects.toThrow(/createBackend options \(wasm backend\): option 'threads'/);
+      await expect(createWasmBackend({ threads: -3 })).rejects.toThrow(InvalidArgumentError);
+      await expect(createWasmBackend({ threads: 2.5 })).rejects.toThrow(
+        /wasm backend: option 'threads' must be an integer/,
+      );
+      await expect(createWasmBackend({ treads: 2 } as never)).rejects.toThrow(
+        /wasm backend: unknown option 'treads' \(known: memoryLimit, threads/,
+      );
+    },
+  );
 
   test('an explicit config path that does not exist is an error, not silence', async () => {
     await expect(
@@ -254,8 +260,10 @@ describe('configuration', () => {
         if (spec !== 'webgpu') return next(spec, ctx);
         ${
           how === 'missing'
-            ? "const e = new Error(\"Cannot find package 'webgpu' imported from x\"); e.code = 'ERR_MODULE_NOT_FOUND'; throw e;"
-            : 'return { url: \'data:text/javascript,throw new Error("dawn.node: undefined symbol")\', shortCircuit: true };'
+            ? 'const e = new Error("Cannot find package \'webgpu\' imported from x"); e.code = ' +
+              "'ERR_MODULE_NOT_FOUND'; throw e;"
+            : 'return { url: \'data:text/javascript,throw new Error("dawn.node: undefined ' +
+              'symbol")\', shortCircuit: true };'
         }
       }`)}`;
     const script = (how: 'missing' | 'broken') => `
@@ -282,9 +290,12 @@ describe('configuration', () => {
     );
   });
 
-  test('without a Vulkan loader the webgpu backend is rejected with the reason, and Dawn is never loaded (no warning)', () => {
-    // A child process whose file system (as the backend sees it) has no libvulkan.so.1.
-    const script = `
+  test(
+    'without a Vulkan loader the webgpu backend is rejected with the reason, and Dawn is never ' +
+      'loaded (no warning)',
+    () => {
+      // A child process whose file system (as the backend sees it) has no libvulkan.so.1.
+      const script = `
       const fs = process.getBuiltinModule('node:fs');
       const fake = { ...fs, existsSync: (p) => !String(p).includes('libvulkan') && fs.existsSync(p), readFileSync: (p, e) => { if (String(p) === '/etc/ld.so.cache') throw new Error('none'); return fs.readFileSync(p, e); } };
       const real = process.getBuiltinModule.bind(process);
@@ -294,11 +305,12 @@ describe('configuration', () => {
       await import('@polyhal/backend-webgpu');
       const { report } = await createBackend({ env: {}, configPath: null });
       console.log(report.toString());`;
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
-    expect(r.stderr).not.toMatch(/Couldn't load Vulkan/);
-    expect(r.stdout).toMatch(/webgpu\s+rejected\s+no Vulkan loader \(libvulkan\.so\.1\) on this machine/);
-    expect(r.status).toBe(0);
-  });
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
+      expect(r.stderr).not.toMatch(/Couldn't load Vulkan/);
+      expect(r.stdout).toMatch(/webgpu\s+rejected\s+no Vulkan loader \(libvulkan\.so\.1\) on this machine/);
+      expect(r.status).toBe(0);
+    },
+  );
 });
 
 describe('required backends', () => {

@@ -494,25 +494,28 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
       await expectRejected(fx, ({ be, x }) => be.reduce(any('mean'), x), UnsupportedOpError, ['mean', 'mean()']);
     });
 
-    test('unknown op names also throw from the kernel switch of the backend (no fallthrough to another op)', async () => {
-      const fx = need();
-      if (!fx) return;
-      const be = fx.be as unknown as Record<string, (...a: unknown[]) => void>;
-      const out = fx.be.allocate(6);
-      try {
-        expect(() => be['unaryKernel']!('notAnOp', fx.x, out)).toThrow(UnsupportedOpError);
-        expect(() => be['binaryKernel']!('notAnOp', fx.x, fx.y, out)).toThrow(UnsupportedOpError);
-        const red = fx.be.allocate(2);
+    test(
+      'unknown op names also throw from the kernel switch of the backend (no fallthrough to ' + 'another op)',
+      async () => {
+        const fx = need();
+        if (!fx) return;
+        const be = fx.be as unknown as Record<string, (...a: unknown[]) => void>;
+        const out = fx.be.allocate(6);
         try {
-          expect(() => be['reduceKernel']!('median', fx.x, [1], red)).toThrow(UnsupportedOpError);
+          expect(() => be['unaryKernel']!('notAnOp', fx.x, out)).toThrow(UnsupportedOpError);
+          expect(() => be['binaryKernel']!('notAnOp', fx.x, fx.y, out)).toThrow(UnsupportedOpError);
+          const red = fx.be.allocate(2);
+          try {
+            expect(() => be['reduceKernel']!('median', fx.x, [1], red)).toThrow(UnsupportedOpError);
+          } finally {
+            fx.be.deallocate(red);
+          }
+          await fx.be.synchronize(); // nothing was encoded that fails later
         } finally {
-          fx.be.deallocate(red);
+          fx.be.deallocate(out);
         }
-        await fx.be.synchronize(); // nothing was encoded that fails later
-      } finally {
-        fx.be.deallocate(out);
-      }
-    });
+      },
+    );
 
     test('an array of another instance is a DeviceMismatchError, a freed one a UseAfterFreeError', async () => {
       const fx = need();

@@ -23,36 +23,40 @@ async function withBackend(
 }
 
 describe('WasmHeap (coalescing allocator)', () => {
-  test('random alloc/free: blocks never overlap, stay 16-byte aligned, and freeing everything returns the heap to its base', () => {
-    const memory = new WebAssembly.Memory({ initial: 1, maximum: 4096 });
-    const heap = new WasmHeap(memory, 1000, 'test', 4096 * 65536);
-    const base = heap.reserved;
-    let seed = 7;
-    const rand = (): number => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
-    const live = new Map<number, number>(); // ptr → bytes
-    const overlaps = (p: number, n: number): boolean =>
-      [...live].some(([q, m]) => p < q + WasmHeap.blockSize(m) && q < p + WasmHeap.blockSize(n));
-    for (let step = 0; step < 4000; step++) {
-      if (live.size > 0 && (rand() < 0.5 || live.size > 60)) {
-        const ptrs = [...live.keys()];
-        const p = ptrs[Math.floor(rand() * ptrs.length)]!;
-        heap.release(p, live.get(p)!);
-        live.delete(p);
-      } else {
-        const bytes = 1 + Math.floor(rand() ** 3 * 200_000);
-        const p = heap.alloc(bytes);
-        expect(p % 16).toBe(0);
-        expect(p).toBeGreaterThanOrEqual(base);
-        expect(p + bytes).toBeLessThanOrEqual(memory.buffer.byteLength);
-        expect(overlaps(p, bytes)).toBe(false);
-        live.set(p, bytes);
+  test(
+    'random alloc/free: blocks never overlap, stay 16-byte aligned, and freeing everything ' +
+      'returns the heap to its base',
+    () => {
+      const memory = new WebAssembly.Memory({ initial: 1, maximum: 4096 });
+      const heap = new WasmHeap(memory, 1000, 'test', 4096 * 65536);
+      const base = heap.reserved;
+      let seed = 7;
+      const rand = (): number => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
+      const live = new Map<number, number>(); // ptr → bytes
+      const overlaps = (p: number, n: number): boolean =>
+        [...live].some(([q, m]) => p < q + WasmHeap.blockSize(m) && q < p + WasmHeap.blockSize(n));
+      for (let step = 0; step < 4000; step++) {
+        if (live.size > 0 && (rand() < 0.5 || live.size > 60)) {
+          const ptrs = [...live.keys()];
+          const p = ptrs[Math.floor(rand() * ptrs.length)]!;
+          heap.release(p, live.get(p)!);
+          live.delete(p);
+        } else {
+          const bytes = 1 + Math.floor(rand() ** 3 * 200_000);
+          const p = heap.alloc(bytes);
+          expect(p % 16).toBe(0);
+          expect(p).toBeGreaterThanOrEqual(base);
+          expect(p + bytes).toBeLessThanOrEqual(memory.buffer.byteLength);
+          expect(overlaps(p, bytes)).toBe(false);
+          live.set(p, bytes);
+        }
       }
-    }
-    for (const [p, n] of live) heap.release(p, n);
-    expect(heap.reserved).toBe(base);
-    expect(heap.freeBlocks).toEqual({ count: 0, bytes: 0 });
-    expect(heap.largestAllocatable()).toBe(4096 * 65536 - base);
-  });
+      for (const [p, n] of live) heap.release(p, n);
+      expect(heap.reserved).toBe(base);
+      expect(heap.freeBlocks).toEqual({ count: 0, bytes: 0 });
+      expect(heap.largestAllocatable()).toBe(4096 * 65536 - base);
+    },
+  );
 
   test('a freed block serves a smaller request of another size, and neighbours merge into one block', () => {
     const memory = new WebAssembly.Memory({ initial: 1, maximum: 4096 });
@@ -73,25 +77,28 @@ describe('WasmHeap (coalescing allocator)', () => {
 });
 
 describe.each([1, 2])('wasm memory, %i thread(s)', (threads) => {
-  test('freed blocks are reused for other sizes: [16, L, 256] arrays for L = 1..512, twice, all freed each step', async () => {
-    await withBackend(threads, {}, async (be) => {
-      let peak = 0;
-      for (let pass = 0; pass < 2; pass++) {
-        for (let L = 1; L <= 512; L++) {
-          const x = be.full([16, L, 256], 1);
-          const y = be.add(x, x);
-          be.free(x);
-          be.free(y);
-          peak = Math.max(peak, be.reservedBytes);
+  test(
+    'freed blocks are reused for other sizes: [16, L, 256] arrays for L = 1..512, twice, all ' + 'freed each step',
+    async () => {
+      await withBackend(threads, {}, async (be) => {
+        let peak = 0;
+        for (let pass = 0; pass < 2; pass++) {
+          for (let L = 1; L <= 512; L++) {
+            const x = be.full([16, L, 256], 1);
+            const y = be.add(x, x);
+            be.free(x);
+            be.free(y);
+            peak = Math.max(peak, be.reservedBytes);
+          }
         }
-      }
-      expect(be.liveBufferCount()).toBe(0);
-      // The largest step holds 2 × 8 MiB: the heap never needs much more, and gives it all back.
-      expect(peak).toBeLessThan(40 * 2 ** 20);
-      expect(be.reservedBytes).toBeLessThan(65536);
-      expect(be.memoryAvailable()).toBe(2 ** 31);
-    });
-  });
+        expect(be.liveBufferCount()).toBe(0);
+        // The largest step holds 2 × 8 MiB: the heap never needs much more, and gives it all back.
+        expect(peak).toBeLessThan(40 * 2 ** 20);
+        expect(be.reservedBytes).toBeLessThan(65536);
+        expect(be.memoryAvailable()).toBe(2 ** 31);
+      });
+    },
+  );
 
   test("memoryAvailable() is what one allocation can really get, bounded by the memory's maximum", async () => {
     await withBackend(threads, { memoryLimit: 2 ** 33 }, async (be) => {
@@ -152,26 +159,30 @@ describe('wasm worker failures are typed errors on the calling thread, never a h
   // unaryI32(op, n, rows, x, xStarts, xStep, out) with its row starts past the end of memory: a trap.
   const trap = [0, 4, 1, 0, 0xfffffff0, 1, 0];
 
-  test('a kernel that traps on a worker throws WasmKernelError naming the kernel, the worker and the trap; the pool keeps working', async () => {
-    await withBackend(2, { elementwiseThreadThreshold: 1 }, async (be) => {
-      let err: unknown;
-      try {
-        poolOf(be).run('unaryI32', [[], trap], () => undefined);
-      } catch (e) {
-        err = e;
-      }
-      expect(err).toBeInstanceOf(WasmKernelError);
-      expect(err).toBeInstanceOf(PolyHalError);
-      expect(err).toMatchObject({ kernel: 'unaryI32', thread: 1 });
-      expect((err as Error).message).toMatch(/out of bounds/);
-      const x = be.fromArray(
-        Array.from({ length: 1000 }, (_, i) => i),
-        [1000],
-      );
-      expect(Array.from(await be.read(be.neg(x)))).toEqual(Array.from({ length: 1000 }, (_, i) => -i));
-      expect(poolOf(be).liveWorkers).toBe(1);
-    });
-  });
+  test(
+    'a kernel that traps on a worker throws WasmKernelError naming the kernel, the worker and the ' +
+      'trap; the pool keeps working',
+    async () => {
+      await withBackend(2, { elementwiseThreadThreshold: 1 }, async (be) => {
+        let err: unknown;
+        try {
+          poolOf(be).run('unaryI32', [[], trap], () => undefined);
+        } catch (e) {
+          err = e;
+        }
+        expect(err).toBeInstanceOf(WasmKernelError);
+        expect(err).toBeInstanceOf(PolyHalError);
+        expect(err).toMatchObject({ kernel: 'unaryI32', thread: 1 });
+        expect((err as Error).message).toMatch(/out of bounds/);
+        const x = be.fromArray(
+          Array.from({ length: 1000 }, (_, i) => i),
+          [1000],
+        );
+        expect(Array.from(await be.read(be.neg(x)))).toEqual(Array.from({ length: 1000 }, (_, i) => -i));
+        expect(poolOf(be).liveWorkers).toBe(1);
+      });
+    },
+  );
 
   test("a trap on the calling thread also throws WasmKernelError, after the workers' parts have ended", async () => {
     await withBackend(2, {}, async (be) => {
@@ -274,20 +285,25 @@ describe('reductions over broadcast views of 2^31 elements and more', () => {
     },
   );
 
-  test('a matmul whose inner dimension passes 2^31 (broadcast operands) is an InvalidArgumentError, not a wrong number', async () => {
-    await withBackend(1, {}, async (be) => {
-      const a = be.expand(be.full([1, 1], 1), [2, 2 ** 31]);
-      const b = be.expand(be.full([1, 1], 1), [2 ** 31, 2]);
-      const live = be.liveBufferCount();
-      expect(() => be.matmul(a, b)).toThrow(InvalidArgumentError);
-      expect(be.liveBufferCount()).toBe(live);
-    });
-  });
+  test(
+    'a matmul whose inner dimension passes 2^31 (broadcast operands) is an InvalidArgumentError, ' +
+      'not a wrong number',
+    async () => {
+      await withBackend(1, {}, async (be) => {
+        const a = be.expand(be.full([1, 1], 1), [2, 2 ** 31]);
+        const b = be.expand(be.full([1, 1], 1), [2 ** 31, 2]);
+        const live = be.liveBufferCount();
+        expect(() => be.matmul(a, b)).toThrow(InvalidArgumentError);
+        expect(be.liveBufferCount()).toBe(live);
+      });
+    },
+  );
 });
 
 describe('variable-size work reuses linear memory (WebAssembly memory cannot shrink)', () => {
   test.each([1, 2])(
-    '300 steps of random [16, L, 256] arrays: the memory stays near the largest step, RSS does not climb (%i thread(s))',
+    '300 steps of random [16, L, 256] arrays: the memory stays near the largest step, RSS does not ' +
+      'climb (%i thread(s))',
     async (threads) => {
       await withBackend(threads, {}, async (be) => {
         const memory = (be as unknown as { heap: { memory: WebAssembly.Memory } }).heap.memory;

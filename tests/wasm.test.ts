@@ -29,62 +29,65 @@ describe('wasm backend', () => {
     }
   });
 
-  test('elementwise ops and strided copies split across worker threads match one thread and an f64 oracle', async () => {
-    const mt = await createWasmBackend({ threads: 2, elementwiseThreadThreshold: 1 });
-    const st = await createWasmBackend({ threads: 1 });
-    try {
-      const rng = mulberry32(5);
-      const n = 100_003; // one long row, not a multiple of the vector width
-      const a = Array.from({ length: n }, () => rng() * 4 - 2);
-      const b = Array.from({ length: n }, () => rng() * 4 - 2);
-      const ints = Array.from({ length: 3 * 1001 }, () => Math.floor(rng() * 200) - 100);
-      const run = async (be: typeof mt): Promise<number[][]> => {
-        const x = be.fromArray(a, [n]);
-        const y = be.fromArray(b, [n]);
-        const m = be.fromArray(a.slice(0, 300 * 301), [300, 301]);
-        const row = be.fromArray(b.slice(0, 301), [301]);
-        const xi = be.fromArray(ints, [3, 1001], 'int32');
-        const outs = [
-          be.add(x, y),
-          be.mul(x, y),
-          be.relu(x),
-          be.sqrt(be.relu(y)),
-          be.sub(m, row), // broadcast: 300 rows
-          be.neg(transposeView(m)), // strided: 301 rows of 300
-          be.maximum(xi, be.neg(xi)), // int32
-          be.contiguous(be.permute(be.reshape(m, [300, 7, 43]), [2, 0, 1])), // strided copy split by its outer dim
-          be.pad(
-            be.reshape(m, [30, 10, 301]),
-            [
-              [1, 2],
-              [0, 1],
-              [3, 0],
-            ],
-            -1,
-          ), // pad: fill, then strided copy
-          be.cast(be.permute(xi, [1, 0]), 'float32'), // int32 → float32 copy
-        ];
-        const got = await Promise.all(outs.map(async (t) => Array.from(await be.read(t))));
-        return got;
-      };
-      const [p, q] = [await run(mt), await run(st)];
-      expect(p).toEqual(q);
-      const f = Math.fround;
-      expect(p[0]!.every((v, i) => v === f(f(a[i]!) + f(b[i]!)))).toBe(true);
-      expect(p[2]!.every((v, i) => v === Math.max(f(a[i]!), 0))).toBe(true);
-      expect(p[4]!.every((v, i) => v === f(f(a[i]!) - f(b[i % 301]!)))).toBe(true);
-      expect(p[6]!.every((v, i) => v === Math.abs(ints[i]!))).toBe(true);
-      // permute [2,0,1] of a [300,7,43] row-major view: out[c][a][b] = m[a][b][c]
-      expect(
-        p[7]!.every(
-          (v, i) => v === f(a[Math.floor(i / 2100) + 43 * ((i % 2100) % 7) + 301 * Math.floor((i % 2100) / 7)]!),
-        ),
-      ).toBe(true);
-    } finally {
-      mt.dispose();
-      st.dispose();
-    }
-  });
+  test(
+    'elementwise ops and strided copies split across worker threads match one thread and an ' + 'f64 oracle',
+    async () => {
+      const mt = await createWasmBackend({ threads: 2, elementwiseThreadThreshold: 1 });
+      const st = await createWasmBackend({ threads: 1 });
+      try {
+        const rng = mulberry32(5);
+        const n = 100_003; // one long row, not a multiple of the vector width
+        const a = Array.from({ length: n }, () => rng() * 4 - 2);
+        const b = Array.from({ length: n }, () => rng() * 4 - 2);
+        const ints = Array.from({ length: 3 * 1001 }, () => Math.floor(rng() * 200) - 100);
+        const run = async (be: typeof mt): Promise<number[][]> => {
+          const x = be.fromArray(a, [n]);
+          const y = be.fromArray(b, [n]);
+          const m = be.fromArray(a.slice(0, 300 * 301), [300, 301]);
+          const row = be.fromArray(b.slice(0, 301), [301]);
+          const xi = be.fromArray(ints, [3, 1001], 'int32');
+          const outs = [
+            be.add(x, y),
+            be.mul(x, y),
+            be.relu(x),
+            be.sqrt(be.relu(y)),
+            be.sub(m, row), // broadcast: 300 rows
+            be.neg(transposeView(m)), // strided: 301 rows of 300
+            be.maximum(xi, be.neg(xi)), // int32
+            be.contiguous(be.permute(be.reshape(m, [300, 7, 43]), [2, 0, 1])), // strided copy split by its outer dim
+            be.pad(
+              be.reshape(m, [30, 10, 301]),
+              [
+                [1, 2],
+                [0, 1],
+                [3, 0],
+              ],
+              -1,
+            ), // pad: fill, then strided copy
+            be.cast(be.permute(xi, [1, 0]), 'float32'), // int32 → float32 copy
+          ];
+          const got = await Promise.all(outs.map(async (t) => Array.from(await be.read(t))));
+          return got;
+        };
+        const [p, q] = [await run(mt), await run(st)];
+        expect(p).toEqual(q);
+        const f = Math.fround;
+        expect(p[0]!.every((v, i) => v === f(f(a[i]!) + f(b[i]!)))).toBe(true);
+        expect(p[2]!.every((v, i) => v === Math.max(f(a[i]!), 0))).toBe(true);
+        expect(p[4]!.every((v, i) => v === f(f(a[i]!) - f(b[i % 301]!)))).toBe(true);
+        expect(p[6]!.every((v, i) => v === Math.abs(ints[i]!))).toBe(true);
+        // permute [2,0,1] of a [300,7,43] row-major view: out[c][a][b] = m[a][b][c]
+        expect(
+          p[7]!.every(
+            (v, i) => v === f(a[Math.floor(i / 2100) + 43 * ((i % 2100) % 7) + 301 * Math.floor((i % 2100) / 7)]!),
+          ),
+        ).toBe(true);
+      } finally {
+        mt.dispose();
+        st.dispose();
+      }
+    },
+  );
 
   test('matmul with N <= 16 (A read in place) is bit-identical to the packed path on the same columns', async () => {
     const be = await createWasmBackend({ threads: 1 });
@@ -143,19 +146,23 @@ describe('wasm backend', () => {
     expect(hasRelaxedSimd()).toBe(WebAssembly.validate(bytes));
   });
 
-  test("relaxedMaddIsFused agrees with how the relaxed build's matmul rounds (-1 + (1+2^-23)(1-2^-23) is -2^-46 only when fused)", async () => {
-    if (!hasRelaxedSimd()) {
-      expect(relaxedMaddIsFused()).toBe(false);
-      return;
-    }
-    const be = await createWasmBackend({ threads: 1, relaxedSimd: true });
-    const c = await be.read(
-      be.matmul(be.fromArray([-1, 1 + 2 ** -23], [1, 2]), be.fromArray([1, 1 - 2 ** -23], [2, 1])),
-    );
-    expect(c[0] === -(2 ** -46)).toBe(relaxedMaddIsFused());
-    expect(be.fusedMultiplyAdd).toBe(relaxedMaddIsFused());
-    be.dispose();
-  });
+  test(
+    "relaxedMaddIsFused agrees with how the relaxed build's matmul rounds (-1 + " +
+      '(1+2^-23)(1-2^-23) is -2^-46 only when fused)',
+    async () => {
+      if (!hasRelaxedSimd()) {
+        expect(relaxedMaddIsFused()).toBe(false);
+        return;
+      }
+      const be = await createWasmBackend({ threads: 1, relaxedSimd: true });
+      const c = await be.read(
+        be.matmul(be.fromArray([-1, 1 + 2 ** -23], [1, 2]), be.fromArray([1, 1 - 2 ** -23], [2, 1])),
+      );
+      expect(c[0] === -(2 ** -46)).toBe(relaxedMaddIsFused());
+      expect(be.fusedMultiplyAdd).toBe(relaxedMaddIsFused());
+      be.dispose();
+    },
+  );
 
   test('relaxedSimd: false keeps plain SIMD; true fails clearly where the runtime lacks relaxed SIMD', async () => {
     const plain = await createWasmBackend({ threads: 1, relaxedSimd: false });

@@ -138,7 +138,8 @@ describe('webgpu errors and limits', () => {
           Object.is(g, want[i])
             ? []
             : [
-                `${xs[i]} mod ${ys[i]}: got ${Object.is(g, -0) ? '-0' : g}, want ${Object.is(want[i], -0) ? '-0' : want[i]}`,
+                `${xs[i]} mod ${ys[i]}: got ${Object.is(g, -0) ? '-0' : g}, want ` +
+                  `${Object.is(want[i], -0) ? '-0' : want[i]}`,
               ],
         );
         expect({ backend: name, wrong: wrong.slice(0, 5) }).toEqual({ backend: name, wrong: [] });
@@ -150,19 +151,22 @@ describe('webgpu errors and limits', () => {
 
   // A broadcast view can hold 2^31 or more elements without memory behind them; the kernels count in
   // 32-bit integers, so such a reduction is a typed error, never a wrapped count (it summed to 0).
-  test('a reduction over 2^31 or more elements of a broadcast view is a typed error, never a wrong number', async () => {
-    const be = need();
-    const one = be.full([1, 1], 1);
-    const big = be.expand(one, [65536, 65536]);
-    const live = be.liveBufferCount();
-    expect(() => be.sum(big)).toThrow(UnsupportedOpError);
-    expect(() => be.max(big, [0, 1])).toThrow(UnsupportedOpError);
-    expect(be.liveBufferCount()).toBe(live); // nothing allocated is left behind
-    const rows = be.sum(be.expand(one, [64, 32768]), [1]); // 2^15 per output: fine
-    const r = await be.read(rows);
-    expect(r.length).toBe(64);
-    expect(r.every((v) => v === 32768)).toBe(true);
-    be.free(rows);
-    be.free(one);
-  });
+  test(
+    'a reduction over 2^31 or more elements of a broadcast view is a typed error, never a ' + 'wrong number',
+    async () => {
+      const be = need();
+      const one = be.full([1, 1], 1);
+      const big = be.expand(one, [65536, 65536]);
+      const live = be.liveBufferCount();
+      expect(() => be.sum(big)).toThrow(UnsupportedOpError);
+      expect(() => be.max(big, [0, 1])).toThrow(UnsupportedOpError);
+      expect(be.liveBufferCount()).toBe(live); // nothing allocated is left behind
+      const rows = be.sum(be.expand(one, [64, 32768]), [1]); // 2^15 per output: fine
+      const r = await be.read(rows);
+      expect(r.length).toBe(64);
+      expect(r.every((v) => v === 32768)).toBe(true);
+      be.free(rows);
+      be.free(one);
+    },
+  );
 });

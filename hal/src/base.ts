@@ -81,7 +81,8 @@ export type { BaseBackendOptions } from './storage-backend.js';
  * Buffer bookkeeping, construction and checks (allocate, free, read, write, fromArray, full, check,
  * checkBuffer...) come from StorageBackend (storage-backend.ts); the ops and composites are here.
  */
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the elementwise methods are defined on the prototype from the op table (end of file)
+// The elementwise and reduction methods are defined on the prototype from the op table (end of file).
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: methods defined on the prototype
 export abstract class BaseBackend extends StorageBackend implements ComputeBackend {
   abstract readonly deviceName: string;
   abstract readonly deviceType: DeviceType;

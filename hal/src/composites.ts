@@ -51,7 +51,8 @@ export function softmaxCrossEntropyComposite(
 ): { loss: NDArray; grad?: NDArray } {
   if (logits.shape.length !== 2 || !shapesEqual(logits.shape, labels.shape)) {
     throw new ShapeMismatchError(
-      `softmaxCrossEntropy expects logits and labels of the same shape [N, C], got [${logits.shape.join(', ')}] and [${labels.shape.join(', ')}]`,
+      `softmaxCrossEntropy expects logits and labels of the same shape [N, C], got ` +
+        `[${logits.shape.join(', ')}] and [${labels.shape.join(', ')}]`,
       [logits.shape, labels.shape],
     );
   }

@@ -72,7 +72,8 @@ export class UnknownBackendError extends PolyHalError {
     hint?: string,
   ) {
     super(
-      `unknown backend '${requested}'; available backends: ${available.join(', ') || '(none registered)'}${hint ? ` (${hint})` : ''}`,
+      `unknown backend '${requested}'; available backends: ` +
+        `${available.join(', ') || '(none registered)'}${hint ? ` (${hint})` : ''}`,
     );
   }
 }
@@ -95,8 +96,10 @@ export class BackendHookError extends PolyHalError {
     signatures: readonly string[] = missing,
   ) {
     super(
-      `${backend} does not implement ${missing.length} required hook${missing.length === 1 ? '' : 's'} of BaseBackend: ` +
-        `${signatures.join('; ')} (define ${missing.length === 1 ? 'it' : 'them'} as methods of the class; see docs/WRITING-A-BACKEND.md)`,
+      `${backend} does not implement ${missing.length} required ` +
+        `hook${missing.length === 1 ? '' : 's'} of BaseBackend: ` +
+        `${signatures.join('; ')} (define ${missing.length === 1 ? 'it' : 'them'} as methods of the ` +
+        `class; see docs/WRITING-A-BACKEND.md)`,
     );
   }
 }

@@ -29,7 +29,8 @@ export const REQUIRED_HOOKS: readonly HookSpec[] = Object.freeze([
     name: 'createStorage',
     signature: 'createStorage(buffer: DeviceBuffer): void',
     contract:
-      'make storage for buffer.size elements of buffer.dtype (size and the memory limit already checked); OutOfMemoryError if the device cannot',
+      'make storage for buffer.size elements of buffer.dtype (size and the memory limit already ' +
+      'checked); OutOfMemoryError if the device cannot',
   },
   {
     name: 'destroyStorage',
@@ -40,7 +41,8 @@ export const REQUIRED_HOOKS: readonly HookSpec[] = Object.freeze([
     name: 'writeStorage',
     signature: 'writeStorage(buffer: DeviceBuffer, data: HostArray): void',
     contract:
-      'copy data (a Float32Array for float32, an Int32Array for int32, of exactly buffer.size elements) into the buffer',
+      'copy data (a Float32Array for float32, an Int32Array for int32, of exactly buffer.size ' +
+      'elements) into the buffer',
   },
   {
     name: 'readStorage',
@@ -62,19 +64,22 @@ export const REQUIRED_HOOKS: readonly HookSpec[] = Object.freeze([
     name: 'reduceKernel',
     signature: 'reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void',
     contract:
-      'sum or max over axes (sorted, unique, in range) into the kept dims in row-major order; empty: sum 0, max -Inf (int32 -2^31)',
+      'sum or max over axes (sorted, unique, in range) into the kept dims in row-major order; empty: ' +
+      'sum 0, max -Inf (int32 -2^31)',
   },
   {
     name: 'copyKernel',
     signature: 'copyKernel(x: NDArray, out: DeviceBuffer): void',
     contract:
-      'cast: x row-major into out of the other dtype (float32→int32 truncates, saturates, NaN→0; int32→float32 rounds to nearest even); same-dtype copies go through copyIntoKernel',
+      'cast: x row-major into out of the other dtype (float32→int32 truncates, saturates, NaN→0; ' +
+      'int32→float32 rounds to nearest even); same-dtype copies go through copyIntoKernel',
   },
   {
     name: 'copyIntoKernel',
     signature: 'copyIntoKernel(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void',
     contract:
-      'write x (non-empty, same dtype) into out: element i of x to out[offset + Σ i_k·strides[k]]; positions distinct, inside out, x.buffer ≠ out (pad, concat, tile, trilu)',
+      'write x (non-empty, same dtype) into out: element i of x to out[offset + Σ i_k·strides[k]]; ' +
+      'positions distinct, inside out, x.buffer ≠ out (pad, concat, tile, trilu)',
   },
   {
     name: 'fillKernel',
@@ -110,7 +115,9 @@ export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
     name: 'randomUniformKernel',
     signature: 'randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void',
     contract:
-      'out[i] = (word >>> 8)·2^-24 of Philox4x32-10 word (s.skip + i) mod 4 of block s.block + floor((s.skip + i) / 4), key s.key (hal/src/philox.ts): exact integer math, the same bits as the default (host) fill',
+      'out[i] = (word >>> 8)·2^-24 of Philox4x32-10 word (s.skip + i) mod 4 of block s.block + ' +
+      'floor((s.skip + i) / 4), key s.key (hal/src/philox.ts): exact integer math, the same bits ' +
+      'as the default (host) fill',
   },
 ]);
 

@@ -230,7 +230,8 @@ export abstract class StorageBackend {
   check(x: NDArray, op: string, arg = 'x'): void {
     if (x === null || typeof x !== 'object' || !('buffer' in x) || x.buffer === null || typeof x.buffer !== 'object') {
       throw new InvalidArgumentError(
-        `${op}: ${arg} must be an NDArray, got ${describeValue(x)}${x && typeof x === 'object' ? ' without a buffer' : ''}`,
+        `${op}: ${arg} must be an NDArray, got ` +
+          `${describeValue(x)}${x && typeof x === 'object' ? ' without a buffer' : ''}`,
       );
     }
     this.checkBuffer(x.buffer, op, arg);
@@ -255,7 +256,8 @@ export abstract class StorageBackend {
     }
     if (buffer.owner !== this.id) {
       throw new DeviceMismatchError(
-        `${op}: the buffer of ${arg} belongs to backend instance ${buffer.owner}, not to ${this.name} (${this.id}); move it with read + fromArray (or tensor.to())`,
+        `${op}: the buffer of ${arg} belongs to backend instance ${buffer.owner}, not to ` +
+          `${this.name} (${this.id}); move it with read + fromArray (or tensor.to())`,
       );
     }
     if (this.live.get(buffer.id) !== buffer) {

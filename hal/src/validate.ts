@@ -43,7 +43,8 @@ export function checkView(x: NDArray, op: string, arg: string): void {
     !Number.isInteger(offset)
   ) {
     throw new InvalidArgumentError(
-      `${op}: ${arg} is not a valid NDArray view (shape ${describeValue(shape)}, strides ${describeValue(strides)}, offset ${describeValue(offset)})`,
+      `${op}: ${arg} is not a valid NDArray view (shape ${describeValue(shape)}, strides ` +
+        `${describeValue(strides)}, offset ${describeValue(offset)})`,
     );
   }
   if (x.dtype !== buffer.dtype)
@@ -65,7 +66,8 @@ export function checkView(x: NDArray, op: string, arg: string): void {
   }
   if (!empty && (lo < 0 || hi >= buffer.size)) {
     throw new InvalidArgumentError(
-      `${op}: ${arg} (shape ${shapeOf(x)}, strides [${strides.join(', ')}], offset ${offset}) reaches elements ${lo}..${hi}, outside its buffer of ${buffer.size}`,
+      `${op}: ${arg} (shape ${shapeOf(x)}, strides [${strides.join(', ')}], offset ${offset}) ` +
+        `reaches elements ${lo}..${hi}, outside its buffer of ${buffer.size}`,
     );
   }
 }
@@ -112,7 +114,8 @@ export function checkAxesArg(axes: unknown, op: string, x: NDArray): void {
   if (axes === undefined || Number.isInteger(axes)) return;
   if (Array.isArray(axes) && axes.every((a) => Number.isInteger(a))) return;
   throw new InvalidArgumentError(
-    `${op}: axes must be an integer, an array of integers, or undefined (every axis) for x of shape ${shapeOf(x)}, got ${describeValue(axes)}`,
+    `${op}: axes must be an integer, an array of integers, or undefined (every axis) for x of shape ` +
+      `${shapeOf(x)}, got ${describeValue(axes)}`,
   );
 }
 
@@ -129,7 +132,8 @@ export function checkHostData(data: unknown, op: string, dtype: DType | undefine
   const len = (data as { length?: unknown } | null)?.length;
   if (data === null || typeof data !== 'object' || !Number.isInteger(len) || (len as number) < 0) {
     throw new InvalidArgumentError(
-      `${op}: data must be an array of numbers or a typed array${dtype ? ` (dtype ${dtype})` : ''}, got ${describeValue(data)}`,
+      `${op}: data must be an array of numbers or a typed array${dtype ? ` (dtype ${dtype})` : ''}, ` +
+        `got ${describeValue(data)}`,
     );
   }
 }
@@ -224,7 +228,8 @@ export function checkStepBuffers(
       throw new DTypeError(`${op} takes float32 parameters, gradients and state`);
     if (b.size !== sizeOf(grad.shape))
       throw new ShapeMismatchError(
-        `${op}: ${names[i]} holds ${b.size} elements, which does not match the gradient's shape [${grad.shape.join(', ')}]`,
+        `${op}: ${names[i]} holds ${b.size} elements, which does not match the gradient's shape ` +
+          `[${grad.shape.join(', ')}]`,
         [grad.shape],
       );
     if (all.indexOf(b) !== i || grad.buffer === b)
@@ -276,7 +281,8 @@ export function checkSoftmaxCrossEntropyOperands(logits: NDArray, labels: NDArra
     logits.shape[1] !== labels.shape[1]
   ) {
     throw new ShapeMismatchError(
-      `softmaxCrossEntropy expects logits and labels of the same shape [N, C], got [${logits.shape.join(', ')}] and [${labels.shape.join(', ')}]`,
+      `softmaxCrossEntropy expects logits and labels of the same shape [N, C], got ` +
+        `[${logits.shape.join(', ')}] and [${labels.shape.join(', ')}]`,
       [logits.shape, labels.shape],
     );
   }

@@ -16,6 +16,7 @@ import {
 import { type PhiloxStream, philoxUniformFill } from '@polyhal/hal';
 import { binaryKernel } from './kernels/binary.js';
 import { copyKernel, stridedCopy } from './kernels/copy.js';
+import { gatherKernel, scatterAddKernel } from './kernels/index.js';
 import { matmulKernel } from './kernels/matmul.js';
 import { adamKernel, sgdKernel } from './kernels/optim.js';
 import { softmaxCrossEntropyKernel } from './kernels/softmax.js';
@@ -112,6 +113,14 @@ export class CpuBackend extends BaseBackend {
 
   protected fillKernel(out: DeviceBuffer, value: number): void {
     this.data(out).fill(value);
+  }
+
+  protected gatherKernel(x: NDArray, indices: NDArray, out: DeviceBuffer): void {
+    gatherKernel(this.strided(x), this.strided(indices), this.data(out));
+  }
+
+  protected scatterAddKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer): void {
+    scatterAddKernel(this.strided(target), this.strided(indices), this.strided(updates), this.data(out));
   }
 
   protected matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {

@@ -88,7 +88,11 @@ async function gpuFromNode(flags: string[]): Promise<GPU | string | undefined> {
   if (!isNodeLike()) return undefined;
   nodeGpu ??= (async () => {
     if (!(await hasVulkanLoader())) {
-      return 'no Vulkan loader (libvulkan.so.1) on this machine, which Dawn needs; for a software GPU install Mesa lavapipe (Debian: apt-get install mesa-vulkan-drivers libvulkan1, on bookworm from bookworm-backports)';
+      return (
+        'no Vulkan loader (libvulkan.so.1) on this machine, which Dawn needs; for a software ' +
+        'GPU install Mesa lavapipe (Debian: apt-get install mesa-vulkan-drivers libvulkan1, on ' +
+        'bookworm from bookworm-backports)'
+      );
     }
     const spec = 'webgpu';
     let mod: { create: (flags: string[]) => GPU; globals: Record<string, unknown> };

@@ -79,7 +79,8 @@ export class CommandBatch {
   }
 
   /**
-   * Encodes one kernel: uniform params (i32 words) at binding 0, then the storage buffers. Work is submitted every `batchSize` ops, or as soon as the encoded matmuls
+   * Encodes one kernel: uniform params (i32 words) at binding 0, then the storage buffers. Work is submitted
+   * every `batchSize` ops, or as soon as the encoded matmuls
    * reach SUBMIT_FLOPS (`flops`), so that the GPU starts on large work while the caller is still
    * encoding instead of idling until the batch fills or a read.
    */
@@ -98,7 +99,8 @@ export class CommandBatch {
     const bytes = Math.ceil(Math.max(words, 4) / 4) * 16;
     if (bytes > UNIFORM_ARENA)
       throw new ShapeMismatchError(
-        `webgpu ${op}: views of this many non-mergeable dimensions need ${bytes} bytes of kernel parameters, more than the ${UNIFORM_ARENA} of a uniform binding`,
+        `webgpu ${op}: views of this many non-mergeable dimensions need ${bytes} bytes of kernel ` +
+          `parameters, more than the ${UNIFORM_ARENA} of a uniform binding`,
       );
     if (this.arenaUsed + bytes > UNIFORM_ARENA) this.flush();
     const offset = this.arenaUsed;

@@ -36,7 +36,9 @@ fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u
 
 /** WGSL: the flat invocation index for 1-D work split over a 2-D grid of 256-wide workgroups. */
 export const FLAT_INDEX = `let idx = (wid.y * nwg.x + wid.x) * 256u + lid.x;`;
-export const FLAT_ARGS = `@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_id) lid: vec3u`;
+export const FLAT_ARGS =
+  `@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, ` +
+  `@builtin(local_invocation_id) lid: vec3u`;
 
 /** Workgroup grid for `count` workgroups (x ≤ 65535). */
 export function grid(count: number): [number, number] {

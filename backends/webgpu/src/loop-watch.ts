@@ -59,7 +59,10 @@ export class LoopWatch {
     if (++this.ops === this.limit && !this.warned) {
       this.warned = true;
       this.warn(
-        `${this.backendName}: ${this.limit} ops were encoded without the event loop turning. The WebGPU runtime frees the memory of finished GPU work only when the loop runs, so memory grows until it does: await a read or backend.synchronize() now and then (e.g. once per training step). This warning is given once per backend.`,
+        `${this.backendName}: ${this.limit} ops were encoded without the event loop turning. The ` +
+          `WebGPU runtime frees the memory of finished GPU work only when the loop runs, so memory ` +
+          `grows until it does: await a read or backend.synchronize() now and then (e.g. once per ` +
+          `training step). This warning is given once per backend.`,
       );
     }
   }

@@ -39,7 +39,8 @@ export const ARRAY_OP_DEFS = {
     kind: 'movement',
     signature: 'reshape(x, shape) → shape (one −1 inferred)',
     semantics:
-      'Same elements in row-major order. A view when the strides allow, else a contiguous copy. ShapeMismatchError when the sizes differ.',
+      'Same elements in row-major order. A view when the strides allow, else a contiguous copy. ' +
+      'ShapeMismatchError when the sizes differ.',
     dtypes: BOTH,
     accuracy: EXACT_BOTH,
     grad: MOVEMENT_GRAD,
@@ -80,7 +81,11 @@ export const ARRAY_OP_DEFS = {
     kind: 'movement',
     signature: "pad(x, pads: [before, after] per dim, value = 0, mode = 'constant') → dim + before + after",
     semantics:
-      "A new array: x placed at `before` of each dim; elsewhere `value` (mode 'constant') or, as NumPy's np.pad and ONNX Pad, the nearest edge element ('edge'), the mirror image without the edge repeated as often as needed ('reflect'; a dim of 1 repeats it) or the periodic continuation ('wrap'). The modes other than constant need a non-empty dim where they pad (InvalidArgumentError).",
+      "A new array: x placed at `before` of each dim; elsewhere `value` (mode 'constant') or, as " +
+      "NumPy's np.pad and ONNX Pad, the nearest edge element ('edge'), the mirror image without the " +
+      "edge repeated as often as needed ('reflect'; a dim of 1 repeats it) or the periodic " +
+      "continuation ('wrap'). The modes other than constant need a non-empty dim where they pad " +
+      '(InvalidArgumentError).',
     dtypes: BOTH,
     accuracy: EXACT_BOTH,
     grad: MOVEMENT_GRAD,
@@ -97,7 +102,8 @@ export const ARRAY_OP_DEFS = {
     kind: 'movement',
     signature: 'cast(x, dtype) → x.shape',
     semantics:
-      'float32 → int32 truncates toward zero and saturates at −2^31 and 2^31 − 1; NaN → 0. int32 → float32 rounds to nearest even.',
+      'float32 → int32 truncates toward zero and saturates at −2^31 and 2^31 − 1; NaN → 0. int32 → ' +
+      'float32 rounds to nearest even.',
     dtypes: BOTH,
     accuracy: EXACT_BOTH,
     grad: null,
@@ -106,7 +112,8 @@ export const ARRAY_OP_DEFS = {
     kind: 'contraction',
     signature: 'matmul(a: [..., M, K], b: [..., K, N]) → [..., M, N], batch dims broadcast',
     semantics:
-      'Σ_k a[m,k]·b[k,n] (a zero K gives 0). Transposed operands are views, not copied. ShapeMismatchError if K differs or the batch dims do not broadcast.',
+      'Σ_k a[m,k]·b[k,n] (a zero K gives 0). Transposed operands are views, not copied. ' +
+      'ShapeMismatchError if K differs or the batch dims do not broadcast.',
     dtypes: F32,
     accuracy: { float32: { abs: 1e-6, rel: 4e-6 } },
     grad: 'autograd ops.ts (g·bᵀ, aᵀ·g)',
@@ -151,7 +158,8 @@ export const ARRAY_OP_DEFS = {
     kind: 'composite',
     signature: 'softmaxCrossEntropy(logits: [N, C], labels: [N, C], withGrad?) → loss [N] (and grad [N, C])',
     semantics:
-      'loss_i = −Σ_c xlogy(y_ic, softmax(logits_i)_c): a label-0 term contributes 0 unless its log-probability is NaN (the rule in hal/src/ops.ts); grad = softmax − labels.',
+      'loss_i = −Σ_c xlogy(y_ic, softmax(logits_i)_c): a label-0 term contributes 0 unless its ' +
+      'log-probability is NaN (the rule in hal/src/ops.ts); grad = softmax − labels.',
     dtypes: F32,
     accuracy: {
       float32: { abs: 1e-6, rel: 4e-6 },
@@ -164,7 +172,8 @@ export const ARRAY_OP_DEFS = {
     kind: 'optimizer',
     signature: 'adamStep(param, grad, m, v, {lr, beta1, beta2, eps, weightDecay, step}) → in place',
     semantics:
-      'One Adam/AdamW update (Loshchilov & Hutter decoupled weight decay). InvalidArgumentError, before anything is written, for hyper-parameters outside PyTorch’s domains.',
+      'One Adam/AdamW update (Loshchilov & Hutter decoupled weight decay). InvalidArgumentError, ' +
+      'before anything is written, for hyper-parameters outside PyTorch’s domains.',
     dtypes: F32,
     accuracy: {
       float32: { abs: 1e-7, rel: 1e-6 },
@@ -177,7 +186,8 @@ export const ARRAY_OP_DEFS = {
     kind: 'optimizer',
     signature: 'sgdStep(param, grad, velocity | null, {lr, momentum, weightDecay}) → in place',
     semantics:
-      'One SGD update with momentum and weight decay (PyTorch’s form). InvalidArgumentError for negative or non-finite hyper-parameters.',
+      'One SGD update with momentum and weight decay (PyTorch’s form). InvalidArgumentError for ' +
+      'negative or non-finite hyper-parameters.',
     dtypes: F32,
     accuracy: { float32: { abs: 0, rel: 4e-7 } },
     grad: null,

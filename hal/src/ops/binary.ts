@@ -143,7 +143,8 @@ export const BINARY_OP_DEFS = {
     semantics:
       "NumPy's floored remainder x − y·floor(x/y), exact: the result takes the divisor's sign (−1 mod 3 = 2, " +
       "1 mod −3 = −2); a zero result keeps x's sign (−0 mod 3 = −0); x mod 0 = NaN; ±Inf mod y = NaN; " +
-      "x mod ±Inf = x when x is ±0 or has y's sign, else y. int32: floored, x mod 0 = 0. JS `%` truncates and is NOT the rule.",
+      "x mod ±Inf = x when x is ±0 or has y's sign, else y. int32: floored, x mod 0 = 0. JS `%` " +
+      'truncates and is NOT the rule.',
     f64: flooredMod,
     i32: (x, y) => {
       if (y === 0) return 0;

@@ -28,7 +28,9 @@ function extremeGrad(be: GradOps, g: NDArray, x: NDArray, out: NDArray, isMax: b
 export const REDUCE_OP_DEFS = {
   sum: {
     semantics:
-      'Σ over the axes; the sum of an empty axis is 0. Summation is pairwise or better (error grows like log n); cpu and wasm accumulate float32 in float64. NaN, or +Inf with −Inf, gives NaN. int32 wraps modulo 2^32.',
+      'Σ over the axes; the sum of an empty axis is 0. Summation is pairwise or better (error grows ' +
+      'like log n); cpu and wasm accumulate float32 in float64. NaN, or +Inf with −Inf, gives NaN. ' +
+      'int32 wraps modulo 2^32.',
     identity: { float32: 0, int32: 0 },
     f64: (acc, v) => acc + v,
     i32: (acc, v) => (acc + v) | 0,
@@ -39,7 +41,8 @@ export const REDUCE_OP_DEFS = {
   },
   max: {
     semantics:
-      'Largest element over the axes; NaN if any element is NaN; the max of an empty axis is −Inf (int32: −2^31). Gradient: to every element equal to the max (ties all receive it).',
+      'Largest element over the axes; NaN if any element is NaN; the max of an empty axis is −Inf ' +
+      '(int32: −2^31). Gradient: to every element equal to the max (ties all receive it).',
     identity: { float32: -Infinity, int32: INT32_MIN },
     f64: (acc, v) => (Number.isNaN(acc) || Number.isNaN(v) ? NaN : Math.max(acc, v)),
     i32: (acc, v) => Math.max(acc, v),
@@ -50,7 +53,8 @@ export const REDUCE_OP_DEFS = {
   },
   min: {
     semantics:
-      'Smallest element over the axes; NaN if any element is NaN; the min of an empty axis is +Inf (int32: 2^31 − 1). Gradient: to every element equal to the min (ties all receive it).',
+      'Smallest element over the axes; NaN if any element is NaN; the min of an empty axis is +Inf ' +
+      '(int32: 2^31 − 1). Gradient: to every element equal to the min (ties all receive it).',
     identity: { float32: Infinity, int32: INT32_MAX },
     f64: (acc, v) => (Number.isNaN(acc) || Number.isNaN(v) ? NaN : Math.min(acc, v)),
     i32: (acc, v) => Math.min(acc, v),
@@ -61,7 +65,10 @@ export const REDUCE_OP_DEFS = {
   },
   prod: {
     semantics:
-      'Π over the axes; the product of an empty axis is 1. IEEE rules: 0 · ±Inf = NaN, NaN in → NaN out; overflow to ±Inf and underflow to ±0 as float32 gives (cpu and wasm accumulate in float64 and round once). int32 wraps modulo 2^32. Gradient: the product of the other elements (exact with zeros: one zero gets the product of the rest, the others 0).',
+      'Π over the axes; the product of an empty axis is 1. IEEE rules: 0 · ±Inf = NaN, NaN in → NaN ' +
+      'out; overflow to ±Inf and underflow to ±0 as float32 gives (cpu and wasm accumulate in ' +
+      'float64 and round once). int32 wraps modulo 2^32. Gradient: the product of the other elements ' +
+      '(exact with zeros: one zero gets the product of the rest, the others 0).',
     identity: { float32: 1, int32: 1 },
     f64: (acc, v) => acc * v,
     i32: (acc, v) => Math.imul(acc, v),

@@ -50,7 +50,8 @@ export const ROUNDING_OP_DEFS = {
   round: {
     semantics:
       'The nearest integer, halfway cases to the even one (np.round, ONNX Round, WGSL round): round(2.5) = 2, ' +
-      'round(−0.5) = −0, round(0.49999997) = 0; ±Inf and NaN unchanged. JS Math.round (ties up) is NOT the rule. Gradient 0.',
+      'round(−0.5) = −0, round(0.49999997) = 0; ±Inf and NaN unchanged. JS Math.round (ties up) is ' +
+      'NOT the rule. Gradient 0.',
     f64: roundHalfEven,
     domain: U(-10, 10),
     accuracy: { float32: EXACT },

@@ -24,7 +24,8 @@ export function scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor, optio
   const d = q.shape.at(-1)!;
   if (q.rank < 2 || k.rank < 2 || v.rank < 2 || k.shape.at(-1) !== d || v.shape.at(-2) !== k.shape.at(-2))
     throw new ShapeMismatchError(
-      `scaledDotProductAttention: q [..., L, d], k [..., S, d], v [..., S, dv] needed, got [${q.shape}], [${k.shape}], [${v.shape}]`,
+      `scaledDotProductAttention: q [..., L, d], k [..., S, d], v [..., S, dv] needed, got ` +
+        `[${q.shape}], [${k.shape}], [${v.shape}]`,
       [q.shape, k.shape, v.shape],
     );
   const L = q.shape.at(-2)!;

@@ -30,13 +30,16 @@ function graphOrder(root: Tensor): Tensor[] {
     seen.add(t);
     if (t.isDisposed) {
       throw new UseAfterFreeError(
-        `backward: ${describe(t)} was disposed before backward${user ? `, but '${user.gradFn}' (tensor ${user.id}) needs its gradient` : ''}; ` +
-          'keep every tensor of the graph alive until backward has run (dispose it afterwards, or return it from its scope)',
+        `backward: ${describe(t)} was disposed before ` +
+          `backward${user ? `, but '${user.gradFn}' (tensor ${user.id}) needs its gradient` : ''}; ` +
+          'keep every tensor of the graph alive until backward has run (dispose it afterwards, or ' +
+          'return it from its scope)',
       );
     }
     if (!t.node && t.gradFn) {
       throw new UseAfterFreeError(
-        `backward: the graph behind ${describe(t)} was freed by an earlier backward(); to run backward through it again, ` +
+        `backward: the graph behind ${describe(t)} was freed by an earlier backward(); to run ` +
+          `backward through it again, ` +
           'pass { retainGraph: true } to the earlier backward (gradients then accumulate)',
       );
     }
@@ -51,7 +54,8 @@ function checkGradOutput(root: Tensor, gradOutput: Tensor | undefined): void {
   if (!gradOutput) {
     if (root.size !== 1) {
       throw new ShapeMismatchError(
-        `backward: a gradient can be created implicitly only for one-element outputs, got [${root.shape.join(', ')}]; pass gradOutput`,
+        `backward: a gradient can be created implicitly only for one-element outputs, got ` +
+          `[${root.shape.join(', ')}]; pass gradOutput`,
         [root.shape],
       );
     }
@@ -60,12 +64,14 @@ function checkGradOutput(root: Tensor, gradOutput: Tensor | undefined): void {
   gradOutput.assertLive('backward (gradOutput)');
   if (gradOutput.backend !== root.backend) {
     throw new DeviceMismatchError(
-      `backward: gradOutput is on ${gradOutput.backend.name} (${gradOutput.backend.deviceName}) but the output is on ${root.backend.name} (${root.backend.deviceName}); move it with await gradOutput.to(backend)`,
+      `backward: gradOutput is on ${gradOutput.backend.name} (${gradOutput.backend.deviceName}) but ` +
+        `the output is on ${root.backend.name} (${root.backend.deviceName}); move it with await gradOutput.to(backend)`,
     );
   }
   if (gradOutput.shape.length !== root.shape.length || gradOutput.shape.some((d, i) => d !== root.shape[i])) {
     throw new ShapeMismatchError(
-      `backward: gradOutput has shape [${gradOutput.shape.join(', ')}] but the output has shape [${root.shape.join(', ')}]; they must be equal`,
+      `backward: gradOutput has shape [${gradOutput.shape.join(', ')}] but the output has shape ` +
+        `[${root.shape.join(', ')}]; they must be equal`,
       [gradOutput.shape, root.shape],
     );
   }

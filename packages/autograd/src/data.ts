@@ -42,7 +42,8 @@ export class DataLoader implements AsyncIterable<Batch> {
     this.size = o.inputs.length / this.inSize;
     if (!Number.isInteger(this.size) || o.labels.length !== this.size * this.labSize) {
       throw new ShapeMismatchError(
-        `DataLoader: ${o.inputs.length} input values and ${o.labels.length} label values do not make whole samples of [${o.inputShape}] and [${o.labelShape}]`,
+        `DataLoader: ${o.inputs.length} input values and ${o.labels.length} label values do not make ` +
+          `whole samples of [${o.inputShape}] and [${o.labelShape}]`,
       );
     }
     this.length = o.dropLast ? Math.floor(this.size / o.batchSize) : Math.ceil(this.size / o.batchSize);

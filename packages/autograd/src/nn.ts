@@ -107,7 +107,8 @@ export abstract class Module {
     const unexpected = Object.keys(state).filter((k) => !Object.hasOwn(params, k));
     if ((options.strict ?? true) && (missing.length || unexpected.length))
       throw new InvalidArgumentError(
-        `loadStateDict: ${missing.length ? `missing ${missing.join(', ')}` : ''}${missing.length && unexpected.length ? '; ' : ''}${unexpected.length ? `unexpected ${unexpected.join(', ')}` : ''}`,
+        `loadStateDict: ` +
+          `${missing.length ? `missing ${missing.join(', ')}` : ''}${missing.length && unexpected.length ? '; ' : ''}${unexpected.length ? `unexpected ${unexpected.join(', ')}` : ''}`,
       );
     const pairs = Object.entries(params).filter(([k]) => Object.hasOwn(state, k));
     for (const [name, p] of pairs) {

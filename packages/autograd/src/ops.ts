@@ -86,7 +86,8 @@ export type Scalarish = Tensor | number;
 export function binaryOp(op: BinaryOp, a: Scalarish, b: Scalarish): Tensor {
   if (typeof a === 'number' && typeof b === 'number')
     throw new InvalidArgumentError(`${op}: at least one operand must be a tensor`);
-  // A number becomes a constant 0-d tensor of the other operand's dtype (freed by the enclosing scope or with the graph).
+  // A number becomes a constant 0-d tensor of the other operand's dtype (freed by the enclosing scope or with
+  // the graph).
   const like = (typeof a === 'number' ? b : a) as Tensor;
   const ta = typeof a === 'number' ? Tensor.full(like.backend, [], a, { dtype: like.dtype }) : a;
   const tb = typeof b === 'number' ? Tensor.full(like.backend, [], b, { dtype: like.dtype }) : b;

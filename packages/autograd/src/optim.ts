@@ -63,18 +63,23 @@ export abstract class Optimizer {
     this.params.forEach((p, i) => {
       if (p.isDisposed) {
         throw new UseAfterFreeError(
-          `${this.constructor.name}.step: parameter ${i} (tensor ${p.id} [${p.shape.join(', ')}]) was disposed; an optimizer needs its parameters alive (move a model with await model.to(backend), which keeps them)`,
+          `${this.constructor.name}.step: parameter ${i} (tensor ${p.id} [${p.shape.join(', ')}]) ` +
+            `was disposed; an optimizer needs its parameters alive (move a model with await ` +
+            `model.to(backend), which keeps them)`,
         );
       }
       const st = this.state[i];
       if (st && st.backend !== p.backend) {
         throw new DeviceMismatchError(
-          `${this.constructor.name}.step: parameter ${i} is on ${p.backend.name} (${p.backend.deviceName}) but its optimizer state is on ${st.backend.name} (${st.backend.deviceName}); call await optimizer.to(backend) after moving the model`,
+          `${this.constructor.name}.step: parameter ${i} is on ${p.backend.name} ` +
+            `(${p.backend.deviceName}) but its optimizer state is on ${st.backend.name} ` +
+            `(${st.backend.deviceName}); call await optimizer.to(backend) after moving the model`,
         );
       }
       if (p.grad && p.grad.backend !== p.backend) {
         throw new DeviceMismatchError(
-          `${this.constructor.name}.step: parameter ${i} is on ${p.backend.name} but its gradient is on ${p.grad.backend.name}`,
+          `${this.constructor.name}.step: parameter ${i} is on ${p.backend.name} but its gradient is ` +
+            `on ${p.grad.backend.name}`,
         );
       }
     });

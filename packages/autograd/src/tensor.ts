@@ -94,7 +94,7 @@ let nextTensorId = 1;
  */
 // The chainable op methods (x.add(y).relu()), defined on the prototype in methods.ts.
 export interface Tensor extends TableMethods, OpMethods, MultiMethods {}
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface above types the methods that methods.ts defines on the prototype
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: methods.ts defines them on the prototype
 export class Tensor implements Disposable {
   readonly id = nextTensorId++;
   requiresGrad: boolean;
@@ -287,7 +287,8 @@ export class Tensor implements Disposable {
     this.assertLive('moveTo');
     if (this.node)
       throw new InvalidArgumentError(
-        `moveTo: tensor ${this.id} is the result of '${this.node.op}' in a live graph; only leaf tensors move in place (use to() for a copy)`,
+        `moveTo: tensor ${this.id} is the result of '${this.node.op}' in a live graph; only leaf ` +
+          `tensors move in place (use to() for a copy)`,
       );
     if (backend === this._backend) return this;
     const host = await this.data();
@@ -345,7 +346,8 @@ export function commonBackend(op: string, tensors: readonly Tensor[]): ComputeBa
     t.assertLive(op);
     if (t.backend !== be) {
       throw new DeviceMismatchError(
-        `${op}: tensors are on different backends: ${be.name} (${be.deviceName}) and ${t.backend.name} (${t.backend.deviceName}); move one with await tensor.to(backend)`,
+        `${op}: tensors are on different backends: ${be.name} (${be.deviceName}) and ` +
+          `${t.backend.name} (${t.backend.deviceName}); move one with await tensor.to(backend)`,
       );
     }
   }

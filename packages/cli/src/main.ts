@@ -1,6 +1,7 @@
 /**
  * The main job: train a model on real MNIST digits on any PolyHAL backend.
- *   polyhal [--backend auto|cpu|wasm|webgpu|all] [--model mlp|cnn|vit] [--epochs N] [--batch-size N] [--seed N] [--lr X]
+ * polyhal [--backend auto|cpu|wasm|webgpu|all] [--model mlp|cnn|vit] [--epochs N] [--batch-size N] [--seed N]
+ * [--lr X]
  * Bad input (unknown backend, non-positive numbers, malformed flags, a batch larger than the training
  * set) prints a clear message and exits 2. A training step with a non-finite loss (a diverging run)
  * stops training with a message naming the step, and exits 1.
@@ -134,7 +135,8 @@ async function main(argv: string[]): Promise<number> {
   }
   if (o.batchSize > o.train) {
     console.error(
-      `error: --batch-size (${o.batchSize}) must be at most --train (${o.train}): no full batch, so no training step would run`,
+      `error: --batch-size (${o.batchSize}) must be at most --train (${o.train}): no full batch, so ` +
+        `no training step would run`,
     );
     return 2;
   }
@@ -142,13 +144,15 @@ async function main(argv: string[]): Promise<number> {
   o.lr ??= o.model === 'cnn' ? 3e-3 : 1e-3;
   const data = loadMnist(o.train, o.test, o.seed);
   console.log(
-    `MNIST: ${data.trainSize} train / ${data.testSize} test digits; model ${o.model}; ${epochs} epochs; batch ${o.batchSize}; Adam lr ${o.lr}; seed ${o.seed}`,
+    `MNIST: ${data.trainSize} train / ${data.testSize} test digits; model ${o.model}; ${epochs} ` +
+      `epochs; batch ${o.batchSize}; Adam lr ${o.lr}; seed ${o.seed}`,
   );
 
   if (o.backend !== 'all') {
     const { name, result } = await runOne(o.backend, o, epochs, data);
     console.log(
-      `trained in ${result.seconds.toFixed(1)} s (${result.samplesPerSecond.toFixed(0)} samples/s), final loss ${result.finalLoss.toFixed(4)}, peak device memory ${(result.peakBytes / 2 ** 20).toFixed(1)} MiB`,
+      `trained in ${result.seconds.toFixed(1)} s (${result.samplesPerSecond.toFixed(0)} samples/s), ` +
+        `final loss ${result.finalLoss.toFixed(4)}, peak device memory ${(result.peakBytes / 2 ** 20).toFixed(1)} MiB`,
     );
     console.log(`test accuracy: ${result.testAccuracy.toFixed(4)} (backend: ${name})`);
     return 0;
@@ -166,14 +170,20 @@ async function main(argv: string[]): Promise<number> {
   }
   const cpu = runs.find((r) => r.name === 'cpu')!;
   console.log(
-    '\nbackend   device                                             wall s  samples/s  final loss  test acc  peak MiB  max |Δloss| vs cpu',
+    '\nbackend   device                                             wall s  samples/s  final loss  ' +
+      'test acc  peak MiB  max |Δloss| vs cpu',
   );
   let worst = 0;
   for (const r of runs) {
     const d = Math.max(0, ...r.result.losses.map((l, i) => Math.abs(l - cpu.result.losses[i]!)));
     worst = Math.max(worst, d);
     console.log(
-      `${r.name.padEnd(9)} ${r.device.slice(0, 50).padEnd(50)} ${r.result.seconds.toFixed(1).padStart(7)} ${r.result.samplesPerSecond.toFixed(0).padStart(10)} ${r.result.finalLoss.toFixed(4).padStart(11)} ${r.result.testAccuracy.toFixed(4).padStart(9)} ${(r.result.peakBytes / 2 ** 20).toFixed(1).padStart(9)} ${d.toExponential(2).padStart(19)}`,
+      `${r.name.padEnd(9)} ${r.device.slice(0, 50).padEnd(50)} ` +
+        `${r.result.seconds.toFixed(1).padStart(7)} ` +
+        `${r.result.samplesPerSecond.toFixed(0).padStart(10)} ` +
+        `${r.result.finalLoss.toFixed(4).padStart(11)} ` +
+        `${r.result.testAccuracy.toFixed(4).padStart(9)} ` +
+        `${(r.result.peakBytes / 2 ** 20).toFixed(1).padStart(9)} ${d.toExponential(2).padStart(19)}`,
     );
   }
   console.log(

@@ -6,7 +6,8 @@ let settled = false;
 process.on('beforeExit', () => {
   if (settled) return;
   console.error(
-    'error: the run stopped with work that never settled (a backend promise that never resolves and holds nothing open); no result',
+    'error: the run stopped with work that never settled (a backend promise that never resolves and ' +
+      'holds nothing open); no result',
   );
   process.exit(1);
 });

@@ -211,7 +211,9 @@ export async function bisect(
             call,
             method: call.method,
             maxAbsError: cmp.maxAbsError,
-            message: `call ${call.index} (${call.method}) diverges: output ${k}[${f.index}] is ${f.want} on ${a.name} and ${f.got} on ${b.name}`,
+            message:
+              `call ${call.index} (${call.method}) diverges: output ${k}[${f.index}] is ` +
+              `${f.want} on ${a.name} and ${f.got} on ${b.name}`,
             reproduction: await reproduction(call, argsA, a),
           };
         }

@@ -71,7 +71,8 @@ export function checked(be: ComputeBackend): CheckedBackend {
             for (let i = 0; i < first.length; i++) {
               if (!Object.is(first[i], again[i]))
                 throw new StaleReadError(
-                  `read returned element ${i} = ${first[i]} before synchronize() and ${again[i]} after: a read did not wait for queued work`,
+                  `read returned element ${i} = ${first[i]} before synchronize() and ${again[i]} ` +
+                    `after: a read did not wait for queued work`,
                 );
             }
             return first;

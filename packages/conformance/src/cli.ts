@@ -1,7 +1,8 @@
 /**
  * polyhal-conformance: runs the conformance suite on one or more backends — ours by name, or any
  * third-party backend from a module that exports a factory — and prints the op × dtype matrix.
- *   polyhal-conformance --backend cpu|wasm|webgpu|all|./path/to/module.js [--json out.json] [--html out.html] [--seed N] [--filter OP] [--timeout MS]
+ * polyhal-conformance --backend cpu|wasm|webgpu|all|./path/to/module.js [--json out.json] [--html out.html]
+ * [--seed N] [--filter OP] [--timeout MS]
  *   polyhal-conformance --backend ... --onnx-node-tests DIR [--json out.json] [--filter TEST] [--timeout MS]
  *     runs ONNX's backend node tests (DIR: onnx/backend/test/data/node) instead of the suite: passed /
  *     failed / not expressible per op × backend, the reasons grouped; --json gets the per-test rows.
@@ -67,13 +68,15 @@ function checkedFactory(name: string, factory: BackendFactory): BackendFactory {
     const what = be === null ? 'null' : Array.isArray(be) ? 'an array' : typeof be;
     if (typeof o !== 'object' || o === null || typeof o['name'] !== 'string') {
       throw new UsageError(
-        `${name}: the factory returned ${what}, not a ComputeBackend (an object with name, ${REQUIRED.join(', ')}, ...)`,
+        `${name}: the factory returned ${what}, not a ComputeBackend (an object with name, ` +
+          `${REQUIRED.join(', ')}, ...)`,
       );
     }
     const missing = REQUIRED.filter((k) => typeof o[k] !== 'function');
     if (missing.length)
       throw new UsageError(
-        `${name}: the factory returned an object that is not a ComputeBackend: no ${missing.join(', ')} method${missing.length > 1 ? 's' : ''}`,
+        `${name}: the factory returned an object that is not a ComputeBackend: no ` +
+          `${missing.join(', ')} method${missing.length > 1 ? 's' : ''}`,
       );
     return be as ComputeBackend;
   };
@@ -110,7 +113,8 @@ export async function main(argv: string[]): Promise<number> {
     .option('--filter <text>', 'only cases whose id contains this text (e.g. an op name)')
     .option(
       '--onnx-node-tests <dir>',
-      "run ONNX's backend node tests from this directory (test_*/model.onnx, test_data_set_*/*.pb) instead of the suite",
+      "run ONNX's backend node tests from this directory (test_*/model.onnx, test_data_set_*/*.pb) " +
+        'instead of the suite',
     )
     .option(
       '--timeout <ms>',
@@ -146,7 +150,8 @@ export async function main(argv: string[]): Promise<number> {
   ) {
     const ops = [...new Set(selectCases().map((c) => c.op))].join(', ');
     console.error(
-      `error: --filter '${o.filter}' matches no case (case ids look like 'exp/float32/[17]' or 'contract/...'; ops: ${ops})`,
+      `error: --filter '${o.filter}' matches no case (case ids look like 'exp/float32/[17]' or ` +
+        `'contract/...'; ops: ${ops})`,
     );
     return 2;
   }
@@ -195,7 +200,8 @@ export async function main(argv: string[]): Promise<number> {
     results.push(result);
     if (result.timedOut) {
       console.error(
-        `error: ${name}: case ${result.timedOut} did not settle within ${o.timeout} ms; the run stopped there (raise --timeout if the backend is just slow)`,
+        `error: ${name}: case ${result.timedOut} did not settle within ${o.timeout} ms; the run ` +
+          `stopped there (raise --timeout if the backend is just slow)`,
       );
       break;
     }

@@ -49,7 +49,10 @@ export function toleranceClass(r: ConformanceResult): string {
   const flags = [c.fusedMultiplyAdd && 'fused multiply-add', c.flushesSubnormals && 'flushes subnormals']
     .filter(Boolean)
     .join(', ');
-  return `${c.arithmetic} (${r.capabilitiesDeclared ? 'declared by the backend' : 'default: the backend declares no capabilities'}${flags ? `; ${flags}` : ''})`;
+  return (
+    `${c.arithmetic} ` +
+    `(${r.capabilitiesDeclared ? 'declared by the backend' : 'default: the backend declares no capabilities'}${flags ? `; ${flags}` : ''})`
+  );
 }
 
 export function textTable(results: ConformanceResult[]): string {

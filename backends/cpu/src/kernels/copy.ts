@@ -1,5 +1,6 @@
 /**
- * Copy kernels: materialize a strided view into another strided view (contiguous output; copyIntoKernel: pad, concat, tile, trilu),
+ * Copy kernels: materialize a strided view into another strided view (contiguous output; copyIntoKernel: pad,
+ * concat, tile, trilu),
  * with dtype conversion when the arrays differ (float32 → int32 truncates toward zero and saturates;
  * NaN → 0).
  */

@@ -13,7 +13,10 @@ export const copyWords = (R: number): number => 4 + 3 * R;
 function convert(from: DType, to: DType): string {
   if (from === to) return 'v';
   if (to === 'float32') return 'f32(v)';
-  return 'select(select(select(i32(v), -2147483647 - 1, v <= -2147483648.0), 2147483647, v >= 2147483648.0), 0, is_nan(v))';
+  return (
+    'select(select(select(i32(v), -2147483647 - 1, v <= -2147483648.0), 2147483647, v >= ' +
+    '2147483648.0), 0, is_nan(v))'
+  );
 }
 
 export function copyWgsl(from: DType, to: DType, R: number): string {

@@ -3,7 +3,8 @@
  * softmax cross-entropy (one invocation per row).
  *
  * Adam params: 0 n · 1 lr · 2 beta1 · 3 beta2 · 4 eps · 5 decay (1 − lr·wd) · 6 1/(1−β1^t) · 7 1/(1−β2^t).
- * SGD params: 0 n · 1 lr · 2 momentum · 3 weight decay · 4 use momentum. Softmax CE: 0 rows · 1 classes · 2 with grad · 3 -Inf bits.
+ * SGD params: 0 n · 1 lr · 2 momentum · 3 weight decay · 4 use momentum. Softmax CE: 0 rows · 1 classes · 2
+ * with grad · 3 -Inf bits.
  */
 import { FLAT_ARGS, FLAT_INDEX, paramsPrelude } from '../layout.js';
 

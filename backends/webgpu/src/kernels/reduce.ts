@@ -10,7 +10,8 @@
  * assumes.
  *
  * Params: 0 outputs · 1 reduced count · 2 offset · 3 the float identity's bits (−Inf for max, +Inf for
- * min, 1 for prod, 0 for sum: infinities are not WGSL constants) · 4.. kept shape, kept strides, reduced shape, reduced strides.
+ * min, 1 for prod, 0 for sum: infinities are not WGSL constants) · 4.. kept shape, kept strides, reduced
+ * shape, reduced strides.
  */
 import type { DType, ReduceOp } from '@polyhal/hal';
 import { FLAT_ARGS, FLAT_INDEX, paramsPrelude } from '../layout.js';

@@ -2,6 +2,7 @@
  * ONNX shape and movement ops on the HAL's views (reshape, permute, expand, shrink, stride), pad and
  * cast. Shapes, axes, starts/ends/steps, pads and repeats are int64 inputs read on the host.
  */
+import type { NDArray } from '@polyhal/hal';
 import { NotExpressible, normAxis, type NodeContext, type OpMapping } from './table.js';
 
 const FI = ['float32', 'int32'] as const;
@@ -188,7 +189,7 @@ const concat: OpMapping = {
   contract: EXACT,
   plan: (ctx) => {
     const axis = normAxis(ctx.attrs.int('axis', 0), ctx.inputShapes[0]!.length, 'Concat');
-    return (be, xs) => [be.concat(xs, axis)];
+    return (be, xs) => [be.concat(xs as NDArray[], axis)];
   },
 };
 

@@ -41,7 +41,8 @@ export function onnxTextReport(runs: readonly OnnxNodeTestsResult[], top = 15): 
     const total = r.results.length;
     lines.push(`ONNX node tests (${r.dir}) on ${r.backend} — ${r.deviceName}, ${r.runtime}`);
     lines.push(
-      `  ${total} tests: ${r.passed + r.failed} expressible — ${r.passed} passed, ${r.failed} failed; ${r.notExpressible} not expressible`,
+      `  ${total} tests: ${r.passed + r.failed} expressible — ${r.passed} passed, ${r.failed} ` +
+        `failed; ${r.notExpressible} not expressible`,
     );
     const kinds = Object.entries(onnxReasonKinds(r.results)).sort((a, b) => b[1] - a[1]);
     if (kinds.length) lines.push(`  not expressible, by kind: ${kinds.map(([k, n]) => `${k} ${n}`).join(', ')}`);
