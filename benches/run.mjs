@@ -100,7 +100,8 @@ for (const name of backends) {
       out
         .map(
           (r) =>
-            `${r.size}: ${r.theirs ? `${(r.theirs.median / r.ours.median).toFixed(2)}×` : `peer failed (${r.peerError})`}`,
+            `${r.size}: ` +
+            (r.theirs ? `${(r.theirs.median / r.ours.median).toFixed(2)}×` : `peer failed (${r.peerError})`),
         )
         .join(', '),
     );

@@ -125,7 +125,8 @@ for (const n of sizes) {
     console.log(
       `  polyhal-webgpu [${tiles[k]}] ${fmt(tflops(mo))} TFLOP/s (${mo.toFixed(3)} ms), ratio to ` +
         `tfjs ${ratio.toFixed(2)}x (median of ${trials} trial ratios; min..max ` +
-        `${Math.min(...mine.map((x, i) => times[0]![i]! / x)).toFixed(2)}..${Math.max(...mine.map((x, i) => times[0]![i]! / x)).toFixed(2)}; ` +
+        `${Math.min(...mine.map((x, i) => times[0]![i]! / x)).toFixed(2)}..` +
+        `${Math.max(...mine.map((x, i) => times[0]![i]! / x)).toFixed(2)}; ` +
         `encode ${(enc * 1000).toFixed(0)} µs/call)`,
     );
     for (const x of inputs[k]!) b.free(x);

@@ -166,11 +166,14 @@ async function conformance(backend: string): Promise<{
   const r = await runConformance(FACTORIES[backend]!);
   const rows = matrix(r).map(
     (c) =>
-      `<tr class="${c.failed ? 'fail' : ''}"><td>${c.op}</td><td>${c.dtype}</td><td>${c.failed ? `FAIL (${c.failed})` : 'pass'}</td><td>${c.cases}</td><td>${c.maxAbsError.toExponential(1)}</td><td>${c.maxUlpError}</td></tr>`,
+      `<tr class="${c.failed ? 'fail' : ''}"><td>${c.op}</td><td>${c.dtype}</td>
+      <td>${c.failed ? `FAIL (${c.failed})` : 'pass'}</td><td>${c.cases}</td>
+      <td>${c.maxAbsError.toExponential(1)}</td><td>${c.maxUlpError}</td></tr>`,
   );
   $('scoreboard').innerHTML =
     `<h2>${backend} — ${r.deviceName} (${r.runtime}): ${r.passed} passed, ${r.failed} failed</h2>
-    <table><tr><th>op</th><th>dtype</th><th>result</th><th>cases</th><th>max abs</th><th>max ULP</th></tr>${rows.join('')}</table>`;
+    <table><tr><th>op</th><th>dtype</th><th>result</th><th>cases</th>
+    <th>max abs</th><th>max ULP</th></tr>${rows.join('')}</table>`;
   status(`conformance on ${backend}: ${r.passed} passed, ${r.failed} failed`);
   return {
     device: r.deviceName,

@@ -170,7 +170,8 @@ describe('safetensors', () => {
     expect(() =>
       loadSafetensors(
         withHeader(
-          '{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}',
+          '{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},' +
+            '"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}',
         ),
         cpu,
       ),

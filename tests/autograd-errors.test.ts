@@ -279,7 +279,8 @@ describe('optimizers and Module.to', () => {
       await trainSteps(m, opt, a, 2);
       const got = await weights(m);
       (await weights(ref)).forEach((w, i) => w.forEach((v, k) => expect(got[i]![k]).toBeCloseTo(v, 5)));
-      expect(b.liveBufferCount()).toBe(ref.parameters().length * 4); // only ref's: weights, gradients and two moments each
+      // only ref's: weights, gradients and two moments each
+      expect(b.liveBufferCount()).toBe(ref.parameters().length * 4);
 
       for (const [o, mod] of [
         [opt, m],

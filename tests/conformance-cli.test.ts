@@ -64,7 +64,10 @@ describe('polyhal-conformance CLI', () => {
       expect(r.status).toBe(2);
       expect(r.stderr).toMatch(/hanging-factory-backend\.mjs: the backend factory did not settle within 300 ms/);
       expect(r.stdout).toMatch(
-        /FAIL every case \(\d+\), not run: the backend did not start: ConformanceTimeoutError: the backend factory did not settle within 300 ms/,
+        new RegExp(
+          'FAIL every case \\(\\d+\\), not run: the backend did not start: ' +
+            'ConformanceTimeoutError: the backend factory did not settle within 300 ms',
+        ),
       );
       expect(Date.now() - t0).toBeLessThan(20_000);
     },
@@ -92,7 +95,10 @@ describe('polyhal-conformance CLI', () => {
     expect(r.status).toBe(1);
     expect(r.stdout).toMatch(new RegExp(`did not start, .*: 0 passed, ${allCases} failed`));
     expect(r.stdout).toMatch(
-      /FAIL every case \(\d+\), not run: the backend did not start: BackendHookError: MissingHooksBackend does not implement 2 required hooks/,
+      new RegExp(
+        'FAIL every case \\(\\d+\\), not run: the backend did not start: ' +
+          'BackendHookError: MissingHooksBackend does not implement 2 required hooks',
+      ),
     );
     expect(r.stdout).toContain('createStorage(buffer: DeviceBuffer): void');
     expect(r.stdout).toContain('matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void');

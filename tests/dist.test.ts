@@ -46,7 +46,8 @@ describe('package builds', () => {
       '-e',
       `
       const { createWasmBackend } = require('@polyhal/backend-wasm');
-      createWasmBackend().then((be) => console.log(JSON.stringify(Array.from(be.readSync(be.relu(be.fromArray([-1, 2], [2])))))));`,
+      createWasmBackend().then((be) =>
+        console.log(JSON.stringify(Array.from(be.readSync(be.relu(be.fromArray([-1, 2], [2])))))));`,
     ]);
     expect(JSON.parse(cjs)).toEqual([0, 2]);
   });
@@ -60,7 +61,8 @@ describe('package builds', () => {
       import('@polyhal/hal').then(async (esm) => {
         const { backend, report } = await esm.createBackend({ backend: 'cpu', configPath: null });
         const s = backend.sum(backend.fromArray([1, 2, 3], [3]));
-        console.log(JSON.stringify({ names: registeredBackends(), chosen: report.chosen, sum: backend.readSync(s)[0] }));
+        console.log(JSON.stringify({
+          names: registeredBackends(), chosen: report.chosen, sum: backend.readSync(s)[0] }));
       });`,
     ]);
     expect(JSON.parse(out)).toEqual({ names: ['cpu'], chosen: 'cpu', sum: 6 }); // only what was imported registers

@@ -244,7 +244,10 @@ describe('configuration', () => {
     const err = await createBackend({ env: {}, configPath: null }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BackendUnavailableError);
     expect((err as Error).message).toMatch(
-      /no backend is registered: import a backend package first \(import '@polyhal\/backend-cpu', import '@polyhal\/backend-wasm', import '@polyhal\/backend-webgpu'\)/,
+      new RegExp(
+        "no backend is registered: import a backend package first \\(import '@polyhal/backend-cpu', " +
+          "import '@polyhal/backend-wasm', import '@polyhal/backend-webgpu'\\)",
+      ),
     );
     registerBackend(cpuBackendEntry);
     const named = await createBackend({ backend: 'wasm', env: {}, configPath: null }).catch((e: unknown) => e);
@@ -297,7 +300,9 @@ describe('configuration', () => {
       // A child process whose file system (as the backend sees it) has no libvulkan.so.1.
       const script = `
       const fs = process.getBuiltinModule('node:fs');
-      const fake = { ...fs, existsSync: (p) => !String(p).includes('libvulkan') && fs.existsSync(p), readFileSync: (p, e) => { if (String(p) === '/etc/ld.so.cache') throw new Error('none'); return fs.readFileSync(p, e); } };
+      const fake = { ...fs, existsSync: (p) => !String(p).includes('libvulkan') && fs.existsSync(p),
+        readFileSync: (p, e) => { if (String(p) === '/etc/ld.so.cache') throw new Error('none');
+          return fs.readFileSync(p, e); } };
       const real = process.getBuiltinModule.bind(process);
       process.getBuiltinModule = (id) => (id === 'node:fs' || id === 'fs' ? fake : real(id));
       const { createBackend } = await import('@polyhal/hal');

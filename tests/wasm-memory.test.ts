@@ -108,7 +108,8 @@ describe.each([1, 2])('wasm memory, %i thread(s)', (threads) => {
       const hole = be.allocate(2 ** 24); // 64 MiB, then a small block above it, then the hole is freed
       const pin = be.allocate(4);
       be.deallocate(hole);
-      const rest = be.allocate(Math.floor((be.memoryAvailable() - 64 * 2 ** 20) / 4)); // leaves the 64 MiB hole the largest block
+      // leaves the 64 MiB hole the largest block
+      const rest = be.allocate(Math.floor((be.memoryAvailable() - 64 * 2 ** 20) / 4));
       expect(be.memoryAvailable()).toBe(2 ** 26);
       let err: unknown;
       try {

@@ -19,7 +19,10 @@ import {
   describeValue,
 } from './validate.js';
 
-/** NumPy's pad modes: `constant` (value), `edge` (repeat the edge), `reflect` (mirror without the edge), `wrap` (periodic). */
+/**
+ * NumPy's pad modes: `constant` (value), `edge` (repeat the edge), `reflect` (mirror without the edge), `wrap`
+ * (periodic).
+ */
 export type PadMode = 'constant' | 'edge' | 'reflect' | 'wrap';
 export const PAD_MODES: readonly PadMode[] = ['constant', 'edge', 'reflect', 'wrap'];
 

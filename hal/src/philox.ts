@@ -25,7 +25,10 @@ export interface PhiloxStream {
   readonly key: readonly [number, number];
   /** The block of out[0]: floor(offset / 4) as [low, high] 32-bit words (counter words 0 and 1; words 2, 3 are 0). */
   readonly block: readonly [number, number];
-  /** out[0] is word `skip` = offset mod 4 of its block; out[i] is word (skip + i) mod 4 of block + floor((skip + i) / 4). */
+  /**
+   * out[0] is word `skip` = offset mod 4 of its block; out[i] is word (skip + i) mod 4 of block + floor((skip +
+   * i) / 4).
+   */
   readonly skip: number;
 }
 

@@ -175,7 +175,11 @@ export function createProject(root: string, dir: string, packed: Packed[], extra
   };
   writeFileSync(
     join(dir, 'package-lock.json'),
-    `${JSON.stringify({ name: pkg.name, version: pkg.version, lockfileVersion: 3, requires: true, packages }, null, 2)}\n`,
+    `${JSON.stringify(
+      { name: pkg.name, version: pkg.version, lockfileVersion: 3, requires: true, packages },
+      null,
+      2,
+    )}\n`,
   );
 }
 

@@ -8,7 +8,8 @@ export const COPY = 0, F32_TO_I32 = 1, I32_TO_F32 = 2;
   return v != v ? 0 : v >= 2147483647.0 ? 2147483647 : v <= -2147483648.0 ? -2147483648 : <i32>v;
 }
 
-export function copyRows(mode: i32, n: i32, rows: i32, x: usize, xStarts: usize, xStep: i32, out: usize, oStarts: usize, oStep: i32): void {
+export function copyRows(mode: i32, n: i32, rows: i32, x: usize, xStarts: usize, xStep: i32, out: usize,
+    oStarts: usize, oStep: i32): void {
   for (let r = 0; r < rows; r++) {
     const px = x + (<usize>load<i32>(xStarts + (<usize>r << 2)) << 2);
     const po = out + (<usize>load<i32>(oStarts + (<usize>r << 2)) << 2);
@@ -56,7 +57,8 @@ export function fillI32(out: usize, n: i32, value: i32): void {
  * rows). `meta` holds rank·3 i32: shape, source strides, destination strides; `idx` is rank i32 of
  * scratch. Used for views with many short rows (im2col).
  */
-export function copyNd(mode: i32, rank: i32, meta: usize, idx: usize, x: usize, xOff: i32, out: usize, oOff: i32): void {
+export function copyNd(mode: i32, rank: i32, meta: usize, idx: usize, x: usize, xOff: i32, out: usize,
+    oOff: i32): void {
   const last = rank - 1, inner = rank - 2;
   const n = load<i32>(meta + (<usize>last << 2));
   const sx = load<i32>(meta + (<usize>(rank + last) << 2));

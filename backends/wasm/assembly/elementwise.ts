@@ -7,7 +7,8 @@ import { erf64, erfc64, sigmoid64 } from './special';
 
 // Op codes shared with src/dispatch-elementwise.ts (the op table's order).
 export const ADD = 0, SUB = 1, MUL = 2, DIV = 3, MAXIMUM = 4, MOD = 5, CMPLT = 6, MINIMUM = 7, POW = 8;
-export const NEG = 0, EXP = 1, LOG = 2, RELU = 3, SIGMOID = 4, TANH = 5, SQRT = 6, RECIP = 7, EXP2 = 8, LOG2 = 9, SIN = 10, COS = 11, ABS = 12;
+export const NEG = 0, EXP = 1, LOG = 2, RELU = 3, SIGMOID = 4, TANH = 5, SQRT = 6, RECIP = 7, EXP2 = 8,
+    LOG2 = 9, SIN = 10, COS = 11, ABS = 12;
 export const SIGN = 13, FLOOR = 14, CEIL = 15, ROUND = 16, TRUNC = 17;
 export const ERF = 18, LOG1P = 19, EXPM1 = 20, SOFTPLUS = 21, GELU = 22, GELU_TANH = 23, SILU = 24;
 // geluTanh(x) = x·sigmoid(2√(2/π)·(x + 0.044715·x³))
@@ -88,7 +89,8 @@ function binaryDenseF32(op: i32, n: i32, pa: usize, pb: usize, po: usize): i32 {
   }
 }
 
-export function binaryF32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, aStep: i32, b: usize, bStarts: usize, bStep: i32, out: usize): void {
+export function binaryF32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, aStep: i32, b: usize,
+    bStarts: usize, bStep: i32, out: usize): void {
   for (let r = 0; r < rows; r++) {
     let pa = a + (<usize>load<i32>(aStarts + (<usize>r << 2)) << 2);
     let pb = b + (<usize>load<i32>(bStarts + (<usize>r << 2)) << 2);
@@ -143,7 +145,8 @@ export function binaryF32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
   }
 }
 
-export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, aStep: i32, b: usize, bStarts: usize, bStep: i32, out: usize): void {
+export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, aStep: i32, b: usize,
+    bStarts: usize, bStep: i32, out: usize): void {
   const da = <usize>(aStep << 2), db = <usize>(bStep << 2);
   for (let r = 0; r < rows; r++) {
     let pa = a + (<usize>load<i32>(aStarts + (<usize>r << 2)) << 2);

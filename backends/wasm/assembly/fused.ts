@@ -1,7 +1,8 @@
 // Fused training kernels: Adam/AdamW and SGD updates in place (contiguous operands), and softmax
 // cross-entropy over rows (contiguous logits and labels [N, C]).
 
-export function adamF32(n: i32, p: usize, g: usize, m: usize, v: usize, lr: f32, b1: f32, b2: f32, eps: f32, decay: f32, c1: f32, c2: f32): void {
+export function adamF32(n: i32, p: usize, g: usize, m: usize, v: usize, lr: f32, b1: f32, b2: f32, eps: f32,
+    decay: f32, c1: f32, c2: f32): void {
   for (let i = 0; i < n; i++) {
     const o = <usize>i << 2;
     const gv = load<f32>(g + o);

@@ -72,7 +72,8 @@ function packA(a: usize, sam: i32, sak: i32, i0: i32, mc: i32, k0: i32, kc: i32,
 // Adds an MR×8 tile of accumulators into C (row stride ldc bytes); edge tiles (rows < MR or cols < 8)
 // go through `tmp` and only their valid part is added.
 @inline function storeTile(c: usize, ldc: usize, rows: i32, cols: i32, tmp: usize,
-  c00: v128, c01: v128, c10: v128, c11: v128, c20: v128, c21: v128, c30: v128, c31: v128, c40: v128, c41: v128, c50: v128, c51: v128): void {
+  c00: v128, c01: v128, c10: v128, c11: v128, c20: v128, c21: v128, c30: v128, c31: v128, c40: v128, c41: v128,
+      c50: v128, c51: v128): void {
   if (rows == MR && cols == 8) {
     addStore(c, c00); addStore(c + 16, c01); c += ldc;
     addStore(c, c10); addStore(c + 16, c11); c += ldc;
@@ -125,7 +126,8 @@ function micro(kc: i32, pa: usize, pb: usize, c: usize, ldc: usize, rows: i32, c
 // (16 bytes written per element) cost as much as the multiply-adds. Same operations in the same order
 // as micro(), so results are bit-identical. Rows past M are clamped to the last row (`rows` < MR) and
 // discarded by storeTile.
-function microDirect(kc: i32, a0: usize, sam: i32, sak: i32, pb: usize, c: usize, ldc: usize, rows: i32, cols: i32, tmp: usize): void {
+function microDirect(kc: i32, a0: usize, sam: i32, sak: i32, pb: usize, c: usize, ldc: usize, rows: i32,
+    cols: i32, tmp: usize): void {
   const rs = <usize>sam << 2, ks = <usize>sak << 2;
   let p0 = a0, p1 = a0 + (rows > 1 ? rs : 0), p2 = a0 + (rows > 2 ? 2 * rs : 0);
   let p3 = a0 + (rows > 3 ? 3 * rs : 0), p4 = a0 + (rows > 4 ? 4 * rs : 0), p5 = a0 + (rows > 5 ? 5 * rs : 0);
@@ -158,7 +160,8 @@ function microDirect(kc: i32, a0: usize, sam: i32, sak: i32, pb: usize, c: usize
  * C[0:M, 0:N] (row-major, contiguous) = A·B, computing only rows [rowStart, rowEnd) (so that workers
  * can split M). `scratch` holds packBytesA() + packBytesB(N) + 256 bytes (the last 192 for edge tiles).
  */
-export function gemm(M: i32, N: i32, K: i32, a: usize, sam: i32, sak: i32, b: usize, sbk: i32, sbn: i32, c: usize, scratch: usize, rowStart: i32, rowEnd: i32): void {
+export function gemm(M: i32, N: i32, K: i32, a: usize, sam: i32, sak: i32, b: usize, sbk: i32, sbn: i32,
+    c: usize, scratch: usize, rowStart: i32, rowEnd: i32): void {
   const ldc = <usize>N << 2;
   memory.fill(c + <usize>rowStart * ldc, 0, <usize>(rowEnd - rowStart) * ldc);
   const pA = scratch;
@@ -176,7 +179,8 @@ export function gemm(M: i32, N: i32, K: i32, a: usize, sam: i32, sak: i32, b: us
           const pbj = pB + <usize>jp * <usize>(kc * 32);
           for (let i = i0; i < i0 + mc; i += MR) {
             const ap = a + ((<usize>i * <usize>sam + <usize>k0 * <usize>sak) << 2);
-            microDirect(kc, ap, sam, sak, pbj, c + <usize>i * ldc + (<usize>(jp << 3) << 2), ldc, min(MR, i0 + mc - i), cols, tmp);
+            microDirect(kc, ap, sam, sak, pbj, c + <usize>i * ldc + (<usize>(jp << 3) << 2), ldc, min(MR,
+                i0 + mc - i), cols, tmp);
           }
         }
         continue;
@@ -188,7 +192,8 @@ export function gemm(M: i32, N: i32, K: i32, a: usize, sam: i32, sak: i32, b: us
         const pbj = pB + <usize>jp * <usize>(kc * 32);
         for (let ip = 0; ip < panelsM; ip++) {
           const rows = min(MR, mc - ip * MR);
-          micro(kc, pA + <usize>(ip * kc * (MR << 4)), pbj, c + <usize>(i0 + ip * MR) * ldc + (<usize>(jp << 3) << 2), ldc, rows, cols, tmp);
+          micro(kc, pA + <usize>(ip * kc * (MR << 4)), pbj,
+              c + <usize>(i0 + ip * MR) * ldc + (<usize>(jp << 3) << 2), ldc, rows, cols, tmp);
         }
       }
     }

@@ -37,7 +37,8 @@ const PROD = 3;
   for (; i + 4 <= n; i += 4) {
     const v = v128.load(p + (<usize>i << 2));
     acc0 = f64x2.mul(acc0, f64x2.promote_low_f32x4(v));
-    acc1 = f64x2.mul(acc1, f64x2.promote_low_f32x4(i8x16.shuffle(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7)));
+    acc1 = f64x2.mul(acc1, f64x2.promote_low_f32x4(i8x16.shuffle(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3,
+        4, 5, 6, 7)));
   }
   const s = f64x2.mul(acc0, acc1);
   let acc = f64x2.extract_lane(s, 0) * f64x2.extract_lane(s, 1);
@@ -51,7 +52,8 @@ const PROD = 3;
   for (; i + 4 <= n; i += 4) {
     const v = v128.load(p + (<usize>i << 2));
     acc0 = f64x2.add(acc0, f64x2.promote_low_f32x4(v));
-    acc1 = f64x2.add(acc1, f64x2.promote_low_f32x4(i8x16.shuffle(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7)));
+    acc1 = f64x2.add(acc1, f64x2.promote_low_f32x4(i8x16.shuffle(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3,
+        4, 5, 6, 7)));
   }
   const s = f64x2.add(acc0, acc1);
   let acc = f64x2.extract_lane(s, 0) + f64x2.extract_lane(s, 1);
@@ -59,7 +61,8 @@ const PROD = 3;
   return acc;
 }
 
-export function reduceF32(op: i32, x: usize, kN: i32, kRows: i32, kStarts: usize, kStep: i32, rN: i32, rRows: i32, rStarts: usize, rStep: i32, out: usize, outer: i32, scratch: usize, reps: f64): void {
+export function reduceF32(op: i32, x: usize, kN: i32, kRows: i32, kStarts: usize, kStep: i32, rN: i32,
+    rRows: i32, rStarts: usize, rStep: i32, out: usize, outer: i32, scratch: usize, reps: f64): void {
   const outSize = kN * kRows;
   const init = initF(op);
   if (outer) {
@@ -78,7 +81,8 @@ export function reduceF32(op: i32, x: usize, kN: i32, kRows: i32, kStarts: usize
         }
       }
     }
-    for (let o = 0; o < outSize; o++) store<f32>(out + (<usize>o << 2), <f32>repeatF(op, load<f64>(scratch + (<usize>o << 3)), reps));
+    for (let o = 0; o < outSize; o++) store<f32>(out + (<usize>o << 2), <f32>repeatF(op,
+        load<f64>(scratch + (<usize>o << 3)), reps));
     return;
   }
   let o = 0;
@@ -106,7 +110,8 @@ export function reduceF32(op: i32, x: usize, kN: i32, kRows: i32, kStarts: usize
               }
               for (; i + 4 <= rN; i += 4) v0 = f32x4.max(v0, v128.load(p + (<usize>i << 2)));
               const vm = f32x4.max(f32x4.max(v0, v1), f32x4.max(v2, v3));
-              m = Mathf.max(Mathf.max(f32x4.extract_lane(vm, 0), f32x4.extract_lane(vm, 1)), Mathf.max(f32x4.extract_lane(vm, 2), f32x4.extract_lane(vm, 3)));
+              m = Mathf.max(Mathf.max(f32x4.extract_lane(vm, 0), f32x4.extract_lane(vm, 1)),
+                  Mathf.max(f32x4.extract_lane(vm, 2), f32x4.extract_lane(vm, 3)));
             } else {
               for (; i + 16 <= rN; i += 16) {
                 const q = p + (<usize>i << 2);
@@ -117,7 +122,8 @@ export function reduceF32(op: i32, x: usize, kN: i32, kRows: i32, kStarts: usize
               }
               for (; i + 4 <= rN; i += 4) v0 = f32x4.min(v0, v128.load(p + (<usize>i << 2)));
               const vm = f32x4.min(f32x4.min(v0, v1), f32x4.min(v2, v3));
-              m = Mathf.min(Mathf.min(f32x4.extract_lane(vm, 0), f32x4.extract_lane(vm, 1)), Mathf.min(f32x4.extract_lane(vm, 2), f32x4.extract_lane(vm, 3)));
+              m = Mathf.min(Mathf.min(f32x4.extract_lane(vm, 0), f32x4.extract_lane(vm, 1)),
+                  Mathf.min(f32x4.extract_lane(vm, 2), f32x4.extract_lane(vm, 3)));
             }
             p += <usize>i << 2;
           }
@@ -154,7 +160,8 @@ function ipow(x: i32, n: i32): i32 {
   return r;
 }
 
-export function reduceI32(op: i32, x: usize, kN: i32, kRows: i32, kStarts: usize, kStep: i32, rN: i32, rRows: i32, rStarts: usize, rStep: i32, out: usize, reps: i32): void {
+export function reduceI32(op: i32, x: usize, kN: i32, kRows: i32, kStarts: usize, kStep: i32, rN: i32,
+    rRows: i32, rStarts: usize, rStep: i32, out: usize, reps: i32): void {
   const init: i32 = op == MAX ? -2147483648 : op == MIN ? 2147483647 : op == PROD ? 1 : 0;
   let o = 0;
   for (let kr = 0; kr < kRows; kr++) {

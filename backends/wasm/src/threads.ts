@@ -58,7 +58,8 @@ export type JobKernel = (typeof JOB_KERNELS)[number];
 
 // The worker: instantiate on the shared memory, then serve jobs until the generation goes negative.
 const WORKER_SOURCE = `
-const SLOT = ${SLOT}, KIND = ${KIND}, STATE = ${STATE}, ALIVE = ${ALIVE}, MSG_LEN = ${MSG_LEN}, MSG = ${MSG}, MSG_CHARS = ${MSG_CHARS};
+const SLOT = ${SLOT}, KIND = ${KIND}, STATE = ${STATE}, ALIVE = ${ALIVE},
+MSG_LEN = ${MSG_LEN}, MSG = ${MSG}, MSG_CHARS = ${MSG_CHARS};
 const RUNNING = ${RUNNING}, DONE = ${DONE}, FAILED = ${FAILED};
 let ctrl = null, s = 0, busy = false;
 const record = (e) => {
@@ -93,7 +94,8 @@ const serve = (exports) => {
     let state = DONE;
     try {
       // Every kernel takes at most 13 arguments; extra ones are ignored by the call.
-      kernels[ctrl[s + KIND] - 1](ctrl[s], ctrl[s + 1], ctrl[s + 2], ctrl[s + 3], ctrl[s + 4], ctrl[s + 5], ctrl[s + 6], ctrl[s + 7], ctrl[s + 8], ctrl[s + 9], ctrl[s + 10], ctrl[s + 11], ctrl[s + 12]);
+      kernels[ctrl[s + KIND] - 1](ctrl[s], ctrl[s + 1], ctrl[s + 2], ctrl[s + 3], ctrl[s + 4], ctrl[s + 5], ctrl[s + 6],
+        ctrl[s + 7], ctrl[s + 8], ctrl[s + 9], ctrl[s + 10], ctrl[s + 11], ctrl[s + 12]);
     } catch (e) {
       record(e);
       state = FAILED;
@@ -102,7 +104,8 @@ const serve = (exports) => {
   }
 };
 const start = (data, reply) => {
-  WebAssembly.instantiate(data.module, { env: { memory: data.memory, abort() { throw new Error('wasm abort'); } } }).then((inst) => {
+  WebAssembly.instantiate(data.module, { env: { memory: data.memory, abort() { throw new Error('wasm abort'); } } })
+  .then((inst) => {
     ctrl = new Int32Array(data.ctrl);
     s = 4 + data.slot * SLOT;
     Atomics.store(ctrl, s + ALIVE, 1);

@@ -4,7 +4,10 @@ import { coalesce, grid, rankSlots } from './layout.js';
 
 export const rowMajor = contiguousStrides;
 
-/** Coalesced dims as kernel params: the shape, then each operand's strides, right-aligned in R slots (padding: size 1, stride 0). */
+/**
+ * Coalesced dims as kernel params: the shape, then each operand's strides, right-aligned in R slots (padding:
+ * size 1, stride 0).
+ */
 export function packDims(
   c: { shape: readonly number[]; strides: readonly (readonly number[])[] },
   R: number,

@@ -25,7 +25,8 @@ export class StagingReader {
   async read(buffer: DeviceBuffer): Promise<HostArray> {
     const bytes = Math.max(4, buffer.byteLength);
     const size = BufferPool.sizeClass(bytes);
-    const staging = this.staging.get(size)?.pop() ?? this.device.createBuffer({ size, usage: 0x1 | 0x8 }); // MAP_READ | COPY_DST
+    // MAP_READ | COPY_DST
+    const staging = this.staging.get(size)?.pop() ?? this.device.createBuffer({ size, usage: 0x1 | 0x8 });
     let reusable = false;
     try {
       const writer = this.batch.tracker.writer(buffer.id);

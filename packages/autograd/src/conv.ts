@@ -97,7 +97,8 @@ export function conv2d(x: Tensor, w: Tensor, options: Conv2dOptions = {}): Tenso
         // s²·(Hp/Ho)² larger that mostly multiplied zeros.)
         const wm = be.reshape(t(be.contiguous(wv!)), [O, C * k * k]);
         const dcols = t(be.matmul(gm, wm)); // [N·Ho·Wo, C·k·k]
-        const taps = t(be.contiguous(be.permute(be.reshape(dcols, [N, Ho, Wo, C, k, k]), [0, 3, 4, 5, 1, 2]))); // [N, C, k, k, Ho, Wo]
+        // [N, C, k, k, Ho, Wo]
+        const taps = t(be.contiguous(be.permute(be.reshape(dcols, [N, Ho, Wo, C, k, k]), [0, 3, 4, 5, 1, 2])));
         const Hp = H + 2 * p;
         const Wp = W + 2 * p;
         const [Hq, Wq] = [Math.ceil(Hp / s), Math.ceil(Wp / s)]; // one phase's sub-grid

@@ -108,7 +108,12 @@ export abstract class Module {
     if ((options.strict ?? true) && (missing.length || unexpected.length))
       throw new InvalidArgumentError(
         `loadStateDict: ` +
-          `${missing.length ? `missing ${missing.join(', ')}` : ''}${missing.length && unexpected.length ? '; ' : ''}${unexpected.length ? `unexpected ${unexpected.join(', ')}` : ''}`,
+          [
+            missing.length ? `missing ${missing.join(', ')}` : '',
+            unexpected.length ? `unexpected ${unexpected.join(', ')}` : '',
+          ]
+            .filter(Boolean)
+            .join('; '),
       );
     const pairs = Object.entries(params).filter(([k]) => Object.hasOwn(state, k));
     for (const [name, p] of pairs) {
@@ -146,7 +151,10 @@ export abstract class Module {
   }
 }
 
-/** y = x·Wᵀ + b. x: [N, in] → [N, out]; W: [out, in] used through a transposed view (no copy). Init: U(±1/√in) as PyTorch. */
+/**
+ * y = x·Wᵀ + b. x: [N, in] → [N, out]; W: [out, in] used through a transposed view (no copy). Init: U(±1/√in)
+ * as PyTorch.
+ */
 export class Linear extends Module {
   constructor(
     readonly inFeatures: number,

@@ -42,7 +42,10 @@ export function layerNorm(
   return y;
 }
 
-/** RMS normalization over the trailing dims: x / √(mean(x²) + eps) · weight. eps default: float32's machine epsilon, as PyTorch. */
+/**
+ * RMS normalization over the trailing dims: x / √(mean(x²) + eps) · weight. eps default: float32's machine
+ * epsilon, as PyTorch.
+ */
 export function rmsNorm(
   x: Tensor,
   normalizedShape: readonly number[],

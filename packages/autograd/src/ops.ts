@@ -225,7 +225,10 @@ export function mean(x: Tensor, axes?: number | readonly number[], keepdims = fa
   );
 }
 
-/** Batched matmul a: [..., M, K] × b: [..., K, N] → [..., M, N]. Gradients g·bᵀ and aᵀ·g use transposed views (no copies). */
+/**
+ * Batched matmul a: [..., M, K] × b: [..., K, N] → [..., M, N]. Gradients g·bᵀ and aᵀ·g use transposed views
+ * (no copies).
+ */
 export function matmul(a: Tensor, b: Tensor): Tensor {
   return record(
     'matmul',

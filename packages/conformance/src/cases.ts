@@ -62,7 +62,10 @@ export interface Case {
     k?: number;
     upper?: boolean;
     split?: number | number[];
-    /** Optimizer hyper-parameters (adamStep: lr, beta1, beta2, eps, weightDecay, step; sgdStep: lr, momentum, weightDecay). */
+    /**
+     * Optimizer hyper-parameters (adamStep: lr, beta1, beta2, eps, weightDecay, step; sgdStep: lr, momentum,
+     * weightDecay).
+     */
     hyper?: Record<string, number>;
   };
 }
@@ -313,7 +316,9 @@ function buildCases(): Case[] {
   for (const op of [...REDUCE_OPS, 'mean'] as const) {
     const domain = REDUCE_OP_DEFS[op === 'mean' ? 'sum' : op].domain;
     for (const r of reductions) {
-      const id = `${op}/float32/${fmt(r.shape)}${viewName(r.view)}${r.axes ? `/axes=${r.axes}` : ''}${r.keepdims ? '/keepdims' : ''}${r.tag ? `/${r.tag}` : ''}`;
+      const id =
+        `${op}/float32/${fmt(r.shape)}${viewName(r.view)}` +
+        `${r.axes ? `/axes=${r.axes}` : ''}${r.keepdims ? '/keepdims' : ''}${r.tag ? `/${r.tag}` : ''}`;
       cases.push({
         id,
         kind: 'reduce',

@@ -51,7 +51,8 @@ export function toleranceClass(r: ConformanceResult): string {
     .join(', ');
   return (
     `${c.arithmetic} ` +
-    `(${r.capabilitiesDeclared ? 'declared by the backend' : 'default: the backend declares no capabilities'}${flags ? `; ${flags}` : ''})`
+    `(${r.capabilitiesDeclared ? 'declared by the backend' : 'default: the backend declares no capabilities'}` +
+    `${flags ? `; ${flags}` : ''})`
   );
 }
 
@@ -61,11 +62,13 @@ export function textTable(results: ConformanceResult[]): string {
     lines.push(`${r.backend} — ${r.deviceName}, ${r.runtime}: ${r.passed} passed, ${r.failed} failed`);
     lines.push(`  tolerance class: ${toleranceClass(r)}`);
     lines.push(
-      `  ${'op'.padEnd(22)}${'dtype'.padEnd(9)}${'result'.padEnd(8)}${'cases'.padStart(6)}${'max abs'.padStart(10)}${'max ulp'.padStart(10)}`,
+      `  ${'op'.padEnd(22)}${'dtype'.padEnd(9)}${'result'.padEnd(8)}` +
+        `${'cases'.padStart(6)}${'max abs'.padStart(10)}${'max ulp'.padStart(10)}`,
     );
     for (const c of matrix(r)) {
       lines.push(
-        `  ${c.op.padEnd(22)}${c.dtype.padEnd(9)}${(c.failed ? 'FAIL' : 'pass').padEnd(8)}${String(c.cases).padStart(6)}${fmt(c.maxAbsError).padStart(10)}${String(c.maxUlpError).padStart(10)}`,
+        `  ${c.op.padEnd(22)}${c.dtype.padEnd(9)}${(c.failed ? 'FAIL' : 'pass').padEnd(8)}` +
+          `${String(c.cases).padStart(6)}${fmt(c.maxAbsError).padStart(10)}${String(c.maxUlpError).padStart(10)}`,
       );
     }
     if (r.startError) {
@@ -86,7 +89,9 @@ export function htmlReport(results: ConformanceResult[]): string {
     const rows = matrix(r)
       .map(
         (c) =>
-          `<tr class="${c.failed ? 'fail' : 'pass'}"><td>${esc(c.op)}</td><td>${c.dtype}</td><td>${c.failed ? `FAIL (${c.failed})` : 'pass'}</td><td>${c.cases}</td><td>${fmt(c.maxAbsError)}</td><td>${c.maxUlpError}</td><td>${c.skipped}</td></tr>`,
+          `<tr class="${c.failed ? 'fail' : 'pass'}"><td>${esc(c.op)}</td><td>${c.dtype}</td>` +
+          `<td>${c.failed ? `FAIL (${c.failed})` : 'pass'}</td><td>${c.cases}</td><td>${fmt(c.maxAbsError)}</td>` +
+          `<td>${c.maxUlpError}</td><td>${c.skipped}</td></tr>`,
       )
       .join('\n');
     const fails = r.startError
@@ -95,10 +100,14 @@ export function htmlReport(results: ConformanceResult[]): string {
           .filter((x) => !x.pass)
           .map((x) => `<li>${esc(x.id)}: ${esc(x.message ?? '')}</li>`)
           .join('');
-    return `<h2>${esc(r.backend)} — ${esc(r.deviceName)}, ${esc(r.runtime)}</h2><p>${r.passed} passed, ${r.failed} failed (seed ${r.seed}); tolerance class: ${esc(toleranceClass(r))}</p>
-<table><tr><th>op</th><th>dtype</th><th>result</th><th>cases</th><th>max abs error</th><th>max ULP error</th><th>elements outside the domain</th></tr>${rows}</table>${fails ? `<ul>${fails}</ul>` : ''}`;
+    return `<h2>${esc(r.backend)} — ${esc(r.deviceName)}, ${esc(r.runtime)}</h2>
+    <p>${r.passed} passed, ${r.failed} failed (seed ${r.seed}); tolerance class: ${esc(toleranceClass(r))}</p>
+<table><tr><th>op</th><th>dtype</th><th>result</th><th>cases</th>
+<th>max abs error</th><th>max ULP error</th><th>elements outside the domain</th></tr>${rows}</table>
+${fails ? `<ul>${fails}</ul>` : ''}`;
   });
   return `<!doctype html><meta charset="utf-8"><title>PolyHAL conformance</title>
-<style>body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px}.fail{background:#fdd}.pass td:nth-child(3){color:#070}</style>
+<style>body{font-family:sans-serif}table{border-collapse:collapse}
+td,th{border:1px solid #ccc;padding:2px 8px}.fail{background:#fdd}.pass td:nth-child(3){color:#070}</style>
 <h1>PolyHAL conformance</h1>${sections.join('\n')}`;
 }

@@ -67,7 +67,8 @@ export function softmaxCrossEntropyWgsl(): string {
   for (var c = 0u; c < C; c++) {
     let logp = z[r + c] - mx - lse;
     let lab = y[r + c];
-    if (lab != 0.0 || is_nan(logp)) { l -= lab * logp; } // xlogy: a label-0 term is 0 unless log p is NaN (hal/src/ops.ts)
+    if (lab != 0.0 || is_nan(logp)) { l -= lab * logp; }
+    // xlogy: a label-0 term is 0 unless log p is NaN (hal/src/ops.ts)
     // NaN log p → NaN gradient, explicitly: some adapters' exp(NaN) is not NaN (SwiftShader gives Inf).
     if (p(2u) != 0) { grad[r + c] = select(exp(logp) - lab, logp, is_nan(logp)); }
   }

@@ -137,7 +137,8 @@ export function batchOffsets(R: number, item = 'wid.z'): string {
     var rem = i32(${item});
     for (var d = ${R - 1}u; ; d--) {
       let dim = p(10u + d);
-      if (dim > 1) { let q = rem % dim; rem = rem / dim; offA += q * p(${10 + R}u + d); offB += q * p(${10 + 2 * R}u + d); }
+      if (dim > 1) { let q = rem % dim; rem = rem / dim; offA += q * p(${10 + R}u + d);
+        offB += q * p(${10 + 2 * R}u + d); }
       if (d == 0u) { break; }
     }
   }`;
@@ -228,7 +229,8 @@ const BM = ${t.bm}u; const BN = ${t.bn}u; const BK = ${t.bk}u;
 var<workgroup> As: array<vec4<f32>, ${t.bk * am}>;
 var<workgroup> Bs: array<vec4<f32>, ${t.bk * bn4}>;
 @compute @workgroup_size(16, 16)
-fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u, @builtin(local_invocation_index) li: u32) {
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u,
+    @builtin(local_invocation_index) li: u32) {
   ${prologue(R)}
   var acc: array<vec4<f32>, ${gm * 4 * gn}>;
   ${vecLoads ? `var ra: array<vec4<f32>, ${la}>; var rb: array<vec4<f32>, ${lb}>;` : ''}
@@ -271,7 +273,8 @@ const BM = ${t.bm}u; const BN = ${t.bn}u; const BK = ${t.bk}u; const TM = ${t.tm
 var<workgroup> As: array<f32, ${t.bk * t.bm}>;
 var<workgroup> Bs: array<f32, ${t.bk * t.bn}>;
 @compute @workgroup_size(${wx}, ${wy})
-fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u, @builtin(local_invocation_index) li: u32) {
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u,
+    @builtin(local_invocation_index) li: u32) {
   ${prologue(R)}
   var acc: array<f32, ${t.tm * t.tn}>;
   for (var k0 = kBegin; k0 < kEnd; k0 += BK) {

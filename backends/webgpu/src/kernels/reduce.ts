@@ -116,7 +116,8 @@ export function reduceWgsl(op: ReduceOp, dtype: DType, perThread: boolean, R: nu
   return `${prelude}
 var<workgroup> s: array<${t}, 256>;
 var<workgroup> sf: array<u32, 256>;
-@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
+    @builtin(local_invocation_id) lid: vec3u) {
   let o = wid.y * nwg.x + wid.x;
   let live = o < u32(p(0u));
   var acc: ${t} = ${initExpr};
@@ -130,7 +131,8 @@ var<workgroup> sf: array<u32, 256>;
   sf[lid.x] = flags;
   workgroupBarrier();
   for (var stride = 128u; stride > 0u; stride = stride >> 1u) {
-    if (lid.x < stride) { ${merge} let f0 = sf[lid.x]; let f1 = sf[lid.x + stride]; sf[lid.x] = ((f0 | f1) & ~8u) | ((f0 ^ f1) & 8u); }
+    if (lid.x < stride) { ${merge} let f0 = sf[lid.x]; let f1 = sf[lid.x + stride];
+      sf[lid.x] = ((f0 | f1) & ~8u) | ((f0 ^ f1) & 8u); }
     workgroupBarrier();
   }
   if (live && lid.x == 0u) {

@@ -69,11 +69,13 @@ export function onnxTextReport(runs: readonly OnnxNodeTestsResult[], top = 15): 
     }
     const expressible = [...byOp].filter(([, c]) => c.passed + c.failed > 0).sort((a, b) => a[0].localeCompare(b[0]));
     lines.push(
-      `  ${'op'.padEnd(20)}${'result'.padEnd(8)}${'passed'.padStart(7)}${'failed'.padStart(7)}${'not expr.'.padStart(10)}`,
+      `  ${'op'.padEnd(20)}${'result'.padEnd(8)}` +
+        `${'passed'.padStart(7)}${'failed'.padStart(7)}${'not expr.'.padStart(10)}`,
     );
     for (const [op, c] of expressible) {
       lines.push(
-        `  ${op.padEnd(20)}${(c.failed ? 'FAIL' : 'pass').padEnd(8)}${String(c.passed).padStart(7)}${String(c.failed).padStart(7)}${String(c.ne).padStart(10)}`,
+        `  ${op.padEnd(20)}${(c.failed ? 'FAIL' : 'pass').padEnd(8)}` +
+          `${String(c.passed).padStart(7)}${String(c.failed).padStart(7)}${String(c.ne).padStart(10)}`,
       );
     }
     for (const t of r.results.filter((x) => x.status === 'failed'))

@@ -23,7 +23,10 @@ export interface OnnxTestResult {
   /** The node's op type ('' when the model has no single node). */
   op: string;
   status: 'passed' | 'failed' | 'not-expressible';
-  /** For not-expressible: what is missing — an op, a dtype, an attribute (or its value), an input form, a multi-node graph. */
+  /**
+   * For not-expressible: what is missing — an op, a dtype, an attribute (or its value), an input form, a
+   * multi-node graph.
+   */
   kind?: ReasonKind;
   /** For not-expressible: why, e.g. "dtype float64"; for failed: what went wrong. */
   reason?: string;
@@ -50,7 +53,10 @@ export interface OnnxNodeTestsResult {
 export interface OnnxNodeTestsOptions {
   /** Only tests whose directory name contains this string (or matches this RegExp). */
   filter?: string | RegExp;
-  /** Milliseconds one test (all its data sets) may take on the backend (default 30 000); past it the test fails and the run stops. */
+  /**
+   * Milliseconds one test (all its data sets) may take on the backend (default 30 000); past it the test fails
+   * and the run stops.
+   */
   timeoutMs?: number;
   /** Called after each test (progress reporting). */
   onResult?: (r: OnnxTestResult, done: number, total: number) => void;

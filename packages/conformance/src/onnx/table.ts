@@ -7,7 +7,10 @@
 import type { ComputeBackend, NDArray } from '@polyhal/hal';
 import type { OnnxAttribute, OnnxNode, OnnxTensor } from './proto.js';
 
-/** Why a test is not expressible: a missing op, a dtype, an attribute (or its value), an input form, a multi-node graph. */
+/**
+ * Why a test is not expressible: a missing op, a dtype, an attribute (or its value), an input form, a
+ * multi-node graph.
+ */
 export type ReasonKind = 'op' | 'dtype' | 'attribute' | 'input' | 'graph';
 
 /** Thrown by a plan (or by the runner) when a node cannot be run faithfully on the HAL. */
