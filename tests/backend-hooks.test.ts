@@ -75,7 +75,7 @@ describe('the hook set: BaseBackend checks its subclass at construction', () => 
     new ReferenceBackend().dispose();
   });
 
-  test('the hook list is the abstract set of BaseBackend: eleven hooks, each with a one-line contract', () => {
+  test('the hook list is the abstract set of BaseBackend: thirteen hooks, each with a one-line contract', () => {
     expect(REQUIRED_HOOKS.map((h) => h.name)).toEqual([
       'createStorage',
       'destroyStorage',
@@ -87,6 +87,8 @@ describe('the hook set: BaseBackend checks its subclass at construction', () => 
       'copyKernel',
       'copyIntoKernel',
       'fillKernel',
+      'gatherKernel',
+      'scatterAddKernel',
       'matmulKernel',
     ]);
     for (const h of REQUIRED_HOOKS) {

@@ -2,6 +2,7 @@ import type { DType, HostArray } from './dtype.js';
 import type { DeviceBuffer, NDArray } from './ndarray.js';
 import { InvalidArgumentError } from './errors.js';
 import type { RandomMethods } from './sampling.js';
+import type { IndexingMethods } from './indexing.js';
 import type { BinaryOp, ReduceOp, UnaryOp } from './ops.js';
 import type { LayoutMethods, PadMode } from './layout.js';
 
@@ -241,3 +242,5 @@ export interface ComputeBackend extends ElementwiseMethods, ReduceMethods, Layou
  * `randomNormal`, `bernoulli` (RandomMethods, hal/src/sampling.ts).
  */
 export interface ComputeBackend extends RandomMethods {}
+/** gather, scatterAdd and oneHot (IndexingMethods, hal/src/indexing.ts). */
+export interface ComputeBackend extends IndexingMethods {}

@@ -45,6 +45,7 @@ import { softmaxCrossEntropyFrame } from './fused.js';
 import { StorageBackend } from './storage-backend.js';
 import { type PhiloxStream, philoxUniformFill } from './philox.js';
 import { installRandomOps, type RandomMethods } from './sampling.js';
+import { type IndexingMethods, installIndexingOps } from './indexing.js';
 import { installLayoutOps, type LayoutHost, type LayoutMethods, type PadMode, padArray } from './layout.js';
 import {
   BINARY_OP_SET,
@@ -69,10 +70,11 @@ export type { BaseBackendOptions } from './storage-backend.js';
 
 /**
  * The HAL implemented once over a small set of kernels. A backend extends this class and implements
- * the hook set REQUIRED_HOOKS (hal/src/hooks.ts): four storage hooks and seven kernels (unary, binary,
- * reduce, copy, copyInto, fill, matmul); every user-facing op — validation, broadcasting, typed errors,
- * composites such as softmax — comes from here, so all backends behave alike. Composites and optimizer
- * steps (OPTIONAL_HOOKS) may be overridden with fused kernels. Guide: docs/WRITING-A-BACKEND.md.
+ * the hook set REQUIRED_HOOKS (hal/src/hooks.ts): four storage hooks and nine kernels (unary, binary,
+ * reduce, copy, copyInto, fill, gather, scatterAdd, matmul); every user-facing op — validation,
+ * broadcasting, typed errors, composites such as softmax — comes from here, so all backends behave
+ * alike. Composites and optimizer steps (OPTIONAL_HOOKS) may be overridden with fused kernels. Guide:
+ * docs/WRITING-A-BACKEND.md.
  *
  * Kernel contracts: `out` is a fresh contiguous buffer of the output's size (except `assign` and
  * in-place optimizer steps); input views already have the output's shape (broadcast with stride 0)
@@ -97,6 +99,10 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   protected abstract copyKernel(x: NDArray, out: DeviceBuffer): void;
   /** Writes `x` into `out` at `offset + Σ i_k·strides[k]` (pad, concat, tile, trilu: layout.ts). */
   protected abstract copyIntoKernel(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void;
+  /** x [O, D, I], indices int32 [K] → out [O, K, I] (the fill rule of indexing.ts out of range). */
+  protected abstract gatherKernel(x: NDArray, indices: NDArray, out: DeviceBuffer): void;
+  /** target [O, D, I] + updates [O, K, I] added at indices [K] in index order → out [O, D, I]. */
+  protected abstract scatterAddKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer): void;
   /** a: [...B, M, K], b: [...B, K, N] with identical batch shapes → out [...B, M, N]. */
   protected abstract matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void;
 
@@ -383,6 +389,9 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
 // entry, all through unary/binary/reduce.
 export interface BaseBackend extends ElementwiseMethods, ReduceMethods, LayoutMethods {}
 installLayoutOps(BaseBackend.prototype);
+// gather, scatterAdd and oneHot (hal/src/indexing.ts).
+export interface BaseBackend extends IndexingMethods {}
+installIndexingOps(BaseBackend.prototype);
 // randomUniform, randomNormal and bernoulli (hal/src/sampling.ts).
 export interface BaseBackend extends RandomMethods {}
 installRandomOps(BaseBackend.prototype);

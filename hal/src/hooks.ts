@@ -87,6 +87,20 @@ export const REQUIRED_HOOKS: readonly HookSpec[] = Object.freeze([
     contract: 'set every element of out to value (float32: rounded; int32: ToInt32, so NaN → 0)',
   },
   {
+    name: 'gatherKernel',
+    signature: 'gatherKernel(x: NDArray, indices: NDArray, out: DeviceBuffer): void',
+    contract:
+      'x [O, D, I], indices int32 [K] → out [O, K, I] = x[o, i(k), i]; i(k) = indices[k] (+ D if negative); ' +
+      'outside [0, D): NaN (float32) or INT32_MIN (int32)',
+  },
+  {
+    name: 'scatterAddKernel',
+    signature: 'scatterAddKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer): void',
+    contract:
+      'out [O, D, I] = target, then updates[o, k, i] added at [o, i(k), i] for k = 0, 1, ... in order ' +
+      '(indices as gather; out of range: skipped)',
+  },
+  {
     name: 'matmulKernel',
     signature: 'matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void',
     contract: 'a [...B, M, K] · b [...B, K, N] → out [...B, M, N], float32; batch dims already broadcast to one shape',
@@ -116,8 +130,8 @@ export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
     signature: 'randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void',
     contract:
       'out[i] = (word >>> 8)·2^-24 of Philox4x32-10 word (s.skip + i) mod 4 of block s.block + ' +
-      'floor((s.skip + i) / 4), key s.key (hal/src/philox.ts): exact integer math, the same bits ' +
-      'as the default (host) fill',
+      'floor((s.skip + i) / 4), key s.key (hal/src/philox.ts): exact integer math, the same bits as ' +
+      'the default (host) fill',
   },
 ]);
 

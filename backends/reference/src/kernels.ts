@@ -72,6 +72,57 @@ export function copyInto(x: NDArray, xs: Storage, out: Storage, at: Walked): voi
   });
 }
 
+/** The position along a dim of `dim` that index `i` reads (i + dim when negative), or −1 out of range. */
+function position(i: number, dim: number): number {
+  const j = i < 0 ? i + dim : i;
+  return j >= 0 && j < dim ? j : -1;
+}
+
+/**
+ * gather on x [O, D, I] and indices [K] → out [O, K, I]: out[o, k, i] = x[o, position(indices[k]), i],
+ * or the fill (NaN for float32, INT32_MIN for int32) when that position is out of range.
+ */
+export function gather(x: NDArray, xs: Storage, idx: NDArray, is: Storage, out: Storage): void {
+  const [o, dim, n] = x.shape as [number, number, number];
+  const k = idx.shape[0]!;
+  const fill = x.dtype === 'float32' ? Number.NaN : -2147483648;
+  let w = 0;
+  for (let a = 0; a < o; a++)
+    for (let q = 0; q < k; q++) {
+      const j = position(is[idx.offset + q * idx.strides[0]!]!, dim);
+      for (let c = 0; c < n; c++)
+        out[w++] = j < 0 ? fill : xs[x.offset + a * x.strides[0]! + j * x.strides[1]! + c * x.strides[2]!]!;
+    }
+}
+
+/**
+ * scatterAdd on target [O, D, I], indices [K], updates [O, K, I] → out [O, D, I]: each output element
+ * starts from the target and adds, for k = 0, 1, ..., the updates whose index reads its position,
+ * rounding (float32) or wrapping (int32) after every addition.
+ */
+export function scatterAdd(
+  t: NDArray,
+  ts: Storage,
+  idx: NDArray,
+  is: Storage,
+  u: NDArray,
+  us: Storage,
+  out: Storage,
+): void {
+  const [o, dim, n] = t.shape as [number, number, number];
+  const k = idx.shape[0]!;
+  let w = 0;
+  for (let a = 0; a < o; a++)
+    for (let j = 0; j < dim; j++)
+      for (let c = 0; c < n; c++) {
+        let acc = ts[t.offset + a * t.strides[0]! + j * t.strides[1]! + c * t.strides[2]!]!;
+        for (let q = 0; q < k; q++)
+          if (position(is[idx.offset + q * idx.strides[0]!]!, dim) === j)
+            acc = store(t.dtype, acc + us[u.offset + a * u.strides[0]! + q * u.strides[1]! + c * u.strides[2]!]!);
+        out[w++] = acc;
+      }
+}
+
 /**
  * Batched matmul: a [...B, M, K] · b [...B, K, N] → out [...B, M, N] (one batch shape for all three).
  * Each dot product is summed in float64 — float32 products are exact there — and rounded once.

@@ -18,7 +18,7 @@ import {
   type ReduceOp,
   type UnaryOp,
 } from '@polyhal/hal';
-import { binary, copy, copyInto, matmul, reduce, type Storage, unary } from './kernels.js';
+import { binary, copy, copyInto, gather, matmul, reduce, scatterAdd, type Storage, unary } from './kernels.js';
 import { bitsToUniform, type PhiloxStream, philox4x32 } from '@polyhal/hal';
 import { store } from './scalar.js';
 
@@ -99,6 +99,15 @@ export class ReferenceBackend extends BaseBackend {
 
   protected fillKernel(out: DeviceBuffer, value: number): void {
     this.data(out).fill(store(out.dtype, value));
+  }
+
+  protected gatherKernel(x: NDArray, indices: NDArray, out: DeviceBuffer): void {
+    gather(x, this.data(x.buffer), indices, this.data(indices.buffer), this.data(out));
+  }
+
+  protected scatterAddKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer): void {
+    const [t, i, u] = [target, indices, updates].map((a) => this.data(a.buffer)) as [Storage, Storage, Storage];
+    scatterAdd(target, t, indices, i, updates, u, this.data(out));
   }
 
   protected matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {

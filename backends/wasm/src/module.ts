@@ -139,6 +139,13 @@ export interface KernelExports {
   softmaxCrossEntropyF32(N: number, C: number, z: number, y: number, loss: number, grad: number): void;
   /** Philox4x32-10 uniforms: n floats at out, word `skip` of block (b0, b1) first, key (k0, k1). */
   philoxF32(out: number, n: number, k0: number, k1: number, b0: number, b1: number, skip: number): void;
+  /** assembly/gather.ts: x (ptr, offset, strides o/d/i), O, D, I, indices (ptr, offset, stride), K, out, fill bits. */
+  gather32(...args: number[]): void;
+  /**
+   * assembly/gather.ts: isInt, target (ptr, offset, strides), O, D, I, indices (ptr, offset, stride), K,
+   * updates (ptr, offset, strides), out.
+   */
+  scatterAdd32(...args: number[]): void;
 }
 
 function decodeBase64(b64: string): Uint8Array<ArrayBuffer> {

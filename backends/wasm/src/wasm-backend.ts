@@ -51,7 +51,10 @@ export class WasmBackend extends BaseBackend {
   readonly relaxedSimd: boolean;
   /** Whether that relaxed_madd is a fused multiply-add in this runtime (see relaxedMaddIsFused). */
   readonly fusedMultiplyAdd: boolean;
-  /** IEEE float32 arithmetic (WebAssembly requires correct rounding and keeps subnormals); FMA only in relaxed-SIMD matmul. */
+  /**
+   * IEEE float32 arithmetic (WebAssembly requires correct rounding and keeps subnormals); FMA only in
+   * relaxed-SIMD matmul.
+   */
   override readonly capabilities: BackendCapabilities;
 
   /** `pool`: worker threads on the same shared memory; `threadNote` says why there are none when asked for. */
@@ -268,6 +271,25 @@ export class WasmBackend extends BaseBackend {
 
   protected matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
     dispatchMatmul(this.ctx, a, b, out);
+  }
+
+  /** gather and scatterAdd on one thread (assembly/gather.ts); operands [O, D, I], [K], [O, K, I]. */
+  protected gatherKernel(x: NDArray, indices: NDArray, out: DeviceBuffer): void {
+    const fill = x.dtype === 'float32' ? 0x7fc00000 : -2147483648;
+    const idx = [this.ptr(indices.buffer), indices.offset, indices.strides[0]!, indices.shape[0]!];
+    this.k.gather32(...this.view3(x), ...idx, this.ptr(out), fill);
+  }
+
+  protected scatterAddKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer): void {
+    const [u, uOff, uo, uk, ui] = this.view3(updates);
+    const idx = [this.ptr(indices.buffer), indices.offset, indices.strides[0]!, indices.shape[0]!];
+    const isInt = target.dtype === 'int32' ? 1 : 0;
+    this.k.scatterAdd32(isInt, ...this.view3(target), ...idx, u!, uOff!, uo!, uk!, ui!, this.ptr(out));
+  }
+
+  /** A three-dim view as kernel arguments: pointer, offset, three strides, then its three dims. */
+  private view3(x: NDArray): number[] {
+    return [this.ptr(x.buffer), x.offset, ...x.strides, ...x.shape];
   }
 
   /** Fused Adam/AdamW in one pass (SIMD-free scalar loop in wasm; memory-bound). Operands validated by adamStep. */

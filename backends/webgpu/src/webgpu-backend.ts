@@ -27,6 +27,7 @@ import { binaryExpr, binaryWgsl, elementwiseWords, unaryExpr, unaryWgsl } from '
 import { adamWgsl, sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
 import { TILES } from './kernels/matmul.js';
 import { PHILOX_WORDS, philoxWgsl } from './kernels/random.js';
+import { GATHER_WORDS, gatherWgsl, SCATTER_ADD_WORDS, scatterAddWgsl } from './kernels/gather.js';
 import { reduceWgsl, reduceWords } from './kernels/reduce.js';
 import { flat, packDims, rowMajor, stridedParams } from './kernel-params.js';
 import { coalesce, floatBits, grid, rankSlots } from './layout.js';
@@ -296,6 +297,32 @@ export class WebGpuBackend extends BaseBackend {
 
   protected matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
     dispatchMatmul(this.matmulContext, a, b, out);
+  }
+
+  /** gather: one invocation per output element (kernels/gather.ts); operands [O, D, I], [K] → [O, K, I]. */
+  protected gatherKernel(x: NDArray, indices: NDArray, out: DeviceBuffer): void {
+    const fill = x.dtype === 'float32' ? 0x7fc00000 : -2147483648;
+    const [, dim, n] = x.shape as [number, number, number];
+    const params = [out.size, indices.shape[0]!, n, dim, x.offset, ...x.strides];
+    params.push(indices.offset, indices.strides[0]!, fill);
+    const buffers = [this.gpu(x.buffer), this.gpu(indices.buffer), this.gpu(out)];
+    this.batch.dispatch('gather', 'gather', gatherWgsl, GATHER_WORDS, params, buffers, flat(out.size));
+  }
+
+  /** scatterAdd: one invocation per output element, summing its updates in index order (no float atomics). */
+  protected scatterAddKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer): void {
+    const [, dim, n] = target.shape as [number, number, number];
+    const params = [out.size, indices.shape[0]!, n, dim, target.offset, ...target.strides];
+    params.push(indices.offset, indices.strides[0]!, updates.offset, ...updates.strides);
+    this.batch.dispatch(
+      'scatterAdd',
+      `scatterAdd/${target.dtype}`,
+      () => scatterAddWgsl(target.dtype),
+      SCATTER_ADD_WORDS,
+      params,
+      [target, indices, updates].map((a) => this.gpu(a.buffer)).concat(this.gpu(out)),
+      flat(out.size),
+    );
   }
 
   // ---- fused ----

@@ -7,12 +7,13 @@
  * docs/OPS.md derive from these entries; the conformance runner keeps one typed runner per entry, so
  * an entry without one does not compile.
  */
+import { INDEX_OP_DEFS } from './index-ops.js';
 import { LAYOUT_OP_DEFS } from './layout-ops.js';
 import { type Accuracy, EXACT } from './types.js';
 import { RANDOM_OP_DEFS } from './random-ops.js';
 
 export interface ArrayOpDef {
-  kind: 'movement' | 'contraction' | 'composite' | 'optimizer' | 'random';
+  kind: 'movement' | 'contraction' | 'composite' | 'optimizer' | 'random' | 'indexing';
   /** The call with its shapes. */
   signature: string;
   /** The rule for special values, errors and edge cases, in sentences. */
@@ -195,6 +196,7 @@ export const ARRAY_OP_DEFS = {
   },
   ...RANDOM_OP_DEFS,
   ...LAYOUT_OP_DEFS,
+  ...INDEX_OP_DEFS,
 } as const satisfies Record<string, ArrayOpDef>;
 
 export type ArrayOp = keyof typeof ARRAY_OP_DEFS;

@@ -15,6 +15,7 @@ import {
   UNARY_OP_DEFS,
   UNARY_OPS,
 } from '@polyhal/hal';
+import { indexCases } from './cases-index.js';
 import { layoutCases } from './cases-layout.js';
 import type { Generator } from './random.js';
 import { randomCases } from './random-runners.js';
@@ -62,6 +63,8 @@ export interface Case {
     k?: number;
     upper?: boolean;
     split?: number | number[];
+    /** oneHot's depth. */
+    depth?: number;
     /**
      * Optimizer hyper-parameters (adamStep: lr, beta1, beta2, eps, weightDecay, step; sgdStep: lr, momentum,
      * weightDecay).
@@ -736,6 +739,7 @@ function buildCases(): Case[] {
     ],
   });
   cases.push(...layoutCases());
+  cases.push(...indexCases());
   cases.push(...randomCases());
   return cases;
 }

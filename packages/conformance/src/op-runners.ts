@@ -23,6 +23,7 @@ import {
   type Ref,
 } from './oracle.js';
 import { RANDOM_OP_RUNNERS } from './random-runners.js';
+import { oGather, oOneHot, oScatterAdd } from './oracle-index.js';
 import { oConcat, oFlip, oPadMode, oSplit, oStack, oTile, oTrilu } from './oracle-layout.js';
 
 type Params = NonNullable<Case['params']>;
@@ -104,4 +105,13 @@ export const ARRAY_OP_RUNNERS = {
     oracle: ([a], p) => [oTrilu(a!, p.k ?? 0, p.upper ?? true)],
   },
   ...RANDOM_OP_RUNNERS,
+  gather: {
+    device: (be, [x, i], p) => [be.gather(x!, i!, p.axis)],
+    oracle: ([x, i], p) => [oGather(x!, i!, p.axis ?? 0)],
+  },
+  scatterAdd: {
+    device: (be, [t, i, u], p) => [be.scatterAdd(t!, i!, u!, p.axis)],
+    oracle: ([t, i, u], p) => [oScatterAdd(t!, i!, u!, p.axis ?? 0)],
+  },
+  oneHot: { device: (be, [i], p) => [be.oneHot(i!, p.depth!)], oracle: ([i], p) => [oOneHot(i!, p.depth!)] },
 } satisfies Record<ArrayOp, OpRunner>;

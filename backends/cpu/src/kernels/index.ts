@@ -1,0 +1,55 @@
+/**
+ * Index kernels (gather and scatterAdd) on the three-dim operands the HAL prepares (hal/src/indexing.ts):
+ * x and the target [O, D, I], indices [K], updates and gather's output [O, K, I]. An index i of a dim
+ * of D reads i + D when negative; outside [0, D) gather writes the fill (NaN float32, INT32_MIN int32)
+ * and scatterAdd skips the update. scatterAdd adds in index order (k ascending): deterministic.
+ */
+import type { HostArray } from '@polyhal/hal';
+import type { Strided } from './strided.js';
+
+/** The position along a dim of `dim` that index `i` reads, or −1 when it is out of range. */
+const position = (i: number, dim: number): number => {
+  const j = i < 0 ? i + dim : i;
+  return j >= 0 && j < dim ? j : -1;
+};
+
+export function gatherKernel(x: Strided, idx: Strided, out: HostArray): void {
+  const [o, dim, n] = x.shape as [number, number, number];
+  const [so, sd, si] = x.strides as [number, number, number];
+  const k = idx.shape[0]!;
+  const fill = out instanceof Float32Array ? Number.NaN : -2147483648;
+  let w = 0;
+  for (let a = 0; a < o; a++) {
+    for (let b = 0; b < k; b++) {
+      const j = position(idx.data[idx.offset + b * idx.strides[0]!]!, dim);
+      if (j < 0) {
+        out.fill(fill, w, w + n);
+        w += n;
+        continue;
+      }
+      let p = x.offset + a * so + j * sd;
+      for (let c = 0; c < n; c++, p += si) out[w++] = x.data[p]!;
+    }
+  }
+}
+
+export function scatterAddKernel(target: Strided, idx: Strided, upd: Strided, out: HostArray): void {
+  const [o, dim, n] = target.shape as [number, number, number];
+  const [to, td, ti] = target.strides as [number, number, number];
+  const [uo, uk, ui] = upd.strides as [number, number, number];
+  const k = idx.shape[0]!;
+  let w = 0;
+  for (let a = 0; a < o; a++)
+    for (let b = 0; b < dim; b++)
+      for (let c = 0; c < n; c++) out[w++] = target.data[target.offset + a * to + b * td + c * ti]!;
+  // float32 out rounds each sum as it is stored; int32 stores wrap modulo 2^32.
+  for (let b = 0; b < k; b++) {
+    const j = position(idx.data[idx.offset + b * idx.strides[0]!]!, dim);
+    if (j < 0) continue;
+    for (let a = 0; a < o; a++) {
+      const base = (a * dim + j) * n;
+      let p = upd.offset + a * uo + b * uk;
+      for (let c = 0; c < n; c++, p += ui) out[base + c] = out[base + c]! + upd.data[p]!;
+    }
+  }
+}

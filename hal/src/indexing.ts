@@ -1,0 +1,157 @@
+/**
+ * Index ops of BaseBackend on two kernel hooks (hooks.ts): `gather` (NumPy take, ONNX Gather) on
+ * `gatherKernel`, `scatterAdd` (its adjoint) on `scatterAddKernel`, and `oneHot` composed from a
+ * gather of the identity. The HAL brings every operand to three dims before a kernel sees it: x and
+ * the target as [outer, dim, inner] (the axis in the middle), the indices as [K] (flattened) and the
+ * gathered or scattered values as [outer, K, inner] — views where the strides allow, contiguous
+ * copies otherwise. Every argument is checked before anything is allocated.
+ *
+ * The index rule (JAX's fill mode for gather and its adjoint): an index i into a dim of size n reads
+ * position i + n when −n ≤ i < 0; any index outside [−n, n) reads nothing — gather writes NaN
+ * (float32) or INT32_MIN (int32, since a kernel cannot throw on data it computes), scatterAdd drops
+ * its update. Table entries: ops/index-ops.ts.
+ */
+import { DTypeError, InvalidArgumentError, ShapeMismatchError } from './errors.js';
+import type { LayoutHost } from './layout.js';
+import { type DeviceBuffer, type NDArray, reshapeView, viewOf } from './ndarray.js';
+import type { BinaryOp } from './ops.js';
+import { normalizeAxis, sizeOf } from './shape.js';
+import { checkAxis, describeValue } from './validate.js';
+
+/** gather's fill for an index out of range: NaN (float32) and INT32_MIN (int32). */
+export const GATHER_FILL = { float32: Number.NaN, int32: -2147483648 } as const;
+
+/** The index methods of every backend (BaseBackend's). Semantics: ops/index-ops.ts. */
+export interface IndexingMethods {
+  /** x.shape[:axis] + indices.shape + x.shape[axis+1:]: x's slices at the (int32) indices along axis. */
+  gather(x: NDArray, indices: NDArray, axis?: number): NDArray;
+  /** A new array: target with updates[..., k, ...] added at indices[k] along axis, in index order. */
+  scatterAdd(target: NDArray, indices: NDArray, updates: NDArray, axis?: number): NDArray;
+  /** float32 [...indices.shape, depth]: 1 at each (in-range) index, 0 elsewhere. */
+  oneHot(indices: NDArray, depth: number): NDArray;
+}
+
+/** What the index ops use of a BaseBackend (its protected members included). */
+export interface IndexingHost extends LayoutHost {
+  contiguous(x: NDArray): NDArray;
+  binary(op: BinaryOp, a: NDArray | number, b: NDArray | number): NDArray;
+  gatherKernel(x: NDArray, indices: NDArray, out: DeviceBuffer): void;
+  scatterAddKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer): void;
+}
+
+const shp = (x: NDArray): string => `[${x.shape.join(', ')}]`;
+
+function checkIndices(be: IndexingHost, indices: NDArray, op: string): void {
+  be.check(indices, op, 'indices');
+  if (indices.dtype !== 'int32') throw new DTypeError(`${op}: indices must be int32, got ${indices.dtype}`);
+}
+
+/** The axis of x (rank ≥ 1), normalized. */
+function axisOf(x: NDArray, axis: unknown, op: string, arg: string): number {
+  if (x.shape.length === 0) throw new InvalidArgumentError(`${op}: ${arg} must have rank ≥ 1, got a 0-d array`);
+  checkAxis(axis, op, x);
+  return normalizeAxis(axis as number, x.shape.length);
+}
+
+/** x viewed as `shape`: a view where the strides allow, else a contiguous copy (pushed on `temps`). */
+function as(be: IndexingHost, x: NDArray, shape: number[], temps: NDArray[]): NDArray {
+  const v = reshapeView(x, shape);
+  if (v) return v;
+  const c = be.contiguous(x);
+  temps.push(c);
+  return reshapeView(c, shape)!;
+}
+
+function gather(be: IndexingHost, x: NDArray, indices: NDArray, axis = 0): NDArray {
+  be.check(x, 'gather');
+  checkIndices(be, indices, 'gather');
+  const ax = axisOf(x, axis, 'gather', 'x');
+  const outer = sizeOf(x.shape.slice(0, ax));
+  const inner = sizeOf(x.shape.slice(ax + 1));
+  const k = sizeOf(indices.shape);
+  const shape = [...x.shape.slice(0, ax), ...indices.shape, ...x.shape.slice(ax + 1)];
+  const out = be.allocate(sizeOf(shape), x.dtype);
+  be.guard(out, () => {
+    if (out.size === 0) return;
+    const temps: NDArray[] = [];
+    try {
+      be.gatherKernel(as(be, x, [outer, x.shape[ax]!, inner], temps), as(be, indices, [k], temps), out);
+    } finally {
+      for (const t of temps) be.free(t);
+    }
+  });
+  return viewOf(out, shape);
+}
+
+function scatterAdd(be: IndexingHost, target: NDArray, indices: NDArray, updates: NDArray, axis = 0): NDArray {
+  be.check(target, 'scatterAdd', 'target');
+  checkIndices(be, indices, 'scatterAdd');
+  be.check(updates, 'scatterAdd', 'updates');
+  if (updates.dtype !== target.dtype)
+    throw new DTypeError(`scatterAdd: updates are ${updates.dtype}, the target is ${target.dtype}`);
+  const ax = axisOf(target, axis, 'scatterAdd', 'target');
+  const want = [...target.shape.slice(0, ax), ...indices.shape, ...target.shape.slice(ax + 1)];
+  if (want.length !== updates.shape.length || want.some((d, i) => d !== updates.shape[i]))
+    throw new ShapeMismatchError(
+      `scatterAdd: updates have shape ${shp(updates)}; along axis ${ax} of a target ${shp(target)} ` +
+        `with indices ${shp(indices)} they must have [${want.join(', ')}]`,
+      [target.shape, indices.shape, updates.shape],
+    );
+  const outer = sizeOf(target.shape.slice(0, ax));
+  const inner = sizeOf(target.shape.slice(ax + 1));
+  const k = sizeOf(indices.shape);
+  const out = be.allocate(sizeOf(target.shape), target.dtype);
+  be.guard(out, () => {
+    if (out.size === 0) return;
+    const temps: NDArray[] = [];
+    try {
+      be.scatterAddKernel(
+        as(be, target, [outer, target.shape[ax]!, inner], temps),
+        as(be, indices, [k], temps),
+        as(be, updates, [outer, k, inner], temps),
+        out,
+      );
+    } finally {
+      for (const t of temps) be.free(t);
+    }
+  });
+  return viewOf(out, target.shape);
+}
+
+/** oneHot: the rows of the identity gathered (NaN rows for indices out of range), then 0.5 < row (NaN → 0). */
+function oneHot(be: IndexingHost, indices: NDArray, depth: number): NDArray {
+  checkIndices(be, indices, 'oneHot');
+  if (!Number.isInteger(depth) || depth < 0)
+    throw new InvalidArgumentError(`oneHot: depth must be a non-negative integer, got ${describeValue(depth)}`);
+  const eye = be.allocate(depth * depth, 'float32');
+  const one = be.allocate(1, 'float32');
+  let rows: NDArray | null = null;
+  try {
+    be.fillKernel(eye, 0);
+    be.fillKernel(one, 1);
+    if (depth > 0) be.copyIntoKernel({ ...viewOf(one, []), shape: [depth], strides: [0] }, eye, [depth + 1], 0);
+    rows = gather(be, viewOf(eye, [depth, depth]), indices, 0);
+    return be.binary('cmplt', 0.5, rows);
+  } finally {
+    be.deallocate(eye);
+    be.deallocate(one);
+    if (rows) be.free(rows);
+  }
+}
+
+/** Installs the index methods on BaseBackend's prototype. */
+export function installIndexingOps(proto: object): void {
+  const methods: Record<string, (this: IndexingHost, ...a: never[]) => unknown> = {
+    gather(this: IndexingHost, x: NDArray, indices: NDArray, axis?: number) {
+      return gather(this, x, indices, axis);
+    },
+    scatterAdd(this: IndexingHost, target: NDArray, indices: NDArray, updates: NDArray, axis?: number) {
+      return scatterAdd(this, target, indices, updates, axis);
+    },
+    oneHot(this: IndexingHost, indices: NDArray, depth: number) {
+      return oneHot(this, indices, depth);
+    },
+  };
+  for (const [name, value] of Object.entries(methods))
+    Object.defineProperty(proto, name, { value, writable: true, configurable: true });
+}

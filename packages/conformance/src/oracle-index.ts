@@ -1,0 +1,75 @@
+/**
+ * The float64 oracle of the index ops (gather, scatterAdd, oneHot): each output element found from its
+ * multi-index by the op's definition, on contiguous arrays — nothing shared with hal/src/indexing.ts
+ * (no [outer, dim, inner] folding). The index rule: i + n for −n ≤ i < 0; out of range gathers NaN
+ * (float32) or INT32_MIN (int32), scatters nothing and one-hot encodes as zeros.
+ */
+import type { Ref } from './oracle.js';
+
+const numel = (shape: readonly number[]): number => shape.reduce((p, d) => p * d, 1);
+
+function unravel(i: number, shape: readonly number[]): number[] {
+  const idx = new Array<number>(shape.length);
+  for (let d = shape.length - 1; d >= 0; d--) {
+    idx[d] = i % shape[d]!;
+    i = Math.floor(i / shape[d]!);
+  }
+  return idx;
+}
+
+function flat(shape: readonly number[], idx: readonly number[]): number {
+  let f = 0;
+  for (let d = 0; d < shape.length; d++) f = f * shape[d]! + idx[d]!;
+  return f;
+}
+
+/** The position index `i` reads in a dim of n, or null out of range. */
+function resolve(i: number, n: number): number | null {
+  return i >= -n && i < n ? (i < 0 ? i + n : i) : null;
+}
+
+export function oGather(x: Ref, indices: Ref, axis: number): Ref {
+  const ax = axis < 0 ? axis + x.shape.length : axis;
+  const r = indices.shape.length;
+  const shape = [...x.shape.slice(0, ax), ...indices.shape, ...x.shape.slice(ax + 1)];
+  const data = new Float64Array(numel(shape));
+  for (let e = 0; e < data.length; e++) {
+    const idx = unravel(e, shape);
+    const pos = resolve(indices.data[flat(indices.shape, idx.slice(ax, ax + r))]!, x.shape[ax]!);
+    data[e] =
+      pos === null
+        ? x.dtype === 'float32'
+          ? Number.NaN
+          : -2147483648
+        : x.data[flat(x.shape, [...idx.slice(0, ax), pos, ...idx.slice(ax + r)])]!;
+  }
+  return { shape, data, dtype: x.dtype };
+}
+
+/** target plus the updates, summed exactly in float64 (scale: |target| + Σ|updates| per element). */
+export function oScatterAdd(target: Ref, indices: Ref, updates: Ref, axis: number): Ref {
+  const ax = axis < 0 ? axis + target.shape.length : axis;
+  const r = indices.shape.length;
+  const data = Float64Array.from(target.data);
+  const scale = target.data.map(Math.abs);
+  for (let e = 0; e < updates.data.length; e++) {
+    const idx = unravel(e, updates.shape);
+    const pos = resolve(indices.data[flat(indices.shape, idx.slice(ax, ax + r))]!, target.shape[ax]!);
+    if (pos === null) continue;
+    const t = flat(target.shape, [...idx.slice(0, ax), pos, ...idx.slice(ax + r)]);
+    data[t] = data[t]! + updates.data[e]!;
+    scale[t] = scale[t]! + Math.abs(updates.data[e]!);
+  }
+  if (target.dtype === 'int32') for (let i = 0; i < data.length; i++) data[i] = data[i]! | 0;
+  return { shape: [...target.shape], data, dtype: target.dtype, scale };
+}
+
+export function oOneHot(indices: Ref, depth: number): Ref {
+  const shape = [...indices.shape, depth];
+  const data = new Float64Array(numel(shape));
+  indices.data.forEach((v, k) => {
+    const pos = resolve(v, depth);
+    if (pos !== null) data[k * depth + pos] = 1;
+  });
+  return { shape, data, dtype: 'float32' };
+}
