@@ -155,6 +155,28 @@ const CHECKS: Check[] = [
       [inp([3, 4])],
     ],
   ),
+  // gather: duplicate indices (−1 and 3 both read row 3: their gradients add up) and negative ones.
+  [
+    'gather (axis 0, duplicate and negative indices)',
+    ([x]) => ag.gather(x!, Tensor.fromArray(x!.backend, [3, -1, 0, 2, 3, -4], [2, 3], { dtype: 'int32' }), 0),
+    [inp([4, 3])],
+  ],
+  // An index out of range (6) gathers NaN and gets no gradient: its slice is cut away before the loss.
+  [
+    'gather (axis 1, method form, an out-of-range index)',
+    ([x]) =>
+      x!.gather(Tensor.fromArray(x!.backend, [6, 1, -2, 1], [4], { dtype: 'int32' }), 1).shrink([
+        [0, 2],
+        [1, 4],
+        [0, 3],
+      ]),
+    [inp([2, 5, 3])],
+  ],
+  [
+    'oneHot (a constant mask)',
+    ([x]) => ag.mul(x!, Tensor.fromArray(x!.backend, [2, -1, 5, 0], [4], { dtype: 'int32' }).oneHot(3)),
+    [inp([4, 3])],
+  ],
   ['matmul', ([a, b]) => ag.matmul(a!, b!), [inp([3, 4]), inp([4, 2])]],
   [
     'matmul (batched, broadcast, transposed)',

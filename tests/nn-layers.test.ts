@@ -5,7 +5,7 @@ import { afterAll, describe, expect, test } from '@jest/globals';
 import * as ag from '@polyhal/autograd';
 import { BatchNorm, LayerNorm, MultiHeadAttention, Tensor } from '@polyhal/autograd';
 import { CpuBackend } from '@polyhal/backend-cpu';
-import { mulberry32, ShapeMismatchError } from '@polyhal/hal';
+import { DTypeError, InvalidArgumentError, mulberry32, ShapeMismatchError } from '@polyhal/hal';
 
 const be = new CpuBackend();
 afterAll(() => be.dispose());
@@ -134,5 +134,38 @@ describe('attention', () => {
     const b = causal(changed);
     expect(Array.from(a.slice(0, 3 * 8))).toEqual(Array.from(b.slice(0, 3 * 8))); // positions 0..2 unchanged
     expect(Array.from(a.slice(3 * 8, 4 * 8))).not.toEqual(Array.from(b.slice(3 * 8, 4 * 8)));
+  });
+});
+
+describe('Embedding', () => {
+  test('weight N(0, 1) as PyTorch initializes it, the same for the same seed; typed errors for bad sizes', () => {
+    const e = new ag.Embedding(200, 50, { backend: be, rng: 7 });
+    const w = Array.from(e.stateDict()['weight']!.dataSync());
+    expect(w.length).toBe(200 * 50);
+    const mean = w.reduce((s, v) => s + v, 0) / w.length;
+    const std = Math.sqrt(w.reduce((s, v) => s + (v - mean) ** 2, 0) / w.length);
+    expect(Math.abs(mean)).toBeLessThan(0.03);
+    expect(Math.abs(std - 1)).toBeLessThan(0.03);
+    const again = new ag.Embedding(200, 50, { backend: be, rng: 7 });
+    expect(Array.from(again.stateDict()['weight']!.dataSync())).toEqual(w);
+    e.dispose();
+    again.dispose();
+    expect(() => new ag.Embedding(2.5, 3, { backend: be })).toThrow(InvalidArgumentError);
+    expect(() => new ag.Embedding(4, -1, { backend: be })).toThrow(InvalidArgumentError);
+  });
+
+  test('forward looks rows up (negative indices from the end); the gradient counts each row’s uses', () => {
+    const e = new ag.Embedding(5, 3, { backend: be, rng: 1 });
+    const w = Array.from(e.stateDict()['weight']!.dataSync());
+    const idx = Tensor.fromArray(be, [4, 0, -1, 2, 4, 1], [2, 3], { dtype: 'int32' });
+    const y = e.forward(idx);
+    expect(y.shape).toEqual([2, 3, 3]);
+    expect(Array.from(y.dataSync())).toEqual([4, 0, 4, 2, 4, 1].flatMap((r) => w.slice(r * 3, r * 3 + 3)));
+    y.sum().backward();
+    const counts = [1, 1, 1, 0, 3];
+    expect(Array.from(e.parameters()[0]!.grad!.dataSync())).toEqual(counts.flatMap((c) => [c, c, c]));
+    expect(() => e.forward(Tensor.fromArray(be, [0, 1], [2]))).toThrow(DTypeError);
+    idx.dispose();
+    e.dispose();
   });
 });

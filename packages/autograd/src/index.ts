@@ -3,6 +3,7 @@ export * from './scope.js';
 export * from './ops.js';
 export * from './movement.js';
 export * from './layout.js';
+export * from './indexing.js';
 export * from './conv.js';
 export * from './nn.js';
 export * from './dropout.js';

@@ -13,6 +13,7 @@ import {
   UNARY_OPS,
   type UnaryOp,
 } from '@polyhal/hal';
+import { gather, oneHot } from './indexing.js';
 import { concat, flip, split, tile, trilu } from './layout.js';
 import { expand, flatten, pad, permute, reshape, shrink, stride, transpose } from './movement.js';
 import {
@@ -56,6 +57,10 @@ export interface OpMethods {
   trilu(k?: number, upper?: boolean): Tensor;
   /** this and `others` joined along an existing axis. */
   concat(others: readonly Tensor[], axis?: number): Tensor;
+  /** This tensor's slices along `axis` (default 0) at the int32 `indices` (NumPy take). */
+  gather(indices: Tensor, axis?: number): Tensor;
+  /** This int32 tensor one-hot encoded: float32 [...shape, depth]. */
+  oneHot(depth: number): Tensor;
   shrink(bounds: readonly (readonly [number, number])[]): Tensor;
   stride(steps: readonly number[]): Tensor;
   softmax(axis?: number): Tensor;
@@ -118,6 +123,12 @@ const others: { [K in keyof OpMethods]: (this: Tensor, ...args: Parameters<OpMet
   },
   concat(others, axis) {
     return concat([this, ...others], axis);
+  },
+  gather(indices, axis) {
+    return gather(this, indices, axis);
+  },
+  oneHot(depth) {
+    return oneHot(this, depth);
   },
   shrink(bounds) {
     return shrink(this, bounds);

@@ -14,6 +14,7 @@ import {
 import { conv2d } from './conv.js';
 import { flatten, reshape, transpose } from './movement.js';
 import { add, matmul, mean, mul, relu, sigmoid, softmaxCrossEntropy, sub, tanh } from './ops.js';
+import { gather } from './indexing.js';
 import { keep } from './scope.js';
 import { Tensor } from './tensor.js';
 
@@ -30,6 +31,18 @@ function parameter(be: ComputeBackend, shape: number[], bound: number, rng: Rng)
   const n = shape.reduce((p, d) => p * d, 1);
   const data = new Float32Array(n);
   for (let i = 0; i < n; i++) data[i] = (rng() * 2 - 1) * bound;
+  return keep(Tensor.fromArray(be, data, shape, { requiresGrad: true }));
+}
+
+/** A parameter drawn from N(0, 1) (Box–Muller on the rng's uniforms), requiresGrad, exempt from scopes. */
+function normalParameter(be: ComputeBackend, shape: number[], rng: Rng): Tensor {
+  const data = new Float32Array(shape.reduce((p, d) => p * d, 1));
+  for (let i = 0; i < data.length; i += 2) {
+    const r = Math.sqrt(-2 * Math.log(1 - rng()));
+    const t = 2 * Math.PI * rng();
+    data[i] = r * Math.cos(t);
+    if (i + 1 < data.length) data[i + 1] = r * Math.sin(t);
+  }
   return keep(Tensor.fromArray(be, data, shape, { requiresGrad: true }));
 }
 
@@ -171,6 +184,33 @@ export class Linear extends Module {
   forward(x: Tensor): Tensor {
     const y = matmul(x, transpose(this.param('weight')));
     return this.params.has('bias') ? add(y, this.param('bias')) : y;
+  }
+}
+
+/**
+ * A lookup table (PyTorch nn.Embedding): weight [numEmbeddings, embeddingDim] drawn from N(0, 1) as
+ * PyTorch initializes it; forward(indices int32 [...]) → [..., embeddingDim] = gather(weight, indices, 0).
+ * Negative indices count from the end; an index out of range gives a row of NaN (the HAL's fill rule)
+ * and no gradient.
+ */
+export class Embedding extends Module {
+  constructor(
+    readonly numEmbeddings: number,
+    readonly embeddingDim: number,
+    opts: LayerOptions,
+  ) {
+    super();
+    for (const [name, v] of [
+      ['numEmbeddings', numEmbeddings],
+      ['embeddingDim', embeddingDim],
+    ] as const)
+      if (!Number.isInteger(v) || v < 0)
+        throw new InvalidArgumentError(`Embedding: ${name} must be a non-negative integer, got ${v}`);
+    this.params.set('weight', normalParameter(opts.backend, [numEmbeddings, embeddingDim], toRng(opts.rng)));
+  }
+
+  forward(indices: Tensor): Tensor {
+    return gather(this.param('weight'), indices, 0);
   }
 }
 
