@@ -12,7 +12,6 @@ import {
   InvalidArgumentError,
   type NDArray,
   OutOfMemoryError,
-  type PolyHalError,
   ShapeMismatchError,
   UNARY_OPS,
   UnsupportedOpError,
@@ -20,32 +19,20 @@ import {
 } from '@polyhal/hal';
 import { REPO_BACKENDS, requiredBackends } from './backends.js';
 
-type ErrorClass = new (...args: never[]) => PolyHalError;
-
-interface Fixture {
-  be: ComputeBackend;
-  /** [2, 3] float32 */
-  x: NDArray;
-  /** [2, 3] float32, a second operand */
-  y: NDArray;
-  /** [2, 3] int32 */
-  xi: NDArray;
-  /** float32 buffers of 6 elements (optimizer state) */
-  m: DeviceBuffer;
-  v: DeviceBuffer;
-  /** Allocates a helper buffer that the case frees after the call (not counted as an allocation of the call). */
-  tmp: (size: number) => DeviceBuffer;
-}
+import {
+  any,
+  type Bad,
+  type ErrorClass,
+  type Fixture,
+  LAYOUT_AND_INDEX_BAD,
+  LAYOUT_AND_INDEX_METHODS,
+} from './validation-cases.js';
 
 const X = [1.5, -2, 3.25, 0, 7, -0.5];
 const Y = [0.25, 1, -1, 2, 0.5, 3];
 
-/** [method, call, error class, words the message must contain]. Every public method of ComputeBackend is here. */
-type Bad = [string, (f: Fixture) => unknown, ErrorClass, string[]];
-
 const hyper = { lr: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, step: 1 };
 const sgd = { lr: 0.1, momentum: 0, weightDecay: 0 };
-const any = (v: unknown): never => v as never;
 
 const BAD: Bad[] = [
   // memory
@@ -351,6 +338,7 @@ const BAD: Bad[] = [
     ['sgdStep', 'velocity'],
   ],
   ['sgdStep', ({ be, x, xi }) => be.sgdStep(x.buffer, xi, null, sgd), DTypeError, ['sgdStep', 'float32']],
+  ...LAYOUT_AND_INDEX_BAD,
 ];
 
 const METHODS: (keyof ComputeBackend)[] = [
@@ -388,6 +376,7 @@ const METHODS: (keyof ComputeBackend)[] = [
   'softmaxCrossEntropy',
   'adamStep',
   'sgdStep',
+  ...LAYOUT_AND_INDEX_METHODS,
 ];
 
 test('every public method of ComputeBackend that takes arguments has bad-argument cases', () => {
