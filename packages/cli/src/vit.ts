@@ -5,8 +5,8 @@
  * embedding → pre-norm encoder blocks (LayerNorm, multi-head self-attention, LayerNorm, GELU MLP, each
  * with a residual connection) → LayerNorm of the class token → linear head → [N, 10] logits.
  */
-import { type ComputeBackend, mulberry32 } from '@polyhal/hal';
-import { keep, LayerNorm, Linear, Module, MultiHeadAttention, Tensor } from '@polyhal/autograd';
+import { type ComputeBackend, mulberry32, type Rng } from '@polyhal/hal';
+import { concat, keep, LayerNorm, Linear, Module, MultiHeadAttention, noGrad, Tensor } from '@polyhal/autograd';
 
 export interface VitOptions {
   backend: ComputeBackend;
@@ -124,4 +124,32 @@ export class VisionTransformer extends Module {
     ]);
     return this.head.forward(first.reshape([N, this.width]));
   }
+}
+
+/**
+ * Random translations of a batch of digits [N, 784] by up to `max` pixels in each direction (zeros
+ * shifted in), one shift per digit drawn from `rng`: the augmentation a transformer needs on 8,000
+ * digits (it has no convolution's built-in shift tolerance). On the device: pad, one window per digit,
+ * concat.
+ */
+export function randomShift(x: Tensor, rng: Rng, max = 2): Tensor {
+  return noGrad(() => {
+    const N = x.shape[0]!;
+    const padded = x.reshape([N, 28, 28]).pad([
+      [0, 0],
+      [max, max],
+      [max, max],
+    ]);
+    const side = 2 * max + 1;
+    const windows = Array.from({ length: N }, (_, i) => {
+      const dy = Math.floor(rng() * side);
+      const dx = Math.floor(rng() * side);
+      return padded.shrink([
+        [i, i + 1],
+        [dy, dy + 28],
+        [dx, dx + 28],
+      ]);
+    });
+    return concat(windows, 0).reshape([N, 784]);
+  });
 }
