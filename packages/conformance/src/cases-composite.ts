@@ -1,0 +1,157 @@
+import type { Case, ViewSpec } from './cases.js';
+import { P, SPECIAL, U, viewName } from './cases-util.js';
+
+export function compositeCases(): Case[] {
+  const cases: Case[] = [];
+  // ---- composites ----
+  for (const op of ['softmax', 'logSoftmax']) {
+    cases.push({
+      id: `${op}/float32/[31,17]`,
+      kind: 'composite',
+      op,
+      dtype: 'float32',
+      inputs: [{ shape: [31, 17], gen: U(-5, 5) }],
+      params: { axis: -1 },
+    });
+    cases.push({
+      id: `${op}/float32/[4,1000]/large-logits`,
+      kind: 'composite',
+      op,
+      dtype: 'float32',
+      inputs: [{ shape: [4, 1000], gen: U(-80, 80) }],
+      params: { axis: -1 },
+    });
+    cases.push({
+      id: `${op}/float32/[1]`,
+      kind: 'composite',
+      op,
+      dtype: 'float32',
+      inputs: [{ shape: [1], gen: U(-5, 5) }],
+      params: { axis: 0 },
+    });
+  }
+  for (const withGrad of [false, true]) {
+    cases.push({
+      id: `softmaxCrossEntropy/float32/[32,10]${withGrad ? '/grad' : ''}`,
+      kind: 'composite',
+      op: 'softmaxCrossEntropy',
+      dtype: 'float32',
+      inputs: [
+        { shape: [32, 10], gen: U(-20, 20) },
+        { shape: [32, 10], gen: { kind: 'onehot', classes: 10 } },
+      ],
+      params: { withGrad },
+    });
+  }
+  // Special values (the xlogy rule of ops.ts): a −Inf logit where the label is 0 is masked (finite
+  // loss), where the label is > 0 gives +Inf; NaN/+Inf logits or an all −Inf row give NaN, whatever the labels.
+  const inf = Infinity;
+  const sceSpecial: [number[], number[]][] = [
+    [
+      [2, -inf, 0.5, -1],
+      [1, 0, 0, 0],
+    ],
+    [
+      [-inf, 3, -inf, 1],
+      [0, 0.75, 0, 0.25],
+    ],
+    [
+      [-inf, 1, 2, 3],
+      [1, 0, 0, 0],
+    ],
+    [
+      [NaN, 1, 2, 3],
+      [0, 1, 0, 0],
+    ],
+    [
+      [NaN, 1, 2, 3],
+      [0, 0, 0, 0],
+    ],
+    [
+      [inf, 1, 2, 3],
+      [0, 0, 1, 0],
+    ],
+    [
+      [-inf, -inf, -inf, -inf],
+      [0, 0, 0, 1],
+    ],
+    [
+      [1, 2, 3, 4],
+      [0, 0, 0, 0],
+    ],
+  ];
+  // Masked logits as in vocabulary or action masking: every third class of each row is −Inf, never the label's.
+  const masked = { logits: [] as number[], labels: [] as number[] };
+  for (let n = 0; n < 16; n++) {
+    const label = [1, 2, 4, 5, 7, 8][n % 6]!;
+    for (let c = 0; c < 10; c++) {
+      masked.logits.push(c % 3 === 0 ? -inf : Math.fround(Math.sin(n * 10 + c) * 8));
+      masked.labels.push(c === label ? 1 : 0);
+    }
+  }
+  for (const withGrad of [false, true]) {
+    const g = withGrad ? '/grad' : '';
+    cases.push({
+      id: `softmaxCrossEntropy/float32/[8,4]/special${g}`,
+      kind: 'composite',
+      op: 'softmaxCrossEntropy',
+      dtype: 'float32',
+      inputs: [
+        { shape: [8, 4], gen: SPECIAL, values: sceSpecial.flatMap((r) => r[0]) },
+        { shape: [8, 4], gen: SPECIAL, values: sceSpecial.flatMap((r) => r[1]) },
+      ],
+      params: { withGrad },
+    });
+    cases.push({
+      id: `softmaxCrossEntropy/float32/[16,10]/masked${g}`,
+      kind: 'composite',
+      op: 'softmaxCrossEntropy',
+      dtype: 'float32',
+      inputs: [
+        { shape: [16, 10], gen: SPECIAL, values: masked.logits },
+        { shape: [16, 10], gen: SPECIAL, values: masked.labels },
+      ],
+      params: { withGrad },
+    });
+  }
+  // ---- optimizer steps (in place on param and state) ----
+  const adam = [
+    { lr: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, step: 1 },
+    { lr: 3e-2, beta1: 0.8, beta2: 0.99, eps: 1e-6, weightDecay: 0.1, step: 7 },
+  ];
+  adam.forEach((hyper, k) => {
+    for (const view of [undefined, { permute: [1, 0] }] as (ViewSpec | undefined)[]) {
+      cases.push({
+        id: `adamStep/float32/[31,33]${k ? '/adamw' : ''}${viewName(view)}`,
+        kind: 'optimizer',
+        op: 'adamStep',
+        dtype: 'float32',
+        inputs: [
+          { shape: [31, 33], gen: U(-1, 1) },
+          view ? { shape: [33, 31], gen: U(-2, 2), view } : { shape: [31, 33], gen: U(-2, 2) },
+          { shape: [31, 33], gen: U(-0.1, 0.1) },
+          { shape: [31, 33], gen: P(0, 0.01) },
+        ],
+        params: { hyper },
+      });
+    }
+  });
+  for (const hyper of [
+    { lr: 0.1, momentum: 0, weightDecay: 0 },
+    { lr: 0.05, momentum: 0.9, weightDecay: 0.01 },
+  ]) {
+    cases.push({
+      id: `sgdStep/float32/[513]${hyper.momentum ? '/momentum' : ''}`,
+      kind: 'optimizer',
+      op: 'sgdStep',
+      dtype: 'float32',
+      inputs: [
+        { shape: [513], gen: U(-1, 1) },
+        { shape: [513], gen: U(-2, 2) },
+        { shape: [513], gen: U(-0.5, 0.5) },
+      ],
+      params: { hyper },
+    });
+  }
+  return cases;
+}

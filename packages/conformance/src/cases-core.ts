@@ -1,0 +1,203 @@
+/**
+ * Conformance cases of the reductions, movement ops and matmul: axes sets, keepdims, empty axes, strided, permuted and broadcast views, batched and transposed products.
+ */
+import { INT32_REDUCE_OPS, REDUCE_OP_DEFS, REDUCE_OPS } from '@polyhal/hal';
+import type { Case, InputSpec, ViewSpec } from './cases.js';
+import { fmt, I, SPECIAL, U, viewName } from './cases-util.js';
+import type { Generator } from './random.js';
+
+export function coreCases(): Case[] {
+  const cases: Case[] = [];
+  // ---- reductions ----
+  const reductions: {
+    shape: number[];
+    axes?: number[];
+    keepdims?: boolean;
+    view?: ViewSpec;
+    gen?: Generator;
+    tag?: string;
+  }[] = [
+    { shape: [513] },
+    { shape: [] },
+    { shape: [31, 33], axes: [0] },
+    { shape: [31, 33], axes: [1] },
+    { shape: [31, 33], axes: [-1], keepdims: true },
+    { shape: [2, 3, 5], axes: [0, 2] },
+    { shape: [2, 3, 5], axes: [1], keepdims: true },
+    { shape: [4, 0, 3], axes: [1] },
+    { shape: [0] },
+    { shape: [6, 7], axes: [0], view: { permute: [1, 0] } },
+    { shape: [10, 12], axes: [1], view: { stride: [3, -2] } },
+    { shape: [3, 1], axes: [1], view: { expand: [3, 5] } },
+    { shape: [100000], tag: 'large' },
+    { shape: [8, 8], axes: [1], gen: SPECIAL, tag: 'special' },
+  ];
+  for (const op of [...REDUCE_OPS, 'mean'] as const) {
+    const domain = REDUCE_OP_DEFS[op === 'mean' ? 'sum' : op].domain;
+    for (const r of reductions) {
+      const id =
+        `${op}/float32/${fmt(r.shape)}${viewName(r.view)}` +
+        `${r.axes ? `/axes=${r.axes}` : ''}${r.keepdims ? '/keepdims' : ''}${r.tag ? `/${r.tag}` : ''}`;
+      cases.push({
+        id,
+        kind: 'reduce',
+        op,
+        dtype: 'float32',
+        inputs: [{ shape: r.shape, gen: r.gen ?? domain, view: r.view }],
+        params: { axes: r.axes, keepdims: r.keepdims },
+      });
+    }
+  }
+  for (const op of INT32_REDUCE_OPS) {
+    cases.push({
+      id: `${op}/int32/[31,33]/axes=0`,
+      kind: 'reduce',
+      op,
+      dtype: 'int32',
+      inputs: [{ shape: [31, 33], gen: I(-1e6, 1e6), dtype: 'int32' }],
+      params: { axes: [0] },
+    });
+    cases.push({
+      id: `${op}/int32/[4,0,3]/axes=1`,
+      kind: 'reduce',
+      op,
+      dtype: 'int32',
+      inputs: [{ shape: [4, 0, 3], gen: I(-9, 9), dtype: 'int32' }],
+      params: { axes: [1] },
+    });
+  }
+  // ---- movement ----
+  for (const dtype of ['float32', 'int32'] as const) {
+    const gen = dtype === 'float32' ? U(-10, 10) : I(-1000, 1000);
+    const mv = (op: string, shape: number[], params: Case['params'], view?: ViewSpec, tag = ''): void => {
+      cases.push({
+        id: `${op}/${dtype}/${fmt(shape)}${viewName(view)}${tag}`,
+        kind: 'movement',
+        op,
+        dtype,
+        inputs: [{ shape, gen, dtype, view }],
+        params,
+      });
+    };
+    mv('reshape', [6, 4], { shape: [2, 3, 4] });
+    mv('reshape', [6, 4], { shape: [3, -1] }, { permute: [1, 0] });
+    mv('reshape', [2, 3, 4], { shape: [6, 4] }, { permute: [1, 0, 2] });
+    mv('permute', [2, 3, 5], { perm: [2, 0, 1] });
+    mv('expand', [3, 1], { shape: [2, 3, 4] });
+    mv('shrink', [7, 9], {
+      bounds: [
+        [2, 5],
+        [0, 9],
+      ],
+    });
+    mv(
+      'shrink',
+      [7, 9],
+      {
+        bounds: [
+          [3, 3],
+          [0, 9],
+        ],
+      },
+      undefined,
+      '/empty',
+    );
+    mv('stride', [7, 9], { steps: [2, -3] });
+    mv('stride', [17], { steps: [-1] });
+    mv('pad', [3, 4], {
+      pads: [
+        [1, 2],
+        [0, 3],
+      ],
+      value: dtype === 'float32' ? -1.5 : 7,
+    });
+    mv(
+      'pad',
+      [5, 4],
+      {
+        pads: [
+          [0, 1],
+          [2, 0],
+        ],
+        value: 0,
+      },
+      { permute: [1, 0] },
+    );
+    mv('contiguous', [5, 6], {}, { stride: [-1, 2] });
+    mv('cast', [31, 33], { dtype: dtype === 'float32' ? 'int32' : 'float32' });
+  }
+  cases.push({
+    id: 'cast/float32/special',
+    kind: 'movement',
+    op: 'cast',
+    dtype: 'float32',
+    inputs: [{ shape: [64], gen: SPECIAL }],
+    params: { dtype: 'int32' },
+  });
+  // ---- matmul ----
+  const mm: [InputSpec, InputSpec][] = [
+    [
+      { shape: [1, 1], gen: U(-1, 1) },
+      { shape: [1, 1], gen: U(-1, 1) },
+    ],
+    [
+      { shape: [17, 31], gen: U(-1, 1) },
+      { shape: [31, 33], gen: U(-1, 1) },
+    ],
+    [
+      { shape: [33, 513], gen: U(-1, 1) },
+      { shape: [513, 7], gen: U(-1, 1) },
+    ],
+    [
+      { shape: [64, 64], gen: U(-1, 1) },
+      { shape: [64, 64], gen: U(-1, 1) },
+    ],
+    [
+      { shape: [3, 5, 7], gen: U(-1, 1) },
+      { shape: [3, 7, 4], gen: U(-1, 1) },
+    ],
+    [
+      { shape: [2, 1, 4, 5], gen: U(-1, 1) },
+      { shape: [3, 5, 6], gen: U(-1, 1) },
+    ],
+    [
+      { shape: [31, 17], gen: U(-1, 1), view: { transpose: true } },
+      { shape: [31, 33], gen: U(-1, 1) },
+    ],
+    [
+      { shape: [17, 31], gen: U(-1, 1) },
+      { shape: [33, 31], gen: U(-1, 1), view: { transpose: true } },
+    ],
+    [
+      { shape: [0, 3], gen: U(-1, 1) },
+      { shape: [3, 4], gen: U(-1, 1) },
+    ],
+    [
+      { shape: [4, 0], gen: U(-1, 1) },
+      { shape: [0, 5], gen: U(-1, 1) },
+    ],
+    [
+      { shape: [5, 1], gen: U(-1, 1), view: { expand: [2, 5, 3] } },
+      { shape: [3, 2], gen: U(-1, 1) },
+    ],
+    // batched a with a 2-D b (a Linear layer on sequences: the batch merges into M)
+    [
+      { shape: [3, 17, 9], gen: U(-1, 1) },
+      { shape: [9, 5], gen: U(-1, 1) },
+    ],
+    [
+      { shape: [2, 3, 5, 7], gen: U(-1, 1) },
+      { shape: [4, 7], gen: U(-1, 1), view: { transpose: true } },
+    ],
+  ];
+  for (const [a, b] of mm) {
+    cases.push({
+      id: `matmul/float32/${fmt(a.shape)}${viewName(a.view)}x${fmt(b.shape)}${viewName(b.view)}`,
+      kind: 'matmul',
+      op: 'matmul',
+      dtype: 'float32',
+      inputs: [a, b],
+    });
+  }
+  return cases;
+}
