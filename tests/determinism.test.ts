@@ -75,3 +75,24 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
     }, 60_000);
   });
 }
+
+// scatterAdd sums duplicate indices in index order on every backend (hal/src/ops/index-ops.ts): the
+// same bits across backends, not only from run to run — here 2000 updates of mixed magnitude into 7
+// rows, where any other summation order would round differently.
+test('scatterAdd gives bit-identical sums on every backend', async () => {
+  const rng = mulberry32(11);
+  const idx = Array.from({ length: 2000 }, () => Math.floor(rng() * 9) - 1); // −1 … 7: 7 out of range
+  const upd = Array.from({ length: 2000 * 3 }, () => (rng() - 0.5) * 10 ** Math.floor(rng() * 8 - 4));
+  const bits: number[][] = [];
+  for (const factory of Object.values(REPO_BACKENDS)) {
+    const be = await factory();
+    const t = be.fromArray(new Float32Array(7 * 3), [7, 3]);
+    const i = be.fromArray(Int32Array.from(idx), [2000], 'int32');
+    const u = be.fromArray(Float32Array.from(upd), [2000, 3]);
+    const out = be.scatterAdd(t, i, u, 0);
+    const got = await be.read(out);
+    bits.push(Array.from(new Int32Array(got.buffer, got.byteOffset, got.length)));
+    be.dispose();
+  }
+  for (const b of bits.slice(1)) expect(b).toEqual(bits[0]);
+});
