@@ -1,5 +1,6 @@
 /**
- * Conformance cases of the reductions, movement ops and matmul: axes sets, keepdims, empty axes, strided, permuted and broadcast views, batched and transposed products.
+ * Conformance cases of the reductions, movement ops and matmul: axes sets, keepdims, empty axes, strided,
+ * permuted and broadcast views, batched and transposed products.
  */
 import { INT32_REDUCE_OPS, REDUCE_OP_DEFS, REDUCE_OPS } from '@polyhal/hal';
 import type { Case, InputSpec, ViewSpec } from './cases.js';

@@ -1,5 +1,6 @@
 /**
- * Conformance cases of the elementwise ops (from the op table: each entry's domain, special values, int32), on every shape class: scalars, size-1, broadcast pairs, empty, odd sizes and strided views.
+ * Conformance cases of the elementwise ops (from the op table: each entry's domain, special values, int32),
+ * on every shape class: scalars, size-1, broadcast pairs, empty, odd sizes and strided views.
  */
 import { BINARY_OP_DEFS, BINARY_OPS, type BinaryOpDef, INT32_UNARY_OPS, UNARY_OP_DEFS, UNARY_OPS } from '@polyhal/hal';
 import type { Case, ViewSpec } from './cases.js';

@@ -1,5 +1,6 @@
 /**
- * Conformance cases at ranks 7 and 8: views whose dimensions do not merge (alternating broadcasts, reversed or paired permutations, a tile-like expand), elementwise, reductions, movement and batched matmul.
+ * Conformance cases at ranks 7 and 8: views whose dimensions do not merge (alternating broadcasts, reversed
+ * or paired permutations, a tile-like expand), elementwise, reductions, movement and batched matmul.
  */
 import { REDUCE_OP_DEFS, REDUCE_OPS } from '@polyhal/hal';
 import type { Case } from './cases.js';
