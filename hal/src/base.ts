@@ -30,14 +30,11 @@ import {
   viewOf,
 } from './ndarray.js';
 import {
-  BINARY_OPS,
   type BinaryOp,
   INT32_BINARY_OPS,
   INT32_REDUCE_OPS,
   INT32_UNARY_OPS,
-  REDUCE_OPS,
   type ReduceOp,
-  UNARY_OPS,
   type UnaryOp,
 } from './ops.js';
 import { broadcastShapes, contiguousStrides, normalizeAxes, sizeOf } from './shape.js';
@@ -45,6 +42,7 @@ import { softmaxCrossEntropyFrame } from './fused.js';
 import { StorageBackend } from './storage-backend.js';
 import { type PhiloxStream, philoxUniformFill } from './philox.js';
 import { installRandomOps, type RandomMethods } from './sampling.js';
+import { installTableMethods } from './table-methods.js';
 import { type IndexingMethods, installIndexingOps } from './indexing.js';
 import { installLayoutOps, type LayoutHost, type LayoutMethods, type PadMode, padArray } from './layout.js';
 import {
@@ -395,30 +393,4 @@ installIndexingOps(BaseBackend.prototype);
 // randomUniform, randomNormal and bernoulli (hal/src/sampling.ts).
 export interface BaseBackend extends RandomMethods {}
 installRandomOps(BaseBackend.prototype);
-for (const op of REDUCE_OPS) {
-  Object.defineProperty(BaseBackend.prototype, op, {
-    value: function (this: BaseBackend, x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray {
-      return this.reduce(op, x, axes, keepdims);
-    },
-    writable: true,
-    configurable: true,
-  });
-}
-for (const op of UNARY_OPS) {
-  Object.defineProperty(BaseBackend.prototype, op, {
-    value: function (this: BaseBackend, x: NDArray): NDArray {
-      return this.unary(op, x);
-    },
-    writable: true,
-    configurable: true,
-  });
-}
-for (const op of BINARY_OPS) {
-  Object.defineProperty(BaseBackend.prototype, op, {
-    value: function (this: BaseBackend, a: Operand, b: Operand): NDArray {
-      return this.binary(op, a, b);
-    },
-    writable: true,
-    configurable: true,
-  });
-}
+installTableMethods(BaseBackend.prototype);
