@@ -4,24 +4,9 @@
  * (no [outer, dim, inner] folding). The index rule: i + n for −n ≤ i < 0; out of range gathers NaN
  * (float32) or INT32_MIN (int32), scatters nothing and one-hot encodes as zeros.
  */
-import type { Ref } from './oracle.js';
+import { numel, ravel, type Ref, unravel } from './oracle.js';
 
-const numel = (shape: readonly number[]): number => shape.reduce((p, d) => p * d, 1);
-
-function unravel(i: number, shape: readonly number[]): number[] {
-  const idx = new Array<number>(shape.length);
-  for (let d = shape.length - 1; d >= 0; d--) {
-    idx[d] = i % shape[d]!;
-    i = Math.floor(i / shape[d]!);
-  }
-  return idx;
-}
-
-function flat(shape: readonly number[], idx: readonly number[]): number {
-  let f = 0;
-  for (let d = 0; d < shape.length; d++) f = f * shape[d]! + idx[d]!;
-  return f;
-}
+const flat = (shape: readonly number[], idx: readonly number[]): number => ravel(idx, shape);
 
 /** The position index `i` reads in a dim of n, or null out of range. */
 function resolve(i: number, n: number): number | null {

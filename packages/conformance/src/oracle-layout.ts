@@ -3,18 +3,7 @@
  * output element found from its multi-index by the op's definition, on contiguous arrays — no runs,
  * no skew, nothing shared with hal/src/layout.ts.
  */
-import type { Ref } from './oracle.js';
-
-const numel = (shape: readonly number[]): number => shape.reduce((p, d) => p * d, 1);
-
-function unravel(i: number, shape: readonly number[]): number[] {
-  const idx = new Array<number>(shape.length);
-  for (let d = shape.length - 1; d >= 0; d--) {
-    idx[d] = i % shape[d]!;
-    i = Math.floor(i / shape[d]!);
-  }
-  return idx;
-}
+import { numel, type Ref, unravel } from './oracle.js';
 
 function at(x: Ref, idx: readonly number[]): number {
   let f = 0;

@@ -26,10 +26,13 @@ export function ref(shape: number[], values: ArrayLike<number>, dtype: 'float32'
   return { shape: [...shape], data: Float64Array.from(values), dtype };
 }
 
-const numel = (shape: readonly number[]): number => shape.reduce((p, d) => p * d, 1);
+/** Elements of a shape. */
+export function numel(shape: readonly number[]): number {
+  return shape.reduce((p, d) => p * d, 1);
+}
 
 /** Multi-index of flat position `i` in a row-major shape. */
-function unravel(i: number, shape: readonly number[]): number[] {
+export function unravel(i: number, shape: readonly number[]): number[] {
   const idx = new Array<number>(shape.length);
   for (let d = shape.length - 1; d >= 0; d--) {
     idx[d] = i % shape[d]!;
@@ -38,7 +41,8 @@ function unravel(i: number, shape: readonly number[]): number[] {
   return idx;
 }
 
-function ravel(idx: readonly number[], shape: readonly number[]): number {
+/** Flat row-major position of multi-index `idx` in `shape`. */
+export function ravel(idx: readonly number[], shape: readonly number[]): number {
   let f = 0;
   for (let d = 0; d < shape.length; d++) f = f * shape[d]! + idx[d]!;
   return f;
