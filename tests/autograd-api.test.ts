@@ -53,6 +53,13 @@ describe('method chaining', () => {
     expect(chained.dataSync()[0]).toBeCloseTo(2.1, 6);
     expect(x.reshape([3, 2]).transpose().mean(1).shape).toEqual([2]);
     expect(Array.from(x.mul(2).sub(1).max(1).dataSync())).toEqual([5, 3]);
+    // argmax/argmin: int32, first index among ties, no gradient
+    const am = x.argmax(1);
+    expect(am.dtype).toBe('int32');
+    expect(Array.from(am.dataSync())).toEqual([2, 1]);
+    expect(Array.from(t([2, 7, 7, -1], [4]).argmax().dataSync())).toEqual([1]);
+    expect(Array.from(t([2, 7, 7, -1], [4]).argmax(0, false, { lastIndex: true }).dataSync())).toEqual([2]);
+    expect(Array.from(x.argmin(0, true).dataSync())).toEqual([1, 0, 1]); // columns [1, 0.5], [-2, 2], [3, -1]
   });
 });
 

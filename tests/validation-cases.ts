@@ -130,6 +130,33 @@ export const LAYOUT_AND_INDEX_BAD: Bad[] = [
   ['oneHot', ({ be, xi }) => be.oneHot(xi, -1), InvalidArgumentError, ['oneHot', 'depth', '-1']],
   ['oneHot', ({ be, xi }) => be.oneHot(xi, 2.5), InvalidArgumentError, ['oneHot', 'depth', '2.5']],
   ['oneHot', ({ be, x }) => be.oneHot(x, 3), DTypeError, ['oneHot', 'indices', 'float32']],
+  ['argmax', ({ be, x }) => be.argmax(x, 2), InvalidArgumentError, ['argmax', 'axis 2']],
+  [
+    'argmax',
+    ({ be, x }) =>
+      be.argmax(
+        be.shrink(x, [
+          [0, 2],
+          [0, 0],
+        ]),
+        1,
+      ),
+    InvalidArgumentError,
+    ['argmax', 'length 0'],
+  ],
+  ['argmin', ({ be, x }) => be.argmin(x, 0, 'yes' as never), InvalidArgumentError, ['argmin', 'keepdims']],
+  [
+    'argmin',
+    ({ be, x }) =>
+      be.argmin(
+        be.shrink(x, [
+          [0, 0],
+          [0, 3],
+        ]),
+      ),
+    InvalidArgumentError,
+    ['argmin', 'empty'],
+  ],
 ];
 
 /** The layout and index methods of ComputeBackend (each has cases above). */
@@ -143,4 +170,6 @@ export const LAYOUT_AND_INDEX_METHODS = [
   'gather',
   'scatterAdd',
   'oneHot',
+  'argmax',
+  'argmin',
 ] as const;

@@ -2,6 +2,7 @@ import type { DType, HostArray } from './dtype.js';
 import type { DeviceBuffer, NDArray } from './ndarray.js';
 import { InvalidArgumentError } from './errors.js';
 import type { RandomMethods } from './sampling.js';
+import type { ArgReduceMethods } from './argreduce.js';
 import type { IndexingMethods } from './indexing.js';
 import type { BinaryOp, ReduceOp, UnaryOp } from './ops.js';
 import type { LayoutMethods, PadMode } from './layout.js';
@@ -244,3 +245,5 @@ export interface ComputeBackend extends ElementwiseMethods, ReduceMethods, Layou
 export interface ComputeBackend extends RandomMethods {}
 /** gather, scatterAdd and oneHot (IndexingMethods, hal/src/indexing.ts). */
 export interface ComputeBackend extends IndexingMethods {}
+/** argmax and argmin (ArgReduceMethods, hal/src/argreduce.ts). */
+export interface ComputeBackend extends ArgReduceMethods {}

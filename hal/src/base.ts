@@ -43,6 +43,7 @@ import { StorageBackend } from './storage-backend.js';
 import { type PhiloxStream, philoxUniformFill } from './philox.js';
 import { installRandomOps, type RandomMethods } from './sampling.js';
 import { installTableMethods } from './table-methods.js';
+import { type ArgReduceMethods, installArgReduceOps } from './argreduce.js';
 import { type IndexingMethods, installIndexingOps } from './indexing.js';
 import { installLayoutOps, type LayoutHost, type LayoutMethods, type PadMode, padArray } from './layout.js';
 import {
@@ -390,6 +391,9 @@ installLayoutOps(BaseBackend.prototype);
 // gather, scatterAdd and oneHot (hal/src/indexing.ts).
 export interface BaseBackend extends IndexingMethods {}
 installIndexingOps(BaseBackend.prototype);
+// argmax and argmin (hal/src/argreduce.ts).
+export interface BaseBackend extends ArgReduceMethods {}
+installArgReduceOps(BaseBackend.prototype);
 // randomUniform, randomNormal and bernoulli (hal/src/sampling.ts).
 export interface BaseBackend extends RandomMethods {}
 installRandomOps(BaseBackend.prototype);

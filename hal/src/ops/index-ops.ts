@@ -52,4 +52,28 @@ export const INDEX_OP_DEFS = {
     accuracy: { float32: EXACT },
     grad: 'none (integer input)',
   },
+  argmax: {
+    kind: 'indexing',
+    signature: 'argmax(x, axis?, keepdims = false, {lastIndex}) → int32, x.shape without axis (flattened when absent)',
+    semantics:
+      'The position of the largest element along axis (NumPy, PyTorch, ONNX ArgMax): the first among ties ' +
+      '(the last with lastIndex, ONNX select_last_index); a NaN counts as the largest, so a row with NaNs ' +
+      'gives its first NaN (NumPy). Without an axis, the index into the flattened array. Composed: max, a ' +
+      'mask of the elements that reach it, the smallest masked position (int32: exact below 2^31). ' +
+      'InvalidArgumentError for an empty axis or array, an axis out of range or a non-boolean keepdims.',
+    dtypes: ['float32', 'int32'],
+    accuracy: { float32: EXACT, int32: EXACT },
+    grad: 'none (an integer result)',
+  },
+  argmin: {
+    kind: 'indexing',
+    signature: 'argmin(x, axis?, keepdims = false, {lastIndex}) → int32, x.shape without axis (flattened when absent)',
+    semantics:
+      'The position of the smallest element along axis (NumPy, PyTorch, ONNX ArgMin): the first among ties ' +
+      '(the last with lastIndex); a NaN counts as the smallest, so a row with NaNs gives its first NaN ' +
+      '(NumPy). Composed as argmax with min. Errors as argmax.',
+    dtypes: ['float32', 'int32'],
+    accuracy: { float32: EXACT, int32: EXACT },
+    grad: 'none (an integer result)',
+  },
 } as const satisfies Record<string, ArrayOpDef>;

@@ -4,6 +4,7 @@
  * of the fill), and oneHot (no gradient: its input is integer). Indices are int32 tensors and never
  * receive a gradient.
  */
+import type { ArgReduceOptions } from '@polyhal/hal';
 import { record } from './ops.js';
 import type { Tensor } from './tensor.js';
 
@@ -28,4 +29,14 @@ export function gather(x: Tensor, indices: Tensor, axis = 0): Tensor {
 /** float32 [...indices.shape, depth]: 1 at each in-range index (negative ones count from the end). */
 export function oneHot(indices: Tensor, depth: number): Tensor {
   return record('oneHot', [indices], (be, [i]) => be.oneHot(i!, depth), null);
+}
+
+/** int32 index of the largest element along `axis` (the flattened tensor when absent); no gradient. */
+export function argmax(x: Tensor, axis?: number, keepdims = false, options: ArgReduceOptions = {}): Tensor {
+  return record('argmax', [x], (be, [v]) => be.argmax(v!, axis, keepdims, options), null);
+}
+
+/** int32 index of the smallest element along `axis` (the flattened tensor when absent); no gradient. */
+export function argmin(x: Tensor, axis?: number, keepdims = false, options: ArgReduceOptions = {}): Tensor {
+  return record('argmin', [x], (be, [v]) => be.argmin(v!, axis, keepdims, options), null);
 }

@@ -5,6 +5,7 @@
  * its gradient exactly as the function form does.
  */
 import {
+  type ArgReduceOptions,
   BINARY_OPS,
   type BinaryOp,
   type PadMode,
@@ -13,7 +14,7 @@ import {
   UNARY_OPS,
   type UnaryOp,
 } from '@polyhal/hal';
-import { gather, oneHot } from './indexing.js';
+import { argmax, argmin, gather, oneHot } from './indexing.js';
 import { concat, flip, split, tile, trilu } from './layout.js';
 import { expand, flatten, pad, permute, reshape, shrink, stride, transpose } from './movement.js';
 import {
@@ -61,6 +62,10 @@ export interface OpMethods {
   gather(indices: Tensor, axis?: number): Tensor;
   /** This int32 tensor one-hot encoded: float32 [...shape, depth]. */
   oneHot(depth: number): Tensor;
+  /** int32 index of the largest element along axis (flattened when absent). */
+  argmax(axis?: number, keepdims?: boolean, options?: ArgReduceOptions): Tensor;
+  /** int32 index of the smallest element along axis (flattened when absent). */
+  argmin(axis?: number, keepdims?: boolean, options?: ArgReduceOptions): Tensor;
   shrink(bounds: readonly (readonly [number, number])[]): Tensor;
   stride(steps: readonly number[]): Tensor;
   softmax(axis?: number): Tensor;
@@ -129,6 +134,12 @@ const others: { [K in keyof OpMethods]: (this: Tensor, ...args: Parameters<OpMet
   },
   oneHot(depth) {
     return oneHot(this, depth);
+  },
+  argmax(axis, keepdims, options) {
+    return argmax(this, axis, keepdims, options);
+  },
+  argmin(axis, keepdims, options) {
+    return argmin(this, axis, keepdims, options);
   },
   shrink(bounds) {
     return shrink(this, bounds);

@@ -86,5 +86,43 @@ export function indexCases(): Case[] {
       params: { depth },
     });
   }
+  // argmax/argmin: small integer values (many ties), special values (NaN, ±Inf, ±0) and int32 extremes
+  for (const op of ['argmax', 'argmin'] as const) {
+    const arg = (dtype: 'float32' | 'int32', tag: string, input: InputSpec, params: Case['params']): void => {
+      cases.push({ id: `${op}/${dtype}/${tag}`, kind: 'movement', op, dtype, inputs: [input], params });
+    };
+    const ties = { kind: 'int', lo: -3, hi: 3 } as const;
+    arg('float32', '[31,33]/axis=0', { shape: [31, 33], gen: ties }, { axis: 0 });
+    arg('float32', '[31,33]/axis=1/keepdims', { shape: [31, 33], gen: ties }, { axis: 1, keepdims: true });
+    arg('float32', '[2,3,17]/axis=-1/last', { shape: [2, 3, 17], gen: ties }, { axis: -1, lastIndex: true });
+    arg('float32', '[6,7].permute/axis=0', { shape: [6, 7], gen: ties, view: { permute: [1, 0] } }, { axis: 0 });
+    arg('float32', '[513]/flattened', { shape: [513], gen: { kind: 'uniform', lo: -10, hi: 10 } }, {});
+    arg('float32', '[4,5]/flattened/keepdims', { shape: [4, 5], gen: ties }, { keepdims: true });
+    arg('float32', '[8,8]/axis=1/special', { shape: [8, 8], gen: { kind: 'special' } }, { axis: 1 });
+    arg(
+      'float32',
+      '[8,8]/axis=0/special/last',
+      { shape: [8, 8], gen: { kind: 'special' } },
+      { axis: 0, lastIndex: true },
+    );
+    arg(
+      'int32',
+      '[31,33]/axis=0',
+      { shape: [31, 33], gen: { kind: 'int', lo: -4, hi: 4 }, dtype: 'int32' },
+      { axis: 0 },
+    );
+    arg(
+      'int32',
+      '[3,1].expand/axis=1',
+      { shape: [3, 1], gen: { kind: 'int', lo: -9, hi: 9 }, dtype: 'int32', view: { expand: [3, 5] } },
+      { axis: 1 },
+    );
+    arg(
+      'int32',
+      '[7]/extremes',
+      { shape: [7], values: [0, 2147483647, -2147483648, 2147483647, 5, -2147483648, 1], gen: ties, dtype: 'int32' },
+      {},
+    );
+  }
   return cases;
 }

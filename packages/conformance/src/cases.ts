@@ -52,6 +52,8 @@ export interface Case {
     split?: number | number[];
     /** oneHot's depth. */
     depth?: number;
+    /** argmax/argmin: the last index among ties. */
+    lastIndex?: boolean;
     /**
      * Optimizer hyper-parameters (adamStep: lr, beta1, beta2, eps, weightDecay, step; sgdStep: lr, momentum,
      * weightDecay).

@@ -23,7 +23,7 @@ import {
   type Ref,
 } from './oracle.js';
 import { RANDOM_OP_RUNNERS } from './random-runners.js';
-import { oGather, oOneHot, oScatterAdd } from './oracle-index.js';
+import { oArgExtreme, oGather, oOneHot, oScatterAdd } from './oracle-index.js';
 import { oConcat, oFlip, oPadMode, oSplit, oStack, oTile, oTrilu } from './oracle-layout.js';
 
 type Params = NonNullable<Case['params']>;
@@ -114,4 +114,12 @@ export const ARRAY_OP_RUNNERS = {
     oracle: ([t, i, u], p) => [oScatterAdd(t!, i!, u!, p.axis ?? 0)],
   },
   oneHot: { device: (be, [i], p) => [be.oneHot(i!, p.depth!)], oracle: ([i], p) => [oOneHot(i!, p.depth!)] },
+  argmax: {
+    device: (be, [x], p) => [be.argmax(x!, p.axis, p.keepdims ?? false, { lastIndex: p.lastIndex ?? false })],
+    oracle: ([x], p) => [oArgExtreme(x!, 'argmax', p.axis, p.keepdims ?? false, p.lastIndex ?? false)],
+  },
+  argmin: {
+    device: (be, [x], p) => [be.argmin(x!, p.axis, p.keepdims ?? false, { lastIndex: p.lastIndex ?? false })],
+    oracle: ([x], p) => [oArgExtreme(x!, 'argmin', p.axis, p.keepdims ?? false, p.lastIndex ?? false)],
+  },
 } satisfies Record<ArrayOp, OpRunner>;

@@ -58,3 +58,49 @@ export function oOneHot(indices: Ref, depth: number): Ref {
   });
   return { shape, data, dtype: 'float32' };
 }
+
+/**
+ * argmax/argmin by definition: along `axis` (the flattened array when absent) the position of the
+ * largest (smallest) element, NaN counting as the extreme; the first among ties, or the last.
+ */
+export function oArgExtreme(
+  x: Ref,
+  op: 'argmax' | 'argmin',
+  axis: number | undefined,
+  keepdims: boolean,
+  last: boolean,
+): Ref {
+  if (axis === undefined) {
+    const r = oArgExtreme({ ...x, shape: [numel(x.shape)] }, op, 0, false, last);
+    return keepdims ? { ...r, shape: x.shape.map(() => 1) } : r;
+  }
+  const ax = axis < 0 ? axis + x.shape.length : axis;
+  const n = x.shape[ax]!;
+  const kept = x.shape.map((d, i) => (i === ax ? 1 : d));
+  const data = new Float64Array(numel(kept));
+  for (let o = 0; o < data.length; o++) {
+    const base = unravel(o, kept);
+    let best = -1;
+    let bestV = 0;
+    for (let i = 0; i < n; i++) {
+      const v =
+        x.data[
+          ravel(
+            base.map((b, d) => (d === ax ? i : b)),
+            x.shape,
+          )
+        ]!;
+      const better =
+        best < 0 ||
+        (Number.isNaN(v) && !Number.isNaN(bestV)) ||
+        (!Number.isNaN(bestV) && (op === 'argmax' ? v > bestV : v < bestV)) ||
+        (last && (v === bestV || (Number.isNaN(v) && Number.isNaN(bestV))));
+      if (better) {
+        best = i;
+        bestV = v;
+      }
+    }
+    data[o] = best;
+  }
+  return { shape: keepdims ? kept : x.shape.filter((_, i) => i !== ax), data, dtype: 'int32' };
+}
