@@ -102,7 +102,24 @@ const oneHot: OpMapping = {
   },
 };
 
+/** ArgMax/ArgMin on the HAL's argmax/argmin: axis (default 0), keepdims (default 1), select_last_index. */
+const argExtreme = (op: 'argmax' | 'argmin'): OpMapping => ({
+  dtypes: FI,
+  contract: EXACT,
+  plan: (ctx) => {
+    const rank = ctx.inputShapes[0]!.length;
+    const axis = ctx.attrs.int('axis', 0);
+    if (!Number.isInteger(axis) || axis < -rank || axis >= rank)
+      throw new NotExpressible('attribute', `${op}: axis ${axis} out of range for rank ${rank}`);
+    const keepdims = ctx.attrs.int('keepdims', 1) !== 0;
+    const lastIndex = ctx.attrs.int('select_last_index', 0) !== 0;
+    return (be, [x]) => [be[op](x!, axis, keepdims, { lastIndex })];
+  },
+});
+
 export const INDEX_OPS: Record<string, OpMapping> = {
+  ArgMax: argExtreme('argmax'),
+  ArgMin: argExtreme('argmin'),
   Gather: gather,
   GatherElements: gatherElements,
   OneHot: oneHot,
