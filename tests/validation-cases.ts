@@ -158,18 +158,3 @@ export const LAYOUT_AND_INDEX_BAD: Bad[] = [
     ['argmin', 'empty'],
   ],
 ];
-
-/** The layout and index methods of ComputeBackend (each has cases above). */
-export const LAYOUT_AND_INDEX_METHODS = [
-  'concat',
-  'stack',
-  'split',
-  'tile',
-  'flip',
-  'trilu',
-  'gather',
-  'scatterAdd',
-  'oneHot',
-  'argmax',
-  'argmin',
-] as const;

@@ -1,3 +1,4 @@
+import { ARRAY_OP_DEFS } from './ops/array-ops.js';
 import { BINARY_OP_DEFS } from './ops/binary.js';
 import { REDUCE_OP_DEFS } from './ops/reduce.js';
 import { UNARY_OP_DEFS } from './ops/unary.js';
@@ -60,3 +61,18 @@ export type ReduceOp = keyof typeof REDUCE_OP_DEFS;
 export const INT32_UNARY_OPS: ReadonlySet<UnaryOp> = new Set(UNARY_OPS.filter((op) => 'i32' in UNARY_OP_DEFS[op]));
 export const INT32_BINARY_OPS: ReadonlySet<BinaryOp> = new Set(BINARY_OPS.filter((op) => 'i32' in BINARY_OP_DEFS[op]));
 export const INT32_REDUCE_OPS: ReadonlySet<ReduceOp> = new Set(REDUCE_OPS.filter((op) => 'i32' in REDUCE_OP_DEFS[op]));
+
+/**
+ * Every op method of ComputeBackend, from the op table: the named elementwise ops and reductions, their
+ * generic forms (`unary`, `binary`, `reduce`) and every ARRAY_OP_DEFS entry (movement, layout,
+ * indexing, random, matmul, composites, optimizer steps). Storage methods (allocate, read, ...) are not ops.
+ */
+export const OP_METHODS: readonly string[] = [
+  ...UNARY_OPS,
+  'unary',
+  ...BINARY_OPS,
+  'binary',
+  ...REDUCE_OPS,
+  'reduce',
+  ...Object.keys(ARRAY_OP_DEFS),
+];

@@ -17,35 +17,27 @@ export type WasmMemory = typeof globalThis extends { WebAssembly: { Memory: { pr
  * 2^32). JavaScript passes numbers up to 2^32 − 1 (ToInt32 keeps their bits); a pointer or byte count
  * that comes back is read with `>>> 0`.
  */
+/** A binary kernel over rows of a and b (addresses, row starts, steps) into out; `op` is BINARY_OPS' index. */
+type BinaryKernel = (
+  op: number,
+  n: number,
+  rows: number,
+  a: number,
+  aStarts: number,
+  aStep: number,
+  b: number,
+  bStarts: number,
+  bStep: number,
+  out: number,
+) => void;
+
 export interface KernelExports {
   memory: WasmMemory;
   /** Not a wasm export: the memory's maximum in bytes (declared pages × 64 KiB), set by instantiateKernels. */
   memoryMaxBytes: number;
   heapBase(): number;
-  binaryF32(
-    op: number,
-    n: number,
-    rows: number,
-    a: number,
-    aStarts: number,
-    aStep: number,
-    b: number,
-    bStarts: number,
-    bStep: number,
-    out: number,
-  ): void;
-  binaryI32(
-    op: number,
-    n: number,
-    rows: number,
-    a: number,
-    aStarts: number,
-    aStep: number,
-    b: number,
-    bStarts: number,
-    bStep: number,
-    out: number,
-  ): void;
+  binaryF32: BinaryKernel;
+  binaryI32: BinaryKernel;
   unaryF32(op: number, n: number, rows: number, x: number, xStarts: number, xStep: number, out: number): void;
   unaryI32(op: number, n: number, rows: number, x: number, xStarts: number, xStep: number, out: number): void;
   copyRows(
