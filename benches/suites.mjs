@@ -4,15 +4,16 @@
 import { mulberry32 } from '@polyhal/hal';
 import * as ag from '@polyhal/autograd';
 import { pair as timePair, solo } from './lib.mjs';
+import { VOCABULARY_SUITES } from './suite-vocabulary.mjs';
 
 /** Both timed; when the peer cannot run the workload, PolyHAL alone with the peer's error recorded. */
-async function pair(ours, theirs, opts) {
+export async function pair(ours, theirs, opts) {
   const t = await timePair(ours, theirs, opts);
   if (t.peerError) return { ours: await solo(ours, opts), theirs: null, peerError: t.peerError };
   return t;
 }
 
-const rand = (n, seed) => {
+export const rand = (n, seed) => {
   const r = mulberry32(seed);
   return Float32Array.from({ length: n }, () => r() * 2 - 1);
 };
@@ -27,10 +28,10 @@ const readOne = async (be, x) => {
 // compute inside the call, so their kernels are timed alone: tfjs-wasm's one-element read of a large
 // tensor (slice, then data) costs more than the op itself (55 ms after a 16M-element add of 16 ms),
 // which would credit PolyHAL with TensorFlow.js's read path.
-const force = async (be, x) => {
+export const force = async (be, x) => {
   if (be.deviceType === 'gpu') await readOne(be, x);
 };
-const forceTf = async (be, tf, c) => {
+export const forceTf = async (be, tf, c) => {
   if (be.deviceType !== 'gpu') return;
   const o = tf.slice(
     c,
@@ -60,6 +61,7 @@ async function mnist8000() {
 }
 
 export const SUITES = {
+  ...VOCABULARY_SUITES,
   async matmul(be, tf, { software }) {
     const sizes =
       be.name === 'cpu'
