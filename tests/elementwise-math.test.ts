@@ -4,8 +4,9 @@ import { ReferenceBackend } from '@polyhal/backend-reference';
 import { REPO_BACKENDS, requiredBackends } from './backends.js';
 
 // The special-value rules and exactness claims the op table states for sign, the rounding ops, pow,
-// minimum and the smooth activations, checked value by value on every backend (the conformance suite
-// compares against the float64 oracle under a tolerance; these are the claims that must hold exactly).
+// minimum, the smooth activations and the trigonometric and hyperbolic functions, checked value by value
+// on every backend (the conformance suite compares against the float64 oracle under a tolerance; these
+// are the claims that must hold exactly).
 
 /** x^n for integer x and n when float32 holds it exactly (odd part < 2^24, within the range), else undefined. */
 function exactPow(x: number, n: number): number | undefined {
@@ -190,6 +191,43 @@ for (const [name, factory] of Object.entries(factories)) {
       expect(await unary('log1p', [-1, Infinity])).toEqual([-Infinity, Infinity]);
       expect((await unary('log1p', [-2]))[0]).toBeNaN();
       expect(await unary('expm1', [-Infinity, Infinity, -100])).toEqual([-1, Infinity, -1]);
+    });
+
+    test('trigonometric and hyperbolic functions: poles, domain errors, overflow, limits, tiny arguments', async () => {
+      if (!be) return;
+      const inf = Infinity;
+      const [pi2, pi] = [Math.fround(Math.PI / 2), Math.fround(Math.PI)];
+      expect(await unary('tan', [-0, inf, -inf])).toEqual(want([-0, NaN, NaN]));
+      expect(await unary('asin', [1, -1, -0, 1.0000001, -2, inf])).toEqual(want([pi2, -pi2, -0, NaN, NaN, NaN]));
+      expect(await unary('acos', [1, -1, 1.0000001, -inf])).toEqual([0, pi, NaN, NaN]);
+      expect(await unary('atan', [inf, -inf, -0])).toEqual(want([pi2, -pi2, -0]));
+      // sinh and cosh overflow past ~89.42, where the result does, not at 88.72 where e^x does
+      expect(await unary('sinh', [inf, -inf, -0, 89.5, -89.5])).toEqual(want([inf, -inf, -0, inf, -inf]));
+      expect(await unary('cosh', [inf, -inf, -0, 89.5, -89.5])).toEqual([inf, inf, 1, inf, inf]);
+      expect(await unary('asinh', [inf, -inf, -0])).toEqual(want([inf, -inf, -0]));
+      expect(await unary('acosh', [1, inf, 0.99999994, -inf, -1])).toEqual([0, inf, NaN, NaN, NaN]);
+      expect(await unary('atanh', [1, -1, -0, 1.0000001, -inf])).toEqual(want([inf, -inf, -0, NaN, NaN]));
+      // Finite near the ends of the range: within the table's 4 ulp of the float64 reference.
+      for (const [op, x] of [
+        ['sinh', 89.4],
+        ['sinh', -89.4],
+        ['cosh', 89.4],
+        ['cosh', -88.8],
+        ['asinh', 3.4e38],
+        ['asinh', -3.4e38],
+        ['acosh', 3.4e38],
+        ['tan', Math.fround(Math.PI / 2)],
+        ['tan', 1000],
+        ['atanh', 0.99999994],
+        ['acosh', 1.0000001],
+      ] as const) {
+        const [got] = await unary(op, [x]);
+        const w = Math[op](Math.fround(x));
+        expect([op, x, Math.abs(got! - w) <= 4.8e-7 * Math.abs(w)]).toEqual([op, x, true]);
+      }
+      // Odd functions at a tiny x: x itself (the next term of each series is below half an ulp).
+      for (const op of ['tan', 'asin', 'atan', 'sinh', 'asinh', 'atanh'])
+        expect([op, ...(await unary(op, [1e-20, -3e-8]))]).toEqual([op, Math.fround(1e-20), Math.fround(-3e-8)]);
     });
   });
 }

@@ -6,6 +6,7 @@ import type { ArgReduceMethods } from './argreduce.js';
 import type { IndexingMethods } from './indexing.js';
 import type { BinaryOp, ReduceOp, UnaryOp } from './ops.js';
 import type { LayoutMethods, PadMode } from './layout.js';
+import type { LossMethods } from './losses.js';
 
 /** `cpu` for backends that compute on the host CPU (pure JS, WASM); `gpu` for GPU adapters. */
 export type DeviceType = 'cpu' | 'gpu';
@@ -247,3 +248,5 @@ export interface ComputeBackend extends RandomMethods {}
 export interface ComputeBackend extends IndexingMethods {}
 /** argmax and argmin (ArgReduceMethods, hal/src/argreduce.ts). */
 export interface ComputeBackend extends ArgReduceMethods {}
+/** nllLoss, crossEntropy and binaryCrossEntropyWithLogits (LossMethods, hal/src/losses.ts). */
+export interface ComputeBackend extends LossMethods {}

@@ -46,6 +46,7 @@ import { installTableMethods } from './table-methods.js';
 import { type ArgReduceMethods, installArgReduceOps } from './argreduce.js';
 import { type IndexingMethods, installIndexingOps } from './indexing.js';
 import { installLayoutOps, type LayoutHost, type LayoutMethods, type PadMode, padArray } from './layout.js';
+import { installLossOps, type LossMethods } from './losses.js';
 import {
   BINARY_OP_SET,
   checkAdamParams,
@@ -394,6 +395,9 @@ installIndexingOps(BaseBackend.prototype);
 // argmax and argmin (hal/src/argreduce.ts).
 export interface BaseBackend extends ArgReduceMethods {}
 installArgReduceOps(BaseBackend.prototype);
+// nllLoss, crossEntropy and binaryCrossEntropyWithLogits (hal/src/losses.ts).
+export interface BaseBackend extends LossMethods {}
+installLossOps(BaseBackend.prototype);
 // randomUniform, randomNormal and bernoulli (hal/src/sampling.ts).
 export interface BaseBackend extends RandomMethods {}
 installRandomOps(BaseBackend.prototype);

@@ -8,6 +8,7 @@ export * from './base.js';
 export * from './layout.js';
 export * from './indexing.js';
 export * from './argreduce.js';
+export * from './losses.js';
 export * from './composites.js';
 export * from './registry.js';
 export * from './random.js';

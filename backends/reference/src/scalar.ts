@@ -72,6 +72,24 @@ export function unaryFloat(op: UnaryOp, x: number): number {
     }
     case 'silu':
       return x === -Infinity ? -0 : x >= 0 ? x / (1 + Math.exp(-x)) : (x * Math.exp(x)) / (1 + Math.exp(x));
+    case 'tan':
+      return Math.tan(x);
+    case 'asin':
+      return Math.asin(x);
+    case 'acos':
+      return Math.acos(x);
+    case 'atan':
+      return Math.atan(x);
+    case 'sinh':
+      return Math.sinh(x);
+    case 'cosh':
+      return Math.cosh(x);
+    case 'asinh':
+      return Math.asinh(x);
+    case 'acosh':
+      return Math.acosh(x);
+    case 'atanh':
+      return Math.atanh(x);
     default:
       throw new UnsupportedOpError(String(op), 'float32', BACKEND);
   }

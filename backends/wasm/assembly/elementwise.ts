@@ -11,6 +11,7 @@ export const NEG = 0, EXP = 1, LOG = 2, RELU = 3, SIGMOID = 4, TANH = 5, SQRT = 
     LOG2 = 9, SIN = 10, COS = 11, ABS = 12;
 export const SIGN = 13, FLOOR = 14, CEIL = 15, ROUND = 16, TRUNC = 17;
 export const ERF = 18, LOG1P = 19, EXPM1 = 20, SOFTPLUS = 21, GELU = 22, GELU_TANH = 23, SILU = 24;
+export const TAN = 25, ASIN = 26, ACOS = 27, ATAN = 28, SINH = 29, COSH = 30, ASINH = 31, ACOSH = 32, ATANH = 33;
 // geluTanh(x) = x·sigmoid(2√(2/π)·(x + 0.044715·x³))
 const GELU_2C: f64 = 1.5957691216057308, GELU_A: f64 = 0.044715;
 
@@ -196,6 +197,17 @@ export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
       return x == -Infinity ? -0.0 : <f32>(v * sigmoid64(GELU_2C * (v + GELU_A * v * v * v)));
     }
     case SILU: return x == -Infinity ? -0.0 : <f32>(<f64>x * sigmoid64(x));
+    // The trigonometric and hyperbolic functions in f64, rounded once (sinh and cosh then overflow where
+    // float32 does, past ~89.42, not where a float32 e^x would).
+    case TAN: return <f32>Math.tan(x);
+    case ASIN: return <f32>Math.asin(x);
+    case ACOS: return <f32>Math.acos(x);
+    case ATAN: return <f32>Math.atan(x);
+    case SINH: return <f32>Math.sinh(x);
+    case COSH: return <f32>Math.cosh(x);
+    case ASINH: return <f32>Math.asinh(x);
+    case ACOSH: return <f32>Math.acosh(x);
+    case ATANH: return <f32>Math.atanh(x);
     default: return Mathf.cos(x);
   }
 }

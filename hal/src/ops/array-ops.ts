@@ -9,6 +9,7 @@
  */
 import { INDEX_OP_DEFS } from './index-ops.js';
 import { LAYOUT_OP_DEFS } from './layout-ops.js';
+import { LOSS_OP_DEFS } from './loss-ops.js';
 import { type Accuracy, EXACT } from './types.js';
 import { RANDOM_OP_DEFS } from './random-ops.js';
 
@@ -197,6 +198,7 @@ export const ARRAY_OP_DEFS = {
   ...RANDOM_OP_DEFS,
   ...LAYOUT_OP_DEFS,
   ...INDEX_OP_DEFS,
+  ...LOSS_OP_DEFS,
 } as const satisfies Record<string, ArrayOpDef>;
 
 export type ArrayOp = keyof typeof ARRAY_OP_DEFS;

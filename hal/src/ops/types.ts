@@ -42,6 +42,9 @@ export interface GradOps {
   neg(x: NDArray): NDArray;
   sin(x: NDArray): NDArray;
   cos(x: NDArray): NDArray;
+  sinh(x: NDArray): NDArray;
+  cosh(x: NDArray): NDArray;
+  sqrt(x: NDArray): NDArray;
   exp(x: NDArray): NDArray;
   log(x: NDArray): NDArray;
   sigmoid(x: NDArray): NDArray;

@@ -1,12 +1,13 @@
 /**
  * The elementwise unary ops: one entry each (see types.ts). The ORDER is the ops' numbering in the
  * WASM kernels (`UNARY_OPS[i]` is op code i): append new ops at the end — of the last family file
- * spread in below (unary-rounding.ts, then unary-special.ts).
+ * spread in below (unary-rounding.ts, unary-special.ts, then unary-trig.ts).
  */
 import { withTemps } from '../temps.js';
 import { EXACT, TRANSCENDENTAL, ULP1, ULP4, type UnaryOpDef } from './types.js';
 import { ROUNDING_OP_DEFS } from './unary-rounding.js';
 import { SPECIAL_OP_DEFS } from './unary-special.js';
+import { TRIG_OP_DEFS } from './unary-trig.js';
 
 const U = (lo: number, hi: number) => ({ kind: 'uniform', lo, hi }) as const;
 const P = (lo: number, hi: number) => ({ kind: 'positive', lo, hi }) as const;
@@ -142,4 +143,5 @@ export const UNARY_OP_DEFS = {
   },
   ...ROUNDING_OP_DEFS,
   ...SPECIAL_OP_DEFS,
+  ...TRIG_OP_DEFS,
 } as const satisfies Record<string, UnaryOpDef>;

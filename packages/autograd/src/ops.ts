@@ -165,6 +165,15 @@ export const gelu = (x: Tensor): Tensor => unaryOp('gelu', x);
 export const geluTanh = (x: Tensor): Tensor => unaryOp('geluTanh', x);
 /** SiLU (swish) x·sigmoid(x). */
 export const silu = (x: Tensor): Tensor => unaryOp('silu', x);
+export const tan = (x: Tensor): Tensor => unaryOp('tan', x);
+export const asin = (x: Tensor): Tensor => unaryOp('asin', x);
+export const acos = (x: Tensor): Tensor => unaryOp('acos', x);
+export const atan = (x: Tensor): Tensor => unaryOp('atan', x);
+export const sinh = (x: Tensor): Tensor => unaryOp('sinh', x);
+export const cosh = (x: Tensor): Tensor => unaryOp('cosh', x);
+export const asinh = (x: Tensor): Tensor => unaryOp('asinh', x);
+export const acosh = (x: Tensor): Tensor => unaryOp('acosh', x);
+export const atanh = (x: Tensor): Tensor => unaryOp('atanh', x);
 
 /** Expands a reduced gradient (keepdims shape) back over the reduced axes. */
 function spread(be: ComputeBackend, g: NDArray, inShape: readonly number[], axes: number[]): NDArray {

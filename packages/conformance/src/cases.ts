@@ -3,6 +3,7 @@ import { coreCases } from './cases-core.js';
 import { elementwiseCases } from './cases-elementwise.js';
 import { indexCases } from './cases-index.js';
 import { layoutCases } from './cases-layout.js';
+import { type LossCaseParams, lossCases } from './cases-loss.js';
 import { rankCases } from './cases-rank.js';
 import type { Generator } from './random.js';
 import { randomCases } from './random-runners.js';
@@ -59,6 +60,8 @@ export interface Case {
      * weightDecay).
      */
     hyper?: Record<string, number>;
+    /** Loss functions: reduction, ignoreIndex, labelSmoothing, and which optional weights follow the operands. */
+    loss?: LossCaseParams;
   };
 }
 
@@ -67,6 +70,7 @@ function buildCases(): Case[] {
   cases.push(...layoutCases());
   cases.push(...indexCases());
   cases.push(...randomCases());
+  cases.push(...lossCases());
   return cases;
 }
 

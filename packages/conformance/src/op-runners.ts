@@ -23,6 +23,7 @@ import {
   type Ref,
 } from './oracle.js';
 import { RANDOM_OP_RUNNERS } from './random-runners.js';
+import { LOSS_OP_RUNNERS } from './cases-loss.js';
 import { oArgExtreme, oGather, oOneHot, oScatterAdd } from './oracle-index.js';
 import { oConcat, oFlip, oPadMode, oSplit, oStack, oTile, oTrilu } from './oracle-layout.js';
 
@@ -105,6 +106,7 @@ export const ARRAY_OP_RUNNERS = {
     oracle: ([a], p) => [oTrilu(a!, p.k ?? 0, p.upper ?? true)],
   },
   ...RANDOM_OP_RUNNERS,
+  ...LOSS_OP_RUNNERS,
   gather: {
     device: (be, [x, i], p) => [be.gather(x!, i!, p.axis)],
     oracle: ([x, i], p) => [oGather(x!, i!, p.axis ?? 0)],

@@ -159,6 +159,33 @@ function unaryRow(op: UnaryOp, n: number, x: HostArray, xi: number, sx: number, 
         o[oi] = v === -Infinity ? -0 : v * sigmoid(v);
       }
       return;
+    case 'tan':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.tan(x[xi]!);
+      return;
+    case 'asin':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.asin(x[xi]!);
+      return;
+    case 'acos':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.acos(x[xi]!);
+      return;
+    case 'atan':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.atan(x[xi]!);
+      return;
+    case 'sinh':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.sinh(x[xi]!);
+      return;
+    case 'cosh':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.cosh(x[xi]!);
+      return;
+    case 'asinh':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.asinh(x[xi]!);
+      return;
+    case 'acosh':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.acosh(x[xi]!);
+      return;
+    case 'atanh':
+      for (; oi < end; oi++, xi += sx) o[oi] = Math.atanh(x[xi]!);
+      return;
     default:
       throw new UnsupportedOpError(String(op), x instanceof Int32Array ? 'int32' : 'float32', 'cpu');
   }

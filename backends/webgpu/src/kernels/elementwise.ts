@@ -8,6 +8,7 @@
 import { type BinaryOp, type DType, type UnaryOp, UnsupportedOpError } from '@polyhal/hal';
 import { FLAT_ARGS, FLAT_INDEX, paramsPrelude, stridedOffsets } from '../layout.js';
 import { MATH_WGSL } from './math-wgsl.js';
+import { TRIG_WGSL } from './math-trig-wgsl.js';
 
 /** Param words for R dimension slots. */
 export const elementwiseWords = (R: number): number => 4 + 3 * R;
@@ -61,6 +62,15 @@ const UNARY_F32: Record<UnaryOp, string> = {
   gelu: 'gelu_f(x)',
   geluTanh: 'gelu_tanh_f(x)',
   silu: 'silu_f(x)',
+  tan: 'tan_f(x)',
+  asin: 'asin_f(x)',
+  acos: 'acos_f(x)',
+  atan: 'atan_f(x)',
+  sinh: 'sinh_f(x)',
+  cosh: 'cosh_f(x)',
+  asinh: 'asinh_f(x)',
+  acosh: 'acosh_f(x)',
+  atanh: 'atanh_f(x)',
 };
 
 /** int32 unary ops: neg and abs wrap (−(−2^31) = |−2^31| = −2^31). */
@@ -70,8 +80,15 @@ const UNARY_I32: Partial<Record<UnaryOp, string>> = {
   sign: 'select(select(0, -1, x < 0), 1, x > 0)',
 };
 
-/** The float32 math helpers (math-wgsl.ts) go only into the shaders whose expression calls one. */
-const helpers = (expr: string): string => (/\b\w+_f\(/.test(expr) ? `${HELPERS}${MATH_WGSL}` : HELPERS);
+/**
+ * The float32 math helpers (math-wgsl.ts; math-trig-wgsl.ts, which builds on them) go only into the
+ * shaders whose expression calls one.
+ */
+const helpers = (expr: string): string => {
+  if (!/\b\w+_f\(/.test(expr)) return HELPERS;
+  const trig = /\b(?:tan|asin|acos|atan|sinh|cosh|asinh|acosh|atanh)_f\(/.test(expr);
+  return `${HELPERS}${MATH_WGSL}${trig ? TRIG_WGSL : ''}`;
+};
 
 const HELPERS = `
 fn qnan() -> f32 { return bitcast<f32>(0x7fc00000u ^ u32(p(1u))); } // word 1 is 0: a NaN the compiler cannot fold
