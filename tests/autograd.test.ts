@@ -217,6 +217,39 @@ const CHECKS: Check[] = [
     ([x, w]) => ag.conv2d(x!, w!, { stride: 2, padding: 2 }),
     [inp([1, 2, 9, 9]), inp([2, 2, 5, 5])],
   ],
+  // the general convolution: groups, dilation, 'same' padding, asymmetric pads, 1-D and 3-D
+  [
+    'conv2d (groups 2, dilation 2, padding same)',
+    ([x, w]) => ag.conv2d(x!, w!, { groups: 2, dilation: 2, padding: 'same' }),
+    [inp([1, 4, 6, 5]), inp([2, 2, 3, 3])],
+  ],
+  [
+    'conv1d (stride 2, pads [1, 2])',
+    ([x, w]) => ag.conv1d(x!, w!, { stride: 2, padding: [[1, 2]] }),
+    [inp([2, 3, 9]), inp([2, 3, 3])],
+  ],
+  ['conv (3-D)', ([x, w]) => ag.conv(x!, w!, { padding: [1, 0, 0] }), [inp([1, 2, 3, 3, 4]), inp([2, 2, 2, 2, 2])]],
+  [
+    'convTranspose2d (stride 2, padding 1, outputPadding 1)',
+    ([x, w]) => ag.convTranspose2d(x!, w!, { stride: 2, padding: 1, outputPadding: 1 }),
+    [inp([1, 2, 3, 4]), inp([2, 3, 3, 3])],
+  ],
+  [
+    'convTranspose (1-D, groups 2, dilation 2)',
+    ([x, w]) => ag.convTranspose(x!, w!, { groups: 2, dilation: 2, stride: 3 }),
+    [inp([2, 4, 5]), inp([4, 1, 3])],
+  ],
+  [
+    'maxPool2d (kernel 3, stride 2, padding 1, ceilMode)',
+    ([x]) => ag.maxPool2d(x!, { kernelSize: 3, stride: 2, padding: 1, ceilMode: true }),
+    [inp([1, 2, 6, 7])],
+  ],
+  [
+    'avgPool2d (kernel [3, 2], padding 1, countIncludePad false)',
+    ([x]) => ag.avgPool2d(x!, { kernelSize: [3, 2], stride: 1, padding: [1, 1], countIncludePad: false }),
+    [inp([1, 2, 5, 4])],
+  ],
+  ['avgPool (1-D, ceilMode)', ([x]) => ag.avgPool(x!, { kernelSize: 3, stride: 2, ceilMode: true }), [inp([2, 1, 8])]],
 ];
 
 for (const [name, factory] of Object.entries(REPO_BACKENDS)) {

@@ -3,6 +3,7 @@ import type { DeviceBuffer, NDArray } from './ndarray.js';
 import { InvalidArgumentError } from './errors.js';
 import type { RandomMethods } from './sampling.js';
 import type { ArgReduceMethods } from './argreduce.js';
+import type { ConvMethods } from './conv-methods.js';
 import type { IndexingMethods } from './indexing.js';
 import type { BinaryOp, ReduceOp, UnaryOp } from './ops.js';
 import type { LayoutMethods, PadMode } from './layout.js';
@@ -248,5 +249,7 @@ export interface ComputeBackend extends RandomMethods {}
 export interface ComputeBackend extends IndexingMethods {}
 /** argmax and argmin (ArgReduceMethods, hal/src/argreduce.ts). */
 export interface ComputeBackend extends ArgReduceMethods {}
+/** conv, convTranspose, maxPool and avgPool (ConvMethods, hal/src/conv-methods.ts). */
+export interface ComputeBackend extends ConvMethods {}
 /** nllLoss, crossEntropy and binaryCrossEntropyWithLogits (LossMethods, hal/src/losses.ts). */
 export interface ComputeBackend extends LossMethods {}

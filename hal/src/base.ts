@@ -44,6 +44,7 @@ import { type PhiloxStream, philoxUniformFill } from './philox.js';
 import { installRandomOps, type RandomMethods } from './sampling.js';
 import { installTableMethods } from './table-methods.js';
 import { type ArgReduceMethods, installArgReduceOps } from './argreduce.js';
+import { type ConvMethods, installConvOps } from './conv-methods.js';
 import { type IndexingMethods, installIndexingOps } from './indexing.js';
 import { installLayoutOps, type LayoutHost, type LayoutMethods, type PadMode, padArray } from './layout.js';
 import { installLossOps, type LossMethods } from './losses.js';
@@ -398,6 +399,9 @@ installArgReduceOps(BaseBackend.prototype);
 // nllLoss, crossEntropy and binaryCrossEntropyWithLogits (hal/src/losses.ts).
 export interface BaseBackend extends LossMethods {}
 installLossOps(BaseBackend.prototype);
+// conv, convTranspose, maxPool and avgPool (hal/src/conv-methods.ts).
+export interface BaseBackend extends ConvMethods {}
+installConvOps(BaseBackend.prototype);
 // randomUniform, randomNormal and bernoulli (hal/src/sampling.ts).
 export interface BaseBackend extends RandomMethods {}
 installRandomOps(BaseBackend.prototype);

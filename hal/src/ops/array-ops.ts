@@ -7,6 +7,7 @@
  * docs/OPS.md derive from these entries; the conformance runner keeps one typed runner per entry, so
  * an entry without one does not compile.
  */
+import { CONV_OP_DEFS } from './conv-ops.js';
 import { INDEX_OP_DEFS } from './index-ops.js';
 import { LAYOUT_OP_DEFS } from './layout-ops.js';
 import { LOSS_OP_DEFS } from './loss-ops.js';
@@ -198,6 +199,7 @@ export const ARRAY_OP_DEFS = {
   ...RANDOM_OP_DEFS,
   ...LAYOUT_OP_DEFS,
   ...INDEX_OP_DEFS,
+  ...CONV_OP_DEFS,
   ...LOSS_OP_DEFS,
 } as const satisfies Record<string, ArrayOpDef>;
 

@@ -11,8 +11,7 @@ import {
   type Rng,
   ShapeMismatchError,
 } from '@polyhal/hal';
-import { conv2d } from './conv.js';
-import { flatten, reshape, transpose } from './movement.js';
+import { flatten, transpose } from './movement.js';
 import { add, matmul, mean, mul, relu, sigmoid, softmaxCrossEntropy, sub, tanh } from './ops.js';
 import { gather } from './indexing.js';
 import { keep } from './scope.js';
@@ -24,10 +23,10 @@ export interface LayerOptions {
   rng?: Rng | number;
 }
 
-const toRng = (r: Rng | number | undefined): Rng => (typeof r === 'function' ? r : mulberry32(r ?? 0));
+export const toRng = (r: Rng | number | undefined): Rng => (typeof r === 'function' ? r : mulberry32(r ?? 0));
 
 /** A parameter: uniform in [−bound, bound], requiresGrad, exempt from scopes. */
-function parameter(be: ComputeBackend, shape: number[], bound: number, rng: Rng): Tensor {
+export function parameter(be: ComputeBackend, shape: number[], bound: number, rng: Rng): Tensor {
   const n = shape.reduce((p, d) => p * d, 1);
   const data = new Float32Array(n);
   for (let i = 0; i < n; i++) data[i] = (rng() * 2 - 1) * bound;
@@ -211,31 +210,6 @@ export class Embedding extends Module {
 
   forward(indices: Tensor): Tensor {
     return gather(this.param('weight'), indices, 0);
-  }
-}
-
-/** 2-D convolution, NCHW: [N, C, H, W] → [N, O, Ho, Wo]; weight [O, C, k, k], bias [O]. Init: U(±1/√(C·k·k)). */
-export class Conv2d extends Module {
-  readonly stride: number;
-  readonly padding: number;
-  constructor(
-    readonly inChannels: number,
-    readonly outChannels: number,
-    readonly kernelSize: number,
-    opts: LayerOptions & { stride?: number; padding?: number; bias?: boolean },
-  ) {
-    super();
-    this.stride = opts.stride ?? 1;
-    this.padding = opts.padding ?? 0;
-    const rng = toRng(opts.rng);
-    const bound = 1 / Math.sqrt(inChannels * kernelSize * kernelSize);
-    this.params.set('weight', parameter(opts.backend, [outChannels, inChannels, kernelSize, kernelSize], bound, rng));
-    if (opts.bias !== false) this.params.set('bias', parameter(opts.backend, [outChannels], bound, rng));
-  }
-
-  forward(x: Tensor): Tensor {
-    const y = conv2d(x, this.param('weight'), { stride: this.stride, padding: this.padding });
-    return this.params.has('bias') ? add(y, reshape(this.param('bias'), [1, this.outChannels, 1, 1])) : y;
   }
 }
 

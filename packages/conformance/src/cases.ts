@@ -1,10 +1,12 @@
 import { compositeCases } from './cases-composite.js';
+import { convCases } from './cases-conv.js';
 import { coreCases } from './cases-core.js';
 import { elementwiseCases } from './cases-elementwise.js';
 import { indexCases } from './cases-index.js';
 import { layoutCases } from './cases-layout.js';
 import { type LossCaseParams, lossCases } from './cases-loss.js';
 import { rankCases } from './cases-rank.js';
+import type { WindowParams } from './oracle-conv.js';
 import type { Generator } from './random.js';
 import { randomCases } from './random-runners.js';
 
@@ -62,6 +64,8 @@ export interface Case {
     hyper?: Record<string, number>;
     /** Loss functions: reduction, ignoreIndex, labelSmoothing, and which optional weights follow the operands. */
     loss?: LossCaseParams;
+    /** Convolution and pooling options (stride, padding, dilation, groups, kernelSize, ...). */
+    window?: WindowParams;
   };
 }
 
@@ -71,6 +75,7 @@ function buildCases(): Case[] {
   cases.push(...indexCases());
   cases.push(...randomCases());
   cases.push(...lossCases());
+  cases.push(...convCases());
   return cases;
 }
 

@@ -1,87 +1,143 @@
 /**
- * ONNX MaxPool as HAL views: the input padded with −Inf (explicit pads, SAME_UPPER/SAME_LOWER,
- * VALID, and the extra end padding ceil_mode needs), then one spatial axis at a time a window view
- * [outer, out, kernel, inner] (asStridedView: stride·inner between windows, dilation·inner inside
- * one) reduced with max. A box maximum is separable, so the result is exact; no view has more than
- * 4 dimensions.
+ * ONNX Conv, ConvTranspose, MaxPool and AveragePool on the HAL's conv, convTranspose, maxPool and
+ * avgPool (hal/src/conv.ts, hal/src/pool.ts). The attributes map one to one: pads [b1.., e1..] →
+ * [before, after] pairs, auto_pad SAME_UPPER/SAME_LOWER/VALID → 'same'/'same-lower'/'valid', group →
+ * groups, ceil_mode, count_include_pad; Conv's and ConvTranspose's bias B is added per channel.
+ * ConvTranspose's output_shape and auto_pad become explicit pads (ONNX's formula: total padding
+ * s·(in − 1) + output_padding + d·(k − 1) + 1 − output_shape, the odd one at the end for SAME_UPPER,
+ * at the start otherwise).
  */
-import { asStridedView, type NDArray } from '@polyhal/hal';
-import { NotExpressible, type OpMapping } from './table.js';
+import type { ConvPadding, NDArray } from '@polyhal/hal';
+import { type NodeContext, NotExpressible, type OpMapping } from './table.js';
 
-const prod = (xs: readonly number[]): number => xs.reduce((p, d) => p * d, 1);
+interface Window {
+  sp: number;
+  kernel: number[];
+  stride: number[];
+  dilation: number[];
+  padding: ConvPadding;
+}
+
+/** Reads kernel_shape (or the weight's spatial shape), strides, dilations, pads and auto_pad. */
+function windowAttrs(ctx: NodeContext, op: string, kernelFrom?: readonly number[]): Window {
+  const sp = ctx.inputShapes[0]!.length - 2;
+  const kernel = ctx.attrs.ints('kernel_shape') ?? (kernelFrom ? [...kernelFrom] : undefined);
+  if (sp < 1 || sp > 3 || !kernel || kernel.length !== sp)
+    throw new NotExpressible('attribute', `${op} kernel_shape missing or of the wrong rank`);
+  const stride = ctx.attrs.ints('strides') ?? kernel.map(() => 1);
+  const dilation = ctx.attrs.ints('dilations') ?? kernel.map(() => 1);
+  const autoPad = ctx.attrs.string('auto_pad', 'NOTSET');
+  const pads = ctx.attrs.ints('pads') ?? Array<number>(2 * sp).fill(0);
+  if (
+    ![stride, dilation].every((a) => a.length === sp && a.every((v) => Number.isInteger(v) && v >= 1)) ||
+    pads.length !== 2 * sp ||
+    pads.some((p) => p < 0)
+  ) {
+    throw new NotExpressible('attribute', `${op} strides, dilations or pads of the wrong length or sign`);
+  }
+  const modes: Record<string, ConvPadding> = { SAME_UPPER: 'same', SAME_LOWER: 'same-lower', VALID: 'valid' };
+  let padding: ConvPadding;
+  if (autoPad === 'NOTSET') padding = kernel.map((_, i) => [pads[i]!, pads[i + sp]!] as [number, number]);
+  else if (autoPad in modes) padding = modes[autoPad]!;
+  else throw new NotExpressible('attribute', `${op} auto_pad '${autoPad}'`);
+  return { sp, kernel, stride, dilation, padding };
+}
+
+/** y + b reshaped to [1, O, 1, ...] (the per-channel bias), or y. */
+function addBias(be: Parameters<ReturnType<OpMapping['plan']>>[0], y: NDArray, b: NDArray | undefined): NDArray {
+  if (!b) return y;
+  return be.add(y, be.reshape(b, [1, b.shape[0]!, ...y.shape.slice(2).map(() => 1)]));
+}
+
+const hasInput = (ctx: NodeContext, i: number): boolean => ctx.node.inputs.length > i && ctx.node.inputs[i] !== '';
+
+const conv: OpMapping = {
+  contract: { kind: 'hal', op: 'conv' },
+  plan: (ctx) => {
+    const w = windowAttrs(ctx, 'Conv', ctx.inputShapes[1]!.slice(2));
+    const groups = ctx.attrs.int('group', 1);
+    const bias = hasInput(ctx, 2);
+    return (be, [x, wt, b]) => [
+      addBias(
+        be,
+        be.conv(x!, wt!, { stride: w.stride, dilation: w.dilation, padding: w.padding, groups }),
+        bias ? b : undefined,
+      ),
+    ];
+  },
+};
+
+const convTranspose: OpMapping = {
+  contract: { kind: 'hal', op: 'convTranspose' },
+  plan: (ctx) => {
+    const xs = ctx.inputShapes[0]!;
+    const w = windowAttrs(ctx, 'ConvTranspose', ctx.inputShapes[1]!.slice(2));
+    const groups = ctx.attrs.int('group', 1);
+    const outputPadding = ctx.attrs.ints('output_padding') ?? w.kernel.map(() => 0);
+    const outputShape = ctx.attrs.ints('output_shape');
+    const autoPad = ctx.attrs.string('auto_pad', 'NOTSET');
+    let pads: [number, number][];
+    const extra = w.kernel.map(() => 0); // a negative end pad: zeros appended (output padding)
+    if (outputShape || autoPad === 'SAME_UPPER' || autoPad === 'SAME_LOWER') {
+      const target = outputShape ? outputShape.slice(-w.sp) : xs.slice(2).map((n, i) => n * w.stride[i]!);
+      pads = target.map((o, i) => {
+        const e = w.dilation[i]! * (w.kernel[i]! - 1) + 1;
+        const total = w.stride[i]! * (xs[2 + i]! - 1) + outputPadding[i]! + e - o;
+        const half = Math.floor(total / 2); // ONNX's reference: Python's floor division
+        const [b, a] = autoPad === 'SAME_UPPER' ? [half, total - half] : [total - half, half];
+        if (b < 0) throw new NotExpressible('attribute', 'ConvTranspose output_shape needing a negative start pad');
+        if (a < 0) extra[i] = -a;
+        return [b, Math.max(a, 0)] as [number, number];
+      });
+    } else if (autoPad === 'VALID') pads = w.kernel.map(() => [0, 0]);
+    else pads = w.padding as [number, number][];
+    const bias = hasInput(ctx, 2);
+    const o = {
+      stride: w.stride,
+      dilation: w.dilation,
+      padding: pads,
+      outputPadding: outputPadding.map((p, i) => p + extra[i]!),
+      groups,
+    };
+    return (be, [x, wt, b]) => [addBias(be, be.convTranspose(x!, wt!, o), bias ? b : undefined)];
+  },
+};
 
 const maxPool: OpMapping = {
   contract: { kind: 'exact' },
   plan: (ctx) => {
-    const shape = ctx.inputShapes[0]!;
-    const sp = shape.length - 2;
-    const kernel = ctx.attrs.ints('kernel_shape');
-    if (sp < 1 || !kernel || kernel.length !== sp)
-      throw new NotExpressible('attribute', 'MaxPool kernel_shape missing or of the wrong rank');
-    const strides = ctx.attrs.ints('strides') ?? kernel.map(() => 1);
-    const dilations = ctx.attrs.ints('dilations') ?? kernel.map(() => 1);
-    const autoPad = ctx.attrs.string('auto_pad', 'NOTSET');
-    const ceil = ctx.attrs.int('ceil_mode', 0) !== 0;
-    const pads = ctx.attrs.ints('pads') ?? Array<number>(2 * sp).fill(0);
+    const w = windowAttrs(ctx, 'MaxPool');
+    const ceilMode = ctx.attrs.int('ceil_mode', 0) !== 0;
     ctx.attrs.int('storage_order', 0); // orders the Indices output only (int64: not expressible anyway)
     if (ctx.node.outputs.length > 1 && ctx.node.outputs[1] !== '') throw new NotExpressible('dtype', 'dtype int64');
-    if (
-      ![strides, dilations].every((a) => a.length === sp && a.every((v) => Number.isInteger(v) && v >= 1)) ||
-      pads.length !== 2 * sp ||
-      pads.some((p) => p < 0)
-    ) {
-      throw new NotExpressible('attribute', 'MaxPool strides, dilations or pads of the wrong length or sign');
-    }
-    const before: number[] = [];
-    const after: number[] = [];
-    const out: number[] = [];
-    for (let i = 0; i < sp; i++) {
-      const [n, k, s, d] = [shape[2 + i]!, kernel[i]!, strides[i]!, dilations[i]!];
-      const eff = (k - 1) * d + 1;
-      let pb: number;
-      let pe: number;
-      let o: number;
-      if (autoPad === 'SAME_UPPER' || autoPad === 'SAME_LOWER') {
-        o = Math.ceil(n / s);
-        const total = Math.max(0, (o - 1) * s + eff - n);
-        pb = autoPad === 'SAME_UPPER' ? Math.floor(total / 2) : Math.ceil(total / 2);
-        pe = total - pb;
-      } else if (autoPad === 'VALID') {
-        [pb, pe] = [0, 0];
-        o = Math.floor((n - eff) / s) + 1;
-      } else if (autoPad === 'NOTSET') {
-        [pb, pe] = [pads[i]!, pads[i + sp]!];
-        o = (ceil ? Math.ceil : Math.floor)((n + pb + pe - eff) / s) + 1;
-      } else throw new NotExpressible('attribute', `MaxPool auto_pad '${autoPad}'`);
-      if (o < 1) throw new NotExpressible('input', 'MaxPool with an empty output');
-      pe += Math.max(0, (o - 1) * s + eff - (n + pb + pe)); // ceil_mode's last window
-      before.push(pb);
-      after.push(pe);
-      out.push(o);
-    }
-    return (be, [x]) => {
-      let y: NDArray = be.pad(
-        x!,
-        [[0, 0], [0, 0], ...before.map((b, i) => [b, after[i]!] as [number, number])],
-        -Infinity,
-      );
-      const cur = [...y.shape];
-      for (let i = 0; i < sp; i++) {
-        const ax = 2 + i;
-        const [outer, len, inner] = [prod(cur.slice(0, ax)), cur[ax]!, prod(cur.slice(ax + 1))];
-        const c = be.contiguous(y);
-        const windows = asStridedView(
-          c,
-          [outer, out[i]!, kernel[i]!, inner],
-          [len * inner, strides[i]! * inner, dilations[i]! * inner, 1],
-          c.offset,
-        );
-        cur[ax] = out[i]!;
-        y = be.reshape(be.max(windows, 2), cur);
-      }
-      return [y];
-    };
+    const o = { kernelSize: w.kernel, stride: w.stride, dilation: w.dilation, padding: w.padding, ceilMode };
+    return (be, [x]) => [be.maxPool(x!, o)];
   },
 };
 
-export const POOL_OPS: Record<string, OpMapping> = { MaxPool: maxPool };
+// ONNX's tolerance only: the HAL's avgPool bound is relative to Σ|terms| (the sum's error scale), which
+// a stored expected value does not carry; a window whose terms cancel would fail a value-relative bound.
+const averagePool: OpMapping = {
+  contract: { kind: 'onnx' },
+  plan: (ctx) => {
+    const w = windowAttrs(ctx, 'AveragePool');
+    const ceilMode = ctx.attrs.int('ceil_mode', 0) !== 0;
+    const countIncludePad = ctx.attrs.int('count_include_pad', 0) !== 0;
+    const o = {
+      kernelSize: w.kernel,
+      stride: w.stride,
+      dilation: w.dilation,
+      padding: w.padding,
+      ceilMode,
+      countIncludePad,
+    };
+    return (be, [x]) => [be.avgPool(x!, o)];
+  },
+};
+
+export const POOL_OPS: Record<string, OpMapping> = {
+  Conv: conv,
+  ConvTranspose: convTranspose,
+  MaxPool: maxPool,
+  AveragePool: averagePool,
+};

@@ -1,0 +1,46 @@
+/**
+ * The convolution and pooling methods of every backend (BaseBackend's), composed in conv.ts and
+ * pool.ts. Table entries: ops/conv-ops.ts.
+ */
+import type { ConvHost } from './conv-check.js';
+import { type ConvOptions, type ConvTransposeOptions, convComposite, convTransposeComposite } from './conv.js';
+import type { NDArray } from './ndarray.js';
+import { type AvgPoolOptions, avgPoolComposite, maxPoolComposite, type PoolOptions } from './pool.js';
+
+export interface ConvMethods {
+  /**
+   * x [N, C, ...in] (1–3 spatial axes), w [O, C/groups, ...k] → [N, O, ...out], float32; cross-correlation
+   * with stride, zero padding (incl. 'same'), dilation and groups (PyTorch convNd, ONNX Conv without bias).
+   * ShapeMismatchError for disagreeing shapes, InvalidArgumentError for bad options, DTypeError for int32.
+   */
+  conv(x: NDArray, w: NDArray, options?: ConvOptions): NDArray;
+  /**
+   * x [N, C, ...in], w [C, O/groups, ...k] → [N, O, ...out], out = (in − 1)·s − before − after + d·(k − 1)
+   * + outputPadding + 1: conv's adjoint in x (PyTorch conv_transposeNd, ONNX ConvTranspose without bias).
+   */
+  convTranspose(x: NDArray, w: NDArray, options?: ConvTransposeOptions): NDArray;
+  /** x [N, C, ...in] → [N, C, ...out]: each window's maximum (PyTorch max_poolNd, ONNX MaxPool). */
+  maxPool(x: NDArray, options: PoolOptions): NDArray;
+  /** x [N, C, ...in] → [N, C, ...out]: each window's mean (PyTorch avg_poolNd, ONNX AveragePool). */
+  avgPool(x: NDArray, options: AvgPoolOptions): NDArray;
+}
+
+/** Installs conv, convTranspose, maxPool and avgPool on BaseBackend's prototype. */
+export function installConvOps(proto: object): void {
+  const methods: Record<string, (this: ConvHost, ...a: never[]) => unknown> = {
+    conv(this: ConvHost, x: NDArray, w: NDArray, o?: ConvOptions) {
+      return convComposite(this, x, w, o);
+    },
+    convTranspose(this: ConvHost, x: NDArray, w: NDArray, o?: ConvTransposeOptions) {
+      return convTransposeComposite(this, x, w, o);
+    },
+    maxPool(this: ConvHost, x: NDArray, o: PoolOptions) {
+      return maxPoolComposite(this, x, o);
+    },
+    avgPool(this: ConvHost, x: NDArray, o: AvgPoolOptions) {
+      return avgPoolComposite(this, x, o);
+    },
+  };
+  for (const [name, value] of Object.entries(methods))
+    Object.defineProperty(proto, name, { value, writable: true, configurable: true });
+}

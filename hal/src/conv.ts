@@ -1,0 +1,277 @@
+/**
+ * Convolution and transposed convolution over 1–3 spatial axes (PyTorch conv1d/2d/3d and
+ * conv_transpose, ONNX Conv/ConvTranspose), composed from HAL primitives so every backend inherits
+ * them. Channels first: x [N, C, ...spatial]; cross-correlation (no kernel flip), as every DL library.
+ *
+ * - conv: im2col as ONE strided view of the padded input ([N, ...out, C, ...k], NumPy as_strided:
+ *   stride·step between windows, dilation·step inside one) materialized by the copy kernel, then one
+ *   matmul ([N·P, C·K] · [C·K, O]), or one batched matmul over the groups ([g, N·P, C/g·K] · [g, C/g·K, O/g]).
+ * - convTranspose (conv's adjoint in x): the matmul [N·P, C] · [C, O·K] gives every input pixel's
+ *   contribution to each kernel tap; col2im then adds the taps at their output offsets, one spatial
+ *   axis at a time (a box is separable): the taps' rows are zero-dilated by the stride once, each tap
+ *   is padded to its offset d·tap and summed in tap order — a fixed order, so every backend gets the
+ *   same sums. Finally the padding is cropped (and output padding appended as zeros).
+ *
+ * The gradients (autograd's conv rules) come from the same three pieces: dx of conv is convTranspose
+ * of dy, dx of convTranspose is conv of dy, and dW of either is `convWeightGrad` (dyᵀ · im2col).
+ */
+import { type ConvHost, checkConvOperands, convGradDims } from './conv-check.js';
+import { type ConvPadding, type PerAxis, perAxis, type WindowGeometry, windowGeometry } from './conv-geometry.js';
+import { InvalidArgumentError } from './errors.js';
+import { asStridedView, type NDArray } from './ndarray.js';
+import { withTemps } from './temps.js';
+
+export interface ConvOptions {
+  /** Step between windows per spatial axis (default 1). */
+  stride?: PerAxis;
+  /** Zero padding: integers, [before, after] pairs, 'valid' (default 0), 'same' or 'same-lower'. */
+  padding?: ConvPadding;
+  /** Step between kernel taps per spatial axis (default 1). */
+  dilation?: PerAxis;
+  /** Channel groups: C and O divisible by it (default 1; groups = C is a depthwise convolution). */
+  groups?: number;
+}
+
+export interface ConvTransposeOptions {
+  stride?: PerAxis;
+  /** Cropped from each end of the full output: integers or [before, after] pairs (default 0). */
+  padding?: number | readonly number[] | readonly (readonly [number, number])[];
+  /** Zeros appended at the end of each spatial axis (default 0). */
+  outputPadding?: PerAxis;
+  dilation?: PerAxis;
+  groups?: number;
+}
+
+const prod = (xs: readonly number[]): number => xs.reduce((p, d) => p * d, 1);
+const range = (n: number, from = 0): number[] => Array.from({ length: n }, (_, i) => from + i);
+
+/** Frees `a` unless it shares `src`'s buffer (a view): for reshape results that may or may not copy. */
+function ownedBy(t: <A extends NDArray>(a: A) => A, a: NDArray, ...srcs: NDArray[]): NDArray {
+  return srcs.some((s) => s.buffer === a.buffer) ? a : t(a);
+}
+
+/** x padded with zeros (or `value`) by the geometry's pads; x itself when there are none. */
+export function padSpatial(be: ConvHost, x: NDArray, g: WindowGeometry, value = 0): NDArray {
+  if (g.pads.every(([b, a]) => b === 0 && a === 0)) return x;
+  return be.pad(x, [[0, 0], [0, 0], ...g.pads], value);
+}
+
+/**
+ * im2col: the windows of the padded input xp [N, C, ...padded] as a view [N, ...out, C, ...k]
+ * (no copy: strides stride·step and dilation·step over xp's own strides).
+ */
+export function windowsView(xp: NDArray, g: WindowGeometry): NDArray {
+  const r = g.output.length;
+  const [sn, sc] = xp.strides as [number, number];
+  const sp = xp.strides.slice(2);
+  return asStridedView(
+    xp,
+    [xp.shape[0]!, ...g.output, xp.shape[1]!, ...g.kernel],
+    [sn, ...range(r).map((a) => g.stride[a]! * sp[a]!), sc, ...range(r).map((a) => g.dilation[a]! * sp[a]!)],
+    xp.offset,
+  );
+}
+
+/** Columns [N·P, C·K] of x for geometry g (a fresh array). */
+function im2col(be: ConvHost, x: NDArray, g: WindowGeometry): NDArray {
+  const xp = padSpatial(be, x, g);
+  try {
+    const cols = be.contiguous(windowsView(xp, g));
+    return be.reshape(cols, [x.shape[0]! * prod(g.output), x.shape[1]! * prod(g.kernel)]);
+  } finally {
+    if (xp !== x) be.free(xp);
+  }
+}
+
+/** conv: x [N, C, ...in], w [O, C/groups, ...k] → [N, O, ...out]. Validated by the caller. */
+export function convComposite(be: ConvHost, x: NDArray, w: NDArray, o: ConvOptions = {}): NDArray {
+  const { r, groups, N, O } = checkConvOperands(be, x, w, o.groups, 'conv');
+  const g = windowGeometry(x.shape.slice(2), { kernel: w.shape.slice(2), ...o }, 'conv');
+  const P = prod(g.output);
+  const KC = prod(w.shape.slice(1)); // C/groups · K
+  return withTemps(be, (t) => {
+    const cols = t(im2col(be, x, g)); // [N·P, C·K]
+    const wc = ownedBy(t, be.contiguous(w), w);
+    let y: NDArray; // [groups, N·P, O/groups] or [N·P, O]
+    if (groups === 1) y = t(be.matmul(cols, be.permute(be.reshape(wc, [O, KC]), [1, 0])));
+    else {
+      const a = be.permute(be.reshape(cols, [N * P, groups, KC]), [1, 0, 2]);
+      const b = be.permute(be.reshape(wc, [groups, O / groups, KC]), [0, 2, 1]);
+      y = t(be.matmul(a, b));
+    }
+    // channels first: [groups, N, ...out, O/g] → [N, groups, O/g, ...out]
+    const lifted = be.reshape(y, [groups, N, ...g.output, O / groups]);
+    const perm = [1, 0, r + 2, ...range(r, 2)];
+    return be.reshape(be.contiguous(be.permute(lifted, perm)), [N, O, ...g.output]);
+  });
+}
+
+/**
+ * col2im along one spatial axis: taps [pre, k, i, post] → [pre, F, post] with F = (i − 1)·s + d·(k − 1) + 1,
+ * out[s·j + d·t] += taps[t, j], summed in tap order.
+ */
+function col2imAxis(be: ConvHost, taps: NDArray, s: number, d: number): NDArray {
+  const [pre, k, i, post] = taps.shape as [number, number, number, number];
+  const F = (i - 1) * s + d * (k - 1) + 1;
+  const L = i * s + d * (k - 1); // F + s − 1: the dilated rows' trailing zeros included
+  return withTemps(be, (t) => {
+    const dil =
+      s === 1
+        ? taps
+        : t(
+            be.reshape(
+              be.pad(be.reshape(taps, [pre, k, i, 1, post]), [
+                [0, 0],
+                [0, 0],
+                [0, 0],
+                [0, s - 1],
+                [0, 0],
+              ]),
+              [pre, k, i * s, post],
+            ),
+          );
+    let acc: NDArray | null = null;
+    for (let tap = 0; tap < k; tap++) {
+      const row = be.reshape(
+        be.shrink(dil, [
+          [0, pre],
+          [tap, tap + 1],
+          [0, i * s],
+          [0, post],
+        ]),
+        [pre, i * s, post],
+      );
+      const placed = be.pad(row, [
+        [0, 0],
+        [d * tap, L - d * tap - i * s],
+        [0, 0],
+      ]);
+      if (row.buffer !== dil.buffer) be.free(row);
+      if (acc) {
+        const sum: NDArray = be.add(acc, placed);
+        be.free(acc);
+        be.free(placed);
+        acc = sum;
+      } else acc = placed;
+    }
+    t(acc!);
+    return be.contiguous(
+      be.shrink(acc!, [
+        [0, pre],
+        [0, F],
+        [0, post],
+      ]),
+    );
+  });
+}
+
+/**
+ * col2im: taps [N, C, ...k, ...in] → [N, C, ...F], F = (in − 1)·s + d·(k − 1) + 1 per axis; each tap's
+ * block added at offset d·tap with stride s (the adjoint of windowsView on an unpadded input).
+ */
+export function col2im(be: ConvHost, taps: NDArray, stride: readonly number[], dilation: readonly number[]): NDArray {
+  const r = stride.length;
+  const [N, C] = taps.shape as [number, number];
+  const k = taps.shape.slice(2, 2 + r);
+  const input = taps.shape.slice(2 + r);
+  return withTemps(be, (t) => {
+    // [N·C, k0, i0, k1, i1, ...]: each axis' (tap, position) pair adjacent
+    let cur = t(be.contiguous(be.permute(taps, [0, 1, ...range(r).flatMap((a) => [2 + a, 2 + r + a])])));
+    const done: number[] = [];
+    for (let a = 0; a < r; a++) {
+      const post = prod(k.slice(a + 1)) * prod(input.slice(a + 1));
+      const view = be.reshape(cur, [N * C * prod(done), k[a]!, input[a]!, post]);
+      const next = t(col2imAxis(be, view, stride[a]!, dilation[a]!));
+      done.push(next.shape[1]!);
+      cur = next;
+    }
+    return be.reshape(be.contiguous(cur), [N, C, ...done]);
+  });
+}
+
+/** [N, C, ...full] cropped by `pads` and extended with zeros to `out` per spatial axis. */
+export function cropTo(
+  be: ConvHost,
+  full: NDArray,
+  pads: readonly (readonly [number, number])[],
+  out: number[],
+): NDArray {
+  const sp = full.shape.slice(2);
+  const extra = sp.map((f, a) => Math.max(0, pads[a]![0] + out[a]! - f));
+  return withTemps(be, (t) => {
+    const ext = extra.some((e) => e > 0)
+      ? t(be.pad(full, [[0, 0], [0, 0], ...extra.map((e) => [0, e] as const)]))
+      : full;
+    const [N, C] = full.shape as [number, number];
+    return be.contiguous(
+      be.shrink(ext, [[0, N], [0, C], ...pads.map(([b], a) => [b, b + out[a]!] as [number, number])]),
+    );
+  });
+}
+
+/** convTranspose: x [N, C, ...in], w [C, O/groups, ...k] → [N, O, ...out]. */
+export function convTransposeComposite(be: ConvHost, x: NDArray, w: NDArray, o: ConvTransposeOptions = {}): NDArray {
+  const { r, groups, N, C } = checkConvOperands(be, x, w, o.groups, 'convTranspose', true);
+  const input = x.shape.slice(2);
+  const kernel = w.shape.slice(2);
+  const stride = perAxis(o.stride, r, 1, 'convTranspose', 'stride');
+  const dilation = perAxis(o.dilation, r, 1, 'convTranspose', 'dilation');
+  const outputPadding = perAxis(o.outputPadding, r, 0, 'convTranspose', 'outputPadding', 0);
+  if (typeof o.padding === 'string') {
+    throw new InvalidArgumentError(
+      `convTranspose: padding must be integers or [before, after] pairs, got '${o.padding}'`,
+    );
+  }
+  const pads = windowGeometry(Array(r).fill(1 << 20), { kernel, padding: o.padding }, 'convTranspose').userPads;
+  const full = input.map((n, a) => (n - 1) * stride[a]! + dilation[a]! * (kernel[a]! - 1) + 1);
+  const out = full.map((f, a) => f - pads[a]![0] - pads[a]![1] + outputPadding[a]!);
+  if (out.some((d) => d < 0)) {
+    throw new InvalidArgumentError(
+      `convTranspose: padding ${JSON.stringify(pads)} crops more than the full output [${full.join(', ')}]`,
+    );
+  }
+  const Og = w.shape[1]!;
+  const Cg = C / groups;
+  const P = prod(input);
+  const K = prod(kernel);
+  return withTemps(be, (t) => {
+    const xr = t(be.contiguous(be.permute(x, [0, ...range(r, 2), 1]))); // [N, ...in, C]
+    const wc = ownedBy(t, be.contiguous(w), w);
+    const cols = t(
+      groups === 1
+        ? be.matmul(be.reshape(xr, [N * P, C]), be.reshape(wc, [C, Og * K])) // [N·P, O·K]
+        : be.matmul(be.permute(be.reshape(xr, [N * P, groups, Cg]), [1, 0, 2]), be.reshape(wc, [groups, Cg, Og * K])),
+    ); // [g, N·P, O/g·K]
+    const lifted = be.reshape(cols, [groups, N, ...input, Og, ...kernel]);
+    // → [N, g, O/g, ...k, ...in]
+    const perm = [1, 0, r + 2, ...range(r, r + 3), ...range(r, 2)];
+    const taps = t(be.contiguous(be.permute(lifted, perm)));
+    const placed = t(col2im(be, be.reshape(taps, [N, groups * Og, ...kernel, ...input]), stride, dilation));
+    return cropTo(be, placed, pads, out);
+  });
+}
+
+/**
+ * dW of conv(x, w, o): [O, C/groups, ...k] = dyᵀ · im2col(x), per group. x [N, C, ...in], dy [N, O, ...out]
+ * (out as conv's geometry gives it). Used by autograd for conv's and convTranspose's weight gradients.
+ */
+export function convWeightGrad(
+  be: ConvHost,
+  x: NDArray,
+  dy: NDArray,
+  kernel: readonly number[],
+  o: ConvOptions = {},
+): NDArray {
+  const { N, C, O, groups, r } = convGradDims(x, dy, o.groups, 'convWeightGrad');
+  const g = windowGeometry(x.shape.slice(2), { kernel, ...o }, 'convWeightGrad');
+  const P = prod(g.output);
+  const KC = (C / groups) * prod(kernel);
+  return withTemps(be, (t) => {
+    const cols = t(im2col(be, x, g)); // [N·P, C·K]
+    const dyr = t(be.contiguous(be.permute(dy, [0, ...range(r, 2), 1]))); // [N, ...out, O]
+    const a = be.permute(be.reshape(dyr, [N * P, groups, O / groups]), [1, 2, 0]); // [g, O/g, N·P]
+    const b = be.permute(be.reshape(cols, [N * P, groups, KC]), [1, 0, 2]); // [g, N·P, C/g·K]
+    const dw = groups === 1 ? be.matmul(be.permute(be.reshape(dyr, [N * P, O]), [1, 0]), cols) : be.matmul(a, b);
+    return be.reshape(dw, [O, C / groups, ...kernel]);
+  });
+}

@@ -1,0 +1,66 @@
+// Bad-argument cases of convolution and pooling (hal/src/conv.ts, hal/src/pool.ts) for validation.test.ts:
+// each call must throw its typed error naming the words given, allocate nothing and change no array. The
+// fixture's x and y are float32 [2, 3], xi int32 [2, 3]; the views below reshape them without allocating.
+import { type ComputeBackend, DTypeError, InvalidArgumentError, type NDArray, ShapeMismatchError } from '@polyhal/hal';
+import { any, type Bad } from './validation-cases.js';
+
+/** [1, 2, 3]: N = 1, C = 2, one spatial axis of 3. */
+const ncl = (be: ComputeBackend, a: NDArray): NDArray => be.reshape(a, [1, 2, 3]);
+
+export const CONV_BAD: Bad[] = [
+  ['conv', ({ be, x, y }) => be.conv(x, y), ShapeMismatchError, ['conv', 'spatial']],
+  ['conv', ({ be, x, xi }) => be.conv(ncl(be, xi), ncl(be, x)), DTypeError, ['conv', 'x', 'float32']],
+  ['conv', ({ be, x, y }) => be.conv(ncl(be, x), be.reshape(y, [2, 1, 3])), ShapeMismatchError, ['conv', 'C/groups']],
+  [
+    'conv',
+    ({ be, x, y }) => be.conv(ncl(be, x), be.reshape(y, [1, 2, 3]), { groups: 0 }),
+    InvalidArgumentError,
+    ['groups'],
+  ],
+  [
+    'conv',
+    ({ be, x, y }) => be.conv(ncl(be, x), be.reshape(y, [1, 2, 3]), { stride: 0 }),
+    InvalidArgumentError,
+    ['stride'],
+  ],
+  [
+    'conv',
+    ({ be, x, y }) => be.conv(ncl(be, x), be.reshape(y, [1, 2, 3]), { padding: any('full') }),
+    InvalidArgumentError,
+    ['padding', 'full'],
+  ],
+  [
+    'conv',
+    ({ be, x, y }) => be.conv(ncl(be, x), be.reshape(y, [1, 2, 3]), { dilation: 2 }),
+    ShapeMismatchError,
+    ['conv', 'larger than the padded input'],
+  ],
+  [
+    'convTranspose',
+    ({ be, x, y }) => be.convTranspose(ncl(be, x), be.reshape(y, [3, 1, 2])),
+    ShapeMismatchError,
+    ['convTranspose', '[C, O/groups'],
+  ],
+  [
+    'convTranspose',
+    ({ be, x, y }) => be.convTranspose(ncl(be, x), be.reshape(y, [2, 1, 3]), { padding: any('same') }),
+    InvalidArgumentError,
+    ['convTranspose', 'padding'],
+  ],
+  [
+    'convTranspose',
+    ({ be, x, y }) => be.convTranspose(ncl(be, x), be.reshape(y, [2, 1, 3]), { padding: 4 }),
+    InvalidArgumentError,
+    ['convTranspose', 'crops'],
+  ],
+  ['maxPool', ({ be, x }) => be.maxPool(x, { kernelSize: 2 }), ShapeMismatchError, ['maxPool', 'spatial']],
+  ['maxPool', ({ be, xi }) => be.maxPool(ncl(be, xi), { kernelSize: 2 }), DTypeError, ['maxPool', 'float32']],
+  ['maxPool', ({ be, x }) => be.maxPool(ncl(be, x), any({})), InvalidArgumentError, ['maxPool', 'kernelSize']],
+  [
+    'avgPool',
+    ({ be, x }) => be.avgPool(ncl(be, x), { kernelSize: 0 }),
+    InvalidArgumentError,
+    ['avgPool', 'kernelSize'],
+  ],
+  ['avgPool', ({ be, x }) => be.avgPool(ncl(be, x), { kernelSize: 4 }), ShapeMismatchError, ['avgPool', 'larger']],
+];
