@@ -6,6 +6,7 @@ export * from './layout.js';
 export * from './indexing.js';
 export * from './conv.js';
 export * from './nn.js';
+export * from './losses.js';
 export * from './nn-conv.js';
 export * from './dropout.js';
 export * from './norm.js';

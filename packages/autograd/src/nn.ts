@@ -12,7 +12,7 @@ import {
   ShapeMismatchError,
 } from '@polyhal/hal';
 import { flatten, transpose } from './movement.js';
-import { add, matmul, mean, mul, relu, sigmoid, softmaxCrossEntropy, sub, tanh } from './ops.js';
+import { add, matmul, mean, mul, relu, sigmoid, sub, tanh } from './ops.js';
 import { gather } from './indexing.js';
 import { keep } from './scope.js';
 import { Tensor } from './tensor.js';
@@ -263,9 +263,4 @@ export class Sequential extends Module {
 export function mseLoss(pred: Tensor, target: Tensor): Tensor {
   const d = sub(pred, target);
   return mean(mul(d, d));
-}
-
-/** Mean softmax cross-entropy over the batch: logits [N, C], labels [N, C] → scalar (fused, stable). */
-export function crossEntropy(logits: Tensor, labels: Tensor): Tensor {
-  return mean(softmaxCrossEntropy(logits, labels));
 }
