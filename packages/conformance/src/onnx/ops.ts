@@ -7,6 +7,7 @@ import { CONSTANT_OPS } from './ops-constant.js';
 import { ELEMENTWISE_OPS } from './ops-elementwise.js';
 import { INDEX_OPS } from './ops-index.js';
 import { LINALG_OPS } from './ops-linalg.js';
+import { LOSS_OPS } from './ops-loss.js';
 import { MOVEMENT_OPS } from './ops-movement.js';
 import { NORM_OPS } from './ops-norm.js';
 import { POOL_OPS } from './ops-pool.js';
@@ -22,6 +23,7 @@ export const ONNX_OPS: Readonly<Record<string, OpMapping>> = Object.freeze({
   ...CONSTANT_OPS,
   ...POOL_OPS,
   ...INDEX_OPS,
+  ...LOSS_OPS,
 });
 
 /** The ONNX op types the table maps (sorted). */
