@@ -14,9 +14,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DIR = process.env['POLYHAL_ONNX_NODE_TESTS'] ?? '/usr/share/libonnx-testdata/data/node';
 const CI = process.env['CI'] === 'true' || process.env['CI'] === '1';
 const haveData = existsSync(join(DIR, 'test_add', 'model.onnx'));
-// Measured: 379 of ONNX 1.12's 932 node tests are expressible on the HAL today (819 single-node). A
+// Measured: 514 of ONNX 1.12's 932 node tests are expressible on the HAL today (819 single-node). A
 // change to the op table that loses one fails here; one that gains some raises this floor.
-const EXPRESSIBLE_FLOOR = 379;
+const EXPRESSIBLE_FLOOR = 514;
 
 const cli = (...args: string[]) =>
   spawnSync(process.execPath, [join(root, 'packages/conformance/dist/bin.js'), ...args], {
@@ -72,6 +72,13 @@ describe('ONNX node tests through the conformance kit', () => {
       'test_gather_negative_indices',
       'test_gather_elements_negative_indices',
       'test_onehot_without_axis',
+      'test_tan',
+      'test_thresholdedrelu',
+      'test_shape_start_negative_1',
+      'test_size',
+      'test_hardmax_axis_0',
+      'test_eyelike_with_dtype',
+      'test_range_int32_type_negative_delta',
     ];
     const r = await runOnnxNodeTests(REPO_BACKENDS['cpu']!, DIR, { filter: new RegExp(`^(${names.join('|')})$`) });
     expect(r.results.map((t) => t.test).sort()).toEqual([...names].sort());
@@ -96,6 +103,12 @@ describe('ONNX node tests through the conformance kit', () => {
     expect(row('test_gather_negative_indices')).toMatchObject({ status: 'passed', op: 'Gather', contract: 'exact' });
     expect(row('test_gather_elements_negative_indices')).toMatchObject({ status: 'passed', contract: 'exact' });
     expect(row('test_onehot_without_axis')).toMatchObject({ status: 'passed', op: 'OneHot', contract: 'exact' });
+    expect(row('test_tan')).toMatchObject({ status: 'passed', contract: expect.stringMatching(/^onnx ∩ hal:tan/) });
+    // composed (ops-misc.ts): a 0/1 select, int64 shapes as int32, argmax + oneHot, host-computed values
+    for (const t of ['test_thresholdedrelu', 'test_shape_start_negative_1', 'test_size', 'test_hardmax_axis_0'])
+      expect(row(t)).toMatchObject({ status: 'passed', contract: 'exact' });
+    expect(row('test_range_int32_type_negative_delta')).toMatchObject({ status: 'passed', contract: 'exact' });
+    expect(row('test_eyelike_with_dtype')).toMatchObject({ status: 'not-expressible', reason: 'dtype float64' });
   });
 
   test('CLI: --onnx-node-tests reports, writes per-test JSON, and exits 1 when an expressible test fails', () => {

@@ -163,6 +163,15 @@ export const ELEMENTWISE_OPS: Record<string, OpMapping> = {
   Round: unary('round'), // half to even, as the HAL's
   Erf: unary('erf'),
   Softplus: unary('softplus'), // log(1 + e^x) without the reference's overflow past x ≈ 88.7
+  Tan: unary('tan'),
+  Asin: unary('asin'),
+  Acos: unary('acos'),
+  Atan: unary('atan'),
+  Sinh: unary('sinh'),
+  Cosh: unary('cosh'),
+  Asinh: unary('asinh'),
+  Acosh: unary('acosh'),
+  Atanh: unary('atanh'),
   Pow: powMapping,
   Gelu: {
     contract: (ctx) => ({ kind: 'hal', op: geluOp(ctx) }),

@@ -1,13 +1,14 @@
 /**
  * THE ONNX op table: ONNX op type (default domain) → its lowering onto the HAL. An op type absent
  * from it is "not expressible: missing op". Families live in ops-elementwise.ts, ops-reduce.ts,
- * ops-movement.ts, ops-linalg.ts, ops-norm.ts, ops-constant.ts, ops-pool.ts and ops-index.ts.
+ * ops-movement.ts, ops-linalg.ts, ops-norm.ts, ops-constant.ts, ops-pool.ts, ops-index.ts and ops-misc.ts.
  */
 import { CONSTANT_OPS } from './ops-constant.js';
 import { ELEMENTWISE_OPS } from './ops-elementwise.js';
 import { INDEX_OPS } from './ops-index.js';
 import { LINALG_OPS } from './ops-linalg.js';
 import { LOSS_OPS } from './ops-loss.js';
+import { MISC_OPS } from './ops-misc.js';
 import { MOVEMENT_OPS } from './ops-movement.js';
 import { NORM_OPS } from './ops-norm.js';
 import { POOL_OPS } from './ops-pool.js';
@@ -24,6 +25,7 @@ export const ONNX_OPS: Readonly<Record<string, OpMapping>> = Object.freeze({
   ...POOL_OPS,
   ...INDEX_OPS,
   ...LOSS_OPS,
+  ...MISC_OPS,
 });
 
 /** The ONNX op types the table maps (sorted). */
