@@ -1,6 +1,8 @@
 // Benchmark suite 'vocabulary': the ops added to the op table beyond the seed set, each against its
 // TensorFlow.js counterpart on the same inputs (1M float32 elements; layout and index ops on
-// [1024, 1024]-sized data). gelu, geluTanh and silu have no tfjs op and are left out.
+// [1024, 1024]-sized data). gelu, geluTanh and silu have no tfjs op and are left out. The
+// trigonometric and hyperbolic ops run on x in [−1, 1] (acosh on 1 + |x|). BENCH_ROWS=<regexp> runs
+// only the rows whose name matches.
 import { force, forceTf, pair, rand } from './suites.mjs';
 
 const N = 1024;
@@ -20,6 +22,8 @@ export const VOCABULARY_SUITES = {
     const hot = Int32Array.from(rand(1 << 16, 13), (v) => Math.floor((v + 1) * 7.999));
     const phot = be.fromArray(hot, [1 << 16], 'int32');
     const thot = tf.tensor1d(hot, 'int32');
+    const ge1 = be.add(pp, 0.5);
+    const tge1 = tf.add(tp, 0.5);
     const cases = [
       ...['erf', 'floor', 'round', 'sign', 'softplus'].map((op) => [op, () => be[op](px), () => tf[op](tx), 8]),
       ['log1p', () => be.log1p(pp), () => tf.log1p(tp), 8],
@@ -32,7 +36,14 @@ export const VOCABULARY_SUITES = {
       ['gather 2048 rows', () => be.gather(px, pidx, 0), () => tf.gather(tx, tidx, 0), 16],
       ['argmax (axis 1)', () => be.argmax(px, 1), () => tf.argMax(tx, 1), 4],
       ['oneHot 65536 × 16', () => be.oneHot(phot, 16), () => tf.oneHot(thot, 16), 4],
-    ];
+      ...['tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'asinh', 'atanh'].map((op) => [
+        op,
+        () => be[op](px),
+        () => tf[op](tx),
+        8,
+      ]),
+      ['acosh', () => be.acosh(ge1), () => tf.acosh(tge1), 8],
+    ].filter(([name]) => !process.env.BENCH_ROWS || new RegExp(process.env.BENCH_ROWS).test(name));
     for (const [name, ours, theirs, bytesPerElement] of cases) {
       const t = await pair(
         async () => {
@@ -49,8 +60,8 @@ export const VOCABULARY_SUITES = {
       );
       rows.push({ suite: name, size: N * N, unit: 'GB/s', work: (bytesPerElement * N * N) / 1e9, ...t });
     }
-    for (const a of [px, pp, pidx, phot]) be.free(a);
-    for (const a of [tx, tp, tidx, thot]) a.dispose();
+    for (const a of [px, pp, pidx, phot, ge1]) be.free(a);
+    for (const a of [tx, tp, tidx, thot, tge1]) a.dispose();
     return rows;
   },
 };
