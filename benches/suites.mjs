@@ -4,6 +4,7 @@
 import { mulberry32 } from '@polyhal/hal';
 import * as ag from '@polyhal/autograd';
 import { pair as timePair, solo } from './lib.mjs';
+import { CONVOLUTION_SUITES } from './suite-convolution.mjs';
 import { VOCABULARY_SUITES } from './suite-vocabulary.mjs';
 
 /** Both timed; when the peer cannot run the workload, PolyHAL alone with the peer's error recorded. */
@@ -62,6 +63,7 @@ async function mnist8000() {
 
 export const SUITES = {
   ...VOCABULARY_SUITES,
+  ...CONVOLUTION_SUITES,
   async matmul(be, tf, { software }) {
     const sizes =
       be.name === 'cpu'

@@ -63,4 +63,15 @@ export const CONV_BAD: Bad[] = [
     ['avgPool', 'kernelSize'],
   ],
   ['avgPool', ({ be, x }) => be.avgPool(ncl(be, x), { kernelSize: 4 }), ShapeMismatchError, ['avgPool', 'larger']],
+  ['resize', ({ be, x }) => be.resize(x, {}), InvalidArgumentError, ['resize', 'sizes or scales']],
+  ['resize', ({ be, xi }) => be.resize(xi, { sizes: [4, 6] }), DTypeError, ['resize', 'float32']],
+  ['resize', ({ be, x }) => be.resize(x, { sizes: [4] }), InvalidArgumentError, ['resize', 'sizes', 'one per axis']],
+  ['resize', ({ be, x }) => be.resize(x, { scales: [1, 0] }), InvalidArgumentError, ['resize', 'scales']],
+  ['resize', ({ be, x }) => be.resize(x, { sizes: [4, 6], mode: any('area') }), InvalidArgumentError, ['mode', 'area']],
+  [
+    'resize',
+    ({ be, x }) => be.resize(x, { sizes: [4, 6], coordinateTransformationMode: any('center') }),
+    InvalidArgumentError,
+    ['coordinateTransformationMode', 'center'],
+  ],
 ];

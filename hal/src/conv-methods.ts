@@ -1,11 +1,12 @@
 /**
- * The convolution and pooling methods of every backend (BaseBackend's), composed in conv.ts and
- * pool.ts. Table entries: ops/conv-ops.ts.
+ * The convolution, pooling and resize methods of every backend (BaseBackend's), composed in conv.ts,
+ * pool.ts and resize.ts. Table entries: ops/conv-ops.ts.
  */
 import type { ConvHost } from './conv-check.js';
 import { type ConvOptions, type ConvTransposeOptions, convComposite, convTransposeComposite } from './conv.js';
 import type { NDArray } from './ndarray.js';
 import { type AvgPoolOptions, avgPoolComposite, maxPoolComposite, type PoolOptions } from './pool.js';
+import { type ResizeOptions, resizeComposite } from './resize.js';
 
 export interface ConvMethods {
   /**
@@ -23,9 +24,14 @@ export interface ConvMethods {
   maxPool(x: NDArray, options: PoolOptions): NDArray;
   /** x [N, C, ...in] → [N, C, ...out]: each window's mean (PyTorch avg_poolNd, ONNX AveragePool). */
   avgPool(x: NDArray, options: AvgPoolOptions): NDArray;
+  /**
+   * x [...] → [...sizes] (or ⌊shape·scales⌋): nearest, linear or cubic interpolation per axis with ONNX
+   * Resize's coordinate transformations and nearest modes (PyTorch interpolate, TensorFlow resize).
+   */
+  resize(x: NDArray, options: ResizeOptions): NDArray;
 }
 
-/** Installs conv, convTranspose, maxPool and avgPool on BaseBackend's prototype. */
+/** Installs conv, convTranspose, maxPool, avgPool and resize on BaseBackend's prototype. */
 export function installConvOps(proto: object): void {
   const methods: Record<string, (this: ConvHost, ...a: never[]) => unknown> = {
     conv(this: ConvHost, x: NDArray, w: NDArray, o?: ConvOptions) {
@@ -39,6 +45,9 @@ export function installConvOps(proto: object): void {
     },
     avgPool(this: ConvHost, x: NDArray, o: AvgPoolOptions) {
       return avgPoolComposite(this, x, o);
+    },
+    resize(this: ConvHost, x: NDArray, o: ResizeOptions) {
+      return resizeComposite(this, x, o);
     },
   };
   for (const [name, value] of Object.entries(methods))

@@ -87,6 +87,7 @@ function im2col(be: ConvHost, x: NDArray, g: WindowGeometry): NDArray {
 export function convComposite(be: ConvHost, x: NDArray, w: NDArray, o: ConvOptions = {}): NDArray {
   const { r, groups, N, O } = checkConvOperands(be, x, w, o.groups, 'conv');
   const g = windowGeometry(x.shape.slice(2), { kernel: w.shape.slice(2), ...o }, 'conv');
+  if (groups > 1 && groups === x.shape[1] && O === groups) return depthwise(be, x, w, g);
   const P = prod(g.output);
   const KC = prod(w.shape.slice(1)); // C/groups · K
   return withTemps(be, (t) => {
@@ -103,6 +104,43 @@ export function convComposite(be: ConvHost, x: NDArray, w: NDArray, o: ConvOptio
     const lifted = be.reshape(y, [groups, N, ...g.output, O / groups]);
     const perm = [1, 0, r + 2, ...range(r, 2)];
     return be.reshape(be.contiguous(be.permute(lifted, perm)), [N, O, ...g.output]);
+  });
+}
+
+/**
+ * Depthwise conv (groups = C = O): y = Σ_taps tapView · w[:, 0, tap], each tap a strided view [N, C, ...out]
+ * of the padded input and its weights a [1, C, 1, ...] view: two elementwise passes per tap, summed in tap
+ * order, instead of C one-column matrix products.
+ */
+function depthwise(be: ConvHost, x: NDArray, w: NDArray, g: WindowGeometry): NDArray {
+  const r = g.output.length;
+  return withTemps(be, (t) => {
+    const xp = padSpatial(be, x, g);
+    if (xp !== x) t(xp);
+    const wc = ownedBy(t, be.contiguous(w), w);
+    const [sn, sc] = xp.strides as [number, number];
+    const sp = xp.strides.slice(2);
+    const C = x.shape[1]!;
+    const K = prod(g.kernel);
+    let acc: NDArray | null = null;
+    for (let k = 0; k < K; k++) {
+      let rest = k;
+      let offset = xp.offset;
+      for (let a = r - 1; a >= 0; a--) {
+        offset += (rest % g.kernel[a]!) * g.dilation[a]! * sp[a]!;
+        rest = Math.floor(rest / g.kernel[a]!);
+      }
+      const view = asStridedView(xp, [x.shape[0]!, C, ...g.output], [sn, sc, ...g.stride.map((s, a) => s * sp[a]!)], offset);
+      const col = asStridedView(wc, [1, C, ...g.output.map(() => 1)], [0, K, ...g.output.map(() => 0)], wc.offset + k);
+      const term = be.mul(view, col);
+      if (acc) {
+        const sum: NDArray = be.add(acc, term);
+        be.free(acc);
+        be.free(term);
+        acc = sum;
+      } else acc = term;
+    }
+    return acc!;
   });
 }
 

@@ -13,6 +13,7 @@ export * from './conv-geometry.js';
 export * from './conv-check.js';
 export * from './conv.js';
 export * from './pool.js';
+export * from './resize.js';
 export * from './conv-methods.js';
 export * from './composites.js';
 export * from './registry.js';

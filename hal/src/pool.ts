@@ -2,9 +2,9 @@
  * Max and average pooling over 1–3 spatial axes (PyTorch max_pool/avg_pool, ONNX MaxPool/AveragePool),
  * composed from HAL primitives. x [N, C, ...spatial] float32 → [N, C, ...out] (geometry: conv-geometry.ts).
  *
- * A box reduction is separable, so the forward reduces one spatial axis at a time over a window view
- * [outer, out, k, inner] (stride·inner between windows, dilation·inner inside one) of the padded input:
- * no view has more than 4 dims and no window is materialized. maxPool pads with −Inf (a NaN in a window
+ * A box reduction is separable, so the forward reduces one spatial axis at a time: the k taps of that
+ * axis are strided views of the padded input (stride·inner between windows, dilation·inner between
+ * taps), folded with the elementwise maximum or add in tap order; no window is materialized. maxPool pads with −Inf (a NaN in a window
  * gives NaN); avgPool sums zero-padded windows and divides by the window's count: the kernel's size with
  * `countIncludePad` (PyTorch's default; padding from ceil mode's extension is never counted), else the
  * number of input elements it covers (ONNX's default, count_include_pad = 0).
@@ -17,6 +17,7 @@ import { type ConvPadding, type PerAxis, perAxis, type WindowGeometry, windowGeo
 import { col2im, cropTo, padSpatial, windowsView } from './conv.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError } from './errors.js';
 import { asStridedView, type NDArray } from './ndarray.js';
+import { isContiguous } from './strided.js';
 import { withTemps } from './temps.js';
 
 export interface PoolOptions {
@@ -54,27 +55,38 @@ export function poolGeometry(be: ConvHost, x: NDArray, o: PoolOptions, op: strin
   return windowGeometry(x.shape.slice(2), { ...o, kernel, stride: o.stride ?? kernel }, op);
 }
 
-/** Reduces the windows of xp (padded) one spatial axis at a time with `op`. */
-function separable(be: ConvHost, xp: NDArray, g: WindowGeometry, op: 'max' | 'sum'): NDArray {
+/**
+ * Reduces the windows of xp (padded) one spatial axis at a time: per axis, the k tap views [outer, out,
+ * inner] of the current array (stride·inner between windows, offset dilation·inner·tap; no copies) folded
+ * with the elementwise `op` in tap order — k − 1 elementwise passes instead of a reduction over a strided axis.
+ */
+function separable(be: ConvHost, xp: NDArray, g: WindowGeometry, op: 'maximum' | 'add'): NDArray {
   const shape = [...xp.shape];
   let y = xp;
   for (let a = 0; a < g.output.length; a++) {
     const ax = 2 + a;
     const [outer, len, inner] = [prod(shape.slice(0, ax)), shape[ax]!, prod(shape.slice(ax + 1))];
-    const c = be.contiguous(y);
-    if (y !== xp) be.free(y);
-    const windows = asStridedView(
-      c,
-      [outer, g.output[a]!, g.kernel[a]!, inner],
-      [len * inner, g.stride[a]! * inner, g.dilation[a]! * inner, 1],
-      c.offset,
-    );
-    shape[ax] = g.output[a]!;
+    const c = y === xp && !isContiguous(xp) ? be.contiguous(xp) : y;
+    const tap = (t: number): NDArray =>
+      asStridedView(
+        c,
+        [outer, g.output[a]!, inner],
+        [len * inner, g.stride[a]! * inner, 1],
+        c.offset + t * g.dilation[a]! * inner,
+      );
+    let acc: NDArray = g.kernel[a]! === 1 ? be.contiguous(tap(0)) : tap(0);
     try {
-      y = be.reshape(be.reduce(op, windows, 2), shape);
+      for (let t = 1; t < g.kernel[a]!; t++) {
+        const next = be.binary(op, acc, tap(t));
+        if (t > 1) be.free(acc);
+        acc = next;
+      }
     } finally {
-      if (c !== xp) be.free(c);
+      if (c !== y) be.free(c);
+      if (y !== xp) be.free(y);
     }
+    shape[ax] = g.output[a]!;
+    y = be.reshape(acc, shape);
   }
   return y === xp ? be.contiguous(xp) : y;
 }
@@ -111,7 +123,7 @@ export function maxPoolComposite(be: ConvHost, x: NDArray, o: PoolOptions): NDAr
   const g = poolGeometry(be, x, o, 'maxPool');
   const xp = padSpatial(be, x, g, -Infinity);
   try {
-    return separable(be, xp, g, 'max');
+    return separable(be, xp, g, 'maximum');
   } finally {
     if (xp !== x) be.free(xp);
   }
@@ -123,7 +135,7 @@ export function avgPoolComposite(be: ConvHost, x: NDArray, o: AvgPoolOptions): N
   return withTemps(be, (t) => {
     const xp = padSpatial(be, x, g, 0);
     if (xp !== x) t(xp);
-    const sums = t(separable(be, xp, g, 'sum'));
+    const sums = t(separable(be, xp, g, 'add'));
     return be.div(sums, t(divisor(be, g, o.countIncludePad ?? true)));
   });
 }

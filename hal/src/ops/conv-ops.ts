@@ -72,4 +72,21 @@ export const CONV_OP_DEFS = {
     grad: 'autograd conv.ts (avgPoolGrad: dy/count spread over each window)',
     composition: 'pad 0, per spatial axis a window view reduced with sum, div by a host-computed count array',
   },
+  resize: {
+    kind: 'composite',
+    signature: 'resize(x: [...], {sizes | scales, mode, coordinateTransformationMode, nearestMode, ...}) → [...sizes]',
+    semantics:
+      'Interpolation per axis with ONNX Resize’s rules (opset 13; PyTorch interpolate, TensorFlow resize): nearest ' +
+      '(round_prefer_floor, round_prefer_ceil, floor, ceil), linear, cubic (a = cubicCoeffA, excludeOutside); ' +
+      'coordinate transformations half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn, ' +
+      'tf_crop_and_resize (roi, extrapolationValue); input positions edge-clamped. Nearest is a gather (exact). ' +
+      'InvalidArgumentError for options outside their domains, DTypeError for int32.',
+    dtypes: F32,
+    accuracy: {
+      float32: { abs: 0, rel: 1.2e-6 },
+      wgsl: { accuracy: { abs: 0, rel: 2e-6 }, why: 'WGSL: fused multiply-add contraction' },
+    },
+    grad: null,
+    composition: 'per resized axis (last first): gather of each tap’s input positions, mul by host weights, add',
+  },
 } as const satisfies Record<string, ArrayOpDef>;

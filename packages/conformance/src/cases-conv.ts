@@ -5,7 +5,7 @@
  */
 import type { Case, InputSpec } from './cases.js';
 import type { OpRunner } from './op-runners.js';
-import { oConv, oConvTranspose, oPool, type WindowParams } from './oracle-conv.js';
+import { oConv, oConvTranspose, oPool, oResize, type ResizeParams, type WindowParams } from './oracle-conv.js';
 
 type HalPadding = number | number[] | [number, number][] | 'valid' | 'same' | 'same-lower';
 
@@ -25,6 +25,10 @@ export const CONV_OP_RUNNERS = {
   avgPool: {
     device: (be, [x], p) => [be.avgPool(x!, p.window as { kernelSize: number[] })],
     oracle: ([x], p) => [oPool(x!, p.window!, 'avg')],
+  },
+  resize: {
+    device: (be, [x], p) => [be.resize(x!, p.resize as Parameters<typeof be.resize>[1])],
+    oracle: ([x], p) => [oResize(x!, p.resize!)],
   },
 } satisfies Record<string, OpRunner>;
 
@@ -105,5 +109,46 @@ export function convCases(): Case[] {
   pool('maxPool', { shape: [1, 2, 6, 6], gen: { kind: 'special' } }, { kernelSize: 2 });
   pool('avgPool', X([1, 2, 9, 10]), { kernelSize: [3, 2], stride: [2, 1], padding: [1, 1], countIncludePad: false });
   pool('avgPool', X([1, 2, 7, 7]), { kernelSize: 3, stride: 2, ceilMode: true, padding: 1, countIncludePad: false });
+  // resize: every mode and coordinate transformation, up and down, one axis or several, a view
+  const resize = (x: InputSpec, r: ResizeParams): void => {
+    cases.push({
+      id: `resize/float32/${fmt(x.shape)}${x.view ? '.view' : ''}/${tag(r as WindowParams)}`,
+      kind: 'composite',
+      op: 'resize',
+      dtype: 'float32',
+      inputs: [x],
+      params: { resize: r },
+    });
+  };
+  resize(X([1, 2, 4, 4]), { sizes: [1, 2, 8, 7] });
+  resize(X([1, 2, 5, 5]), { scales: [1, 1, 0.6, 0.8], mode: 'nearest', nearestMode: 'round_prefer_ceil' });
+  resize(X([1, 1, 4, 5]), { sizes: [1, 1, 7, 9], mode: 'nearest', coordinateTransformationMode: 'asymmetric' });
+  resize(X([1, 1, 4, 4]), {
+    sizes: [1, 1, 6, 3],
+    mode: 'nearest',
+    nearestMode: 'floor',
+    coordinateTransformationMode: 'align_corners',
+  });
+  resize(X([1, 1, 4, 4]), {
+    sizes: [1, 1, 3, 6],
+    mode: 'nearest',
+    nearestMode: 'ceil',
+    coordinateTransformationMode: 'tf_half_pixel_for_nn',
+  });
+  resize(X([1, 2, 4, 5]), { scales: [1, 1, 2, 1.5], mode: 'linear' });
+  resize(X([1, 1, 6, 6]), { scales: [1, 1, 0.5, 0.7], mode: 'linear', coordinateTransformationMode: 'align_corners' });
+  resize(X([2, 1, 5, 4]), { sizes: [2, 1, 3, 1], mode: 'linear', coordinateTransformationMode: 'pytorch_half_pixel' });
+  resize(X([3, 10]), { sizes: [3, 23], mode: 'linear', coordinateTransformationMode: 'asymmetric' });
+  resize(X([1, 1, 4, 4]), { scales: [1, 1, 2, 2], mode: 'cubic' });
+  resize(X([1, 1, 4, 4]), { scales: [1, 1, 1.5, 2], mode: 'cubic', coordinateTransformationMode: 'align_corners' });
+  resize(X([1, 1, 6, 5]), { scales: [1, 1, 0.8, 0.8], mode: 'cubic', cubicCoeffA: -0.5, excludeOutside: true });
+  resize(X([1, 1, 5, 5]), {
+    sizes: [1, 1, 3, 3],
+    mode: 'linear',
+    coordinateTransformationMode: 'tf_crop_and_resize',
+    roi: [0, 0, 0.4, 0.6, 1, 1, 1.2, 1.7],
+    extrapolationValue: 10,
+  });
+  resize(X([1, 2, 5, 4], { permute: [0, 1, 3, 2] }), { sizes: [1, 2, 7, 9], mode: 'linear' });
   return cases;
 }

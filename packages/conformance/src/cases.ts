@@ -6,7 +6,7 @@ import { indexCases } from './cases-index.js';
 import { layoutCases } from './cases-layout.js';
 import { type LossCaseParams, lossCases } from './cases-loss.js';
 import { rankCases } from './cases-rank.js';
-import type { WindowParams } from './oracle-conv.js';
+import type { ResizeParams, WindowParams } from './oracle-conv.js';
 import type { Generator } from './random.js';
 import { randomCases } from './random-runners.js';
 
@@ -66,6 +66,8 @@ export interface Case {
     loss?: LossCaseParams;
     /** Convolution and pooling options (stride, padding, dilation, groups, kernelSize, ...). */
     window?: WindowParams;
+    /** resize's options (sizes or scales, mode, coordinate transformation, ...). */
+    resize?: ResizeParams;
   };
 }
 

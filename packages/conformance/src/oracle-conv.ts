@@ -171,3 +171,95 @@ export function oPool(x: Ref, p: WindowParams, kind: 'max' | 'avg'): Ref {
   }
   return { shape, data, dtype: 'float32', scale };
 }
+
+export interface ResizeParams {
+  sizes?: number[];
+  scales?: number[];
+  mode?: 'nearest' | 'linear' | 'cubic';
+  coordinateTransformationMode?: string;
+  nearestMode?: string;
+  cubicCoeffA?: number;
+  excludeOutside?: boolean;
+  roi?: number[];
+  extrapolationValue?: number;
+}
+
+/**
+ * resize by ONNX's reference definition: each output element interpolated recursively (outer axis over
+ * the interpolations of the inner ones), the neighbours of x_ori chosen as the n closest positions of
+ * the edge-padded line (ties to the smaller index), weights in float64; scale Σ|w·v|.
+ */
+export function oResize(x: Ref, p: ResizeParams): Ref {
+  const r = x.shape.length;
+  const sizes = p.sizes ?? x.shape.map((n, i) => Math.floor(n * p.scales![i]!));
+  const scales = p.scales ?? sizes.map((d, i) => d / x.shape[i]!);
+  const mode = p.coordinateTransformationMode ?? 'half_pixel';
+  const coeffs = (ratio: number): number[] => {
+    if (p.mode === 'linear') return [1 - ratio, ratio];
+    if (p.mode === 'cubic') {
+      const A = p.cubicCoeffA ?? -0.75;
+      const f = (d: number): number =>
+        d <= 1 ? ((A + 2) * d - (A + 3)) * d * d + 1 : d < 2 ? ((A * d - 5 * A) * d + 8 * A) * d - 4 * A : 0;
+      return [f(1 + ratio), f(ratio), f(1 - ratio), f(2 - ratio)];
+    }
+    if (Number.isInteger(ratio)) return [0, 1];
+    const nm = p.nearestMode ?? 'round_prefer_floor';
+    if (nm === 'round_prefer_floor') return [ratio <= 0.5 ? 1 : 0, ratio > 0.5 ? 1 : 0];
+    if (nm === 'round_prefer_ceil') return [ratio < 0.5 ? 1 : 0, ratio >= 0.5 ? 1 : 0];
+    return nm === 'floor' ? [1, 0] : [0, 1];
+  };
+  /** Interpolates the line `line` (values, scales) at output coordinate xo of axis a. */
+  const interp1 = (line: [number, number][], a: number, xc: number): [number, number] => {
+    const nIn = line.length;
+    const s = scales[a]!;
+    const outF = s * nIn;
+    let xo: number;
+    if (mode === 'align_corners') xo = outF === 1 ? 0 : (xc * (nIn - 1)) / (outF - 1);
+    else if (mode === 'asymmetric') xo = xc / s;
+    else if (mode === 'tf_half_pixel_for_nn') xo = (xc + 0.5) / s;
+    else if (mode === 'pytorch_half_pixel') xo = outF === 1 ? -0.5 : (xc + 0.5) / s - 0.5;
+    else if (mode === 'tf_crop_and_resize') {
+      const [st, en] = [p.roi?.[a] ?? 0, p.roi?.[a + r] ?? 1];
+      xo = (outF === 1 ? ((en - st) * (nIn - 1)) / 2 : (xc * (en - st) * (nIn - 1)) / (outF - 1)) + st * (nIn - 1);
+      if (xo < 0 || xo > nIn - 1) return [p.extrapolationValue ?? 0, Math.abs(p.extrapolationValue ?? 0)];
+    } else xo = (xc + 0.5) / s - 0.5;
+    const ratio = Number.isInteger(xo) ? 1 : xo - Math.floor(xo);
+    const c = coeffs(ratio);
+    const n = c.length;
+    const pad = Math.ceil(n / 2);
+    const candidates = Array.from({ length: nIn + 2 * pad }, (_, i) => i - pad);
+    candidates.sort((i, j) => Math.abs(xo - i) - Math.abs(xo - j) || i - j);
+    const idx = candidates.slice(0, n).sort((i, j) => i - j);
+    if (p.excludeOutside) {
+      idx.forEach((i, t) => {
+        if (i < 0 || i >= nIn) c[t] = 0;
+      });
+      const total = c.reduce((q, v) => q + v, 0);
+      for (let t = 0; t < n; t++) c[t]! /= total;
+    }
+    let v = 0;
+    let m = 0;
+    idx.forEach((i, t) => {
+      const [val, sc] = line[Math.min(nIn - 1, Math.max(0, i))]!;
+      v += c[t]! * val;
+      m += Math.abs(c[t]!) * sc;
+    });
+    return [v, m];
+  };
+  const at = (a: number, fixedIn: number[], outIdx: number[]): [number, number] => {
+    if (a === r) {
+      const v = x.data[ravel(fixedIn, x.shape)]!;
+      return [v, Math.abs(v)];
+    }
+    const line = Array.from({ length: x.shape[a]! }, (_, i) => at(a + 1, [...fixedIn, i], outIdx));
+    return interp1(line, a, outIdx[a]!);
+  };
+  const data = new Float64Array(numel(sizes));
+  const scale = new Float64Array(data.length);
+  for (let e = 0; e < data.length; e++) {
+    const [v, m] = at(0, [], unravel(e, sizes));
+    data[e] = v;
+    scale[e] = m;
+  }
+  return { shape: sizes, data, dtype: 'float32', scale };
+}

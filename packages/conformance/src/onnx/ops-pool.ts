@@ -1,7 +1,7 @@
 /**
- * ONNX Conv, ConvTranspose, MaxPool and AveragePool on the HAL's conv, convTranspose, maxPool and
- * avgPool (hal/src/conv.ts, hal/src/pool.ts). The attributes map one to one: pads [b1.., e1..] →
- * [before, after] pairs, auto_pad SAME_UPPER/SAME_LOWER/VALID → 'same'/'same-lower'/'valid', group →
+ * ONNX Conv, ConvTranspose, MaxPool, AveragePool, Resize and Upsample on the HAL's conv, convTranspose,
+ * maxPool, avgPool and resize (hal/src/conv.ts, hal/src/pool.ts, hal/src/resize.ts). The attributes map
+ * one to one: pads [b1.., e1..] → [before, after] pairs, auto_pad SAME_UPPER/SAME_LOWER/VALID → 'same'/'same-lower'/'valid', group →
  * groups, ceil_mode, count_include_pad; Conv's and ConvTranspose's bias B is added per channel.
  * ConvTranspose's output_shape and auto_pad become explicit pads (ONNX's formula: total padding
  * s·(in − 1) + output_padding + d·(k − 1) + 1 − output_shape, the odd one at the end for SAME_UPPER,
@@ -135,9 +135,76 @@ const averagePool: OpMapping = {
   },
 };
 
+const TRANSFORM_MODES = [
+  'half_pixel',
+  'pytorch_half_pixel',
+  'align_corners',
+  'asymmetric',
+  'tf_half_pixel_for_nn',
+  'tf_crop_and_resize',
+] as const;
+
+/** Resize (opset 11+: X, roi, scales, sizes) onto the HAL's resize; opset 10 is Upsample's semantics. */
+const resize: OpMapping = {
+  host: [1, 2, 3],
+  contract: { kind: 'onnx' },
+  plan: (ctx) => {
+    const mode = ctx.attrs.string('mode', 'nearest');
+    if (mode !== 'nearest' && mode !== 'linear' && mode !== 'cubic')
+      throw new NotExpressible('attribute', `Resize mode '${mode}'`);
+    if (ctx.opset < 11) return upsamplePlan(ctx, mode, 1);
+    const transform = ctx.attrs.string('coordinate_transformation_mode', 'half_pixel');
+    if (!(TRANSFORM_MODES as readonly string[]).includes(transform))
+      throw new NotExpressible('attribute', `Resize coordinate_transformation_mode '${transform}'`);
+    const nearestMode = ctx.attrs.string('nearest_mode', 'round_prefer_floor');
+    if (!['round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil'].includes(nearestMode))
+      throw new NotExpressible('attribute', `Resize nearest_mode '${nearestMode}'`);
+    const nonEmpty = (i: number): number[] | undefined => {
+      const v = ctx.node.inputs[i] ? ctx.numbers(i) : undefined;
+      return v && v.length > 0 ? v : undefined;
+    };
+    const [roi, scales, sizes] = [nonEmpty(1), nonEmpty(2), nonEmpty(3)];
+    if (!scales && !sizes) throw new NotExpressible('input', 'Resize without scales or sizes');
+    const o = {
+      sizes,
+      scales: sizes ? undefined : scales,
+      mode: mode as 'nearest' | 'linear' | 'cubic',
+      coordinateTransformationMode: transform as (typeof TRANSFORM_MODES)[number],
+      nearestMode: nearestMode as 'round_prefer_floor',
+      cubicCoeffA: ctx.attrs.float('cubic_coeff_a', -0.75),
+      excludeOutside: ctx.attrs.int('exclude_outside', 0) !== 0,
+      roi,
+      extrapolationValue: ctx.attrs.float('extrapolation_value', 0),
+    };
+    return (be, [x]) => [be.resize(x!, o)];
+  },
+};
+
+/** Upsample (and Resize-10): x_ori = x / scale (asymmetric), nearest rounds down. */
+function upsamplePlan(ctx: NodeContext, mode: string, scalesInput: number): ReturnType<OpMapping['plan']> {
+  if (mode !== 'nearest' && mode !== 'linear') throw new NotExpressible('attribute', `Upsample mode '${mode}'`);
+  const scales = ctx.numbers(scalesInput);
+  if (!scales) throw new NotExpressible('input', 'Upsample without scales');
+  const o = {
+    scales,
+    mode: mode as 'nearest' | 'linear',
+    coordinateTransformationMode: 'asymmetric' as const,
+    nearestMode: 'floor' as const,
+  };
+  return (be, [x]) => [be.resize(x!, o)];
+}
+
+const upsample: OpMapping = {
+  host: [1],
+  contract: { kind: 'onnx' },
+  plan: (ctx) => upsamplePlan(ctx, ctx.attrs.string('mode', 'nearest'), 1),
+};
+
 export const POOL_OPS: Record<string, OpMapping> = {
   Conv: conv,
   ConvTranspose: convTranspose,
   MaxPool: maxPool,
   AveragePool: averagePool,
+  Resize: resize,
+  Upsample: upsample,
 };
