@@ -130,7 +130,8 @@ function depthwise(be: ConvHost, x: NDArray, w: NDArray, g: WindowGeometry): NDA
         offset += (rest % g.kernel[a]!) * g.dilation[a]! * sp[a]!;
         rest = Math.floor(rest / g.kernel[a]!);
       }
-      const view = asStridedView(xp, [x.shape[0]!, C, ...g.output], [sn, sc, ...g.stride.map((s, a) => s * sp[a]!)], offset);
+      const steps = g.stride.map((s, a) => s * sp[a]!);
+      const view = asStridedView(xp, [x.shape[0]!, C, ...g.output], [sn, sc, ...steps], offset);
       const col = asStridedView(wc, [1, C, ...g.output.map(() => 1)], [0, K, ...g.output.map(() => 0)], wc.offset + k);
       const term = be.mul(view, col);
       if (acc) {

@@ -4,10 +4,11 @@
  *
  * A box reduction is separable, so the forward reduces one spatial axis at a time: the k taps of that
  * axis are strided views of the padded input (stride·inner between windows, dilation·inner between
- * taps), folded with the elementwise maximum or add in tap order; no window is materialized. maxPool pads with −Inf (a NaN in a window
- * gives NaN); avgPool sums zero-padded windows and divides by the window's count: the kernel's size with
- * `countIncludePad` (PyTorch's default; padding from ceil mode's extension is never counted), else the
- * number of input elements it covers (ONNX's default, count_include_pad = 0).
+ * taps), folded with the elementwise maximum or add in tap order; no window is materialized. maxPool
+ * pads with −Inf (a NaN in a window gives NaN); avgPool sums zero-padded windows and divides by the
+ * window's count: the kernel's size with `countIncludePad` (PyTorch's default; padding from ceil mode's
+ * extension is never counted), else the number of input elements it covers (ONNX's default,
+ * count_include_pad = 0).
  *
  * Gradients (autograd): maxPoolGrad sends each window's gradient to its first maximal element in window
  * order (PyTorch's choice among ties), avgPoolGrad spreads dy/count over the window; both by col2im.

@@ -49,7 +49,8 @@ export const CONV_OP_DEFS = {
       'maxPool(x: [N, C, ...in], {kernelSize, stride = kernelSize, padding, dilation, ceilMode}) → [N, C, ...out]',
     semantics:
       'Maximum of each window (PyTorch max_pool1d/2d/3d, ONNX MaxPool); padding is −Inf, a NaN in a window ' +
-      `gives NaN. ceilMode rounds the output size up but drops a last window that would start in the end padding. ${GEOMETRY}`,
+      'gives NaN. ceilMode rounds the output size up but drops a last window that would start in the end ' +
+      `padding. ${GEOMETRY}`,
     dtypes: F32,
     accuracy: { float32: EXACT },
     grad: 'autograd conv.ts (maxPoolGrad: dy to the first maximal element of each window)',
@@ -58,7 +59,8 @@ export const CONV_OP_DEFS = {
   avgPool: {
     kind: 'composite',
     signature:
-      'avgPool(x: [N, C, ...in], {kernelSize, stride = kernelSize, padding, dilation, ceilMode, countIncludePad = true}) ' +
+      'avgPool(x: [N, C, ...in], {kernelSize, stride = kernelSize, padding, dilation, ceilMode, ' +
+      'countIncludePad = true}) ' +
       '→ [N, C, ...out]',
     semantics:
       'Mean of each window (PyTorch avg_pool1d/2d/3d, ONNX AveragePool): its sum over the kernel size counting ' +

@@ -138,7 +138,9 @@ export function convTranspose2d(x: Tensor, w: Tensor, options: ConvTransposeOpti
   return convTranspose(x, w, options, 'convTranspose2d');
 }
 
-/** Max pooling: x [N, C, ...in] → [N, C, ...out]; kernelSize, stride (default kernelSize), padding, dilation, ceilMode. */
+/**
+ * Max pooling: x [N, C, ...in] → [N, C, ...out]; kernelSize, stride (default kernelSize), padding, dilation, ceilMode.
+ */
 export function maxPool(x: Tensor, options: PoolOptions, op = 'maxPool'): Tensor {
   return record(
     op,

@@ -1,8 +1,9 @@
 /**
  * ONNX Conv, ConvTranspose, MaxPool, AveragePool, Resize and Upsample on the HAL's conv, convTranspose,
  * maxPool, avgPool and resize (hal/src/conv.ts, hal/src/pool.ts, hal/src/resize.ts). The attributes map
- * one to one: pads [b1.., e1..] → [before, after] pairs, auto_pad SAME_UPPER/SAME_LOWER/VALID → 'same'/'same-lower'/'valid', group →
- * groups, ceil_mode, count_include_pad; Conv's and ConvTranspose's bias B is added per channel.
+ * one to one: pads [b1.., e1..] → [before, after] pairs, auto_pad SAME_UPPER/SAME_LOWER/VALID →
+ * 'same'/'same-lower'/'valid', group → groups, ceil_mode, count_include_pad; Conv's and ConvTranspose's
+ * bias B is added per channel.
  * ConvTranspose's output_shape and auto_pad become explicit pads (ONNX's formula: total padding
  * s·(in − 1) + output_padding + d·(k − 1) + 1 − output_shape, the odd one at the end for SAME_UPPER,
  * at the start otherwise).
