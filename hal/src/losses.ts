@@ -247,7 +247,7 @@ function binaryCrossEntropyWithLogits(
   const reduction = reductionOf(o['reduction'], op);
   return withTemps(be, (t) => {
     // max(x, 0) − x·y + lw·log1p(exp(−|x|)) + (posWeight − 1)·y·max(−x, 0), lw = 1 + (posWeight − 1)·y
-    const log1pExp = t(be.log1p(t(be.exp(t(be.neg(t(be.abs(x))))))));
+    const log1pExp = t(be.softplus(t(be.neg(t(be.abs(x)))))); // log1p(exp(−|x|)), one kernel
     let loss: NDArray = t(be.sub(t(be.relu(x)), t(be.mul(x, y))));
     // the last elementwise op's result is the output under reduction 'none' (not a temporary)
     const last = (v: NDArray): NDArray => (reduction === 'none' ? v : t(v));

@@ -38,7 +38,7 @@ export const LOSS_OP_DEFS = {
       float32: { abs: 0, rel: 2e-6 },
       wgsl: { accuracy: { abs: 0, rel: 4e-6 }, why: 'WGSL: float32 sums and division (2.5 ulp)' },
     },
-    grad: 'autograd losses.ts (−weight[label]/den at each picked score, scatterAdd; none to labels)',
+    grad: 'autograd losses.ts (−weight[label]·g at each picked score, ÷ Σ weights kept for mean; none to labels)',
     composition:
       'int32 flat indices n·C·D + label·D + d (out of range → past the end), gather of the flattened scores ' +
       'and of the weights, mul, neg; ignored targets selected to 0 by a gather from the losses padded with ' +
@@ -78,9 +78,10 @@ export const LOSS_OP_DEFS = {
     dtypes: F32,
     accuracy: {
       float32: { abs: 1e-7, rel: 4e-6 },
-      wgsl: { accuracy: { abs: 1e-6, rel: 1e-5 }, why: 'WGSL: built on exp and log1p' },
+      wgsl: { accuracy: { abs: 1e-6, rel: 1e-5 }, why: 'WGSL: built on softplus (exp, log1p)' },
     },
-    grad: 'autograd losses.ts (weight·(lw·σ(x) − posWeight·y)·g; posWeight·y, the log-sigmoid terms to targets)',
-    composition: 'relu, mul, sub, abs, neg, exp, log1p, add (posWeight: two more mul and add), sum or mean',
+    grad: 'autograd losses.ts (w·(lw·σ(x) − posWeight·y)·g; targets w·(posWeight·softplus(−x) − softplus(x))·g)',
+    composition:
+      'relu, mul, sub, abs, neg, softplus (= log1p(exp(−|x|)) there), add (posWeight: 2 mul, 2 add), sum or mean',
   },
 } as const satisfies Record<string, ArrayOpDef>;
