@@ -5,6 +5,7 @@ import { mulberry32 } from '@polyhal/hal';
 import * as ag from '@polyhal/autograd';
 import { pair as timePair, solo } from './lib.mjs';
 import { CONVOLUTION_SUITES } from './suite-convolution.mjs';
+import { LOSS_SUITES } from './suite-losses.mjs';
 import { VOCABULARY_SUITES } from './suite-vocabulary.mjs';
 
 /** Both timed; when the peer cannot run the workload, PolyHAL alone with the peer's error recorded. */
@@ -63,6 +64,7 @@ async function mnist8000() {
 
 export const SUITES = {
   ...VOCABULARY_SUITES,
+  ...LOSS_SUITES,
   ...CONVOLUTION_SUITES,
   async matmul(be, tf, { software }) {
     const sizes =
