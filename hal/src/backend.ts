@@ -4,6 +4,7 @@ import { InvalidArgumentError } from './errors.js';
 import type { RandomMethods } from './sampling.js';
 import type { ArgReduceMethods } from './argreduce.js';
 import type { ConvMethods } from './conv-methods.js';
+import type { LogicMethods } from './logic.js';
 import type { IndexingMethods } from './indexing.js';
 import type { BinaryOp, ReduceOp, UnaryOp } from './ops.js';
 import type { LayoutMethods, PadMode } from './layout.js';
@@ -251,5 +252,7 @@ export interface ComputeBackend extends IndexingMethods {}
 export interface ComputeBackend extends ArgReduceMethods {}
 /** conv, convTranspose, maxPool and avgPool (ConvMethods, hal/src/conv-methods.ts). */
 export interface ComputeBackend extends ConvMethods {}
+/** where, any, all, isnan, isinf, isfinite, logicalNot and bitwiseNot (LogicMethods, hal/src/logic.ts). */
+export interface ComputeBackend extends LogicMethods {}
 /** nllLoss, crossEntropy and binaryCrossEntropyWithLogits (LossMethods, hal/src/losses.ts). */
 export interface ComputeBackend extends LossMethods {}

@@ -31,7 +31,8 @@ import {
 } from './ndarray.js';
 import {
   type BinaryOp,
-  INT32_BINARY_OPS,
+  binaryResult,
+  binaryTakes,
   INT32_REDUCE_OPS,
   INT32_UNARY_OPS,
   type ReduceOp,
@@ -40,6 +41,7 @@ import {
 import { broadcastShapes, contiguousStrides, normalizeAxes, sizeOf } from './shape.js';
 import { softmaxCrossEntropyFrame } from './fused.js';
 import { StorageBackend } from './storage-backend.js';
+import { withTemps } from './temps.js';
 import { type PhiloxStream, philoxUniformFill } from './philox.js';
 import { installRandomOps, type RandomMethods } from './sampling.js';
 import { installTableMethods } from './table-methods.js';
@@ -47,6 +49,7 @@ import { type ArgReduceMethods, installArgReduceOps } from './argreduce.js';
 import { type ConvMethods, installConvOps } from './conv-methods.js';
 import { type IndexingMethods, installIndexingOps } from './indexing.js';
 import { installLayoutOps, type LayoutHost, type LayoutMethods, type PadMode, padArray } from './layout.js';
+import { installLogicOps, type LogicMethods } from './logic.js';
 import { installLossOps, type LossMethods } from './losses.js';
 import {
   BINARY_OP_SET,
@@ -106,6 +109,8 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   protected abstract scatterAddKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer): void;
   /** a: [...B, M, K], b: [...B, K, N] with identical batch shapes → out [...B, M, N]. */
   protected abstract matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void;
+  /** out[i] = cond[i] ? x[i] : y[i]; cond bool (int32 0/1), x and y of out's dtype, all of out's shape. */
+  protected abstract whereKernel(cond: NDArray, x: NDArray, y: NDArray, out: DeviceBuffer): void;
 
   // ---- elementwise ----
   binary(op: BinaryOp, a: Operand, b: Operand): NDArray {
@@ -119,7 +124,7 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     }
     if (!BINARY_OP_SET.has(op))
       throw new UnsupportedOpError(String(op), dtype, this.name, `binary ops: ${[...BINARY_OP_SET].join(', ')}`);
-    if (dtype === 'int32' && !INT32_BINARY_OPS.has(op)) throw new UnsupportedOpError(op, dtype, this.name);
+    if (!binaryTakes(op).includes(dtype)) throw new UnsupportedOpError(op, dtype, this.name);
     const temps: NDArray[] = [];
     const arr = (v: Operand): NDArray => {
       if (typeof v !== 'number') return v;
@@ -131,7 +136,7 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
       const va = arr(a);
       const vb = arr(b);
       const shape = broadcastShapes(va.shape, vb.shape);
-      const out = this.allocate(sizeOf(shape), dtype);
+      const out = this.allocate(sizeOf(shape), binaryResult(op, dtype));
       this.guard(out, () => this.binaryKernel(op, expandView(va, shape), expandView(vb, shape), out));
       return viewOf(out, shape);
     } finally {
@@ -143,7 +148,8 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     this.check(x, op);
     if (!UNARY_OP_SET.has(op))
       throw new UnsupportedOpError(String(op), x.dtype, this.name, `unary ops: ${[...UNARY_OP_SET].join(', ')}`);
-    if (x.dtype === 'int32' && !INT32_UNARY_OPS.has(op)) throw new UnsupportedOpError(op, x.dtype, this.name);
+    if (x.dtype !== 'float32' && !(x.dtype === 'int32' && INT32_UNARY_OPS.has(op)))
+      throw new UnsupportedOpError(op, x.dtype, this.name);
     const out = this.allocate(sizeOf(x.shape), x.dtype);
     this.guard(out, () => this.unaryKernel(op, x, out));
     return viewOf(out, x.shape);
@@ -159,7 +165,8 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
         this.name,
         `reductions: ${[...REDUCE_OP_SET].join(', ')}, and mean()`,
       );
-    if (x.dtype === 'int32' && !INT32_REDUCE_OPS.has(op)) throw new UnsupportedOpError(op, x.dtype, this.name);
+    if (x.dtype !== 'float32' && !(x.dtype === 'int32' && INT32_REDUCE_OPS.has(op)))
+      throw new UnsupportedOpError(op, x.dtype, this.name, x.dtype === 'bool' ? 'use any() or all()' : undefined);
     checkAxesArg(axes, op, x);
     checkBoolean(keepdims, op, 'keepdims');
     const ax = normalizeAxes(axes, x.shape.length);
@@ -228,8 +235,11 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   cast(x: NDArray, dtype: DType): NDArray {
     this.check(x, 'cast');
     if (!isDType(dtype))
-      throw new DTypeError(`cast: unknown dtype ${describeValue(dtype)} (expected float32 or int32)`);
-    return this.copyAs(x, dtype);
+      throw new DTypeError(`cast: unknown dtype ${describeValue(dtype)} (expected float32, int32 or bool)`);
+    if (dtype === x.dtype || (dtype !== 'bool' && x.dtype !== 'bool')) return this.copyAs(x, dtype);
+    // to bool: x ≠ 0 (NaN is true, as NumPy); from bool: 1 or 0 in the new dtype.
+    if (dtype === 'bool') return this.binary('notEqual', x, 0);
+    return withTemps(this, (t) => this.where(x, t(this.full([], 1, dtype)), t(this.full([], 0, dtype))));
   }
 
   // Materialization is copyIntoKernel (a view written at row-major strides); copyKernel only converts dtypes.
@@ -402,6 +412,9 @@ installLossOps(BaseBackend.prototype);
 // conv, convTranspose, maxPool and avgPool (hal/src/conv-methods.ts).
 export interface BaseBackend extends ConvMethods {}
 installConvOps(BaseBackend.prototype);
+// where, any, all, isnan, isinf, isfinite, logicalNot and bitwiseNot (hal/src/logic.ts).
+export interface BaseBackend extends LogicMethods {}
+installLogicOps(BaseBackend.prototype);
 // randomUniform, randomNormal and bernoulli (hal/src/sampling.ts).
 export interface BaseBackend extends RandomMethods {}
 installRandomOps(BaseBackend.prototype);

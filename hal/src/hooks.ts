@@ -12,6 +12,9 @@
  *   or any permutation. Read them through their strides; never assume they are contiguous.
  * - float32 results are rounded to float32 (the HAL's float32 contract: ops.ts and the conformance
  *   tolerances); int32 arithmetic wraps modulo 2^32.
+ * - bool is stored as an int32 0 or 1: treat a bool buffer as int32 in every kernel (copy, gather, fill,
+ *   reduce max/min, the logical ops on 0/1). The comparisons write 0 or 1 into a bool `out` whatever
+ *   their operands' dtype; gather's out-of-range fill for bool is 1. A bool buffer never holds another value.
  * - A hook that cannot do its work throws a PolyHalError subclass (OutOfMemoryError when memory runs out,
  *   UnsupportedOpError for an op it does not know); if an op kernel throws, BaseBackend frees `out`.
  */
@@ -41,13 +44,15 @@ export const REQUIRED_HOOKS: readonly HookSpec[] = Object.freeze([
     name: 'writeStorage',
     signature: 'writeStorage(buffer: DeviceBuffer, data: HostArray): void',
     contract:
-      'copy data (a Float32Array for float32, an Int32Array for int32, of exactly buffer.size ' +
-      'elements) into the buffer',
+      'copy data (a Float32Array for float32, an Int32Array for int32 and for bool — 0 or 1 each —, ' +
+      'of exactly buffer.size elements) into the buffer',
   },
   {
     name: 'readStorage',
     signature: 'readStorage(buffer: DeviceBuffer): Promise<HostArray>',
-    contract: 'resolve with a copy of the whole buffer (Float32Array or Int32Array) once queued work is done',
+    contract:
+      'resolve with a copy of the whole buffer (Float32Array, or Int32Array for int32 and bool) once ' +
+      'queued work is done',
   },
   {
     name: 'unaryKernel',
@@ -104,6 +109,13 @@ export const REQUIRED_HOOKS: readonly HookSpec[] = Object.freeze([
     name: 'matmulKernel',
     signature: 'matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void',
     contract: 'a [...B, M, K] · b [...B, K, N] → out [...B, M, N], float32; batch dims already broadcast to one shape',
+  },
+  {
+    name: 'whereKernel',
+    signature: 'whereKernel(cond: NDArray, x: NDArray, y: NDArray, out: DeviceBuffer): void',
+    contract:
+      "out[i] = cond[i] ? x[i] : y[i] over out's shape in row-major order, bit for bit; cond is bool " +
+      "(stored as int32 0/1), x and y have out's dtype, all three already broadcast to out's shape",
   },
 ]);
 

@@ -18,8 +18,8 @@ import type { BinaryOp } from './ops.js';
 import { normalizeAxis, sizeOf } from './shape.js';
 import { checkAxis, describeValue } from './validate.js';
 
-/** gather's fill for an index out of range: NaN (float32) and INT32_MIN (int32). */
-export const GATHER_FILL = { float32: Number.NaN, int32: -2147483648 } as const;
+/** gather's fill for an index out of range: NaN (float32), INT32_MIN (int32) and true (bool, stored as 1). */
+export const GATHER_FILL = { float32: Number.NaN, int32: -2147483648, bool: 1 } as const;
 
 /** The index methods of every backend (BaseBackend's). Semantics: ops/index-ops.ts. */
 export interface IndexingMethods {
@@ -89,6 +89,7 @@ function scatterAdd(be: IndexingHost, target: NDArray, indices: NDArray, updates
   be.check(updates, 'scatterAdd', 'updates');
   if (updates.dtype !== target.dtype)
     throw new DTypeError(`scatterAdd: updates are ${updates.dtype}, the target is ${target.dtype}`);
+  if (target.dtype === 'bool') throw new DTypeError('scatterAdd: bool does not add; cast to int32 first');
   const ax = axisOf(target, axis, 'scatterAdd', 'target');
   const want = [...target.shape.slice(0, ax), ...indices.shape, ...target.shape.slice(ax + 1)];
   if (want.length !== updates.shape.length || want.some((d, i) => d !== updates.shape[i]))

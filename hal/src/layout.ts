@@ -127,7 +127,8 @@ export function padArray(
   const strides = contiguousStrides(shape);
   const out = be.allocate(sizeOf(shape), x.dtype);
   be.guard(out, () => {
-    if (mode === 'constant' && sizeOf(shape) > sizeOf(x.shape)) be.fillKernel(out, value);
+    if (mode === 'constant' && sizeOf(shape) > sizeOf(x.shape))
+      be.fillKernel(out, x.dtype === 'bool' ? (value !== 0 ? 1 : 0) : value);
     if (sizeOf(x.shape) === 0) return;
     const boxes = padBoxes(x.shape.map((d, i) => padRuns(d, pads[i]![0], pads[i]![1], mode)));
     for (const box of boxes) {

@@ -1,6 +1,8 @@
+import type { DType } from './dtype.js';
 import { ARRAY_OP_DEFS } from './ops/array-ops.js';
 import { BINARY_OP_DEFS } from './ops/binary.js';
 import { REDUCE_OP_DEFS } from './ops/reduce.js';
+import type { BinaryOpDef } from './ops/types.js';
 import { UNARY_OP_DEFS } from './ops/unary.js';
 
 export { ARRAY_OP_DEFS, type ArrayOp, type ArrayOpDef, type MovementOp } from './ops/array-ops.js';
@@ -45,6 +47,12 @@ export * from './ops/types.js';
  * movement op are supported. Other ops on int32 throw UnsupportedOpError. Mixed dtypes throw DTypeError: there is no
  * implicit promotion; cast explicitly with `cast`.
  *
+ * bool (stored as int32 0/1): the comparisons return it (equal, notEqual, less, lessEqual, greater,
+ * greaterEqual); the logical ops (logicalAnd, logicalOr, logicalXor, logicalNot), `where`'s condition,
+ * `any` and `all` take it; equal and notEqual compare it; every movement, layout and index op moves it;
+ * `cast` converts it (to bool: x ≠ 0, NaN is true; from bool: 0 or 1). Arithmetic on bool throws
+ * UnsupportedOpError. The bitwise ops (bitwiseAnd, bitwiseOr, bitwiseXor, bitwiseNot) take int32 only.
+ *
  * Allowed errors: each table entry's `accuracy`; other ops in the conformance tolerance table.
  */
 export const UNARY_OPS = Object.keys(UNARY_OP_DEFS) as readonly UnaryOp[];
@@ -59,7 +67,20 @@ export type ReduceOp = keyof typeof REDUCE_OP_DEFS;
 
 /** Ops defined for int32 operands (beyond movement, copy and cast): those whose entry has an int32 reference. */
 export const INT32_UNARY_OPS: ReadonlySet<UnaryOp> = new Set(UNARY_OPS.filter((op) => 'i32' in UNARY_OP_DEFS[op]));
-export const INT32_BINARY_OPS: ReadonlySet<BinaryOp> = new Set(BINARY_OPS.filter((op) => 'i32' in BINARY_OP_DEFS[op]));
+export const INT32_BINARY_OPS: ReadonlySet<BinaryOp> = new Set(
+  BINARY_OPS.filter((op) => binaryTakes(op).includes('int32')),
+);
+
+/** The dtypes binary op `op` takes (both operands alike): its entry's `takes`, else float32 (+ int32 with `i32`). */
+export function binaryTakes(op: BinaryOp): readonly DType[] {
+  const def = BINARY_OP_DEFS[op] as BinaryOpDef;
+  return def.takes ?? (def.i32 ? ['float32', 'int32'] : ['float32']);
+}
+
+/** The dtype of binary op `op`'s result for operands of `dtype`: bool for comparisons and logical ops. */
+export function binaryResult(op: BinaryOp, dtype: DType): DType {
+  return (BINARY_OP_DEFS[op] as BinaryOpDef).returns ?? dtype;
+}
 export const INT32_REDUCE_OPS: ReadonlySet<ReduceOp> = new Set(REDUCE_OPS.filter((op) => 'i32' in REDUCE_OP_DEFS[op]));
 
 /**

@@ -5,7 +5,15 @@
  * fillKernel are declared here; the other kernels and the ops themselves are BaseBackend's.
  */
 import type { ReadHandle } from './backend.js';
-import { bytesPerElement, type DType, type HostArray, isDType } from './dtype.js';
+import {
+  boolToStorage,
+  bytesPerElement,
+  type DType,
+  type HostArray,
+  isDType,
+  type StorageArray,
+  storageToBool,
+} from './dtype.js';
 import {
   BackendHookError,
   DeviceMismatchError,
@@ -61,9 +69,10 @@ export abstract class StorageBackend {
   // ---- storage hooks and fill: what a backend implements (contracts: hooks.ts, REQUIRED_HOOKS) ----
   protected abstract createStorage(buffer: DeviceBuffer): void;
   protected abstract destroyStorage(buffer: DeviceBuffer): void;
-  protected abstract writeStorage(buffer: DeviceBuffer, data: HostArray): void;
-  /** Reads a whole buffer. */
-  protected abstract readStorage(buffer: DeviceBuffer): Promise<HostArray>;
+  /** Writes a whole buffer: a Float32Array for float32, an Int32Array (0/1 for bool) otherwise. */
+  protected abstract writeStorage(buffer: DeviceBuffer, data: StorageArray): void;
+  /** Reads a whole buffer (an Int32Array for int32 and bool). */
+  protected abstract readStorage(buffer: DeviceBuffer): Promise<StorageArray>;
   /** Sets every element of `out` to `value` (the kernel of `full`). */
   protected abstract fillKernel(out: DeviceBuffer, value: number): void;
   /** A contiguous copy of `x` (BaseBackend's op, through copyIntoKernel); `read` uses it for strided views. */
@@ -86,7 +95,7 @@ export abstract class StorageBackend {
     this.assertOpen();
     if (!Number.isInteger(size) || size < 0)
       throw new InvalidArgumentError(`allocation size must be a non-negative integer, got ${size}`);
-    if (!isDType(dtype)) throw new DTypeError(`unknown dtype '${String(dtype)}' (expected float32 or int32)`);
+    if (!isDType(dtype)) throw new DTypeError(`unknown dtype '${String(dtype)}' (expected float32, int32 or bool)`);
     const byteLength = size * bytesPerElement(dtype);
     const available = this.memoryAvailable();
     if (byteLength > available) throw new OutOfMemoryError(byteLength, available, this.name);
@@ -125,7 +134,7 @@ export abstract class StorageBackend {
     if (data.length !== buffer.size) {
       throw new ShapeMismatchError(`write: data has ${data.length} elements but the buffer holds ${buffer.size}`);
     }
-    this.writeStorage(buffer, data);
+    this.writeStorage(buffer, buffer.dtype === 'bool' ? boolToStorage(data) : (data as StorageArray));
   }
 
   copyToDevice(buffer: DeviceBuffer, data: HostArray): void {
@@ -134,10 +143,11 @@ export abstract class StorageBackend {
 
   async read(x: NDArray | DeviceBuffer): Promise<HostArray> {
     const view = this.readView(x, 'read');
-    if (isWholeBuffer(view)) return this.readStorage(view.buffer);
+    const host = (data: StorageArray): HostArray => (view.dtype === 'bool' ? storageToBool(data) : data);
+    if (isWholeBuffer(view)) return host(await this.readStorage(view.buffer));
     const tmp = this.contiguous(view);
     try {
-      return await this.readStorage(tmp.buffer);
+      return host(await this.readStorage(tmp.buffer));
     } finally {
       this.free(tmp);
     }
@@ -192,8 +202,8 @@ export abstract class StorageBackend {
     checkHostData(data, 'fromArray', dtype);
     assertShape(shape, 'fromArray: shape');
     if (dtype !== undefined && !isDType(dtype))
-      throw new DTypeError(`fromArray: unknown dtype ${describeValue(dtype)} (expected float32 or int32)`);
-    const dt: DType = dtype ?? (data instanceof Int32Array ? 'int32' : 'float32');
+      throw new DTypeError(`fromArray: unknown dtype ${describeValue(dtype)} (expected float32, int32 or bool)`);
+    const dt: DType = dtype ?? (data instanceof Int32Array ? 'int32' : data instanceof Uint8Array ? 'bool' : 'float32');
     if (data.length !== sizeOf(shape)) {
       throw new ShapeMismatchError(
         `fromArray: ${data.length} values do not fill shape [${shape.join(', ')}] (${sizeOf(shape)} elements)`,
@@ -201,9 +211,15 @@ export abstract class StorageBackend {
       );
     }
     const buffer = this.allocate(data.length, dt); // OutOfMemoryError before any host copy
-    let host: HostArray;
+    let host: StorageArray;
     try {
-      host = dt === 'float32' ? Float32Array.from(data) : Int32Array.from(data);
+      // bool: any nonzero value (NaN included, as NumPy's bool(nan)) is true.
+      host =
+        dt === 'float32'
+          ? Float32Array.from(data)
+          : dt === 'int32'
+            ? Int32Array.from(data)
+            : boolToStorage(Float64Array.from(data));
     } catch (e) {
       this.release(buffer);
       throw new InvalidArgumentError(
@@ -218,7 +234,8 @@ export abstract class StorageBackend {
     assertShape(shape, 'full: shape');
     checkNumber(value, 'full', 'value');
     const buffer = this.allocate(sizeOf(shape), dtype);
-    this.fillKernel(buffer, value);
+    // bool: any nonzero value (NaN included) is true, stored as 1.
+    this.fillKernel(buffer, dtype === 'bool' ? (value !== 0 ? 1 : 0) : value);
     return viewOf(buffer, shape);
   }
 

@@ -138,9 +138,9 @@ export function checkHostData(data: unknown, op: string, dtype: DType | undefine
   }
 }
 
-/** Host data for `write`: exactly a Float32Array (float32 buffer) or an Int32Array (int32 buffer). */
+/** Host data for `write`: exactly a Float32Array (float32), an Int32Array (int32) or a Uint8Array (bool). */
 export function checkWriteData(data: unknown, op: string, bufferDType: DType): asserts data is HostArray {
-  const want = bufferDType === 'float32' ? Float32Array : Int32Array;
+  const want = bufferDType === 'float32' ? Float32Array : bufferDType === 'int32' ? Int32Array : Uint8Array;
   if (data instanceof want) return;
   if (Array.isArray(data) || ArrayBuffer.isView(data)) {
     const got =
@@ -148,7 +148,9 @@ export function checkWriteData(data: unknown, op: string, bufferDType: DType): a
         ? 'float32 (Float32Array)'
         : data instanceof Int32Array
           ? 'int32 (Int32Array)'
-          : describeValue(data);
+          : data instanceof Uint8Array
+            ? 'bool (Uint8Array)'
+            : describeValue(data);
     throw new DTypeError(`${op}: data is ${got} but the buffer is ${bufferDType}; pass a ${want.name}`);
   }
   throw new InvalidArgumentError(

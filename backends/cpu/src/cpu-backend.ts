@@ -5,12 +5,15 @@ import {
   type BaseBackendOptions,
   type BinaryOp,
   type DeviceBuffer,
+  GATHER_FILL,
   type HostArray,
   isWholeBuffer,
   type NDArray,
-  newHostArray,
+  newStorageArray,
   OutOfMemoryError,
   type ReduceOp,
+  type StorageArray,
+  storageToBool,
   type UnaryOp,
 } from '@polyhal/hal';
 import { type PhiloxStream, philoxUniformFill } from '@polyhal/hal';
@@ -23,6 +26,7 @@ import { softmaxCrossEntropyKernel } from './kernels/softmax.js';
 import { reduceKernel } from './kernels/reduce.js';
 import type { Strided } from './kernels/strided.js';
 import { unaryKernel } from './kernels/unary.js';
+import { whereKernel } from './kernels/where.js';
 
 export type CpuBackendOptions = BaseBackendOptions;
 
@@ -52,7 +56,7 @@ export class CpuBackend extends BaseBackend {
   readonly name = 'cpu';
   readonly deviceName = describeHost();
   readonly deviceType = 'cpu' as const;
-  private readonly store = new Map<number, HostArray>();
+  private readonly store = new Map<number, StorageArray>();
 
   constructor(options: CpuBackendOptions = {}) {
     super(options);
@@ -61,18 +65,21 @@ export class CpuBackend extends BaseBackend {
   /** Synchronous read of any view. */
   readonly readSync = (x: NDArray | DeviceBuffer): HostArray => {
     const view = this.readView(x, 'readSync');
-    if (isWholeBuffer(view)) return this.data(view.buffer).slice();
-    const out = newHostArray(
-      view.dtype,
-      view.shape.reduce((p, d) => p * d, 1),
-    );
-    copyKernel(this.strided(view), out);
-    return out;
+    let out: StorageArray;
+    if (isWholeBuffer(view)) out = this.data(view.buffer).slice();
+    else {
+      out = newStorageArray(
+        view.dtype,
+        view.shape.reduce((p, d) => p * d, 1),
+      );
+      copyKernel(this.strided(view), out);
+    }
+    return view.dtype === 'bool' ? storageToBool(out) : out;
   };
 
   protected createStorage(buffer: DeviceBuffer): void {
     try {
-      this.store.set(buffer.id, newHostArray(buffer.dtype, buffer.size));
+      this.store.set(buffer.id, newStorageArray(buffer.dtype, buffer.size));
     } catch (e) {
       if (e instanceof RangeError) throw new OutOfMemoryError(buffer.byteLength, 0, this.name);
       throw e;
@@ -83,11 +90,11 @@ export class CpuBackend extends BaseBackend {
     this.store.delete(buffer.id);
   }
 
-  protected writeStorage(buffer: DeviceBuffer, data: HostArray): void {
+  protected writeStorage(buffer: DeviceBuffer, data: StorageArray): void {
     this.data(buffer).set(data);
   }
 
-  protected async readStorage(buffer: DeviceBuffer): Promise<HostArray> {
+  protected async readStorage(buffer: DeviceBuffer): Promise<StorageArray> {
     return this.data(buffer).slice();
   }
 
@@ -116,11 +123,15 @@ export class CpuBackend extends BaseBackend {
   }
 
   protected gatherKernel(x: NDArray, indices: NDArray, out: DeviceBuffer): void {
-    gatherKernel(this.strided(x), this.strided(indices), this.data(out));
+    gatherKernel(this.strided(x), this.strided(indices), this.data(out), GATHER_FILL[x.dtype]);
   }
 
   protected scatterAddKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer): void {
     scatterAddKernel(this.strided(target), this.strided(indices), this.strided(updates), this.data(out));
+  }
+
+  protected whereKernel(cond: NDArray, x: NDArray, y: NDArray, out: DeviceBuffer): void {
+    whereKernel(this.strided(cond), this.strided(x), this.strided(y), this.data(out));
   }
 
   protected matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
@@ -186,7 +197,7 @@ export class CpuBackend extends BaseBackend {
   }
 
   /** The typed array behind a live buffer (no copy). For kernels and fused ops of this backend. */
-  data(buffer: DeviceBuffer): HostArray {
+  data(buffer: DeviceBuffer): StorageArray {
     const d = this.store.get(buffer.id);
     if (!d) this.checkBuffer(buffer, 'data');
     return d!;

@@ -1,11 +1,19 @@
 /**
  * The reference backend's kernels on its storage: a Float64Array for a float32 buffer (every value it
- * holds is a float32 value) and an Int32Array for an int32 buffer. Each kernel walks the output's
+ * holds is a float32 value) and an Int32Array for an int32 or bool (0/1) buffer. Each kernel walks the output's
  * shape element by element (strided.ts), computes in float64 (float32) or int32 arithmetic, and rounds
  * each float32 result once when it stores it. Inputs arrive validated by BaseBackend: see the
  * contracts in hal/src/hooks.ts.
  */
-import { type BinaryOp, type DType, type NDArray, type ReduceOp, type UnaryOp, UnsupportedOpError } from '@polyhal/hal';
+import {
+  type BinaryOp,
+  type DType,
+  GATHER_FILL,
+  type NDArray,
+  type ReduceOp,
+  type UnaryOp,
+  UnsupportedOpError,
+} from '@polyhal/hal';
 import { binaryFloat, binaryInt, castToInt32, store, unaryFloat, unaryInt } from './scalar.js';
 import { rowMajor, sizeOfShape, type Walked, walk } from './strided.js';
 
@@ -35,7 +43,7 @@ export function binary(op: BinaryOp, a: NDArray, as: Storage, b: NDArray, bs: St
  * (int32: −2^31 and 2^31 − 1).
  */
 export function reduce(op: ReduceOp, x: NDArray, xs: Storage, axes: readonly number[], out: Storage): void {
-  const isInt = x.dtype === 'int32';
+  const isInt = x.dtype !== 'float32'; // int32, and bool's 0/1 (any and all are its max and min)
   const folds: Record<ReduceOp, [number, (a: number, v: number) => number]> = {
     sum: [0, isInt ? (a, v) => (a + v) | 0 : (a, v) => a + v],
     prod: [1, isInt ? (a, v) => Math.imul(a, v) : (a, v) => a * v],
@@ -55,6 +63,13 @@ export function reduce(op: ReduceOp, x: NDArray, xs: Storage, axes: readonly num
     acc[oi!] = fold(acc[oi!]!, xs[xi!]!);
   });
   for (let i = 0; i < acc.length; i++) out[i] = store(x.dtype, acc[i]!);
+}
+
+/** out[i] = cond[i] ? x[i] : y[i]; cond (bool: 0/1), x and y view the output's shape. Values move unchanged. */
+export function where(c: NDArray, cs: Storage, x: NDArray, xs: Storage, y: NDArray, ys: Storage, out: Storage): void {
+  walk(c.shape, [c, x, y, { strides: rowMajor(c.shape), offset: 0 }], ([ci, xi, yi, oi]) => {
+    out[oi!] = cs[ci!] !== 0 ? xs[xi!]! : ys[yi!]!;
+  });
 }
 
 /** Copies x row-major into out (same element count); converts when `outDType` differs from x's. */
@@ -80,12 +95,12 @@ function position(i: number, dim: number): number {
 
 /**
  * gather on x [O, D, I] and indices [K] → out [O, K, I]: out[o, k, i] = x[o, position(indices[k]), i],
- * or the fill (NaN for float32, INT32_MIN for int32) when that position is out of range.
+ * or the fill (GATHER_FILL: NaN for float32, INT32_MIN for int32, 1 for bool) when that position is out of range.
  */
 export function gather(x: NDArray, xs: Storage, idx: NDArray, is: Storage, out: Storage): void {
   const [o, dim, n] = x.shape as [number, number, number];
   const k = idx.shape[0]!;
-  const fill = x.dtype === 'float32' ? Number.NaN : -2147483648;
+  const fill = GATHER_FILL[x.dtype];
   let w = 0;
   for (let a = 0; a < o; a++)
     for (let q = 0; q < k; q++) {

@@ -2,7 +2,7 @@
  * The reference backend: BaseBackend's hook set (hal/src/hooks.ts) and nothing else, in plain
  * JavaScript arithmetic. It is the worked example of docs/WRITING-A-BACKEND.md — every excerpt there
  * is taken from this file and kernels.ts — and it passes the whole conformance suite in the strict
- * class. Storage: a Float64Array per float32 buffer, an Int32Array per int32 buffer. Every op computes
+ * class. Storage: a Float64Array per float32 buffer, an Int32Array per int32 or bool (0/1) buffer. Every op computes
  * in float64 and rounds once to float32 per op, so it meets the float32 contract. Clarity over speed:
  * use @polyhal/backend-cpu or @polyhal/backend-wasm to compute.
  */
@@ -12,13 +12,13 @@ import {
   type BaseBackendOptions,
   type BinaryOp,
   type DeviceBuffer,
-  type HostArray,
   type NDArray,
   OutOfMemoryError,
   type ReduceOp,
+  type StorageArray,
   type UnaryOp,
 } from '@polyhal/hal';
-import { binary, copy, copyInto, gather, matmul, reduce, scatterAdd, type Storage, unary } from './kernels.js';
+import { binary, copy, copyInto, gather, matmul, reduce, scatterAdd, type Storage, unary, where } from './kernels.js';
 import { bitsToUniform, type PhiloxStream, philox4x32 } from '@polyhal/hal';
 import { store } from './scalar.js';
 
@@ -65,12 +65,12 @@ export class ReferenceBackend extends BaseBackend {
     this.storage.delete(buffer.id);
   }
 
-  protected writeStorage(buffer: DeviceBuffer, data: HostArray): void {
+  protected writeStorage(buffer: DeviceBuffer, data: StorageArray): void {
     const s = this.data(buffer);
     for (let i = 0; i < data.length; i++) s[i] = data[i]!; // float32 → float64 is exact
   }
 
-  protected async readStorage(buffer: DeviceBuffer): Promise<HostArray> {
+  protected async readStorage(buffer: DeviceBuffer): Promise<StorageArray> {
     const s = this.data(buffer);
     return buffer.dtype === 'float32' ? Float32Array.from(s) : Int32Array.from(s);
   }
@@ -108,6 +108,10 @@ export class ReferenceBackend extends BaseBackend {
   protected scatterAddKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer): void {
     const [t, i, u] = [target, indices, updates].map((a) => this.data(a.buffer)) as [Storage, Storage, Storage];
     scatterAdd(target, t, indices, i, updates, u, this.data(out));
+  }
+
+  protected whereKernel(cond: NDArray, x: NDArray, y: NDArray, out: DeviceBuffer): void {
+    where(cond, this.data(cond.buffer), x, this.data(x.buffer), y, this.data(y.buffer), this.data(out));
   }
 
   protected matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {

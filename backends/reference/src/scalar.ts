@@ -179,8 +179,10 @@ export function binaryFloat(op: BinaryOp, x: number, y: number): number {
       return Number.isNaN(x) || Number.isNaN(y) ? NaN : Math.min(x, y);
     case 'pow':
       return powFloat(x, y);
+    case 'fmod':
+      return x % y; // C's fmod: JS % truncates, exactly
     default:
-      throw new UnsupportedOpError(String(op), 'float32', BACKEND);
+      return compare(op, x, y, 'float32');
   }
 }
 
@@ -212,8 +214,40 @@ export function binaryInt(op: BinaryOp, x: number, y: number): number {
       for (let b = x, e = y; e > 0; e = Math.floor(e / 2), b = Math.imul(b, b)) if (e % 2 === 1) r = Math.imul(r, b);
       return r;
     }
+    case 'fmod':
+      return y === 0 ? 0 : (x % y) | 0; // truncated; x fmod 0 = 0
+    // bool is stored as 0/1: the logical ops are the bitwise ones on it
+    case 'logicalAnd':
+    case 'bitwiseAnd':
+      return x & y;
+    case 'logicalOr':
+    case 'bitwiseOr':
+      return x | y;
+    case 'logicalXor':
+    case 'bitwiseXor':
+      return x ^ y;
     default:
-      throw new UnsupportedOpError(String(op), 'int32', BACKEND);
+      return compare(op, x, y, 'int32');
+  }
+}
+
+/** The comparisons (IEEE: NaN compares false except with ≠), 1 or 0 for the bool result. */
+function compare(op: BinaryOp, x: number, y: number, dtype: DType): number {
+  switch (op) {
+    case 'equal':
+      return x === y ? 1 : 0;
+    case 'notEqual':
+      return x !== y ? 1 : 0;
+    case 'less':
+      return x < y ? 1 : 0;
+    case 'lessEqual':
+      return x <= y ? 1 : 0;
+    case 'greater':
+      return x > y ? 1 : 0;
+    case 'greaterEqual':
+      return x >= y ? 1 : 0;
+    default:
+      throw new UnsupportedOpError(String(op), dtype, BACKEND);
   }
 }
 

@@ -7,9 +7,11 @@
  * docs/OPS.md derive from these entries; the conformance runner keeps one typed runner per entry, so
  * an entry without one does not compile.
  */
+import type { DType } from '../dtype.js';
 import { CONV_OP_DEFS } from './conv-ops.js';
 import { INDEX_OP_DEFS } from './index-ops.js';
 import { LAYOUT_OP_DEFS } from './layout-ops.js';
+import { LOGIC_OP_DEFS } from './logic-ops.js';
 import { LOSS_OP_DEFS } from './loss-ops.js';
 import { type Accuracy, EXACT } from './types.js';
 import { RANDOM_OP_DEFS } from './random-ops.js';
@@ -20,7 +22,7 @@ export interface ArrayOpDef {
   signature: string;
   /** The rule for special values, errors and edge cases, in sentences. */
   semantics: string;
-  dtypes: readonly ('float32' | 'int32')[];
+  dtypes: readonly DType[];
   /**
    * Allowed error per dtype (relative to the oracle's error scale: Σ|terms| for dot products); `wgsl` a
    * looser bound for backends that declare `arithmetic: 'wgsl'`, with the reason.
@@ -32,7 +34,7 @@ export interface ArrayOpDef {
   composition?: string;
 }
 
-const BOTH = ['float32', 'int32'] as const;
+const ALL_DTYPES = ['float32', 'int32', 'bool'] as const;
 const F32 = ['float32'] as const;
 const EXACT_BOTH = { float32: EXACT, int32: EXACT };
 const MOVEMENT_GRAD = 'autograd movement.ts (the inverse movement of g)';
@@ -44,7 +46,7 @@ export const ARRAY_OP_DEFS = {
     semantics:
       'Same elements in row-major order. A view when the strides allow, else a contiguous copy. ' +
       'ShapeMismatchError when the sizes differ.',
-    dtypes: BOTH,
+    dtypes: ALL_DTYPES,
     accuracy: EXACT_BOTH,
     grad: MOVEMENT_GRAD,
   },
@@ -52,7 +54,7 @@ export const ARRAY_OP_DEFS = {
     kind: 'movement',
     signature: 'permute(x, perm) → x.shape[perm[i]]',
     semantics: 'A view (no copy): dimension i of the result is dimension perm[i] of x.',
-    dtypes: BOTH,
+    dtypes: ALL_DTYPES,
     accuracy: EXACT_BOTH,
     grad: MOVEMENT_GRAD,
   },
@@ -60,7 +62,7 @@ export const ARRAY_OP_DEFS = {
     kind: 'movement',
     signature: 'expand(x, shape) → shape',
     semantics: 'A broadcast view (stride 0) of size-1 dims, with new leading dims (NumPy broadcast_to).',
-    dtypes: BOTH,
+    dtypes: ALL_DTYPES,
     accuracy: EXACT_BOTH,
     grad: MOVEMENT_GRAD,
   },
@@ -68,7 +70,7 @@ export const ARRAY_OP_DEFS = {
     kind: 'movement',
     signature: 'shrink(x, bounds: [start, end) per dim) → end − start per dim',
     semantics: 'A view of the sub-box; InvalidArgumentError unless 0 ≤ start ≤ end ≤ dim.',
-    dtypes: BOTH,
+    dtypes: ALL_DTYPES,
     accuracy: EXACT_BOTH,
     grad: MOVEMENT_GRAD,
   },
@@ -76,7 +78,7 @@ export const ARRAY_OP_DEFS = {
     kind: 'movement',
     signature: 'stride(x, steps) → ceil(dim / |step|) per dim',
     semantics: 'A view taking every step-th element; a negative step walks the dim backwards (x[::-2]).',
-    dtypes: BOTH,
+    dtypes: ALL_DTYPES,
     accuracy: EXACT_BOTH,
     grad: MOVEMENT_GRAD,
   },
@@ -89,7 +91,7 @@ export const ARRAY_OP_DEFS = {
       "edge repeated as often as needed ('reflect'; a dim of 1 repeats it) or the periodic " +
       "continuation ('wrap'). The modes other than constant need a non-empty dim where they pad " +
       '(InvalidArgumentError).',
-    dtypes: BOTH,
+    dtypes: ALL_DTYPES,
     accuracy: EXACT_BOTH,
     grad: MOVEMENT_GRAD,
   },
@@ -97,7 +99,7 @@ export const ARRAY_OP_DEFS = {
     kind: 'movement',
     signature: 'contiguous(x) → x.shape',
     semantics: 'Materializes any view into a new row-major array.',
-    dtypes: BOTH,
+    dtypes: ALL_DTYPES,
     accuracy: EXACT_BOTH,
     grad: MOVEMENT_GRAD,
   },
@@ -106,8 +108,8 @@ export const ARRAY_OP_DEFS = {
     signature: 'cast(x, dtype) → x.shape',
     semantics:
       'float32 → int32 truncates toward zero and saturates at −2^31 and 2^31 − 1; NaN → 0. int32 → ' +
-      'float32 rounds to nearest even.',
-    dtypes: BOTH,
+      'float32 rounds to nearest even. To bool: x ≠ 0 (NaN is true, as NumPy); from bool: 1 or 0.',
+    dtypes: ALL_DTYPES,
     accuracy: EXACT_BOTH,
     grad: null,
   },
@@ -201,6 +203,7 @@ export const ARRAY_OP_DEFS = {
   ...INDEX_OP_DEFS,
   ...CONV_OP_DEFS,
   ...LOSS_OP_DEFS,
+  ...LOGIC_OP_DEFS,
 } as const satisfies Record<string, ArrayOpDef>;
 
 export type ArrayOp = keyof typeof ARRAY_OP_DEFS;

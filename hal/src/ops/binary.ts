@@ -4,6 +4,7 @@
  */
 import type { NDArray } from '../ndarray.js';
 import { withTemps } from '../temps.js';
+import { COMPARISON_OP_DEFS, LOGICAL_OP_DEFS } from './binary-logic.js';
 import { type BinaryOpDef, EXACT, type GradOps, ULP1, ULP2 } from './types.js';
 
 const U = (lo: number, hi: number) => ({ kind: 'uniform', lo, hi }) as const;
@@ -213,4 +214,6 @@ export const BINARY_OP_DEFS = {
         return [da, db];
       }),
   },
+  ...COMPARISON_OP_DEFS,
+  ...LOGICAL_OP_DEFS,
 } as const satisfies Record<string, BinaryOpDef>;

@@ -5,7 +5,7 @@
 import type { ArrayOpDef } from './array-ops.js';
 import { EXACT } from './types.js';
 
-const BOTH = ['float32', 'int32'] as const;
+const ALL_DTYPES = ['float32', 'int32', 'bool'] as const;
 const EXACT_BOTH = { float32: EXACT, int32: EXACT };
 
 export const LAYOUT_OP_DEFS = {
@@ -16,7 +16,7 @@ export const LAYOUT_OP_DEFS = {
       'A new array: the arrays one after another along axis (NumPy concatenate, ONNX Concat); empty ' +
       'arrays contribute nothing. InvalidArgumentError for an empty list or an axis out of range, ' +
       'DTypeError for mixed dtypes, ShapeMismatchError when ranks or the other dims differ.',
-    dtypes: BOTH,
+    dtypes: ALL_DTYPES,
     accuracy: EXACT_BOTH,
     grad: 'autograd layout.ts (g split back along axis)',
   },
@@ -26,7 +26,7 @@ export const LAYOUT_OP_DEFS = {
     semantics:
       'A new array joining arrays of one shape along a new axis in [−rank − 1, rank] (NumPy stack). ' +
       'Errors as concat; ShapeMismatchError unless all shapes are equal.',
-    dtypes: BOTH,
+    dtypes: ALL_DTYPES,
     accuracy: EXACT_BOTH,
     grad: 'autograd layout.ts (g split along axis, that axis dropped)',
   },
@@ -36,7 +36,7 @@ export const LAYOUT_OP_DEFS = {
     semantics:
       'Views of x (no copy, nothing to free): `sections` equal parts (InvalidArgumentError unless it ' +
       'divides the dim, as NumPy split) or parts of the given non-negative sizes summing to the dim (ONNX Split).',
-    dtypes: BOTH,
+    dtypes: ALL_DTYPES,
     accuracy: EXACT_BOTH,
     grad: 'autograd layout.ts (the parts’ gradients concatenated; zeros for unused parts)',
   },
@@ -47,7 +47,7 @@ export const LAYOUT_OP_DEFS = {
       'A new array with x repeated reps[i] times along dim i (NumPy tile, ONNX Tile): a reps shorter ' +
       'than the rank is padded with leading 1s, a longer one adds leading dims. reps non-negative ' +
       'integers (InvalidArgumentError); 0 gives an empty dim.',
-    dtypes: BOTH,
+    dtypes: ALL_DTYPES,
     accuracy: EXACT_BOTH,
     grad: 'autograd layout.ts (g summed over the repetitions)',
   },
@@ -55,7 +55,7 @@ export const LAYOUT_OP_DEFS = {
     kind: 'movement',
     signature: 'flip(x, axes = all) → x.shape',
     semantics: 'A view with the given axes reversed (negative strides; NumPy flip). Axes as for reductions.',
-    dtypes: BOTH,
+    dtypes: ALL_DTYPES,
     accuracy: EXACT_BOTH,
     grad: 'autograd layout.ts (flip of g)',
   },
@@ -66,7 +66,7 @@ export const LAYOUT_OP_DEFS = {
       'ONNX Trilu (NumPy triu / tril): element (i, j) of the last two dims kept where j − i ≥ k ' +
       '(upper) or j − i ≤ k (lower), 0 elsewhere; kept values are copied, so NaN and ±Inf stay as ' +
       'they are. InvalidArgumentError for rank < 2 or a non-integer k.',
-    dtypes: BOTH,
+    dtypes: ALL_DTYPES,
     accuracy: EXACT_BOTH,
     grad: 'autograd layout.ts (trilu of g)',
   },

@@ -111,7 +111,15 @@ export interface UnaryOpDef extends OpDefBase {
 
 export interface BinaryOpDef extends OpDefBase {
   f64: (x: number, y: number) => number;
+  /** The int32 reference (wrap-around); also the bool reference, on 0/1, for ops that take bool. */
   i32?: (x: number, y: number) => number;
+  /**
+   * The dtypes the op takes (both operands alike; see `binaryTakes` in ops.ts): float32, plus int32
+   * when `i32` is present, unless listed here.
+   */
+  takes?: readonly DType[];
+  /** 'bool' for the comparisons and the logical ops; otherwise the result has the operands' dtype. */
+  returns?: 'bool';
   /**
    * Error scale: |result| (default); |x| + |y| where cancellation makes |result| meaningless (add,
    * sub); |y| where the result is bounded by the divisor (mod; |result| when y is infinite).

@@ -1,12 +1,13 @@
 /**
- * Elementwise binary kernel (add, sub, mul, div, maximum, mod, cmplt, minimum, pow) over broadcast strided inputs.
+ * Elementwise binary kernel (the binary table: arithmetic, comparisons into bool 0/1, fmod, logical and bitwise
+ * ops on the int32 storage) over broadcast strided inputs.
  * One monomorphic loop per op and row; values are computed in float64 and rounded once on store.
  * Semantics: the op table (floored mod, NaN-propagating maximum and minimum, cmplt NaN → 0, IEEE pow).
  */
-import { type BinaryOp, type HostArray, UnsupportedOpError } from '@polyhal/hal';
+import { type BinaryOp, type StorageArray, UnsupportedOpError } from '@polyhal/hal';
 import { planRows, rowMajor, type Strided } from './strided.js';
 
-export function binaryKernel(op: BinaryOp, a: Strided, b: Strided, out: HostArray): void {
+export function binaryKernel(op: BinaryOp, a: Strided, b: Strided, out: StorageArray): void {
   const plan = planRows(a.shape, [a.strides, b.strides, rowMajor(a.shape)], [a.offset, b.offset, 0]);
   const { n, rows, step, starts } = plan;
   const sa = step[0]!;
@@ -41,13 +42,13 @@ function binaryRow(
   op: BinaryOp,
   isInt: boolean,
   n: number,
-  a: HostArray,
+  a: StorageArray,
   ai: number,
   sa: number,
-  b: HostArray,
+  b: StorageArray,
   bi: number,
   sb: number,
-  o: HostArray,
+  o: StorageArray,
   oi: number,
 ): void {
   const end = oi + n;
@@ -93,6 +94,40 @@ function binaryRow(
     case 'pow':
       if (isInt) for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = powInt(a[ai]!, b[bi]!);
       else for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = powFloat(a[ai]!, b[bi]!);
+      return;
+    case 'equal':
+      for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = a[ai]! === b[bi]! ? 1 : 0;
+      return;
+    case 'notEqual':
+      for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = a[ai]! !== b[bi]! ? 1 : 0;
+      return;
+    case 'less':
+      for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = a[ai]! < b[bi]! ? 1 : 0;
+      return;
+    case 'lessEqual':
+      for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = a[ai]! <= b[bi]! ? 1 : 0;
+      return;
+    case 'greater':
+      for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = a[ai]! > b[bi]! ? 1 : 0;
+      return;
+    case 'greaterEqual':
+      for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = a[ai]! >= b[bi]! ? 1 : 0;
+      return;
+    case 'fmod':
+      // JS % is C's fmod, exact on the doubles that hold float32 values; an int32 store turns x % 0 (NaN) into 0.
+      for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = a[ai]! % b[bi]!;
+      return;
+    case 'logicalAnd':
+    case 'bitwiseAnd':
+      for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = a[ai]! & b[bi]!;
+      return;
+    case 'logicalOr':
+    case 'bitwiseOr':
+      for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = a[ai]! | b[bi]!;
+      return;
+    case 'logicalXor':
+    case 'bitwiseXor':
+      for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = a[ai]! ^ b[bi]!;
       return;
     default:
       throw new UnsupportedOpError(String(op), isInt ? 'int32' : 'float32', 'cpu');

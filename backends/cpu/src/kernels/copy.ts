@@ -4,7 +4,7 @@
  * with dtype conversion when the arrays differ (float32 → int32 truncates toward zero and saturates;
  * NaN → 0).
  */
-import type { HostArray } from '@polyhal/hal';
+import type { StorageArray } from '@polyhal/hal';
 import { planRows, rowMajor, type Strided } from './strided.js';
 
 const I32_MAX = 2147483647;
@@ -35,6 +35,6 @@ export function stridedCopy(src: Strided, dst: Strided): void {
 }
 
 /** Materializes `src` into the contiguous `out`. */
-export function copyKernel(src: Strided, out: HostArray): void {
+export function copyKernel(src: Strided, out: StorageArray): void {
   stridedCopy(src, { data: out, shape: src.shape, strides: rowMajor(src.shape), offset: 0 });
 }

@@ -1,10 +1,10 @@
 /**
  * Index kernels (gather and scatterAdd) on the three-dim operands the HAL prepares (hal/src/indexing.ts):
  * x and the target [O, D, I], indices [K], updates and gather's output [O, K, I]. An index i of a dim
- * of D reads i + D when negative; outside [0, D) gather writes the fill (NaN float32, INT32_MIN int32)
+ * of D reads i + D when negative; outside [0, D) gather writes the fill (GATHER_FILL: NaN, INT32_MIN, 1)
  * and scatterAdd skips the update. scatterAdd adds in index order (k ascending): deterministic.
  */
-import type { HostArray } from '@polyhal/hal';
+import type { StorageArray } from '@polyhal/hal';
 import type { Strided } from './strided.js';
 
 /** The position along a dim of `dim` that index `i` reads, or −1 when it is out of range. */
@@ -13,11 +13,10 @@ const position = (i: number, dim: number): number => {
   return j >= 0 && j < dim ? j : -1;
 };
 
-export function gatherKernel(x: Strided, idx: Strided, out: HostArray): void {
+export function gatherKernel(x: Strided, idx: Strided, out: StorageArray, fill: number): void {
   const [o, dim, n] = x.shape as [number, number, number];
   const [so, sd, si] = x.strides as [number, number, number];
   const k = idx.shape[0]!;
-  const fill = out instanceof Float32Array ? Number.NaN : -2147483648;
   let w = 0;
   for (let a = 0; a < o; a++) {
     for (let b = 0; b < k; b++) {
@@ -33,7 +32,7 @@ export function gatherKernel(x: Strided, idx: Strided, out: HostArray): void {
   }
 }
 
-export function scatterAddKernel(target: Strided, idx: Strided, upd: Strided, out: HostArray): void {
+export function scatterAddKernel(target: Strided, idx: Strided, upd: Strided, out: StorageArray): void {
   const [o, dim, n] = target.shape as [number, number, number];
   const [to, td, ti] = target.strides as [number, number, number];
   const [uo, uk, ui] = upd.strides as [number, number, number];

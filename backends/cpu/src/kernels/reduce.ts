@@ -5,12 +5,12 @@
  * reduced axis, each output is a tight inner loop; otherwise (e.g. a column sum of [N, C]) whole rows
  * of outputs accumulate at once into a float64 scratch.
  */
-import { type HostArray, REDUCE_OP_DEFS, type ReduceOp, splitReduceAxes, UnsupportedOpError } from '@polyhal/hal';
+import { type StorageArray, REDUCE_OP_DEFS, type ReduceOp, splitReduceAxes, UnsupportedOpError } from '@polyhal/hal';
 import { planRows, type RowPlan, type Strided } from './strided.js';
 
 const FOLDS: readonly ReduceOp[] = ['sum', 'max', 'min', 'prod'];
 
-export function reduceKernel(op: ReduceOp, x: Strided, axes: readonly number[], out: HostArray): void {
+export function reduceKernel(op: ReduceOp, x: Strided, axes: readonly number[], out: StorageArray): void {
   const isInt = out instanceof Int32Array;
   if (!FOLDS.includes(op)) throw new UnsupportedOpError(String(op), isInt ? 'int32' : 'float32', 'cpu');
   const identity = REDUCE_OP_DEFS[op].identity;
@@ -39,7 +39,7 @@ function innerStride(p: RowPlan): number {
 }
 
 /** For each output: loop over the reduced elements. */
-function reduceInner(fold: Fold, init: number, x: HostArray, red: RowPlan, kept: RowPlan, out: HostArray): void {
+function reduceInner(fold: Fold, init: number, x: StorageArray, red: RowPlan, kept: RowPlan, out: StorageArray): void {
   const rs = red.starts[0]!;
   const rn = red.n;
   const rstep = red.step[0]!;
@@ -71,7 +71,7 @@ function reduceInner(fold: Fold, init: number, x: HostArray, red: RowPlan, kept:
 }
 
 /** For each reduced element: accumulate whole rows of outputs (inner loop over kept elements). */
-function reduceOuter(fold: Fold, init: number, x: HostArray, red: RowPlan, kept: RowPlan, out: HostArray): void {
+function reduceOuter(fold: Fold, init: number, x: StorageArray, red: RowPlan, kept: RowPlan, out: StorageArray): void {
   const acc = fold === 'imul' ? new Int32Array(out.length).fill(init) : new Float64Array(out.length).fill(init);
   const ks = kept.starts[0]!;
   const kn = kept.n;

@@ -2,11 +2,11 @@
  * Strided operands of the CPU kernels: a typed array plus a view (shape, strides, offset in elements).
  * Iteration is planned by the HAL's `planRows`.
  */
-import type { HostArray } from '@polyhal/hal';
+import type { StorageArray } from '@polyhal/hal';
 
 export { planRows, type RowPlan } from '@polyhal/hal';
 
-export interface Strided<T extends HostArray = HostArray> {
+export interface Strided<T extends StorageArray = StorageArray> {
   data: T;
   shape: readonly number[];
   strides: readonly number[];

@@ -3,11 +3,11 @@
  * float64 Math functions (erf: special.ts) and round once to float32 (well inside the tolerance table). relu and abs on
  * contiguous float32 run branch-free on the bit pattern (random signs would defeat the branch predictor).
  */
-import { type HostArray, type UnaryOp, UnsupportedOpError } from '@polyhal/hal';
+import { type StorageArray, type UnaryOp, UnsupportedOpError } from '@polyhal/hal';
 import { erf, normalCdf } from './special.js';
 import { planRows, rowMajor, type Strided } from './strided.js';
 
-export function unaryKernel(op: UnaryOp, x: Strided, out: HostArray): void {
+export function unaryKernel(op: UnaryOp, x: Strided, out: StorageArray): void {
   const plan = planRows(x.shape, [x.strides, rowMajor(x.shape)], [x.offset, 0]);
   const { n, rows, step, starts } = plan;
   if (
@@ -51,7 +51,7 @@ const sigmoid = (v: number): number => {
 const GELU_2C = 2 * Math.sqrt(2 / Math.PI);
 const GELU_A = 0.044715;
 
-function unaryRow(op: UnaryOp, n: number, x: HostArray, xi: number, sx: number, o: HostArray, oi: number): void {
+function unaryRow(op: UnaryOp, n: number, x: StorageArray, xi: number, sx: number, o: StorageArray, oi: number): void {
   const end = oi + n;
   switch (op) {
     case 'neg':
