@@ -23,14 +23,16 @@ function table(kind, defs) {
     '|---|---|---|---|---|---|---|',
   ];
   for (const [name, d] of Object.entries(defs)) {
-    const dtypes = d.i32 ? 'float32, int32' : 'float32';
+    const takes = d.takes ?? (d.i32 ? ['float32', 'int32'] : ['float32']);
+    const dtypes = `${takes.join(', ')}${d.returns ? ` → ${d.returns}` : ''}`;
     const w = d.accuracy.wgsl;
     const wgsl = w
       ? `${w.accuracy ? fmtAccuracy(w.accuracy) : 'same'}${w.domain ? ', checked in its domain only' : ''} (${w.why})`
       : 'same';
     lines.push(
-      `| \`${name}\` | ${dtypes} | ${cell(d.semantics)} | ${fmtAccuracy(d.accuracy.float32)} | ` +
-        `${d.i32 ? fmtAccuracy(d.accuracy.int32) : '—'} | ${cell(wgsl)} | ${d.grad ? 'yes' : 'none'} |`,
+      `| \`${name}\` | ${dtypes} | ${cell(d.semantics)} | ` +
+        `${takes.includes('float32') ? fmtAccuracy(d.accuracy.float32) : '—'} | ` +
+        `${takes.includes('int32') ? fmtAccuracy(d.accuracy.int32) : '—'} | ${cell(wgsl)} | ${d.grad ? 'yes' : 'none'} |`,
     );
   }
   return `## ${kind}\n\n${lines.join('\n')}\n`;

@@ -2,7 +2,15 @@
  * Conformance cases of the elementwise ops (from the op table: each entry's domain, special values, int32),
  * on every shape class: scalars, size-1, broadcast pairs, empty, odd sizes and strided views.
  */
-import { BINARY_OP_DEFS, BINARY_OPS, type BinaryOpDef, INT32_UNARY_OPS, UNARY_OP_DEFS, UNARY_OPS } from '@polyhal/hal';
+import {
+  BINARY_OP_DEFS,
+  BINARY_OPS,
+  type BinaryOpDef,
+  binaryTakes,
+  INT32_UNARY_OPS,
+  UNARY_OP_DEFS,
+  UNARY_OPS,
+} from '@polyhal/hal';
 import type { Case, ViewSpec } from './cases.js';
 import { fmt, I, SPECIAL, viewName } from './cases-util.js';
 import type { Generator } from './random.js';
@@ -11,15 +19,22 @@ import type { Generator } from './random.js';
 const UNARY_DOMAIN: Record<string, Generator> = Object.fromEntries(
   UNARY_OPS.map((op) => [op, UNARY_OP_DEFS[op].domain]),
 );
+/** float32 domains of the binary ops that take float32 (binaryTakes). */
 const BINARY_DOMAIN: Record<string, [Generator, Generator]> = Object.fromEntries(
-  BINARY_OPS.map((op) => [op, [...(BINARY_OP_DEFS[op] as BinaryOpDef).domain] as [Generator, Generator]]),
+  BINARY_OPS.filter((op) => binaryTakes(op).includes('float32')).map((op) => [
+    op,
+    [...(BINARY_OP_DEFS[op] as BinaryOpDef).domain] as [Generator, Generator],
+  ]),
 );
+/** int32 domains of the binary ops that take int32. */
 const INT_BINARY_DOMAIN: Record<string, [Generator, Generator]> = Object.fromEntries(
   BINARY_OPS.flatMap((op) => {
     const d = (BINARY_OP_DEFS[op] as BinaryOpDef).int32Domain;
-    return d ? [[op, [...d] as [Generator, Generator]]] : [];
+    return d && binaryTakes(op).includes('int32') ? [[op, [...d] as [Generator, Generator]]] : [];
   }),
 );
+/** The binary ops that take bool operands (0/1). */
+const BOOL_BINARY_OPS = BINARY_OPS.filter((op) => binaryTakes(op).includes('bool'));
 
 const ELEMENTWISE_SHAPES: { shape: number[]; view?: ViewSpec }[] = [
   { shape: [] },
@@ -217,6 +232,56 @@ export function elementwiseCases(): Case[] {
         ],
       });
     }
+  }
+  // bool operands (0/1) of the logical ops, equal and notEqual: every pair of values, broadcast and viewed
+  const B = I(0, 1);
+  for (const op of BOOL_BINARY_OPS) {
+    for (const [a, b] of [BROADCAST_PAIRS[1]!, BROADCAST_PAIRS[3]!, BROADCAST_PAIRS[7]!, BROADCAST_PAIRS[8]!]) {
+      cases.push({
+        id: `${op}/bool/${fmt(a.shape)}${viewName(a.view)}x${fmt(b.shape)}`,
+        kind: 'binary',
+        op,
+        dtype: 'bool',
+        inputs: [
+          { ...a, gen: B, dtype: 'bool' },
+          { ...b, gen: B, dtype: 'bool' },
+        ],
+      });
+    }
+  }
+  // fmod's signed zeros and infinite divisors (the result takes x's sign), int32 edges of the bitwise ops
+  cases.push({
+    id: 'fmod/float32/signed-zeros',
+    kind: 'binary',
+    op: 'fmod',
+    dtype: 'float32',
+    inputs: [
+      { shape: [zx.length], gen: SPECIAL, values: zx },
+      { shape: [zy.length], gen: SPECIAL, values: zy },
+    ],
+  });
+  cases.push({
+    id: 'fmod/float32/quotient-2^20..2^24',
+    kind: 'binary',
+    op: 'fmod',
+    dtype: 'float32',
+    inputs: [
+      { shape: [mx.length], gen: SPECIAL, values: mx },
+      { shape: [my.length], gen: SPECIAL, values: my },
+    ],
+  });
+  const edges = [-2147483648, -2147483647, -65536, -7, -1, 0, 1, 7, 65536, 2147483646, 2147483647];
+  for (const op of ['bitwiseAnd', 'bitwiseOr', 'bitwiseXor', 'fmod', 'equal', 'less', 'greaterEqual']) {
+    cases.push({
+      id: `${op}/int32/edges`,
+      kind: 'binary',
+      op,
+      dtype: 'int32',
+      inputs: [
+        { shape: [edges.length, 1], gen: SPECIAL, values: edges, dtype: 'int32' },
+        { shape: [1, edges.length], gen: SPECIAL, values: edges, dtype: 'int32' },
+      ],
+    });
   }
   return cases;
 }

@@ -1,8 +1,10 @@
+import type { DType } from '@polyhal/hal';
 import { compositeCases } from './cases-composite.js';
 import { convCases } from './cases-conv.js';
 import { coreCases } from './cases-core.js';
 import { elementwiseCases } from './cases-elementwise.js';
 import { indexCases } from './cases-index.js';
+import { boolMovementCases, logicCases } from './cases-logic.js';
 import { layoutCases } from './cases-layout.js';
 import { type LossCaseParams, lossCases } from './cases-loss.js';
 import { rankCases } from './cases-rank.js';
@@ -22,7 +24,7 @@ export interface InputSpec {
   gen: Generator;
   /** Explicit values (row-major, prod(shape) of them), used instead of `gen` (property-based tests). */
   values?: number[];
-  dtype?: 'float32' | 'int32';
+  dtype?: DType;
   /** Applied after upload, so the op sees a strided view (stored shape is `shape`). */
   view?: ViewSpec;
 }
@@ -33,7 +35,7 @@ export interface Case {
   id: string;
   kind: CaseKind;
   op: string;
-  dtype: 'float32' | 'int32';
+  dtype: DType;
   inputs: InputSpec[];
   params?: {
     axes?: number[];
@@ -44,7 +46,7 @@ export interface Case {
     steps?: number[];
     pads?: [number, number][];
     value?: number;
-    dtype?: 'float32' | 'int32';
+    dtype?: DType;
     axis?: number;
     withGrad?: boolean;
     /** Layout ops: pad's mode, tile's reps, trilu's k and upper, split's sections or sizes. */
@@ -78,6 +80,7 @@ function buildCases(): Case[] {
   cases.push(...randomCases());
   cases.push(...lossCases());
   cases.push(...convCases());
+  cases.push(...logicCases(), ...boolMovementCases());
   return cases;
 }
 

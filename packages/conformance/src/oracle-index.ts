@@ -25,7 +25,9 @@ export function oGather(x: Ref, indices: Ref, axis: number): Ref {
       pos === null
         ? x.dtype === 'float32'
           ? Number.NaN
-          : -2147483648
+          : x.dtype === 'bool'
+            ? 1 // JAX's fill for bool: true
+            : -2147483648
         : x.data[flat(x.shape, [...idx.slice(0, ax), pos, ...idx.slice(ax + r)])]!;
   }
   return { shape, data, dtype: x.dtype };

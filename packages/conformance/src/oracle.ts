@@ -8,6 +8,7 @@
 import {
   BINARY_OP_DEFS,
   type BinaryOpDef,
+  type DType,
   REDUCE_OP_DEFS,
   type ReduceOpDef,
   UNARY_OP_DEFS,
@@ -17,12 +18,12 @@ import {
 export interface Ref {
   shape: number[];
   data: Float64Array;
-  dtype: 'float32' | 'int32';
+  dtype: DType;
   /** Error scale per element; absent = |data|. */
   scale?: Float64Array;
 }
 
-export function ref(shape: number[], values: ArrayLike<number>, dtype: 'float32' | 'int32' = 'float32'): Ref {
+export function ref(shape: number[], values: ArrayLike<number>, dtype: DType = 'float32'): Ref {
   return { shape: [...shape], data: Float64Array.from(values), dtype };
 }
 
@@ -105,8 +106,8 @@ export function oBinary(op: string, a: Ref, b: Ref): Ref {
   const shape = oBroadcastShape(a.shape, b.shape);
   const A = oExpand(a, shape);
   const B = oExpand(b, shape);
-  const f = a.dtype === 'int32' ? d.i32 : d.f64;
-  if (!f) throw new Error(`oracle: ${op} takes no int32`);
+  const f = a.dtype === 'float32' ? d.f64 : d.i32; // bool: the int32 reference on 0/1
+  if (!f) throw new Error(`oracle: ${op} takes no ${a.dtype}`);
   const n = numel(shape);
   const data = new Float64Array(n);
   const scale = new Float64Array(n);
@@ -122,7 +123,7 @@ export function oBinary(op: string, a: Ref, b: Ref): Ref {
           ? Math.abs(y)
           : Math.abs(r);
   }
-  return { shape, data, dtype: a.dtype, scale };
+  return { shape, data, dtype: d.returns ?? a.dtype, scale };
 }
 
 /**
@@ -202,9 +203,18 @@ export function oPad(x: Ref, pads: [number, number][], value: number): Ref {
   );
 }
 
-export function oCast(x: Ref, dtype: 'float32' | 'int32'): Ref {
+/** cast: float32 → int32 truncates and saturates (NaN → 0); to bool x ≠ 0 (NaN true); bool → 0/1. */
+export function oCast(x: Ref, dtype: DType): Ref {
   const data = x.data.map((v) =>
-    dtype === 'int32' ? (Number.isNaN(v) ? 0 : Math.max(-2147483648, Math.min(2147483647, Math.trunc(v)))) : v,
+    dtype === 'bool'
+      ? v !== 0
+        ? 1
+        : 0
+      : dtype === 'int32'
+        ? Number.isNaN(v)
+          ? 0
+          : Math.max(-2147483648, Math.min(2147483647, Math.trunc(v)))
+        : v,
   );
   return { shape: [...x.shape], data, dtype };
 }

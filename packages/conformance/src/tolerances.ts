@@ -6,6 +6,7 @@ import {
   type BackendCapabilities,
   BINARY_OP_DEFS,
   type BinaryOpDef,
+  type DType,
   REDUCE_OP_DEFS,
   type ReduceOpDef,
   UNARY_OP_DEFS,
@@ -133,12 +134,14 @@ export function inDomain(op: string, caps: BackendCapabilities, inputs: readonly
  * The tolerance for an op × dtype in an arithmetic class; throws if the table has no entry (every op
  * must have one) or the class is unknown (a backend's name is not a class).
  */
-export function toleranceFor(op: string, dtype: 'float32' | 'int32', arithmetic: ArithmeticClass): Tolerance {
+export function toleranceFor(op: string, dtype: DType, arithmetic: ArithmeticClass): Tolerance {
   const overrides = CLASS_TOLERANCES[arithmetic];
   if (!overrides)
     throw new Error(
       `unknown arithmetic class '${String(arithmetic)}' (one of ${Object.keys(CLASS_TOLERANCES).join(', ')})`,
     );
+  // bool results and operands: 0 or 1, compared exactly
+  if (dtype === 'bool') return { abs: 0, rel: 0 };
   const t = overrides[op]?.[dtype] ?? TOLERANCES[op]?.[dtype];
   if (!t) throw new Error(`no tolerance for ${op} × ${dtype} (add one to TOLERANCES)`);
   return t;
