@@ -136,15 +136,6 @@ const geluOp = (ctx: NodeContext): UnaryOp => {
   return approximate === 'tanh' ? 'geluTanh' : 'gelu';
 };
 
-/** Comparisons exist in the HAL (cmplt), but ONNX's results are bool: the dtype check reports it. */
-const compare = (swap: boolean): OpMapping => ({
-  dtypes: FI,
-  contract: { kind: 'exact' },
-  plan:
-    () =>
-    (be, [a, b]) => [swap ? be.cmplt(b!, a!) : be.cmplt(a!, b!)],
-});
-
 export const ELEMENTWISE_OPS: Record<string, OpMapping> = {
   Relu: unary('relu'),
   Sigmoid: unary('sigmoid'),
@@ -193,12 +184,14 @@ export const ELEMENTWISE_OPS: Record<string, OpMapping> = {
   Div: binary((be, a, b) => be.div(a, b), undefined, 'div'),
   Mod: {
     dtypes: FI,
-    contract: (ctx) => (ctx.inputTypes[0] === 'int32' ? { kind: 'exact' } : { kind: 'hal', op: 'mod' }),
+    contract: (ctx) =>
+      ctx.inputTypes[0] === 'int32'
+        ? { kind: 'exact' }
+        : { kind: 'hal', op: ctx.attrs.int('fmod', 0) !== 0 ? 'fmod' : 'mod' },
     plan: (ctx) => {
-      // fmod = 1 is C's truncated remainder; the HAL's mod is NumPy's floored one, and turning one into
-      // the other in float32 rounds. ONNX requires fmod = 1 for floating-point inputs.
-      if (ctx.attrs.int('fmod', 0) !== 0)
-        throw new NotExpressible('attribute', "Mod fmod=1 (truncated remainder): the HAL's mod is floored");
+      // fmod = 1 is C's truncated remainder (the HAL's fmod); fmod = 0 NumPy's floored one (its mod).
+      // ONNX requires fmod = 1 for floating-point inputs.
+      if (ctx.attrs.int('fmod', 0) !== 0) return (be, [a, b]) => [be.fmod(a!, b!)];
       if (ctx.inputTypes[0] !== 'int32')
         throw new NotExpressible(
           'attribute',
@@ -212,8 +205,6 @@ export const ELEMENTWISE_OPS: Record<string, OpMapping> = {
   Sum: variadic((be, a, b) => be.add(a, b), FI, 'onnx'),
   Mean: variadic((be, a, b) => be.add(a, b), ['float32'], 'onnx', true),
   Clip: clipMapping,
-  Less: compare(false),
-  Greater: compare(true),
   // ONNX reference: np.clip(x, 0, inf) + np.clip(x, -inf, 0) * slope.
   PRelu: {
     plan:

@@ -297,11 +297,11 @@ const cast = (like: boolean): OpMapping => ({
 
 /**
  * Dropout in inference (training_mode absent or false; before opset 12 always): the identity; ratio
- * and seed have no effect there. Training mode is random: not expressible.
+ * and seed have no effect there. Training mode is random (not expressible) unless the ratio is 0.
  */
 const dropout: OpMapping = {
   host: [1, 2],
-  dtypes: FI,
+  dtypes: [...FI, 'bool'],
   contract: EXACT,
   plan: (ctx) => {
     ctx.attrs.int('seed', 0);
@@ -309,8 +309,12 @@ const dropout: OpMapping = {
     if (ctx.attrs.int('is_test', 1) === 0)
       throw new NotExpressible('attribute', 'Dropout is_test=0 (training: random)');
     const training = ctx.numbers(2)?.[0];
-    if (training) throw new NotExpressible('input', 'Dropout training_mode=true (random)');
-    return (_be, [x]) => [x!];
+    // training with ratio 0 drops nothing: the identity (and an all-true mask), as ONNX's reference
+    const ratio = ctx.numbers(1)?.[0] ?? 0.5;
+    if (training && ratio !== 0) throw new NotExpressible('input', 'Dropout training_mode=true (random)');
+    // the optional mask output: all true in inference (ONNX's reference: np.ones(x.shape, dtype=bool))
+    const withMask = ctx.node.outputs.length > 1 && ctx.node.outputs[1] !== '';
+    return (be, [x]) => (withMask ? [x!, be.full(x!.shape, 1, 'bool')] : [x!]);
   },
 };
 

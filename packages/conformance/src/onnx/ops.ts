@@ -1,12 +1,14 @@
 /**
  * THE ONNX op table: ONNX op type (default domain) → its lowering onto the HAL. An op type absent
  * from it is "not expressible: missing op". Families live in ops-elementwise.ts, ops-reduce.ts,
- * ops-movement.ts, ops-linalg.ts, ops-norm.ts, ops-constant.ts, ops-pool.ts, ops-index.ts and ops-misc.ts.
+ * ops-movement.ts, ops-linalg.ts, ops-norm.ts, ops-constant.ts, ops-pool.ts, ops-index.ts,
+ * ops-misc.ts and ops-logic.ts.
  */
 import { CONSTANT_OPS } from './ops-constant.js';
 import { ELEMENTWISE_OPS } from './ops-elementwise.js';
 import { INDEX_OPS } from './ops-index.js';
 import { LINALG_OPS } from './ops-linalg.js';
+import { LOGIC_OPS } from './ops-logic.js';
 import { LOSS_OPS } from './ops-loss.js';
 import { MISC_OPS } from './ops-misc.js';
 import { MOVEMENT_OPS } from './ops-movement.js';
@@ -26,6 +28,7 @@ export const ONNX_OPS: Readonly<Record<string, OpMapping>> = Object.freeze({
   ...INDEX_OPS,
   ...LOSS_OPS,
   ...MISC_OPS,
+  ...LOGIC_OPS,
 });
 
 /** The ONNX op types the table maps (sorted). */
