@@ -9,6 +9,7 @@ import { createWasmBackend } from '@polyhal/backend-wasm';
 import {
   BINARY_OPS,
   type ComputeBackend,
+  type DType,
   DTypeError,
   InvalidArgumentError,
   REDUCE_OPS,
@@ -27,7 +28,7 @@ afterAll(() => {
   wasm.dispose();
 });
 
-const t = (values: number[], shape: number[], opts: { dtype?: 'float32' | 'int32'; requiresGrad?: boolean } = {}) =>
+const t = (values: number[], shape: number[], opts: { dtype?: DType; requiresGrad?: boolean } = {}) =>
   Tensor.fromArray(cpu, values, shape, opts);
 
 describe('method chaining', () => {
@@ -78,6 +79,12 @@ describe('toString', () => {
     );
     expect(t([1e-6, 2], [2]).toString()).toBe('tensor([1.0000e-6, 2.0000e+0], shape=[2], dtype=float32, backend=cpu)');
     expect(t([7], []).toString()).toBe('tensor(7., shape=[], dtype=float32, backend=cpu)');
+  });
+
+  test('bool prints true and false; comparisons chain', () => {
+    const x = t([1, NaN, -2], [3]);
+    expect(x.greater(0).toString()).toBe('tensor([ true, false, false], shape=[3], dtype=bool, backend=cpu)');
+    expect(x.isnan().logicalNot().toString()).toBe('tensor([ true, false,  true], shape=[3], dtype=bool, backend=cpu)');
   });
 
   test('more than 1,000 elements: the first and last 3 along each dim, as NumPy summarizes', () => {
@@ -149,6 +156,18 @@ describe('safetensors', () => {
     const back = loadSafetensors(await saveSafetensors({ x: t(values, [2, 3]) }), wasm).tensors['x']!;
     expect(back.shape).toEqual([2, 3]);
     expect(Array.from(await back.data())).toEqual(values.map(Math.fround));
+  });
+
+  test('bool tensors are stored as BOOL, one byte each, and read back; a byte other than 0 is true', async () => {
+    const bytes = await saveSafetensors({ m: t([1, 0, 0, 1, 1], [5], { dtype: 'bool' }) });
+    const n = Number(new DataView(bytes.buffer).getBigUint64(0, true));
+    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
+    expect(header.m).toEqual({ dtype: 'BOOL', shape: [5], data_offsets: [0, 5] });
+    expect(Array.from(bytes.subarray(8 + n))).toEqual([1, 0, 0, 1, 1]);
+    bytes[8 + n + 1] = 7;
+    const back = loadSafetensors(bytes, wasm).tensors['m']!;
+    expect(back.dtype).toBe('bool');
+    expect(Array.from(await back.data())).toEqual([1, 1, 0, 1, 1]);
   });
 
   test('malformed files are typed errors and allocate nothing', async () => {

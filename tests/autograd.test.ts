@@ -250,6 +250,23 @@ const CHECKS: Check[] = [
     [inp([1, 2, 5, 4])],
   ],
   ['avgPool (1-D, ceilMode)', ([x]) => ag.avgPool(x!, { kernelSize: 3, stride: 2, ceilMode: true }), [inp([2, 1, 8])]],
+  // where: the condition from a comparison (away from its threshold), x and y broadcast, a number operand
+  [
+    'where (cond from greater, y broadcast)',
+    ([x, y]) => ag.where(ag.greater(x!, 0.1), x!, y!),
+    [inp([2, 3], -2, 2, [0.1]), inp([3])],
+  ],
+  [
+    'where (x broadcast by the condition, number y)',
+    ([x, c]) => ag.add(ag.where(ag.less(c!, 0), x!, 0), c!),
+    [inp([1, 3]), inp([2, 3], -2, 2, [0])],
+  ],
+  // |x| < 2y and x kept 0.1 away from ±y, where fmod jumps
+  [
+    'fmod (x by a broadcast y)',
+    ([x, y]) => ag.fmod(x!, y!),
+    [inp([2, 3], -4.9, 4.9, [-2.55, 2.55]), inp([3], 2.52, 2.58)],
+  ],
 ];
 
 for (const [name, factory] of Object.entries(REPO_BACKENDS)) {

@@ -16,6 +16,7 @@ export const PRINT_EDGE_ITEMS = 3;
 function numberFormat(values: ArrayLike<number>, dtype: DType): (v: number) => string {
   const special = (v: number): string | null =>
     Number.isNaN(v) ? 'nan' : v === Infinity ? 'inf' : v === -Infinity ? '-inf' : null;
+  if (dtype === 'bool') return (v) => (v ? 'true' : 'false');
   if (dtype !== 'float32') return (v) => String(v);
   let allInt = true;
   let maxAbs = 0;

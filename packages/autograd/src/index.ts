@@ -1,6 +1,7 @@
 export * from './tensor.js';
 export * from './scope.js';
 export * from './ops.js';
+export * from './logic.js';
 export * from './movement.js';
 export * from './layout.js';
 export * from './indexing.js';

@@ -8,6 +8,7 @@ import {
   type ArgReduceOptions,
   BINARY_OPS,
   type BinaryOp,
+  type DType,
   type PadMode,
   REDUCE_OPS,
   type ReduceOp,
@@ -16,6 +17,7 @@ import {
 } from '@polyhal/hal';
 import { argmax, argmin, gather, oneHot } from './indexing.js';
 import { concat, flip, split, tile, trilu } from './layout.js';
+import { all, any, bitwiseNot, cast, isfinite, isinf, isnan, logicalNot, where } from './logic.js';
 import { expand, flatten, pad, permute, reshape, shrink, stride, transpose } from './movement.js';
 import {
   binaryOp,
@@ -72,6 +74,24 @@ export interface OpMethods {
   logSoftmax(axis?: number): Tensor;
   /** this: logits [N, C], labels [N, C] → per-row loss [N]. */
   softmaxCrossEntropy(labels: Tensor): Tensor;
+  /** this where the bool `cond` is true, else `other` (PyTorch Tensor.where). */
+  where(cond: Tensor, other: Scalarish): Tensor;
+  /** bool: whether any element along the axes (all when absent) is true. */
+  any(axes?: Axes, keepdims?: boolean): Tensor;
+  /** bool: whether every element along the axes (all when absent) is true. */
+  all(axes?: Axes, keepdims?: boolean): Tensor;
+  /** bool: true where NaN. */
+  isnan(): Tensor;
+  /** bool: true where ±Inf. */
+  isinf(): Tensor;
+  /** bool: true where finite. */
+  isfinite(): Tensor;
+  /** NOT of a bool tensor. */
+  logicalNot(): Tensor;
+  /** ~ of an int32 tensor. */
+  bitwiseNot(): Tensor;
+  /** This tensor converted to `dtype` (no gradient). */
+  cast(dtype: DType): Tensor;
 }
 
 const define = (name: string, value: (this: Tensor, ...args: never[]) => Tensor): void => {
@@ -155,6 +175,33 @@ const others: { [K in keyof OpMethods]: (this: Tensor, ...args: Parameters<OpMet
   },
   softmaxCrossEntropy(labels) {
     return softmaxCrossEntropy(this, labels);
+  },
+  where(cond, other) {
+    return where(cond, this, other);
+  },
+  any(axes, keepdims) {
+    return any(this, axes, keepdims);
+  },
+  all(axes, keepdims) {
+    return all(this, axes, keepdims);
+  },
+  isnan() {
+    return isnan(this);
+  },
+  isinf() {
+    return isinf(this);
+  },
+  isfinite() {
+    return isfinite(this);
+  },
+  logicalNot() {
+    return logicalNot(this);
+  },
+  bitwiseNot() {
+    return bitwiseNot(this);
+  },
+  cast(dtype) {
+    return cast(this, dtype);
   },
 };
 for (const [name, fn] of Object.entries(others)) define(name, fn as (this: Tensor, ...args: never[]) => Tensor);

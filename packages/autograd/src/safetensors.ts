@@ -4,13 +4,16 @@
  * "data_offsets": [begin, end]}, ..., "__metadata__": {..}}`, padded with spaces to a multiple of 8 —
  * then the tensors' bytes, row-major and little-endian, offsets relative to the end of the header.
  * Files written here are read by the Python, Rust and JS safetensors libraries, and theirs here.
- * float32 (F32) and int32 (I32) tensors; other dtypes are a DTypeError naming the dtype.
+ * float32 (F32), int32 (I32) and bool (BOOL, one byte 0/1 each) tensors; other dtypes are a DTypeError
+ * naming the dtype.
  */
 import { type ComputeBackend, type DType, DTypeError, InvalidArgumentError, ShapeMismatchError } from '@polyhal/hal';
 import { Tensor } from './tensor.js';
 
-const CODES: Record<string, DType> = { F32: 'float32', I32: 'int32' };
-const NAMES: Record<DType, string> = { float32: 'F32', int32: 'I32' } as Record<DType, string>;
+const CODES: Record<string, DType> = { F32: 'float32', I32: 'int32', BOOL: 'bool' };
+const NAMES: Record<DType, string> = { float32: 'F32', int32: 'I32', bool: 'BOOL' };
+/** Bytes per element in the file. */
+const WIDTH: Record<DType, number> = { float32: 4, int32: 4, bool: 1 };
 /** Header lengths past this are refused as corrupt (the Rust reader's limit). */
 const MAX_HEADER = 100_000_000;
 
@@ -40,10 +43,11 @@ export async function saveSafetensors(
     if (!code)
       throw new DTypeError(`saveSafetensors: ${name} has dtype ${t.dtype}, which safetensors here does not store`);
     const host = await t.data();
-    const bytes = new Uint8Array(host.length * 4);
+    const bytes = new Uint8Array(host.length * WIDTH[t.dtype]);
     const view = new DataView(bytes.buffer);
     for (let i = 0; i < host.length; i++) {
       if (t.dtype === 'int32') view.setInt32(i * 4, host[i]!, true);
+      else if (t.dtype === 'bool') bytes[i] = host[i] ? 1 : 0;
       else view.setFloat32(i * 4, host[i]!, true);
     }
     header[name] = { dtype: code, shape: [...t.shape], data_offsets: [offset, offset + bytes.length] };
@@ -93,13 +97,14 @@ export function loadSafetensors(
   const spans: [number, number, string][] = [];
   for (const [name, e] of entries) {
     const dtype = CODES[e?.dtype];
-    if (!dtype) throw new DTypeError(`loadSafetensors: ${name} has dtype ${String(e?.dtype)}; F32 and I32 are read`);
+    if (!dtype)
+      throw new DTypeError(`loadSafetensors: ${name} has dtype ${String(e?.dtype)}; F32, I32 and BOOL are read`);
     if (!Array.isArray(e.shape) || !e.shape.every((d) => Number.isInteger(d) && d >= 0))
       throw bad(`${name}: shape ${JSON.stringify(e.shape)} is not a list of sizes`);
     const [begin, end] = Array.isArray(e.data_offsets) ? e.data_offsets : [NaN, NaN];
     if (!Number.isInteger(begin) || !Number.isInteger(end) || begin < 0 || end < begin || end > dataLength)
       throw bad(`${name}: data_offsets ${JSON.stringify(e.data_offsets)} outside the ${dataLength} data bytes`);
-    const want = e.shape.reduce((p, d) => p * d, 1) * 4;
+    const want = e.shape.reduce((p, d) => p * d, 1) * WIDTH[dtype];
     if (end - begin !== want)
       throw new ShapeMismatchError(
         `loadSafetensors: ${name} has ${end - begin} bytes for shape [${e.shape}] (${want})`,
@@ -114,11 +119,19 @@ export function loadSafetensors(
   try {
     for (const [name, e] of entries) {
       const dtype = CODES[e.dtype]!;
-      const count = (e.data_offsets[1] - e.data_offsets[0]) / 4;
-      const host = dtype === 'int32' ? new Int32Array(count) : new Float32Array(count);
+      const count = (e.data_offsets[1] - e.data_offsets[0]) / WIDTH[dtype];
+      const host =
+        dtype === 'int32' ? new Int32Array(count) : dtype === 'bool' ? new Uint8Array(count) : new Float32Array(count);
       for (let i = 0; i < count; i++) {
-        const at = dataStart + e.data_offsets[0] + i * 4;
-        host[i] = dtype === 'int32' ? dv.getInt32(at, true) : dv.getFloat32(at, true);
+        const at = dataStart + e.data_offsets[0] + i * WIDTH[dtype];
+        host[i] =
+          dtype === 'int32'
+            ? dv.getInt32(at, true)
+            : dtype === 'bool'
+              ? dv.getUint8(at)
+                ? 1
+                : 0
+              : dv.getFloat32(at, true);
       }
       tensors[name] = Tensor.fromArray(backend, host, e.shape, { dtype });
     }
