@@ -75,7 +75,7 @@ describe('the hook set: BaseBackend checks its subclass at construction', () => 
     new ReferenceBackend().dispose();
   });
 
-  test('the hook list is the abstract set of BaseBackend: thirteen hooks, each with a one-line contract', () => {
+  test('the hook list is the abstract set of BaseBackend: fourteen hooks, each with a one-line contract', () => {
     expect(REQUIRED_HOOKS.map((h) => h.name)).toEqual([
       'createStorage',
       'destroyStorage',
@@ -90,6 +90,7 @@ describe('the hook set: BaseBackend checks its subclass at construction', () => 
       'gatherKernel',
       'scatterAddKernel',
       'matmulKernel',
+      'whereKernel',
     ]);
     for (const h of REQUIRED_HOOKS) {
       expect(h.signature.startsWith(`${h.name}(`)).toBe(true);

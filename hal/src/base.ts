@@ -74,8 +74,8 @@ export type { BaseBackendOptions } from './storage-backend.js';
 
 /**
  * The HAL implemented once over a small set of kernels. A backend extends this class and implements
- * the hook set REQUIRED_HOOKS (hal/src/hooks.ts): four storage hooks and nine kernels (unary, binary,
- * reduce, copy, copyInto, fill, gather, scatterAdd, matmul); every user-facing op — validation,
+ * the hook set REQUIRED_HOOKS (hal/src/hooks.ts): four storage hooks and ten kernels (unary, binary,
+ * reduce, copy, copyInto, fill, gather, scatterAdd, matmul, where); every user-facing op — validation,
  * broadcasting, typed errors, composites such as softmax — comes from here, so all backends behave
  * alike. Composites and optimizer steps (OPTIONAL_HOOKS) may be overridden with fused kernels. Guide:
  * docs/WRITING-A-BACKEND.md.

@@ -42,14 +42,14 @@ export const REQUIRED_HOOKS: readonly HookSpec[] = Object.freeze([
   },
   {
     name: 'writeStorage',
-    signature: 'writeStorage(buffer: DeviceBuffer, data: HostArray): void',
+    signature: 'writeStorage(buffer: DeviceBuffer, data: StorageArray): void',
     contract:
       'copy data (a Float32Array for float32, an Int32Array for int32 and for bool — 0 or 1 each —, ' +
       'of exactly buffer.size elements) into the buffer',
   },
   {
     name: 'readStorage',
-    signature: 'readStorage(buffer: DeviceBuffer): Promise<HostArray>',
+    signature: 'readStorage(buffer: DeviceBuffer): Promise<StorageArray>',
     contract:
       'resolve with a copy of the whole buffer (Float32Array, or Int32Array for int32 and bool) once ' +
       'queued work is done',
