@@ -1,6 +1,6 @@
 // Benchmark suite 'vocabulary': the ops added to the op table beyond the seed set, each against its
 // TensorFlow.js counterpart on the same inputs (1M float32 elements; layout and index ops on
-// [1024, 1024]-sized data). gelu, geluTanh and silu have no tfjs op and are left out. The
+// [1024, 1024]-sized data). gelu, geluTanh, silu and fmod have no tfjs op and are left out. The
 // trigonometric and hyperbolic ops run on x in [−1, 1] (acosh on 1 + |x|). BENCH_ROWS=<regexp> runs
 // only the rows whose name matches.
 import { force, forceTf, pair, rand } from './suites.mjs';
@@ -24,6 +24,11 @@ export const VOCABULARY_SUITES = {
     const thot = tf.tensor1d(hot, 'int32');
     const ge1 = be.add(pp, 0.5);
     const tge1 = tf.add(tp, 0.5);
+    // bool masks (about half true): ours stores bool as int32 0/1, tfjs as its own bool
+    const pm = be.greater(px, 0);
+    const tm = tf.greater(tx, 0);
+    const pm2 = be.less(px, 0.5);
+    const tm2 = tf.less(tx, 0.5);
     const cases = [
       ...['erf', 'floor', 'round', 'sign', 'softplus'].map((op) => [op, () => be[op](px), () => tf[op](tx), 8]),
       ['log1p', () => be.log1p(pp), () => tf.log1p(tp), 8],
@@ -43,6 +48,12 @@ export const VOCABULARY_SUITES = {
         8,
       ]),
       ['acosh', () => be.acosh(ge1), () => tf.acosh(tge1), 8],
+      ['less', () => be.less(px, pp), () => tf.less(tx, tp), 12],
+      ['equal', () => be.equal(px, pp), () => tf.equal(tx, tp), 12],
+      ['where', () => be.where(pm, px, pp), () => tf.where(tm, tx, tp), 16],
+      ['logicalAnd', () => be.logicalAnd(pm, pm2), () => tf.logicalAnd(tm, tm2), 12],
+      ['isnan', () => be.isnan(px), () => tf.isNaN(tx), 8],
+      ['any (axis 1)', () => be.any(pm, 1), () => tf.any(tm, 1), 4],
     ].filter(([name]) => !process.env.BENCH_ROWS || new RegExp(process.env.BENCH_ROWS).test(name));
     for (const [name, ours, theirs, bytesPerElement] of cases) {
       const t = await pair(
@@ -60,8 +71,8 @@ export const VOCABULARY_SUITES = {
       );
       rows.push({ suite: name, size: N * N, unit: 'GB/s', work: (bytesPerElement * N * N) / 1e9, ...t });
     }
-    for (const a of [px, pp, pidx, phot, ge1]) be.free(a);
-    for (const a of [tx, tp, tidx, thot, tge1]) a.dispose();
+    for (const a of [px, pp, pidx, phot, ge1, pm, pm2]) be.free(a);
+    for (const a of [tx, tp, tidx, thot, tge1, tm, tm2]) a.dispose();
     return rows;
   },
 };

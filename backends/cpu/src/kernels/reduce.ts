@@ -25,14 +25,15 @@ export function reduceKernel(op: ReduceOp, x: Strided, axes: readonly number[], 
     return;
   }
   // int32 products wrap: Math.imul on int32 accumulators (a float64 product would lose the low bits).
-  const fold = op === 'prod' && isInt ? 'imul' : op;
+  // int32 (and bool's 0/1) max/min: plain comparisons, no NaN to propagate (any/all are bool max/min).
+  const fold = op === 'prod' && isInt ? 'imul' : isInt && (op === 'max' || op === 'min') ? `${op}Int` : op;
   const minRed = innerStride(red);
   const minKept = innerStride(kept);
   if (minKept !== 0 && minKept < minRed) reduceOuter(fold, init, x.data, red, kept, out);
   else reduceInner(fold, init, x.data, red, kept, out);
 }
 
-type Fold = ReduceOp | 'imul';
+type Fold = ReduceOp | 'imul' | 'maxInt' | 'minInt';
 
 function innerStride(p: RowPlan): number {
   return p.n > 1 ? Math.abs(p.step[0]!) : Infinity;
@@ -61,6 +62,10 @@ function reduceInner(fold: Fold, init: number, x: StorageArray, red: RowPlan, ke
           if (acc !== acc) break;
         } else if (fold === 'prod') {
           for (let i = 0; i < rn; i++, p += rstep) acc *= x[p]!;
+        } else if (fold === 'maxInt') {
+          for (let i = 0; i < rn; i++, p += rstep) if (x[p]! > acc) acc = x[p]!;
+        } else if (fold === 'minInt') {
+          for (let i = 0; i < rn; i++, p += rstep) if (x[p]! < acc) acc = x[p]!;
         } else {
           for (let i = 0; i < rn; i++, p += rstep) acc = Math.imul(acc, x[p]!);
         }
@@ -86,9 +91,9 @@ function reduceOuter(fold: Fold, init: number, x: StorageArray, red: RowPlan, ke
         const end = o + kn;
         if (fold === 'sum') {
           for (; o < end; o++, p += kstep) acc[o] += x[p]!;
-        } else if (fold === 'max') {
+        } else if (fold === 'max' || fold === 'maxInt') {
           for (; o < end; o++, p += kstep) acc[o] = Math.max(acc[o]!, x[p]!);
-        } else if (fold === 'min') {
+        } else if (fold === 'min' || fold === 'minInt') {
           for (; o < end; o++, p += kstep) acc[o] = Math.min(acc[o]!, x[p]!);
         } else if (fold === 'prod') {
           for (; o < end; o++, p += kstep) acc[o] *= x[p]!;
