@@ -250,6 +250,11 @@ const CHECKS: Check[] = [
     [inp([1, 2, 5, 4])],
   ],
   ['avgPool (1-D, ceilMode)', ([x]) => ag.avgPool(x!, { kernelSize: 3, stride: 2, ceilMode: true }), [inp([2, 1, 8])]],
+  [
+    'groupNorm (3 groups of 2 channels, weight and bias)',
+    ([x, w, b]) => ag.groupNorm(x!, 3, w!, b!),
+    [inp([2, 6, 3]), inp([6]), inp([6])],
+  ],
   // where: the condition from a comparison (away from its threshold), x and y broadcast, a number operand
   [
     'where (cond from greater, y broadcast)',

@@ -79,6 +79,41 @@ describe('normalization', () => {
   });
 });
 
+describe('GroupNorm, GELU and SiLU', () => {
+  test('groupNorm normalizes each group of channels over its positions, then scales per channel', async () => {
+    const [n, c, l, g] = [2, 6, 4, 3];
+    const x = rand(n * c * l);
+    const w = rand(c);
+    const b = rand(c);
+    const want = new Array<number>(x.length);
+    const per = (c / g) * l;
+    for (let s = 0; s < n * g; s++) {
+      const grp = x.slice(s * per, s * per + per);
+      const mu = grp.reduce((a, v) => a + v, 0) / per;
+      const variance = grp.reduce((a, v) => a + (v - mu) ** 2, 0) / per;
+      grp.forEach((v, i) => {
+        const ch = (s % g) * (c / g) + Math.floor(i / l);
+        want[s * per + i] = ((v - mu) / Math.sqrt(variance + 1e-5)) * w[ch]! + b[ch]!;
+      });
+    }
+    const layer = new ag.GroupNorm(g, c, { backend: be });
+    layer.params.get('weight')!.backend.write(layer.params.get('weight')!.value.buffer, Float32Array.from(w));
+    layer.params.get('bias')!.backend.write(layer.params.get('bias')!.value.buffer, Float32Array.from(b));
+    close(await layer.forward(Tensor.fromArray(be, x, [n, c, l])).data(), want, 4e-6);
+    expect(() => new ag.GroupNorm(4, 6, { backend: be })).toThrow(InvalidArgumentError);
+    expect(() => layer.forward(Tensor.fromArray(be, rand(8), [2, 4]))).toThrow(ShapeMismatchError);
+  });
+
+  test('GELU (both forms) and SiLU are the elementwise ops as modules', async () => {
+    const x = Tensor.fromArray(be, rand(9), [9]);
+    expect(Array.from(await new ag.GELU().forward(x).data())).toEqual(Array.from(await ag.gelu(x).data()));
+    const tanhForm = new ag.GELU({ approximate: 'tanh' }).forward(x);
+    expect(Array.from(await tanhForm.data())).toEqual(Array.from(await ag.geluTanh(x).data()));
+    expect(Array.from(await new ag.SiLU().forward(x).data())).toEqual(Array.from(await ag.silu(x).data()));
+    expect(() => new ag.GELU({ approximate: 'erf' as never })).toThrow(InvalidArgumentError);
+  });
+});
+
 describe('attention', () => {
   /** softmax(q·kᵀ/√d + mask)·v for one head, float64. */
   const reference = (q: number[][], k: number[][], v: number[][], causal: boolean): number[] =>

@@ -12,7 +12,7 @@ import {
   ShapeMismatchError,
 } from '@polyhal/hal';
 import { flatten, transpose } from './movement.js';
-import { add, matmul, mean, mul, relu, sigmoid, sub, tanh } from './ops.js';
+import { add, gelu, geluTanh, matmul, mean, mul, relu, sigmoid, silu, sub, tanh } from './ops.js';
 import { gather } from './indexing.js';
 import { keep } from './scope.js';
 import { Tensor } from './tensor.js';
@@ -225,6 +225,20 @@ class Activation extends Module {
 export class ReLU extends Activation {
   constructor() {
     super(relu);
+  }
+}
+/** x·Φ(x) (exact, erf form; `approximate: 'tanh'` for the tanh form), as PyTorch's nn.GELU. */
+export class GELU extends Activation {
+  constructor(options: { approximate?: 'none' | 'tanh' } = {}) {
+    if (options.approximate !== undefined && options.approximate !== 'none' && options.approximate !== 'tanh')
+      throw new InvalidArgumentError(`GELU: approximate must be 'none' or 'tanh', got ${String(options.approximate)}`);
+    super(options.approximate === 'tanh' ? geluTanh : gelu);
+  }
+}
+/** x·sigmoid(x) (swish), as PyTorch's nn.SiLU. */
+export class SiLU extends Activation {
+  constructor() {
+    super(silu);
   }
 }
 export class Sigmoid extends Activation {

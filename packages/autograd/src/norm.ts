@@ -1,6 +1,7 @@
 /**
  * Normalization layers, composed from autograd ops (their gradients follow from the composition):
- * LayerNorm (Ba et al. 2016), RMSNorm (Zhang & Sennrich 2019) and BatchNorm (Ioffe & Szegedy 2015),
+ * LayerNorm (Ba et al. 2016), RMSNorm (Zhang & Sennrich 2019), BatchNorm (Ioffe & Szegedy 2015) and
+ * GroupNorm (Wu & He 2018),
  * with PyTorch's definitions: biased variance in the normalization, unbiased in BatchNorm's running
  * variance, running statistics updated with `momentum` in training and used in eval.
  */
@@ -164,5 +165,58 @@ export class BatchNorm extends Module {
     if (w) y = y.mul(w.reshape(bshape));
     if (b) y = y.add(b.reshape(bshape));
     return y;
+  }
+}
+
+/**
+ * Group normalization (Wu & He 2018, PyTorch group_norm): x [N, C, ...] with C divisible by `numGroups`;
+ * each sample's channels are split into numGroups groups of C/numGroups and normalized over each group
+ * and every spatial position, (x − mean) / √(var + eps) with var biased; then · weight + bias per
+ * channel ([C], or null). ShapeMismatchError for rank < 2, InvalidArgumentError when C % numGroups ≠ 0.
+ * numGroups = 1 is layer norm over [C, ...], numGroups = C instance norm.
+ */
+export function groupNorm(
+  x: Tensor,
+  numGroups: number,
+  weight: Tensor | null = null,
+  bias: Tensor | null = null,
+  eps = 1e-5,
+): Tensor {
+  if (x.rank < 2) throw new ShapeMismatchError(`groupNorm: input [${x.shape}] has no channel dim 1`, [x.shape]);
+  const [n, c] = x.shape as [number, number];
+  if (!Number.isInteger(numGroups) || numGroups < 1 || c % numGroups !== 0)
+    throw new InvalidArgumentError(`groupNorm: ${c} channels do not split into ${numGroups} groups`);
+  const grouped = x.reshape([n, numGroups, -1]);
+  const centered = grouped.sub(grouped.mean(2, true));
+  const variance = centered.mul(centered).mean(2, true);
+  let y = centered.div(variance.add(eps).sqrt()).reshape(x.shape);
+  const bshape = x.shape.map((d, i) => (i === 1 ? d : 1));
+  if (weight) y = y.mul(weight.reshape(bshape));
+  if (bias) y = y.add(bias.reshape(bshape));
+  return y;
+}
+
+/** y = groupNorm(x, numGroups) with a per-channel weight (1) and bias (0) when `affine` (default). */
+export class GroupNorm extends Module {
+  constructor(
+    readonly numGroups: number,
+    readonly numChannels: number,
+    readonly options: LayerOptions & { eps?: number; affine?: boolean },
+  ) {
+    super();
+    if (!Number.isInteger(numGroups) || numGroups < 1 || numChannels % numGroups !== 0)
+      throw new InvalidArgumentError(`GroupNorm: ${numChannels} channels do not split into ${numGroups} groups`);
+    if (options.affine !== false) {
+      this.params.set('weight', ones(options, [numChannels], 1, true));
+      this.params.set('bias', ones(options, [numChannels], 0, true));
+    }
+  }
+  forward(x: Tensor): Tensor {
+    if (x.rank < 2 || x.shape[1] !== this.numChannels)
+      throw new ShapeMismatchError(`GroupNorm: input [${x.shape}] has no channel dim 1 of ${this.numChannels}`, [
+        x.shape,
+      ]);
+    const w = this.params.get('weight') ?? null;
+    return groupNorm(x, this.numGroups, w, this.params.get('bias') ?? null, this.options.eps);
   }
 }
