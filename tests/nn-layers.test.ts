@@ -97,8 +97,9 @@ describe('GroupNorm, GELU and SiLU', () => {
       });
     }
     const layer = new ag.GroupNorm(g, c, { backend: be });
-    layer.params.get('weight')!.backend.write(layer.params.get('weight')!.value.buffer, Float32Array.from(w));
-    layer.params.get('bias')!.backend.write(layer.params.get('bias')!.value.buffer, Float32Array.from(b));
+    const state = layer.stateDict();
+    be.write(state['weight']!.value.buffer, Float32Array.from(w));
+    be.write(state['bias']!.value.buffer, Float32Array.from(b));
     close(await layer.forward(Tensor.fromArray(be, x, [n, c, l])).data(), want, 4e-6);
     expect(() => new ag.GroupNorm(4, 6, { backend: be })).toThrow(InvalidArgumentError);
     expect(() => layer.forward(Tensor.fromArray(be, rand(8), [2, 4]))).toThrow(ShapeMismatchError);
