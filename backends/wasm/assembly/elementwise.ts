@@ -1,12 +1,16 @@
 // Elementwise kernels over row plans: `n` elements per row, `rows` rows; each input has a base pointer
 // (bytes), an array of row start offsets (elements, i32) and an inner step (elements). Outputs are
 // contiguous (row r starts at r·n). Contiguous rows (step 1) and broadcast scalars (step 0) run on
-// f32x4/i32x4; other steps run scalar. Semantics: hal/src/ops.ts.
+// f32x4/i32x4; other steps run scalar. Semantics: hal/src/ops.ts. The float32 comparisons (into a bool
+// output) and where are in logic.ts; binaryI32 runs every op on int32 and bool (int32 0/1) operands.
 
 import { erf64, erfc64, sigmoid64 } from './special';
 
 // Op codes shared with src/dispatch-elementwise.ts (the op table's order).
 export const ADD = 0, SUB = 1, MUL = 2, DIV = 3, MAXIMUM = 4, MOD = 5, CMPLT = 6, MINIMUM = 7, POW = 8;
+// hal/src/ops/binary-logic.ts: the comparisons (→ bool 0/1), the truncated fmod, logical (bool) and bitwise (int32).
+export const EQUAL = 9, NOT_EQUAL = 10, LESS = 11, LESS_EQUAL = 12, GREATER = 13, GREATER_EQUAL = 14, FMOD = 15;
+export const LOGICAL_AND = 16, LOGICAL_OR = 17, LOGICAL_XOR = 18, BITWISE_AND = 19, BITWISE_OR = 20, BITWISE_XOR = 21;
 export const NEG = 0, EXP = 1, LOG = 2, RELU = 3, SIGMOID = 4, TANH = 5, SQRT = 6, RECIP = 7, EXP2 = 8,
     LOG2 = 9, SIN = 10, COS = 11, ABS = 12;
 export const SIGN = 13, FLOOR = 14, CEIL = 15, ROUND = 16, TRUNC = 17;
@@ -61,6 +65,7 @@ const GELU_2C: f64 = 1.5957691216057308, GELU_A: f64 = 0.044715;
     case MOD: return fmodFloored(x, y);
     case MINIMUM: return x < y || x != x ? x : y;
     case POW: return powF(x, y);
+    case FMOD: return x % y; // C's fmod (AssemblyScript's f32 %): exact, x's sign; x fmod ±Inf = x
     default: return x < y ? 1.0 : 0.0;
   }
 }
@@ -102,7 +107,7 @@ export function binaryF32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
       pa += <usize>i << 2;
       pb += <usize>i << 2;
     }
-    if (op != MOD && op != POW && (aStep == 1 || aStep == 0) && (bStep == 1 || bStep == 0)) {
+    if (op != MOD && op != POW && op != FMOD && (aStep == 1 || aStep == 0) && (bStep == 1 || bStep == 0)) {
       const sa = f32x4.splat(load<f32>(pa));
       const sb = f32x4.splat(load<f32>(pb));
       const ia = <usize>(aStep << 4);
@@ -142,18 +147,96 @@ export function binaryF32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
       if (r != 0 && (r < 0) != (y < 0)) r += y;
       return r;
     }
+    case FMOD: return y == 0 || y == -1 ? 0 : x % y; // truncated; x fmod 0 = 0, and INT_MIN fmod −1 = 0 (no trap)
+    case EQUAL: return <i32>(x == y);
+    case NOT_EQUAL: return <i32>(x != y);
+    case LESS: return <i32>(x < y);
+    case LESS_EQUAL: return <i32>(x <= y);
+    case GREATER: return <i32>(x > y);
+    case GREATER_EQUAL: return <i32>(x >= y);
+    case LOGICAL_AND: case BITWISE_AND: return x & y; // bool is 0/1: the logical ops are the bitwise ones
+    case LOGICAL_OR: case BITWISE_OR: return x | y;
+    case LOGICAL_XOR: case BITWISE_XOR: return x ^ y;
     default: return x < y ? 1 : 0;
   }
 }
 
+// The int32 ops with an i32x4 form (comparisons: true lanes are −1, masked to 1).
+@inline function vbinI(op: i32, a: v128, b: v128): v128 {
+  const one = i32x4.splat(1);
+  switch (op) {
+    case ADD: return i32x4.add(a, b);
+    case SUB: return i32x4.sub(a, b);
+    case MUL: return i32x4.mul(a, b);
+    case MAXIMUM: return i32x4.max_s(a, b);
+    case MINIMUM: return i32x4.min_s(a, b);
+    case EQUAL: return v128.and(i32x4.eq(a, b), one);
+    case NOT_EQUAL: return v128.and(i32x4.ne(a, b), one);
+    case LESS_EQUAL: return v128.and(i32x4.le_s(a, b), one);
+    case GREATER: return v128.and(i32x4.gt_s(a, b), one);
+    case GREATER_EQUAL: return v128.and(i32x4.ge_s(a, b), one);
+    case LOGICAL_AND: case BITWISE_AND: return v128.and(a, b);
+    case LOGICAL_OR: case BITWISE_OR: return v128.or(a, b);
+    case LOGICAL_XOR: case BITWISE_XOR: return v128.xor(a, b);
+    default: return v128.and(i32x4.lt_s(a, b), one); // CMPLT, LESS
+  }
+}
+
+// Operand steps 0 or 1 (a broadcast scalar or contiguous), 4 lanes per step with `op` a constant after
+// inlining; returns the elements done.
+@inline function binaryVecI32(op: i32, n: i32, pa: usize, aStep: i32, pb: usize, bStep: i32, po: usize): i32 {
+  const sa = i32x4.splat(load<i32>(pa)), sb = i32x4.splat(load<i32>(pb));
+  let i = 0;
+  if (aStep == 1 && bStep == 1) {
+    for (; i + 4 <= n; i += 4) {
+      const o = <usize>i << 2;
+      v128.store(po + o, vbinI(op, v128.load(pa + o), v128.load(pb + o)));
+    }
+  } else if (aStep == 1) {
+    for (; i + 4 <= n; i += 4) v128.store(po + (<usize>i << 2), vbinI(op, v128.load(pa + (<usize>i << 2)), sb));
+  } else {
+    for (; i + 4 <= n; i += 4) v128.store(po + (<usize>i << 2), vbinI(op, sa, v128.load(pb + (<usize>i << 2))));
+  }
+  return i;
+}
+
+function binaryVecRowI32(op: i32, n: i32, pa: usize, aStep: i32, pb: usize, bStep: i32, po: usize): i32 {
+  switch (op) {
+    case ADD: return binaryVecI32(ADD, n, pa, aStep, pb, bStep, po);
+    case SUB: return binaryVecI32(SUB, n, pa, aStep, pb, bStep, po);
+    case MUL: return binaryVecI32(MUL, n, pa, aStep, pb, bStep, po);
+    case MAXIMUM: return binaryVecI32(MAXIMUM, n, pa, aStep, pb, bStep, po);
+    case MINIMUM: return binaryVecI32(MINIMUM, n, pa, aStep, pb, bStep, po);
+    case CMPLT: case LESS: return binaryVecI32(LESS, n, pa, aStep, pb, bStep, po);
+    case EQUAL: return binaryVecI32(EQUAL, n, pa, aStep, pb, bStep, po);
+    case NOT_EQUAL: return binaryVecI32(NOT_EQUAL, n, pa, aStep, pb, bStep, po);
+    case LESS_EQUAL: return binaryVecI32(LESS_EQUAL, n, pa, aStep, pb, bStep, po);
+    case GREATER: return binaryVecI32(GREATER, n, pa, aStep, pb, bStep, po);
+    case GREATER_EQUAL: return binaryVecI32(GREATER_EQUAL, n, pa, aStep, pb, bStep, po);
+    case LOGICAL_AND: case BITWISE_AND: return binaryVecI32(BITWISE_AND, n, pa, aStep, pb, bStep, po);
+    case LOGICAL_OR: case BITWISE_OR: return binaryVecI32(BITWISE_OR, n, pa, aStep, pb, bStep, po);
+    case LOGICAL_XOR: case BITWISE_XOR: return binaryVecI32(BITWISE_XOR, n, pa, aStep, pb, bStep, po);
+    default: return 0; // mod, pow, fmod: scalar
+  }
+}
+
+// int32 and bool (int32 0/1) operands: arithmetic, comparisons into bool, fmod, logical and bitwise ops.
+// Rows whose steps are 0 or 1 (not both 0) run on i32x4.
 export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, aStep: i32, b: usize,
     bStarts: usize, bStep: i32, out: usize): void {
   const da = <usize>(aStep << 2), db = <usize>(bStep << 2);
+  const vec = (aStep == 1 || aStep == 0) && (bStep == 1 || bStep == 0) && (aStep | bStep) != 0;
   for (let r = 0; r < rows; r++) {
     let pa = a + (<usize>load<i32>(aStarts + (<usize>r << 2)) << 2);
     let pb = b + (<usize>load<i32>(bStarts + (<usize>r << 2)) << 2);
     const po = out + (<usize>(r * n) << 2);
-    for (let i = 0; i < n; i++) {
+    let i = 0;
+    if (vec) {
+      i = binaryVecRowI32(op, n, pa, aStep, pb, bStep, po);
+      pa += <usize>(i * aStep) << 2;
+      pb += <usize>(i * bStep) << 2;
+    }
+    for (; i < n; i++) {
       store<i32>(po + (<usize>i << 2), sbinI(op, load<i32>(pa), load<i32>(pb)));
       pa += da;
       pb += db;

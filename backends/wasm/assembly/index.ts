@@ -1,6 +1,7 @@
 // PolyHAL WASM-SIMD kernels. Memory is managed from JavaScript (src/memory.ts); every pointer here is
 // a byte offset into linear memory, every stride and offset an element count.
 export { binaryF32, binaryI32, unaryF32, unaryI32 } from './elementwise';
+export { compareF32, where32 } from './logic';
 export { copyRows, copyNd, fillF32, fillI32 } from './copy';
 export { reduceF32, reduceI32 } from './reduce';
 export { gemm, gemmRowBlock, packBytesA, packBytesB } from './matmul';

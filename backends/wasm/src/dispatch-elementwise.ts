@@ -1,6 +1,6 @@
 /**
- * Elementwise dispatch of the WASM backend: unary and binary ops over strided, broadcast operands
- * into a contiguous output. The views are planned into rows (planRows), the row starts lent to the
+ * Elementwise dispatch of the WASM backend: unary and binary ops, and where, over strided, broadcast
+ * operands into a contiguous output. The views are planned into rows (planRows), the row starts lent to the
  * kernel in linear memory (withPlan), and an output of at least elementwiseThreadThreshold elements
  * is split across the worker pool by rows, or by element ranges when there are few long rows.
  */
@@ -24,31 +24,60 @@ export const UNARY_CODES = Object.fromEntries(UNARY_OPS.map((op, i) => [op, i]))
 
 const rowMajor = contiguousStrides;
 
-/** out = op(x) for unary op `code` (UNARY_CODES); int32 (neg, abs, sign) runs unaryI32. */
+/** out = op(x) for unary op `code` (UNARY_CODES); int32 (neg, abs, sign) runs unaryI32 (bool never gets here). */
 export function dispatchUnary(ctx: WasmContext, code: number, x: NDArray, out: DeviceBuffer): void {
   const plan = planRows(x.shape, [x.strides, rowMajor(x.shape)], [x.offset, 0]);
   if (plan.rows === 0) return;
   withPlan(ctx.heap, plan, 1, ([xs]) => {
     const xp = { ptr: ctx.ptr(x.buffer), starts: xs!, step: plan.step[0]! };
-    if (x.dtype === 'int32') runElementwise(ctx, 'unaryI32', [code], plan, [xp], ctx.ptr(out));
+    if (x.dtype !== 'float32') runElementwise(ctx, 'unaryI32', [code], plan, [xp], ctx.ptr(out));
     else runElementwise(ctx, 'unaryF32', [code], plan, [xp], ctx.ptr(out));
   });
 }
 
-/** out = op(a, b) for binary op `code` (BINARY_CODES); a and b view the output's shape. */
+/**
+ * out = op(a, b) for binary op `code` (BINARY_CODES); a and b view the output's shape. int32 and bool
+ * (int32 0/1) operands run binaryI32; float32 operands run compareF32 when the output is bool (the
+ * comparisons), else binaryF32.
+ */
 export function dispatchBinary(ctx: WasmContext, code: number, a: NDArray, b: NDArray, out: DeviceBuffer): void {
   const plan = planRows(a.shape, [a.strides, b.strides, rowMajor(a.shape)], [a.offset, b.offset, 0]);
   if (plan.rows === 0) return;
+  const kernel = a.dtype !== 'float32' ? 'binaryI32' : out.dtype === 'bool' ? 'compareF32' : 'binaryF32';
   withPlan(ctx.heap, plan, 2, ([as, bs]) =>
     runElementwise(
       ctx,
-      a.dtype === 'int32' ? 'binaryI32' : 'binaryF32',
+      kernel,
       [code],
       plan,
       [
         { ptr: ctx.ptr(a.buffer), starts: as!, step: plan.step[0]! },
         { ptr: ctx.ptr(b.buffer), starts: bs!, step: plan.step[1]! },
       ],
+      ctx.ptr(out),
+    ),
+  );
+}
+
+/**
+ * out = cond ? x : y (where32: 32-bit words, any dtype of out); cond (bool), x and y view the output's
+ * shape.
+ */
+export function dispatchWhere(ctx: WasmContext, cond: NDArray, x: NDArray, y: NDArray, out: DeviceBuffer): void {
+  const ops = [cond, x, y];
+  const plan = planRows(
+    cond.shape,
+    [...ops.map((o) => o.strides), rowMajor(cond.shape)],
+    [...ops.map((o) => o.offset), 0],
+  );
+  if (plan.rows === 0) return;
+  withPlan(ctx.heap, plan, 3, (starts) =>
+    runElementwise(
+      ctx,
+      'where32',
+      [],
+      plan,
+      ops.map((o, k) => ({ ptr: ctx.ptr(o.buffer), starts: starts[k]!, step: plan.step[k]! })),
       ctx.ptr(out),
     ),
   );

@@ -37,7 +37,28 @@ export interface KernelExports {
   memoryMaxBytes: number;
   heapBase(): number;
   binaryF32: BinaryKernel;
+  /** int32 and bool operands: every int32 op, the comparisons (into bool 0/1), fmod, logical and bitwise. */
   binaryI32: BinaryKernel;
+  /** assembly/logic.ts: the float32 comparisons (EQUAL … GREATER_EQUAL codes) into a bool (int32 0/1) out. */
+  compareF32: BinaryKernel;
+  /**
+   * assembly/logic.ts: out = cond ? x : y as 32-bit words over rows (pointer, row starts, step of cond, x,
+   * then y; cond bool, int32 0/1).
+   */
+  where32(
+    n: number,
+    rows: number,
+    c: number,
+    cStarts: number,
+    cStep: number,
+    x: number,
+    xStarts: number,
+    xStep: number,
+    y: number,
+    yStarts: number,
+    yStep: number,
+    out: number,
+  ): void;
   unaryF32(op: number, n: number, rows: number, x: number, xStarts: number, xStep: number, out: number): void;
   unaryI32(op: number, n: number, rows: number, x: number, xStarts: number, xStep: number, out: number): void;
   copyRows(

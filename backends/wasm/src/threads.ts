@@ -53,7 +53,17 @@ const WAIT_SLICE_MS = 50;
 const START_TIMEOUT_MS = 30_000;
 
 /** Kernels a worker can run: the job's kind selects the export; its arguments fill the slot. */
-export const JOB_KERNELS = ['gemm', 'binaryF32', 'binaryI32', 'unaryF32', 'unaryI32', 'copyNd', 'philoxF32'] as const;
+export const JOB_KERNELS = [
+  'gemm',
+  'binaryF32',
+  'binaryI32',
+  'unaryF32',
+  'unaryI32',
+  'copyNd',
+  'philoxF32',
+  'compareF32',
+  'where32',
+] as const;
 export type JobKernel = (typeof JOB_KERNELS)[number];
 
 // The worker: instantiate on the shared memory, then serve jobs until the generation goes negative.

@@ -5,6 +5,7 @@ import {
   type BinaryOp,
   contiguousStrides,
   type DeviceBuffer,
+  GATHER_FILL,
   type HostArray,
   INT32_UNARY_OPS,
   isWholeBuffer,
@@ -15,6 +16,8 @@ import {
   type RowPlan,
   type SgdStepParams,
   splitReduceAxes,
+  type StorageArray,
+  storageToBool,
   type UnaryOp,
   REDUCE_OP_DEFS,
   REDUCE_OPS,
@@ -23,7 +26,7 @@ import {
 import type { PhiloxStream } from '@polyhal/hal';
 import { type WasmContext, type WorkerPool, withPlan } from './context.js';
 import { copyInto } from './dispatch-copy.js';
-import { BINARY_CODES, dispatchBinary, dispatchUnary, UNARY_CODES } from './dispatch-elementwise.js';
+import { BINARY_CODES, dispatchBinary, dispatchUnary, dispatchWhere, UNARY_CODES } from './dispatch-elementwise.js';
 import { dispatchAdam, dispatchSgd, dispatchSoftmaxCrossEntropy } from './dispatch-fused.js';
 import { dispatchMatmul } from './dispatch-matmul.js';
 import { dispatchPhilox } from './dispatch-random.js';
@@ -105,7 +108,9 @@ export class WasmBackend extends BaseBackend {
     try {
       const b = (tmp ?? view).buffer;
       const ptr = this.ptr(b) >>> 2;
-      return b.dtype === 'float32' ? this.heap.f32().slice(ptr, ptr + n) : this.heap.i32().slice(ptr, ptr + n);
+      if (b.dtype === 'float32') return this.heap.f32().slice(ptr, ptr + n);
+      const i32 = this.heap.i32().subarray(ptr, ptr + n);
+      return b.dtype === 'bool' ? storageToBool(i32) : i32.slice();
     } finally {
       if (tmp) this.free(tmp);
     }
@@ -134,14 +139,17 @@ export class WasmBackend extends BaseBackend {
     this.ptrs.delete(buffer.id);
   }
 
-  protected writeStorage(buffer: DeviceBuffer, data: HostArray): void {
+  /** A Float32Array for float32, an Int32Array for int32 and bool (0/1). */
+  protected writeStorage(buffer: DeviceBuffer, data: StorageArray): void {
     const ptr = this.ptr(buffer) >>> 2;
     if (data instanceof Float32Array) this.heap.f32().set(data, ptr);
     else this.heap.i32().set(data, ptr);
   }
 
-  protected async readStorage(buffer: DeviceBuffer): Promise<HostArray> {
-    return this.readSync(buffer);
+  protected async readStorage(buffer: DeviceBuffer): Promise<StorageArray> {
+    const ptr = this.ptr(buffer) >>> 2;
+    const end = ptr + buffer.size;
+    return buffer.dtype === 'float32' ? this.heap.f32().slice(ptr, end) : this.heap.i32().slice(ptr, end);
   }
 
   private ptr(buffer: DeviceBuffer): number {
@@ -160,7 +168,7 @@ export class WasmBackend extends BaseBackend {
     if (
       typeof code !== 'number' ||
       !Object.hasOwn(UNARY_CODES, op) ||
-      (x.dtype === 'int32' && !INT32_UNARY_OPS.has(op))
+      (x.dtype !== 'float32' && !(x.dtype === 'int32' && INT32_UNARY_OPS.has(op)))
     )
       throw new UnsupportedOpError(String(op), x.dtype, this.name);
     dispatchUnary(this.ctx, code, x, out);
@@ -168,7 +176,7 @@ export class WasmBackend extends BaseBackend {
 
   protected binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void {
     const code = BINARY_CODES[op];
-    if (typeof code !== 'number' || !Object.hasOwn(BINARY_CODES, op) || (a.dtype === 'int32' && op === 'div'))
+    if (typeof code !== 'number' || !Object.hasOwn(BINARY_CODES, op) || (a.dtype !== 'float32' && op === 'div'))
       throw new UnsupportedOpError(String(op), a.dtype, this.name);
     dispatchBinary(this.ctx, code, a, b, out);
   }
@@ -201,7 +209,7 @@ export class WasmBackend extends BaseBackend {
     if (op === 'prod' && reps >= 2 ** 31) repsI32 = (reps % 2 ** 30) + 2 ** 30;
     if (empty) {
       const identity = REDUCE_OP_DEFS[op].identity;
-      this.fillKernel(out, out.dtype === 'int32' ? identity.int32! : identity.float32);
+      this.fillKernel(out, out.dtype !== 'float32' ? identity.int32! : identity.float32);
       return;
     }
     // Every reduced row's start is listed (i32) in linear memory: refuse a list that cannot fit.
@@ -213,7 +221,8 @@ export class WasmBackend extends BaseBackend {
     const outer = inner(kp) !== 0 && inner(kp) < inner(rp) ? 1 : 0;
     this.withPlan(kp, 1, ([ks]) =>
       this.withPlan(rp, 1, ([rs]) => {
-        if (x.dtype === 'int32') {
+        if (x.dtype !== 'float32') {
+          // int32, and bool's 0/1 (any and all are its max and min)
           this.k.reduceI32(
             code,
             this.ptr(x.buffer),
@@ -275,7 +284,7 @@ export class WasmBackend extends BaseBackend {
 
   /** gather and scatterAdd on one thread (assembly/gather.ts); operands [O, D, I], [K], [O, K, I]. */
   protected gatherKernel(x: NDArray, indices: NDArray, out: DeviceBuffer): void {
-    const fill = x.dtype === 'float32' ? 0x7fc00000 : -2147483648;
+    const fill = x.dtype === 'float32' ? 0x7fc00000 : GATHER_FILL[x.dtype]; // NaN's bits, INT32_MIN, 1 (bool)
     const idx = [this.ptr(indices.buffer), indices.offset, indices.strides[0]!, indices.shape[0]!];
     this.k.gather32(...this.view3(x), ...idx, this.ptr(out), fill);
   }
@@ -283,8 +292,13 @@ export class WasmBackend extends BaseBackend {
   protected scatterAddKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer): void {
     const [u, uOff, uo, uk, ui] = this.view3(updates);
     const idx = [this.ptr(indices.buffer), indices.offset, indices.strides[0]!, indices.shape[0]!];
-    const isInt = target.dtype === 'int32' ? 1 : 0;
+    const isInt = target.dtype !== 'float32' ? 1 : 0;
     this.k.scatterAdd32(isInt, ...this.view3(target), ...idx, u!, uOff!, uo!, uk!, ui!, this.ptr(out));
+  }
+
+  /** out = cond ? x : y, bit for bit (assembly/logic.ts where32), split over the threads like the elementwise ops. */
+  protected whereKernel(cond: NDArray, x: NDArray, y: NDArray, out: DeviceBuffer): void {
+    dispatchWhere(this.ctx, cond, x, y, out);
   }
 
   /** A three-dim view as kernel arguments: pointer, offset, three strides, then its three dims. */
