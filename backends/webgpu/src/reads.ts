@@ -3,7 +3,7 @@
  * class), submitted with the open work. A read of an array that holds the result of failed work
  * rejects with that work's GpuError; a copy lost with other work of its submission is retried alone.
  */
-import { BackendUnavailableError, type DeviceBuffer, type HostArray, PolyHalError } from '@polyhal/hal';
+import { BackendUnavailableError, type DeviceBuffer, PolyHalError, type StorageArray } from '@polyhal/hal';
 import type { CommandBatch } from './encoder.js';
 import { GpuError } from './gpu-error.js';
 import { BufferPool } from './pool.js';
@@ -21,8 +21,8 @@ export class StagingReader {
     private readonly lostReason: () => string | null,
   ) {}
 
-  /** The readStorage hook: a copy of the whole buffer once the work before it is done. */
-  async read(buffer: DeviceBuffer): Promise<HostArray> {
+  /** The readStorage hook: a copy of the whole buffer once the work before it is done (Int32Array: int32, bool). */
+  async read(buffer: DeviceBuffer): Promise<StorageArray> {
     const bytes = Math.max(4, buffer.byteLength);
     const size = BufferPool.sizeClass(bytes);
     // MAP_READ | COPY_DST

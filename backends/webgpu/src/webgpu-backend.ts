@@ -5,7 +5,7 @@ import {
   BaseBackend,
   type BinaryOp,
   type DeviceBuffer,
-  type HostArray,
+  GATHER_FILL,
   isContiguous,
   type NDArray,
   OutOfMemoryError,
@@ -13,6 +13,7 @@ import {
   type ReduceOp,
   type SgdStepParams,
   splitReduceAxes,
+  type StorageArray,
   type UnaryOp,
   UnsupportedOpError,
 } from '@polyhal/hal';
@@ -29,6 +30,7 @@ import { TILES } from './kernels/matmul.js';
 import { PHILOX_WORDS, philoxWgsl } from './kernels/random.js';
 import { GATHER_WORDS, gatherWgsl, SCATTER_ADD_WORDS, scatterAddWgsl } from './kernels/gather.js';
 import { reduceWgsl, reduceWords } from './kernels/reduce.js';
+import { whereWgsl, whereWords } from './kernels/where.js';
 import { flat, packDims, rowMajor, stridedParams } from './kernel-params.js';
 import { coalesce, floatBits, grid, rankSlots } from './layout.js';
 import { BufferPool } from './pool.js';
@@ -130,7 +132,8 @@ export class WebGpuBackend extends BaseBackend {
     this.pool.release(b, Math.max(4, buffer.byteLength));
   }
 
-  protected writeStorage(buffer: DeviceBuffer, data: HostArray): void {
+  /** A Float32Array for float32, an Int32Array for int32 and bool (0/1). */
+  protected writeStorage(buffer: DeviceBuffer, data: StorageArray): void {
     this.assertUsable('write');
     this.flush(); // queued work that used a recycled buffer runs before this write
     if (data.byteLength > 0)
@@ -138,7 +141,7 @@ export class WebGpuBackend extends BaseBackend {
     this.batch.tracker.forget(buffer.id); // it holds the host's data now, whatever earlier work did
   }
 
-  protected async readStorage(buffer: DeviceBuffer): Promise<HostArray> {
+  protected async readStorage(buffer: DeviceBuffer): Promise<StorageArray> {
     this.assertUsable('read');
     return this.reader.read(buffer);
   }
@@ -207,6 +210,7 @@ export class WebGpuBackend extends BaseBackend {
     );
   }
 
+  /** a and b of one dtype (bool: i32 0/1); out's dtype is the op's result (bool for the comparisons). */
   protected binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void {
     binaryExpr(op, a.dtype); // throws UnsupportedOpError before anything is encoded
     const n = out.size;
@@ -215,8 +219,8 @@ export class WebGpuBackend extends BaseBackend {
     const { R, words } = stridedParams(a.shape, [a, b]);
     this.batch.dispatch(
       op,
-      `binary/${op}/${a.dtype}/${contig}/${R}`,
-      () => binaryWgsl(op, a.dtype, contig, R),
+      `binary/${op}/${a.dtype}/${out.dtype}/${contig}/${R}`,
+      () => binaryWgsl(op, a.dtype, out.dtype, contig, R),
       elementwiseWords(R),
       [n, 0, a.offset, b.offset, ...words],
       [this.gpu(a.buffer), this.gpu(b.buffer), this.gpu(out)],
@@ -301,12 +305,29 @@ export class WebGpuBackend extends BaseBackend {
 
   /** gather: one invocation per output element (kernels/gather.ts); operands [O, D, I], [K] → [O, K, I]. */
   protected gatherKernel(x: NDArray, indices: NDArray, out: DeviceBuffer): void {
-    const fill = x.dtype === 'float32' ? 0x7fc00000 : -2147483648;
+    const fill = x.dtype === 'float32' ? 0x7fc00000 : GATHER_FILL[x.dtype]; // NaN's bits, INT32_MIN, 1 (bool)
     const [, dim, n] = x.shape as [number, number, number];
     const params = [out.size, indices.shape[0]!, n, dim, x.offset, ...x.strides];
     params.push(indices.offset, indices.strides[0]!, fill);
     const buffers = [this.gpu(x.buffer), this.gpu(indices.buffer), this.gpu(out)];
     this.batch.dispatch('gather', 'gather', gatherWgsl, GATHER_WORDS, params, buffers, flat(out.size));
+  }
+
+  /** where: one invocation per output element copying x's or y's 32-bit word (kernels/where.ts). */
+  protected whereKernel(cond: NDArray, x: NDArray, y: NDArray, out: DeviceBuffer): void {
+    const n = out.size;
+    if (n === 0) return;
+    const contig = isContiguous(cond) && isContiguous(x) && isContiguous(y);
+    const { R, words } = stridedParams(cond.shape, [cond, x, y]);
+    this.batch.dispatch(
+      'where',
+      `where/${contig}/${R}`,
+      () => whereWgsl(contig, R),
+      whereWords(R),
+      [n, cond.offset, x.offset, y.offset, ...words],
+      [this.gpu(cond.buffer), this.gpu(x.buffer), this.gpu(y.buffer), this.gpu(out)],
+      flat(n),
+    );
   }
 
   /** scatterAdd: one invocation per output element, summing its updates in index order (no float atomics). */

@@ -1,7 +1,9 @@
 /**
  * WGSL for elementwise unary and binary ops over strided, broadcast inputs (one invocation per output
  * element). NaN handling is explicit on bit patterns, because WGSL lets compilers assume finite math
- * in comparisons and min/max. Semantics: hal/src/ops.ts.
+ * in comparisons and min/max; the float32 comparisons (hal/src/ops/binary-logic.ts) are decided on the
+ * bits altogether and write a bool (i32 0/1) output. bool operands (i32 0/1) take the int32 expressions.
+ * Semantics: hal/src/ops.ts.
  *
  * Params (i32 words): 0 n · 2 offset a · 3 offset b · 4.. shape · then strides of a, then of b.
  */
@@ -13,7 +15,10 @@ import { TRIG_WGSL } from './math-trig-wgsl.js';
 /** Param words for R dimension slots. */
 export const elementwiseWords = (R: number): number => 4 + 3 * R;
 
-const BINARY_F32: Record<BinaryOp, string> = {
+/** bool result of a float32 comparison `cmp` of the sortable keys (NaN: false; −0 = +0). */
+const F32_CMP = (cmp: string): string => `select(0, 1, !is_nan(x) && !is_nan(y) && f_key(x) ${cmp} f_key(y))`;
+
+const BINARY_F32: Partial<Record<BinaryOp, string>> = {
   add: 'x + y',
   sub: 'x - y',
   mul: 'x * y',
@@ -23,8 +28,16 @@ const BINARY_F32: Record<BinaryOp, string> = {
   cmplt: 'select(0.0, 1.0, x < y)',
   minimum: 'select(select(select(y, x, x < y), y, is_nan(y)), x, is_nan(x))',
   pow: 'pow_f(x, y)',
+  equal: F32_CMP('=='),
+  notEqual: `select(1, 0, !is_nan(x) && !is_nan(y) && f_key(x) == f_key(y))`,
+  less: F32_CMP('<'),
+  lessEqual: F32_CMP('<='),
+  greater: F32_CMP('>'),
+  greaterEqual: F32_CMP('>='),
+  fmod: 'fmod_trunc(x, y)',
 };
 
+/** int32 ops, and the ops on bool (i32 0/1): the logical ops are the bitwise ones on 0/1. */
 const BINARY_I32: Partial<Record<BinaryOp, string>> = {
   add: 'x + y',
   sub: 'x - y',
@@ -34,6 +47,19 @@ const BINARY_I32: Partial<Record<BinaryOp, string>> = {
   cmplt: 'select(0, 1, x < y)',
   minimum: 'min(x, y)',
   pow: 'ipow(x, y)',
+  equal: 'select(0, 1, x == y)',
+  notEqual: 'select(0, 1, x != y)',
+  less: 'select(0, 1, x < y)',
+  lessEqual: 'select(0, 1, x <= y)',
+  greater: 'select(0, 1, x > y)',
+  greaterEqual: 'select(0, 1, x >= y)',
+  fmod: 'ifmod(x, y)',
+  logicalAnd: 'x & y',
+  logicalOr: 'x | y',
+  logicalXor: 'x ^ y',
+  bitwiseAnd: 'x & y',
+  bitwiseOr: 'x | y',
+  bitwiseXor: 'x ^ y',
 };
 
 const UNARY_F32: Record<UnaryOp, string> = {
@@ -136,6 +162,26 @@ fn fmod_floored(x: f32, y: f32) -> f32 {
   if ((bitcast<u32>(r) & 0x7fffffffu) != 0u && differ) { return r + y; }
   return r;
 }
+// C's fmod (truncated; hal/src/ops/binary-logic.ts): the exact fmod, whose result keeps x's sign. Special
+// operands on bits: x ±Inf or NaN, y NaN or ±0 → NaN; x fmod ±Inf = x.
+fn fmod_trunc(x: f32, y: f32) -> f32 {
+  let ax = bitcast<u32>(x) & 0x7fffffffu;
+  let ay = bitcast<u32>(y) & 0x7fffffffu;
+  if (ax >= 0x7f800000u || ay > 0x7f800000u || ay == 0u) { return qnan(); }
+  if (ay == 0x7f800000u) { return x; }
+  return fmod_exact(x, y);
+}
+// A float32's bits as an i32 that orders like its value (sign-magnitude to two's complement; −0 and +0
+// both 0): the comparisons are integer ones, exact whether or not the adapter flushes subnormals.
+fn f_key(x: f32) -> i32 {
+  let b = bitcast<i32>(x);
+  return select(b, -(b & 0x7fffffff), b < 0);
+}
+// Truncated int32 remainder: x fmod 0 = 0, and x fmod −1 = 0 (INT_MIN % −1 is left to no adapter).
+fn ifmod(x: i32, y: i32) -> i32 {
+  if (y == 0 || y == -1) { return 0; }
+  return x % y;
+}
 // x^y modulo 2^32 by squaring (WGSL's i32 products wrap); y < 0: 1 for x = 1, ±1 for x = −1, else 0.
 fn ipow(x: i32, y: i32) -> i32 {
   if (y < 0) { return select(select(0, 1 - 2 * (y & 1), x == -1), 1, x == 1); }
@@ -186,8 +232,11 @@ export function unaryExpr(op: UnaryOp, dtype: DType): string {
   return expr;
 }
 
-/** contig: every operand is contiguous from its offset (the unravel loop is skipped); R: dimension slots. */
-export function binaryWgsl(op: BinaryOp, dtype: DType, contig: boolean, R: number): string {
+/**
+ * contig: every operand is contiguous from its offset (the unravel loop is skipped); R: dimension slots.
+ * `outDtype` is the result's: bool (i32) for the comparisons and logical ops, else the operands' dtype.
+ */
+export function binaryWgsl(op: BinaryOp, dtype: DType, outDtype: DType, contig: boolean, R: number): string {
   const expr = binaryExpr(op, dtype);
   const t = T(dtype);
   const index = contig
@@ -196,7 +245,7 @@ export function binaryWgsl(op: BinaryOp, dtype: DType, contig: boolean, R: numbe
   return `${paramsPrelude(elementwiseWords(R))}${helpers(expr)}
 @group(0) @binding(1) var<storage, read> a: array<${t}>;
 @group(0) @binding(2) var<storage, read> b: array<${t}>;
-@group(0) @binding(3) var<storage, read_write> out: array<${t}>;
+@group(0) @binding(3) var<storage, read_write> out: array<${T(outDtype)}>;
 @compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
   ${FLAT_INDEX}
   if (idx >= u32(p(0u))) { return; }

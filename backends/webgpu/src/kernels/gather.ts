@@ -1,7 +1,7 @@
 /**
  * WGSL index kernels on the three-dim operands of hal/src/indexing.ts: x and the target [O, D, I],
  * indices [K], updates and gather's output [O, K, I]. An index i reads i + D when negative; outside
- * [0, D) gather writes the fill bits (NaN float32, INT32_MIN int32) and scatterAdd skips the update.
+ * [0, D) gather writes the fill bits (NaN float32, INT32_MIN int32, 1 bool) and scatterAdd skips the update.
  * scatterAdd runs one invocation per output element, which sums its updates in index order (k = 0,
  * 1, ...): deterministic without float atomics, which WGSL lacks.
  *
