@@ -250,6 +250,8 @@ const CHECKS: Check[] = [
     [inp([1, 2, 5, 4])],
   ],
   ['avgPool (1-D, ceilMode)', ([x]) => ag.avgPool(x!, { kernelSize: 3, stride: 2, ceilMode: true }), [inp([2, 1, 8])]],
+  ['logsumexp (axes 0 and 2, keepdims)', ([x]) => ag.logsumexp(x!, [0, 2], true), [inp([2, 3, 4])]],
+  ['logsumexp (all axes)', ([x]) => ag.logsumexp(x!), [inp([3, 5], -4, 4)]],
   [
     'groupNorm (3 groups of 2 channels, weight and bias)',
     ([x, w, b]) => ag.groupNorm(x!, 3, w!, b!),

@@ -220,6 +220,8 @@ export interface ComputeBackend extends ElementwiseMethods, ReduceMethods, Layou
   // Composite ops: built once from primitives; a backend may override any of them with a fused kernel.
   softmax(x: NDArray, axis?: number): NDArray;
   logSoftmax(x: NDArray, axis?: number): NDArray;
+  /** float32 x → log Σ exp(x) over the axes (all when absent), stably; −Inf over an empty axis. */
+  logsumexp(x: NDArray, axes?: number | readonly number[], keepdims?: boolean): NDArray;
   /**
    * Softmax cross-entropy, numerically stable: logits [N, C], labels [N, C] (one-hot or probabilities)
    * → per-row loss [N] and, when `withGrad`, d(loss_i)/d(logits) = softmax(logits) − labels [N, C].

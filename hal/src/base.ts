@@ -12,6 +12,7 @@ import {
 import {
   adamStepComposite,
   logSoftmaxComposite,
+  logsumexpComposite,
   sgdStepComposite,
   softmaxComposite,
   softmaxCrossEntropyComposite,
@@ -305,6 +306,14 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     this.check(x, 'logSoftmax');
     checkAxis(axis, 'logSoftmax', x);
     return logSoftmaxComposite(this, x, axis);
+  }
+  /** log Σ exp(x) over the axes (all when absent), float32; the rule in composites.ts. */
+  logsumexp(x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray {
+    this.check(x, 'logsumexp');
+    if (x.dtype !== 'float32') throw new UnsupportedOpError('logsumexp', x.dtype, this.name);
+    checkAxesArg(axes, 'logsumexp', x);
+    checkBoolean(keepdims, 'logsumexp', 'keepdims');
+    return logsumexpComposite(this, x, normalizeAxes(axes, x.shape.length), keepdims);
   }
   /** Validated here; backends with a fused kernel override it and call `fusedSoftmaxCrossEntropy`. */
   softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {

@@ -37,6 +37,26 @@ export function logSoftmaxComposite(be: ComputeBackend, x: NDArray, axis: number
 }
 
 /**
+ * log Σ exp(x) over `axes` (normalized), stably: m + log Σ exp(x − m) with m the max where it is finite
+ * and 0 elsewhere, so a row of −Inf gives −Inf, one holding +Inf gives +Inf and one holding NaN NaN
+ * (scipy.special.logsumexp, torch.logsumexp); an empty axis gives −Inf.
+ */
+export function logsumexpComposite(be: ComputeBackend, x: NDArray, axes: readonly number[], keepdims: boolean) {
+  return withTemps(be, (t) => {
+    const m = t(be.max(x, axes, true));
+    const shift = t(be.where(t(be.isfinite(m)), m, 0));
+    const lse = be.add(t(be.log(t(be.sum(t(be.exp(t(be.sub(x, shift)))), axes, true)))), shift);
+    // without keepdims: a view of the contiguous result in the kept shape
+    return keepdims
+      ? lse
+      : be.reshape(
+          lse,
+          x.shape.filter((_, i) => !axes.includes(i)),
+        );
+  });
+}
+
+/**
  * logits [N, C], labels [N, C] → loss [N] = −Σ_c xlogy(labels, softmax(logits)); grad = softmax − labels.
  * The rule of ops.ts: a term whose label is 0 contributes exactly 0 unless its log-probability is
  * NaN. Built from primitives without a select: where the label is 0 the log-probability is clamped

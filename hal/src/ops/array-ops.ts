@@ -159,6 +159,21 @@ export const ARRAY_OP_DEFS = {
     grad: 'autograd ops.ts (g − softmax · Σ g)',
     composition: 'max, sub, exp, sum, log, sub',
   },
+  logsumexp: {
+    kind: 'composite',
+    signature: 'logsumexp(x, axes?, keepdims = false) → the kept dims',
+    semantics:
+      'log Σ exp(x) over the axes (every axis when absent), computed as m + log Σ exp(x − m) with m the ' +
+      'maximum (0 where the maximum is ±Inf or NaN), so no finite input overflows: a row of −Inf gives ' +
+      '−Inf, one holding +Inf gives +Inf, one holding NaN gives NaN (scipy, PyTorch); −Inf over an empty axis.',
+    dtypes: F32,
+    accuracy: {
+      float32: { abs: 1e-6, rel: 2e-6 },
+      wgsl: { accuracy: { abs: 2e-6, rel: 1e-5 }, why: 'WGSL: built on exp and log (3 ulp, 2^-21 absolute near 1)' },
+    },
+    grad: 'autograd ops.ts (g · exp(x − logsumexp), the softmax)',
+    composition: 'max, isfinite, where, sub, exp, sum, log, add',
+  },
   softmaxCrossEntropy: {
     kind: 'composite',
     signature: 'softmaxCrossEntropy(logits: [N, C], labels: [N, C], withGrad?) → loss [N] (and grad [N, C])',

@@ -22,6 +22,7 @@ import { expand, flatten, pad, permute, reshape, shrink, stride, transpose } fro
 import {
   binaryOp,
   logSoftmax,
+  logsumexp,
   matmul,
   mean,
   reduceOp,
@@ -44,6 +45,8 @@ export interface OpMethods {
   /** this: [..., M, K] · other: [..., K, N] → [..., M, N]. */
   matmul(other: Tensor): Tensor;
   mean(axes?: Axes, keepdims?: boolean): Tensor;
+  /** log Σ exp over the axes (all when absent), stably. */
+  logsumexp(axes?: Axes, keepdims?: boolean): Tensor;
   reshape(shape: readonly number[]): Tensor;
   flatten(startDim?: number): Tensor;
   permute(perm: readonly number[]): Tensor;
@@ -118,6 +121,9 @@ const others: { [K in keyof OpMethods]: (this: Tensor, ...args: Parameters<OpMet
   },
   mean(axes, keepdims) {
     return mean(this, axes, keepdims);
+  },
+  logsumexp(axes, keepdims) {
+    return logsumexp(this, axes, keepdims);
   },
   reshape(shape) {
     return reshape(this, shape);

@@ -307,6 +307,28 @@ export function logSoftmax(x: Tensor, axis = -1): Tensor {
 }
 
 /**
+ * log Σ exp(x) over axes (default all), stably (HAL logsumexp). Gradient: g · exp(x − logsumexp), the
+ * softmax over the axes.
+ */
+export function logsumexp(x: Tensor, axes?: number | readonly number[], keepdims = false): Tensor {
+  const ax = normalizeAxes(axes, x.rank);
+  return record(
+    'logsumexp',
+    [x],
+    (be, [v]) => be.logsumexp(v!, ax, keepdims),
+    (be, g, [v], out) =>
+      withTemps(be, (t) => {
+        const kept = v!.shape.map((d, i) => (ax.includes(i) ? 1 : d));
+        const view = (a: NDArray): NDArray => {
+          const r = be.reshape(a, kept);
+          return r.buffer === a.buffer ? r : t(r);
+        };
+        return [be.mul(view(g), t(be.exp(t(be.sub(v!, view(out))))))];
+      }),
+  );
+}
+
+/**
  * Fused, numerically stable softmax cross-entropy: logits [N, C], labels [N, C] (one-hot or
  * probabilities) → per-row loss [N]. Gradients: logits g[:, None]·(softmax − labels), computed by
  * the backend's fused kernel in the forward pass; labels −g[:, None]·logSoftmax(logits).

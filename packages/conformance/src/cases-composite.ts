@@ -4,6 +4,23 @@ import { P, SPECIAL, U, viewName } from './cases-util.js';
 export function compositeCases(): Case[] {
   const cases: Case[] = [];
   // ---- composites ----
+  const lse = (tag: string, input: Case['inputs'][number], params: Case['params']): void => {
+    cases.push({
+      id: `logsumexp/float32/${tag}`,
+      kind: 'composite',
+      op: 'logsumexp',
+      dtype: 'float32',
+      inputs: [input],
+      params,
+    });
+  };
+  lse('[31,17]/axis1', { shape: [31, 17], gen: U(-5, 5) }, { axes: [1] });
+  lse('[4,1000]/large', { shape: [4, 1000], gen: U(-80, 80) }, { axes: [-1] });
+  lse('[4,6,5]/axes0,2/keepdims', { shape: [4, 6, 5], gen: U(-3, 3) }, { axes: [0, 2], keepdims: true });
+  lse('[7,9].permute/all', { shape: [7, 9], gen: U(-3, 3), view: { permute: [1, 0] } }, {});
+  lse('[16,4]/special', { shape: [16, 4], gen: SPECIAL }, { axes: [1] });
+  lse('[3,0]/axis1', { shape: [3, 0], gen: U(-1, 1) }, { axes: [1] });
+  lse('[]', { shape: [], gen: U(-5, 5) }, {});
   for (const op of ['softmax', 'logSoftmax']) {
     cases.push({
       id: `${op}/float32/[31,17]`,

@@ -9,6 +9,7 @@ import type { Case } from './cases.js';
 import {
   oAdamStep,
   oCast,
+  oLogsumexp,
   oMatmul,
   oPad,
   oPermute,
@@ -68,6 +69,10 @@ export const ARRAY_OP_RUNNERS = {
   },
   softmax: { device: (be, [a], p) => [be.softmax(a!, p.axis)], oracle: ([a]) => [oSoftmax(a!, false)] },
   logSoftmax: { device: (be, [a], p) => [be.logSoftmax(a!, p.axis)], oracle: ([a]) => [oSoftmax(a!, true)] },
+  logsumexp: {
+    device: (be, [a], p) => [be.logsumexp(a!, p.axes, p.keepdims)],
+    oracle: ([a], p) => [oLogsumexp(a!, p.axes, p.keepdims ?? false)],
+  },
   softmaxCrossEntropy: {
     device: (be, [a, b], p) => {
       const { loss, grad } = be.softmaxCrossEntropy(a!, b!, p.withGrad);

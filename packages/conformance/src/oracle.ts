@@ -263,6 +263,34 @@ export function oSoftmax(x: Ref, log: boolean): Ref {
   return { shape: [...x.shape], data, dtype: 'float32', scale: data.map((v) => Math.max(Math.abs(v), 1)) };
 }
 
+/**
+ * log Σ exp(x) over `axes` (all when absent) in float64: NaN if a term is NaN, +Inf if one is +Inf,
+ * −Inf if every term is −Inf or there are none, else m + log Σ exp(x − m). Scale max(|v|, 1).
+ */
+export function oLogsumexp(x: Ref, axes: number[] | undefined, keepdims: boolean): Ref {
+  const r = x.shape.length;
+  const ax = (axes ?? x.shape.map((_, i) => i)).map((a) => (a < 0 ? a + r : a));
+  const kept = x.shape.map((d, i) => (ax.includes(i) ? 1 : d));
+  const groups: number[][] = Array.from({ length: numel(kept) }, () => []);
+  for (let i = 0; i < x.data.length; i++) {
+    const idx = unravel(i, x.shape);
+    groups[
+      ravel(
+        idx.map((v, d) => (ax.includes(d) ? 0 : v)),
+        kept,
+      )
+    ]!.push(x.data[i]!);
+  }
+  const data = Float64Array.from(groups, (g) => {
+    if (g.some(Number.isNaN)) return NaN;
+    const m = g.reduce((a, v) => Math.max(a, v), -Infinity);
+    if (m === Infinity || m === -Infinity) return m;
+    return m + Math.log(g.reduce((s, v) => s + Math.exp(v - m), 0));
+  });
+  const shape = keepdims ? kept : x.shape.filter((_, i) => !ax.includes(i));
+  return { shape, data, dtype: 'float32', scale: data.map((v) => Math.max(Math.abs(v), 1)) };
+}
+
 /** xlogy(y, log p): 0 where the label y is 0 and log p is not NaN, else y·log p (hal/src/ops.ts). */
 function xlogy(y: number, logp: number): number {
   return y === 0 && !Number.isNaN(logp) ? 0 : y * logp;

@@ -26,7 +26,7 @@ export function reduceKernel(op: ReduceOp, x: Strided, axes: readonly number[], 
   }
   // int32 products wrap: Math.imul on int32 accumulators (a float64 product would lose the low bits).
   // int32 (and bool's 0/1) max/min: plain comparisons, no NaN to propagate (any/all are bool max/min).
-  const fold = op === 'prod' && isInt ? 'imul' : isInt && (op === 'max' || op === 'min') ? `${op}Int` : op;
+  const fold = op === 'prod' && isInt ? 'imul' : isInt && (op === 'max' || op === 'min') ? (`${op}Int` as Fold) : op;
   const minRed = innerStride(red);
   const minKept = innerStride(kept);
   if (minKept !== 0 && minKept < minRed) reduceOuter(fold, init, x.data, red, kept, out);

@@ -22,7 +22,7 @@ const REDUCERS: Record<string, { fn: Reducer; dtypes?: readonly string[]; exact?
   ReduceL1: { fn: (be, x, a, k) => be.sum(be.abs(x), a, k) },
   ReduceL2: { fn: (be, x, a, k) => be.sqrt(be.sum(square(be, x), a, k)) },
   ReduceLogSum: { fn: (be, x, a, k) => be.log(be.sum(x, a, k)) },
-  ReduceLogSumExp: { fn: (be, x, a, k) => be.log(be.sum(be.exp(x), a, k)) },
+  ReduceLogSumExp: { fn: (be, x, a, k) => be.logsumexp(x, a, k) },
 };
 
 function reduction(op: string, fn: Reducer, dtypes: readonly string[] | undefined, exact: boolean): OpMapping {
