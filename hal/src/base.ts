@@ -48,6 +48,7 @@ import { type ConvMethods, installConvOps } from './conv-methods.js';
 import { type IndexingMethods, installIndexingOps } from './indexing.js';
 import { installLayoutOps, type LayoutHost, type LayoutMethods, type PadMode, padArray } from './layout.js';
 import { installLossOps, type LossMethods } from './losses.js';
+import { installScanOps, type ScanMethods } from './scan.js';
 import {
   BINARY_OP_SET,
   checkAdamParams,
@@ -402,6 +403,9 @@ installLossOps(BaseBackend.prototype);
 // conv, convTranspose, maxPool and avgPool (hal/src/conv-methods.ts).
 export interface BaseBackend extends ConvMethods {}
 installConvOps(BaseBackend.prototype);
+// cumsum and topk (hal/src/scan.ts).
+export interface BaseBackend extends ScanMethods {}
+installScanOps(BaseBackend.prototype);
 // randomUniform, randomNormal and bernoulli (hal/src/sampling.ts).
 export interface BaseBackend extends RandomMethods {}
 installRandomOps(BaseBackend.prototype);

@@ -6,6 +6,7 @@ import { indexCases } from './cases-index.js';
 import { layoutCases } from './cases-layout.js';
 import { type LossCaseParams, lossCases } from './cases-loss.js';
 import { rankCases } from './cases-rank.js';
+import { type ScanParams, scanCases } from './cases-scan.js';
 import type { ResizeParams, WindowParams } from './oracle-conv.js';
 import type { Generator } from './random.js';
 import { randomCases } from './random-runners.js';
@@ -68,6 +69,8 @@ export interface Case {
     window?: WindowParams;
     /** resize's options (sizes or scales, mode, coordinate transformation, ...). */
     resize?: ResizeParams;
+    /** cumsum's exclusive and reverse, topk's largest and sorted. */
+    scan?: ScanParams;
   };
 }
 
@@ -78,6 +81,7 @@ function buildCases(): Case[] {
   cases.push(...randomCases());
   cases.push(...lossCases());
   cases.push(...convCases());
+  cases.push(...scanCases());
   return cases;
 }
 
