@@ -1,8 +1,8 @@
 // Benchmark suite 'vocabulary': the ops added to the op table beyond the seed set, each against its
 // TensorFlow.js counterpart on the same inputs (1M float32 elements; layout and index ops on
 // [1024, 1024]-sized data). gelu, geluTanh, silu and fmod have no tfjs op and are left out. The
-// trigonometric and hyperbolic ops run on x in [−1, 1] (acosh on 1 + |x|). BENCH_ROWS=<regexp> runs
-// only the rows whose name matches.
+// trigonometric and hyperbolic ops run on x in [−1, 1] (acosh on 1 + |x|); cumsum and topk on [256, 256]
+// (65 536 elements) and along one axis of 65 536. BENCH_ROWS=<regexp> runs only the rows whose name matches.
 import { force, forceTf, pair, rand } from './suites.mjs';
 
 const N = 1024;
@@ -29,6 +29,22 @@ export const VOCABULARY_SUITES = {
     const tm = tf.greater(tx, 0);
     const pm2 = be.less(px, 0.5);
     const tm2 = tf.less(tx, 0.5);
+    const S = 256;
+    const sx = be.fromArray(x.subarray(0, S * S), [S, S]);
+    const sl = be.reshape(sx, [S * S]);
+    const tsx = tf.tensor2d(x.subarray(0, S * S), [S, S]);
+    const tsl = tf.reshape(tsx, [S * S]);
+    // topk: ours returns values and indices; the indices are freed (tfjs's disposed) with the values
+    const topk = (a, k) => () => {
+      const r = be.topk(a, k);
+      be.free(r.indices);
+      return r.values;
+    };
+    const tfTopk = (a, k) => () => {
+      const r = tf.topk(a, k);
+      r.indices.dispose();
+      return r.values;
+    };
     const cases = [
       ...['erf', 'floor', 'round', 'sign', 'softplus'].map((op) => [op, () => be[op](px), () => tf[op](tx), 8]),
       ['log1p', () => be.log1p(pp), () => tf.log1p(tp), 8],
@@ -54,8 +70,14 @@ export const VOCABULARY_SUITES = {
       ['logicalAnd', () => be.logicalAnd(pm, pm2), () => tf.logicalAnd(tm, tm2), 12],
       ['isnan', () => be.isnan(px), () => tf.isNaN(tx), 8],
       ['any (axis 1)', () => be.any(pm, 1), () => tf.any(tm, 1), 4],
+      ['cumsum [256, 256] (axis 1)', () => be.cumsum(sx, 1), () => tf.cumsum(tsx, 1), 8, S * S],
+      ['cumsum [256, 256] (axis 0)', () => be.cumsum(sx, 0), () => tf.cumsum(tsx, 0), 8, S * S],
+      ['cumsum 65536', () => be.cumsum(sl, 0), () => tf.cumsum(tsl, 0), 8, S * S],
+      ['topk k = 1 [256, 256]', topk(sx, 1), tfTopk(tsx, 1), 4, S * S],
+      ['topk k = 8 [256, 256]', topk(sx, 8), tfTopk(tsx, 8), 4, S * S],
+      ['topk k = 8 of 65536', topk(sl, 8), tfTopk(tsl, 8), 4, S * S],
     ].filter(([name]) => !process.env.BENCH_ROWS || new RegExp(process.env.BENCH_ROWS).test(name));
-    for (const [name, ours, theirs, bytesPerElement] of cases) {
+    for (const [name, ours, theirs, bytesPerElement, size = N * N] of cases) {
       const t = await pair(
         async () => {
           const c = ours();
@@ -69,10 +91,10 @@ export const VOCABULARY_SUITES = {
         },
         { iterations: 10 },
       );
-      rows.push({ suite: name, size: N * N, unit: 'GB/s', work: (bytesPerElement * N * N) / 1e9, ...t });
+      rows.push({ suite: name, size, unit: 'GB/s', work: (bytesPerElement * size) / 1e9, ...t });
     }
-    for (const a of [px, pp, pidx, phot, ge1, pm, pm2]) be.free(a);
-    for (const a of [tx, tp, tidx, thot, tge1, tm, tm2]) a.dispose();
+    for (const a of [px, pp, pidx, phot, ge1, pm, pm2, sx]) be.free(a);
+    for (const a of [tx, tp, tidx, thot, tge1, tm, tm2, tsx, tsl]) a.dispose();
     return rows;
   },
 };

@@ -25,6 +25,17 @@ const inp = (shape: number[], lo?: number, hi?: number, avoid?: number[]): GradC
   ),
 });
 
+/** A shuffle of (i − n/2)/10: distinct values 0.1 apart (topk's order is stable under small changes). */
+const spaced = (shape: number[]): GradCheckInput => {
+  const n = shape.reduce((p, d) => p * d, 1);
+  const v = Array.from({ length: n }, (_, i) => (i - n / 2) / 10);
+  for (let i = v.length - 1; i > 0; i--) {
+    const j = Math.floor(rng() * (i + 1));
+    [v[i], v[j]] = [v[j]!, v[i]!];
+  }
+  return { shape, values: v };
+};
+
 type Check = [string, (xs: Tensor[]) => Tensor, GradCheckInput[]];
 
 /** One entry per differentiable op of the HAL contract (and the layers built on them). */
@@ -274,6 +285,15 @@ const CHECKS: Check[] = [
     ([x, y]) => ag.fmod(x!, y!),
     [inp([2, 3], -4.9, 4.9, [-2.55, 2.55]), inp([3], 2.52, 2.58)],
   ],
+  ['cumsum (axis 1, two levels of blocks)', ([x]) => ag.cumsum(x!, 1), [inp([2, 37])]],
+  [
+    'cumsum (exclusive, reverse, axis 0)',
+    ([x]) => ag.cumsum(x!, 0, { exclusive: true, reverse: true }),
+    [inp([20, 2])],
+  ],
+  // values at least 0.1 apart, so the finite differences (h = 0.01) never reorder them
+  ['topk (k 3, two rounds)', ([x]) => ag.topk(x!, 3, 1).values, [spaced([2, 24])]],
+  ['topk (smallest, axis 0)', ([x]) => ag.topk(x!, 2, 0, { largest: false }).values, [spaced([5, 3])]],
 ];
 
 for (const [name, factory] of Object.entries(REPO_BACKENDS)) {

@@ -22,6 +22,7 @@ import { REPO_BACKENDS, requiredBackends } from './backends.js';
 import { any, type Bad, type ErrorClass, type Fixture, LAYOUT_AND_INDEX_BAD } from './validation-cases.js';
 import { CONV_BAD } from './validation-conv-cases.js';
 import { LOGIC_BAD } from './validation-logic-cases.js';
+import { SCAN_BAD } from './validation-scan-cases.js';
 import { LOSS_BAD } from './validation-loss-cases.js';
 
 const X = [1.5, -2, 3.25, 0, 7, -0.5];
@@ -343,6 +344,7 @@ const BAD: Bad[] = [
   ...LOSS_BAD,
   ...CONV_BAD,
   ...LOGIC_BAD,
+  ...SCAN_BAD,
 ];
 
 // Every storage method, and every op of the table (OP_METHODS, derived from hal/src/ops/).

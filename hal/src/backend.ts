@@ -9,6 +9,7 @@ import type { IndexingMethods } from './indexing.js';
 import type { BinaryOp, ReduceOp, UnaryOp } from './ops.js';
 import type { LayoutMethods, PadMode } from './layout.js';
 import type { LossMethods } from './losses.js';
+import type { ScanMethods } from './scan.js';
 
 /** `cpu` for backends that compute on the host CPU (pure JS, WASM); `gpu` for GPU adapters. */
 export type DeviceType = 'cpu' | 'gpu';
@@ -258,3 +259,5 @@ export interface ComputeBackend extends ConvMethods {}
 export interface ComputeBackend extends LogicMethods {}
 /** nllLoss, crossEntropy and binaryCrossEntropyWithLogits (LossMethods, hal/src/losses.ts). */
 export interface ComputeBackend extends LossMethods {}
+/** cumsum and topk (ScanMethods, hal/src/scan.ts). */
+export interface ComputeBackend extends ScanMethods {}

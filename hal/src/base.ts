@@ -52,6 +52,7 @@ import { type IndexingMethods, installIndexingOps } from './indexing.js';
 import { installLayoutOps, type LayoutHost, type LayoutMethods, type PadMode, padArray } from './layout.js';
 import { installLogicOps, type LogicMethods } from './logic.js';
 import { installLossOps, type LossMethods } from './losses.js';
+import { installScanOps, type ScanMethods } from './scan.js';
 import {
   BINARY_OP_SET,
   checkAdamParams,
@@ -424,6 +425,9 @@ installConvOps(BaseBackend.prototype);
 // where, any, all, isnan, isinf, isfinite, logicalNot and bitwiseNot (hal/src/logic.ts).
 export interface BaseBackend extends LogicMethods {}
 installLogicOps(BaseBackend.prototype);
+// cumsum and topk (hal/src/scan.ts).
+export interface BaseBackend extends ScanMethods {}
+installScanOps(BaseBackend.prototype);
 // randomUniform, randomNormal and bernoulli (hal/src/sampling.ts).
 export interface BaseBackend extends RandomMethods {}
 installRandomOps(BaseBackend.prototype);

@@ -15,6 +15,7 @@ import { LOGIC_OP_DEFS } from './logic-ops.js';
 import { LOSS_OP_DEFS } from './loss-ops.js';
 import { type Accuracy, EXACT } from './types.js';
 import { RANDOM_OP_DEFS } from './random-ops.js';
+import { SCAN_OP_DEFS } from './scan-ops.js';
 
 export interface ArrayOpDef {
   kind: 'movement' | 'contraction' | 'composite' | 'optimizer' | 'random' | 'indexing';
@@ -219,6 +220,7 @@ export const ARRAY_OP_DEFS = {
   ...CONV_OP_DEFS,
   ...LOSS_OP_DEFS,
   ...LOGIC_OP_DEFS,
+  ...SCAN_OP_DEFS,
 } as const satisfies Record<string, ArrayOpDef>;
 
 export type ArrayOp = keyof typeof ARRAY_OP_DEFS;

@@ -6,6 +6,7 @@ export * from './movement.js';
 export * from './layout.js';
 export * from './indexing.js';
 export * from './conv.js';
+export * from './scan.js';
 export * from './nn.js';
 export * from './losses.js';
 export * from './nn-conv.js';

@@ -8,6 +8,7 @@ import { boolMovementCases, logicCases } from './cases-logic.js';
 import { layoutCases } from './cases-layout.js';
 import { type LossCaseParams, lossCases } from './cases-loss.js';
 import { rankCases } from './cases-rank.js';
+import { type ScanParams, scanCases } from './cases-scan.js';
 import type { ResizeParams, WindowParams } from './oracle-conv.js';
 import type { Generator } from './random.js';
 import { randomCases } from './random-runners.js';
@@ -70,6 +71,8 @@ export interface Case {
     window?: WindowParams;
     /** resize's options (sizes or scales, mode, coordinate transformation, ...). */
     resize?: ResizeParams;
+    /** cumsum's exclusive and reverse, topk's largest and sorted. */
+    scan?: ScanParams;
   };
 }
 
@@ -81,6 +84,7 @@ function buildCases(): Case[] {
   cases.push(...lossCases());
   cases.push(...convCases());
   cases.push(...logicCases(), ...boolMovementCases());
+  cases.push(...scanCases());
   return cases;
 }
 

@@ -2,7 +2,7 @@
  * THE ONNX op table: ONNX op type (default domain) → its lowering onto the HAL. An op type absent
  * from it is "not expressible: missing op". Families live in ops-elementwise.ts, ops-reduce.ts,
  * ops-movement.ts, ops-linalg.ts, ops-norm.ts, ops-constant.ts, ops-pool.ts, ops-index.ts,
- * ops-misc.ts and ops-logic.ts.
+ * ops-misc.ts, ops-logic.ts and ops-scan.ts.
  */
 import { CONSTANT_OPS } from './ops-constant.js';
 import { ELEMENTWISE_OPS } from './ops-elementwise.js';
@@ -15,6 +15,7 @@ import { MOVEMENT_OPS } from './ops-movement.js';
 import { NORM_OPS } from './ops-norm.js';
 import { POOL_OPS } from './ops-pool.js';
 import { REDUCE_OPS_ONNX } from './ops-reduce.js';
+import { SCAN_OPS } from './ops-scan.js';
 import type { OpMapping } from './table.js';
 
 export const ONNX_OPS: Readonly<Record<string, OpMapping>> = Object.freeze({
@@ -29,6 +30,7 @@ export const ONNX_OPS: Readonly<Record<string, OpMapping>> = Object.freeze({
   ...LOSS_OPS,
   ...MISC_OPS,
   ...LOGIC_OPS,
+  ...SCAN_OPS,
 });
 
 /** The ONNX op types the table maps (sorted). */
