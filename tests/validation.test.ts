@@ -22,6 +22,7 @@ import { REPO_BACKENDS, requiredBackends } from './backends.js';
 import { any, type Bad, type ErrorClass, type Fixture, LAYOUT_AND_INDEX_BAD } from './validation-cases.js';
 import { CONV_BAD } from './validation-conv-cases.js';
 import { LOSS_BAD } from './validation-loss-cases.js';
+import { SCATTER_BAD } from './validation-scatter-cases.js';
 
 const X = [1.5, -2, 3.25, 0, 7, -0.5];
 const Y = [0.25, 1, -1, 2, 0.5, 3];
@@ -341,6 +342,7 @@ const BAD: Bad[] = [
   ...LAYOUT_AND_INDEX_BAD,
   ...LOSS_BAD,
   ...CONV_BAD,
+  ...SCATTER_BAD,
 ];
 
 // Every storage method, and every op of the table (OP_METHODS, derived from hal/src/ops/).

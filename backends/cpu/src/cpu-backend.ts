@@ -11,12 +11,13 @@ import {
   newHostArray,
   OutOfMemoryError,
   type ReduceOp,
+  type ScatterReduction,
   type UnaryOp,
 } from '@polyhal/hal';
 import { type PhiloxStream, philoxUniformFill } from '@polyhal/hal';
 import { binaryKernel } from './kernels/binary.js';
 import { copyKernel, stridedCopy } from './kernels/copy.js';
-import { gatherKernel, scatterAddKernel } from './kernels/index.js';
+import { gatherKernel, scatterKernel } from './kernels/index.js';
 import { matmulKernel } from './kernels/matmul.js';
 import { adamKernel, sgdKernel } from './kernels/optim.js';
 import { softmaxCrossEntropyKernel } from './kernels/softmax.js';
@@ -120,7 +121,17 @@ export class CpuBackend extends BaseBackend {
   }
 
   protected scatterAddKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer): void {
-    scatterAddKernel(this.strided(target), this.strided(indices), this.strided(updates), this.data(out));
+    scatterKernel(this.strided(target), this.strided(indices), this.strided(updates), this.data(out), 'add');
+  }
+
+  protected override scatterKernel(
+    target: NDArray,
+    indices: NDArray,
+    updates: NDArray,
+    out: DeviceBuffer,
+    reduction: ScatterReduction,
+  ): void {
+    scatterKernel(this.strided(target), this.strided(indices), this.strided(updates), this.data(out), reduction);
   }
 
   protected matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {

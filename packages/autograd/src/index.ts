@@ -4,6 +4,7 @@ export * from './ops.js';
 export * from './movement.js';
 export * from './layout.js';
 export * from './indexing.js';
+export * from './indexing-nd.js';
 export * from './conv.js';
 export * from './nn.js';
 export * from './losses.js';

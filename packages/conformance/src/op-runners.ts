@@ -25,6 +25,7 @@ import {
 import { RANDOM_OP_RUNNERS } from './random-runners.js';
 import { LOSS_OP_RUNNERS } from './cases-loss.js';
 import { CONV_OP_RUNNERS } from './cases-conv.js';
+import { SCATTER_OP_RUNNERS } from './cases-scatter.js';
 import { oArgExtreme, oGather, oOneHot, oScatterAdd } from './oracle-index.js';
 import { oConcat, oFlip, oPadMode, oSplit, oStack, oTile, oTrilu } from './oracle-layout.js';
 
@@ -109,6 +110,7 @@ export const ARRAY_OP_RUNNERS = {
   ...RANDOM_OP_RUNNERS,
   ...LOSS_OP_RUNNERS,
   ...CONV_OP_RUNNERS,
+  ...SCATTER_OP_RUNNERS,
   gather: {
     device: (be, [x, i], p) => [be.gather(x!, i!, p.axis)],
     oracle: ([x, i], p) => [oGather(x!, i!, p.axis ?? 0)],
