@@ -2,7 +2,10 @@
 // TensorFlow.js counterpart on the same inputs (1M float32 elements; layout and index ops on
 // [1024, 1024]-sized data). gelu, geluTanh, silu and fmod have no tfjs op and are left out. The
 // trigonometric and hyperbolic ops run on x in [−1, 1] (acosh on 1 + |x|); cumsum and topk on [256, 256]
-// (65 536 elements) and along one axis of 65 536. BENCH_ROWS=<regexp> runs only the rows whose name matches.
+// (65 536 elements) and along one axis of 65 536. The N-dimensional index rows: gatherND of 65536
+// index pairs and of 2048 rows against tf.gatherND; scatterND of 64 rows (duplicates included) into a
+// [256, 256] target, replacing (tf.tensorScatterUpdate) and adding onto zeros (tf.scatterND, which sums
+// duplicates). BENCH_ROWS=<regexp> runs only the rows whose name matches.
 import { force, forceTf, pair, rand } from './suites.mjs';
 
 const N = 1024;
@@ -22,6 +25,18 @@ export const VOCABULARY_SUITES = {
     const hot = Int32Array.from(rand(1 << 16, 13), (v) => Math.floor((v + 1) * 7.999));
     const phot = be.fromArray(hot, [1 << 16], 'int32');
     const thot = tf.tensor1d(hot, 'int32');
+    const pairs = Int32Array.from(rand(1 << 17, 14), (v) => Math.min(N - 1, Math.floor((v + 1) * (N / 2))));
+    const ppairs = be.fromArray(pairs, [1 << 16, 2], 'int32');
+    const tpairs = tf.tensor2d(pairs, [1 << 16, 2], 'int32');
+    const prows = be.reshape(pidx, [2048, 1]);
+    const trows = tf.reshape(tidx, [2048, 1]);
+    const S = 256;
+    const srow = Int32Array.from(rand(64, 15), (v) => Math.min(S - 1, Math.floor((v + 1) * (S / 2))));
+    const ps = [be.fromArray(srow, [64, 1], 'int32'), be.fromArray(rand(64 * S, 16), [64, S])];
+    const ts = [tf.tensor2d(srow, [64, 1], 'int32'), tf.tensor2d(rand(64 * S, 16), [64, S])];
+    const ptarget = be.fromArray(rand(S * S, 17), [S, S]);
+    const ttarget = tf.tensor2d(rand(S * S, 17), [S, S]);
+    const pzero = be.full([S, S], 0);
     const ge1 = be.add(pp, 0.5);
     const tge1 = tf.add(tp, 0.5);
     // bool masks (about half true): ours stores bool as int32 0/1, tfjs as its own bool
@@ -29,7 +44,6 @@ export const VOCABULARY_SUITES = {
     const tm = tf.greater(tx, 0);
     const pm2 = be.less(px, 0.5);
     const tm2 = tf.less(tx, 0.5);
-    const S = 256;
     const sx = be.fromArray(x.subarray(0, S * S), [S, S]);
     const sl = be.reshape(sx, [S * S]);
     const tsx = tf.tensor2d(x.subarray(0, S * S), [S, S]);
@@ -57,6 +71,22 @@ export const VOCABULARY_SUITES = {
       ['gather 2048 rows', () => be.gather(px, pidx, 0), () => tf.gather(tx, tidx, 0), 16],
       ['argmax (axis 1)', () => be.argmax(px, 1), () => tf.argMax(tx, 1), 4],
       ['oneHot 65536 × 16', () => be.oneHot(phot, 16), () => tf.oneHot(thot, 16), 4],
+      ['gatherND 65536 pairs', () => be.gatherND(px, ppairs), () => tf.gatherND(tx, tpairs), 16, 1 << 16],
+      ['gatherND 2048 rows', () => be.gatherND(px, prows), () => tf.gatherND(tx, trows), 8, 2048 * N],
+      [
+        'scatterND 64 rows into [256, 256] (tf.tensorScatterUpdate)',
+        () => be.scatterND(ptarget, ps[0], ps[1]),
+        () => tf.tensorScatterUpdate(ttarget, ts[0], ts[1]),
+        8,
+        S * S,
+      ],
+      [
+        'scatterND add, 64 rows onto zeros [256, 256] (tf.scatterND)',
+        () => be.scatterND(pzero, ps[0], ps[1], 'add'),
+        () => tf.scatterND(ts[0], ts[1], [S, S]),
+        8,
+        S * S,
+      ],
       ...['tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'asinh', 'atanh'].map((op) => [
         op,
         () => be[op](px),
@@ -93,8 +123,8 @@ export const VOCABULARY_SUITES = {
       );
       rows.push({ suite: name, size, unit: 'GB/s', work: (bytesPerElement * size) / 1e9, ...t });
     }
-    for (const a of [px, pp, pidx, phot, ge1, pm, pm2, sx]) be.free(a);
-    for (const a of [tx, tp, tidx, thot, tge1, tm, tm2, tsx, tsl]) a.dispose();
+    for (const a of [px, pp, pidx, phot, ge1, pm, pm2, sx, ppairs, ...ps, ptarget, pzero]) be.free(a);
+    for (const a of [tx, tp, tidx, thot, tge1, tm, tm2, tsx, tsl, tpairs, trows, ...ts, ttarget]) a.dispose();
     return rows;
   },
 };

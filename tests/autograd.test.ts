@@ -4,6 +4,7 @@ import { DeviceMismatchError, mulberry32 } from '@polyhal/hal';
 import * as ag from '@polyhal/autograd';
 import { type GradCheckInput, gradCheck, Tensor } from '@polyhal/autograd';
 import { REPO_BACKENDS } from './backends.js';
+import { scatterChecks } from './autograd-scatter-checks.js';
 
 const rng = mulberry32(42);
 /** Random values in [lo, hi] kept at least `gap` away from `avoid` (kinks of relu, max, mod). */
@@ -197,6 +198,7 @@ const CHECKS: Check[] = [
     ([x]) => ag.mul(x!, Tensor.fromArray(x!.backend, [2, -1, 5, 0], [4], { dtype: 'int32' }).oneHot(3)),
     [inp([4, 3])],
   ],
+  ...scatterChecks(),
   ['matmul', ([a, b]) => ag.matmul(a!, b!), [inp([3, 4]), inp([4, 2])]],
   [
     'matmul (batched, broadcast, transposed)',

@@ -24,6 +24,7 @@ import { CONV_BAD } from './validation-conv-cases.js';
 import { LOGIC_BAD } from './validation-logic-cases.js';
 import { SCAN_BAD } from './validation-scan-cases.js';
 import { LOSS_BAD } from './validation-loss-cases.js';
+import { SCATTER_BAD } from './validation-scatter-cases.js';
 
 const X = [1.5, -2, 3.25, 0, 7, -0.5];
 const Y = [0.25, 1, -1, 2, 0.5, 3];
@@ -345,6 +346,7 @@ const BAD: Bad[] = [
   ...CONV_BAD,
   ...LOGIC_BAD,
   ...SCAN_BAD,
+  ...SCATTER_BAD,
 ];
 
 // Every storage method, and every op of the table (OP_METHODS, derived from hal/src/ops/).

@@ -6,6 +6,7 @@ import type { ArgReduceMethods } from './argreduce.js';
 import type { ConvMethods } from './conv-methods.js';
 import type { LogicMethods } from './logic.js';
 import type { IndexingMethods } from './indexing.js';
+import type { IndexingNDMethods } from './indexing-nd.js';
 import type { BinaryOp, ReduceOp, UnaryOp } from './ops.js';
 import type { LayoutMethods, PadMode } from './layout.js';
 import type { LossMethods } from './losses.js';
@@ -249,8 +250,10 @@ export interface ComputeBackend extends ElementwiseMethods, ReduceMethods, Layou
  * `randomNormal`, `bernoulli` (RandomMethods, hal/src/sampling.ts).
  */
 export interface ComputeBackend extends RandomMethods {}
-/** gather, scatterAdd and oneHot (IndexingMethods, hal/src/indexing.ts). */
+/** gather, scatterAdd, scatter and oneHot (IndexingMethods, hal/src/indexing.ts). */
 export interface ComputeBackend extends IndexingMethods {}
+/** gatherND, scatterND and scatterElements (IndexingNDMethods, hal/src/indexing-nd.ts). */
+export interface ComputeBackend extends IndexingNDMethods {}
 /** argmax and argmin (ArgReduceMethods, hal/src/argreduce.ts). */
 export interface ComputeBackend extends ArgReduceMethods {}
 /** conv, convTranspose, maxPool and avgPool (ConvMethods, hal/src/conv-methods.ts). */

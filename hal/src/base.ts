@@ -45,10 +45,12 @@ import { StorageBackend } from './storage-backend.js';
 import { withTemps } from './temps.js';
 import { type PhiloxStream, philoxUniformFill } from './philox.js';
 import { installRandomOps, type RandomMethods } from './sampling.js';
+import { type ScatterCompositeHost, scatterKernelComposite } from './scatter-composite.js';
 import { installTableMethods } from './table-methods.js';
 import { type ArgReduceMethods, installArgReduceOps } from './argreduce.js';
 import { type ConvMethods, installConvOps } from './conv-methods.js';
-import { type IndexingMethods, installIndexingOps } from './indexing.js';
+import { type IndexingMethods, installIndexingOps, type ScatterReduction } from './indexing.js';
+import { installIndexingNDOps, type IndexingNDMethods } from './indexing-nd.js';
 import { installLayoutOps, type LayoutHost, type LayoutMethods, type PadMode, padArray } from './layout.js';
 import { installLogicOps, type LogicMethods } from './logic.js';
 import { installLossOps, type LossMethods } from './losses.js';
@@ -360,6 +362,19 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
    * Fills `out` with the uniforms of a Philox stream (randomUniform; hal/src/philox.ts). The default
    * computes them on the host and writes them; backends override it with a kernel of the same bits.
    */
+  /**
+   * scatter's kernel (hooks.ts, OPTIONAL_HOOKS): 'add' on scatterAddKernel, 'none' composed from the
+   * required hooks (scatter-composite.ts), 'mul' UnsupportedOpError; backends override it with a kernel.
+   */
+  protected scatterKernel(
+    target: NDArray,
+    indices: NDArray,
+    updates: NDArray,
+    out: DeviceBuffer,
+    reduction: ScatterReduction,
+  ): void {
+    scatterKernelComposite(this as unknown as ScatterCompositeHost, target, indices, updates, out, reduction);
+  }
   protected randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void {
     const host = new Float32Array(out.size);
     philoxUniformFill(host, s);
@@ -410,9 +425,12 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
 // entry, all through unary/binary/reduce.
 export interface BaseBackend extends ElementwiseMethods, ReduceMethods, LayoutMethods {}
 installLayoutOps(BaseBackend.prototype);
-// gather, scatterAdd and oneHot (hal/src/indexing.ts).
+// gather, scatterAdd, scatter and oneHot (hal/src/indexing.ts).
 export interface BaseBackend extends IndexingMethods {}
 installIndexingOps(BaseBackend.prototype);
+// gatherND, scatterND and scatterElements (hal/src/indexing-nd.ts).
+export interface BaseBackend extends IndexingNDMethods {}
+installIndexingNDOps(BaseBackend.prototype);
 // argmax and argmin (hal/src/argreduce.ts).
 export interface BaseBackend extends ArgReduceMethods {}
 installArgReduceOps(BaseBackend.prototype);

@@ -122,7 +122,8 @@ export const REQUIRED_HOOKS: readonly HookSpec[] = Object.freeze([
 /**
  * Hooks with a default in BaseBackend that a backend may override with a fused kernel (same
  * validation before the call): the optimizer steps are composites of the HAL ops by default, the
- * random fill computes on the host and writes the buffer.
+ * random fill computes on the host and writes the buffer, scatter composes its replace form from
+ * gather (hal/src/scatter-composite.ts).
  */
 export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
   {
@@ -136,6 +137,16 @@ export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
     signature:
       'sgdStepKernel(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void',
     contract: 'one SGD update in place; operands and hyper-parameters already validated',
+  },
+  {
+    name: 'scatterKernel',
+    signature:
+      "scatterKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer, reduction: 'none' | " +
+      "'add' | 'mul'): void",
+    contract:
+      'as scatterAddKernel, each update replacing (none: the last in index order wins), added to or multiplied ' +
+      "into out[o, i(k), i] for k = 0, 1, ...; default: 'add' on scatterAddKernel, 'none' composed (O(K·D) " +
+      "int32 temporaries), 'mul' UnsupportedOpError",
   },
   {
     name: 'randomUniformKernel',

@@ -7,6 +7,7 @@ export * from './backend.js';
 export * from './base.js';
 export * from './layout.js';
 export * from './indexing.js';
+export * from './indexing-nd.js';
 export * from './argreduce.js';
 export * from './losses.js';
 export * from './conv-geometry.js';

@@ -1,15 +1,17 @@
 /**
- * Index ops of BaseBackend on two kernel hooks (hooks.ts): `gather` (NumPy take, ONNX Gather) on
- * `gatherKernel`, `scatterAdd` (its adjoint) on `scatterAddKernel`, and `oneHot` composed from a
- * gather of the identity. The HAL brings every operand to three dims before a kernel sees it: x and
- * the target as [outer, dim, inner] (the axis in the middle), the indices as [K] (flattened) and the
+ * Index ops of BaseBackend on kernel hooks (hooks.ts): `gather` (NumPy take, ONNX Gather) on
+ * `gatherKernel`, `scatterAdd` (its adjoint) on `scatterAddKernel`, `scatter` (replace, add or multiply
+ * along one axis) on the optional `scatterKernel`, and `oneHot` composed from a gather of the identity.
+ * The HAL brings every operand to three dims before a kernel sees it: x and the target as
+ * [outer, dim, inner] (the axis in the middle), the indices as [K] (flattened) and the
  * gathered or scattered values as [outer, K, inner] — views where the strides allow, contiguous
  * copies otherwise. Every argument is checked before anything is allocated.
  *
  * The index rule (JAX's fill mode for gather and its adjoint): an index i into a dim of size n reads
  * position i + n when −n ≤ i < 0; any index outside [−n, n) reads nothing — gather writes NaN
  * (float32) or INT32_MIN (int32, since a kernel cannot throw on data it computes), scatterAdd drops
- * its update. Table entries: ops/index-ops.ts.
+ * its update; scatter applies the updates in index order (replace: the last one wins). Table entries:
+ * ops/index-ops.ts; the N-dimensional forms (gatherND, scatterND, scatterElements): indexing-nd.ts.
  */
 import { DTypeError, InvalidArgumentError, ShapeMismatchError } from './errors.js';
 import type { LayoutHost } from './layout.js';
@@ -21,12 +23,21 @@ import { checkAxis, describeValue } from './validate.js';
 /** gather's fill for an index out of range: NaN (float32), INT32_MIN (int32) and true (bool, stored as 1). */
 export const GATHER_FILL = { float32: Number.NaN, int32: -2147483648, bool: 1 } as const;
 
+/** How scatter combines an update with the value at its position: replace it, add to it, multiply it. */
+export type ScatterReduction = 'none' | 'add' | 'mul';
+export const SCATTER_REDUCTIONS: readonly ScatterReduction[] = Object.freeze(['none', 'add', 'mul']);
+
 /** The index methods of every backend (BaseBackend's). Semantics: ops/index-ops.ts. */
 export interface IndexingMethods {
   /** x.shape[:axis] + indices.shape + x.shape[axis+1:]: x's slices at the (int32) indices along axis. */
   gather(x: NDArray, indices: NDArray, axis?: number): NDArray;
   /** A new array: target with updates[..., k, ...] added at indices[k] along axis, in index order. */
   scatterAdd(target: NDArray, indices: NDArray, updates: NDArray, axis?: number): NDArray;
+  /**
+   * A new array: target with updates[..., k, ...] written at indices[k] along axis, k = 0, 1, ... in
+   * order (reduction 'none': the last one wins; 'add', 'mul': combined with the value there).
+   */
+  scatter(target: NDArray, indices: NDArray, updates: NDArray, axis?: number, reduction?: ScatterReduction): NDArray;
   /** float32 [...indices.shape, depth]: 1 at each (in-range) index, 0 elsewhere. */
   oneHot(indices: NDArray, depth: number): NDArray;
 }
@@ -37,6 +48,13 @@ export interface IndexingHost extends LayoutHost {
   binary(op: BinaryOp, a: NDArray | number, b: NDArray | number): NDArray;
   gatherKernel(x: NDArray, indices: NDArray, out: DeviceBuffer): void;
   scatterAddKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer): void;
+  scatterKernel(
+    target: NDArray,
+    indices: NDArray,
+    updates: NDArray,
+    out: DeviceBuffer,
+    reduction: ScatterReduction,
+  ): void;
 }
 
 const shp = (x: NDArray): string => `[${x.shape.join(', ')}]`;
@@ -83,18 +101,32 @@ function gather(be: IndexingHost, x: NDArray, indices: NDArray, axis = 0): NDArr
   return viewOf(out, shape);
 }
 
-function scatterAdd(be: IndexingHost, target: NDArray, indices: NDArray, updates: NDArray, axis = 0): NDArray {
-  be.check(target, 'scatterAdd', 'target');
-  checkIndices(be, indices, 'scatterAdd');
-  be.check(updates, 'scatterAdd', 'updates');
+/** scatterAdd (reduction 'add' on scatterAddKernel) and scatter (on scatterKernel): checks, then [O, D, I] views. */
+function scatterAlong(
+  be: IndexingHost,
+  op: 'scatter' | 'scatterAdd',
+  target: NDArray,
+  indices: NDArray,
+  updates: NDArray,
+  axis: number,
+  reduction: ScatterReduction,
+): NDArray {
+  be.check(target, op, 'target');
+  checkIndices(be, indices, op);
+  be.check(updates, op, 'updates');
   if (updates.dtype !== target.dtype)
-    throw new DTypeError(`scatterAdd: updates are ${updates.dtype}, the target is ${target.dtype}`);
-  if (target.dtype === 'bool') throw new DTypeError('scatterAdd: bool does not add; cast to int32 first');
-  const ax = axisOf(target, axis, 'scatterAdd', 'target');
+    throw new DTypeError(`${op}: updates are ${updates.dtype}, the target is ${target.dtype}`);
+  if (!SCATTER_REDUCTIONS.includes(reduction))
+    throw new InvalidArgumentError(
+      `${op}: reduction must be one of ${SCATTER_REDUCTIONS.join(', ')}, got ${describeValue(reduction)}`,
+    );
+  if (target.dtype === 'bool' && reduction !== 'none')
+    throw new DTypeError(`${op}: bool does not ${reduction}; cast to int32 first (reduction 'none' moves bool)`);
+  const ax = axisOf(target, axis, op, 'target');
   const want = [...target.shape.slice(0, ax), ...indices.shape, ...target.shape.slice(ax + 1)];
   if (want.length !== updates.shape.length || want.some((d, i) => d !== updates.shape[i]))
     throw new ShapeMismatchError(
-      `scatterAdd: updates have shape ${shp(updates)}; along axis ${ax} of a target ${shp(target)} ` +
+      `${op}: updates have shape ${shp(updates)}; along axis ${ax} of a target ${shp(target)} ` +
         `with indices ${shp(indices)} they must have [${want.join(', ')}]`,
       [target.shape, indices.shape, updates.shape],
     );
@@ -106,12 +138,11 @@ function scatterAdd(be: IndexingHost, target: NDArray, indices: NDArray, updates
     if (out.size === 0) return;
     const temps: NDArray[] = [];
     try {
-      be.scatterAddKernel(
-        as(be, target, [outer, target.shape[ax]!, inner], temps),
-        as(be, indices, [k], temps),
-        as(be, updates, [outer, k, inner], temps),
-        out,
-      );
+      const t = as(be, target, [outer, target.shape[ax]!, inner], temps);
+      const i = as(be, indices, [k], temps);
+      const u = as(be, updates, [outer, k, inner], temps);
+      if (op === 'scatterAdd') be.scatterAddKernel(t, i, u, out);
+      else be.scatterKernel(t, i, u, out, reduction);
     } finally {
       for (const t of temps) be.free(t);
     }
@@ -147,7 +178,25 @@ export function installIndexingOps(proto: object): void {
       return gather(this, x, indices, axis);
     },
     scatterAdd(this: IndexingHost, target: NDArray, indices: NDArray, updates: NDArray, axis?: number) {
-      return scatterAdd(this, target, indices, updates, axis);
+      return scatterAlong(this, 'scatterAdd', target, indices, updates, axis === undefined ? 0 : axis, 'add');
+    },
+    scatter(
+      this: IndexingHost,
+      target: NDArray,
+      indices: NDArray,
+      updates: NDArray,
+      axis?: number,
+      reduction?: ScatterReduction,
+    ) {
+      return scatterAlong(
+        this,
+        'scatter',
+        target,
+        indices,
+        updates,
+        axis === undefined ? 0 : axis,
+        reduction ?? 'none',
+      );
     },
     oneHot(this: IndexingHost, indices: NDArray, depth: number) {
       return oneHot(this, indices, depth);

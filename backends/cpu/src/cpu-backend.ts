@@ -12,6 +12,7 @@ import {
   newStorageArray,
   OutOfMemoryError,
   type ReduceOp,
+  type ScatterReduction,
   type StorageArray,
   storageToBool,
   type UnaryOp,
@@ -19,7 +20,7 @@ import {
 import { type PhiloxStream, philoxUniformFill } from '@polyhal/hal';
 import { binaryKernel } from './kernels/binary.js';
 import { copyKernel, stridedCopy } from './kernels/copy.js';
-import { gatherKernel, scatterAddKernel } from './kernels/index.js';
+import { gatherKernel, scatterKernel } from './kernels/index.js';
 import { matmulKernel } from './kernels/matmul.js';
 import { adamKernel, sgdKernel } from './kernels/optim.js';
 import { softmaxCrossEntropyKernel } from './kernels/softmax.js';
@@ -127,7 +128,17 @@ export class CpuBackend extends BaseBackend {
   }
 
   protected scatterAddKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer): void {
-    scatterAddKernel(this.strided(target), this.strided(indices), this.strided(updates), this.data(out));
+    scatterKernel(this.strided(target), this.strided(indices), this.strided(updates), this.data(out), 'add');
+  }
+
+  protected override scatterKernel(
+    target: NDArray,
+    indices: NDArray,
+    updates: NDArray,
+    out: DeviceBuffer,
+    reduction: ScatterReduction,
+  ): void {
+    scatterKernel(this.strided(target), this.strided(indices), this.strided(updates), this.data(out), reduction);
   }
 
   protected whereKernel(cond: NDArray, x: NDArray, y: NDArray, out: DeviceBuffer): void {

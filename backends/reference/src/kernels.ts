@@ -11,6 +11,7 @@ import {
   GATHER_FILL,
   type NDArray,
   type ReduceOp,
+  type ScatterReduction,
   type UnaryOp,
   UnsupportedOpError,
 } from '@polyhal/hal';
@@ -110,12 +111,21 @@ export function gather(x: NDArray, xs: Storage, idx: NDArray, is: Storage, out: 
     }
 }
 
+/** The value at a position after one update: replaced, or combined with it (rounded or wrapped). */
+function combine(dtype: DType, reduction: ScatterReduction, acc: number, u: number): number {
+  if (reduction === 'none') return u;
+  if (reduction === 'add') return store(dtype, acc + u);
+  return dtype === 'int32' ? Math.imul(acc, u) : Math.fround(acc * u);
+}
+
 /**
- * scatterAdd on target [O, D, I], indices [K], updates [O, K, I] → out [O, D, I]: each output element
- * starts from the target and adds, for k = 0, 1, ..., the updates whose index reads its position,
- * rounding (float32) or wrapping (int32) after every addition.
+ * scatter on target [O, D, I], indices [K], updates [O, K, I] → out [O, D, I]: each output element
+ * starts from the target and takes, for k = 0, 1, ..., each update whose index reads its position —
+ * replacing it (reduction none: the last wins), adding it or multiplying by it, rounding (float32) or
+ * wrapping (int32) after every step.
  */
-export function scatterAdd(
+export function scatter(
+  reduction: ScatterReduction,
   t: NDArray,
   ts: Storage,
   idx: NDArray,
@@ -131,9 +141,11 @@ export function scatterAdd(
     for (let j = 0; j < dim; j++)
       for (let c = 0; c < n; c++) {
         let acc = ts[t.offset + a * t.strides[0]! + j * t.strides[1]! + c * t.strides[2]!]!;
-        for (let q = 0; q < k; q++)
-          if (position(is[idx.offset + q * idx.strides[0]!]!, dim) === j)
-            acc = store(t.dtype, acc + us[u.offset + a * u.strides[0]! + q * u.strides[1]! + c * u.strides[2]!]!);
+        for (let q = 0; q < k; q++) {
+          if (position(is[idx.offset + q * idx.strides[0]!]!, dim) !== j) continue;
+          const v = us[u.offset + a * u.strides[0]! + q * u.strides[1]! + c * u.strides[2]!]!;
+          acc = combine(t.dtype, reduction, acc, v);
+        }
         out[w++] = acc;
       }
 }

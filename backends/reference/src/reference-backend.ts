@@ -15,10 +15,11 @@ import {
   type NDArray,
   OutOfMemoryError,
   type ReduceOp,
+  type ScatterReduction,
   type StorageArray,
   type UnaryOp,
 } from '@polyhal/hal';
-import { binary, copy, copyInto, gather, matmul, reduce, scatterAdd, type Storage, unary, where } from './kernels.js';
+import { binary, copy, copyInto, gather, matmul, reduce, scatter, type Storage, unary, where } from './kernels.js';
 import { bitsToUniform, type PhiloxStream, philox4x32 } from '@polyhal/hal';
 import { store } from './scalar.js';
 
@@ -107,7 +108,18 @@ export class ReferenceBackend extends BaseBackend {
 
   protected scatterAddKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer): void {
     const [t, i, u] = [target, indices, updates].map((a) => this.data(a.buffer)) as [Storage, Storage, Storage];
-    scatterAdd(target, t, indices, i, updates, u, this.data(out));
+    scatter('add', target, t, indices, i, updates, u, this.data(out));
+  }
+
+  protected override scatterKernel(
+    target: NDArray,
+    indices: NDArray,
+    updates: NDArray,
+    out: DeviceBuffer,
+    reduction: ScatterReduction,
+  ): void {
+    const [t, i, u] = [target, indices, updates].map((a) => this.data(a.buffer)) as [Storage, Storage, Storage];
+    scatter(reduction, target, t, indices, i, updates, u, this.data(out));
   }
 
   protected whereKernel(cond: NDArray, x: NDArray, y: NDArray, out: DeviceBuffer): void {

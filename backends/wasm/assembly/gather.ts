@@ -1,7 +1,8 @@
 // Index kernels on the three-dim operands of hal/src/indexing.ts: x and the target [O, D, I], indices
 // [K], updates and gather's output [O, K, I]; every stride and offset in elements. An index i reads
 // i + D when negative; outside [0, D) gather writes `fill` (bits: NaN for float32, INT32_MIN for
-// int32) and scatterAdd skips the update. scatterAdd adds in index order: deterministic.
+// int32) and scatter skips the update. scatter applies the updates in index order (replace keeps the
+// last; add and mul combine in that order): deterministic.
 
 @inline function position(i: i32, dim: i32): i32 {
   const j = i < 0 ? i + dim : i;
@@ -40,11 +41,12 @@ export function gather32(
 }
 
 /**
- * out [O, D, I] = target, then updates[o, k, i] added at [o, position(idx[k]), i] for k = 0, 1, ...
- * (`isInt`: int32, wrapping; else float32, rounded at each addition).
+ * out [O, D, I] = target, then updates[o, k, i] combined at [o, position(idx[k]), i] for k = 0, 1, ...
+ * — `red` 0: replaced, 1: added, 2: multiplied (`isInt`: int32, wrapping; else float32, rounded at
+ * each step).
  */
-export function scatterAdd32(
-  isInt: i32, t: usize, tOff: i32, to: i32, td: i32, ti: i32, o: i32, dim: i32, n: i32,
+export function scatter32(
+  red: i32, isInt: i32, t: usize, tOff: i32, to: i32, td: i32, ti: i32, o: i32, dim: i32, n: i32,
   idx: usize, iOff: i32, is: i32, k: i32, u: usize, uOff: i32, uo: i32, uk: i32, ui: i32, out: usize,
 ): void {
   let w = out;
@@ -65,8 +67,12 @@ export function scatterAdd32(
       let p = uOff + a * uo + b * uk;
       for (let c = 0; c < n; c++) {
         const v = u + (<usize>p << 2);
-        if (isInt) store<i32>(q, load<i32>(q) + load<i32>(v));
-        else store<f32>(q, load<f32>(q) + load<f32>(v));
+        if (red == 0) store<i32>(q, load<i32>(v));
+        else if (red == 1) {
+          if (isInt) store<i32>(q, load<i32>(q) + load<i32>(v));
+          else store<f32>(q, load<f32>(q) + load<f32>(v));
+        } else if (isInt) store<i32>(q, load<i32>(q) * load<i32>(v));
+        else store<f32>(q, load<f32>(q) * load<f32>(v));
         p += ui;
         q += 4;
       }

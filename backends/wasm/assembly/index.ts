@@ -7,7 +7,7 @@ export { reduceF32, reduceI32 } from './reduce';
 export { gemm, gemmRowBlock, packBytesA, packBytesB } from './matmul';
 export { adamF32, sgdF32, softmaxCrossEntropyF32 } from './fused';
 export { philoxF32 } from './random';
-export { gather32, scatterAdd32 } from './gather';
+export { gather32, scatter32 } from './gather';
 
 /** First byte that JavaScript may allocate (after static data). */
 export function heapBase(): usize {

@@ -155,10 +155,10 @@ export interface KernelExports {
   /** assembly/gather.ts: x (ptr, offset, strides o/d/i), O, D, I, indices (ptr, offset, stride), K, out, fill bits. */
   gather32(...args: number[]): void;
   /**
-   * assembly/gather.ts: isInt, target (ptr, offset, strides), O, D, I, indices (ptr, offset, stride), K,
-   * updates (ptr, offset, strides), out.
+   * assembly/gather.ts: reduction (0 none, 1 add, 2 mul), isInt, target (ptr, offset, strides), O, D, I,
+   * indices (ptr, offset, stride), K, updates (ptr, offset, strides), out.
    */
-  scatterAdd32(...args: number[]): void;
+  scatter32(...args: number[]): void;
 }
 
 function decodeBase64(b64: string): Uint8Array<ArrayBuffer> {

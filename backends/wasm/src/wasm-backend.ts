@@ -14,6 +14,8 @@ import {
   planRows,
   type ReduceOp,
   type RowPlan,
+  SCATTER_REDUCTIONS,
+  type ScatterReduction,
   type SgdStepParams,
   splitReduceAxes,
   type StorageArray,
@@ -282,7 +284,7 @@ export class WasmBackend extends BaseBackend {
     dispatchMatmul(this.ctx, a, b, out);
   }
 
-  /** gather and scatterAdd on one thread (assembly/gather.ts); operands [O, D, I], [K], [O, K, I]. */
+  /** gather and scatter on one thread (assembly/gather.ts); operands [O, D, I], [K], [O, K, I]. */
   protected gatherKernel(x: NDArray, indices: NDArray, out: DeviceBuffer): void {
     const fill = x.dtype === 'float32' ? 0x7fc00000 : GATHER_FILL[x.dtype]; // NaN's bits, INT32_MIN, 1 (bool)
     const idx = [this.ptr(indices.buffer), indices.offset, indices.strides[0]!, indices.shape[0]!];
@@ -290,10 +292,31 @@ export class WasmBackend extends BaseBackend {
   }
 
   protected scatterAddKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer): void {
+    this.runScatter(target, indices, updates, out, 'add');
+  }
+
+  protected override scatterKernel(
+    target: NDArray,
+    indices: NDArray,
+    updates: NDArray,
+    out: DeviceBuffer,
+    reduction: ScatterReduction,
+  ): void {
+    this.runScatter(target, indices, updates, out, reduction);
+  }
+
+  private runScatter(
+    target: NDArray,
+    indices: NDArray,
+    updates: NDArray,
+    out: DeviceBuffer,
+    reduction: ScatterReduction,
+  ): void {
     const [u, uOff, uo, uk, ui] = this.view3(updates);
     const idx = [this.ptr(indices.buffer), indices.offset, indices.strides[0]!, indices.shape[0]!];
     const isInt = target.dtype !== 'float32' ? 1 : 0;
-    this.k.scatterAdd32(isInt, ...this.view3(target), ...idx, u!, uOff!, uo!, uk!, ui!, this.ptr(out));
+    const red = SCATTER_REDUCTIONS.indexOf(reduction);
+    this.k.scatter32(red, isInt, ...this.view3(target), ...idx, u!, uOff!, uo!, uk!, ui!, this.ptr(out));
   }
 
   /** out = cond ? x : y, bit for bit (assembly/logic.ts where32), split over the threads like the elementwise ops. */

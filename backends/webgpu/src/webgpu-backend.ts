@@ -11,6 +11,7 @@ import {
   OutOfMemoryError,
   REDUCE_OP_DEFS,
   type ReduceOp,
+  type ScatterReduction,
   type SgdStepParams,
   splitReduceAxes,
   type StorageArray,
@@ -28,7 +29,7 @@ import { binaryExpr, binaryWgsl, elementwiseWords, unaryExpr, unaryWgsl } from '
 import { adamWgsl, sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
 import { TILES } from './kernels/matmul.js';
 import { PHILOX_WORDS, philoxWgsl } from './kernels/random.js';
-import { GATHER_WORDS, gatherWgsl, SCATTER_ADD_WORDS, scatterAddWgsl } from './kernels/gather.js';
+import { GATHER_WORDS, gatherWgsl, SCATTER_WORDS, scatterWgsl } from './kernels/gather.js';
 import { reduceWgsl, reduceWords } from './kernels/reduce.js';
 import { whereWgsl, whereWords } from './kernels/where.js';
 import { flat, packDims, rowMajor, stridedParams } from './kernel-params.js';
@@ -330,16 +331,36 @@ export class WebGpuBackend extends BaseBackend {
     );
   }
 
-  /** scatterAdd: one invocation per output element, summing its updates in index order (no float atomics). */
   protected scatterAddKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer): void {
+    this.runScatter(target, indices, updates, out, 'add');
+  }
+
+  /** scatter: one invocation per output element, taking its updates in index order (no float atomics). */
+  protected override scatterKernel(
+    target: NDArray,
+    indices: NDArray,
+    updates: NDArray,
+    out: DeviceBuffer,
+    reduction: ScatterReduction,
+  ): void {
+    this.runScatter(target, indices, updates, out, reduction);
+  }
+
+  private runScatter(
+    target: NDArray,
+    indices: NDArray,
+    updates: NDArray,
+    out: DeviceBuffer,
+    reduction: ScatterReduction,
+  ): void {
     const [, dim, n] = target.shape as [number, number, number];
     const params = [out.size, indices.shape[0]!, n, dim, target.offset, ...target.strides];
     params.push(indices.offset, indices.strides[0]!, updates.offset, ...updates.strides);
     this.batch.dispatch(
-      'scatterAdd',
-      `scatterAdd/${target.dtype}`,
-      () => scatterAddWgsl(target.dtype),
-      SCATTER_ADD_WORDS,
+      'scatter',
+      `scatter/${reduction}/${target.dtype}`,
+      () => scatterWgsl(target.dtype, reduction),
+      SCATTER_WORDS,
       params,
       [target, indices, updates].map((a) => this.gpu(a.buffer)).concat(this.gpu(out)),
       flat(out.size),

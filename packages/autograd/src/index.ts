@@ -5,6 +5,7 @@ export * from './logic.js';
 export * from './movement.js';
 export * from './layout.js';
 export * from './indexing.js';
+export * from './indexing-nd.js';
 export * from './conv.js';
 export * from './scan.js';
 export * from './nn.js';

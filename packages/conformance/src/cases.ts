@@ -5,6 +5,7 @@ import { coreCases } from './cases-core.js';
 import { elementwiseCases } from './cases-elementwise.js';
 import { indexCases } from './cases-index.js';
 import { boolMovementCases, logicCases } from './cases-logic.js';
+import { scatterCases } from './cases-scatter.js';
 import { layoutCases } from './cases-layout.js';
 import { type LossCaseParams, lossCases } from './cases-loss.js';
 import { rankCases } from './cases-rank.js';
@@ -58,6 +59,8 @@ export interface Case {
     split?: number | number[];
     /** oneHot's depth. */
     depth?: number;
+    /** scatter, gatherND, scatterND, scatterElements (cases-scatter.ts): the reduction and batch dims. */
+    index?: { reduction?: 'none' | 'add' | 'mul'; batchDims?: number };
     /** argmax/argmin: the last index among ties. */
     lastIndex?: boolean;
     /**
@@ -79,7 +82,7 @@ export interface Case {
 function buildCases(): Case[] {
   const cases: Case[] = [...elementwiseCases(), ...coreCases(), ...compositeCases(), ...rankCases()];
   cases.push(...layoutCases());
-  cases.push(...indexCases());
+  cases.push(...indexCases(), ...scatterCases());
   cases.push(...randomCases());
   cases.push(...lossCases());
   cases.push(...convCases());

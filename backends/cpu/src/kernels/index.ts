@@ -1,10 +1,11 @@
 /**
- * Index kernels (gather and scatterAdd) on the three-dim operands the HAL prepares (hal/src/indexing.ts):
+ * Index kernels (gather and scatter) on the three-dim operands the HAL prepares (hal/src/indexing.ts):
  * x and the target [O, D, I], indices [K], updates and gather's output [O, K, I]. An index i of a dim
  * of D reads i + D when negative; outside [0, D) gather writes the fill (GATHER_FILL: NaN, INT32_MIN, 1)
- * and scatterAdd skips the update. scatterAdd adds in index order (k ascending): deterministic.
+ * and scatter skips the update. scatter applies the updates in index order (k ascending): replace keeps
+ * the last, add and mul combine in that order — deterministic.
  */
-import type { StorageArray } from '@polyhal/hal';
+import type { ScatterReduction, StorageArray } from '@polyhal/hal';
 import type { Strided } from './strided.js';
 
 /** The position along a dim of `dim` that index `i` reads, or −1 when it is out of range. */
@@ -32,7 +33,14 @@ export function gatherKernel(x: Strided, idx: Strided, out: StorageArray, fill: 
   }
 }
 
-export function scatterAddKernel(target: Strided, idx: Strided, upd: Strided, out: StorageArray): void {
+/** out = target, then each update combined at its position for k = 0, 1, ... (reduction: replace, add, mul). */
+export function scatterKernel(
+  target: Strided,
+  idx: Strided,
+  upd: Strided,
+  out: StorageArray,
+  reduction: ScatterReduction,
+): void {
   const [o, dim, n] = target.shape as [number, number, number];
   const [to, td, ti] = target.strides as [number, number, number];
   const [uo, uk, ui] = upd.strides as [number, number, number];
@@ -41,14 +49,18 @@ export function scatterAddKernel(target: Strided, idx: Strided, upd: Strided, ou
   for (let a = 0; a < o; a++)
     for (let b = 0; b < dim; b++)
       for (let c = 0; c < n; c++) out[w++] = target.data[target.offset + a * to + b * td + c * ti]!;
-  // float32 out rounds each sum as it is stored; int32 stores wrap modulo 2^32.
+  // float32 out rounds each result as it is stored; int32 stores wrap modulo 2^32 (imul: exact products).
+  const isInt = out instanceof Int32Array;
   for (let b = 0; b < k; b++) {
     const j = position(idx.data[idx.offset + b * idx.strides[0]!]!, dim);
     if (j < 0) continue;
     for (let a = 0; a < o; a++) {
       const base = (a * dim + j) * n;
       let p = upd.offset + a * uo + b * uk;
-      for (let c = 0; c < n; c++, p += ui) out[base + c] = out[base + c]! + upd.data[p]!;
+      if (reduction === 'none') for (let c = 0; c < n; c++, p += ui) out[base + c] = upd.data[p]!;
+      else if (reduction === 'add') for (let c = 0; c < n; c++, p += ui) out[base + c] = out[base + c]! + upd.data[p]!;
+      else if (isInt) for (let c = 0; c < n; c++, p += ui) out[base + c] = Math.imul(out[base + c]!, upd.data[p]!);
+      else for (let c = 0; c < n; c++, p += ui) out[base + c] = out[base + c]! * upd.data[p]!;
     }
   }
 }

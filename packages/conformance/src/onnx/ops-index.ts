@@ -1,10 +1,12 @@
 /**
- * ONNX index ops on the HAL's gather and oneHot (hal/src/indexing.ts). Indices (int64, or float for
+ * ONNX index ops on the HAL's gather, oneHot, gatherND, scatterND and scatterElements
+ * (hal/src/indexing.ts, indexing-nd.ts). Indices (int64, or float for
  * OneHot) are host inputs: read as numbers, checked to fit int32, uploaded as int32. Gather and
  * GatherElements need indices in range (ONNX leaves others undefined), so one out of range is not
  * expressible rather than the HAL's NaN fill.
  */
-import { NotExpressible, normAxis, type NodeContext, type OpMapping } from './table.js';
+import type { ScatterReduction } from '@polyhal/hal';
+import { type Contract, NotExpressible, normAxis, type NodeContext, type OpMapping } from './table.js';
 
 const FI = ['float32', 'int32'] as const;
 const EXACT = { kind: 'exact' } as const;
@@ -102,6 +104,76 @@ const oneHot: OpMapping = {
   },
 };
 
+/** Host input i as int32 index tuples [..., q], component m in [−dims[m], dims[m]) (ONNX leaves others undefined). */
+function tuplesOf(ctx: NodeContext, i: number, dims: readonly number[]): Int32Array {
+  const idx = indicesOf(ctx, i);
+  const shape = ctx.inputShapes[i]!;
+  const q = shape[shape.length - 1] ?? 0;
+  idx.forEach((v, e) => {
+    const n = dims[e % q]!;
+    if (!(v >= -n && v < n)) throw new NotExpressible('input', `${ctx.node.opType}: an index outside [${-n}, ${n})`);
+  });
+  return idx;
+}
+
+/** The reduction attribute of ScatterND and ScatterElements (opset 16+): none, add or mul. */
+function reductionOf(ctx: NodeContext): ScatterReduction {
+  const r = ctx.attrs.string('reduction', 'none');
+  if (r !== 'none' && r !== 'add' && r !== 'mul')
+    throw new NotExpressible('attribute', `${ctx.node.opType}: reduction '${r}'`);
+  return r;
+}
+
+/** Replace is a selection (exact); add and mul are held to the HAL op's tolerance. */
+const scatterContract =
+  (op: string) =>
+  (ctx: NodeContext): Contract =>
+    reductionOf(ctx) === 'none' ? EXACT : { kind: 'hal', op };
+
+/** GatherND(data, indices), batch_dims: the HAL's gatherND. */
+const gatherND: OpMapping = {
+  host: [1],
+  dtypes: FI,
+  contract: EXACT,
+  plan: (ctx) => {
+    const shape = ctx.inputShapes[0]!;
+    const idxShape = [...ctx.inputShapes[1]!];
+    const b = ctx.attrs.int('batch_dims', 0);
+    if (idxShape.length === 0 || b < 0 || b >= idxShape.length)
+      throw new NotExpressible('attribute', `GatherND: batch_dims ${b} for indices of rank ${idxShape.length}`);
+    const idx = tuplesOf(ctx, 1, shape.slice(b));
+    return (be, [x]) => [be.gatherND(x!, be.fromArray(idx, idxShape, 'int32'), b)];
+  },
+};
+
+/** ScatterND(data, indices, updates), reduction: the HAL's scatterND. */
+const scatterND: OpMapping = {
+  host: [1],
+  dtypes: FI,
+  contract: scatterContract('scatterND'),
+  plan: (ctx) => {
+    const reduction = reductionOf(ctx);
+    const idxShape = [...ctx.inputShapes[1]!];
+    const idx = tuplesOf(ctx, 1, ctx.inputShapes[0]!);
+    return (be, [x, , u]) => [be.scatterND(x!, be.fromArray(idx, idxShape, 'int32'), u!, reduction)];
+  },
+};
+
+/** ScatterElements(data, indices, updates), axis, reduction (and Scatter, its deprecated alias): scatterElements. */
+const scatterElements = (op: string): OpMapping => ({
+  host: [1],
+  dtypes: FI,
+  contract: scatterContract('scatterElements'),
+  plan: (ctx) => {
+    const shape = ctx.inputShapes[0]!;
+    const axis = normAxis(ctx.attrs.int('axis', 0), shape.length, op);
+    const reduction = op === 'Scatter' ? 'none' : reductionOf(ctx);
+    const idxShape = [...ctx.inputShapes[1]!];
+    const idx = indicesOf(ctx, 1, shape[axis]);
+    return (be, [x, , u]) => [be.scatterElements(x!, be.fromArray(idx, idxShape, 'int32'), u!, axis, reduction)];
+  },
+});
+
 /** ArgMax/ArgMin on the HAL's argmax/argmin: axis (default 0), keepdims (default 1), select_last_index. */
 const argExtreme = (op: 'argmax' | 'argmin'): OpMapping => ({
   dtypes: FI,
@@ -122,5 +194,9 @@ export const INDEX_OPS: Record<string, OpMapping> = {
   ArgMin: argExtreme('argmin'),
   Gather: gather,
   GatherElements: gatherElements,
+  GatherND: gatherND,
   OneHot: oneHot,
+  Scatter: scatterElements('Scatter'),
+  ScatterElements: scatterElements('ScatterElements'),
+  ScatterND: scatterND,
 };
