@@ -32,7 +32,8 @@ function table(kind, defs) {
     lines.push(
       `| \`${name}\` | ${dtypes} | ${cell(d.semantics)} | ` +
         `${takes.includes('float32') ? fmtAccuracy(d.accuracy.float32) : '—'} | ` +
-        `${takes.includes('int32') ? fmtAccuracy(d.accuracy.int32) : '—'} | ${cell(wgsl)} | ${d.grad ? 'yes' : 'none'} |`,
+        `${takes.includes('int32') ? fmtAccuracy(d.accuracy.int32) : '—'} | ${cell(wgsl)} | ` +
+        `${d.grad ? 'yes' : 'none'} |`,
     );
   }
   return `## ${kind}\n\n${lines.join('\n')}\n`;

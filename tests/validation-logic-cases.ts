@@ -17,6 +17,11 @@ export const LOGIC_BAD: Bad[] = [
   ['logicalNot', ({ be, x }) => be.logicalNot(x), UnsupportedOpError, ['logicalNot', 'float32']],
   ['bitwiseNot', ({ be, x }) => be.bitwiseNot(x), UnsupportedOpError, ['bitwiseNot', 'float32']],
   ['isnan', ({ be }) => be.isnan(any({})), InvalidArgumentError, ['isnan']],
+  ['isinf', ({ be }) => be.isinf(any(null)), InvalidArgumentError, ['isinf']],
+  ['isfinite', ({ be }) => be.isfinite(any(3)), InvalidArgumentError, ['isfinite']],
+  ['logsumexp', ({ be, xi }) => be.logsumexp(xi), UnsupportedOpError, ['logsumexp', 'int32']],
+  ['logsumexp', ({ be, x }) => be.logsumexp(x, 2), InvalidArgumentError, ['axis 2', 'out of range']],
+  ['logsumexp', ({ be, x }) => be.logsumexp(x, 0, any('yes')), InvalidArgumentError, ['logsumexp', 'keepdims']],
   ['cast', ({ be, x }) => be.cast(x, any('float16')), DTypeError, ['cast', 'float16', 'bool']],
   ['fromArray', ({ be }) => be.fromArray([1, 0], [2], any('boolean')), DTypeError, ['fromArray', 'boolean', 'bool']],
 ];

@@ -77,7 +77,7 @@ const BAD: Bad[] = [
   ['full', ({ be }) => be.full(any(null), 1), InvalidArgumentError, ['full', 'shape']],
   ['full', ({ be }) => be.full([2], any(null)), InvalidArgumentError, ['full', 'value', 'null']],
   ['full', ({ be }) => be.full([2], any('1')), InvalidArgumentError, ['full', 'value']],
-  ['full', ({ be }) => be.full([2], 1, any('bool')), DTypeError, ['bool']],
+  ['full', ({ be }) => be.full([2], 1, any('boolean')), DTypeError, ['boolean']],
   // elementwise
   ['binary', ({ be, x }) => be.binary(any('notAnOp'), x, x), UnsupportedOpError, ['notAnOp', 'float32', 'add']],
   ['binary', ({ be, xi }) => be.binary(any('notAnOp'), xi, 2), UnsupportedOpError, ['notAnOp', 'int32']],

@@ -30,8 +30,9 @@ export const INDEX_OP_DEFS = {
     signature: 'gather(x, indices: int32, axis = 0) → x.shape[:axis] + indices.shape + x.shape[axis+1:]',
     semantics:
       `x's slices along axis at the indices (NumPy take, ONNX Gather); ${INDEX_RULE} and gives NaN in a ` +
-      'float32 result, INT32_MIN (−2^31) in an int32 one, true in a bool one (JAX’s fill mode: a kernel cannot throw on data ' +
-      'it reads, and a clamped index would give a neighbour’s data silently). Values are copied bit for bit. ' +
+      'float32 result, INT32_MIN (−2^31) in an int32 one, true in a bool one (JAX’s fill mode: a kernel ' +
+      'cannot throw on data it reads, and a clamped index would give a neighbour’s data silently). Values are ' +
+      'copied bit for bit. ' +
       'DTypeError for non-int32 indices, InvalidArgumentError for a 0-d x or an axis out of range.',
     dtypes: ['float32', 'int32', 'bool'],
     accuracy: { float32: EXACT, int32: EXACT },

@@ -28,6 +28,8 @@ export class StaleReadError extends Error {
 }
 
 function garbage(buffer: DeviceBuffer, seed: number): HostArray {
+  // bool: the host form holds 0/1 only, so the garbage is an irregular 0/1 pattern
+  if (buffer.dtype === 'bool') return Uint8Array.from({ length: buffer.size }, (_, i) => ((i * 7 + seed) % 3) & 1);
   if (buffer.dtype === 'int32')
     return Int32Array.from({ length: buffer.size }, (_, i) => ((i + seed) * 2654435761) | 0);
   const out = new Float32Array(buffer.size);
@@ -58,7 +60,11 @@ export function checked(be: ComputeBackend): CheckedBackend {
               target.write.call(
                 receiver,
                 b,
-                b.dtype === 'int32' ? new Int32Array(b.size).fill(-1) : new Float32Array(b.size).fill(NaN),
+                b.dtype === 'int32'
+                  ? new Int32Array(b.size).fill(-1)
+                  : b.dtype === 'bool'
+                    ? new Uint8Array(b.size).fill(1)
+                    : new Float32Array(b.size).fill(NaN),
               );
             target.deallocate.call(receiver, b);
             live.delete(b.id);
