@@ -78,7 +78,8 @@ export const INTEGER_OP_DEFS = {
     semantics:
       'floor(x/y) (NumPy floor_divide, Python //, PyTorch div with rounding_mode="floor"): the float32 ' +
       'rounding of the floor of the exact quotient, so exact — 1 // 0.1 = 9 (the float32 0.1 exceeds 1/10; ' +
-      'the rounded quotient is 10); NumPy rounds (x − fmod(x, y))/y twice in float32 and can be an ulp off where |x/y| ≥ 2^24. ' +
+      'the rounded quotient is 10); NumPy rounds (x − fmod(x, y))/y twice in float32 and can be an ulp off ' +
+      'where |x/y| ≥ 2^24. ' +
       'x // ±0 = x/±0 (±Inf by the signs, NaN for 0 // 0); ±Inf // y = NaN; x // ±Inf = ±0 where x is ±0 or ' +
       "has y's sign, else −1; a zero result has the sign of x/y (−0 // 3 = −0, 1 // 3 = 0). int32: floored, " +
       'x // 0 = 0 (NumPy), −2^31 // −1 wraps to −2^31. Gradient 0 (piecewise constant, as PyTorch).',
