@@ -31,7 +31,14 @@
   if (y == 0 || q != q) return <f32>q;
   if (Mathf.abs(x) == Infinity) return floor ? <f32>NaN : <f32>q;
   if (Mathf.abs(y) == Infinity) return floor && x != 0 && (x < 0) != (y < 0) ? -1 : <f32>(q * 0);
-  if (Math.abs(q) >= 562949953421312.0) return <f32>q; // 2^49
+  const a = Math.abs(q);
+  if (a >= 562949953421312.0) return <f32>q; // 2^49
+  // q is within a·2^-53 of the exact quotient: a fraction farther than a·2^-50 from 0 and 1 rounds the
+  // same either way (a zero keeps q's sign); only near integers is the (software) fmod needed.
+  const k0 = floor ? Math.floor(q) : Math.trunc(q);
+  const d = Math.abs(q - k0);
+  const e = a * 8.881784197001252e-16;
+  if (d > e && d < 1 - e) return <f32>k0;
   const r = x % y;
   let k = Math.round((xd - <f64>r) / yd);
   if (floor && r != 0 && (r < 0) != (y < 0)) k -= 1;

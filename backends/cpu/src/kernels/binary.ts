@@ -49,7 +49,14 @@ function divRounded(x: number, y: number, floor: boolean): number {
   if (y === 0 || q !== q) return q; // ±Inf or NaN
   if (x === Infinity || x === -Infinity) return floor ? NaN : q;
   if (y === Infinity || y === -Infinity) return floor && x !== 0 && x < 0 !== y < 0 ? -1 : q * 0;
-  if (Math.abs(q) >= 562949953421312) return q; // 2^49
+  const a = Math.abs(q);
+  if (a >= 562949953421312) return q; // 2^49
+  // x/y is within a·2^-53 of the exact quotient: a fraction farther than a·2^-50 from 0 and 1 rounds
+  // the same either way (a zero from trunc or floor keeps q's sign); only near integers is fmod needed.
+  const k0 = floor ? Math.floor(q) : Math.trunc(q);
+  const d = Math.abs(q - k0);
+  const e = a * 8.881784197001252e-16;
+  if (d > e && d < 1 - e) return k0;
   const r = x % y;
   let k = Math.round((x - r) / y);
   if (floor && r !== 0 && r < 0 !== y < 0) k -= 1;
