@@ -1,8 +1,8 @@
 // Benchmark suite 'vocabulary': the ops added to the op table beyond the seed set, each against its
 // TensorFlow.js counterpart on the same inputs (1M float32 elements; layout and index ops on
-// [1024, 1024]-sized data). gelu, geluTanh, silu and fmod have no tfjs op and are left out. The
-// trigonometric and hyperbolic ops run on x in [−1, 1] (acosh on 1 + |x|). BENCH_ROWS=<regexp> runs
-// only the rows whose name matches.
+// [1024, 1024]-sized data). gelu, geluTanh, silu, fmod, truncDiv and the shifts have no tfjs op and are
+// left out. The trigonometric and hyperbolic ops run on x in [−1, 1] (acosh on 1 + |x|). floorDiv runs on
+// float32 and on int32. BENCH_ROWS=<regexp> runs only the rows whose name matches.
 import { force, forceTf, pair, rand } from './suites.mjs';
 
 const N = 1024;
@@ -29,6 +29,13 @@ export const VOCABULARY_SUITES = {
     const tm = tf.greater(tx, 0);
     const pm2 = be.less(px, 0.5);
     const tm2 = tf.less(tx, 0.5);
+    // int32 dividends in ±1000 and divisors in [1, 8], half of them negated
+    const ia = Int32Array.from(x, (v) => Math.round(v * 1000));
+    const ib = Int32Array.from(rand(N * N, 14), (v) => (v < 0 ? -1 : 1) * (1 + Math.floor(Math.abs(v) * 7.999)));
+    const pia = be.fromArray(ia, [N, N], 'int32');
+    const pib = be.fromArray(ib, [N, N], 'int32');
+    const tia = tf.tensor2d(ia, [N, N], 'int32');
+    const tib = tf.tensor2d(ib, [N, N], 'int32');
     const cases = [
       ...['erf', 'floor', 'round', 'sign', 'softplus'].map((op) => [op, () => be[op](px), () => tf[op](tx), 8]),
       ['log1p', () => be.log1p(pp), () => tf.log1p(tp), 8],
@@ -54,6 +61,8 @@ export const VOCABULARY_SUITES = {
       ['logicalAnd', () => be.logicalAnd(pm, pm2), () => tf.logicalAnd(tm, tm2), 12],
       ['isnan', () => be.isnan(px), () => tf.isNaN(tx), 8],
       ['any (axis 1)', () => be.any(pm, 1), () => tf.any(tm, 1), 4],
+      ['floorDiv', () => be.floorDiv(px, pp), () => tf.floorDiv(tx, tp), 12],
+      ['floorDiv int32', () => be.floorDiv(pia, pib), () => tf.floorDiv(tia, tib), 12],
     ].filter(([name]) => !process.env.BENCH_ROWS || new RegExp(process.env.BENCH_ROWS).test(name));
     for (const [name, ours, theirs, bytesPerElement] of cases) {
       const t = await pair(
@@ -71,8 +80,8 @@ export const VOCABULARY_SUITES = {
       );
       rows.push({ suite: name, size: N * N, unit: 'GB/s', work: (bytesPerElement * N * N) / 1e9, ...t });
     }
-    for (const a of [px, pp, pidx, phot, ge1, pm, pm2]) be.free(a);
-    for (const a of [tx, tp, tidx, thot, tge1, tm, tm2]) a.dispose();
+    for (const a of [px, pp, pidx, phot, ge1, pm, pm2, pia, pib]) be.free(a);
+    for (const a of [tx, tp, tidx, thot, tge1, tm, tm2, tia, tib]) a.dispose();
     return rows;
   },
 };
