@@ -1,11 +1,11 @@
 // Benchmark suite 'vocabulary': the ops added to the op table beyond the seed set, each against its
 // TensorFlow.js counterpart on the same inputs (1M float32 elements; layout and index ops on
-// [1024, 1024]-sized data). gelu, geluTanh, silu and fmod have no tfjs op and are left out. The
-// trigonometric and hyperbolic ops run on x in [−1, 1] (acosh on 1 + |x|); cumsum and topk on [256, 256]
-// (65 536 elements) and along one axis of 65 536. The N-dimensional index rows: gatherND of 65536
-// index pairs and of 2048 rows against tf.gatherND; scatterND of 64 rows (duplicates included) into a
-// [256, 256] target, replacing (tf.tensorScatterUpdate) and adding onto zeros (tf.scatterND, which sums
-// duplicates). BENCH_ROWS=<regexp> runs only the rows whose name matches.
+// [1024, 1024]-sized data). gelu, geluTanh, silu, fmod, truncDiv and the shifts have no tfjs op and are
+// left out. The trigonometric and hyperbolic ops run on x in [−1, 1] (acosh on 1 + |x|); floorDiv on
+// float32 and on int32; cumsum and topk on [256, 256] (65 536 elements) and along one axis of 65 536. The
+// N-dimensional index rows: gatherND of 65536 index pairs and of 2048 rows against tf.gatherND; scatterND
+// of 64 rows (duplicates included) into a [256, 256] target, replacing (tf.tensorScatterUpdate) and adding
+// onto zeros (tf.scatterND, which sums duplicates). BENCH_ROWS=<regexp> runs only the rows whose name matches.
 import { force, forceTf, pair, rand } from './suites.mjs';
 
 const N = 1024;
@@ -59,6 +59,13 @@ export const VOCABULARY_SUITES = {
       r.indices.dispose();
       return r.values;
     };
+    // int32 dividends in ±1000 and divisors in [1, 8], half of them negated
+    const ia = Int32Array.from(x, (v) => Math.round(v * 1000));
+    const ib = Int32Array.from(rand(N * N, 14), (v) => (v < 0 ? -1 : 1) * (1 + Math.floor(Math.abs(v) * 7.999)));
+    const pia = be.fromArray(ia, [N, N], 'int32');
+    const pib = be.fromArray(ib, [N, N], 'int32');
+    const tia = tf.tensor2d(ia, [N, N], 'int32');
+    const tib = tf.tensor2d(ib, [N, N], 'int32');
     const cases = [
       ...['erf', 'floor', 'round', 'sign', 'softplus'].map((op) => [op, () => be[op](px), () => tf[op](tx), 8]),
       ['log1p', () => be.log1p(pp), () => tf.log1p(tp), 8],
@@ -106,6 +113,8 @@ export const VOCABULARY_SUITES = {
       ['topk k = 1 [256, 256]', topk(sx, 1), tfTopk(tsx, 1), 4, S * S],
       ['topk k = 8 [256, 256]', topk(sx, 8), tfTopk(tsx, 8), 4, S * S],
       ['topk k = 8 of 65536', topk(sl, 8), tfTopk(tsl, 8), 4, S * S],
+      ['floorDiv', () => be.floorDiv(px, pp), () => tf.floorDiv(tx, tp), 12],
+      ['floorDiv int32', () => be.floorDiv(pia, pib), () => tf.floorDiv(tia, tib), 12],
     ].filter(([name]) => !process.env.BENCH_ROWS || new RegExp(process.env.BENCH_ROWS).test(name));
     for (const [name, ours, theirs, bytesPerElement, size = N * N] of cases) {
       const t = await pair(
@@ -123,8 +132,8 @@ export const VOCABULARY_SUITES = {
       );
       rows.push({ suite: name, size, unit: 'GB/s', work: (bytesPerElement * size) / 1e9, ...t });
     }
-    for (const a of [px, pp, pidx, phot, ge1, pm, pm2, sx, ppairs, ...ps, ptarget, pzero]) be.free(a);
-    for (const a of [tx, tp, tidx, thot, tge1, tm, tm2, tsx, tsl, tpairs, trows, ...ts, ttarget]) a.dispose();
+    for (const a of [px, pp, pidx, phot, ge1, pm, pm2, sx, ppairs, ...ps, ptarget, pzero, pia, pib]) be.free(a);
+    for (const a of [tx, tp, tidx, thot, tge1, tm, tm2, tsx, tsl, tpairs, trows, ...ts, ttarget, tia, tib]) a.dispose();
     return rows;
   },
 };

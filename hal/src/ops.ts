@@ -51,7 +51,8 @@ export * from './ops/types.js';
  * greaterEqual); the logical ops (logicalAnd, logicalOr, logicalXor, logicalNot), `where`'s condition,
  * `any` and `all` take it; equal and notEqual compare it; every movement, layout and index op moves it;
  * `cast` converts it (to bool: x ≠ 0, NaN is true; from bool: 0 or 1). Arithmetic on bool throws
- * UnsupportedOpError. The bitwise ops (bitwiseAnd, bitwiseOr, bitwiseXor, bitwiseNot) take int32 only.
+ * UnsupportedOpError. The bitwise ops (bitwiseAnd, bitwiseOr, bitwiseXor, bitwiseNot) and the shifts
+ * (bitShiftLeft, bitShiftRight) take int32 only; floorDiv and truncDiv take float32 and int32 (x // 0 = 0).
  *
  * Allowed errors: each table entry's `accuracy`; other ops in the conformance tolerance table.
  */

@@ -158,6 +158,32 @@ function flooredMod(x: number, y: number): number {
   return r !== 0 && r < 0 !== y < 0 ? r + y : r;
 }
 
+/**
+ * floor (or trunc) of x/y for finite float32 x and y ≠ 0, in exact integer arithmetic, rounded to float32
+ * (to nearest, ties to even): x·2^149 and y·2^149 are integers, whose BigInt quotient is trunc(x/y).
+ */
+function exactQuotient(x: number, y: number, floor: boolean): number {
+  const X = BigInt(x * 2 ** 149);
+  const Y = BigInt(y * 2 ** 149);
+  let n = X / Y;
+  if (floor && X % Y !== 0n && X < 0n !== Y < 0n) n -= 1n;
+  if (n === 0n) return (x / y) * 0; // the sign of x/y
+  const neg = n < 0n;
+  let m = neg ? -n : n;
+  const bits = m.toString(2).length;
+  let scale = 1;
+  if (bits > 24) {
+    const shift = BigInt(bits - 24);
+    const rest = m & ((1n << shift) - 1n);
+    const half = 1n << (shift - 1n);
+    m >>= shift;
+    if (rest > half || (rest === half && (m & 1n) === 1n)) m += 1n;
+    scale = 2 ** (bits - 24);
+  }
+  const v = Number(m) * scale; // m ≤ 2^24: exact, and beyond float32's range it rounds to Inf on store
+  return neg ? -v : v;
+}
+
 /** A float32 binary op on float32 values, computed in float64. */
 export function binaryFloat(op: BinaryOp, x: number, y: number): number {
   switch (op) {
@@ -181,6 +207,14 @@ export function binaryFloat(op: BinaryOp, x: number, y: number): number {
       return powFloat(x, y);
     case 'fmod':
       return x % y; // C's fmod: JS % truncates, exactly
+    case 'floorDiv':
+      if (y === 0 || Number.isNaN(x) || Number.isNaN(y)) return x / y;
+      if (!Number.isFinite(x)) return NaN; // NumPy: fmod(±Inf, y) is NaN, and so is the quotient
+      if (!Number.isFinite(y)) return x !== 0 && x < 0 !== y < 0 ? -1 : (x / y) * 0;
+      return exactQuotient(x, y, true);
+    case 'truncDiv':
+      if (y === 0 || !Number.isFinite(x) || !Number.isFinite(y)) return Math.trunc(x / y);
+      return exactQuotient(x, y, false);
     default:
       return compare(op, x, y, 'float32');
   }
@@ -216,6 +250,18 @@ export function binaryInt(op: BinaryOp, x: number, y: number): number {
     }
     case 'fmod':
       return y === 0 ? 0 : (x % y) | 0; // truncated; x fmod 0 = 0
+    case 'floorDiv': {
+      // Floored: one less than the truncated quotient when the remainder and y differ in sign; x // 0 = 0.
+      if (y === 0) return 0;
+      const t = Math.trunc(x / y);
+      return (x % y !== 0 && x % y < 0 !== y < 0 ? t - 1 : t) | 0;
+    }
+    case 'truncDiv':
+      return y === 0 ? 0 : Math.trunc(x / y) | 0; // −2^31 / −1 = 2^31 wraps to −2^31
+    case 'bitShiftLeft':
+      return y < 0 || y > 31 ? 0 : x << y; // JS masks the count to 5 bits: the range is checked first
+    case 'bitShiftRight':
+      return y < 0 || y > 31 ? (x < 0 ? -1 : 0) : x >> y;
     // bool is stored as 0/1: the logical ops are the bitwise ones on it
     case 'logicalAnd':
     case 'bitwiseAnd':

@@ -4,6 +4,7 @@
 // f32x4/i32x4; other steps run scalar. Semantics: hal/src/ops.ts. The float32 comparisons (into a bool
 // output) and where are in logic.ts; binaryI32 runs every op on int32 and bool (int32 0/1) operands.
 
+import { divRoundedF, floorDivI, powF, powI, shiftLeftI, shiftRightI, truncDivI } from './binary-scalar';
 import { erf64, erfc64, sigmoid64 } from './special';
 
 // Op codes shared with src/dispatch-elementwise.ts (the op table's order).
@@ -11,6 +12,8 @@ export const ADD = 0, SUB = 1, MUL = 2, DIV = 3, MAXIMUM = 4, MOD = 5, CMPLT = 6
 // hal/src/ops/binary-logic.ts: the comparisons (→ bool 0/1), the truncated fmod, logical (bool) and bitwise (int32).
 export const EQUAL = 9, NOT_EQUAL = 10, LESS = 11, LESS_EQUAL = 12, GREATER = 13, GREATER_EQUAL = 14, FMOD = 15;
 export const LOGICAL_AND = 16, LOGICAL_OR = 17, LOGICAL_XOR = 18, BITWISE_AND = 19, BITWISE_OR = 20, BITWISE_XOR = 21;
+// hal/src/ops/binary-int.ts: the rounded divisions (float32, int32) and the int32 shifts.
+export const FLOOR_DIV = 22, TRUNC_DIV = 23, BIT_SHIFT_LEFT = 24, BIT_SHIFT_RIGHT = 25;
 export const NEG = 0, EXP = 1, LOG = 2, RELU = 3, SIGMOID = 4, TANH = 5, SQRT = 6, RECIP = 7, EXP2 = 8,
     LOG2 = 9, SIN = 10, COS = 11, ABS = 12;
 export const SIGN = 13, FLOOR = 14, CEIL = 15, ROUND = 16, TRUNC = 17;
@@ -37,24 +40,6 @@ const GELU_2C: f64 = 1.5957691216057308, GELU_A: f64 = 0.044715;
   return r;
 }
 
-// IEEE pow in f64, rounded once: exact wherever f32 holds the result. AssemblyScript's pow gives NaN
-// for 1^NaN and (−1)^±Inf, which IEEE defines as 1.
-@inline function powF(x: f32, y: f32): f32 {
-  if (x == 1 || (x == -1 && Mathf.abs(y) == Infinity)) return 1;
-  return <f32>Math.pow(<f64>x, <f64>y);
-}
-
-// int32 x^y modulo 2^32 by squaring; y < 0: 1 for x = 1, ±1 for x = −1, else 0.
-@inline function powI(x: i32, y: i32): i32 {
-  if (y < 0) return x == 1 ? 1 : x == -1 ? 1 - ((y & 1) << 1) : 0;
-  let r = 1;
-  for (let e = <u32>y; e != 0; e >>= 1) {
-    if (e & 1) r *= x;
-    x *= x;
-  }
-  return r;
-}
-
 @inline function sbin(op: i32, x: f32, y: f32): f32 {
   switch (op) {
     case ADD: return x + y;
@@ -66,6 +51,8 @@ const GELU_2C: f64 = 1.5957691216057308, GELU_A: f64 = 0.044715;
     case MINIMUM: return x < y || x != x ? x : y;
     case POW: return powF(x, y);
     case FMOD: return x % y; // C's fmod (AssemblyScript's f32 %): exact, x's sign; x fmod ±Inf = x
+    case FLOOR_DIV: return divRoundedF(x, y, true);
+    case TRUNC_DIV: return divRoundedF(x, y, false);
     default: return x < y ? 1.0 : 0.0;
   }
 }
@@ -107,7 +94,8 @@ export function binaryF32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
       pa += <usize>i << 2;
       pb += <usize>i << 2;
     }
-    if (op != MOD && op != POW && op != FMOD && (aStep == 1 || aStep == 0) && (bStep == 1 || bStep == 0)) {
+    // The ops with an f32x4 form (vbin): codes up to MINIMUM but MOD.
+    if (op <= MINIMUM && op != MOD && (aStep == 1 || aStep == 0) && (bStep == 1 || bStep == 0)) {
       const sa = f32x4.splat(load<f32>(pa));
       const sb = f32x4.splat(load<f32>(pb));
       const ia = <usize>(aStep << 4);
@@ -157,6 +145,10 @@ export function binaryF32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
     case LOGICAL_AND: case BITWISE_AND: return x & y; // bool is 0/1: the logical ops are the bitwise ones
     case LOGICAL_OR: case BITWISE_OR: return x | y;
     case LOGICAL_XOR: case BITWISE_XOR: return x ^ y;
+    case FLOOR_DIV: return floorDivI(x, y);
+    case TRUNC_DIV: return truncDivI(x, y);
+    case BIT_SHIFT_LEFT: return shiftLeftI(x, y);
+    case BIT_SHIFT_RIGHT: return shiftRightI(x, y);
     default: return x < y ? 1 : 0;
   }
 }
@@ -216,7 +208,7 @@ function binaryVecRowI32(op: i32, n: i32, pa: usize, aStep: i32, pb: usize, bSte
     case LOGICAL_AND: case BITWISE_AND: return binaryVecI32(BITWISE_AND, n, pa, aStep, pb, bStep, po);
     case LOGICAL_OR: case BITWISE_OR: return binaryVecI32(BITWISE_OR, n, pa, aStep, pb, bStep, po);
     case LOGICAL_XOR: case BITWISE_XOR: return binaryVecI32(BITWISE_XOR, n, pa, aStep, pb, bStep, po);
-    default: return 0; // mod, pow, fmod: scalar
+    default: return 0; // mod, pow, fmod, the divisions and shifts: scalar
   }
 }
 

@@ -4,6 +4,7 @@
  */
 import type { NDArray } from '../ndarray.js';
 import { withTemps } from '../temps.js';
+import { INTEGER_OP_DEFS } from './binary-int.js';
 import { COMPARISON_OP_DEFS, LOGICAL_OP_DEFS } from './binary-logic.js';
 import { type BinaryOpDef, EXACT, type GradOps, ULP1, ULP2 } from './types.js';
 
@@ -216,4 +217,5 @@ export const BINARY_OP_DEFS = {
   },
   ...COMPARISON_OP_DEFS,
   ...LOGICAL_OP_DEFS,
+  ...INTEGER_OP_DEFS,
 } as const satisfies Record<string, BinaryOpDef>;

@@ -1,7 +1,8 @@
 /**
  * Comparisons, logical ops and selection on tensors (HAL semantics: docs/OPS.md, hal/src/ops/
  * binary-logic.ts and logic-ops.ts). The comparisons and logical ops return bool tensors and carry no
- * gradient; `where` passes the gradient to the operand it chose; fmod's gradient is the table's.
+ * gradient; `where` passes the gradient to the operand it chose; fmod's gradient is the table's. Also
+ * floorDiv and truncDiv (gradient 0) and the int32 shifts.
  */
 import { type DType, InvalidArgumentError } from '@polyhal/hal';
 import { binaryOp, record, type Scalarish, unbroadcast } from './ops.js';
@@ -35,6 +36,17 @@ export const bitwiseAnd = (a: Scalarish, b: Scalarish): Tensor => binaryOp('bitw
 export const bitwiseOr = (a: Scalarish, b: Scalarish): Tensor => binaryOp('bitwiseOr', a, b);
 /** a ^ b of int32 tensors. */
 export const bitwiseXor = (a: Scalarish, b: Scalarish): Tensor => binaryOp('bitwiseXor', a, b);
+/**
+ * floor(a/b) (NumPy floor_divide, Python //) of float32 or int32 tensors: float32 exact (the floor of the
+ * exact quotient), int32 x // 0 = 0. Gradient 0 (piecewise constant).
+ */
+export const floorDiv = (a: Scalarish, b: Scalarish): Tensor => binaryOp('floorDiv', a, b);
+/** trunc(a/b) (C's integer division, PyTorch div with rounding_mode='trunc'); int32 x / 0 = 0. Gradient 0. */
+export const truncDiv = (a: Scalarish, b: Scalarish): Tensor => binaryOp('truncDiv', a, b);
+/** a << s of int32 tensors: 0 for counts outside [0, 31]. */
+export const bitShiftLeft = (a: Scalarish, s: Scalarish): Tensor => binaryOp('bitShiftLeft', a, s);
+/** Arithmetic a >> s of int32 tensors: counts outside [0, 31] give 0 or −1 by a's sign. */
+export const bitShiftRight = (a: Scalarish, s: Scalarish): Tensor => binaryOp('bitShiftRight', a, s);
 
 /**
  * cond: bool, x and y tensors (or numbers, which take the other operand's dtype) → x where cond, else y,

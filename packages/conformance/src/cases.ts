@@ -2,6 +2,7 @@ import type { DType } from '@polyhal/hal';
 import { compositeCases } from './cases-composite.js';
 import { convCases } from './cases-conv.js';
 import { coreCases } from './cases-core.js';
+import { divisionCases } from './cases-division.js';
 import { elementwiseCases } from './cases-elementwise.js';
 import { indexCases } from './cases-index.js';
 import { boolMovementCases, logicCases } from './cases-logic.js';
@@ -88,6 +89,7 @@ function buildCases(): Case[] {
   cases.push(...convCases());
   cases.push(...logicCases(), ...boolMovementCases());
   cases.push(...scanCases());
+  cases.push(...divisionCases());
   return cases;
 }
 

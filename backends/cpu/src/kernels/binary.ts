@@ -1,6 +1,6 @@
 /**
  * Elementwise binary kernel (the binary table: arithmetic, comparisons into bool 0/1, fmod, logical and bitwise
- * ops on the int32 storage) over broadcast strided inputs.
+ * ops on the int32 storage, floorDiv and truncDiv, the int32 shifts) over broadcast strided inputs.
  * One monomorphic loop per op and row; values are computed in float64 and rounded once on store.
  * Semantics: the op table (floored mod, NaN-propagating maximum and minimum, cmplt NaN → 0, IEEE pow).
  */
@@ -36,6 +36,38 @@ function powInt(x: number, y: number): number {
     x = Math.imul(x, x);
   }
   return r;
+}
+
+/**
+ * floor (floor = true) or trunc of the exact quotient of float32 x and y, in float64 (rounded once on
+ * store): fmod is exact, so (x − fmod(x, y))/y is within two float64 roundings of the integer trunc(x/y)
+ * and rounds to it while |x/y| < 2^50; past 2^49 the float32 rounding of the quotient itself is the
+ * result's (hal/src/ops/binary-int.ts). Special operands as the op table says.
+ */
+function divRounded(x: number, y: number, floor: boolean): number {
+  const q = x / y;
+  if (y === 0 || q !== q) return q; // ±Inf or NaN
+  if (x === Infinity || x === -Infinity) return floor ? NaN : q;
+  if (y === Infinity || y === -Infinity) return floor && x !== 0 && x < 0 !== y < 0 ? -1 : q * 0;
+  const a = Math.abs(q);
+  if (a >= 562949953421312) return q; // 2^49
+  // x/y is within a·2^-53 of the exact quotient: a fraction farther than a·2^-50 from 0 and 1 rounds
+  // the same either way (a zero from trunc or floor keeps q's sign); only near integers is fmod needed.
+  const k0 = floor ? Math.floor(q) : Math.trunc(q);
+  const d = Math.abs(q - k0);
+  const e = a * 8.881784197001252e-16;
+  if (d > e && d < 1 - e) return k0;
+  const r = x % y;
+  let k = Math.round((x - r) / y);
+  if (floor && r !== 0 && r < 0 !== y < 0) k -= 1;
+  return k === 0 ? q * 0 : k; // a zero keeps x/y's sign
+}
+
+/** int32 floored division: x // 0 = 0; −2^31 // −1 wraps (the store's ToInt32). */
+function floorDivInt(x: number, y: number): number {
+  if (y === 0) return 0;
+  const q = Math.trunc(x / y);
+  return x % y !== 0 && x < 0 !== y < 0 ? q - 1 : q;
 }
 
 function binaryRow(
@@ -128,6 +160,27 @@ function binaryRow(
     case 'logicalXor':
     case 'bitwiseXor':
       for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = a[ai]! ^ b[bi]!;
+      return;
+    case 'floorDiv':
+      if (isInt) for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = floorDivInt(a[ai]!, b[bi]!);
+      else for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = divRounded(a[ai]!, b[bi]!, true);
+      return;
+    case 'truncDiv':
+      // int32: x / 0 is ±Inf or NaN and the store makes it 0; 2^31 wraps to −2^31.
+      if (isInt) for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = a[ai]! / b[bi]!;
+      else for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = divRounded(a[ai]!, b[bi]!, false);
+      return;
+    case 'bitShiftLeft':
+      for (; oi < end; oi++, ai += sa, bi += sb) {
+        const s = b[bi]!;
+        o[oi] = s >= 0 && s <= 31 ? a[ai]! << s : 0;
+      }
+      return;
+    case 'bitShiftRight':
+      for (; oi < end; oi++, ai += sa, bi += sb) {
+        const s = b[bi]!;
+        o[oi] = a[ai]! >> (s >= 0 && s <= 31 ? s : 31);
+      }
       return;
     default:
       throw new UnsupportedOpError(String(op), isInt ? 'int32' : 'float32', 'cpu');

@@ -9,7 +9,7 @@
  */
 import { type BinaryOp, type DType, type UnaryOp, UnsupportedOpError } from '@polyhal/hal';
 import { FLAT_ARGS, FLAT_INDEX, paramsPrelude, stridedOffsets } from '../layout.js';
-import { MATH_WGSL } from './math-wgsl.js';
+import { DIV_WGSL, MATH_WGSL } from './math-wgsl.js';
 import { TRIG_WGSL } from './math-trig-wgsl.js';
 
 /** Param words for R dimension slots. */
@@ -35,6 +35,8 @@ const BINARY_F32: Partial<Record<BinaryOp, string>> = {
   greater: F32_CMP('>'),
   greaterEqual: F32_CMP('>='),
   fmod: 'fmod_trunc(x, y)',
+  floorDiv: 'div_floor(x, y)',
+  truncDiv: 'div_trunc(x, y)',
 };
 
 /** int32 ops, and the ops on bool (i32 0/1): the logical ops are the bitwise ones on 0/1. */
@@ -60,6 +62,11 @@ const BINARY_I32: Partial<Record<BinaryOp, string>> = {
   bitwiseAnd: 'x & y',
   bitwiseOr: 'x | y',
   bitwiseXor: 'x ^ y',
+  floorDiv: 'idiv_floor(x, y)',
+  truncDiv: 'idiv_trunc(x, y)',
+  // Counts outside [0, 31] (negative ones as large u32s): 0 to the left, the sign to the right.
+  bitShiftLeft: 'select(0, x << u32(y), u32(y) <= 31u)',
+  bitShiftRight: 'x >> min(u32(y), 31u)',
 };
 
 const UNARY_F32: Record<UnaryOp, string> = {
@@ -107,13 +114,14 @@ const UNARY_I32: Partial<Record<UnaryOp, string>> = {
 };
 
 /**
- * The float32 math helpers (math-wgsl.ts; math-trig-wgsl.ts, which builds on them) go only into the
- * shaders whose expression calls one.
+ * The float32 math helpers (math-wgsl.ts; math-trig-wgsl.ts, which builds on them) and the divisions
+ * (DIV_WGSL) go only into the shaders whose expression calls one.
  */
 const helpers = (expr: string): string => {
-  if (!/\b\w+_f\(/.test(expr)) return HELPERS;
+  const base = /\bi?div_(?:floor|trunc)\(/.test(expr) ? `${HELPERS}${DIV_WGSL}` : HELPERS;
+  if (!/\b\w+_f\(/.test(expr)) return base;
   const trig = /\b(?:tan|asin|acos|atan|sinh|cosh|asinh|acosh|atanh)_f\(/.test(expr);
-  return `${HELPERS}${MATH_WGSL}${trig ? TRIG_WGSL : ''}`;
+  return `${base}${MATH_WGSL}${trig ? TRIG_WGSL : ''}`;
 };
 
 const HELPERS = `

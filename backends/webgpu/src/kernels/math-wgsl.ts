@@ -300,3 +300,108 @@ fn pow_f(x: f32, y: f32) -> f32 {
   return select(r, -r, neg);
 }
 `;
+
+/**
+ * floorDiv and truncDiv on float32 (hal/src/ops/binary-int.ts), exact: the quotient's integer part by
+ * long division of the 24-bit mantissas (WGSL's float division is within 2.5 ulp, not exact), then
+ * rounded to float32 by hand. Needs `qnan()` from the kernel prelude.
+ */
+export const DIV_WGSL = `
+// floor (floor = true) or trunc of the exact quotient of finite x by finite nonzero y, rounded to nearest
+// even. |x| = mx·2^(ex−150), |y| = my·2^(ey−150) with mantissas normalized to [2^23, 2^24), so |x/y| lies
+// in (2^(d−1), 2^(d+1)), d = ex − ey. The integer part N = floor(mx·2^d/my) is taken 7 bits at a time
+// until its leading part q holds 25 bits: N = q·2^D + L, L < 2^D, and L's zeroness (L ≠ 0 ⟺ r·2^D ≥ my),
+// whether L = 2^D − 1 (for the +1 of a floored negative quotient), and whether x/y has a fraction (the
+// remainder carried through the D bits left) decide the rounding; the result is an integer ≥ 1 or zero.
+fn div_rounded(x: f32, y: f32, floor: bool) -> f32 {
+  let sign = (bitcast<u32>(x) ^ bitcast<u32>(y)) & 0x80000000u;
+  let ax = bitcast<u32>(x) & 0x7fffffffu;
+  let ay = bitcast<u32>(y) & 0x7fffffffu;
+  if (ax == 0u) { return bitcast<f32>(sign); }
+  var ex = i32(ax >> 23u); var ey = i32(ay >> 23u);
+  var mx = ax & 0x7fffffu; var my = ay & 0x7fffffu;
+  if (ex == 0) { let s = countLeadingZeros(mx) - 8u; mx = mx << s; ex = 1 - i32(s); } else { mx |= 0x800000u; }
+  if (ey == 0) { let s = countLeadingZeros(my) - 8u; my = my << s; ey = 1 - i32(s); } else { my |= 0x800000u; }
+  var d = ex - ey;
+  var q = 0u;
+  var r = mx;
+  if (d >= 0) {
+    q = mx / my;
+    r = mx % my;
+    loop {
+      if (d == 0 || q >= 0x1000000u) { break; }
+      let s = u32(min(d, 7));
+      let t = r << s; // r < my < 2^24: t < 2^31
+      q = (q << s) | (t / my);
+      r = t % my;
+      d -= i32(s);
+    }
+  }
+  let big = max(d, 0); // D: the bits of N below q
+  let cut = select(0u, (my - 1u) >> u32(min(big, 31)), big < 24);
+  var sticky = big > 0 && r > cut; // L ≠ 0
+  let all_ones = big > 0 && (my - r) <= select(0u, my >> u32(min(big, 31)), big < 24); // L = 2^D − 1
+  var rr = r;
+  var left = big;
+  loop {
+    if (left <= 0 || rr == 0u) { break; }
+    let s = u32(min(left, 8));
+    rr = (rr << s) % my;
+    left -= i32(s);
+  }
+  if (floor && sign != 0u && rr != 0u) { // |floor(x/y)| = N + 1
+    if (big == 0 || all_ones) { q += 1u; sticky = false; } else { sticky = true; }
+  }
+  if (q == 0u) { return bitcast<f32>(sign); }
+  let k = 31 - i32(countLeadingZeros(q));
+  var m = q << u32(max(23 - k, 0));
+  var e = k + big;
+  if (k > 23) {
+    let sh = u32(k - 23);
+    let rest = q & ((1u << sh) - 1u);
+    let half = 1u << (sh - 1u);
+    m = q >> sh;
+    if (rest > half || (rest == half && (sticky || (m & 1u) != 0u))) { m += 1u; }
+    if (m == 0x1000000u) { m = 0x800000u; e += 1; }
+  }
+  if (e > 127) { return bitcast<f32>(sign | 0x7f800000u); }
+  return bitcast<f32>(sign | (u32(e + 127) << 23u) | (m & 0x7fffffu));
+}
+// NaN operands → NaN; x/±0 → ±Inf by the signs (NaN for 0/0); decided on bits (WGSL may assume finite math).
+fn div_special(ax: u32, ay: u32, sign: u32) -> f32 {
+  if (ax > 0x7f800000u || ay > 0x7f800000u || (ax == 0u && ay == 0u)) { return qnan(); }
+  return bitcast<f32>(sign | 0x7f800000u);
+}
+// NumPy's floor_divide: ±Inf // y = NaN; x // ±Inf = −1 where x ≠ 0 and the signs differ, else ±0.
+fn div_floor(x: f32, y: f32) -> f32 {
+  let ax = bitcast<u32>(x) & 0x7fffffffu;
+  let ay = bitcast<u32>(y) & 0x7fffffffu;
+  let sign = (bitcast<u32>(x) ^ bitcast<u32>(y)) & 0x80000000u;
+  if (ax > 0x7f800000u || ay > 0x7f800000u || ay == 0u) { return div_special(ax, ay, sign); }
+  if (ax == 0x7f800000u) { return qnan(); }
+  if (ay == 0x7f800000u) { return select(bitcast<f32>(sign), -1.0, ax != 0u && sign != 0u); }
+  return div_rounded(x, y, true);
+}
+// trunc(x/y): ±Inf / finite = ±Inf, ±Inf / ±Inf = NaN, finite / ±Inf = ±0.
+fn div_trunc(x: f32, y: f32) -> f32 {
+  let ax = bitcast<u32>(x) & 0x7fffffffu;
+  let ay = bitcast<u32>(y) & 0x7fffffffu;
+  let sign = (bitcast<u32>(x) ^ bitcast<u32>(y)) & 0x80000000u;
+  if (ax > 0x7f800000u || ay > 0x7f800000u || ay == 0u) { return div_special(ax, ay, sign); }
+  if (ax == 0x7f800000u) { return select(bitcast<f32>(sign | 0x7f800000u), qnan(), ay == 0x7f800000u); }
+  if (ay == 0x7f800000u) { return bitcast<f32>(sign); }
+  return div_rounded(x, y, false);
+}
+// int32: x // 0 = x / 0 = 0; −2^31 // −1 = −2^31 (−x wraps).
+fn idiv_floor(x: i32, y: i32) -> i32 {
+  if (y == 0) { return 0; }
+  if (y == -1) { return -x; }
+  let q = x / y;
+  return select(q, q - 1, x % y != 0 && (x ^ y) < 0);
+}
+fn idiv_trunc(x: i32, y: i32) -> i32 {
+  if (y == 0) { return 0; }
+  if (y == -1) { return -x; }
+  return x / y;
+}
+`;
