@@ -112,7 +112,47 @@ const onnxLines = [
   `|---|${onnx.map(() => '---').join('|')}|`,
   ...onnxOps.map((op) => `| ${op} | ${onnx.map((r) => onnxCell(r, op)).join(' | ')} |`),
   '',
+  ...notExpressibleLines(onnx),
 ];
+
+/**
+ * What is not expressible, with the reason: one row per ONNX op and reason (the same on every backend,
+ * since a mapping never depends on the backend; a difference is printed).
+ */
+function notExpressibleLines(runs) {
+  const key = (t) => `${t.op}\u0000${t.kind}\u0000${t.reason}`;
+  const groups = new Map();
+  for (const t of runs[0].results.filter((x) => x.status === 'not-expressible'))
+    groups.set(key(t), [...(groups.get(key(t)) ?? []), t.test]);
+  const same = runs.every(
+    (r) =>
+      r.results
+        .filter((x) => x.status === 'not-expressible')
+        .map(key)
+        .join() ===
+      runs[0].results
+        .filter((x) => x.status === 'not-expressible')
+        .map(key)
+        .join(),
+  );
+  const rows = [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : 1));
+  return [
+    '### Not expressible yet, and why',
+    '',
+    same
+      ? `The same ${runs[0].notExpressible} tests on every backend, by ONNX op and reason ` +
+        '(`graph`: a multi-node model).'
+      : '**The backends differ in what is expressible** (the rows below are the first backend’s).',
+    '',
+    '| ONNX op | kind | reason | tests |',
+    '|---|---|---|---|',
+    ...rows.map(([k, tests]) => {
+      const [op, kind, reason] = k.split('\u0000');
+      return `| ${op || '(graph)'} | ${kind} | ${String(reason).replaceAll('|', '\\|')} | ${tests.length} |`;
+    }),
+    '',
+  ];
+}
 
 const columns = results.map((r) => ({
   key: `${r.backend} · ${r.runtime.split(' ')[0]}`,

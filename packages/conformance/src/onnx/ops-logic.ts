@@ -106,4 +106,12 @@ export const LOGIC_OPS: Record<string, OpMapping> = {
   },
   IsInf: isInf,
   Compress: compress,
+  // ONNX defines BitShift on unsigned integers only (a logical right shift); the HAL's shifts are on int32,
+  // so every node test is not expressible by its dtype, and a signed one by the op's definition.
+  BitShift: {
+    dtypes: ['int32'],
+    plan: () => {
+      throw new NotExpressible('dtype', 'BitShift on a signed type (ONNX defines it on unsigned integers)');
+    },
+  },
 };
