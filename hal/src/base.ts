@@ -375,6 +375,10 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   ): void {
     scatterKernelComposite(this as unknown as ScatterCompositeHost, target, indices, updates, out, reduction);
   }
+  /** Optional fused cumsum (hooks.ts); without it, cumsum is the blocked-scan composite of scan.ts. */
+  protected cumsumKernel?(x: NDArray, out: DeviceBuffer, exclusive: boolean, reverse: boolean): void;
+  /** Optional fused topk (hooks.ts); without it, topk is the tournament composite of scan.ts. */
+  protected topkKernel?(x: NDArray, k: number, largest: boolean, values: DeviceBuffer, indices: DeviceBuffer): void;
   protected randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void {
     const host = new Float32Array(out.size);
     philoxUniformFill(host, s);

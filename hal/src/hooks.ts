@@ -149,6 +149,20 @@ export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
       "int32 temporaries), 'mul' UnsupportedOpError",
   },
   {
+    name: 'cumsumKernel',
+    signature: 'cumsumKernel(x: NDArray, out: DeviceBuffer, exclusive: boolean, reverse: boolean): void',
+    contract:
+      'running sums of x [O, n, I] along axis 1 into out [O, n, I] (float32 or int32, int32 wrapping); ' +
+      "default: cumsum's blocked-scan composite (hal/src/scan.ts); host-memory backends: hostCumsum",
+  },
+  {
+    name: 'topkKernel',
+    signature: 'topkKernel(x: NDArray, k: number, largest: boolean, values: DeviceBuffer, indices: DeviceBuffer): void',
+    contract:
+      'the k best of x [O, n, I] along axis 1 into values and int32 indices [O, k, I], best first, NaN above ' +
+      "every number, the lower position among equals; default: topk's tournament composite; host: hostTopk",
+  },
+  {
     name: 'randomUniformKernel',
     signature: 'randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void',
     contract:

@@ -18,6 +18,7 @@ export * from './resize.js';
 export * from './conv-methods.js';
 export * from './logic.js';
 export * from './scan.js';
+export * from './host-scan.js';
 export * from './composites.js';
 export * from './registry.js';
 export * from './random.js';

@@ -16,7 +16,8 @@
  */
 import type { ConvHost } from './conv-check.js';
 import { DTypeError, InvalidArgumentError } from './errors.js';
-import { asStridedView, type NDArray } from './ndarray.js';
+import type { DType } from './dtype.js';
+import { asStridedView, type DeviceBuffer, type NDArray, viewOf } from './ndarray.js';
 import { normalizeAxis, sizeOf } from './shape.js';
 import { withTemps } from './temps.js';
 import { describeValue } from './validate.js';
@@ -58,6 +59,15 @@ const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 
 type Temp = <A extends NDArray>(a: A) => A;
+
+/** The optional fused hooks (hooks.ts OPTIONAL_HOOKS) and what running them needs of a BaseBackend. */
+interface ScanKernelHost {
+  allocate(size: number, dtype: DType): DeviceBuffer;
+  deallocate(b: DeviceBuffer): void;
+  guard(out: DeviceBuffer, run: () => void): void;
+  cumsumKernel?(x: NDArray, out: DeviceBuffer, exclusive: boolean, reverse: boolean): void;
+  topkKernel?(x: NDArray, k: number, largest: boolean, values: DeviceBuffer, indices: DeviceBuffer): void;
+}
 
 function checkOperand(be: ConvHost, x: NDArray, op: string): void {
   be.check(x, op, 'x');
@@ -141,6 +151,14 @@ export function cumsumComposite(be: ConvHost, x: NDArray, axis: number, options:
   const exclusive = checkFlag(options?.exclusive ?? false, 'cumsum', 'exclusive');
   const reverse = checkFlag(options?.reverse ?? false, 'cumsum', 'reverse');
   if (sizeOf(x.shape) === 0) return be.full(x.shape, 0, x.dtype);
+  const host = be as unknown as ScanKernelHost;
+  if (typeof host.cumsumKernel === 'function')
+    return withTemps(be, (t) => {
+      const x3 = asThreeDims(be, x, ax, t);
+      const out = host.allocate(sizeOf(x.shape), x.dtype);
+      host.guard(out, () => host.cumsumKernel!(x3, out, exclusive, reverse));
+      return viewOf(out, x.shape);
+    });
   return withTemps(be, (t) => {
     const x3 = asThreeDims(be, x, ax, t);
     const [O, n, I] = x3.shape as [number, number, number];
@@ -270,6 +288,22 @@ export function topkComposite(
   checkFlag(options?.sorted ?? true, 'topk', 'sorted');
   const outShape = x.shape.map((d, i) => (i === ax ? k : d));
   if (sizeOf(outShape) === 0) return { values: be.full(outShape, 0, x.dtype), indices: be.full(outShape, 0, 'int32') };
+  const host = be as unknown as ScanKernelHost;
+  if (typeof host.topkKernel === 'function')
+    return withTemps(be, (t) => {
+      const x3 = asThreeDims(be, x, ax, t);
+      const values = host.allocate(sizeOf(outShape), x.dtype);
+      let indices: DeviceBuffer | undefined;
+      try {
+        indices = host.allocate(sizeOf(outShape), 'int32');
+        host.topkKernel!(x3, k, largest, values, indices);
+      } catch (e) {
+        host.deallocate(values);
+        if (indices) host.deallocate(indices);
+        throw e;
+      }
+      return { values: viewOf(values, outShape), indices: viewOf(indices, outShape) };
+    });
   return withTemps(be, (t) => {
     const r = x.shape.length;
     const perm = [...Array.from({ length: r }, (_, i) => i).filter((i) => i !== ax), ax];

@@ -7,6 +7,8 @@ import {
   type DeviceBuffer,
   GATHER_FILL,
   type HostArray,
+  hostCumsum,
+  hostTopk,
   isWholeBuffer,
   type NDArray,
   newStorageArray,
@@ -139,6 +141,22 @@ export class CpuBackend extends BaseBackend {
     reduction: ScatterReduction,
   ): void {
     scatterKernel(this.strided(target), this.strided(indices), this.strided(updates), this.data(out), reduction);
+  }
+
+  /** cumsum in index order (hostCumsum: a sequential scan, float64 accumulator). */
+  protected override cumsumKernel(x: NDArray, out: DeviceBuffer, exclusive: boolean, reverse: boolean): void {
+    hostCumsum(this.strided(x), this.data(out), exclusive, reverse);
+  }
+
+  /** topk (hostTopk: a sorted buffer of k candidates, or a sort for large k). */
+  protected override topkKernel(
+    x: NDArray,
+    k: number,
+    largest: boolean,
+    values: DeviceBuffer,
+    indices: DeviceBuffer,
+  ): void {
+    hostTopk(this.strided(x), k, largest, this.data(values), this.data(indices) as Int32Array);
   }
 
   protected whereKernel(cond: NDArray, x: NDArray, y: NDArray, out: DeviceBuffer): void {

@@ -7,6 +7,9 @@ import {
   type DeviceBuffer,
   GATHER_FILL,
   type HostArray,
+  type HostView,
+  hostCumsum,
+  hostTopk,
   INT32_UNARY_OPS,
   isWholeBuffer,
   type NDArray,
@@ -152,6 +155,33 @@ export class WasmBackend extends BaseBackend {
     const ptr = this.ptr(buffer) >>> 2;
     const end = ptr + buffer.size;
     return buffer.dtype === 'float32' ? this.heap.f32().slice(ptr, end) : this.heap.i32().slice(ptr, end);
+  }
+
+  /** cumsum in index order over linear memory (hostCumsum: a sequential scan, float64 accumulator). */
+  protected override cumsumKernel(x: NDArray, out: DeviceBuffer, exclusive: boolean, reverse: boolean): void {
+    hostCumsum(this.hostView(x), this.hostOut(out), exclusive, reverse);
+  }
+
+  /** topk over linear memory (hostTopk: a sorted buffer of k candidates, or a sort for large k). */
+  protected override topkKernel(
+    x: NDArray,
+    k: number,
+    largest: boolean,
+    values: DeviceBuffer,
+    indices: DeviceBuffer,
+  ): void {
+    hostTopk(this.hostView(x), k, largest, this.hostOut(values), this.hostOut(indices) as Int32Array);
+  }
+
+  /** x as a strided view of the whole linear memory (fetched after any growth). */
+  private hostView(x: NDArray): HostView {
+    const data = x.dtype === 'float32' ? this.heap.f32() : this.heap.i32();
+    return { data, shape: x.shape, strides: x.strides, offset: (this.ptr(x.buffer) >>> 2) + x.offset };
+  }
+
+  private hostOut(b: DeviceBuffer): StorageArray {
+    const p = this.ptr(b) >>> 2;
+    return b.dtype === 'float32' ? this.heap.f32().subarray(p, p + b.size) : this.heap.i32().subarray(p, p + b.size);
   }
 
   private ptr(buffer: DeviceBuffer): number {
