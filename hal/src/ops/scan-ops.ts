@@ -26,7 +26,8 @@ export const SCAN_OP_DEFS = {
     grad: 'autograd scan.ts (cumsum of g in the other direction, exclusive stays exclusive)',
     composition:
       'per level: pad each block of 16, a strided window view [.., blocks, 16, 16] reduced with sum; the ' +
-      'block totals scanned by the next level, shifted by one (pad) and added back',
+      'block totals scanned by the next level, shifted by one (pad) and added back. cpu and wasm override it ' +
+      '(cumsumKernel): a sequential scan with a float64 accumulator',
   },
   topk: {
     kind: 'composite',
@@ -44,6 +45,7 @@ export const SCAN_OP_DEFS = {
       'a tournament: the axis in blocks of b = max(16, 4k), each element ranked in its block by b comparisons ' +
       '(value, then position), the first k of each block gathered; repeated on the candidates until one block ' +
       'remains. Cost O(n·b) elementwise work and memory per row: linear in n for small k, quadratic when k ' +
-      'is comparable to n',
+      'is comparable to n. cpu and wasm override it (topkKernel): a sorted buffer of k candidates per row ' +
+      '(a full sort for k > 64)',
   },
 } as const satisfies Record<string, ArrayOpDef>;
