@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import {
   BINARY_OPS,
   type BinaryOp,
@@ -8,11 +8,7 @@ import {
   type HostArray,
   type NDArray,
 } from '@polyhal/hal';
-import { CpuBackend } from '@polyhal/backend-cpu';
-import { ReferenceBackend } from '@polyhal/backend-reference';
-import { createWasmBackend } from '@polyhal/backend-wasm';
-import { createWebGpuBackend } from '@polyhal/backend-webgpu';
-import { requiredBackends } from './backends.js';
+import { crossBackends } from './cross-backend.js';
 
 // The bool kernels (the comparisons, fmod, the logical and bitwise ops, where, and bool through any, all,
 // the predicates, cast, fill and gather) on wasm and webgpu against cpu, bit for bit, on random inputs
@@ -375,35 +371,14 @@ function boolCases(): Case[] {
   return cases;
 }
 
-const factories: Record<string, () => Promise<ComputeBackend>> = {
-  wasm: () => createWasmBackend({ elementwiseThreadThreshold: 2 ** 16 }),
-  webgpu: () => createWebGpuBackend(),
-  reference: async () => new ReferenceBackend(),
-};
-
-const backends: Record<string, ComputeBackend> = {};
-let cpu: CpuBackend;
-
-beforeAll(async () => {
-  cpu = new CpuBackend();
-  for (const [name, factory] of Object.entries(factories)) {
-    try {
-      backends[name] = await factory();
-    } catch (e) {
-      if (requiredBackends().includes(name) || (e as Error).name !== 'BackendUnavailableError') throw e;
-    }
-  }
-});
-afterAll(() => {
-  cpu.dispose();
-  for (const be of Object.values(backends)) be.dispose();
-});
+const fixture = crossBackends();
+const backends = fixture.backends;
 
 /** Runs every case on cpu and on each backend; the failures, one line each. */
 async function compare(cases: Case[], only?: string[]): Promise<string[]> {
   const failures: string[] = [];
   for (const c of cases) {
-    const want = await evaluate(cpu, c);
+    const want = await evaluate(fixture.cpu, c);
     for (const [name, be] of Object.entries(backends)) {
       if (only && !only.includes(name)) continue;
       if (name === 'reference' && c.inputs.some((i) => i.shape.reduce((p, d) => p * d, 1) > 2 ** 16)) continue;
@@ -465,7 +440,7 @@ describe('bool kernels: wasm, webgpu and reference against cpu, bit for bit', ()
     const fmod = xs.map((x, i) => Math.fround(x % ys[i]!));
     const ix = [7, -7, 7, -7, -2147483648, -2147483648, 5, 0];
     const iy = [3, 3, -3, -3, -1, 1, 0, 0];
-    for (const be of [cpu, ...Object.values(backends)]) {
+    for (const be of [fixture.cpu, ...Object.values(backends)]) {
       const x = be.fromArray(xs, [xs.length]);
       const y = be.fromArray(ys, [ys.length]);
       const a = be.fromArray(Int32Array.from(ix), [ix.length]);

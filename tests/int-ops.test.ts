@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import {
   BINARY_OPS,
   type BinaryOp,
@@ -8,12 +8,8 @@ import {
   type HostArray,
   type NDArray,
 } from '@polyhal/hal';
-import { CpuBackend } from '@polyhal/backend-cpu';
-import { ReferenceBackend } from '@polyhal/backend-reference';
-import { createWasmBackend } from '@polyhal/backend-wasm';
-import { createWebGpuBackend } from '@polyhal/backend-webgpu';
 import * as ag from '@polyhal/autograd';
-import { requiredBackends } from './backends.js';
+import { crossBackends } from './cross-backend.js';
 
 // floorDiv, truncDiv and the int32 shifts (hal/src/ops/binary-int.ts) on wasm, webgpu and reference
 // against cpu, bit for bit (NaN as NaN), on random inputs with NaN, ±Inf, ±0, subnormals, quotients
@@ -107,28 +103,8 @@ const CASES: Case[] = [
   },
 ];
 
-const factories: Record<string, () => Promise<ComputeBackend>> = {
-  wasm: () => createWasmBackend({ elementwiseThreadThreshold: 2 ** 16 }),
-  webgpu: () => createWebGpuBackend(),
-  reference: async () => new ReferenceBackend(),
-};
-const backends: Record<string, ComputeBackend> = {};
-let cpu: CpuBackend;
-
-beforeAll(async () => {
-  cpu = new CpuBackend();
-  for (const [name, factory] of Object.entries(factories)) {
-    try {
-      backends[name] = await factory();
-    } catch (e) {
-      if (requiredBackends().includes(name) || (e as Error).name !== 'BackendUnavailableError') throw e;
-    }
-  }
-});
-afterAll(() => {
-  cpu.dispose();
-  for (const be of Object.values(backends)) be.dispose();
-});
+const fixture = crossBackends();
+const backends = fixture.backends;
 
 /** The result's 32-bit words, NaN as one pattern. */
 async function run(be: ComputeBackend, op: BinaryOp, c: Case, data: [HostArray, HostArray]): Promise<number[]> {
@@ -165,7 +141,7 @@ describe('floorDiv, truncDiv and the shifts: wasm, webgpu and reference against 
           const n = Math.max(size(c.shapes[0]), size(c.shapes[1]));
           const [x, y] = hostPair(dtype, n, seed++);
           const data: [HostArray, HostArray] = [x.slice(0, size(c.shapes[0])), y.slice(0, size(c.shapes[1]))];
-          const want = await run(cpu, op, c, data);
+          const want = await run(fixture.cpu, op, c, data);
           for (const [name, be] of Object.entries(backends)) {
             if (name === 'reference' && n > 2 ** 16) continue;
             const got = await run(be, op, c, data);
@@ -190,7 +166,7 @@ describe('floorDiv, truncDiv and the shifts: wasm, webgpu and reference against 
     const iy = [2, 2, -2, -2, -1, 1, 0, 0];
     const sx = [1, 1, -8, -8, 1, -1, -2147483648, 5];
     const ss = [31, 32, 1, 40, -1, 0, 31, 33];
-    for (const be of [cpu, ...Object.values(backends)]) {
+    for (const be of [fixture.cpu, ...Object.values(backends)]) {
       const x = be.fromArray(xs, [xs.length]);
       const y = be.fromArray(ys, [ys.length]);
       const a = be.fromArray(Int32Array.from(ix), [ix.length]);
@@ -211,14 +187,14 @@ describe('floorDiv, truncDiv and the shifts: wasm, webgpu and reference against 
   });
 
   test('autograd: floorDiv and truncDiv pass a zero gradient, the shifts none', async () => {
-    const x = ag.Tensor.fromArray(cpu, [7.5, -7.5, 1], [3], { requiresGrad: true });
-    const y = ag.Tensor.fromArray(cpu, [2, 2, 0.1], [3], { requiresGrad: true });
+    const x = ag.Tensor.fromArray(fixture.cpu, [7.5, -7.5, 1], [3], { requiresGrad: true });
+    const y = ag.Tensor.fromArray(fixture.cpu, [2, 2, 0.1], [3], { requiresGrad: true });
     const loss = ag.sum(ag.add(ag.floorDiv(x, y), ag.truncDiv(x, y)));
     expect(Array.from(await loss.data())).toEqual([3 - 4 + 9 + (3 - 3 + 9)]);
     loss.backward();
     expect(Array.from(await x.grad!.data())).toEqual([0, 0, 0]);
     expect(Array.from(await y.grad!.data())).toEqual([0, 0, 0]);
-    const i = ag.Tensor.fromArray(cpu, [1, -8], [2], { dtype: 'int32' });
+    const i = ag.Tensor.fromArray(fixture.cpu, [1, -8], [2], { dtype: 'int32' });
     expect(Array.from(await ag.bitShiftRight(ag.bitShiftLeft(i, 3), 1).data())).toEqual([4, -32]);
   });
 });
