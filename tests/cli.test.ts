@@ -64,6 +64,32 @@ describe('polyhal CLI', () => {
     expect(Number(/0\.\d{4}/.exec(last)![0])).toBeGreaterThan(0.3);
   }, 120_000);
 
+  test('--backend all trains the Vision Transformer on every backend within the per-step loss tolerance', () => {
+    const r = run('--backend', 'all', '--model', 'vit', '--epochs', '1', '--train', '256', '--test', '64');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/model vit; 1 epochs; batch 64; AdamW lr 0.001/);
+    for (const name of ['cpu', 'wasm', 'webgpu']) expect(r.stdout).toMatch(new RegExp(`^${name}\\s+`, 'm'));
+    expect(r.stdout).toMatch(/per-step losses agree within 0.05/);
+  }, 120_000);
+
+  test('--profile prints one training step op by op on each backend and exits without training', () => {
+    const r = run('--profile', '--backend', 'all', '--train', '640', '--test', '100');
+    expect(r.status).toBe(0);
+    for (const name of ['cpu', 'wasm', 'webgpu']) {
+      const part = r.stdout.split(/\nprofile of one training step: /).find((s) => s.startsWith(`mlp on ${name} `));
+      expect(part).toBeDefined();
+      expect(part).toMatch(
+        /unprofiled step: [\d.]+ ms \(median of 3, after a warm-up step\); profiled step: [\d.]+ ms/,
+      );
+      expect(part).toMatch(/^op\s+calls\s+inner calls\s+total ms\s+share$/m);
+      expect(part).toMatch(/^matmul\s+5\s+0\s+[\d.]+\s+[\d.]+%$/m); // forward 2, backward 3
+      expect(part).toMatch(/^total\s+\d+\s+\d+\s+[\d.]+\s+100\.0%$/m);
+      // webgpu is asynchronous: its calls are replayed one by one between synchronize() calls, and it says so
+      expect(/replayed alone between two synchronize\(\) calls/.test(part!)).toBe(name === 'webgpu');
+    }
+    expect(r.stdout).not.toMatch(/epoch 1\/|test accuracy/);
+  }, 120_000);
+
   test('--backend all trains the same model on every backend and prints the comparison table', () => {
     const r = run('--backend', 'all', '--epochs', '1', '--train', '640', '--test', '200');
     expect(r.status).toBe(0);

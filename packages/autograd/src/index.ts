@@ -20,3 +20,4 @@ export * from './gradcheck.js';
 export * from './methods.js';
 export * from './format.js';
 export * from './safetensors.js';
+export * from './profile.js';

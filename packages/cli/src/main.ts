@@ -1,7 +1,9 @@
 /**
  * The main job: train a model on real MNIST digits on any PolyHAL backend.
  * polyhal [--backend auto|cpu|wasm|webgpu|all] [--model mlp|cnn|vit] [--epochs N] [--batch-size N] [--seed N]
- * [--lr X]
+ * [--lr X] [--profile]
+ * `--profile` times one training step op by op on each selected backend, prints the table and exits
+ * without training (see profileRun).
  * Bad input (unknown backend, non-positive numbers, malformed flags, a batch larger than the training
  * set) prints a clear message and exits 2. A training step with a non-finite loss (a diverging run)
  * stops training with a message naming the step, and exits 1.
@@ -13,7 +15,7 @@ import '@polyhal/backend-cpu';
 import '@polyhal/backend-wasm';
 import '@polyhal/backend-webgpu';
 import { loadMnist } from './mnist.js';
-import { type ModelKind, NonFiniteLossError, train, type TrainResult } from './train.js';
+import { type ModelKind, NonFiniteLossError, profileStep, train, type TrainResult } from './train.js';
 
 /** Per-step losses of two backends may drift apart by float32 rounding; beyond this they disagree. */
 export const LOSS_TOLERANCE = 0.05;
@@ -51,6 +53,7 @@ interface Cli {
   lr?: number;
   train: number;
   test: number;
+  profile?: boolean;
 }
 
 async function runOne(
@@ -100,6 +103,47 @@ async function runOne(
   }
 }
 
+/**
+ * --profile: on each backend, one warm-up step, three unprofiled steps (the median is printed), then one
+ * step timed op by op through `profile` (@polyhal/autograd); prints the table sorted by total time and
+ * exits without training. Asynchronous backends (webgpu) get a synchronize() after each replayed call, so
+ * their profiled step is slower than an unprofiled one; the output says so.
+ */
+async function profileRun(o: Cli, epochs: number, data: ReturnType<typeof loadMnist>, names: string[]) {
+  for (const name of names) {
+    let created: Awaited<ReturnType<typeof createBackend>>;
+    try {
+      created = await createBackend({ backend: name === 'auto' ? undefined : name });
+    } catch (e) {
+      if (names.length === 1) throw e;
+      console.log(`${name}: not run — ${(e as Error).message}`);
+      continue;
+    }
+    const { backend, report: selection } = created;
+    if (name === 'auto') console.log(selection.toString());
+    try {
+      const { report, stepMs } = await profileStep(backend, data, { ...o, lr: o.lr!, epochs });
+      console.log(
+        `\nprofile of one training step: ${o.model} on ${backend.name} (${backend.deviceName}), batch ${o.batchSize}`,
+      );
+      console.log(
+        `unprofiled step: ${stepMs.toFixed(1)} ms (median of 3, after a warm-up step); ` +
+          `profiled step: ${report.totalMs.toFixed(1)} ms`,
+      );
+      if (report.replayed)
+        console.log(
+          `${backend.name} runs queued work asynchronously: each call of the step was replayed alone between ` +
+            `two synchronize() calls (less their round trip with nothing queued, ` +
+            `${report.syncOverheadMs.toFixed(3)} ms), so the profiled step is slower than an unprofiled one`,
+        );
+      console.log(report.table());
+    } finally {
+      backend.dispose();
+    }
+  }
+  return 0;
+}
+
 async function main(argv: string[]): Promise<number> {
   const program = new Command()
     .name('polyhal')
@@ -112,6 +156,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--lr <x>', 'Adam learning rate (default: 0.001 for mlp and vit, 0.003 for cnn)', positiveFloat('--lr'))
     .option('--train <n>', 'training digits', positiveInt('--train'), 8000)
     .option('--test <n>', 'test digits', positiveInt('--test'), 2000)
+    .option('--profile', 'time one training step op by op on each selected backend, print the table and exit')
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   try {
@@ -145,8 +190,15 @@ async function main(argv: string[]): Promise<number> {
   const data = loadMnist(o.train, o.test, o.seed);
   console.log(
     `MNIST: ${data.trainSize} train / ${data.testSize} test digits; model ${o.model}; ${epochs} ` +
-      `epochs; batch ${o.batchSize}; Adam lr ${o.lr}; seed ${o.seed}`,
+      `epochs; batch ${o.batchSize}; ${o.model === 'vit' ? 'AdamW' : 'Adam'} lr ${o.lr}; seed ${o.seed}`,
   );
+  if (o.profile)
+    return profileRun(
+      o,
+      epochs,
+      data,
+      o.backend === 'all' ? ['cpu', ...known.filter((n) => n !== 'cpu')] : [o.backend],
+    );
 
   if (o.backend !== 'all') {
     const { name, result } = await runOne(o.backend, o, epochs, data);

@@ -16,6 +16,8 @@ import {
   Linear,
   type Module,
   noGrad,
+  profile,
+  type ProfileReport,
   ReLU,
   reshape,
   scope,
@@ -119,12 +121,17 @@ export async function evaluate(
   return correct / data.testSize;
 }
 
-/**
- * Trains and evaluates one model. Throws `InvalidArgumentError` (before building anything) when a
- * batch is larger than the training set (no full batch, so no step would run), and
- * `NonFiniteLossError` at the first step whose loss is not finite.
- */
-export async function train(backend: ComputeBackend, data: MnistSplit, o: TrainOptions): Promise<TrainResult> {
+interface Trainer {
+  model: Module;
+  opt: Adam;
+  loader: DataLoader;
+  /** One training step on a batch (forward, backward, optimizer and schedule step); returns the loss. */
+  step(x: Tensor, y: Tensor): Promise<number>;
+  dispose(): void;
+}
+
+/** Validates the options and builds the model, optimizer, schedule and loader of a run. */
+function makeTrainer(backend: ComputeBackend, data: MnistSplit, o: Omit<TrainOptions, 'onStep' | 'onEpoch'>): Trainer {
   if (!Number.isInteger(o.batchSize) || o.batchSize < 1 || o.batchSize > data.trainSize) {
     throw new InvalidArgumentError(
       `batch size must be an integer from 1 to the training-set size (${data.trainSize}), got ${o.batchSize}`,
@@ -153,9 +160,38 @@ export async function train(backend: ComputeBackend, data: MnistSplit, o: TrainO
   });
   // Cosine annealing of the learning rate over every step of the run (to 0 at the end).
   const schedule = new CosineAnnealingLR(opt, o.epochs * loader.length, 0, o.model === 'vit' ? loader.length : 0);
-  const losses: number[] = [];
   // The transformer sees each digit shifted by up to 2 pixels (seeded: the same run on every backend).
   const shiftRng = mulberry32(o.seed + 77);
+  return {
+    model,
+    opt,
+    loader,
+    step: (x, y) =>
+      scope(async () => {
+        const input = o.model === 'vit' ? randomShift(x, shiftRng) : toModelInput(o.model, x);
+        const l = crossEntropy(model.forward(input), y);
+        opt.zeroGrad();
+        l.backward();
+        opt.step();
+        schedule.step();
+        return l.item();
+      }),
+    dispose() {
+      opt.zeroGrad();
+      opt.dispose();
+      model.dispose();
+    },
+  };
+}
+
+/**
+ * Trains and evaluates one model. Throws `InvalidArgumentError` (before building anything) when a
+ * batch is larger than the training set (no full batch, so no step would run), and
+ * `NonFiniteLossError` at the first step whose loss is not finite.
+ */
+export async function train(backend: ComputeBackend, data: MnistSplit, o: TrainOptions): Promise<TrainResult> {
+  const { model, loader, step, dispose } = makeTrainer(backend, data, o);
+  const losses: number[] = [];
   let testAccuracy = 0;
   const t0 = performance.now();
   try {
@@ -163,15 +199,7 @@ export async function train(backend: ComputeBackend, data: MnistSplit, o: TrainO
       let samples = 0;
       let sumLoss = 0;
       for await (const { x, y, index } of loader) {
-        const loss = await scope(async () => {
-          const input = o.model === 'vit' ? randomShift(x, shiftRng) : toModelInput(o.model, x);
-          const l = crossEntropy(model.forward(input), y);
-          opt.zeroGrad();
-          l.backward();
-          opt.step();
-          schedule.step();
-          return l.item();
-        });
+        const loss = await step(x, y);
         if (!Number.isFinite(loss)) throw new NonFiniteLossError(epoch, index + 1, loss, backend.name);
         losses.push(loss);
         sumLoss += loss;
@@ -183,9 +211,7 @@ export async function train(backend: ComputeBackend, data: MnistSplit, o: TrainO
     }
     await backend.synchronize();
   } finally {
-    opt.zeroGrad();
-    opt.dispose();
-    model.dispose();
+    dispose();
   }
   const seconds = (performance.now() - t0) / 1000;
   return {
@@ -196,4 +222,44 @@ export async function train(backend: ComputeBackend, data: MnistSplit, o: TrainO
     samplesPerSecond: (o.epochs * loader.length * o.batchSize) / seconds,
     peakBytes: backend.memoryStats().peakBytes,
   };
+}
+
+export interface StepProfile {
+  /** The op-by-op report of the profiled step. */
+  report: ProfileReport;
+  /** Wall time of an unprofiled step (median of 3, each ended by synchronize()), in ms. */
+  stepMs: number;
+}
+
+/**
+ * Times one training step of `o.model` op by op (`profile` of @polyhal/autograd): one warm-up step,
+ * three unprofiled steps (their median is `stepMs`), then the profiled step. The model is discarded
+ * afterwards: on asynchronous backends the profile replays the step's calls, optimizer update included.
+ */
+export async function profileStep(
+  backend: ComputeBackend,
+  data: MnistSplit,
+  o: Omit<TrainOptions, 'onStep' | 'onEpoch'>,
+): Promise<StepProfile> {
+  const p = profile(backend);
+  const t = makeTrainer(p.backend, data, o);
+  const times: number[] = [];
+  try {
+    for (let done = 0; ; ) {
+      for await (const { x, y } of t.loader) {
+        if (done === 4) {
+          await p.start();
+          await t.step(x, y);
+          const report = await p.stop();
+          return { report, stepMs: times.sort((a, b) => a - b)[1]! };
+        }
+        const t0 = performance.now();
+        await t.step(x, y);
+        await backend.synchronize();
+        if (done++ > 0) times.push(performance.now() - t0);
+      }
+    }
+  } finally {
+    t.dispose();
+  }
 }
