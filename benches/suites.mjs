@@ -6,6 +6,7 @@ import * as ag from '@polyhal/autograd';
 import { pair as timePair, solo } from './lib.mjs';
 import { CONVOLUTION_SUITES } from './suite-convolution.mjs';
 import { LOSS_SUITES } from './suite-losses.mjs';
+import { VIT_SUITES } from './suite-vit.mjs';
 import { VOCABULARY_SUITES } from './suite-vocabulary.mjs';
 
 /** Both timed; when the peer cannot run the workload, PolyHAL alone with the peer's error recorded. */
@@ -396,4 +397,6 @@ export const SUITES = {
     tw.dispose();
     return [{ suite: 'Conv2d 5×5/2 fwd+bwd [32,1,28,28]→16', size: n, unit: 'ms', work: 0, ...t }];
   },
+  // Last in `all`: the heaviest suite.
+  ...VIT_SUITES,
 };

@@ -1,7 +1,10 @@
 import { packageConfig } from '../../rollup.base.mjs';
 
-const [js] = packageConfig(import.meta.url, { main: 'src/main.ts' });
+// main: the command; vit: the Vision Transformer as a module of its own, for the benchmark harness (benches/).
+const [js] = packageConfig(import.meta.url, { main: 'src/main.ts', vit: 'src/vit.ts' });
 export default {
   ...js,
-  output: js.output.filter((o) => o.format === 'es').map((o) => ({ ...o, banner: '#!/usr/bin/env node' })),
+  output: js.output
+    .filter((o) => o.format === 'es')
+    .map((o) => ({ ...o, banner: (chunk) => (chunk.name === 'main' ? '#!/usr/bin/env node' : '') })),
 };
