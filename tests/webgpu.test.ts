@@ -133,6 +133,13 @@ describe('webgpu backend', () => {
     expect(chooseTile(16, 25, 1)).toBe(TILES.small);
   });
 
+  test('small outputs keep a small tile however large the batch (batched attention scores)', () => {
+    expect(chooseTile(17, 17, 256)).toBe(TILES.small);
+    expect(chooseTile(17, 16, 4096)).toBe(TILES.small);
+    expect(chooseTile(64, 48, 1024)).toBe(TILES.medium);
+    expect(chooseTile(65, 64, 1024)).toBe(TILES.large);
+  });
+
   // Errors that WebGPU reports only at encoder finish / submit (here: a buffer destroyed behind the
   // backend's back) must reach the caller as GpuError naming the ops, never as stale data.
   test.each(['op', 'batch'] as const)(

@@ -95,6 +95,10 @@ export function chooseTile(m: number, n: number, batch: number, minGroups = 256)
   const groups = (t: Tile): number => Math.ceil(m / t.bm) * Math.ceil(n / t.bn) * batch;
   if (n <= 16 && m >= 64) return n <= 4 ? TILES.cols4 : TILES.cols16;
   if (m <= 16 && n >= 64) return m <= 4 ? TILES.rows4 : TILES.rows16;
+  // An output that one small (medium) tile covers gets that tile whatever the batch: a larger one would
+  // compute rows and columns that do not exist (a batch of 17×17 attention scores on 128×128 tiles: 98%).
+  if (m <= 32 && n <= 32) return TILES.small;
+  if (m <= 64 && n <= 64) return TILES.medium;
   if (groups(TILES.large) >= minGroups) return TILES.large;
   if (groups(TILES.tall) >= minGroups / 2) return TILES.tall;
   if (groups(TILES.medium) >= minGroups / 4 || Math.min(m, n) >= 64) return TILES.medium;
