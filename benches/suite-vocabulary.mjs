@@ -1,6 +1,6 @@
 // Benchmark suite 'vocabulary': the ops added to the op table beyond the seed set, each against its
 // TensorFlow.js counterpart on the same inputs (1M float32 elements; layout and index ops on
-// [1024, 1024]-sized data). gelu, geluTanh, silu, fmod, truncDiv and the shifts have no tfjs op and are
+// [1024, 1024]-sized data). gelu, geluTanh, silu, fmod, truncDiv, bitwiseOr/Xor and the shifts have no tfjs op and are
 // left out. The trigonometric and hyperbolic ops run on x in [−1, 1] (acosh on 1 + |x|); floorDiv on
 // float32 and on int32; cumsum and topk on [256, 256] (65 536 elements) and along one axis of 65 536. The
 // N-dimensional index rows: gatherND of 65536 index pairs and of 2048 rows against tf.gatherND; scatterND
@@ -107,6 +107,19 @@ export const VOCABULARY_SUITES = {
       ['logicalAnd', () => be.logicalAnd(pm, pm2), () => tf.logicalAnd(tm, tm2), 12],
       ['isnan', () => be.isnan(px), () => tf.isNaN(tx), 8],
       ['any (axis 1)', () => be.any(pm, 1), () => tf.any(tm, 1), 4],
+      ['all (axis 1)', () => be.all(pm, 1), () => tf.all(tm, 1), 4],
+      ['notEqual', () => be.notEqual(px, pp), () => tf.notEqual(tx, tp), 12],
+      ['lessEqual', () => be.lessEqual(px, pp), () => tf.lessEqual(tx, tp), 12],
+      ['greater', () => be.greater(px, pp), () => tf.greater(tx, tp), 12],
+      ['greaterEqual', () => be.greaterEqual(px, pp), () => tf.greaterEqual(tx, tp), 12],
+      ['logicalOr', () => be.logicalOr(pm, pm2), () => tf.logicalOr(tm, tm2), 12],
+      ['logicalXor', () => be.logicalXor(pm, pm2), () => tf.logicalXor(tm, tm2), 12],
+      ['logicalNot', () => be.logicalNot(pm), () => tf.logicalNot(tm), 8],
+      ['isinf', () => be.isinf(px), () => tf.isInf(tx), 8],
+      ['isfinite', () => be.isfinite(px), () => tf.isFinite(tx), 8],
+      ['cast to bool', () => be.cast(px, 'bool'), () => tf.cast(tx, 'bool'), 8],
+      ['logsumexp (axis 1)', () => be.logsumexp(px, 1), () => tf.logSumExp(tx, 1), 4],
+      ['bitwiseAnd int32', () => be.bitwiseAnd(pia, pib), () => tf.bitwiseAnd(tia, tib), 12],
       ['cumsum [256, 256] (axis 1)', () => be.cumsum(sx, 1), () => tf.cumsum(tsx, 1), 8, S * S],
       ['cumsum [256, 256] (axis 0)', () => be.cumsum(sx, 0), () => tf.cumsum(tsx, 0), 8, S * S],
       ['cumsum 65536', () => be.cumsum(sl, 0), () => tf.cumsum(tsl, 0), 8, S * S],
