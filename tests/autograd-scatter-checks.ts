@@ -5,8 +5,7 @@
 import * as ag from '@polyhal/autograd';
 import { type GradCheckInput, Tensor } from '@polyhal/autograd';
 import { mulberry32 } from '@polyhal/hal';
-
-type Check = [string, (xs: Tensor[]) => Tensor, GradCheckInput[]];
+import type { Check } from './gradchecks.js';
 
 const ints = (x: Tensor, values: number[], shape: number[]): Tensor =>
   Tensor.fromArray(x.backend, values, shape, { dtype: 'int32' });
