@@ -33,9 +33,12 @@ const gpu = create([`enable-dawn-features=${arg('toggles', 'allow_unsafe_apis')}
 const adapter = (await gpu.requestAdapter({ powerPreference: 'high-performance' }))!;
 const SGM = 'chromium-experimental-subgroup-matrix' as GPUFeatureName;
 const hasSgm = adapter.features.has(SGM) && adapter.features.has('subgroups' as GPUFeatureName);
-const configs = ((adapter.info as unknown as { subgroupMatrixConfigs?: Record<string, unknown>[] })
-  .subgroupMatrixConfigs ?? []).map((c) => `${c['componentType']}→${c['resultComponentType']} ${c['M']}×${c['N']}×${c['K']}`);
-console.log(`adapter: ${adapter.info.vendor} ${adapter.info.description}; subgroup matrix: ${hasSgm} ${configs.join(', ')}`);
+const configs = (
+  (adapter.info as unknown as { subgroupMatrixConfigs?: Record<string, unknown>[] }).subgroupMatrixConfigs ?? []
+).map((c) => `${c['componentType']}→${c['resultComponentType']} ${c['M']}×${c['N']}×${c['K']}`);
+console.log(
+  `adapter: ${adapter.info.vendor} ${adapter.info.description}; subgroup matrix: ${hasSgm} ${configs.join(', ')}`,
+);
 const device = await adapter.requestDevice({
   requiredFeatures: hasSgm ? ['subgroups' as GPUFeatureName, SGM] : [],
   requiredLimits: {
@@ -65,31 +68,86 @@ function sgmKernel(FM: number, FN: number, shared: boolean, KT = 64, bt = false)
   const lines: string[] = [];
   const acc = (i: number, j: number) => `acc${i}_${j}`;
   for (let i = 0; i < FM; i++) for (let j = 0; j < FN; j++) lines.push(`  var ${acc(i, j)} = C();`);
-  const step = (src: string, aOff: (i: number) => string, aStride: string, bOff: (j: number) => string,
-    bStride: string, pad: string) => {
-    for (let i = 0; i < FM; i++) lines.push(`${pad}let l${i} = subgroupMatrixLoad<L>(&${src === 'g' ? 'a' : 'sa'}, ${aOff(i)}, false, ${aStride});`);
-    for (let j = 0; j < FN; j++) lines.push(`${pad}let r${j} = subgroupMatrixLoad<R>(&${src === 'g' ? 'b' : 'sb'}, ${bOff(j)}, ${bt}, ${bStride});`);
+  const step = (
+    src: string,
+    aOff: (i: number) => string,
+    aStride: string,
+    bOff: (j: number) => string,
+    bStride: string,
+    pad: string,
+  ) => {
+    for (let i = 0; i < FM; i++)
+      lines.push(
+        `${pad}let l${i} = subgroupMatrixLoad<L>(&${src === 'g' ? 'a' : 'sa'}, ${aOff(i)}, false, ${aStride});`,
+      );
+    for (let j = 0; j < FN; j++)
+      lines.push(
+        `${pad}let r${j} = subgroupMatrixLoad<R>(&${src === 'g' ? 'b' : 'sb'}, ${bOff(j)}, ${bt}, ${bStride});`,
+      );
     for (let i = 0; i < FM; i++)
       for (let j = 0; j < FN; j++)
         lines.push(`${pad}${acc(i, j)} = subgroupMatrixMultiplyAccumulate(l${i}, r${j}, ${acc(i, j)});`);
   };
   if (!shared) {
     lines.push('  for (var k = 0u; k < dims.k; k += 32u) {');
-    if (bt) step('g', (i) => `(row0 + ${16 * i}u) * dims.k + k`, 'dims.k', (j) => `(col0 + ${16 * j}u) * dims.k + k`, 'dims.k', '    ');
-    else step('g', (i) => `(row0 + ${16 * i}u) * dims.k + k`, 'dims.k', (j) => `k * dims.n + col0 + ${16 * j}u`, 'dims.n', '    ');
+    if (bt)
+      step(
+        'g',
+        (i) => `(row0 + ${16 * i}u) * dims.k + k`,
+        'dims.k',
+        (j) => `(col0 + ${16 * j}u) * dims.k + k`,
+        'dims.k',
+        '    ',
+      );
+    else
+      step(
+        'g',
+        (i) => `(row0 + ${16 * i}u) * dims.k + k`,
+        'dims.k',
+        (j) => `k * dims.n + col0 + ${16 * j}u`,
+        'dims.n',
+        '    ',
+      );
     lines.push('  }');
   } else {
     const aWords = (TM * KT) / 4;
     const bWords = (KT * TN) / 4;
-    lines.push('  for (var k = 0u; k < dims.k; k += ' + KT + 'u) {');
-    lines.push(`    for (var w = t; w < ${aWords}u; w += 128u) { sa[w] = a[(wg.y * ${TM}u + w / ${KT / 4}u) * kw + k / 4u + w % ${KT / 4}u]; }`);
-    if (bt) lines.push(`    for (var w = t; w < ${bWords}u; w += 128u) { sb[w] = b[(wg.x * ${TN}u + w / ${KT / 4}u) * kw + k / 4u + w % ${KT / 4}u]; }`);
-    else lines.push(`    for (var w = t; w < ${bWords}u; w += 128u) { sb[w] = b[(k + w / ${TN / 4}u) * nw + wg.x * ${TN / 4}u + w % ${TN / 4}u]; }`);
+    lines.push(`  for (var k = 0u; k < dims.k; k += ${KT}u) {`);
+    lines.push(
+      `    for (var w = t; w < ${aWords}u; w += 128u) { ` +
+        `sa[w] = a[(wg.y * ${TM}u + w / ${KT / 4}u) * kw + k / 4u + w % ${KT / 4}u]; }`,
+    );
+    if (bt)
+      lines.push(
+        `    for (var w = t; w < ${bWords}u; w += 128u) { ` +
+          `sb[w] = b[(wg.x * ${TN}u + w / ${KT / 4}u) * kw + k / 4u + w % ${KT / 4}u]; }`,
+      );
+    else
+      lines.push(
+        `    for (var w = t; w < ${bWords}u; w += 128u) { ` +
+          `sb[w] = b[(k + w / ${TN / 4}u) * nw + wg.x * ${TN / 4}u + w % ${TN / 4}u]; }`,
+      );
     lines.push('    workgroupBarrier();');
     for (let kk = 0; kk < KT; kk += 32) {
       lines.push('    {');
-      if (bt) step('s', (i) => `(lr0 + ${16 * i}u) * ${KT}u + ${kk}u`, `${KT}u`, (j) => `(lc0 + ${16 * j}u) * ${KT}u + ${kk}u`, `${KT}u`, '      ');
-      else step('s', (i) => `(lr0 + ${16 * i}u) * ${KT}u + ${kk}u`, `${KT}u`, (j) => `${kk * TN}u + lc0 + ${16 * j}u`, `${TN}u`, '      ');
+      if (bt)
+        step(
+          's',
+          (i) => `(lr0 + ${16 * i}u) * ${KT}u + ${kk}u`,
+          `${KT}u`,
+          (j) => `(lc0 + ${16 * j}u) * ${KT}u + ${kk}u`,
+          `${KT}u`,
+          '      ',
+        );
+      else
+        step(
+          's',
+          (i) => `(lr0 + ${16 * i}u) * ${KT}u + ${kk}u`,
+          `${KT}u`,
+          (j) => `${kk * TN}u + lc0 + ${16 * j}u`,
+          `${TN}u`,
+          '      ',
+        );
       lines.push('    }');
     }
     lines.push('    workgroupBarrier();');
@@ -97,7 +155,9 @@ function sgmKernel(FM: number, FN: number, shared: boolean, KT = 64, bt = false)
   }
   for (let i = 0; i < FM; i++)
     for (let j = 0; j < FN; j++)
-      lines.push(`  subgroupMatrixStore(&c, (row0 + ${16 * i}u) * dims.n + col0 + ${16 * j}u, ${acc(i, j)}, false, dims.n);`);
+      lines.push(
+        `  subgroupMatrixStore(&c, (row0 + ${16 * i}u) * dims.n + col0 + ${16 * j}u, ${acc(i, j)}, false, dims.n);`,
+      );
   return `enable chromium_experimental_subgroup_matrix;
 ${HEADER}
 alias L = subgroup_matrix_left<i8, 32, 16>;
@@ -129,9 +189,13 @@ function sgmSingle(FM: number, FN: number): string {
   for (let i = 0; i < FM; i++) for (let j = 0; j < FN; j++) lines.push(`  var ${acc(i, j)} = C();`);
   lines.push(`  for (var k = 0u; k < dims.k; k += ${KT}u) {`);
   // (TM + TN) rows × 16 words = vec4s: TM·4 + TN·4
-  for (const [dst, src, T, g] of [['sa', 'a', TM, 'wg.y'], ['sb', 'b', TN, 'wg.x']] as const)
+  for (const [dst, src, T, g] of [
+    ['sa', 'a', TM, 'wg.y'],
+    ['sb', 'b', TN, 'wg.x'],
+  ] as const)
     lines.push(
-      `    for (var v = t; v < ${T * 4}u; v += 32u) { let q = ${src}[(${g} * ${T}u + v / 4u) * kv + k / 16u + v % 4u]; ` +
+      `    for (var v = t; v < ${T * 4}u; v += 32u) { ` +
+        `let q = ${src}[(${g} * ${T}u + v / 4u) * kv + k / 16u + v % 4u]; ` +
         `${dst}[4u * v] = q.x; ${dst}[4u * v + 1u] = q.y; ${dst}[4u * v + 2u] = q.z; ${dst}[4u * v + 3u] = q.w; }`,
     );
   lines.push('    workgroupBarrier();');
@@ -151,7 +215,8 @@ function sgmSingle(FM: number, FN: number): string {
   for (let i = 0; i < FM; i++)
     for (let j = 0; j < FN; j++)
       lines.push(
-        `  subgroupMatrixStore(&c, (wg.y * ${TM}u + ${16 * i}u) * dims.n + wg.x * ${TN}u + ${16 * j}u, ${acc(i, j)}, false, dims.n);`,
+        `  subgroupMatrixStore(&c, (wg.y * ${TM}u + ${16 * i}u) * dims.n + wg.x * ${TN}u + ${16 * j}u, ` +
+          `${acc(i, j)}, false, dims.n);`,
       );
   return `enable chromium_experimental_subgroup_matrix;
 struct Dims { m: u32, n: u32, k: u32, pad: u32 }
