@@ -25,7 +25,15 @@ import { CommandBatch } from './encoder.js';
 import { LoopWatch } from './loop-watch.js';
 import type { GpuDeviceLike } from './gpu-types.js';
 import { copyWgsl, copyWords, fillWgsl } from './kernels/copy.js';
-import { binaryExpr, binaryWgsl, elementwiseWords, unaryExpr, unaryWgsl } from './kernels/elementwise.js';
+import {
+  binaryExpr,
+  binaryWgsl,
+  binaryWgslVec4,
+  elementwiseWords,
+  unaryExpr,
+  unaryWgsl,
+  unaryWgslVec4,
+} from './kernels/elementwise.js';
 import { adamWgsl, sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
 import { TILES } from './kernels/matmul.js';
 import { PHILOX_WORDS, philoxWgsl } from './kernels/random.js';
@@ -199,6 +207,19 @@ export class WebGpuBackend extends BaseBackend {
     const n = out.size;
     if (n === 0) return;
     const contig = isContiguous(x);
+    if (contig && n % 4 === 0 && x.offset % 4 === 0) {
+      // 16-byte loads and stores, 4 elements per invocation.
+      this.batch.dispatch(
+        op,
+        `unary4/${op}/${x.dtype}`,
+        () => unaryWgslVec4(op, x.dtype),
+        elementwiseWords(0),
+        [n, 0, x.offset, 0],
+        [this.gpu(x.buffer), this.gpu(out)],
+        flat(n / 4),
+      );
+      return;
+    }
     const { R, words } = stridedParams(x.shape, [x]);
     this.batch.dispatch(
       op,
@@ -217,6 +238,19 @@ export class WebGpuBackend extends BaseBackend {
     const n = out.size;
     if (n === 0) return;
     const contig = isContiguous(a) && isContiguous(b);
+    if (contig && n % 4 === 0 && a.offset % 4 === 0 && b.offset % 4 === 0) {
+      // 16-byte loads and stores, 4 elements per invocation.
+      this.batch.dispatch(
+        op,
+        `binary4/${op}/${a.dtype}/${out.dtype}`,
+        () => binaryWgslVec4(op, a.dtype, out.dtype),
+        elementwiseWords(0),
+        [n, 0, a.offset, b.offset],
+        [this.gpu(a.buffer), this.gpu(b.buffer), this.gpu(out)],
+        flat(n / 4),
+      );
+      return;
+    }
     const { R, words } = stridedParams(a.shape, [a, b]);
     this.batch.dispatch(
       op,

@@ -284,3 +284,50 @@ export function unaryWgsl(op: UnaryOp, dtype: DType, contig: boolean, R: number)
   out[idx] = ${expr};
 }`;
 }
+
+/** WGSL that evaluates `expr` on each of the 4 lanes of va (and vb) into r, one block per lane. */
+const lanes = (expr: string, binary: boolean): string =>
+  ['x', 'y', 'z', 'w']
+    .map((c) => `  { let x = va.${c};${binary ? ` let y = vb.${c};` : ''} r.${c} = ${expr}; }`)
+    .join('\n');
+
+/**
+ * The contiguous binary kernel on 4 elements per invocation (16-byte loads and stores): every operand
+ * contiguous, both offsets and the element count multiples of 4. Same expressions, same results.
+ * Params as binaryWgsl with R = 0 (offsets in elements).
+ */
+export function binaryWgslVec4(op: BinaryOp, dtype: DType, outDtype: DType): string {
+  const expr = binaryExpr(op, dtype);
+  const t = T(dtype);
+  return `${paramsPrelude(elementwiseWords(0))}${helpers(expr)}
+@group(0) @binding(1) var<storage, read> a: array<vec4<${t}>>;
+@group(0) @binding(2) var<storage, read> b: array<vec4<${t}>>;
+@group(0) @binding(3) var<storage, read_write> out: array<vec4<${T(outDtype)}>>;
+@compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
+  ${FLAT_INDEX}
+  if (idx >= u32(p(0u)) / 4u) { return; }
+  let va = a[u32(p(2u)) / 4u + idx];
+  let vb = b[u32(p(3u)) / 4u + idx];
+  var r: vec4<${T(outDtype)}>;
+${lanes(expr, true)}
+  out[idx] = r;
+}`;
+}
+
+/** The contiguous unary kernel on 4 elements per invocation (as binaryWgslVec4). */
+export function unaryWgslVec4(op: UnaryOp, dtype: DType): string {
+  const f = unaryExpr(op, dtype);
+  const expr = dtype === 'float32' ? `select(${f}, x, is_nan(x))` : f;
+  const t = T(dtype);
+  return `${paramsPrelude(elementwiseWords(0))}${helpers(f)}
+@group(0) @binding(1) var<storage, read> a: array<vec4<${t}>>;
+@group(0) @binding(2) var<storage, read_write> out: array<vec4<${t}>>;
+@compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
+  ${FLAT_INDEX}
+  if (idx >= u32(p(0u)) / 4u) { return; }
+  let va = a[u32(p(2u)) / 4u + idx];
+  var r: vec4<${t}>;
+${lanes(expr, false)}
+  out[idx] = r;
+}`;
+}
