@@ -46,6 +46,7 @@ import { withTemps } from './temps.js';
 import { type PhiloxStream, philoxUniformFill } from './philox.js';
 import { installRandomOps, type RandomMethods } from './sampling.js';
 import { type ScatterCompositeHost, scatterKernelComposite } from './scatter-composite.js';
+import { integerMatmulComposite } from './integer-matmul.js';
 import { installTableMethods } from './table-methods.js';
 import { type ArgReduceMethods, installArgReduceOps } from './argreduce.js';
 import { type ConvMethods, installConvOps } from './conv-methods.js';
@@ -282,6 +283,7 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   matmul(a: NDArray, b: NDArray): NDArray {
     this.check(a, 'matmul', 'a');
     this.check(b, 'matmul', 'b');
+    if (a.dtype === 'int32' && b.dtype === 'int32') return this.integerMatmul(a, b);
     if (a.dtype !== 'float32' || b.dtype !== 'float32')
       throw new UnsupportedOpError('matmul', a.dtype !== 'float32' ? a.dtype : b.dtype, this.name);
     const [m, k, n] = matmulDims(a, b);
@@ -296,6 +298,23 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
       this.guard(out, () => this.matmulKernel(expandView(a, [...batch, m, k]), expandView(b, [...batch, k, n]), out));
     return viewOf(out, outShape);
   }
+
+  /**
+   * int32 matmul (NumPy's and PyTorch's integer matmul: exact modulo 2^32) on the optional
+   * integerMatmulKernel hook, else the composite of integer-matmul.ts.
+   */
+  private integerMatmul(a: NDArray, b: NDArray): NDArray {
+    const [m, k, n] = matmulDims(a, b);
+    const batch = broadcastShapes(a.shape.slice(0, -2), b.shape.slice(0, -2));
+    const [ea, eb] = [expandView(a, [...batch, m, k]), expandView(b, [...batch, k, n])];
+    if (!this.integerMatmulKernel) return integerMatmulComposite(this, ea, eb);
+    const outShape = [...batch, m, n];
+    const out = this.allocate(sizeOf(outShape), 'int32');
+    this.guard(out, () => this.integerMatmulKernel!(ea, eb, out));
+    return viewOf(out, outShape);
+  }
+  /** Optional integer matmul (hooks.ts); without it, matmul of int32 is the composite of integer-matmul.ts. */
+  protected integerMatmulKernel?(a: NDArray, b: NDArray, out: DeviceBuffer): void;
 
   // ---- composites (override with fused kernels where it pays) ----
   /** softmax along `axis` (default -1). Throws InvalidArgumentError for an axis out of range. */

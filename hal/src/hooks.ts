@@ -163,6 +163,14 @@ export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
       "every number, the lower position among equals; default: topk's tournament composite; host: hostTopk",
   },
   {
+    name: 'integerMatmulKernel',
+    signature: 'integerMatmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void',
+    contract:
+      'a [...B, M, K] · b [...B, K, N] → out [...B, M, N] int32, exact modulo 2^32, over int32 storage; batch ' +
+      "dims already broadcast to one shape; default: integer-matmul.ts's composite (int32 mul + sum over " +
+      'K slabs); host-memory backends: hostIntMatmul',
+  },
+  {
     name: 'randomUniformKernel',
     signature: 'randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void',
     contract:

@@ -19,6 +19,7 @@ export * from './conv-methods.js';
 export * from './logic.js';
 export * from './scan.js';
 export * from './host-scan.js';
+export * from './host-matmul-int.js';
 export * from './composites.js';
 export * from './registry.js';
 export * from './random.js';

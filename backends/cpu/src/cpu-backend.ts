@@ -8,6 +8,7 @@ import {
   GATHER_FILL,
   type HostArray,
   hostCumsum,
+  hostIntMatmul,
   hostTopk,
   isWholeBuffer,
   type NDArray,
@@ -141,6 +142,11 @@ export class CpuBackend extends BaseBackend {
     reduction: ScatterReduction,
   ): void {
     scatterKernel(this.strided(target), this.strided(indices), this.strided(updates), this.data(out), reduction);
+  }
+
+  /** int32 matmul, exact modulo 2^32 (hostIntMatmul: Math.imul, row by row). */
+  protected override integerMatmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
+    hostIntMatmul(this.strided(a), this.strided(b), this.data(out) as Int32Array);
   }
 
   /** cumsum in index order (hostCumsum: a sequential scan, float64 accumulator). */

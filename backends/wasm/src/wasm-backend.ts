@@ -9,6 +9,7 @@ import {
   type HostArray,
   type HostView,
   hostCumsum,
+  hostIntMatmul,
   hostTopk,
   INT32_UNARY_OPS,
   isWholeBuffer,
@@ -155,6 +156,11 @@ export class WasmBackend extends BaseBackend {
     const ptr = this.ptr(buffer) >>> 2;
     const end = ptr + buffer.size;
     return buffer.dtype === 'float32' ? this.heap.f32().slice(ptr, end) : this.heap.i32().slice(ptr, end);
+  }
+
+  /** int32 matmul over linear memory, exact modulo 2^32 (hostIntMatmul: Math.imul, row by row). */
+  protected override integerMatmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
+    hostIntMatmul(this.hostView(a), this.hostView(b), this.hostOut(out) as Int32Array);
   }
 
   /** cumsum in index order over linear memory (hostCumsum: a sequential scan, float64 accumulator). */

@@ -162,6 +162,24 @@ export function adapterInfo(adapter: GPUAdapter): AcquiredDevice['info'] {
   };
 }
 
+/** The WebGPU feature of subgroup matrices (Dawn's experimental name). */
+export const SUBGROUP_MATRIX = 'chromium-experimental-subgroup-matrix';
+
+/** Whether `adapter` offers subgroup matrices with an i8×i8→i32 configuration at M16×N16×K32. */
+function int8SubgroupMatrix(adapter: GPUAdapter): boolean {
+  if (!adapter.features.has(SUBGROUP_MATRIX) || !adapter.features.has('subgroups')) return false;
+  const configs = (adapter.info as { subgroupMatrixConfigs?: readonly Record<string, unknown>[] } | undefined)
+    ?.subgroupMatrixConfigs;
+  return (configs ?? []).some(
+    (c) =>
+      c['componentType'] === 'i8' &&
+      c['resultComponentType'] === 'i32' &&
+      c['M'] === 16 &&
+      c['N'] === 16 &&
+      c['K'] === 32,
+  );
+}
+
 export async function acquireDevice(options: WebGpuOptions = {}): Promise<AcquiredDevice> {
   if (options.device) {
     return {
@@ -179,9 +197,12 @@ export async function acquireDevice(options: WebGpuOptions = {}): Promise<Acquir
   ] as const;
   const requiredLimits: Record<string, number> = {};
   for (const k of want) requiredLimits[k] = adapter.limits[k];
+  // Tensor cores for int8 matmul (kernels/matmul-int.ts): where the adapter offers subgroup matrices
+  // with an i8×i8→i32 16×16×32 configuration (Dawn: with `allow_unsafe_apis`, e.g. NVIDIA's Vulkan driver).
+  const requiredFeatures = int8SubgroupMatrix(adapter) ? ['subgroups', SUBGROUP_MATRIX] : [];
   let device: GPUDevice;
   try {
-    device = await adapter.requestDevice({ requiredLimits });
+    device = await adapter.requestDevice({ requiredLimits, requiredFeatures: requiredFeatures as GPUFeatureName[] });
   } catch {
     // Some implementations report limits they then refuse (bun-webgpu): fall back to the defaults.
     device = await adapter.requestDevice();

@@ -21,6 +21,8 @@ import {
 import type { PhiloxStream } from '@polyhal/hal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
+import { dispatchIntMatmul, type IntMatmulContext } from './dispatch-matmul-int.js';
+import { SUBGROUP_MATRIX } from './device.js';
 import { CommandBatch } from './encoder.js';
 import { LoopWatch } from './loop-watch.js';
 import type { GpuDeviceLike } from './gpu-types.js';
@@ -69,12 +71,15 @@ export class WebGpuBackend extends BaseBackend {
     flushesSubnormals: true,
   });
   readonly isSoftware: boolean;
+  /** The kernel int8 matmul runs on this device: 'subgroup matrices (tensor cores)' or 'dot4I8Packed'. */
+  readonly int8MatmulPath: string;
   readonly device: GpuDeviceLike;
   private readonly gpuBuffers = new Map<number, GPUBuffer>();
   private readonly pool: BufferPool;
   /** The open command encoder, uniform params, submissions and their error scopes (encoder.ts). */
   private readonly batch: CommandBatch;
   private readonly matmulContext: MatmulContext;
+  private readonly intMatmulContext: IntMatmulContext;
   private readonly reader: StagingReader;
   private readonly dummy: GPUBuffer;
   private lostReason: string | null = null;
@@ -109,6 +114,15 @@ export class WebGpuBackend extends BaseBackend {
       gpu: (buffer) => this.gpu(buffer),
       fill: (out, value) => this.fillKernel(out, value),
     };
+    const subgroupMatrix = this.device.features.has(SUBGROUP_MATRIX);
+    this.intMatmulContext = {
+      batch: this.batch,
+      pool: this.pool,
+      subgroupMatrix,
+      gpu: (buffer) => this.gpu(buffer),
+      fill: (out, value) => this.fillKernel(out, value),
+    };
+    this.int8MatmulPath = subgroupMatrix ? 'subgroup matrices (tensor cores)' : 'dot4I8Packed';
     this.reader = new StagingReader(
       this.device,
       this.batch,
@@ -336,6 +350,11 @@ export class WebGpuBackend extends BaseBackend {
 
   protected matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
     dispatchMatmul(this.matmulContext, a, b, out);
+  }
+
+  /** Integer matmul (dispatch-matmul-int.ts): int8 packed on tensor cores or dot4I8Packed, else int32 tiles. */
+  protected override integerMatmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
+    dispatchIntMatmul(this.intMatmulContext, a, b, out);
   }
 
   /** gather: one invocation per output element (kernels/gather.ts); operands [O, D, I], [K] → [O, K, I]. */

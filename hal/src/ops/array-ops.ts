@@ -119,9 +119,10 @@ export const ARRAY_OP_DEFS = {
     signature: 'matmul(a: [..., M, K], b: [..., K, N]) → [..., M, N], batch dims broadcast',
     semantics:
       'Σ_k a[m,k]·b[k,n] (a zero K gives 0). Transposed operands are views, not copied. ' +
-      'ShapeMismatchError if K differs or the batch dims do not broadcast.',
-    dtypes: F32,
-    accuracy: { float32: { abs: 1e-6, rel: 4e-6 } },
+      'int32 (as NumPy and PyTorch): exact modulo 2^32. ShapeMismatchError if K differs or the batch dims ' +
+      'do not broadcast; UnsupportedOpError unless both operands have one of the dtypes.',
+    dtypes: ['float32', 'int32'],
+    accuracy: { float32: { abs: 1e-6, rel: 4e-6 }, int32: EXACT },
     grad: 'autograd ops.ts (g·bᵀ, aᵀ·g)',
   },
   mean: {

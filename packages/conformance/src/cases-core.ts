@@ -200,5 +200,38 @@ export function coreCases(): Case[] {
       inputs: [a, b],
     });
   }
+  // int32: exact modulo 2^32 (sums past 2^31 wrap), int8-range values, tiles' edges, views, batches.
+  const big = I(-(2 ** 31), 2 ** 31 - 1);
+  const int8 = I(-128, 127);
+  const mmInt: [InputSpec, InputSpec][] = [
+    [
+      { shape: [7, 9], gen: big, dtype: 'int32' },
+      { shape: [9, 5], gen: big, dtype: 'int32' },
+    ],
+    [
+      { shape: [65, 130], gen: int8, dtype: 'int32' },
+      { shape: [130, 67], gen: int8, dtype: 'int32' },
+    ],
+    [
+      { shape: [33, 17], gen: I(-1000, 1000), dtype: 'int32', view: { transpose: true } },
+      { shape: [33, 20], gen: I(-1000, 1000), dtype: 'int32' },
+    ],
+    [
+      { shape: [2, 3, 4, 5], gen: int8, dtype: 'int32' },
+      { shape: [3, 5, 6], gen: int8, dtype: 'int32' },
+    ],
+    [
+      { shape: [4, 0], gen: int8, dtype: 'int32' },
+      { shape: [0, 5], gen: int8, dtype: 'int32' },
+    ],
+  ];
+  for (const [a, b] of mmInt)
+    cases.push({
+      id: `matmul/int32/${fmt(a.shape)}${viewName(a.view)}x${fmt(b.shape)}${viewName(b.view)}`,
+      kind: 'matmul',
+      op: 'matmul',
+      dtype: 'int32',
+      inputs: [a, b],
+    });
   return cases;
 }

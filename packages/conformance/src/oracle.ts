@@ -229,6 +229,18 @@ export function oMatmul(a: Ref, b: Ref): Ref {
   const B = oExpand(b, [...batch, K, N]);
   const nb = numel(batch);
   const data = new Float64Array(nb * M * N);
+  if (a.dtype === 'int32') {
+    // Exact in BigInt, then wrapped to int32 (the HAL's integer matmul is exact modulo 2^32).
+    for (let t = 0; t < nb; t++)
+      for (let i = 0; i < M; i++)
+        for (let j = 0; j < N; j++) {
+          let s = 0n;
+          for (let k = 0; k < K; k++)
+            s += BigInt(A.data[t * M * K + i * K + k]!) * BigInt(B.data[t * K * N + k * N + j]!);
+          data[t * M * N + i * N + j] = Number(BigInt.asIntN(32, s));
+        }
+    return { shape: [...batch, M, N], data, dtype: 'int32' };
+  }
   const scale = new Float64Array(nb * M * N);
   for (let t = 0; t < nb; t++) {
     for (let i = 0; i < M; i++) {

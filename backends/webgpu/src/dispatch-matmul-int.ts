@@ -1,0 +1,130 @@
+/**
+ * Integer matmul dispatch of the WebGPU backend (the integerMatmulKernel hook): int8 operands are packed
+ * four to a word and multiplied with subgroup matrices where the device has them, else with
+ * dot4I8Packed; other integer operands (int32, uint8) run the generic int32 kernel. Batch items are
+ * dispatched one by one (offsets computed on the host). Kernels: kernels/matmul-int.ts.
+ */
+import type { DeviceBuffer, NDArray } from '@polyhal/hal';
+import type { CommandBatch } from './encoder.js';
+import { flat } from './kernel-params.js';
+import {
+  cropWgsl,
+  dot4MatmulWgsl,
+  INT_MATMUL_WORDS,
+  intMatmulWgsl,
+  PACK_K,
+  PACK_ROWS,
+  packInt8Wgsl,
+  subgroupMatrixMatmulWgsl,
+} from './kernels/matmul-int.js';
+import type { BufferPool } from './pool.js';
+
+/** What an integer matmul dispatch needs of the backend. */
+export interface IntMatmulContext {
+  readonly batch: CommandBatch;
+  readonly pool: BufferPool;
+  /** The device offers i8×i8→i32 subgroup matrices at 16×16×32 and has the feature enabled. */
+  readonly subgroupMatrix: boolean;
+  gpu(buffer: DeviceBuffer): GPUBuffer;
+  fill(out: DeviceBuffer, value: number): void;
+}
+
+/** The kernel an integer matmul of these operand dtypes takes on this device (named in reports). */
+export function intMatmulPath(ctx: IntMatmulContext, a: NDArray, b: NDArray): 'subgroup-matrix' | 'dot4' | 'int32' {
+  // (a.dtype as string): int8 joins the DType union with the narrow dtypes.
+  if ((a.dtype as string) !== 'int8' || (b.dtype as string) !== 'int8') return 'int32';
+  return ctx.subgroupMatrix ? 'subgroup-matrix' : 'dot4';
+}
+
+const roundUp = (x: number, m: number): number => Math.ceil(x / m) * m;
+
+/** Encodes out [...B, M, N] (int32) = a [...B, M, K] · b [...B, K, N], exact modulo 2^32. */
+export function dispatchIntMatmul(ctx: IntMatmulContext, a: NDArray, b: NDArray, out: DeviceBuffer): void {
+  const r = a.shape.length;
+  const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];
+  const batchShape = a.shape.slice(0, -2);
+  const items = batchShape.reduce((p, d) => p * d, 1);
+  if (M === 0 || N === 0 || items === 0) return;
+  if (K === 0) {
+    ctx.fill(out, 0);
+    return;
+  }
+  const path = intMatmulPath(ctx, a, b);
+  const [Kp, Mp, Np] = [roundUp(K, PACK_K), roundUp(M, PACK_ROWS), roundUp(N, PACK_ROWS)];
+  const strides = [a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!];
+  const packedA = path === 'int32' ? null : ctx.pool.acquire(Mp * Kp);
+  const packedB = path === 'int32' ? null : ctx.pool.acquire(Np * Kp);
+  const padded = path === 'subgroup-matrix' ? ctx.pool.acquire(Mp * Np * 4) : null;
+  for (let item = 0; item < items; item++) {
+    // Unravel the batch index into each operand's offset (broadcast dims have stride 0).
+    let [offA, offB, rest] = [a.offset, b.offset, item];
+    for (let d = batchShape.length - 1; d >= 0; d--) {
+      const i = rest % batchShape[d]!;
+      rest = Math.floor(rest / batchShape[d]!);
+      offA += i * a.strides[d]!;
+      offB += i * b.strides[d]!;
+    }
+    const params = (rows: number): number[] => [M, N, K, offA, offB, item * M * N, ...strides, Kp / 4, rows];
+    const flops = 2 * M * N * K;
+    if (path === 'int32') {
+      ctx.batch.dispatch(
+        'matmul',
+        'matmul/int32',
+        intMatmulWgsl,
+        INT_MATMUL_WORDS,
+        params(0),
+        [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out)],
+        [Math.ceil(N / 64), Math.ceil(M / 64), 1],
+        flops,
+      );
+      continue;
+    }
+    const pack = (transpose: boolean, src: NDArray, dst: GPUBuffer, rows: number): void =>
+      ctx.batch.dispatch(
+        'matmul',
+        `matmul/pack-int8/${transpose}`,
+        () => packInt8Wgsl(transpose),
+        INT_MATMUL_WORDS,
+        params(rows),
+        [ctx.gpu(src.buffer), dst],
+        flat((rows * Kp) / 4),
+      );
+    pack(false, a, packedA!, Mp);
+    pack(true, b, packedB!, Np);
+    if (path === 'dot4') {
+      ctx.batch.dispatch(
+        'matmul',
+        'matmul/int8-dot4',
+        dot4MatmulWgsl,
+        INT_MATMUL_WORDS,
+        params(Np),
+        [packedA!, packedB!, ctx.gpu(out)],
+        [Np / 64, Mp / 64, 1],
+        flops,
+      );
+      continue;
+    }
+    ctx.batch.dispatch(
+      'matmul',
+      'matmul/int8-subgroup-matrix',
+      subgroupMatrixMatmulWgsl,
+      INT_MATMUL_WORDS,
+      params(Np),
+      [packedA!, packedB!, padded!],
+      [Np / 64, Mp / 32, 1],
+      flops,
+    );
+    ctx.batch.dispatch(
+      'matmul',
+      'matmul/int8-crop',
+      cropWgsl,
+      INT_MATMUL_WORDS,
+      params(Np),
+      [padded!, ctx.gpu(out)],
+      flat(M * N),
+    );
+  }
+  if (packedA) ctx.pool.release(packedA, Mp * Kp);
+  if (packedB) ctx.pool.release(packedB, Np * Kp);
+  if (padded) ctx.pool.release(padded, Mp * Np * 4);
+}

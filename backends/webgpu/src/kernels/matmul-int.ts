@@ -1,0 +1,207 @@
+/**
+ * WGSL for integer matmul, C [M, N] (i32) = A [M, K] · B [K, N] over i32 storage, exact modulo 2^32
+ * (WGSL's i32 multiply and add wrap), one batch item per dispatch:
+ *  - `intMatmulWgsl`: any int32 values; 16×16 invocations, 4×4 outputs each (a 64×64 tile), strided
+ *    operands through workgroup memory.
+ *  - int8 values (every element in [−128, 127]: the int8 dtype) take a packed path: `packInt8Wgsl` packs
+ *    A row-major and B transposed, four bytes to a u32 along K, zero-padded to the kernel's tile; then
+ *    `dot4MatmulWgsl` (`dot4I8Packed`, core WGSL) or, where the device has
+ *    `chromium-experimental-subgroup-matrix` with an i8×i8→i32 16×16×32 configuration,
+ *    `subgroupMatrixMatmulWgsl` (tensor cores on NVIDIA; one 32-invocation subgroup per 32×64 tile,
+ *    64-deep slabs of both operands in workgroup memory, every subgroup-matrix access at a compile-time
+ *    offset so robustness checks stay cheap).
+ * Measured on an NVIDIA H100 with `benches/webgpu-int8-probe.ts`: dot4I8Packed 48–53 TOPS, the
+ * subgroup-matrix kernel 49–68 with Dawn's robustness on, 124–144 with it off (`benches/results/h100-int8/`).
+ *
+ * Params (i32 words): 0 M · 1 N · 2 K · 3 offset a · 4 offset b · 5 offset out · 6 a row stride ·
+ * 7 a column stride · 8 b row stride · 9 b column stride · 10 padded K words (Kp/4) · 11 padded rows.
+ */
+import { paramsPrelude } from '../layout.js';
+
+export const INT_MATMUL_WORDS = 12;
+/** Padding of the packed operands: K to 64, rows of A and B to 64 (a multiple of both kernels' tiles). */
+export const PACK_K = 64;
+export const PACK_ROWS = 64;
+
+/** Generic int32 GEMM (strided views, any values), a 64×64 tile per workgroup. */
+export function intMatmulWgsl(): string {
+  return `${paramsPrelude(INT_MATMUL_WORDS)}
+@group(0) @binding(1) var<storage, read> a: array<i32>;
+@group(0) @binding(2) var<storage, read> b: array<i32>;
+@group(0) @binding(3) var<storage, read_write> c: array<i32>;
+var<workgroup> sa: array<i32, 1024>;
+var<workgroup> sb: array<i32, 1024>;
+@compute @workgroup_size(16, 16)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) l: vec3u,
+        @builtin(local_invocation_index) t: u32) {
+  let M = p(0u); let N = p(1u); let K = p(2u);
+  var acc: array<array<i32, 4>, 4>;
+  for (var k0 = 0; k0 < K; k0 += 16) {
+    for (var e = 0u; e < 4u; e++) {
+      let w = e * 256u + t;
+      let r = i32(wg.y * 64u + w / 16u); let ka = k0 + i32(w % 16u);
+      sa[w] = select(0, a[p(3u) + r * p(6u) + ka * p(7u)], r < M && ka < K);
+      let col = i32(wg.x * 64u + w % 64u); let kb = k0 + i32(w / 64u);
+      sb[w] = select(0, b[p(4u) + kb * p(8u) + col * p(9u)], col < N && kb < K);
+    }
+    workgroupBarrier();
+    for (var q = 0u; q < 16u; q++) {
+      for (var i = 0u; i < 4u; i++) {
+        let x = sa[(l.y + i * 16u) * 16u + q];
+        for (var j = 0u; j < 4u; j++) { acc[i][j] += x * sb[q * 64u + l.x + j * 16u]; }
+      }
+    }
+    workgroupBarrier();
+  }
+  for (var i = 0u; i < 4u; i++) {
+    for (var j = 0u; j < 4u; j++) {
+      let r = i32(wg.y * 64u + l.y + i * 16u); let col = i32(wg.x * 64u + l.x + j * 16u);
+      if (r < M && col < N) { c[p(5u) + r * N + col] = acc[i][j]; }
+    }
+  }
+}`;
+}
+
+/**
+ * Packs an int8-valued i32 operand: `transpose` false packs A [M, K] as rows of K; true packs B [K, N]
+ * as rows of N (Bᵀ). Output: padded rows (param 11) × Kp/4 words (param 10), zero outside the operand.
+ * One invocation per output word; uses the A slots of the params (offset 3, strides 6 and 7) for A and
+ * the B slots (4, 8, 9) for B.
+ */
+export function packInt8Wgsl(transpose: boolean): string {
+  const [rows, off, sr, sk] = transpose ? ['p(1u)', 'p(4u)', 'p(9u)', 'p(8u)'] : ['p(0u)', 'p(3u)', 'p(6u)', 'p(7u)'];
+  return `${paramsPrelude(INT_MATMUL_WORDS)}
+@group(0) @binding(1) var<storage, read> x: array<i32>;
+@group(0) @binding(2) var<storage, read_write> packed: array<u32>;
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
+        @builtin(local_invocation_id) lid: vec3u) {
+  let w = (wid.y * nwg.x + wid.x) * 256u + lid.x;
+  let kw = u32(p(10u));
+  if (w >= kw * u32(p(11u))) { return; }
+  let r = i32(w / kw); let k0 = i32(w % kw) * 4;
+  var word = 0u;
+  for (var j = 0; j < 4; j++) {
+    let k = k0 + j;
+    let v = select(0, x[${off} + r * ${sr} + k * ${sk}], r < ${rows} && k < p(2u));
+    word |= (u32(v) & 0xffu) << (8u * u32(j));
+  }
+  packed[w] = word;
+}`;
+}
+
+/** dot4I8Packed GEMM on packed A [Mp, Kp] and Bᵀ [Np, Kp]: a 64×64 tile, 4×4 outputs per invocation. */
+export function dot4MatmulWgsl(): string {
+  return `${paramsPrelude(INT_MATMUL_WORDS)}
+@group(0) @binding(1) var<storage, read> a: array<u32>;
+@group(0) @binding(2) var<storage, read> b: array<u32>;
+@group(0) @binding(3) var<storage, read_write> c: array<i32>;
+var<workgroup> sa: array<u32, 1024>;
+var<workgroup> sb: array<u32, 1024>;
+@compute @workgroup_size(16, 16)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) l: vec3u,
+        @builtin(local_invocation_index) t: u32) {
+  let kw = u32(p(10u));
+  var acc: array<array<i32, 4>, 4>;
+  for (var kb = 0u; kb < kw; kb += 16u) {
+    for (var e = 0u; e < 4u; e++) {
+      let w = e * 256u + t;
+      sa[w] = a[(wg.y * 64u + w / 16u) * kw + kb + w % 16u];
+      sb[w] = b[(wg.x * 64u + w / 16u) * kw + kb + w % 16u];
+    }
+    workgroupBarrier();
+    for (var q = 0u; q < 16u; q++) {
+      var av: array<u32, 4>;
+      var bv: array<u32, 4>;
+      for (var i = 0u; i < 4u; i++) {
+        av[i] = sa[(l.y + i * 16u) * 16u + q];
+        bv[i] = sb[(l.x + i * 16u) * 16u + q];
+      }
+      for (var i = 0u; i < 4u; i++) {
+        for (var j = 0u; j < 4u; j++) { acc[i][j] += dot4I8Packed(av[i], bv[j]); }
+      }
+    }
+    workgroupBarrier();
+  }
+  let M = p(0u); let N = p(1u);
+  for (var i = 0u; i < 4u; i++) {
+    for (var j = 0u; j < 4u; j++) {
+      let r = i32(wg.y * 64u + l.y + i * 16u); let col = i32(wg.x * 64u + l.x + j * 16u);
+      if (r < M && col < N) { c[p(5u) + r * N + col] = acc[i][j]; }
+    }
+  }
+}`;
+}
+
+/**
+ * Subgroup-matrix GEMM on packed A [Mp, Kp] and Bᵀ [Np, Kp] (i8×i8→i32, 16×16×32): one subgroup of 32
+ * invocations computes a 32×64 tile (2×4 result matrices), fully unrolled. Writes C [Mp, Np] (padded):
+ * subgroup-matrix stores cannot be masked, so the caller crops.
+ */
+export function subgroupMatrixMatmulWgsl(): string {
+  const [FM, FN, KT] = [2, 4, 64];
+  const [TM, TN] = [16 * FM, 16 * FN];
+  const body: string[] = [];
+  const acc = (i: number, j: number): string => `acc${i}_${j}`;
+  for (let i = 0; i < FM; i++) for (let j = 0; j < FN; j++) body.push(`  var ${acc(i, j)} = C();`);
+  body.push(`  for (var k = 0u; k < kw; k += ${KT / 4}u) {`);
+  for (const [dst, src, T, g] of [
+    ['sa', 'a', TM, 'wg.y'],
+    ['sb', 'b', TN, 'wg.x'],
+  ] as const)
+    body.push(
+      `    for (var v = t; v < ${(T * KT) / 4}u; v += 32u) {`,
+      `      ${dst}[v] = i32(${src}[(${g} * ${T}u + v / ${KT / 4}u) * kw + k + v % ${KT / 4}u]);`,
+      '    }',
+    );
+  body.push('    workgroupBarrier();');
+  for (let kk = 0; kk < KT; kk += 32) {
+    body.push('    {');
+    for (let i = 0; i < FM; i++)
+      body.push(`      let l${i} = subgroupMatrixLoad<L>(&sa, ${16 * i * KT + kk}u, false, ${KT}u);`);
+    for (let j = 0; j < FN; j++)
+      body.push(`      let r${j} = subgroupMatrixLoad<R>(&sb, ${16 * j * KT + kk}u, true, ${KT}u);`);
+    for (let i = 0; i < FM; i++)
+      for (let j = 0; j < FN; j++)
+        body.push(`      ${acc(i, j)} = subgroupMatrixMultiplyAccumulate(l${i}, r${j}, ${acc(i, j)});`);
+    body.push('    }');
+  }
+  body.push('    workgroupBarrier();', '  }');
+  for (let i = 0; i < FM; i++)
+    for (let j = 0; j < FN; j++)
+      body.push(
+        `  subgroupMatrixStore(&c, (wg.y * ${TM}u + ${16 * i}u) * np + wg.x * ${TN}u + ${16 * j}u, ` +
+          `${acc(i, j)}, false, np);`,
+      );
+  return `enable chromium_experimental_subgroup_matrix;
+${paramsPrelude(INT_MATMUL_WORDS)}
+@group(0) @binding(1) var<storage, read> a: array<u32>;
+@group(0) @binding(2) var<storage, read> b: array<u32>;
+@group(0) @binding(3) var<storage, read_write> c: array<i32>;
+alias L = subgroup_matrix_left<i8, 32, 16>;
+alias R = subgroup_matrix_right<i8, 16, 32>;
+alias C = subgroup_matrix_result<i32, 16, 16>;
+var<workgroup> sa: array<i32, ${(TM * KT) / 4}>;
+var<workgroup> sb: array<i32, ${(TN * KT) / 4}>;
+@compute @workgroup_size(32)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u32) {
+  let kw = u32(p(10u));
+  let np = u32(p(11u));
+${body.join('\n')}
+}`;
+}
+
+/** Copies C [M, N] out of the padded C [Mp, Np] (param 11 = Np) to `out` at offset param 5. */
+export function cropWgsl(): string {
+  return `${paramsPrelude(INT_MATMUL_WORDS)}
+@group(0) @binding(1) var<storage, read> padded: array<i32>;
+@group(0) @binding(2) var<storage, read_write> c: array<i32>;
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
+        @builtin(local_invocation_id) lid: vec3u) {
+  let i = i32((wid.y * nwg.x + wid.x) * 256u + lid.x);
+  let N = p(1u);
+  if (i >= p(0u) * N) { return; }
+  c[p(5u) + i] = padded[(i / N) * p(11u) + i % N];
+}`;
+}
