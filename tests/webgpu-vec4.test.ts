@@ -48,6 +48,19 @@ describe('webgpu 4-wide elementwise kernels', () => {
       });
   }
 
+  for (const op of BINARY)
+    test(`${op} with a broadcast scalar operand (either side) equals it materialized, bit for bit`, async () => {
+      const be = need();
+      if (!be) return;
+      const x = placed(be, values(1024, 3), 0);
+      for (const v of [2.5, -0, Number.NaN]) {
+        const s = be.expand(be.reshape(be.fromArray([v], [1]), [1]), [1024]);
+        const full = be.contiguous(s);
+        expect(await bits(be, be.binary(op, x, s))).toEqual(await bits(be, be.binary(op, x, full)));
+        expect(await bits(be, be.binary(op, s, x))).toEqual(await bits(be, be.binary(op, full, x)));
+      }
+    });
+
   test('exactly rounded ops, 4-wide, equal the cpu backend bit for bit (float32, int32, bool)', async () => {
     const be = need();
     if (!be) return;

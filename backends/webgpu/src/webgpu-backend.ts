@@ -252,12 +252,15 @@ export class WebGpuBackend extends BaseBackend {
     const n = out.size;
     if (n === 0) return;
     const contig = isContiguous(a) && isContiguous(b);
-    if (contig && n % 4 === 0 && a.offset % 4 === 0 && b.offset % 4 === 0) {
-      // 16-byte loads and stores, 4 elements per invocation.
+    // 16-byte loads and stores, 4 elements per invocation: contiguous operands, or one a broadcast scalar.
+    const scalarOf = (x: NDArray): boolean => x.strides.every((s) => s === 0);
+    const vec = (x: NDArray): boolean => (isContiguous(x) && x.offset % 4 === 0) || scalarOf(x);
+    if (n % 4 === 0 && vec(a) && vec(b) && !(scalarOf(a) && scalarOf(b))) {
+      const scalar = scalarOf(a) ? 'a' : scalarOf(b) ? 'b' : null;
       this.batch.dispatch(
         op,
-        `binary4/${op}/${a.dtype}/${out.dtype}`,
-        () => binaryWgslVec4(op, a.dtype, out.dtype),
+        `binary4/${op}/${a.dtype}/${out.dtype}/${scalar}`,
+        () => binaryWgslVec4(op, a.dtype, out.dtype, scalar),
         elementwiseWords(0),
         [n, 0, a.offset, b.offset],
         [this.gpu(a.buffer), this.gpu(b.buffer), this.gpu(out)],

@@ -91,12 +91,22 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
       be.free(i);
     }
   }),
-  expectError('unsupported/int32-matmul', 'UnsupportedOpError', (be) => {
-    const i = be.full([2, 2], 1, 'int32');
+  expectError('unsupported/bool-matmul', 'UnsupportedOpError', (be) => {
+    const i = be.full([2, 2], 1, 'bool');
     try {
       return be.matmul(i, i);
     } finally {
       be.free(i);
+    }
+  }),
+  expectError('unsupported/mixed-matmul', 'UnsupportedOpError', (be) => {
+    const i = be.full([2, 2], 1, 'int32');
+    const f = be.full([2, 2], 1);
+    try {
+      return be.matmul(i, f);
+    } finally {
+      be.free(i);
+      be.free(f);
     }
   }),
   expectError('use-after-free/read', 'UseAfterFreeError', (be) => {

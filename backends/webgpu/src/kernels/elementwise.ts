@@ -292,22 +292,26 @@ const lanes = (expr: string, binary: boolean): string =>
     .join('\n');
 
 /**
- * The contiguous binary kernel on 4 elements per invocation (16-byte loads and stores): every operand
- * contiguous, both offsets and the element count multiples of 4. Same expressions, same results.
+ * The contiguous binary kernel on 4 elements per invocation (16-byte loads and stores): each operand
+ * contiguous with an offset a multiple of 4, or a broadcast scalar (`scalar`: which one), and the
+ * element count a multiple of 4. Same expressions, same results.
  * Params as binaryWgsl with R = 0 (offsets in elements).
  */
-export function binaryWgslVec4(op: BinaryOp, dtype: DType, outDtype: DType): string {
+export function binaryWgslVec4(op: BinaryOp, dtype: DType, outDtype: DType, scalar: 'a' | 'b' | null = null): string {
   const expr = binaryExpr(op, dtype);
   const t = T(dtype);
+  // A broadcast scalar operand (every stride 0) is read once and splatted to the four lanes.
+  const load = (name: 'a' | 'b', word: number): string =>
+    scalar === name ? `vec4<${t}>(${name}[p(${word}u)])` : `${name}[u32(p(${word}u)) / 4u + idx]`;
   return `${paramsPrelude(elementwiseWords(0))}${helpers(expr)}
-@group(0) @binding(1) var<storage, read> a: array<vec4<${t}>>;
-@group(0) @binding(2) var<storage, read> b: array<vec4<${t}>>;
+@group(0) @binding(1) var<storage, read> a: array<${scalar === 'a' ? t : `vec4<${t}>`}>;
+@group(0) @binding(2) var<storage, read> b: array<${scalar === 'b' ? t : `vec4<${t}>`}>;
 @group(0) @binding(3) var<storage, read_write> out: array<vec4<${T(outDtype)}>>;
 @compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
   ${FLAT_INDEX}
   if (idx >= u32(p(0u)) / 4u) { return; }
-  let va = a[u32(p(2u)) / 4u + idx];
-  let vb = b[u32(p(3u)) / 4u + idx];
+  let va = ${load('a', 2)};
+  let vb = ${load('b', 3)};
   var r: vec4<${T(outDtype)}>;
 ${lanes(expr, true)}
   out[idx] = r;
