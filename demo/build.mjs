@@ -23,7 +23,7 @@ const take = (count, offset) => {
   return { x, y };
 };
 writeFileSync(join(out, 'mnist-subset.json'), JSON.stringify({ train: take(600, 0), test: take(200, 60) }));
-// The page and its Worker (wasm with threads: worker.ts).
+// The page and its Worker (wasm with threads: worker.ts: conformance and ViT training).
 for (const name of ['main', 'worker']) {
   await build({
     entryPoints: [join(dir, `${name}.ts`)],

@@ -1,7 +1,8 @@
 /**
- * The PolyHAL demo page: pick a backend, train a small MLP on embedded MNIST digits in the page (loss
- * curve, predictions on sample digits), and run the conformance suite with its scoreboard.
- * `window.polyhalDemo` exposes the same actions to the end-to-end browser test.
+ * The PolyHAL demo page: pick a backend, train a small MLP or a Vision Transformer on embedded MNIST
+ * digits (loss curve, predictions on sample digits), and run the conformance suite with its scoreboard.
+ * The ViT trains inside a dedicated Worker on wasm (2 threads: worker.ts), on the page's main thread on
+ * cpu and webgpu. `window.polyhalDemo` exposes the same actions to the end-to-end browser test.
  */
 import type { ComputeBackend } from '@polyhal/hal';
 import { CpuBackend } from '@polyhal/backend-cpu';
@@ -9,11 +10,8 @@ import { createWasmBackend } from '@polyhal/backend-wasm';
 import { createWebGpuBackend } from '@polyhal/backend-webgpu';
 import * as ag from '@polyhal/autograd';
 import { type ConformanceResult, matrix, runConformance } from '@polyhal/conformance';
-
-interface Subset {
-  train: { x: number[]; y: number[] };
-  test: { x: number[]; y: number[] };
-}
+import { type Subset, trainVit as trainVitOn, type VitTrainOptions, type VitTrainResult } from './vit-train.js';
+import type { WorkerRequest } from './worker.js';
 
 const FACTORIES: Record<string, () => Promise<ComputeBackend>> = {
   cpu: async () => new CpuBackend(),
@@ -72,6 +70,17 @@ function drawDigits(images: number[][], predicted: number[], labels: number[]): 
     fig.append(c, cap);
     box.append(fig);
   });
+}
+
+/** Draws 12 test digits spread over `d.test` with their predicted class (`predicted`: one per test digit). */
+function drawPredictions(d: Subset, predicted: number[]): void {
+  const n = d.test.y.length;
+  const sample = Array.from({ length: 12 }, (_, k) => k * Math.floor(n / 12));
+  drawDigits(
+    sample.map((i) => d.test.x.slice(i * 784, (i + 1) * 784)),
+    sample.map((i) => predicted[i]!),
+    sample.map((i) => d.test.y[i]!),
+  );
 }
 
 /** Trains a 784-64-10 MLP with Adam for `steps` batches of 32; returns losses and test accuracy. */
@@ -134,12 +143,7 @@ async function train(backend: string, steps = 300): Promise<{ device: string; lo
       return best;
     });
     const accuracy = predicted.filter((p, i) => p === d.test.y[i]).length / n;
-    const sample = Array.from({ length: 12 }, (_, k) => k * Math.floor(n / 12));
-    drawDigits(
-      sample.map((i) => d.test.x.slice(i * 784, (i + 1) * 784)),
-      sample.map((i) => predicted[i]!),
-      sample.map((i) => d.test.y[i]!),
-    );
+    drawPredictions(d, predicted);
     status(
       `${backend} (${be.deviceName}): final loss ${losses[losses.length - 1]!.toFixed(3)}, test ` +
         `accuracy ${accuracy.toFixed(3)}`,
@@ -185,6 +189,24 @@ async function conformance(backend: string): Promise<{
   };
 }
 
+/**
+ * Starts a dedicated Worker (worker.ts) and sends it `request`. The promise resolves to the data of the
+ * first message whose `type` is `done`; messages before it go to `onMessage`; a `{ type: 'error' }`
+ * message or a Worker error rejects it. The Worker is terminated either way.
+ */
+function inWorker<T>(request: WorkerRequest, done: string, onMessage?: (data: unknown) => void): Promise<T> {
+  const w = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  return new Promise<T>((resolve, reject) => {
+    w.onmessage = (e: MessageEvent) => {
+      if (e.data.type === 'error') reject(new Error(e.data.error as string));
+      else if (e.data.type === done) resolve(e.data as T);
+      else onMessage?.(e.data);
+    };
+    w.onerror = (e) => reject(new Error(e.message));
+    w.postMessage(request);
+  }).finally(() => w.terminate());
+}
+
 /** Runs the conformance suite on wasm with 2 threads inside a dedicated Worker (demo/worker.ts). */
 function conformanceInWorker(): Promise<{
   device: string;
@@ -193,19 +215,69 @@ function conformanceInWorker(): Promise<{
   failed: number;
   failures: string[];
 }> {
-  const w = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
-  return new Promise<{ device: string; runtime: string; passed: number; failed: number; failures: string[] }>(
-    (resolve, reject) => {
-      w.onmessage = (e: MessageEvent) => (e.data.error ? reject(new Error(e.data.error as string)) : resolve(e.data));
-      w.onerror = (e) => reject(new Error(e.message));
-      w.postMessage(null);
-    },
-  ).finally(() => w.terminate());
+  return inWorker({ type: 'conformance' }, 'conformance');
+}
+
+/**
+ * Trains the Vision Transformer (demo/vit-train.ts: 4 blocks at width 64, AdamW, batch 32 of the 600
+ * training digits by default) for `steps` batches and tests it on the 200 test digits: on wasm inside
+ * a dedicated Worker with 2 threads, which posts every step's loss back; on cpu and webgpu on this
+ * thread, awaiting every step's loss (so the page stays responsive between steps). The loss curve,
+ * step and steps/s update as it trains; the predictions on 12 test digits are drawn at the end.
+ * Resolves to the device name, every step's loss, the test accuracy and the mean ms per step after
+ * the first; rejects on an unknown backend, bad options or a loss that is not finite.
+ */
+async function trainVit(
+  backend: string,
+  steps = 600,
+  options: Omit<VitTrainOptions, 'steps' | 'onStep'> = {},
+): Promise<{ device: string; losses: number[]; accuracy: number; msPerStep: number }> {
+  const factory = FACTORIES[backend];
+  if (!factory) throw new Error(`unknown backend ${backend}: use one of ${Object.keys(FACTORIES).join(', ')}`);
+  status(`ViT on ${backend}: starting…`);
+  const d = await loadData();
+  const live: number[] = [];
+  const onStep = (step: number, loss: number, msPerStep: number): void => {
+    live.push(loss);
+    if (step % 10 === 0 || step === steps) drawLoss(live);
+    status(
+      `ViT on ${backend}: step ${step}/${steps}, loss ${loss.toFixed(3)}, ${(1000 / msPerStep).toFixed(1)} steps/s`,
+    );
+  };
+  let r: VitTrainResult;
+  if (backend === 'wasm') {
+    r = await inWorker<VitTrainResult>({ type: 'vit', data: d, options: { ...options, steps } }, 'vit', (m) => {
+      const { step, loss, msPerStep } = m as { step: number; loss: number; msPerStep: number };
+      onStep(step, loss, msPerStep);
+    });
+  } else {
+    const be = await factory();
+    try {
+      r = await trainVitOn(be, d, { ...options, steps, onStep });
+    } finally {
+      be.dispose();
+    }
+  }
+  drawLoss(r.losses);
+  drawPredictions(d, r.predicted);
+  status(
+    `ViT on ${backend} (${r.device}): ${steps} steps, final loss ${r.losses[r.losses.length - 1]!.toFixed(3)}, ` +
+      `test accuracy ${r.accuracy.toFixed(3)}, ${r.msPerStep.toFixed(0)} ms/step ` +
+      `(${(1000 / r.msPerStep).toFixed(1)} steps/s)`,
+  );
+  return { device: r.device, losses: r.losses, accuracy: r.accuracy, msPerStep: r.msPerStep };
 }
 
 $('train').addEventListener(
   'click',
   () => void train($<HTMLSelectElement>('backend').value).catch((e: Error) => status(`error: ${e.message}`)),
+);
+$('train-vit').addEventListener(
+  'click',
+  () =>
+    void trainVit($<HTMLSelectElement>('backend').value, Number($<HTMLInputElement>('vit-steps').value)).catch(
+      (e: Error) => status(`error: ${e.message}`),
+    ),
 );
 $('conformance').addEventListener(
   'click',
@@ -223,6 +295,7 @@ async function sum(backend: string, values: number[], shape: number[], axes?: nu
 
 (window as unknown as { polyhalDemo: unknown }).polyhalDemo = {
   train,
+  trainVit,
   conformance,
   conformanceInWorker,
   sum,
