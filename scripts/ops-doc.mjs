@@ -16,6 +16,12 @@ const fmtAccuracy = (a) => {
   return parts.join(' + ');
 };
 const cell = (s) => String(s).replaceAll('|', '\\|').replaceAll('\n', ' ');
+/** The wide dtypes `takes` plus the narrow ones that ride on them (hal dtypeTaken: int8, uint8; float16). */
+const withNarrow = (takes) => [
+  ...takes,
+  ...(takes.includes('int32') ? ['int8', 'uint8'] : []),
+  ...(takes.includes('float32') ? ['float16'] : []),
+];
 
 function table(kind, defs) {
   const lines = [
@@ -24,7 +30,7 @@ function table(kind, defs) {
   ];
   for (const [name, d] of Object.entries(defs)) {
     const takes = d.takes ?? (d.i32 ? ['float32', 'int32'] : ['float32']);
-    const dtypes = `${takes.join(', ')}${d.returns ? ` → ${d.returns}` : ''}`;
+    const dtypes = `${withNarrow(takes).join(', ')}${d.returns ? ` → ${d.returns}` : ''}`;
     const w = d.accuracy.wgsl;
     const wgsl = w
       ? `${w.accuracy ? fmtAccuracy(w.accuracy) : 'same'}${w.domain ? ', checked in its domain only' : ''} (${w.why})`
@@ -56,9 +62,10 @@ function reductions(defs) {
     '|---|---|---|---|---|---|---|---|',
   ];
   for (const [name, d] of Object.entries(defs)) {
-    const dtypes = d.i32 ? 'float32, int32' : 'float32';
+    const dtypes = withNarrow(d.i32 ? ['float32', 'int32'] : ['float32']).join(', ');
+    const narrowEmpty = name === 'max' ? '; int8: −128, uint8: 0' : name === 'min' ? '; int8: 127, uint8: 255' : '';
     const empty = d.i32
-      ? `${fmtIdentity(d.identity.float32)} (int32: ${fmtIdentity(d.identity.int32)})`
+      ? `${fmtIdentity(d.identity.float32)} (int32: ${fmtIdentity(d.identity.int32)}${narrowEmpty})`
       : fmtIdentity(d.identity.float32);
     const err = `${fmtAccuracy(d.accuracy.float32)}${d.scale === 'terms' ? ' of Σ\\|x\\|' : ''}`;
     const wgsl = d.accuracy.perTerm
@@ -99,6 +106,11 @@ export function render() {
     'Errors are per result element against the float64 reference rounded to float32 (1 ulp = 2^-23',
     'relative); NaN must meet NaN and ±Inf the same infinity on every backend. Rules that hold across',
     'ops (reductions, softmax cross-entropy, optimizer steps, int32) are in `hal/src/ops.ts`.',
+    '',
+    'int8, uint8 and float16 (docs/DTYPES.md) are computed in int32 or float32 and narrowed once: int8 and',
+    'uint8 results wrap modulo 2^8 and are exact (the int32 column); float16 results are the float32 ones',
+    'rounded to nearest even — within the float32 error plus one float16 ulp, exact where the float32',
+    'error is 0.',
     '',
     table('Unary (elementwise)', UNARY_OP_DEFS),
     table('Binary (elementwise, NumPy broadcasting)', BINARY_OP_DEFS),

@@ -184,7 +184,7 @@ describe('safetensors', () => {
     expect(() => loadSafetensors(good.subarray(0, 5), cpu)).toThrow(InvalidArgumentError);
     expect(() => loadSafetensors(good.subarray(0, 8 + n - 1), cpu)).toThrow(InvalidArgumentError);
     expect(() => loadSafetensors(withHeader('{"a": [1, 2'), cpu)).toThrow(InvalidArgumentError);
-    expect(() => loadSafetensors(withHeader('{"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}}'), cpu)).toThrow(
+    expect(() => loadSafetensors(withHeader('{"a":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]}}'), cpu)).toThrow(
       DTypeError,
     );
     expect(() => loadSafetensors(withHeader('{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,16]}}'), cpu)).toThrow(

@@ -6,6 +6,7 @@ import {
   ARRAY_OP_DEFS,
   type ArrayOpDef,
   BINARY_OP_DEFS,
+  DTYPES,
   BINARY_OPS,
   type BinaryOpDef,
   INT32_BINARY_OPS,
@@ -192,7 +193,7 @@ describe('op table: every op', () => {
     expect(d.semantics.length).toBeGreaterThan(10);
     expect(d.signature).toContain(_name);
     expect(d.dtypes.length).toBeGreaterThan(0);
-    for (const dt of d.dtypes) expect(['float32', 'int32', 'bool']).toContain(dt);
+    for (const dt of d.dtypes) expect(DTYPES).toContain(dt);
     expect(d.accuracy.int32 !== undefined).toBe(d.dtypes.includes('int32'));
     expect(d.composition !== undefined).toBe(d.kind === 'composite' || d.kind === 'optimizer');
     if (d.accuracy.wgsl) expect(d.accuracy.wgsl.why).toMatch(/WGSL/);

@@ -22,6 +22,6 @@ export const LOGIC_BAD: Bad[] = [
   ['logsumexp', ({ be, xi }) => be.logsumexp(xi), UnsupportedOpError, ['logsumexp', 'int32']],
   ['logsumexp', ({ be, x }) => be.logsumexp(x, 2), InvalidArgumentError, ['axis 2', 'out of range']],
   ['logsumexp', ({ be, x }) => be.logsumexp(x, 0, any('yes')), InvalidArgumentError, ['logsumexp', 'keepdims']],
-  ['cast', ({ be, x }) => be.cast(x, any('float16')), DTypeError, ['cast', 'float16', 'bool']],
+  ['cast', ({ be, x }) => be.cast(x, any('bfloat16')), DTypeError, ['cast', 'bfloat16', 'bool']],
   ['fromArray', ({ be }) => be.fromArray([1, 0], [2], any('boolean')), DTypeError, ['fromArray', 'boolean', 'bool']],
 ];

@@ -17,7 +17,7 @@ import {
   softmaxComposite,
   softmaxCrossEntropyComposite,
 } from './composites.js';
-import { type DType, isDType } from './dtype.js';
+import { type DType, DTYPE_LIST, intRange, isDType } from './dtype.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError, UnsupportedOpError } from './errors.js';
 import {
   type DeviceBuffer,
@@ -34,14 +34,16 @@ import {
   type BinaryOp,
   binaryResult,
   binaryTakes,
-  INT32_REDUCE_OPS,
-  INT32_UNARY_OPS,
+  dtypeTaken,
   type ReduceOp,
+  reduceTakes,
   type UnaryOp,
+  unaryTakes,
 } from './ops.js';
+import { installNarrowKernels } from './narrow.js';
 import { broadcastShapes, contiguousStrides, normalizeAxes, sizeOf } from './shape.js';
 import { softmaxCrossEntropyFrame } from './fused.js';
-import { StorageBackend } from './storage-backend.js';
+import { type BaseBackendOptions, StorageBackend } from './storage-backend.js';
 import { withTemps } from './temps.js';
 import { type PhiloxStream, philoxUniformFill } from './philox.js';
 import { installRandomOps, type RandomMethods } from './sampling.js';
@@ -100,6 +102,13 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   /** The strict class unless a backend declares otherwise (see ArithmeticClass). */
   readonly capabilities: BackendCapabilities = STRICT_CAPABILITIES;
 
+  /** Throws BackendHookError naming every required hook the subclass lacks (StorageBackend). */
+  constructor(options: BaseBackendOptions = {}, defaultLimit?: number) {
+    super(options, defaultLimit);
+    // int8, uint8 and float16 reach the kernels as their storage dtype, narrowed after computing (narrow.ts)
+    installNarrowKernels(this);
+  }
+
   // ---- kernels: what a backend implements besides the storage hooks (contracts: hooks.ts, REQUIRED_HOOKS) ----
   protected abstract unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void;
   protected abstract binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void;
@@ -129,7 +138,7 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     }
     if (!BINARY_OP_SET.has(op))
       throw new UnsupportedOpError(String(op), dtype, this.name, `binary ops: ${[...BINARY_OP_SET].join(', ')}`);
-    if (!binaryTakes(op).includes(dtype)) throw new UnsupportedOpError(op, dtype, this.name);
+    if (!dtypeTaken(binaryTakes(op), dtype)) throw new UnsupportedOpError(op, dtype, this.name);
     const temps: NDArray[] = [];
     const arr = (v: Operand): NDArray => {
       if (typeof v !== 'number') return v;
@@ -153,8 +162,7 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     this.check(x, op);
     if (!UNARY_OP_SET.has(op))
       throw new UnsupportedOpError(String(op), x.dtype, this.name, `unary ops: ${[...UNARY_OP_SET].join(', ')}`);
-    if (x.dtype !== 'float32' && !(x.dtype === 'int32' && INT32_UNARY_OPS.has(op)))
-      throw new UnsupportedOpError(op, x.dtype, this.name);
+    if (!dtypeTaken(unaryTakes(op), x.dtype)) throw new UnsupportedOpError(op, x.dtype, this.name);
     const out = this.allocate(sizeOf(x.shape), x.dtype);
     this.guard(out, () => this.unaryKernel(op, x, out));
     return viewOf(out, x.shape);
@@ -170,15 +178,19 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
         this.name,
         `reductions: ${[...REDUCE_OP_SET].join(', ')}, and mean()`,
       );
-    if (x.dtype !== 'float32' && !(x.dtype === 'int32' && INT32_REDUCE_OPS.has(op)))
+    if (!dtypeTaken(reduceTakes(op), x.dtype))
       throw new UnsupportedOpError(op, x.dtype, this.name, x.dtype === 'bool' ? 'use any() or all()' : undefined);
     checkAxesArg(axes, op, x);
     checkBoolean(keepdims, op, 'keepdims');
     const ax = normalizeAxes(axes, x.shape.length);
     const kept = x.shape.filter((_, i) => !ax.includes(i));
+    const shape = keepdims ? x.shape.map((d, i) => (ax.includes(i) ? 1 : d)) : kept;
+    // max and min over nothing in int8/uint8: the dtype's minimum and maximum (int32's would wrap to 0, −1)
+    if ((x.dtype === 'int8' || x.dtype === 'uint8') && (op === 'max' || op === 'min') && sizeOf(x.shape) === 0)
+      return this.full(shape, intRange(x.dtype)[op === 'max' ? 0 : 1], x.dtype);
     const out = this.allocate(sizeOf(kept), x.dtype);
     this.guard(out, () => this.reduceKernel(op, x, ax, out));
-    return viewOf(out, keepdims ? x.shape.map((d, i) => (ax.includes(i) ? 1 : d)) : kept);
+    return viewOf(out, shape);
   }
 
   /** Mean over axes: sum × (1/n); the mean over an empty axis is NaN. float32 only. */
@@ -237,10 +249,22 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     return this.copyAs(x, x.dtype);
   }
 
+  /**
+   * x converted to `dtype` (same shape; a copy even when the dtype is x's). The rules, element by element
+   * (the copyKernel hook does the numeric ones; cpu, wasm, webgpu and reference alike, bit for bit):
+   * - float (float32, float16) → integer (int32, int8, uint8): truncate toward zero, then saturate at the
+   *   dtype's range; NaN → 0 (Rust's `as`, ONNX's saturating casts; NumPy and PyTorch leave it undefined).
+   * - integer → narrower integer (int32 → int8/uint8, int8 ↔ uint8): wrap modulo 2^8, two's complement
+   *   (NumPy's and PyTorch's astype/to); integer → wider integer: the same value.
+   * - → float32: exact from float16, int8 and uint8; int32 rounds to nearest even.
+   * - → float16: round to nearest, ties to even, |v| ≥ 65520 → ±Inf, NaN stays NaN, ±0 and the sign of
+   *   an underflow kept, subnormals (multiples of 2^-24) exact (IEEE 754; NumPy's astype(float16)).
+   * - → bool: x ≠ 0 (NaN is true, as NumPy); bool → any: 1 or 0.
+   * DTypeError for an unknown dtype.
+   */
   cast(x: NDArray, dtype: DType): NDArray {
     this.check(x, 'cast');
-    if (!isDType(dtype))
-      throw new DTypeError(`cast: unknown dtype ${describeValue(dtype)} (expected float32, int32 or bool)`);
+    if (!isDType(dtype)) throw new DTypeError(`cast: unknown dtype ${describeValue(dtype)} (expected ${DTYPE_LIST})`);
     if (dtype === x.dtype || (dtype !== 'bool' && x.dtype !== 'bool')) return this.copyAs(x, dtype);
     // to bool: x ≠ 0 (NaN is true, as NumPy); from bool: 1 or 0 in the new dtype.
     if (dtype === 'bool') return this.binary('notEqual', x, 0);

@@ -1,54 +1,166 @@
 import { DTypeError } from './errors.js';
 
 /**
- * Data types of the HAL. `float32` is the working type of every op; `int32` carries labels and
- * indices and supports the subset of ops listed in `ops.ts` (others throw UnsupportedOpError);
- * `bool` is the result of the comparisons, the operand of the logical ops, `where`'s condition and
- * `any`/`all`'s input. On a device a bool element is stored as an int32 holding 0 or 1 (4 bytes, so
- * every copy, gather and layout kernel moves it as an int32); on the host it is a Uint8Array of 0/1.
+ * Data types of the HAL (names as NumPy and PyTorch spell them).
+ *
+ * - `float32` is the working type of every op.
+ * - `int32` carries labels and indices and supports the subset of ops listed in `ops.ts` (others throw
+ *   UnsupportedOpError).
+ * - `bool` is the result of the comparisons, the operand of the logical ops, `where`'s condition and
+ *   `any`/`all`'s input. On a device a bool element is stored as an int32 holding 0 or 1 (4 bytes, so
+ *   every copy, gather and layout kernel moves it as an int32); on the host it is a Uint8Array of 0/1.
+ * - `int8`, `uint8` and `float16` are *narrow* dtypes: stored on a device in a wide storage dtype
+ *   (`storageDType`: int32 for the integers, float32 for float16, 4 bytes per element), holding only
+ *   values the dtype represents. Every op whose result is narrow computes in the storage dtype and then
+ *   narrows (hal/src/narrow.ts, in one place for every backend): int8 and uint8 wrap modulo 2^8 (two's
+ *   complement, as NumPy and PyTorch integer arithmetic do), float16 rounds to nearest, ties to even,
+ *   overflowing to ±Inf (IEEE 754 binary16; NaN stays NaN, −0 stays −0, gradual underflow down to the
+ *   subnormal 2^-24). int8 and uint8 take the ops int32 takes; float16 the elementwise ops and
+ *   reductions float32 takes, plus movement, layout, index, where and cast (matmul, convolutions,
+ *   losses and the composites stay float32: cast first). Host arrays: Int8Array for int8, Uint8Array
+ *   for uint8 (a Uint8Array is bool unless a dtype says otherwise), and for float16 a Float32Array
+ *   holding exact float16 values (Float16Array is missing from Node 20 and 22).
+ *
+ * Host numbers (fromArray, full, scalar operands, pad values) convert to a dtype as the typed arrays do
+ * (`hostValue`): int32, int8 and uint8 truncate toward zero and wrap (ToInt32, ToInt8, ToUint8; NaN and
+ * ±Inf → 0), float16 rounds as Math.f16round. `cast` between device arrays follows `cast`'s rules
+ * (base.ts): float → integer saturates.
  */
-export type DType = 'float32' | 'int32' | 'bool';
+export type DType = 'float32' | 'int32' | 'bool' | 'int8' | 'uint8' | 'float16';
 
 /** All dtypes the HAL knows, in a stable order (used by conformance reports). */
-export const DTYPES: readonly DType[] = ['float32', 'int32', 'bool'];
+export const DTYPES: readonly DType[] = ['float32', 'int32', 'bool', 'int8', 'uint8', 'float16'];
 
-/** The typed array that holds host-side data of a dtype: Float32Array, Int32Array, Uint8Array (bool). */
-export type TypedArrayFor<D extends DType> = D extends 'float32'
+/** The dtypes stored in a wider storage dtype, narrowed after every computing kernel (narrow.ts). */
+export type NarrowDType = 'int8' | 'uint8' | 'float16';
+export const NARROW_DTYPES: readonly NarrowDType[] = ['int8', 'uint8', 'float16'];
+
+/** The typed array that holds host-side data of a dtype (float16: a Float32Array of float16 values). */
+export type TypedArrayFor<D extends DType> = D extends 'float32' | 'float16'
   ? Float32Array
   : D extends 'int32'
     ? Int32Array
-    : Uint8Array;
+    : D extends 'int8'
+      ? Int8Array
+      : Uint8Array;
 /** Host-side data of any dtype (what `read` resolves with). */
-export type HostArray = Float32Array | Int32Array | Uint8Array;
+export type HostArray = Float32Array | Int32Array | Uint8Array | Int8Array;
 /**
- * What a backend's storage hooks exchange: a Float32Array for float32, an Int32Array for int32 and
- * for bool (0 or 1 per element). The HAL converts bool's Uint8Array on the way in and out.
+ * What a backend's storage hooks exchange: a Float32Array for float32 and float16, an Int32Array for
+ * int32, bool (0 or 1 per element), int8 and uint8. The HAL converts host arrays on the way in and out.
  */
 export type StorageArray = Float32Array | Int32Array;
 
-/** Bytes per element on a device: 4 for every dtype (bool is stored as an int32 0/1). */
+/** Bytes per element on a device: 4 for every dtype (bool, int8, uint8 and float16 live in 32-bit storage). */
 export function bytesPerElement(dtype: DType): number {
   switch (dtype) {
     case 'float32':
     case 'int32':
     case 'bool':
+    case 'int8':
+    case 'uint8':
+    case 'float16':
       return 4;
   }
 }
 
-/** The dtype a bool's storage has (int32); float32 and int32 are their own. */
+/** The dtype a buffer is stored as: float32 for float32 and float16, int32 for the rest. */
 export function storageDType(dtype: DType): 'float32' | 'int32' {
-  return dtype === 'float32' ? 'float32' : 'int32';
+  return dtype === 'float32' || dtype === 'float16' ? 'float32' : 'int32';
 }
 
-/** Allocates a zero-filled host array of `size` elements of `dtype` (Uint8Array for bool). */
+/** Whether `dtype` is narrow (int8, uint8, float16): stored wider and narrowed after computing kernels. */
+export function isNarrow(dtype: DType): dtype is NarrowDType {
+  return dtype === 'int8' || dtype === 'uint8' || dtype === 'float16';
+}
+
+/** Whether `dtype` is a floating-point dtype (float32, float16). */
+export function isFloatDType(dtype: DType): boolean {
+  return dtype === 'float32' || dtype === 'float16';
+}
+
+/** Whether `dtype` is an integer dtype (int32, int8, uint8; not bool). */
+export function isIntDType(dtype: DType): boolean {
+  return dtype === 'int32' || dtype === 'int8' || dtype === 'uint8';
+}
+
+/** The range [min, max] of an integer dtype (int32, int8, uint8). */
+export function intRange(dtype: 'int32' | 'int8' | 'uint8'): readonly [number, number] {
+  return dtype === 'int8' ? [-128, 127] : dtype === 'uint8' ? [0, 255] : [-2147483648, 2147483647];
+}
+
+const F16_MAX_ROUNDED = 65520; // the midpoint between 65504 (the largest float16) and 2^16: ties go to ±Inf
+
+/**
+ * `v` rounded to the nearest float16 (IEEE 754 binary16), ties to even, as Math.f16round: |v| ≥ 65520
+ * → ±Inf, NaN → NaN, ±0 and the sign of a result that underflows to 0 kept, subnormals (multiples of
+ * 2^-24 below 2^-14) exact. One rounding of the float64 `v` (no double rounding through float32).
+ */
+export function roundFloat16(v: number): number {
+  const a = Math.abs(v);
+  if (!(a > 0) || a === Infinity) return v; // NaN, ±0, ±Inf
+  if (a >= F16_MAX_ROUNDED) return v > 0 ? Infinity : -Infinity;
+  // the quantum: 2^(e − 10) for a in [2^e, 2^(e+1)), e ≥ −14; 2^-24 below 2^-14 (subnormals)
+  let q = 2 ** -24;
+  if (a >= 2 ** -14) {
+    let e = Math.floor(Math.log2(a));
+    if (2 ** e > a) e--;
+    else if (2 ** (e + 1) <= a) e++;
+    q = 2 ** (e - 10);
+  }
+  const s = a / q; // exact: a power-of-two scaling of a double that stays normal
+  let r = Math.round(s); // halves round up ...
+  if (r - s === 0.5 && r % 2 !== 0) r -= 1; // ... ties to even
+  const out = r * q;
+  return v < 0 ? -out : out;
+}
+
+/** int32 `v` (any integer in [−2^31, 2^31)) wrapped to int8: two's complement modulo 2^8. */
+export const wrapInt8 = (v: number): number => (v << 24) >> 24;
+/** int32 `v` wrapped to uint8: modulo 2^8. */
+export const wrapUint8 = (v: number): number => v & 255;
+
+/**
+ * A host number as stored in a buffer of `dtype`, as the typed arrays convert: float32 Math.fround;
+ * int32, int8 and uint8 truncate toward zero and wrap (ToInt32, ToInt8, ToUint8; NaN and ±Inf → 0);
+ * bool v ≠ 0 (NaN is true, as NumPy's bool(nan)); float16 roundFloat16.
+ */
+export function hostValue(dtype: DType, v: number): number {
+  switch (dtype) {
+    case 'float32':
+      return Math.fround(v);
+    case 'int32':
+      return v | 0;
+    case 'int8':
+      return wrapInt8(v | 0);
+    case 'uint8':
+      return (v | 0) & 255;
+    case 'bool':
+      return v !== 0 ? 1 : 0;
+    case 'float16':
+      return roundFloat16(v);
+  }
+}
+
+/** Allocates a zero-filled host array of `size` elements of `dtype` (its TypedArrayFor). */
 export function newHostArray(dtype: DType, size: number): HostArray {
-  return dtype === 'float32' ? new Float32Array(size) : dtype === 'int32' ? new Int32Array(size) : new Uint8Array(size);
+  switch (dtype) {
+    case 'float32':
+    case 'float16':
+      return new Float32Array(size);
+    case 'int32':
+      return new Int32Array(size);
+    case 'int8':
+      return new Int8Array(size);
+    case 'bool':
+    case 'uint8':
+      return new Uint8Array(size);
+  }
 }
 
-/** Allocates zero-filled storage for `size` elements of `dtype` (Int32Array for bool): for backends. */
+/** Allocates zero-filled storage for `size` elements of `dtype` (its storageDType): for backends. */
 export function newStorageArray(dtype: DType, size: number): StorageArray {
-  return dtype === 'float32' ? new Float32Array(size) : new Int32Array(size);
+  return storageDType(dtype) === 'float32' ? new Float32Array(size) : new Int32Array(size);
 }
 
 /** bool host data (any nonzero value, NaN included, is true) as its storage: an Int32Array of 0/1. */
@@ -65,18 +177,101 @@ export function storageToBool(data: ArrayLike<number>): Uint8Array {
   return out;
 }
 
-/** The dtype of a host typed array (Uint8Array is bool); throws DTypeError for any other array type. */
+/**
+ * Host data of `dtype` (its TypedArrayFor, or any numbers) as storage: each value through `hostValue`
+ * (float16 host values that are not float16 are rounded; int8 and uint8 values wrap).
+ */
+export function hostToStorage(dtype: DType, data: ArrayLike<number>): StorageArray {
+  if (dtype === 'bool') return boolToStorage(data);
+  if (dtype === 'float32') return data instanceof Float32Array ? data : Float32Array.from(data);
+  if (dtype === 'int32') return data instanceof Int32Array ? data : Int32Array.from(data);
+  const out = newStorageArray(dtype, data.length);
+  for (let i = 0; i < data.length; i++) out[i] = hostValue(dtype, data[i]!);
+  return out;
+}
+
+/** Storage of `dtype` (its storageDType) as host data of `dtype` (a copy for bool and the narrow dtypes). */
+export function storageToHost(dtype: DType, data: StorageArray): HostArray {
+  switch (dtype) {
+    case 'bool':
+      return storageToBool(data);
+    case 'int8':
+      return Int8Array.from(data);
+    case 'uint8':
+      return Uint8Array.from(data);
+    default:
+      return data; // float32, int32, float16 (a Float32Array of float16 values)
+  }
+}
+
+/**
+ * The dtype of a host typed array: Float32Array float32, Int32Array int32, Uint8Array bool, Int8Array
+ * int8 (uint8 and float16 need an explicit dtype); throws DTypeError for any other array type.
+ */
 export function dtypeOfArray(data: ArrayLike<number>): DType {
   if (data instanceof Float32Array) return 'float32';
   if (data instanceof Int32Array) return 'int32';
   if (data instanceof Uint8Array) return 'bool';
+  if (data instanceof Int8Array) return 'int8';
   throw new DTypeError(
-    `expected a Float32Array, an Int32Array or a Uint8Array (bool), got ${
+    `expected a Float32Array, an Int32Array, a Uint8Array (bool) or an Int8Array, got ${
       (data as object)?.constructor?.name ?? String(data)
     }`,
   );
 }
 
+/** The dtype `fromArray` infers when none is given: as dtypeOfArray, float32 for anything else. */
+export function inferDType(data: ArrayLike<number>): DType {
+  return data instanceof Int32Array
+    ? 'int32'
+    : data instanceof Uint8Array
+      ? 'bool'
+      : data instanceof Int8Array
+        ? 'int8'
+        : 'float32';
+}
+
 export function isDType(value: unknown): value is DType {
-  return value === 'float32' || value === 'int32' || value === 'bool';
+  return typeof value === 'string' && (DTYPES as readonly string[]).includes(value);
+}
+
+/** "float32, int32, bool, int8, uint8 or float16": for error messages. */
+export const DTYPE_LIST = `${DTYPES.slice(0, -1).join(', ')} or ${DTYPES[DTYPES.length - 1]}`;
+
+/**
+ * The numeric cast of one stored value into narrow `dtype` (the copyKernel rule of `cast`; `fromFloat`:
+ * the source is float32/float16, else int32/int8/uint8): float → int8/uint8 truncates toward zero and
+ * saturates (NaN → 0); int → int8/uint8 wraps modulo 2^8; → float16 roundFloat16.
+ */
+export function narrowCast(dtype: NarrowDType, fromFloat: boolean): (v: number) => number {
+  if (dtype === 'float16') return roundFloat16;
+  const [lo, hi] = intRange(dtype);
+  if (fromFloat) return (v) => (v !== v ? 0 : v <= lo ? lo : v >= hi ? hi : Math.trunc(v) | 0);
+  return dtype === 'int8' ? wrapInt8 : wrapUint8;
+}
+
+/**
+ * The IEEE 754 binary16 bits of `v` rounded to float16 (roundFloat16): sign, 5 exponent bits, 10
+ * fraction bits; NaN → 0x7e00 (a quiet NaN, the sign kept). For files and wire formats (safetensors F16).
+ */
+export function float16Bits(v: number): number {
+  const r = roundFloat16(v);
+  const sign = r < 0 || Object.is(r, -0) ? 0x8000 : 0;
+  const a = Math.abs(r);
+  if (a !== a) return (v < 0 ? 0x8000 : 0) | 0x7e00;
+  if (a === Infinity) return sign | 0x7c00;
+  if (a < 2 ** -14) return sign | (a * 2 ** 24); // subnormal (or 0): a multiple of 2^-24
+  let e = Math.floor(Math.log2(a));
+  if (2 ** e > a) e--;
+  else if (2 ** (e + 1) <= a) e++;
+  return sign | ((e + 15) << 10) | ((a / 2 ** e - 1) * 1024);
+}
+
+/** The float16 value of IEEE 754 binary16 bits `h` (0 ... 0xffff): exact as a number. */
+export function float16FromBits(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const e = (h >> 10) & 0x1f;
+  const f = h & 0x3ff;
+  if (e === 0x1f) return f ? Number.NaN : sign * Infinity;
+  return sign * (e === 0 ? f * 2 ** -24 : (1 + f / 1024) * 2 ** (e - 15));
 }

@@ -12,6 +12,8 @@
  *   or any permutation. Read them through their strides; never assume they are contiguous.
  * - float32 results are rounded to float32 (the HAL's float32 contract: ops.ts and the conformance
  *   tolerances); int32 arithmetic wraps modulo 2^32.
+ * - int8, uint8 and float16 reach every hook as their storage dtype (int32, int32, float32; narrow.ts),
+ *   except as copyKernel's `out`, where the backend narrows (saturate or wrap; round to float16).
  * - bool is stored as an int32 0 or 1: treat a bool buffer as int32 in every kernel (copy, gather, fill,
  *   reduce max/min, the logical ops on 0/1). The comparisons write 0 or 1 into a bool `out` whatever
  *   their operands' dtype; gather's out-of-range fill for bool is 1. A bool buffer never holds another value.
@@ -77,7 +79,8 @@ export const REQUIRED_HOOKS: readonly HookSpec[] = Object.freeze([
     signature: 'copyKernel(x: NDArray, out: DeviceBuffer): void',
     contract:
       'cast: x row-major into out of the other dtype (float32→int32 truncates, saturates, NaN→0; ' +
-      'int32→float32 rounds to nearest even); same-dtype copies go through copyIntoKernel',
+      'int32→float32 rounds to nearest even; into int8/uint8: saturate from float32, wrap from int32; ' +
+      'into float16: round to nearest even); same-dtype copies go through copyIntoKernel',
   },
   {
     name: 'copyIntoKernel',

@@ -31,3 +31,4 @@ export * from './platform.js';
 export * from './options.js';
 export * from './config.js';
 export * from './validate.js';
+export { storageBuffer, storageView } from './narrow.js';

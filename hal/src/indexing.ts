@@ -9,7 +9,8 @@
  *
  * The index rule (JAX's fill mode for gather and its adjoint): an index i into a dim of size n reads
  * position i + n when −n ≤ i < 0; any index outside [−n, n) reads nothing — gather writes NaN
- * (float32) or INT32_MIN (int32, since a kernel cannot throw on data it computes), scatterAdd drops
+ * (float32, float16), INT32_MIN (int32), −128 (int8), 255 (uint8) or true (bool) — GATHER_FILL, since a
+ * kernel cannot throw on data it computes —, scatterAdd drops
  * its update; scatter applies the updates in index order (replace: the last one wins). Table entries:
  * ops/index-ops.ts; the N-dimensional forms (gatherND, scatterND, scatterElements): indexing-nd.ts.
  */
@@ -20,8 +21,19 @@ import type { BinaryOp } from './ops.js';
 import { normalizeAxis, sizeOf } from './shape.js';
 import { checkAxis, describeValue } from './validate.js';
 
-/** gather's fill for an index out of range: NaN (float32), INT32_MIN (int32) and true (bool, stored as 1). */
-export const GATHER_FILL = { float32: Number.NaN, int32: -2147483648, bool: 1 } as const;
+/**
+ * gather's fill for an index out of range: NaN (float32, float16), INT32_MIN (int32), −128 (int8), 255
+ * (uint8) and true (bool, stored as 1) — JAX's fill values. Kernels see int8, uint8 and float16 as their
+ * storage dtype; narrow.ts replaces the int32 fill by the narrow one.
+ */
+export const GATHER_FILL = {
+  float32: Number.NaN,
+  int32: -2147483648,
+  bool: 1,
+  int8: -128,
+  uint8: 255,
+  float16: Number.NaN,
+} as const;
 
 /** How scatter combines an update with the value at its position: replace it, add to it, multiply it. */
 export type ScatterReduction = 'none' | 'add' | 'mul';

@@ -6,7 +6,7 @@
  * two kernels each. Table entries: ops/logic-ops.ts.
  */
 import type { Operand } from './backend.js';
-import type { DType } from './dtype.js';
+import { type DType, isFloatDType, isIntDType } from './dtype.js';
 import { DTypeError, InvalidArgumentError, UnsupportedOpError } from './errors.js';
 import type { DeviceBuffer, NDArray } from './ndarray.js';
 import { expandView, viewOf } from './ndarray.js';
@@ -42,15 +42,15 @@ export interface LogicMethods {
   any(x: NDArray, axes?: number | readonly number[], keepdims?: boolean): NDArray;
   /** bool x → bool: whether every element along the axes (all when absent) is true; true over none. */
   all(x: NDArray, axes?: number | readonly number[], keepdims?: boolean): NDArray;
-  /** x → bool of x's shape: true where x is NaN (false everywhere for int32 and bool). */
+  /** x → bool of x's shape: true where x is NaN (false everywhere for the integer dtypes and bool). */
   isnan(x: NDArray): NDArray;
-  /** x → bool of x's shape: true where x is +Inf or −Inf (false everywhere for int32 and bool). */
+  /** x → bool of x's shape: true where x is +Inf or −Inf (false everywhere for the integer dtypes and bool). */
   isinf(x: NDArray): NDArray;
-  /** x → bool of x's shape: true where x is neither NaN nor ±Inf (true everywhere for int32 and bool). */
+  /** x → bool of x's shape: true where x is neither NaN nor ±Inf (true everywhere for integers and bool). */
   isfinite(x: NDArray): NDArray;
   /** bool x → bool: NOT x (NumPy logical_not, ONNX Not). UnsupportedOpError for other dtypes. */
   logicalNot(x: NDArray): NDArray;
-  /** int32 x → int32: ~x, every bit flipped (NumPy invert). UnsupportedOpError for other dtypes. */
+  /** int32, int8 or uint8 x → x's dtype: ~x, every bit flipped (NumPy invert). UnsupportedOpError otherwise. */
   bitwiseNot(x: NDArray): NDArray;
 }
 
@@ -114,16 +114,16 @@ export function installLogicOps(proto: object): void {
     },
     isnan(this: LogicHost, x: NDArray) {
       this.check(x, 'isnan');
-      return x.dtype === 'float32' ? this.binary('notEqual', x, x) : constant(this, x, 0);
+      return isFloatDType(x.dtype) ? this.binary('notEqual', x, x) : constant(this, x, 0);
     },
     isinf(this: LogicHost, x: NDArray) {
       this.check(x, 'isinf');
-      if (x.dtype !== 'float32') return constant(this, x, 0);
+      if (!isFloatDType(x.dtype)) return constant(this, x, 0);
       return withTemps(this, (t) => this.binary('equal', t(this.unary('abs', x)), Infinity));
     },
     isfinite(this: LogicHost, x: NDArray) {
       this.check(x, 'isfinite');
-      if (x.dtype !== 'float32') return constant(this, x, 1);
+      if (!isFloatDType(x.dtype)) return constant(this, x, 1);
       return withTemps(this, (t) => this.binary('less', t(this.unary('abs', x)), Infinity));
     },
     logicalNot(this: LogicHost, x: NDArray) {
@@ -133,7 +133,7 @@ export function installLogicOps(proto: object): void {
     },
     bitwiseNot(this: LogicHost, x: NDArray) {
       this.check(x, 'bitwiseNot');
-      if (x.dtype !== 'int32') throw new UnsupportedOpError('bitwiseNot', x.dtype, this.name);
+      if (!isIntDType(x.dtype)) throw new UnsupportedOpError('bitwiseNot', x.dtype, this.name);
       return this.binary('bitwiseXor', x, -1);
     },
   };

@@ -1,4 +1,4 @@
-import type { DType } from './dtype.js';
+import { type DType, isNarrow, storageDType } from './dtype.js';
 import { ARRAY_OP_DEFS } from './ops/array-ops.js';
 import { BINARY_OP_DEFS } from './ops/binary.js';
 import { REDUCE_OP_DEFS } from './ops/reduce.js';
@@ -25,7 +25,7 @@ export * from './ops/types.js';
  *
  * Beyond the table:
  * - Reductions over an empty axis give the entry's identity (`sum` 0, `prod` 1, `max` −Inf, `min` +Inf;
- *   int32: −2^31 and 2^31 − 1); `mean` of an empty axis is NaN.
+ *   int32: −2^31 and 2^31 − 1; int8 and uint8: the dtype's minimum and maximum); `mean` of an empty axis is NaN.
  * - `softmaxCrossEntropy`: loss_i = −Σ_c xlogy(y_ic, p_ic) with p = softmax(logits_i), where
  *   xlogy(y, p) = 0 when y = 0 and log p is not NaN, else y·log p (PyTorch's `torch.xlogy`, SciPy's
  *   `xlogy`: the 0·log 0 = 0 convention of entropy). So a −Inf logit in a class whose label is 0 —
@@ -41,6 +41,12 @@ export * from './ops/types.js';
  * finite, lr ≥ 0, momentum ≥ 0, weightDecay ≥ 0, eps ≥ 0, beta1 and beta2 in [0, 1), step an integer
  * ≥ 1 (InvalidArgumentError otherwise) — PyTorch's domains. An op name outside the lists below throws
  * UnsupportedOpError (never a silent fallback to another op).
+ *
+ * int8, uint8 and float16 (narrow dtypes, stored as int32 or float32: dtype.ts, narrow.ts) take what
+ * their storage dtype takes (`dtypeTaken`): int8 and uint8 the int32 ops, wrapping modulo 2^8; float16
+ * the float32 elementwise ops and reductions, rounding each result to float16 (nearest even). Movement,
+ * layout, index ops, where and cast move them; the other ops (matmul, convolutions, losses, composites,
+ * random, argmax, cumsum, topk) take float32 (int32 where listed) only: cast first.
  *
  * int32: `add`, `sub`, `mul` wrap modulo 2^32 (two's complement); `maximum`, `mod` (floored;
  * `x mod 0` = 0), `cmplt`, `neg`, reductions `sum` and `prod` (wrapping), `max` and `min`, and every
@@ -83,6 +89,25 @@ export function binaryResult(op: BinaryOp, dtype: DType): DType {
   return (BINARY_OP_DEFS[op] as BinaryOpDef).returns ?? dtype;
 }
 export const INT32_REDUCE_OPS: ReadonlySet<ReduceOp> = new Set(REDUCE_OPS.filter((op) => 'i32' in REDUCE_OP_DEFS[op]));
+
+/**
+ * Whether an op that takes the dtypes `takes` (float32, int32, bool) takes `dtype`: a listed dtype, or
+ * a narrow dtype whose storage dtype is listed — int8 and uint8 where int32 is taken, float16 where
+ * float32 is (narrow.ts computes them in that dtype and narrows the result).
+ */
+export function dtypeTaken(takes: readonly DType[], dtype: DType): boolean {
+  return takes.includes(dtype) || (isNarrow(dtype) && takes.includes(storageDType(dtype)));
+}
+
+/** The wide dtypes unary op `op` takes: float32, plus int32 when its entry has an int32 reference. */
+export function unaryTakes(op: UnaryOp): readonly DType[] {
+  return INT32_UNARY_OPS.has(op) ? ['float32', 'int32'] : ['float32'];
+}
+
+/** The wide dtypes reduction `op` takes: float32, plus int32 when its entry has an int32 fold. */
+export function reduceTakes(op: ReduceOp): readonly DType[] {
+  return INT32_REDUCE_OPS.has(op) ? ['float32', 'int32'] : ['float32'];
+}
 
 /**
  * Every op method of ComputeBackend, from the op table: the named elementwise ops and reductions, their

@@ -6,13 +6,16 @@
  */
 import type { ReadHandle } from './backend.js';
 import {
-  boolToStorage,
   bytesPerElement,
   type DType,
+  DTYPE_LIST,
   type HostArray,
+  hostToStorage,
+  hostValue,
+  inferDType,
   isDType,
   type StorageArray,
-  storageToBool,
+  storageToHost,
 } from './dtype.js';
 import {
   BackendHookError,
@@ -25,6 +28,7 @@ import {
 } from './errors.js';
 import { missingHooks } from './hooks.js';
 import { type DeviceBuffer, isWholeBuffer, type NDArray, viewOf } from './ndarray.js';
+import { isStorageAlias, storageBuffer } from './narrow.js';
 import { assertShape, sizeOf } from './shape.js';
 import { checkHostData, checkNumber, checkView, checkWriteData, describeValue } from './validate.js';
 
@@ -67,9 +71,10 @@ export abstract class StorageBackend {
   }
 
   // ---- storage hooks and fill: what a backend implements (contracts: hooks.ts, REQUIRED_HOOKS) ----
+  // They receive buffers typed as their storage dtype (narrow.ts: storageBuffer), never int8, uint8 or float16.
   protected abstract createStorage(buffer: DeviceBuffer): void;
   protected abstract destroyStorage(buffer: DeviceBuffer): void;
-  /** Writes a whole buffer: a Float32Array for float32, an Int32Array (0/1 for bool) otherwise. */
+  /** Writes a whole buffer: a Float32Array for float32 (and float16), an Int32Array (0/1 for bool) otherwise. */
   protected abstract writeStorage(buffer: DeviceBuffer, data: StorageArray): void;
   /** Reads a whole buffer (an Int32Array for int32 and bool). */
   protected abstract readStorage(buffer: DeviceBuffer): Promise<StorageArray>;
@@ -95,12 +100,12 @@ export abstract class StorageBackend {
     this.assertOpen();
     if (!Number.isInteger(size) || size < 0)
       throw new InvalidArgumentError(`allocation size must be a non-negative integer, got ${size}`);
-    if (!isDType(dtype)) throw new DTypeError(`unknown dtype '${String(dtype)}' (expected float32, int32 or bool)`);
+    if (!isDType(dtype)) throw new DTypeError(`unknown dtype '${String(dtype)}' (expected ${DTYPE_LIST})`);
     const byteLength = size * bytesPerElement(dtype);
     const available = this.memoryAvailable();
     if (byteLength > available) throw new OutOfMemoryError(byteLength, available, this.name);
     const buffer: DeviceBuffer = Object.freeze({ id: this.nextBufferId++, dtype, size, byteLength, owner: this.id });
-    this.createStorage(buffer);
+    this.createStorage(storageBuffer(buffer));
     this.live.set(buffer.id, buffer);
     this.liveBytes += byteLength;
     this.peakBytes = Math.max(this.peakBytes, this.liveBytes);
@@ -114,7 +119,7 @@ export abstract class StorageBackend {
   private release(buffer: DeviceBuffer): void {
     this.live.delete(buffer.id);
     this.liveBytes -= buffer.byteLength;
-    this.destroyStorage(buffer);
+    this.destroyStorage(storageBuffer(buffer));
   }
 
   free(x: NDArray): void {
@@ -134,7 +139,8 @@ export abstract class StorageBackend {
     if (data.length !== buffer.size) {
       throw new ShapeMismatchError(`write: data has ${data.length} elements but the buffer holds ${buffer.size}`);
     }
-    this.writeStorage(buffer, buffer.dtype === 'bool' ? boolToStorage(data) : (data as StorageArray));
+    // bool: nonzero is true; float16: rounded to float16 (roundFloat16); int8, uint8: wrapped (hostValue)
+    this.writeStorage(storageBuffer(buffer), hostToStorage(buffer.dtype, data));
   }
 
   copyToDevice(buffer: DeviceBuffer, data: HostArray): void {
@@ -143,11 +149,11 @@ export abstract class StorageBackend {
 
   async read(x: NDArray | DeviceBuffer): Promise<HostArray> {
     const view = this.readView(x, 'read');
-    const host = (data: StorageArray): HostArray => (view.dtype === 'bool' ? storageToBool(data) : data);
-    if (isWholeBuffer(view)) return host(await this.readStorage(view.buffer));
+    const host = (data: StorageArray): HostArray => storageToHost(view.dtype, data);
+    if (isWholeBuffer(view)) return host(await this.readStorage(storageBuffer(view.buffer)));
     const tmp = this.contiguous(view);
     try {
-      return host(await this.readStorage(tmp.buffer));
+      return host(await this.readStorage(storageBuffer(tmp.buffer)));
     } finally {
       this.free(tmp);
     }
@@ -202,8 +208,8 @@ export abstract class StorageBackend {
     checkHostData(data, 'fromArray', dtype);
     assertShape(shape, 'fromArray: shape');
     if (dtype !== undefined && !isDType(dtype))
-      throw new DTypeError(`fromArray: unknown dtype ${describeValue(dtype)} (expected float32, int32 or bool)`);
-    const dt: DType = dtype ?? (data instanceof Int32Array ? 'int32' : data instanceof Uint8Array ? 'bool' : 'float32');
+      throw new DTypeError(`fromArray: unknown dtype ${describeValue(dtype)} (expected ${DTYPE_LIST})`);
+    const dt: DType = dtype ?? inferDType(data);
     if (data.length !== sizeOf(shape)) {
       throw new ShapeMismatchError(
         `fromArray: ${data.length} values do not fill shape [${shape.join(', ')}] (${sizeOf(shape)} elements)`,
@@ -213,20 +219,21 @@ export abstract class StorageBackend {
     const buffer = this.allocate(data.length, dt); // OutOfMemoryError before any host copy
     let host: StorageArray;
     try {
-      // bool: any nonzero value (NaN included, as NumPy's bool(nan)) is true.
+      // As the typed arrays convert (hostValue): bool any nonzero value (NaN included, as NumPy's
+      // bool(nan)) is true; int8/uint8 wrap; float16 rounds to nearest even.
       host =
         dt === 'float32'
           ? Float32Array.from(data)
           : dt === 'int32'
             ? Int32Array.from(data)
-            : boolToStorage(Float64Array.from(data));
+            : hostToStorage(dt, Float64Array.from(data));
     } catch (e) {
       this.release(buffer);
       throw new InvalidArgumentError(
         `fromArray: data has a value that does not convert to a number (${(e as Error).message})`,
       );
     }
-    this.writeStorage(buffer, host);
+    this.writeStorage(storageBuffer(buffer), host);
     return viewOf(buffer, shape);
   }
 
@@ -234,8 +241,9 @@ export abstract class StorageBackend {
     assertShape(shape, 'full: shape');
     checkNumber(value, 'full', 'value');
     const buffer = this.allocate(sizeOf(shape), dtype);
-    // bool: any nonzero value (NaN included) is true, stored as 1.
-    this.fillKernel(buffer, dtype === 'bool' ? (value !== 0 ? 1 : 0) : value);
+    // As the typed arrays convert (hostValue): bool any nonzero value (NaN included) is true, stored as 1;
+    // int8/uint8 wrap; float16 rounds to nearest even.
+    this.fillKernel(buffer, dtype === 'bool' ? hostValue(dtype, value) : value);
     return viewOf(buffer, shape);
   }
 
@@ -277,7 +285,8 @@ export abstract class StorageBackend {
           `${this.name} (${this.id}); move it with read + fromArray (or tensor.to())`,
       );
     }
-    if (this.live.get(buffer.id) !== buffer) {
+    const live = this.live.get(buffer.id);
+    if (live !== buffer && !(live && isStorageAlias(live, buffer))) {
       throw new UseAfterFreeError(
         `${op}: ${arg}: buffer ${buffer.id} (${buffer.size} × ${buffer.dtype}) of ${this.name} was already freed`,
       );

@@ -138,9 +138,19 @@ export function checkHostData(data: unknown, op: string, dtype: DType | undefine
   }
 }
 
-/** Host data for `write`: exactly a Float32Array (float32), an Int32Array (int32) or a Uint8Array (bool). */
+/**
+ * Host data for `write`: exactly the dtype's host array — a Float32Array (float32, and float16 with
+ * float16 values: others are rounded), an Int32Array (int32), a Uint8Array (bool, uint8) or an Int8Array (int8).
+ */
 export function checkWriteData(data: unknown, op: string, bufferDType: DType): asserts data is HostArray {
-  const want = bufferDType === 'float32' ? Float32Array : bufferDType === 'int32' ? Int32Array : Uint8Array;
+  const want =
+    bufferDType === 'float32' || bufferDType === 'float16'
+      ? Float32Array
+      : bufferDType === 'int32'
+        ? Int32Array
+        : bufferDType === 'int8'
+          ? Int8Array
+          : Uint8Array;
   if (data instanceof want) return;
   if (Array.isArray(data) || ArrayBuffer.isView(data)) {
     const got =
@@ -150,7 +160,9 @@ export function checkWriteData(data: unknown, op: string, bufferDType: DType): a
           ? 'int32 (Int32Array)'
           : data instanceof Uint8Array
             ? 'bool (Uint8Array)'
-            : describeValue(data);
+            : data instanceof Int8Array
+              ? 'int8 (Int8Array)'
+              : describeValue(data);
     throw new DTypeError(`${op}: data is ${got} but the buffer is ${bufferDType}; pass a ${want.name}`);
   }
   throw new InvalidArgumentError(

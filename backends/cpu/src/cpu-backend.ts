@@ -10,6 +10,7 @@ import {
   hostCumsum,
   hostIntMatmul,
   hostTopk,
+  isNarrow,
   isWholeBuffer,
   type NDArray,
   newStorageArray,
@@ -17,7 +18,7 @@ import {
   type ReduceOp,
   type ScatterReduction,
   type StorageArray,
-  storageToBool,
+  storageToHost,
   type UnaryOp,
 } from '@polyhal/hal';
 import { type PhiloxStream, philoxUniformFill } from '@polyhal/hal';
@@ -78,7 +79,7 @@ export class CpuBackend extends BaseBackend {
       );
       copyKernel(this.strided(view), out);
     }
-    return view.dtype === 'bool' ? storageToBool(out) : out;
+    return storageToHost(view.dtype, out);
   };
 
   protected createStorage(buffer: DeviceBuffer): void {
@@ -115,7 +116,8 @@ export class CpuBackend extends BaseBackend {
   }
 
   protected copyKernel(x: NDArray, out: DeviceBuffer): void {
-    copyKernel(this.strided(x), this.data(out));
+    // out is int8, uint8 or float16 only for the narrowing cast (hal narrow.ts); its storage is int32/float32
+    copyKernel(this.strided(x), this.data(out), isNarrow(out.dtype) ? out.dtype : undefined);
   }
 
   protected copyIntoKernel(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void {

@@ -15,7 +15,7 @@ import {
   type UnaryOp,
   UnsupportedOpError,
 } from '@polyhal/hal';
-import { binaryFloat, binaryInt, castToInt32, store, unaryFloat, unaryInt } from './scalar.js';
+import { binaryFloat, binaryInt, castNarrow, castToInt32, store, unaryFloat, unaryInt } from './scalar.js';
 import { rowMajor, sizeOfShape, type Walked, walk } from './strided.js';
 
 /** What a buffer of the reference backend holds. */
@@ -73,9 +73,20 @@ export function where(c: NDArray, cs: Storage, x: NDArray, xs: Storage, y: NDArr
   });
 }
 
-/** Copies x row-major into out (same element count); converts when `outDType` differs from x's. */
+/**
+ * Copies x row-major into out (same element count); converts when `outDType` differs from x's, narrowing
+ * into int8, uint8 and float16 (their storage is int32 / float32: castNarrow).
+ */
 export function copy(x: NDArray, xs: Storage, out: Storage, outDType: DType): void {
-  const convert = x.dtype === outDType ? (v: number) => v : outDType === 'int32' ? castToInt32 : Math.fround;
+  const narrow = outDType === 'int8' || outDType === 'uint8' || outDType === 'float16' ? outDType : null;
+  const fromFloat = x.dtype === 'float32';
+  const convert = narrow
+    ? (v: number) => castNarrow(narrow, fromFloat, v)
+    : x.dtype === outDType
+      ? (v: number) => v
+      : outDType === 'int32'
+        ? castToInt32
+        : Math.fround;
   walk(x.shape, [x, { strides: rowMajor(x.shape), offset: 0 }], ([xi, oi]) => {
     out[oi!] = convert(xs[xi!]!);
   });

@@ -323,3 +323,53 @@ export function castToInt32(v: number): number {
   if (v <= -2147483648) return -2147483648;
   return Math.trunc(v) | 0;
 }
+
+/**
+ * A stored value cast into a narrow dtype (copyKernel's `out` of int8, uint8 or float16; `fromFloat`: x
+ * is float32): float → int8/uint8 truncates toward zero and saturates (NaN → 0); int32 → int8/uint8
+ * wraps modulo 2^8; → float16 rounds to nearest even (f16Round).
+ */
+export function castNarrow(dtype: 'int8' | 'uint8' | 'float16', fromFloat: boolean, v: number): number {
+  if (dtype === 'float16') return f16Round(v);
+  const [lo, hi] = dtype === 'int8' ? [-128, 127] : [0, 255];
+  if (fromFloat) return Number.isNaN(v) ? 0 : Math.min(hi, Math.max(lo, Math.trunc(v)));
+  const m = ((v % 256) + 256) % 256; // v mod 2^8 in [0, 256)
+  return dtype === 'uint8' ? m : m >= 128 ? m - 256 : m;
+}
+
+const f16Words = new Uint32Array(1);
+const f16Float = new Float32Array(f16Words.buffer);
+
+/**
+ * A float32 value (or an int32 rounded to float32 first: exact below 2^24, and every larger one is past
+ * float16's range either way) rounded to float16 on its float32 bits: keep 10 fraction bits, round the
+ * 13 dropped ones to nearest, ties to even; 2^-24 units below 2^-14 (subnormals); ±Inf from 65520.
+ */
+export function f16Round(v: number): number {
+  f16Float[0] = v;
+  const u = f16Words[0]!;
+  const sign = u & 0x80000000;
+  const a = u & 0x7fffffff;
+  if (a >= 0x7f800000) return f16Float[0]; // NaN, ±Inf
+  if (a >= 0x477ff000) return sign ? -Infinity : Infinity; // ≥ 65520
+  let r: number;
+  if (a >= 0x38800000) {
+    // ≥ 2^-14: a float16 normal
+    const rem = a & 0x1fff;
+    r = a - rem;
+    if (rem > 0x1000 || (rem === 0x1000 && (r & 0x2000) !== 0)) r += 0x2000;
+    f16Words[0] = (sign | r) >>> 0;
+    return f16Float[0];
+  }
+  // below 2^-14: a multiple of 2^-24 — the significand (with its hidden bit) shifted right by 126 − e
+  const e = a >>> 23;
+  if (e < 102) return sign ? -0 : 0; // below 2^-25: rounds to 0
+  const m = (a & 0x7fffff) | 0x800000;
+  const shift = 126 - e;
+  const q = m >>> shift;
+  const rem = m - q * 2 ** shift;
+  const half = 2 ** (shift - 1);
+  r = rem > half || (rem === half && (q & 1) === 1) ? q + 1 : q;
+  const out = r * 2 ** -24;
+  return sign ? -out : out;
+}

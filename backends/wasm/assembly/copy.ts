@@ -1,11 +1,55 @@
 // Copy kernels over a row plan with strided source and destination: plain copy (same dtype),
-// float32 → int32 (truncate toward zero, saturate, NaN → 0) and int32 → float32. And fill.
+// float32 → int32 (truncate toward zero, saturate, NaN → 0) and int32 → float32; the narrowing casts
+// into int8 and uint8 storage (int32: from float32 truncate and saturate, NaN → 0; from int32 wrap modulo
+// 2^8) and float16 storage (float32: round to nearest even, ±Inf from 65520). And fill.
 
 export const COPY = 0, F32_TO_I32 = 1, I32_TO_F32 = 2;
+export const F32_TO_I8 = 3, F32_TO_U8 = 4, I32_TO_I8 = 5, I32_TO_U8 = 6, F32_TO_F16 = 7, I32_TO_F16 = 8;
 
 /** float32 → int32: truncate toward zero, saturate, NaN → 0. */
 @inline function toI32(v: f32): i32 {
   return v != v ? 0 : v >= 2147483647.0 ? 2147483647 : v <= -2147483648.0 ? -2147483648 : <i32>v;
+}
+
+/** float32 → [lo, hi] (int8, uint8): truncate toward zero, saturate, NaN → 0. */
+@inline function toRange(v: f32, lo: f32, hi: f32): i32 {
+  return v != v ? 0 : v <= lo ? <i32>lo : v >= hi ? <i32>hi : <i32>v;
+}
+
+/**
+ * The float32 bits `u` rounded to float16, as float32 bits: 10 fraction bits kept, the 13 dropped ones
+ * rounded to nearest, ties to even; below 2^-14 a multiple of 2^-24 (subnormals); ±Inf from 65520.
+ */
+@inline function f16Bits(u: u32): u32 {
+  const sign = u & 0x80000000;
+  const a = u & 0x7fffffff;
+  if (a >= 0x7f800000) return u; // NaN, ±Inf
+  if (a >= 0x477ff000) return sign | 0x7f800000;
+  if (a >= 0x38800000) {
+    const rem = a & 0x1fff;
+    let r = a - rem;
+    if (rem > 0x1000 || (rem == 0x1000 && (r & 0x2000) != 0)) r += 0x2000;
+    return sign | r;
+  }
+  const e = a >> 23;
+  if (e < 102) return sign; // below 2^-25: ±0
+  const m = (a & 0x7fffff) | 0x800000;
+  const shift = 126 - e; // 14 ... 24
+  const q = m >> shift;
+  const rem = m & ((<u32>1 << shift) - 1);
+  const half = <u32>1 << (shift - 1);
+  const r = rem > half || (rem == half && (q & 1) != 0) ? q + 1 : q;
+  return sign | reinterpret<u32>(<f32>r * <f32>5.9604644775390625e-8); // r·2^-24, exact
+}
+
+/** One element of a narrowing copy (modes F32_TO_I8 ... I32_TO_F16) from px into po. */
+@inline function narrowOne(mode: i32, px: usize, po: usize): void {
+  if (mode == F32_TO_I8) store<i32>(po, toRange(load<f32>(px), -128.0, 127.0));
+  else if (mode == F32_TO_U8) store<i32>(po, toRange(load<f32>(px), 0.0, 255.0));
+  else if (mode == I32_TO_I8) store<i32>(po, (load<i32>(px) << 24) >> 24);
+  else if (mode == I32_TO_U8) store<i32>(po, load<i32>(px) & 255);
+  else if (mode == F32_TO_F16) store<u32>(po, f16Bits(load<u32>(px)));
+  else store<u32>(po, f16Bits(reinterpret<u32>(<f32>load<i32>(px))));
 }
 
 export function copyRows(mode: i32, n: i32, rows: i32, x: usize, xStarts: usize, xStep: i32, out: usize,
@@ -45,7 +89,8 @@ export function fillI32(out: usize, n: i32, value: i32): void {
   for (let i = 0; i < n; i++) {
     if (mode == COPY) store<i32>(po, load<i32>(px));
     else if (mode == I32_TO_F32) store<f32>(po, <f32>load<i32>(px));
-    else store<i32>(po, toI32(load<f32>(px)));
+    else if (mode == F32_TO_I32) store<i32>(po, toI32(load<f32>(px)));
+    else narrowOne(mode, px, po);
     px += dx;
     po += dO;
   }

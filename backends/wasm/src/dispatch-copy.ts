@@ -3,14 +3,28 @@
  * coalesced dims are rank ≥ 2 runs copyNd, which walks the dims itself (no row list; large copies are
  * split across the worker pool along the outermost dim); rank 0 or 1 runs copyRows over a row plan.
  */
-import { coalesce, type DeviceBuffer, type NDArray, planRows } from '@polyhal/hal';
+import { coalesce, type DeviceBuffer, type DType, isNarrow, type NDArray, planRows } from '@polyhal/hal';
 import { type WasmContext, withPlan } from './context.js';
 import type { KernelExports } from './module.js';
 
-/** copyNd/copyRows modes: same dtype, float32 → int32, int32 → float32. */
+/**
+ * copyNd/copyRows modes (assembly/copy.ts): same dtype, float32 → int32, int32 → float32, and the
+ * narrowing casts into int8, uint8 and float16 storage from float32 or int32 (x is never narrow here:
+ * the HAL hands kernels storage views; narrow.ts).
+ */
 const COPY = 0;
 const F32_TO_I32 = 1;
 const I32_TO_F32 = 2;
+const NARROW_MODES = {
+  int8: { float32: 3, int32: 5 },
+  uint8: { float32: 4, int32: 6 },
+  float16: { float32: 7, int32: 8 },
+} as const;
+
+function copyMode(from: DType, to: DType): number {
+  if (isNarrow(to)) return NARROW_MODES[to][from === 'float32' ? 'float32' : 'int32'];
+  return from === to ? COPY : from === 'float32' ? F32_TO_I32 : I32_TO_F32;
+}
 
 /** Strided copy from view x into (ptr, shape, strides, offset) of `out`. */
 export function copyInto(
@@ -20,7 +34,7 @@ export function copyInto(
   strides: readonly number[],
   offset: number,
 ): void {
-  const mode = x.dtype === out.dtype ? COPY : x.dtype === 'float32' ? F32_TO_I32 : I32_TO_F32;
+  const mode = copyMode(x.dtype, out.dtype);
   const c = coalesce(x.shape, [x.strides, strides]);
   if (c.shape.includes(0)) return;
   if (c.shape.length >= 2) {

@@ -23,7 +23,8 @@ import {
   type SgdStepParams,
   splitReduceAxes,
   type StorageArray,
-  storageToBool,
+  storageDType,
+  storageToHost,
   type UnaryOp,
   REDUCE_OP_DEFS,
   REDUCE_OPS,
@@ -114,9 +115,8 @@ export class WasmBackend extends BaseBackend {
     try {
       const b = (tmp ?? view).buffer;
       const ptr = this.ptr(b) >>> 2;
-      if (b.dtype === 'float32') return this.heap.f32().slice(ptr, ptr + n);
-      const i32 = this.heap.i32().subarray(ptr, ptr + n);
-      return b.dtype === 'bool' ? storageToBool(i32) : i32.slice();
+      if (storageDType(b.dtype) === 'float32') return storageToHost(b.dtype, this.heap.f32().slice(ptr, ptr + n));
+      return storageToHost(b.dtype, this.heap.i32().slice(ptr, ptr + n));
     } finally {
       if (tmp) this.free(tmp);
     }

@@ -35,7 +35,7 @@ export interface ArrayOpDef {
   composition?: string;
 }
 
-const ALL_DTYPES = ['float32', 'int32', 'bool'] as const;
+const ALL_DTYPES = ['float32', 'int32', 'bool', 'int8', 'uint8', 'float16'] as const;
 const F32 = ['float32'] as const;
 const EXACT_BOTH = { float32: EXACT, int32: EXACT };
 const MOVEMENT_GRAD = 'autograd movement.ts (the inverse movement of g)';
@@ -108,11 +108,15 @@ export const ARRAY_OP_DEFS = {
     kind: 'movement',
     signature: 'cast(x, dtype) → x.shape',
     semantics:
-      'float32 → int32 truncates toward zero and saturates at −2^31 and 2^31 − 1; NaN → 0. int32 → ' +
-      'float32 rounds to nearest even. To bool: x ≠ 0 (NaN is true, as NumPy); from bool: 1 or 0.',
+      'float (float32, float16) → integer (int32, int8, uint8) truncates toward zero and saturates at the ' +
+      "dtype's range (int32: −2^31 and 2^31 − 1; int8: −128, 127; uint8: 0, 255); NaN → 0. Integer → " +
+      "int8/uint8 wraps modulo 2^8 (two's complement, as NumPy astype); to a wider integer: the same value. " +
+      'To float32: exact from float16, int8, uint8; int32 rounds to nearest even. To float16: round to ' +
+      'nearest, ties to even; |x| ≥ 65520 → ±Inf; NaN stays NaN; ±0 and underflows keep their sign; ' +
+      'subnormals (multiples of 2^-24) exact. To bool: x ≠ 0 (NaN is true, as NumPy); from bool: 1 or 0.',
     dtypes: ALL_DTYPES,
     accuracy: EXACT_BOTH,
-    grad: null,
+    grad: "autograd logic.ts (between float32 and float16: g cast back to x's dtype; none for integers and bool)",
   },
   matmul: {
     kind: 'contraction',

@@ -9,7 +9,7 @@ import { EXACT } from './types.js';
 const EXACT_ALL = { float32: EXACT, int32: EXACT };
 /** For the entries that take no int32 (the float32 key is the table's required baseline). */
 const EXACT_F = { float32: EXACT };
-const ALL = ['float32', 'int32', 'bool'] as const;
+const ALL = ['float32', 'int32', 'bool', 'int8', 'uint8', 'float16'] as const;
 
 export const LOGIC_OP_DEFS = {
   where: {
@@ -89,7 +89,7 @@ export const LOGIC_OP_DEFS = {
     kind: 'composite',
     signature: 'bitwiseNot(x: int32) → int32, x.shape',
     semantics: "~x: every bit of x's two's complement flipped, −x − 1 (NumPy invert, PyTorch bitwise_not).",
-    dtypes: ['int32'],
+    dtypes: ['int32', 'int8', 'uint8'],
     accuracy: EXACT_ALL,
     grad: null,
     composition: 'bitwiseXor(x, −1)',

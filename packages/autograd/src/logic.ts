@@ -4,7 +4,7 @@
  * gradient; `where` passes the gradient to the operand it chose; fmod's gradient is the table's. Also
  * floorDiv and truncDiv (gradient 0) and the int32 shifts.
  */
-import { type DType, InvalidArgumentError } from '@polyhal/hal';
+import { type DType, InvalidArgumentError, isFloatDType } from '@polyhal/hal';
 import { binaryOp, record, type Scalarish, unbroadcast } from './ops.js';
 import { Tensor } from './tensor.js';
 
@@ -96,7 +96,15 @@ export const logicalNot = (x: Tensor): Tensor => record('logicalNot', [x], (be, 
 /** ~x of an int32 tensor. */
 export const bitwiseNot = (x: Tensor): Tensor => record('bitwiseNot', [x], (be, [v]) => be.bitwiseNot(v!), null);
 /**
- * x converted to `dtype` (HAL cast: float32 → int32 truncates and saturates, NaN → 0; to bool x ≠ 0;
- * from bool 0 or 1). No gradient (an integer or bool result has none).
+ * x converted to `dtype` (the HAL's cast rules, base.ts: float → integer truncates and saturates, NaN → 0;
+ * integer → int8/uint8 wraps; → float16 rounds to nearest even; to bool x ≠ 0; from bool 0 or 1).
+ * Gradient between floating dtypes (float32, float16): g cast back to x's dtype (as PyTorch's `to`);
+ * none to or from an integer or bool dtype.
  */
-export const cast = (x: Tensor, dtype: DType): Tensor => record('cast', [x], (be, [v]) => be.cast(v!, dtype), null);
+export const cast = (x: Tensor, dtype: DType): Tensor =>
+  record(
+    'cast',
+    [x],
+    (be, [v]) => be.cast(v!, dtype),
+    isFloatDType(x.dtype) && isFloatDType(dtype) ? (be, g, [v]) => [be.cast(g, v!.dtype)] : null,
+  );

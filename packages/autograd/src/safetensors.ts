@@ -4,16 +4,59 @@
  * "data_offsets": [begin, end]}, ..., "__metadata__": {..}}`, padded with spaces to a multiple of 8 —
  * then the tensors' bytes, row-major and little-endian, offsets relative to the end of the header.
  * Files written here are read by the Python, Rust and JS safetensors libraries, and theirs here.
- * float32 (F32), int32 (I32) and bool (BOOL, one byte 0/1 each) tensors; other dtypes are a DTypeError
- * naming the dtype.
+ * float32 (F32), int32 (I32), bool (BOOL, one byte 0/1 each), float16 (F16, IEEE binary16), int8 (I8)
+ * and uint8 (U8) tensors; other dtypes (F64, BF16, I64, ...) are a DTypeError naming the dtype.
  */
-import { type ComputeBackend, type DType, DTypeError, InvalidArgumentError, ShapeMismatchError } from '@polyhal/hal';
+import {
+  type ComputeBackend,
+  type DType,
+  DTypeError,
+  float16Bits,
+  float16FromBits,
+  InvalidArgumentError,
+  newHostArray,
+  ShapeMismatchError,
+} from '@polyhal/hal';
 import { Tensor } from './tensor.js';
 
-const CODES: Record<string, DType> = { F32: 'float32', I32: 'int32', BOOL: 'bool' };
-const NAMES: Record<DType, string> = { float32: 'F32', int32: 'I32', bool: 'BOOL' };
+const CODES: Record<string, DType> = {
+  F32: 'float32',
+  I32: 'int32',
+  BOOL: 'bool',
+  F16: 'float16',
+  I8: 'int8',
+  U8: 'uint8',
+};
+const NAMES: Record<DType, string> = {
+  float32: 'F32',
+  int32: 'I32',
+  bool: 'BOOL',
+  float16: 'F16',
+  int8: 'I8',
+  uint8: 'U8',
+};
 /** Bytes per element in the file. */
-const WIDTH: Record<DType, number> = { float32: 4, int32: 4, bool: 1 };
+const WIDTH: Record<DType, number> = { float32: 4, int32: 4, bool: 1, float16: 2, int8: 1, uint8: 1 };
+
+/** Writes element `v` of `dtype` at byte `at` (little-endian). */
+function put(view: DataView, dtype: DType, at: number, v: number): void {
+  if (dtype === 'int32') view.setInt32(at, v, true);
+  else if (dtype === 'bool') view.setUint8(at, v ? 1 : 0);
+  else if (dtype === 'int8') view.setInt8(at, v);
+  else if (dtype === 'uint8') view.setUint8(at, v);
+  else if (dtype === 'float16') view.setUint16(at, float16Bits(v), true);
+  else view.setFloat32(at, v, true);
+}
+
+/** Reads element of `dtype` at byte `at` (little-endian). */
+function get(view: DataView, dtype: DType, at: number): number {
+  if (dtype === 'int32') return view.getInt32(at, true);
+  if (dtype === 'bool') return view.getUint8(at) ? 1 : 0;
+  if (dtype === 'int8') return view.getInt8(at);
+  if (dtype === 'uint8') return view.getUint8(at);
+  if (dtype === 'float16') return float16FromBits(view.getUint16(at, true));
+  return view.getFloat32(at, true);
+}
 /** Header lengths past this are refused as corrupt (the Rust reader's limit). */
 const MAX_HEADER = 100_000_000;
 
@@ -45,11 +88,7 @@ export async function saveSafetensors(
     const host = await t.data();
     const bytes = new Uint8Array(host.length * WIDTH[t.dtype]);
     const view = new DataView(bytes.buffer);
-    for (let i = 0; i < host.length; i++) {
-      if (t.dtype === 'int32') view.setInt32(i * 4, host[i]!, true);
-      else if (t.dtype === 'bool') bytes[i] = host[i] ? 1 : 0;
-      else view.setFloat32(i * 4, host[i]!, true);
-    }
+    for (let i = 0; i < host.length; i++) put(view, t.dtype, i * WIDTH[t.dtype], host[i]!);
     header[name] = { dtype: code, shape: [...t.shape], data_offsets: [offset, offset + bytes.length] };
     datas.push(bytes);
     offset += bytes.length;
@@ -71,7 +110,7 @@ export async function saveSafetensors(
 /**
  * Parses safetensors bytes into tensors on `backend` (name → tensor, the caller owns them) and the
  * metadata. InvalidArgumentError for a malformed file (header length, JSON, offsets out of range,
- * overlapping or not matching the shape); DTypeError for a dtype other than F32/I32.
+ * overlapping or not matching the shape); DTypeError for a dtype other than F32, F16, I32, I8, U8 and BOOL.
  */
 export function loadSafetensors(
   bytes: Uint8Array,
@@ -98,7 +137,9 @@ export function loadSafetensors(
   for (const [name, e] of entries) {
     const dtype = CODES[e?.dtype];
     if (!dtype)
-      throw new DTypeError(`loadSafetensors: ${name} has dtype ${String(e?.dtype)}; F32, I32 and BOOL are read`);
+      throw new DTypeError(
+        `loadSafetensors: ${name} has dtype ${String(e?.dtype)}; F32, F16, I32, I8, U8 and BOOL are read`,
+      );
     if (!Array.isArray(e.shape) || !e.shape.every((d) => Number.isInteger(d) && d >= 0))
       throw bad(`${name}: shape ${JSON.stringify(e.shape)} is not a list of sizes`);
     const [begin, end] = Array.isArray(e.data_offsets) ? e.data_offsets : [NaN, NaN];
@@ -120,19 +161,8 @@ export function loadSafetensors(
     for (const [name, e] of entries) {
       const dtype = CODES[e.dtype]!;
       const count = (e.data_offsets[1] - e.data_offsets[0]) / WIDTH[dtype];
-      const host =
-        dtype === 'int32' ? new Int32Array(count) : dtype === 'bool' ? new Uint8Array(count) : new Float32Array(count);
-      for (let i = 0; i < count; i++) {
-        const at = dataStart + e.data_offsets[0] + i * WIDTH[dtype];
-        host[i] =
-          dtype === 'int32'
-            ? dv.getInt32(at, true)
-            : dtype === 'bool'
-              ? dv.getUint8(at)
-                ? 1
-                : 0
-              : dv.getFloat32(at, true);
-      }
+      const host = newHostArray(dtype, count);
+      for (let i = 0; i < count; i++) host[i] = get(dv, dtype, dataStart + e.data_offsets[0] + i * WIDTH[dtype]);
       tensors[name] = Tensor.fromArray(backend, host, e.shape, { dtype });
     }
   } catch (err) {

@@ -9,19 +9,27 @@ import type { Case, InputSpec } from './cases.js';
 import { ARRAY_OP_RUNNERS, type OpRunner } from './op-runners.js';
 import { oBinary, oExpand, oPermute, oReduce, oShrink, oStride, oUnary, ref, type Ref } from './oracle.js';
 import { generate, hashString, mulberry32 } from './random.js';
+import { oHostValue } from './oracle-dtype.js';
 
-/** Host inputs of a case (deterministic in seed and case id). */
+/**
+ * Host inputs of a case (deterministic in seed and case id), as the input's dtype holds them
+ * (oHostValue: float16 rounded, int8/uint8 wrapped), so that the device and the oracle see one value.
+ */
 export function caseInputs(c: Case, seed: number): number[][] {
   const rng = mulberry32(hashString(c.id, seed));
-  return c.inputs.map(
-    (inp) =>
+  return c.inputs.map((inp) => {
+    const values =
       inp.values ??
       generate(
         inp.gen,
         inp.shape.reduce((p, d) => p * d, 1),
         rng,
-      ),
-  );
+      );
+    const dtype = inp.dtype ?? c.dtype;
+    return dtype === 'float16' || dtype === 'int8' || dtype === 'uint8'
+      ? values.map((v) => oHostValue(dtype, v))
+      : values;
+  });
 }
 
 export function applyViewDevice(be: ComputeBackend, x: NDArray, spec: InputSpec): NDArray {
@@ -83,7 +91,7 @@ export function reducedCount(c: Case): number {
 
 /** For elementwise cases: each input broadcast to the output's shape (the inputs of every output element). */
 export function elementInputs(c: Case, host: number[][], outShape: number[]): Float64Array[] | null {
-  if ((c.kind !== 'unary' && c.kind !== 'binary') || c.dtype !== 'float32') return null;
+  if ((c.kind !== 'unary' && c.kind !== 'binary') || (c.dtype !== 'float32' && c.dtype !== 'float16')) return null;
   return c.inputs.map((spec, i) => oExpand(applyViewOracle(ref(spec.shape, host[i]!, c.dtype), spec), outShape).data);
 }
 

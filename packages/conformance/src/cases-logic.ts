@@ -9,6 +9,7 @@ import type { Case, InputSpec } from './cases.js';
 import { I, SPECIAL, U } from './cases-util.js';
 import type { OpRunner } from './op-runners.js';
 import { numel, oBroadcastShape, oExpand, type Ref, unravel } from './oracle.js';
+import { oHostValue, oIsFloat, oStoreInt } from './oracle-dtype.js';
 
 type Params = NonNullable<Case['params']>;
 
@@ -41,13 +42,13 @@ const map = (x: Ref, f: (v: number) => number, dtype: Ref['dtype'] = 'bool'): Re
   data: x.data.map(f),
   dtype,
 });
-const isFloat = (x: Ref): boolean => x.dtype === 'float32';
+const isFloat = (x: Ref): boolean => oIsFloat(x.dtype);
 
 export const LOGIC_OP_RUNNERS = {
   where: {
     device: (be: ComputeBackend, [c, x, y]: NDArray[], p: Params) => [be.where(c!, x!, y ?? p.value!)],
     oracle: ([c, x, y]: Ref[], p: Params) => [
-      oWhere(c!, x!, y ?? { shape: [], data: Float64Array.of(p.value!), dtype: x!.dtype }),
+      oWhere(c!, x!, y ?? { shape: [], data: Float64Array.of(oHostValue(x!.dtype, p.value!)), dtype: x!.dtype }),
     ],
   },
   any: {
@@ -76,7 +77,7 @@ export const LOGIC_OP_RUNNERS = {
   },
   bitwiseNot: {
     device: (be: ComputeBackend, [x]: NDArray[]) => [be.bitwiseNot(x!)],
-    oracle: ([x]: Ref[]) => [map(x!, (v) => ~v, 'int32')],
+    oracle: ([x]: Ref[]) => [map(x!, (v) => oStoreInt(x!.dtype, ~v), x!.dtype)],
   },
 } satisfies Record<string, OpRunner>;
 

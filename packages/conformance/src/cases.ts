@@ -3,6 +3,7 @@ import { compositeCases } from './cases-composite.js';
 import { convCases } from './cases-conv.js';
 import { coreCases } from './cases-core.js';
 import { divisionCases } from './cases-division.js';
+import { dtypeCases } from './cases-dtypes.js';
 import { elementwiseCases } from './cases-elementwise.js';
 import { indexCases } from './cases-index.js';
 import { boolMovementCases, logicCases } from './cases-logic.js';
@@ -90,6 +91,7 @@ function buildCases(): Case[] {
   cases.push(...logicCases(), ...boolMovementCases());
   cases.push(...scanCases());
   cases.push(...divisionCases());
+  cases.push(...dtypeCases());
   return cases;
 }
 

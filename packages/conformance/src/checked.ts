@@ -28,13 +28,27 @@ export class StaleReadError extends Error {
 }
 
 function garbage(buffer: DeviceBuffer, seed: number): HostArray {
+  const n = buffer.size;
   // bool: the host form holds 0/1 only, so the garbage is an irregular 0/1 pattern
-  if (buffer.dtype === 'bool') return Uint8Array.from({ length: buffer.size }, (_, i) => ((i * 7 + seed) % 3) & 1);
-  if (buffer.dtype === 'int32')
-    return Int32Array.from({ length: buffer.size }, (_, i) => ((i + seed) * 2654435761) | 0);
-  const out = new Float32Array(buffer.size);
-  for (let i = 0; i < out.length; i++) out[i] = i % 3 === 0 ? NaN : ((i * 7919 + seed) % 1000) * 1e7;
+  if (buffer.dtype === 'bool') return Uint8Array.from({ length: n }, (_, i) => ((i * 7 + seed) % 3) & 1);
+  if (buffer.dtype === 'int32') return Int32Array.from({ length: n }, (_, i) => ((i + seed) * 2654435761) | 0);
+  // int8, uint8: any byte (the host array wraps it); float16: large values and NaN, float16 ones
+  if (buffer.dtype === 'int8') return Int8Array.from({ length: n }, (_, i) => (i + seed) * 2654435761);
+  if (buffer.dtype === 'uint8') return Uint8Array.from({ length: n }, (_, i) => (i + seed) * 2654435761);
+  const out = new Float32Array(n);
+  const scale = buffer.dtype === 'float16' ? 16 : 1e7;
+  for (let i = 0; i < out.length; i++) out[i] = i % 3 === 0 ? NaN : ((i * 7919 + seed) % 1000) * scale;
   return out;
+}
+
+/** What a freed buffer is poisoned with: −1 (integers), true (bool), NaN (floats). */
+function poison(buffer: DeviceBuffer): HostArray {
+  const n = buffer.size;
+  if (buffer.dtype === 'int32') return new Int32Array(n).fill(-1);
+  if (buffer.dtype === 'int8') return new Int8Array(n).fill(-1);
+  if (buffer.dtype === 'uint8') return new Uint8Array(n).fill(255);
+  if (buffer.dtype === 'bool') return new Uint8Array(n).fill(1);
+  return new Float32Array(n).fill(NaN);
 }
 
 export function checked(be: ComputeBackend): CheckedBackend {
@@ -56,16 +70,7 @@ export function checked(be: ComputeBackend): CheckedBackend {
           };
         case 'deallocate':
           return (b: DeviceBuffer) => {
-            if (live.has(b.id))
-              target.write.call(
-                receiver,
-                b,
-                b.dtype === 'int32'
-                  ? new Int32Array(b.size).fill(-1)
-                  : b.dtype === 'bool'
-                    ? new Uint8Array(b.size).fill(1)
-                    : new Float32Array(b.size).fill(NaN),
-              );
+            if (live.has(b.id)) target.write.call(receiver, b, poison(b));
             target.deallocate.call(receiver, b);
             live.delete(b.id);
           };

@@ -1,4 +1,5 @@
 import type { Ref } from './oracle.js';
+import { oRound16, ulp16 } from './oracle-dtype.js';
 import type { Tolerance } from './tolerances.js';
 
 export interface Comparison {
@@ -27,8 +28,14 @@ export function ulpDistance(a: number, b: number): number {
   return Math.abs(ordered(a) - ordered(b));
 }
 
-/** Compares backend output (float32/int32) with the oracle under a tolerance. */
-/** `checked(i)` false skips element i (an input outside the backend's guaranteed domain). */
+/**
+ * Compares backend output with the oracle under a tolerance. `want` is rounded to its dtype: float32 by
+ * Math.fround, float16 by oRound16 (integers and bool are exact already). float16 results, computed in
+ * float32 and rounded once more, may land one float16 unit from the rounded oracle where the float32
+ * result is not exact: their bound is the tolerance (the float32 one of the op) plus one float16 ulp of
+ * `want`, and exactly 0 where the tolerance is 0.
+ * `checked(i)` false skips element i (an input outside the backend's guaranteed domain).
+ */
 export function compare(
   got: ArrayLike<number>,
   want: Ref,
@@ -46,7 +53,12 @@ export function compare(
       continue;
     }
     const g = got[i]!;
-    const w = want.dtype === 'float32' ? Math.fround(want.data[i]!) : want.data[i]!;
+    const w =
+      want.dtype === 'float32'
+        ? Math.fround(want.data[i]!)
+        : want.dtype === 'float16'
+          ? oRound16(want.data[i]!)
+          : want.data[i]!;
     let ok: boolean;
     let abs = 0;
     if (Number.isNaN(w) || Number.isNaN(g)) ok = Number.isNaN(w) && Number.isNaN(g);
@@ -54,7 +66,10 @@ export function compare(
     else {
       abs = Math.abs(g - w);
       const scale = want.scale ? want.scale[i]! : Math.abs(w);
-      ok = abs <= tol.abs + tol.rel * scale || (flushesSubnormals && g === 0 && Math.abs(w) < 1.1754943508222875e-38);
+      const slack = want.dtype === 'float16' && (tol.abs > 0 || tol.rel > 0) ? ulp16(w) : 0;
+      ok =
+        abs <= tol.abs + tol.rel * scale + slack ||
+        (flushesSubnormals && g === 0 && Math.abs(w) < 1.1754943508222875e-38);
       res.maxAbsError = Math.max(res.maxAbsError, abs);
       if (w !== 0) res.maxRelError = Math.max(res.maxRelError, abs / Math.abs(w));
       if (want.dtype === 'float32') res.maxUlpError = Math.max(res.maxUlpError, ulpDistance(g, w));

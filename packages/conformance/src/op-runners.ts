@@ -24,6 +24,7 @@ import {
   type Ref,
 } from './oracle.js';
 import { RANDOM_OP_RUNNERS } from './random-runners.js';
+import { oHostValue } from './oracle-dtype.js';
 import { LOSS_OP_RUNNERS } from './cases-loss.js';
 import { CONV_OP_RUNNERS } from './cases-conv.js';
 import { LOGIC_OP_RUNNERS } from './cases-logic.js';
@@ -59,7 +60,9 @@ export const ARRAY_OP_RUNNERS = {
   pad: {
     device: (be, [a], p) => [be.pad(a!, p.pads!, p.value, p.mode)],
     oracle: ([a], p) => [
-      !p.mode || p.mode === 'constant' ? oPad(a!, p.pads!, p.value ?? 0) : oPadMode(a!, p.pads!, p.mode),
+      !p.mode || p.mode === 'constant'
+        ? oPad(a!, p.pads!, oHostValue(a!.dtype, p.value ?? 0))
+        : oPadMode(a!, p.pads!, p.mode),
     ],
   },
   contiguous: { device: (be, [a]) => [be.contiguous(a!)], oracle: ([a]) => [a!] },

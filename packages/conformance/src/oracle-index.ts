@@ -2,9 +2,12 @@
  * The float64 oracle of the index ops (gather, scatterAdd, oneHot): each output element found from its
  * multi-index by the op's definition, on contiguous arrays — nothing shared with hal/src/indexing.ts
  * (no [outer, dim, inner] folding). The index rule: i + n for −n ≤ i < 0; out of range gathers NaN
- * (float32) or INT32_MIN (int32), scatters nothing and one-hot encodes as zeros.
+ * (float32, float16), INT32_MIN (int32), −128 (int8), 255 (uint8) or true (bool), scatters nothing
+ * and one-hot encodes as zeros.
  */
+import type { DType } from '@polyhal/hal';
 import { numel, ravel, type Ref, unravel } from './oracle.js';
+import { oIsInt, oStoreInt } from './oracle-dtype.js';
 
 const flat = (shape: readonly number[], idx: readonly number[]): number => ravel(idx, shape);
 
@@ -12,6 +15,16 @@ const flat = (shape: readonly number[], idx: readonly number[]): number => ravel
 function resolve(i: number, n: number): number | null {
   return i >= -n && i < n ? (i < 0 ? i + n : i) : null;
 }
+
+/** JAX's fills: NaN for floats, the minimum of signed integers, the maximum of unsigned ones, true for bool. */
+export const GATHER_FILL_ORACLE: Record<DType, number> = {
+  float32: Number.NaN,
+  float16: Number.NaN,
+  int32: -2147483648,
+  int8: -128,
+  uint8: 255,
+  bool: 1,
+};
 
 export function oGather(x: Ref, indices: Ref, axis: number): Ref {
   const ax = axis < 0 ? axis + x.shape.length : axis;
@@ -23,11 +36,7 @@ export function oGather(x: Ref, indices: Ref, axis: number): Ref {
     const pos = resolve(indices.data[flat(indices.shape, idx.slice(ax, ax + r))]!, x.shape[ax]!);
     data[e] =
       pos === null
-        ? x.dtype === 'float32'
-          ? Number.NaN
-          : x.dtype === 'bool'
-            ? 1 // JAX's fill for bool: true
-            : -2147483648
+        ? GATHER_FILL_ORACLE[x.dtype]
         : x.data[flat(x.shape, [...idx.slice(0, ax), pos, ...idx.slice(ax + r)])]!;
   }
   return { shape, data, dtype: x.dtype };
@@ -47,7 +56,7 @@ export function oScatterAdd(target: Ref, indices: Ref, updates: Ref, axis: numbe
     data[t] = data[t]! + updates.data[e]!;
     scale[t] = scale[t]! + Math.abs(updates.data[e]!);
   }
-  if (target.dtype === 'int32') for (let i = 0; i < data.length; i++) data[i] = data[i]! | 0;
+  if (oIsInt(target.dtype)) for (let i = 0; i < data.length; i++) data[i] = oStoreInt(target.dtype, data[i]! | 0);
   return { shape: [...target.shape], data, dtype: target.dtype, scale };
 }
 

@@ -3,12 +3,15 @@
  * contiguous arrays, element by element — the updates visited in row-major order (which is index
  * order at every position), tuples resolved component by component. Nothing shared with
  * hal/src/indexing-nd.ts (no flat positions, no [outer, dim, inner] folding). The index rule: i + n for
- * −n ≤ i < 0; a (component) index out of range gathers NaN (float32) or INT32_MIN (int32) and scatters
- * nothing. Reductions: none keeps the last update, add sums exactly in float64 (error scale |target| +
- * Σ|updates|), mul multiplies (scale |product|·(factors + 1): one rounding per factor in float32);
- * int32 wraps modulo 2^32.
+ * −n ≤ i < 0; a (component) index out of range gathers gather's fill (NaN for floats, INT32_MIN,
+ * −128 and 255 for int32, int8 and uint8: oracle-index.ts) and scatters nothing. Reductions: none
+ * keeps the last update, add sums exactly in float64 (error scale |target| + Σ|updates|), mul
+ * multiplies (scale |product|·(factors + 1): one rounding per factor in float32); int32 wraps modulo
+ * 2^32, int8 and uint8 modulo 2^8.
  */
 import { numel, ravel, type Ref, unravel } from './oracle.js';
+import { oIsInt, oStoreInt } from './oracle-dtype.js';
+import { GATHER_FILL_ORACLE } from './oracle-index.js';
 
 export type Reduction = 'none' | 'add' | 'mul';
 
@@ -33,7 +36,7 @@ class Scattered {
 
   /** One update of value u at flat position t. */
   apply(t: number, u: number): void {
-    const int = this.target.dtype === 'int32';
+    const int = oIsInt(this.target.dtype);
     if (this.reduction === 'none') {
       this.data[t] = u;
       this.scale[t] = Math.abs(u);
@@ -47,8 +50,8 @@ class Scattered {
   }
 
   result(): Ref {
-    const int = this.target.dtype === 'int32';
-    const data = this.data.map((v) => (int ? v | 0 : v));
+    const dtype = this.target.dtype;
+    const data = this.data.map((v) => (oIsInt(dtype) ? oStoreInt(dtype, v | 0) : v));
     if (this.reduction === 'mul')
       this.factors.forEach((f, t) => {
         if (f > 0) this.scale[t] = Math.abs(data[t]!) * (f + 1);
@@ -95,9 +98,7 @@ export function oGatherND(x: Ref, indices: Ref, batchDims: number): Ref {
     const t = tuple(indices, at, x.shape.slice(batchDims, batchDims + q));
     data[e] =
       t === null
-        ? x.dtype === 'float32'
-          ? Number.NaN
-          : -2147483648
+        ? GATHER_FILL_ORACLE[x.dtype]
         : x.data[ravel([...at.slice(0, batchDims), ...t, ...idx.slice(ri - 1)], x.shape)]!;
   }
   return { shape, data, dtype: x.dtype };

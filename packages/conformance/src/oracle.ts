@@ -14,6 +14,7 @@ import {
   UNARY_OP_DEFS,
   type UnaryOpDef,
 } from '@polyhal/hal';
+import { oIntRange, oIsFloat, oIsInt, oStoreInt } from './oracle-dtype.js';
 
 export interface Ref {
   shape: number[];
@@ -91,12 +92,15 @@ function binaryDef(op: string): BinaryOpDef {
   return d;
 }
 
-/** An elementwise unary op on every element: the op table's float64 (or int32) reference. */
+/**
+ * An elementwise unary op on every element: the op table's float64 (or int32) reference; int8 and uint8
+ * results kept modulo 2^8 (float16 results are rounded by the comparison, as float32 ones).
+ */
 export function oUnary(op: string, x: Ref): Ref {
   const d = unaryDef(op);
-  const f = x.dtype === 'int32' ? d.i32 : d.f64;
-  if (!f) throw new Error(`oracle: ${op} takes no int32`);
-  const data = x.data.map((v) => f(v));
+  const f = oIsInt(x.dtype) ? d.i32 : d.f64;
+  if (!f) throw new Error(`oracle: ${op} takes no ${x.dtype}`);
+  const data = x.data.map((v) => oStoreInt(x.dtype, f(v)));
   return { shape: [...x.shape], data, dtype: x.dtype };
 }
 
@@ -106,15 +110,16 @@ export function oBinary(op: string, a: Ref, b: Ref): Ref {
   const shape = oBroadcastShape(a.shape, b.shape);
   const A = oExpand(a, shape);
   const B = oExpand(b, shape);
-  const f = a.dtype === 'float32' ? d.f64 : d.i32; // bool: the int32 reference on 0/1
+  const f = oIsFloat(a.dtype) ? d.f64 : d.i32; // bool: the int32 reference on 0/1
   if (!f) throw new Error(`oracle: ${op} takes no ${a.dtype}`);
+  const dtype = d.returns ?? a.dtype;
   const n = numel(shape);
   const data = new Float64Array(n);
   const scale = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     const x = A.data[i]!;
     const y = B.data[i]!;
-    const r = f(x, y);
+    const r = oStoreInt(dtype, f(x, y));
     data[i] = r;
     scale[i] =
       d.scale === 'operands'
@@ -123,22 +128,25 @@ export function oBinary(op: string, a: Ref, b: Ref): Ref {
           ? Math.abs(y)
           : Math.abs(r);
   }
-  return { shape, data, dtype: d.returns ?? a.dtype, scale };
+  return { shape, data, dtype, scale };
 }
 
 /**
  * A reduction by its op table entry's float64 (or int32) fold, in index order from the identity; `mean`
- * is the float64 sum / n. Error scale: Σ|finite terms| for sums and means, |result| otherwise.
+ * is the float64 sum / n. Error scale: Σ|finite terms| for sums and means, |result| otherwise. int8 and
+ * uint8: the int32 fold kept modulo 2^8; max and min over nothing give the dtype's minimum and maximum.
  */
 export function oReduce(op: string, x: Ref, axes: number[], keepdims: boolean): Ref {
   const d = (REDUCE_OP_DEFS as Record<string, ReduceOpDef>)[op === 'mean' ? 'sum' : op]!;
-  const isInt = x.dtype === 'int32';
+  const isInt = oIsInt(x.dtype);
   const fold = isInt ? d.i32! : d.f64;
+  const [lo, hi] = oIntRange(x.dtype);
+  const identity = !isInt ? d.identity.float32 : op === 'max' ? lo : op === 'min' ? hi : d.identity.int32!;
   const rank = x.shape.length;
   const ax = axes.map((a) => (a < 0 ? a + rank : a));
   const keptShape = x.shape.map((s, i) => (ax.includes(i) ? 1 : s));
   const n = numel(keptShape);
-  const data = new Float64Array(n).fill(isInt ? d.identity.int32! : d.identity.float32);
+  const data = new Float64Array(n).fill(identity);
   const scale = new Float64Array(n);
   const count = ax.reduce((p, a) => p * x.shape[a]!, 1);
   for (let i = 0; i < x.data.length; i++) {
@@ -156,7 +164,7 @@ export function oReduce(op: string, x: Ref, axes: number[], keepdims: boolean): 
       data[o] = count === 0 ? NaN : data[o]! / count;
       scale[o] = count === 0 ? 0 : scale[o]! / count;
     } else if (d.scale === 'result') scale[o] = Math.abs(data[o]!);
-    if (isInt) data[o] = toI32(data[o]!);
+    if (isInt) data[o] = oStoreInt(x.dtype, toI32(data[o]!));
   }
   const shape = keepdims ? keptShape : x.shape.filter((_, i) => !ax.includes(i));
   return { shape, data, dtype: x.dtype, scale };
@@ -203,17 +211,24 @@ export function oPad(x: Ref, pads: [number, number][], value: number): Ref {
   );
 }
 
-/** cast: float32 → int32 truncates and saturates (NaN → 0); to bool x ≠ 0 (NaN true); bool → 0/1. */
+/**
+ * cast: float (float32, float16) → integer truncates toward zero and saturates at the dtype's range
+ * (NaN → 0); integer or bool → int8/uint8 keeps the value modulo 2^8; → float32/float16 the value (the
+ * comparison rounds it); to bool x ≠ 0 (NaN true).
+ */
 export function oCast(x: Ref, dtype: DType): Ref {
+  const [lo, hi] = oIntRange(dtype);
   const data = x.data.map((v) =>
     dtype === 'bool'
       ? v !== 0
         ? 1
         : 0
-      : dtype === 'int32'
-        ? Number.isNaN(v)
-          ? 0
-          : Math.max(-2147483648, Math.min(2147483647, Math.trunc(v)))
+      : oIsInt(dtype)
+        ? oIsFloat(x.dtype)
+          ? Number.isNaN(v)
+            ? 0
+            : Math.max(lo, Math.min(hi, Math.trunc(v)))
+          : oStoreInt(dtype, v)
         : v,
   );
   return { shape: [...x.shape], data, dtype };

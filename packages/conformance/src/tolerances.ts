@@ -9,6 +9,7 @@ import {
   type DType,
   REDUCE_OP_DEFS,
   type ReduceOpDef,
+  storageDType,
   UNARY_OP_DEFS,
   type UnaryOpDef,
 } from '@polyhal/hal';
@@ -142,7 +143,10 @@ export function toleranceFor(op: string, dtype: DType, arithmetic: ArithmeticCla
     );
   // bool results and operands: 0 or 1, compared exactly
   if (dtype === 'bool') return { abs: 0, rel: 0 };
-  const t = overrides[op]?.[dtype] ?? TOLERANCES[op]?.[dtype];
+  // int8 and uint8 compute in int32 (exact, wrapped), float16 in float32 then rounded: the storage dtype's
+  // bound, to which compare() adds one float16 rounding where that bound is not 0 (toleranceClass).
+  const wide = storageDType(dtype);
+  const t = overrides[op]?.[wide] ?? TOLERANCES[op]?.[wide];
   if (!t) throw new Error(`no tolerance for ${op} × ${dtype} (add one to TOLERANCES)`);
   return t;
 }

@@ -2,9 +2,10 @@
  * Copy kernels: materialize a strided view into another strided view (contiguous output; copyIntoKernel: pad,
  * concat, tile, trilu),
  * with dtype conversion when the arrays differ (float32 → int32 truncates toward zero and saturates;
- * NaN → 0).
+ * NaN → 0), and the narrowing casts into int8, uint8 and float16 storage (`narrowCast`: saturate or wrap,
+ * round to nearest even).
  */
-import type { StorageArray } from '@polyhal/hal';
+import { type NarrowDType, narrowCast, type StorageArray } from '@polyhal/hal';
 import { planRows, rowMajor, type Strided } from './strided.js';
 
 const I32_MAX = 2147483647;
@@ -34,7 +35,19 @@ export function stridedCopy(src: Strided, dst: Strided): void {
   }
 }
 
-/** Materializes `src` into the contiguous `out`. */
-export function copyKernel(src: Strided, out: StorageArray): void {
-  stridedCopy(src, { data: out, shape: src.shape, strides: rowMajor(src.shape), offset: 0 });
+/** Materializes `src` into the contiguous `out`, narrowed to `narrow` when given (out is its storage). */
+export function copyKernel(src: Strided, out: StorageArray, narrow?: NarrowDType): void {
+  if (!narrow) {
+    stridedCopy(src, { data: out, shape: src.shape, strides: rowMajor(src.shape), offset: 0 });
+    return;
+  }
+  const f = narrowCast(narrow, src.data instanceof Float32Array);
+  const { n, rows, step, starts } = planRows(src.shape, [src.strides], [src.offset]);
+  const s = src.data;
+  const ss = step[0]!;
+  let di = 0;
+  for (let r = 0; r < rows; r++) {
+    let si = starts[0]![r]!;
+    for (let i = 0; i < n; i++, si += ss) out[di++] = f(s[si]!);
+  }
 }

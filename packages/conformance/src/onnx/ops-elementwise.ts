@@ -4,9 +4,11 @@
  * reference implementations define as a formula of ops the HAL has, computed in the same order.
  */
 import type { ComputeBackend, NDArray, UnaryOp } from '@polyhal/hal';
-import { NotExpressible, type NodeContext, type OpMapping } from './table.js';
+import { isIntType, NotExpressible, NUMERIC_TYPES, type NodeContext, type OpMapping } from './table.js';
 
 const FI = ['float32', 'int32'] as const;
+/** float32, float16, int32, int8, uint8: ops that take every numeric dtype of the HAL. */
+const NUM = NUMERIC_TYPES;
 
 const unary = (op: UnaryOp, dtypes?: readonly string[]): OpMapping => ({
   dtypes,
@@ -34,7 +36,7 @@ const binary = (
   halOp: string,
 ): OpMapping => ({
   dtypes,
-  contract: (ctx) => (ctx.inputTypes[0] === 'int32' ? { kind: 'exact' } : { kind: 'hal', op: halOp }),
+  contract: (ctx) => (isIntType(ctx.inputTypes[0]) ? { kind: 'exact' } : { kind: 'hal', op: halOp }),
   plan:
     () =>
     (be, [a, b]) => [fn(be, a!, b!)],
@@ -75,7 +77,7 @@ const activation = (
 /** Clip: bounds from inputs 1 and 2 (opset ≥ 11, host scalars) or the attributes min/max (opset < 11). */
 const clipMapping: OpMapping = {
   host: [1, 2],
-  dtypes: FI,
+  dtypes: NUM,
   contract: { kind: 'exact' },
   plan: (ctx: NodeContext) => {
     let lo: number | undefined;
@@ -142,13 +144,13 @@ export const ELEMENTWISE_OPS: Record<string, OpMapping> = {
   Tanh: unary('tanh'),
   Exp: unary('exp'),
   Log: unary('log'),
-  Neg: unary('neg', FI),
+  Neg: unary('neg', NUM),
   Sqrt: unary('sqrt'),
   Reciprocal: unary('recip'),
   Sin: unary('sin'),
   Cos: unary('cos'),
-  Abs: unary('abs', FI),
-  Sign: unary('sign', FI),
+  Abs: unary('abs', NUM),
+  Sign: unary('sign', NUM),
   Floor: unary('floor'),
   Ceil: unary('ceil'),
   Round: unary('round'), // half to even, as the HAL's
@@ -178,21 +180,22 @@ export const ELEMENTWISE_OPS: Record<string, OpMapping> = {
       () =>
       (_be, [x]) => [x!],
   },
-  Add: binary((be, a, b) => be.add(a, b), FI, 'add'),
-  Sub: binary((be, a, b) => be.sub(a, b), FI, 'sub'),
-  Mul: binary((be, a, b) => be.mul(a, b), FI, 'mul'),
-  Div: binary((be, a, b) => be.div(a, b), undefined, 'div'),
+  Add: binary((be, a, b) => be.add(a, b), NUM, 'add'),
+  Sub: binary((be, a, b) => be.sub(a, b), NUM, 'sub'),
+  Mul: binary((be, a, b) => be.mul(a, b), NUM, 'mul'),
+  // integers: the quotient truncated toward zero (ONNX's reference: NumPy's true division, cast back)
+  Div: binary((be, a, b) => (isIntType(a.dtype) ? be.truncDiv(a, b) : be.div(a, b)), NUM, 'div'),
   Mod: {
-    dtypes: FI,
+    dtypes: NUM,
     contract: (ctx) =>
-      ctx.inputTypes[0] === 'int32'
+      isIntType(ctx.inputTypes[0])
         ? { kind: 'exact' }
         : { kind: 'hal', op: ctx.attrs.int('fmod', 0) !== 0 ? 'fmod' : 'mod' },
     plan: (ctx) => {
       // fmod = 1 is C's truncated remainder (the HAL's fmod); fmod = 0 NumPy's floored one (its mod).
       // ONNX requires fmod = 1 for floating-point inputs.
       if (ctx.attrs.int('fmod', 0) !== 0) return (be, [a, b]) => [be.fmod(a!, b!)];
-      if (ctx.inputTypes[0] !== 'int32')
+      if (!isIntType(ctx.inputTypes[0]))
         throw new NotExpressible(
           'attribute',
           `Mod fmod=0 on ${ctx.inputTypes[0]} (ONNX requires fmod=1 for floating point)`,
@@ -200,9 +203,9 @@ export const ELEMENTWISE_OPS: Record<string, OpMapping> = {
       return (be, [a, b]) => [be.mod(a!, b!)];
     },
   },
-  Max: variadic((be, a, b) => be.maximum(a, b), FI, 'exact'),
-  Min: variadic(minimum, FI, 'exact'),
-  Sum: variadic((be, a, b) => be.add(a, b), FI, 'onnx'),
+  Max: variadic((be, a, b) => be.maximum(a, b), NUM, 'exact'),
+  Min: variadic(minimum, NUM, 'exact'),
+  Sum: variadic((be, a, b) => be.add(a, b), NUM, 'onnx'),
   Mean: variadic((be, a, b) => be.add(a, b), ['float32'], 'onnx', true),
   Clip: clipMapping,
   // ONNX reference: np.clip(x, 0, inf) + np.clip(x, -inf, 0) * slope.

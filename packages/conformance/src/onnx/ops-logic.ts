@@ -106,12 +106,17 @@ export const LOGIC_OPS: Record<string, OpMapping> = {
   },
   IsInf: isInf,
   Compress: compress,
-  // ONNX defines BitShift on unsigned integers only (a logical right shift); the HAL's shifts are on int32,
-  // so every node test is not expressible by its dtype, and a signed one by the op's definition.
+  // ONNX defines BitShift on unsigned integers only (a logical right shift, a left shift modulo 2^bits):
+  // on uint8 the HAL's shifts are exactly that (its values are non-negative, results wrap modulo 2^8);
+  // uint16/32/64 the HAL lacks, and a signed type is not expressible by the op's definition.
   BitShift: {
-    dtypes: ['int32'],
-    plan: () => {
-      throw new NotExpressible('dtype', 'BitShift on a signed type (ONNX defines it on unsigned integers)');
+    dtypes: ['uint8', 'int32'],
+    contract: EXACT,
+    plan: (ctx) => {
+      if (ctx.inputTypes[0] !== 'uint8')
+        throw new NotExpressible('dtype', 'BitShift on a signed type (ONNX defines it on unsigned integers)');
+      const left = ctx.attrs.string('direction', '') === 'LEFT';
+      return (be, [a, b]) => [left ? be.bitShiftLeft(a!, b!) : be.bitShiftRight(a!, b!)];
     },
   },
 };

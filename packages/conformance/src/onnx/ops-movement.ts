@@ -2,8 +2,8 @@
  * ONNX shape and movement ops on the HAL's views (reshape, permute, expand, shrink, stride), pad and
  * cast. Shapes, axes, starts/ends/steps, pads and repeats are int64 inputs read on the host.
  */
-import type { NDArray } from '@polyhal/hal';
-import { NotExpressible, normAxis, type NodeContext, type OpMapping } from './table.js';
+import { type DType, isDType, type NDArray } from '@polyhal/hal';
+import { NotExpressible, NUMERIC_TYPES, normAxis, type NodeContext, type OpMapping } from './table.js';
 
 const FI = ['float32', 'int32'] as const;
 const EXACT = { kind: 'exact' } as const;
@@ -280,17 +280,20 @@ const spaceToDepth: OpMapping = {
   },
 };
 
-/** ONNX data type codes the HAL has. */
-const HAL_TYPE: Record<number, 'float32' | 'int32'> = { 1: 'float32', 6: 'int32' };
+/** ONNX data type codes the HAL has: 1 float, 2 uint8, 3 int8, 6 int32, 9 bool, 10 float16. */
+const HAL_TYPE: Record<number, DType> = { 1: 'float32', 2: 'uint8', 3: 'int8', 6: 'int32', 9: 'bool', 10: 'float16' };
 
-/** Cast (`to`) and CastLike (the second input's dtype), between float32 and int32. */
+/**
+ * Cast (`to`) and CastLike (the second input's dtype) between float32, float16, int32, int8, uint8 and
+ * bool, by the HAL's cast rules (base.ts): to float16 rounds to nearest even (NumPy's astype), float to
+ * an integer truncates and saturates (out of range ONNX leaves undefined; its tests stay in range).
+ */
 const cast = (like: boolean): OpMapping => ({
-  dtypes: FI,
+  dtypes: [...NUMERIC_TYPES, 'bool'],
   contract: EXACT,
   plan: (ctx) => {
     const to = like ? ctx.outputTypes[0] : HAL_TYPE[ctx.attrs.int('to', 0)];
-    if (to !== 'float32' && to !== 'int32')
-      throw new NotExpressible('dtype', `${ctx.node.opType} to ${ctx.outputTypes[0]}`);
+    if (!isDType(to)) throw new NotExpressible('dtype', `${ctx.node.opType} to ${ctx.outputTypes[0]}`);
     return (be, [x]) => [x!.dtype === to ? x! : be.cast(x!, to)];
   },
 });

@@ -104,7 +104,12 @@ const convTranspose: OpMapping = {
   },
 };
 
+/**
+ * MaxPool; int8 and uint8 inputs are pooled as their exact float32 values and cast back (a max of
+ * int8/uint8 values is one of them: exact).
+ */
 const maxPool: OpMapping = {
+  dtypes: ['float32', 'int8', 'uint8'],
   contract: { kind: 'exact' },
   plan: (ctx) => {
     const w = windowAttrs(ctx, 'MaxPool');
@@ -112,7 +117,8 @@ const maxPool: OpMapping = {
     ctx.attrs.int('storage_order', 0); // orders the Indices output only (int64: not expressible anyway)
     if (ctx.node.outputs.length > 1 && ctx.node.outputs[1] !== '') throw new NotExpressible('dtype', 'dtype int64');
     const o = { kernelSize: w.kernel, stride: w.stride, dilation: w.dilation, padding: w.padding, ceilMode };
-    return (be, [x]) => [be.maxPool(x!, o)];
+    if (ctx.inputTypes[0] === 'float32') return (be, [x]) => [be.maxPool(x!, o)];
+    return (be, [x]) => [be.cast(be.maxPool(be.cast(x!, 'float32'), o), x!.dtype)];
   },
 };
 

@@ -160,9 +160,10 @@ export const ONNX_DTYPES: Record<number, string> = {
 export const onnxDTypeName = (code: number): string => ONNX_DTYPES[code] ?? `data type ${code}`;
 
 /**
- * A decoded tensor. `data`: float32 → Float32Array, int32/int16/int8/uint8/uint16/bool → Int32Array,
- * int64 → BigInt64Array, float64 → Float64Array; undefined for types whose values are not decoded
- * (string, float16, bfloat16, complex, uint32/uint64) — `dtype` still names them.
+ * A decoded tensor. `data`: float32 and float16 (its exact values) → Float32Array,
+ * int32/int16/int8/uint8/uint16/bool → Int32Array, int64 → BigInt64Array, float64 → Float64Array;
+ * undefined for types whose values are not decoded (string, bfloat16, complex, uint32/uint64) — `dtype`
+ * still names them.
  */
 export interface OnnxTensor {
   name: string;
@@ -215,6 +216,15 @@ function littleEndian<T>(raw: Uint8Array, bytes: number, make: (buf: ArrayBuffer
   return make(copy.buffer, raw.length / bytes);
 }
 
+/** The value of IEEE 754 binary16 bits `h`. */
+function half(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const e = (h >> 10) & 31;
+  const f = h & 1023;
+  if (e === 31) return f ? Number.NaN : sign * Infinity;
+  return sign * (e === 0 ? f * 2 ** -24 : (1024 + f) * 2 ** (e - 25));
+}
+
 function tensorFrom(m: Msg): OnnxTensor {
   const code = (m['data_type'] as number | undefined) ?? 0;
   const dtype = onnxDTypeName(code);
@@ -229,6 +239,14 @@ function tensorFrom(m: Msg): OnnxTensor {
       data = hasRaw
         ? littleEndian(raw, 4, (b, n) => new Float32Array(b, 0, n))
         : Float32Array.from((m['float_data'] as number[] | undefined) ?? []);
+      break;
+    case 'float16': // raw_data: 2 bytes each; int32_data: one uint16 bit pattern per element
+      data = Float32Array.from(
+        hasRaw
+          ? littleEndian(raw, 2, (b, n) => new Uint16Array(b, 0, n))
+          : ((m['int32_data'] as number[] | undefined) ?? []),
+        half,
+      );
       break;
     case 'float64':
       data = hasRaw

@@ -102,7 +102,10 @@ function int64AsInt32(t: OnnxTensor): Int32Array {
 
 function upload(be: ComputeBackend, t: OnnxTensor): NDArray {
   if (t.dtype === 'float32' && t.data instanceof Float32Array) return be.fromArray(t.data, t.dims, 'float32');
+  if (t.dtype === 'float16' && t.data instanceof Float32Array) return be.fromArray(t.data, t.dims, 'float16');
   if (t.dtype === 'int32' && t.data instanceof Int32Array) return be.fromArray(t.data, t.dims, 'int32');
+  if ((t.dtype === 'int8' || t.dtype === 'uint8') && t.data instanceof Int32Array)
+    return be.fromArray(t.data, t.dims, t.dtype);
   if (t.dtype === 'int64' && t.data instanceof BigInt64Array) return be.fromArray(int64AsInt32(t), t.dims, 'int32');
   if (t.dtype === 'bool' && t.data instanceof Int32Array) return be.fromArray(t.data, t.dims, 'bool');
   throw new NotExpressible('dtype', `dtype ${t.dtype}`);
