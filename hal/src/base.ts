@@ -307,7 +307,12 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   matmul(a: NDArray, b: NDArray): NDArray {
     this.check(a, 'matmul', 'a');
     this.check(b, 'matmul', 'b');
-    if (a.dtype === 'int32' && b.dtype === 'int32') return this.integerMatmul(a, b);
+    if (a.dtype === b.dtype && (a.dtype === 'int32' || a.dtype === 'int8' || a.dtype === 'uint8')) {
+      // NumPy and PyTorch: the operands' integer dtype, wrapping (int8/uint8: the int32 result wrapped).
+      const c = this.integerMatmul(a, b);
+      if (a.dtype === 'int32') return c;
+      return withTemps(this, (t) => this.cast(t(c), a.dtype));
+    }
     if (a.dtype !== 'float32' || b.dtype !== 'float32')
       throw new UnsupportedOpError('matmul', a.dtype !== 'float32' ? a.dtype : b.dtype, this.name);
     const [m, k, n] = matmulDims(a, b);
@@ -324,20 +329,28 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   }
 
   /**
-   * int32 matmul (NumPy's and PyTorch's integer matmul: exact modulo 2^32) on the optional
-   * integerMatmulKernel hook, else the composite of integer-matmul.ts.
+   * Integer matmul with an int32 result, exact modulo 2^32, of int32, int8 or uint8 operands (each its
+   * own dtype; checked by the caller): the optional integerMatmulKernel hook, else the composite of
+   * integer-matmul.ts on int32 casts. Used by matmul and matmulInteger (quantize.ts).
    */
-  private integerMatmul(a: NDArray, b: NDArray): NDArray {
+  protected integerMatmul(a: NDArray, b: NDArray): NDArray {
     const [m, k, n] = matmulDims(a, b);
     const batch = broadcastShapes(a.shape.slice(0, -2), b.shape.slice(0, -2));
     const [ea, eb] = [expandView(a, [...batch, m, k]), expandView(b, [...batch, k, n])];
-    if (!this.integerMatmulKernel) return integerMatmulComposite(this, ea, eb);
+    if (!this.integerMatmulKernel)
+      return withTemps(this, (t) =>
+        integerMatmulComposite(
+          this,
+          ea.dtype === 'int32' ? ea : t(this.cast(ea, 'int32')),
+          eb.dtype === 'int32' ? eb : t(this.cast(eb, 'int32')),
+        ),
+      );
     const outShape = [...batch, m, n];
     const out = this.allocate(sizeOf(outShape), 'int32');
     this.guard(out, () => this.integerMatmulKernel!(ea, eb, out));
     return viewOf(out, outShape);
   }
-  /** Optional integer matmul (hooks.ts); without it, matmul of int32 is the composite of integer-matmul.ts. */
+  /** Optional integer matmul (hooks.ts); without it, integer matmul is the composite of integer-matmul.ts. */
   protected integerMatmulKernel?(a: NDArray, b: NDArray, out: DeviceBuffer): void;
 
   // ---- composites (override with fused kernels where it pays) ----

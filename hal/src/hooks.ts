@@ -169,7 +169,8 @@ export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
     name: 'integerMatmulKernel',
     signature: 'integerMatmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void',
     contract:
-      'a [...B, M, K] · b [...B, K, N] → out [...B, M, N] int32, exact modulo 2^32, over int32 storage; batch ' +
+      'a [...B, M, K] · b [...B, K, N] → out [...B, M, N] int32, exact modulo 2^32; a and b int32, int8 or ' +
+      'uint8 (their own dtype, int32 storage: a kernel may pack int8 operands); batch ' +
       "dims already broadcast to one shape; default: integer-matmul.ts's composite (int32 mul + sum over " +
       'K slabs); host-memory backends: hostIntMatmul',
   },

@@ -31,8 +31,7 @@ export interface IntMatmulContext {
 
 /** The kernel an integer matmul of these operand dtypes takes on this device (named in reports). */
 export function intMatmulPath(ctx: IntMatmulContext, a: NDArray, b: NDArray): 'subgroup-matrix' | 'dot4' | 'int32' {
-  // (a.dtype as string): int8 joins the DType union with the narrow dtypes.
-  if ((a.dtype as string) !== 'int8' || (b.dtype as string) !== 'int8') return 'int32';
+  if (a.dtype !== 'int8' || b.dtype !== 'int8') return 'int32';
   return ctx.subgroupMatrix ? 'subgroup-matrix' : 'dot4';
 }
 

@@ -90,10 +90,13 @@ export class WebGpuBackend extends BaseBackend {
     this.device = acquired.device;
     const i = acquired.info;
     this.isSoftware = i.isFallbackAdapter;
-    this.deviceName =
+    const adapterName =
       [i.description || i.device, i.vendor && `vendor ${i.vendor}`, i.architecture && `arch ${i.architecture}`]
         .filter(Boolean)
         .join(', ') || 'WebGPU device';
+    const subgroupMatrix = acquired.device.features.has(SUBGROUP_MATRIX);
+    this.int8MatmulPath = subgroupMatrix ? 'subgroup matrices (tensor cores)' : 'dot4I8Packed';
+    this.deviceName = `${adapterName}; int8 matmul: ${this.int8MatmulPath}`;
     this.batch = new CommandBatch(this.device, {
       batchSize: options.batchSize ?? 64,
       opScopes: options.errorScopes !== 'batch',
@@ -114,7 +117,6 @@ export class WebGpuBackend extends BaseBackend {
       gpu: (buffer) => this.gpu(buffer),
       fill: (out, value) => this.fillKernel(out, value),
     };
-    const subgroupMatrix = this.device.features.has(SUBGROUP_MATRIX);
     this.intMatmulContext = {
       batch: this.batch,
       pool: this.pool,
@@ -122,7 +124,6 @@ export class WebGpuBackend extends BaseBackend {
       gpu: (buffer) => this.gpu(buffer),
       fill: (out, value) => this.fillKernel(out, value),
     };
-    this.int8MatmulPath = subgroupMatrix ? 'subgroup matrices (tensor cores)' : 'dot4I8Packed';
     this.reader = new StagingReader(
       this.device,
       this.batch,

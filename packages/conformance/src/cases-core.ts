@@ -225,12 +225,31 @@ export function coreCases(): Case[] {
       { shape: [0, 5], gen: int8, dtype: 'int32' },
     ],
   ];
+  // int8 and uint8 (wrapping results, as NumPy): int8 operands take webgpu's packed kernels (padding
+  // past the 64-element tiles, views, batches).
+  for (const dtype of ['int8', 'uint8'] as const) {
+    const g = dtype === 'int8' ? int8 : I(0, 255);
+    mmInt.push(
+      [
+        { shape: [65, 130], gen: g, dtype },
+        { shape: [130, 67], gen: g, dtype },
+      ],
+      [
+        { shape: [33, 17], gen: g, dtype, view: { transpose: true } },
+        { shape: [33, 20], gen: g, dtype },
+      ],
+      [
+        { shape: [2, 3, 4, 5], gen: g, dtype },
+        { shape: [3, 5, 6], gen: g, dtype },
+      ],
+    );
+  }
   for (const [a, b] of mmInt)
     cases.push({
-      id: `matmul/int32/${fmt(a.shape)}${viewName(a.view)}x${fmt(b.shape)}${viewName(b.view)}`,
+      id: `matmul/${a.dtype}/${fmt(a.shape)}${viewName(a.view)}x${fmt(b.shape)}${viewName(b.view)}`,
       kind: 'matmul',
       op: 'matmul',
-      dtype: 'int32',
+      dtype: a.dtype!,
       inputs: [a, b],
     });
   return cases;

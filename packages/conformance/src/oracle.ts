@@ -244,17 +244,19 @@ export function oMatmul(a: Ref, b: Ref): Ref {
   const B = oExpand(b, [...batch, K, N]);
   const nb = numel(batch);
   const data = new Float64Array(nb * M * N);
-  if (a.dtype === 'int32') {
-    // Exact in BigInt, then wrapped to int32 (the HAL's integer matmul is exact modulo 2^32).
+  if (a.dtype === 'int32' || a.dtype === 'int8' || a.dtype === 'uint8') {
+    // Exact in BigInt, then wrapped to the dtype (the HAL's integer matmul is exact modulo 2^32, then
+    // wraps to int8/uint8 as NumPy does).
     for (let t = 0; t < nb; t++)
       for (let i = 0; i < M; i++)
         for (let j = 0; j < N; j++) {
           let s = 0n;
           for (let k = 0; k < K; k++)
             s += BigInt(A.data[t * M * K + i * K + k]!) * BigInt(B.data[t * K * N + k * N + j]!);
-          data[t * M * N + i * N + j] = Number(BigInt.asIntN(32, s));
+          const wrapped = a.dtype === 'uint8' ? BigInt.asUintN(8, s) : BigInt.asIntN(a.dtype === 'int8' ? 8 : 32, s);
+          data[t * M * N + i * N + j] = Number(wrapped);
         }
-    return { shape: [...batch, M, N], data, dtype: 'int32' };
+    return { shape: [...batch, M, N], data, dtype: a.dtype };
   }
   const scale = new Float64Array(nb * M * N);
   for (let t = 0; t < nb; t++) {
