@@ -47,7 +47,7 @@ describe('integer matmul', () => {
   });
 
   test('webgpu names its int8 kernel in deviceName (lavapipe: dot4I8Packed, no subgroup matrices)', () => {
-    const be = fixture.backends['webgpu'] as ({ int8MatmulPath: string } & { deviceName: string }) | undefined;
+    const be = fixture.backends['webgpu'] as unknown as { int8MatmulPath: string; deviceName: string } | undefined;
     if (!be) return;
     expect(be.deviceName).toContain(`int8 matmul: ${be.int8MatmulPath}`);
     if (/llvmpipe/.test(be.deviceName)) expect(be.int8MatmulPath).toBe('dot4I8Packed');
