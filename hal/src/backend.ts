@@ -5,6 +5,7 @@ import type { RandomMethods } from './sampling.js';
 import type { ArgReduceMethods } from './argreduce.js';
 import type { ConvMethods } from './conv-methods.js';
 import type { LogicMethods } from './logic.js';
+import type { QuantMethods } from './quantize.js';
 import type { IndexingMethods } from './indexing.js';
 import type { IndexingNDMethods } from './indexing-nd.js';
 import type { BinaryOp, ReduceOp, UnaryOp } from './ops.js';
@@ -260,6 +261,9 @@ export interface ComputeBackend extends ArgReduceMethods {}
 export interface ComputeBackend extends ConvMethods {}
 /** where, any, all, isnan, isinf, isfinite, logicalNot and bitwiseNot (LogicMethods, hal/src/logic.ts). */
 export interface ComputeBackend extends LogicMethods {}
+
+/** quantizeLinear, dequantizeLinear and matmulInteger (QuantMethods, hal/src/quantize.ts). */
+export interface ComputeBackend extends QuantMethods {}
 /** nllLoss, crossEntropy and binaryCrossEntropyWithLogits (LossMethods, hal/src/losses.ts). */
 export interface ComputeBackend extends LossMethods {}
 /** cumsum and topk (ScanMethods, hal/src/scan.ts). */

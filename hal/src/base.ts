@@ -56,6 +56,7 @@ import { type IndexingMethods, installIndexingOps, type ScatterReduction } from 
 import { installIndexingNDOps, type IndexingNDMethods } from './indexing-nd.js';
 import { installLayoutOps, type LayoutHost, type LayoutMethods, type PadMode, padArray } from './layout.js';
 import { installLogicOps, type LogicMethods } from './logic.js';
+import { installQuantOps, type QuantMethods } from './quantize.js';
 import { installLossOps, type LossMethods } from './losses.js';
 import { installScanOps, type ScanMethods } from './scan.js';
 import {
@@ -503,6 +504,8 @@ installConvOps(BaseBackend.prototype);
 // where, any, all, isnan, isinf, isfinite, logicalNot and bitwiseNot (hal/src/logic.ts).
 export interface BaseBackend extends LogicMethods {}
 installLogicOps(BaseBackend.prototype);
+export interface BaseBackend extends QuantMethods {}
+installQuantOps(BaseBackend.prototype);
 // cumsum and topk (hal/src/scan.ts).
 export interface BaseBackend extends ScanMethods {}
 installScanOps(BaseBackend.prototype);

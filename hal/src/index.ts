@@ -17,6 +17,7 @@ export * from './pool.js';
 export * from './resize.js';
 export * from './conv-methods.js';
 export * from './logic.js';
+export * from './quantize.js';
 export * from './scan.js';
 export * from './host-scan.js';
 export * from './host-matmul-int.js';

@@ -12,6 +12,7 @@ import { CONV_OP_DEFS } from './conv-ops.js';
 import { INDEX_OP_DEFS } from './index-ops.js';
 import { LAYOUT_OP_DEFS } from './layout-ops.js';
 import { LOGIC_OP_DEFS } from './logic-ops.js';
+import { QUANT_OP_DEFS } from './quant-ops.js';
 import { LOSS_OP_DEFS } from './loss-ops.js';
 import { type Accuracy, EXACT } from './types.js';
 import { RANDOM_OP_DEFS } from './random-ops.js';
@@ -227,6 +228,7 @@ export const ARRAY_OP_DEFS = {
   ...CONV_OP_DEFS,
   ...LOSS_OP_DEFS,
   ...LOGIC_OP_DEFS,
+  ...QUANT_OP_DEFS,
   ...SCAN_OP_DEFS,
 } as const satisfies Record<string, ArrayOpDef>;
 

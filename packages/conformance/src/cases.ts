@@ -12,6 +12,7 @@ import { layoutCases } from './cases-layout.js';
 import { type LossCaseParams, lossCases } from './cases-loss.js';
 import { rankCases } from './cases-rank.js';
 import { type ScanParams, scanCases } from './cases-scan.js';
+import { quantCases } from './cases-quant.js';
 import type { ResizeParams, WindowParams } from './oracle-conv.js';
 import type { Generator } from './random.js';
 import { randomCases } from './random-runners.js';
@@ -90,6 +91,7 @@ function buildCases(): Case[] {
   cases.push(...convCases());
   cases.push(...logicCases(), ...boolMovementCases());
   cases.push(...scanCases());
+  cases.push(...quantCases());
   cases.push(...divisionCases());
   cases.push(...dtypeCases());
   return cases;

@@ -46,3 +46,45 @@ const gemm: OpMapping = {
 };
 
 export const LINALG_OPS: Record<string, OpMapping> = { MatMul: matmul, Gemm: gemm };
+
+/** ONNX's quantization ops on the HAL's (quantize.ts); absent zero points are absent inputs. */
+const present = (ctx: { node: { inputs: readonly string[] } }, i: number): boolean =>
+  ctx.node.inputs.length > i && ctx.node.inputs[i] !== '';
+
+/** QuantizeLinear (opset ≤ 19 semantics; opset 21's block size is not expressible). */
+const quantizeLinear: OpMapping = {
+  dtypes: ['float32', 'int8', 'uint8'],
+  contract: { kind: 'exact' },
+  plan: (ctx) => {
+    if (ctx.attrs.int('block_size', 0) !== 0) throw new NotExpressible('attribute', 'QuantizeLinear block_size');
+    const axis = ctx.attrs.int('axis', 1);
+    const zp = present(ctx, 2);
+    return (be, [x, s, z]) => [be.quantizeLinear(x!, s!, zp ? z : undefined, axis)];
+  },
+};
+
+const dequantizeLinear: OpMapping = {
+  dtypes: ['float32', 'int8', 'uint8', 'int32'],
+  contract: { kind: 'exact' },
+  plan: (ctx) => {
+    if (ctx.attrs.int('block_size', 0) !== 0) throw new NotExpressible('attribute', 'DequantizeLinear block_size');
+    const axis = ctx.attrs.int('axis', 1);
+    const zp = present(ctx, 2);
+    return (be, [x, s, z]) => [be.dequantizeLinear(x!, s!, zp ? z : undefined, axis)];
+  },
+};
+
+const matmulInteger: OpMapping = {
+  dtypes: ['int8', 'uint8', 'int32'],
+  contract: { kind: 'exact' },
+  plan: (ctx) => {
+    const [za, zb] = [present(ctx, 2), present(ctx, 3)];
+    return (be, [a, b, az, bz]) => [be.matmulInteger(a!, b!, za ? az : undefined, zb ? bz : undefined)];
+  },
+};
+
+export const QUANT_OPS: Record<string, OpMapping> = {
+  QuantizeLinear: quantizeLinear,
+  DequantizeLinear: dequantizeLinear,
+  MatMulInteger: matmulInteger,
+};

@@ -7,7 +7,7 @@
 import { CONSTANT_OPS } from './ops-constant.js';
 import { ELEMENTWISE_OPS } from './ops-elementwise.js';
 import { INDEX_OPS } from './ops-index.js';
-import { LINALG_OPS } from './ops-linalg.js';
+import { LINALG_OPS, QUANT_OPS } from './ops-linalg.js';
 import { LOGIC_OPS } from './ops-logic.js';
 import { LOSS_OPS } from './ops-loss.js';
 import { MISC_OPS } from './ops-misc.js';
@@ -23,6 +23,7 @@ export const ONNX_OPS: Readonly<Record<string, OpMapping>> = Object.freeze({
   ...REDUCE_OPS_ONNX,
   ...MOVEMENT_OPS,
   ...LINALG_OPS,
+  ...QUANT_OPS,
   ...NORM_OPS,
   ...CONSTANT_OPS,
   ...POOL_OPS,

@@ -1,0 +1,53 @@
+/**
+ * Table entries of the quantization methods (hal/src/quantize.ts): quantizeLinear, dequantizeLinear and
+ * matmulInteger, with ONNX's semantics. They join ARRAY_OP_DEFS (array-ops.ts).
+ */
+import type { ArrayOpDef } from './array-ops.js';
+import { EXACT } from './types.js';
+
+const EXACT_ALL = { float32: EXACT, int32: EXACT };
+/** The float32 key is the table's required baseline; these take no int32. */
+const EXACT_F = { float32: EXACT };
+
+export const QUANT_OP_DEFS = {
+  quantizeLinear: {
+    kind: 'composite',
+    signature: 'quantizeLinear(x: float32, scale: float32 [] | [C], zeroPoint?: int8 | uint8, axis = 1) → x.shape',
+    semantics:
+      'saturate(round_half_even(x / scale) + zeroPoint) into zeroPoint’s dtype (uint8 when absent), scale and ' +
+      'zeroPoint per tensor or per slice along axis (ONNX QuantizeLinear). x / scale is the float32 quotient ' +
+      '(as ONNX’s reference computes it); NaN → 0 (cast’s rule), ±Inf saturate. DTypeError for other dtypes, ' +
+      'ShapeMismatchError when scale is neither a scalar nor [axis length].',
+    dtypes: ['float32'],
+    accuracy: EXACT_F,
+    grad: null,
+    composition: 'div, round (half to even), add the zero point, cast (saturating)',
+  },
+  dequantizeLinear: {
+    kind: 'composite',
+    signature: 'dequantizeLinear(x: int8 | uint8 | int32, scale: float32 [] | [C], zeroPoint?, axis = 1) → float32',
+    semantics:
+      '(x − zeroPoint) · scale, the difference in int32 and one float32 multiply (ONNX DequantizeLinear); ' +
+      'zeroPoint has x’s dtype, per tensor or along axis as scale. DTypeError for other dtypes.',
+    dtypes: ['int8', 'uint8', 'int32'],
+    accuracy: EXACT_ALL,
+    grad: null,
+    composition: 'cast to int32, sub, cast to float32, mul',
+  },
+  matmulInteger: {
+    kind: 'composite',
+    signature:
+      'matmulInteger(a: [..., M, K] int8 | uint8, b: [..., K, N] int8 | uint8, aZeroPoint?, bZeroPoint?) → ' +
+      'int32 [..., M, N]',
+    semantics:
+      'Σ_k (a − aZeroPoint)(b − bZeroPoint), exact in int32 (ONNX MatMulInteger); aZeroPoint a scalar or per ' +
+      'row [M], bZeroPoint a scalar or per column [N], each of its operand’s dtype. int8 operands without zero ' +
+      'points run the integer matmul kernel as they are (webgpu: packed, dot4I8Packed or subgroup matrices); ' +
+      'otherwise the operands are cast to int32 and shifted first. DTypeError for other dtypes, ' +
+      'ShapeMismatchError as matmul.',
+    dtypes: ['int8', 'uint8'],
+    accuracy: EXACT_F,
+    grad: null,
+    composition: 'integer matmul (integerMatmulKernel) of the int32 operands less their zero points',
+  },
+} as const satisfies Record<string, ArrayOpDef>;

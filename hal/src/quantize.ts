@@ -1,0 +1,154 @@
+/**
+ * Quantization ops of every backend (BaseBackend's), with ONNX's semantics: quantizeLinear,
+ * dequantizeLinear and matmulInteger (ONNX QuantizeLinear, DequantizeLinear, MatMulInteger), composed of
+ * the HAL's elementwise ops, casts and integer matmul. Table entries: ops/quant-ops.ts.
+ */
+import type { DType } from './dtype.js';
+import { DTypeError, ShapeMismatchError } from './errors.js';
+import type { NDArray } from './ndarray.js';
+import type { BinaryOp, UnaryOp } from './ops.js';
+import { withTemps } from './temps.js';
+import { normalizeAxis } from './shape.js';
+import { checkAxis } from './validate.js';
+
+/** What the quantization methods use of a BaseBackend (its protected members included). */
+interface QuantHost {
+  readonly name: string;
+  check(x: NDArray, op: string, arg?: string): void;
+  free(x: NDArray): void;
+  reshape(x: NDArray, shape: readonly number[]): NDArray;
+  cast(x: NDArray, dtype: DType): NDArray;
+  full(shape: readonly number[], value: number, dtype?: DType): NDArray;
+  unary(op: UnaryOp, x: NDArray): NDArray;
+  binary(op: BinaryOp, a: NDArray | number, b: NDArray | number): NDArray;
+  integerMatmul(a: NDArray, b: NDArray): NDArray;
+}
+
+/** The quantization methods of every backend. Semantics: ops/quant-ops.ts. */
+export interface QuantMethods {
+  /**
+   * x: float32, scale: float32 scalar ([] or [1]) or [C] along `axis` (default 1, negative from the end),
+   * zeroPoint: int8 or uint8 of scale's shape (its dtype is the result's; absent: uint8 0) → x's shape:
+   * saturate(round_half_even(x / scale) + zeroPoint) (ONNX QuantizeLinear). NaN → 0 (cast's rule).
+   * DTypeError for other dtypes; ShapeMismatchError when scale's length is not x's axis length.
+   */
+  quantizeLinear(x: NDArray, scale: NDArray, zeroPoint?: NDArray, axis?: number): NDArray;
+  /**
+   * x: int8, uint8 or int32; scale float32 and zeroPoint (x's dtype) as in quantizeLinear → float32:
+   * (x − zeroPoint) · scale, the difference taken in int32 (ONNX DequantizeLinear).
+   */
+  dequantizeLinear(x: NDArray, scale: NDArray, zeroPoint?: NDArray, axis?: number): NDArray;
+  /**
+   * a: [..., M, K] int8 or uint8, b: [..., K, N] int8 or uint8; aZeroPoint of a's dtype, a scalar or
+   * per row ([M]); bZeroPoint of b's dtype, a scalar or per column ([N]) → int32 [..., M, N]:
+   * Σ_k (a − aZeroPoint)(b − bZeroPoint), exact (ONNX MatMulInteger). int8 operands without zero points
+   * take the packed integer kernels directly.
+   */
+  matmulInteger(a: NDArray, b: NDArray, aZeroPoint?: NDArray, bZeroPoint?: NDArray): NDArray;
+}
+
+/**
+ * The axis of per-axis parameters, normalized; InvalidArgumentError when out of range. Ignored (0) for a
+ * per-tensor scale (one element), as ONNX ignores it.
+ */
+function axisOf(axis: number, op: string, x: NDArray, scale: NDArray): number {
+  if (!x.shape.length || scale.shape.reduce((a, d) => a * d, 1) === 1) return 0;
+  checkAxis(axis, op, x);
+  return normalizeAxis(axis, x.shape.length);
+}
+
+/** `p` (a scalar or [C]) shaped to broadcast along `axis` of a rank-`rank` array of axis length `len`. */
+function alongAxis(be: QuantHost, p: NDArray, op: string, arg: string, axis: number, rank: number, len: number) {
+  const size = p.shape.reduce((a, d) => a * d, 1);
+  if (size === 1) return be.reshape(p, []);
+  if (p.shape.length !== 1 || size !== len)
+    throw new ShapeMismatchError(`${op}: ${arg} must be a scalar or [${len}] (the axis length), got [${p.shape}]`);
+  return be.reshape(
+    p,
+    Array.from({ length: rank }, (_, d) => (d === axis ? len : 1)),
+  );
+}
+
+function checkDType(be: QuantHost, x: NDArray, op: string, arg: string, allowed: readonly DType[]): void {
+  be.check(x, op, arg);
+  if (!allowed.includes(x.dtype)) throw new DTypeError(`${op}: ${arg} must be ${allowed.join(' or ')}, got ${x.dtype}`);
+}
+
+function quantizeLinear(be: QuantHost, x: NDArray, scale: NDArray, zeroPoint?: NDArray, axis = 1): NDArray {
+  const op = 'quantizeLinear';
+  checkDType(be, x, op, 'x', ['float32']);
+  checkDType(be, scale, op, 'scale', ['float32']);
+  if (zeroPoint) checkDType(be, zeroPoint, op, 'zeroPoint', ['int8', 'uint8']);
+  const dtype = (zeroPoint?.dtype ?? 'uint8') as 'int8' | 'uint8';
+  const ax = axisOf(axis, op, x, scale);
+  const len = x.shape[ax] ?? 1;
+  return withTemps(be, (t) => {
+    const s = alongAxis(be, scale, op, 'scale', ax, x.shape.length, len);
+    let q = t(be.unary('round', t(be.binary('div', x, s))));
+    if (zeroPoint) {
+      const z = t(be.cast(alongAxis(be, zeroPoint, op, 'zeroPoint', ax, x.shape.length, len), 'float32'));
+      q = t(be.binary('add', q, z));
+    }
+    // Saturation: float → int8/uint8 casts saturate (NaN → 0), so the cast alone clamps.
+    return be.cast(q, dtype);
+  });
+}
+
+function dequantizeLinear(be: QuantHost, x: NDArray, scale: NDArray, zeroPoint?: NDArray, axis = 1): NDArray {
+  const op = 'dequantizeLinear';
+  checkDType(be, x, op, 'x', ['int8', 'uint8', 'int32']);
+  checkDType(be, scale, op, 'scale', ['float32']);
+  if (zeroPoint) {
+    checkDType(be, zeroPoint, op, 'zeroPoint', [x.dtype]);
+  }
+  const ax = axisOf(axis, op, x, scale);
+  const len = x.shape[ax] ?? 1;
+  return withTemps(be, (t) => {
+    const s = alongAxis(be, scale, op, 'scale', ax, x.shape.length, len);
+    let d = x.dtype === 'int32' ? x : t(be.cast(x, 'int32'));
+    if (zeroPoint) {
+      const z = alongAxis(be, zeroPoint, op, 'zeroPoint', ax, x.shape.length, len);
+      d = t(be.binary('sub', d, z.dtype === 'int32' ? z : t(be.cast(z, 'int32'))));
+    }
+    return be.binary('mul', t(be.cast(d, 'float32')), s);
+  });
+}
+
+function matmulInteger(be: QuantHost, a: NDArray, b: NDArray, aZeroPoint?: NDArray, bZeroPoint?: NDArray): NDArray {
+  const op = 'matmulInteger';
+  checkDType(be, a, op, 'a', ['int8', 'uint8']);
+  checkDType(be, b, op, 'b', ['int8', 'uint8']);
+  if (a.shape.length < 2 || b.shape.length < 2)
+    throw new ShapeMismatchError(`${op}: a and b must have at least 2 dims, got [${a.shape}] and [${b.shape}]`);
+  if (aZeroPoint) checkDType(be, aZeroPoint, op, 'aZeroPoint', [a.dtype]);
+  if (bZeroPoint) checkDType(be, bZeroPoint, op, 'bZeroPoint', [b.dtype]);
+  if (!aZeroPoint && !bZeroPoint && a.dtype === b.dtype) return be.integerMatmul(a, b);
+  const [M, N] = [a.shape[a.shape.length - 2]!, b.shape[b.shape.length - 1]!];
+  return withTemps(be, (t) => {
+    const shifted = (x: NDArray, z: NDArray | undefined, rows: boolean): NDArray => {
+      const x32 = t(be.cast(x, 'int32'));
+      if (!z) return x32;
+      // a's zero point per row ([M] → [M, 1]), b's per column ([N] broadcasts as the last dim).
+      const zz = rows ? alongAxis(be, z, op, 'aZeroPoint', 0, 2, M) : alongAxis(be, z, op, 'bZeroPoint', 1, 2, N);
+      return t(be.binary('sub', x32, t(be.cast(zz, 'int32'))));
+    };
+    return be.integerMatmul(shifted(a, aZeroPoint, true), shifted(b, bZeroPoint, false));
+  });
+}
+
+/** Installs quantizeLinear, dequantizeLinear and matmulInteger on BaseBackend's prototype. */
+export function installQuantOps(proto: object): void {
+  const methods: Record<string, (this: QuantHost, ...a: never[]) => unknown> = {
+    quantizeLinear(this: QuantHost, x: NDArray, scale: NDArray, zeroPoint?: NDArray, axis?: number) {
+      return quantizeLinear(this, x, scale, zeroPoint, axis);
+    },
+    dequantizeLinear(this: QuantHost, x: NDArray, scale: NDArray, zeroPoint?: NDArray, axis?: number) {
+      return dequantizeLinear(this, x, scale, zeroPoint, axis);
+    },
+    matmulInteger(this: QuantHost, a: NDArray, b: NDArray, aZeroPoint?: NDArray, bZeroPoint?: NDArray) {
+      return matmulInteger(this, a, b, aZeroPoint, bZeroPoint);
+    },
+  };
+  for (const [name, value] of Object.entries(methods))
+    Object.defineProperty(proto, name, { value, writable: true, configurable: true });
+}
