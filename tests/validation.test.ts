@@ -23,6 +23,7 @@ import { any, type Bad, type ErrorClass, type Fixture, LAYOUT_AND_INDEX_BAD } fr
 import { CONV_BAD } from './validation-conv-cases.js';
 import { LOGIC_BAD } from './validation-logic-cases.js';
 import { SCAN_BAD } from './validation-scan-cases.js';
+import { QUANT_BAD } from './validation-quant-cases.js';
 import { LOSS_BAD } from './validation-loss-cases.js';
 import { SCATTER_BAD } from './validation-scatter-cases.js';
 
@@ -346,6 +347,7 @@ const BAD: Bad[] = [
   ...CONV_BAD,
   ...LOGIC_BAD,
   ...SCAN_BAD,
+  ...QUANT_BAD,
   ...SCATTER_BAD,
 ];
 

@@ -4,12 +4,12 @@
  * the HAL's elementwise ops, casts and integer matmul. Table entries: ops/quant-ops.ts.
  */
 import type { DType } from './dtype.js';
-import { DTypeError, ShapeMismatchError } from './errors.js';
+import { DTypeError, InvalidArgumentError, ShapeMismatchError } from './errors.js';
 import type { NDArray } from './ndarray.js';
 import type { BinaryOp, UnaryOp } from './ops.js';
 import { withTemps } from './temps.js';
 import { normalizeAxis } from './shape.js';
-import { checkAxis } from './validate.js';
+import { describeValue } from './validate.js';
 
 /** What the quantization methods use of a BaseBackend (its protected members included). */
 interface QuantHost {
@@ -53,8 +53,12 @@ export interface QuantMethods {
  */
 function axisOf(axis: number, op: string, x: NDArray, scale: NDArray): number {
   if (!x.shape.length || scale.shape.reduce((a, d) => a * d, 1) === 1) return 0;
-  checkAxis(axis, op, x);
-  return normalizeAxis(axis, x.shape.length);
+  const r = x.shape.length;
+  if (!Number.isInteger(axis) || axis < -r || axis >= r)
+    throw new InvalidArgumentError(
+      `${op}: axis ${describeValue(axis)} is out of range for rank ${r} (valid: ${-r}..${r - 1})`,
+    );
+  return normalizeAxis(axis, r);
 }
 
 /** `p` (a scalar or [C]) shaped to broadcast along `axis` of a rank-`rank` array of axis length `len`. */
@@ -82,13 +86,12 @@ function quantizeLinear(be: QuantHost, x: NDArray, scale: NDArray, zeroPoint?: N
   const dtype = (zeroPoint?.dtype ?? 'uint8') as 'int8' | 'uint8';
   const ax = axisOf(axis, op, x, scale);
   const len = x.shape[ax] ?? 1;
+  // Views first (no allocation), so a bad shape throws before anything is computed.
+  const s = alongAxis(be, scale, op, 'scale', ax, x.shape.length, len);
+  const zv = zeroPoint && alongAxis(be, zeroPoint, op, 'zeroPoint', ax, x.shape.length, len);
   return withTemps(be, (t) => {
-    const s = alongAxis(be, scale, op, 'scale', ax, x.shape.length, len);
     let q = t(be.unary('round', t(be.binary('div', x, s))));
-    if (zeroPoint) {
-      const z = t(be.cast(alongAxis(be, zeroPoint, op, 'zeroPoint', ax, x.shape.length, len), 'float32'));
-      q = t(be.binary('add', q, z));
-    }
+    if (zv) q = t(be.binary('add', q, t(be.cast(zv, 'float32'))));
     // Saturation: float → int8/uint8 casts saturate (NaN → 0), so the cast alone clamps.
     return be.cast(q, dtype);
   });
@@ -103,13 +106,11 @@ function dequantizeLinear(be: QuantHost, x: NDArray, scale: NDArray, zeroPoint?:
   }
   const ax = axisOf(axis, op, x, scale);
   const len = x.shape[ax] ?? 1;
+  const s = alongAxis(be, scale, op, 'scale', ax, x.shape.length, len);
+  const z = zeroPoint && alongAxis(be, zeroPoint, op, 'zeroPoint', ax, x.shape.length, len);
   return withTemps(be, (t) => {
-    const s = alongAxis(be, scale, op, 'scale', ax, x.shape.length, len);
     let d = x.dtype === 'int32' ? x : t(be.cast(x, 'int32'));
-    if (zeroPoint) {
-      const z = alongAxis(be, zeroPoint, op, 'zeroPoint', ax, x.shape.length, len);
-      d = t(be.binary('sub', d, z.dtype === 'int32' ? z : t(be.cast(z, 'int32'))));
-    }
+    if (z) d = t(be.binary('sub', d, z.dtype === 'int32' ? z : t(be.cast(z, 'int32'))));
     return be.binary('mul', t(be.cast(d, 'float32')), s);
   });
 }
@@ -122,17 +123,19 @@ function matmulInteger(be: QuantHost, a: NDArray, b: NDArray, aZeroPoint?: NDArr
     throw new ShapeMismatchError(`${op}: a and b must have at least 2 dims, got [${a.shape}] and [${b.shape}]`);
   if (aZeroPoint) checkDType(be, aZeroPoint, op, 'aZeroPoint', [a.dtype]);
   if (bZeroPoint) checkDType(be, bZeroPoint, op, 'bZeroPoint', [b.dtype]);
-  if (!aZeroPoint && !bZeroPoint && a.dtype === b.dtype) return be.integerMatmul(a, b);
-  const [M, N] = [a.shape[a.shape.length - 2]!, b.shape[b.shape.length - 1]!];
+  const [M, K, N] = [a.shape[a.shape.length - 2]!, a.shape[a.shape.length - 1]!, b.shape[b.shape.length - 1]!];
+  if (b.shape[b.shape.length - 2] !== K)
+    throw new ShapeMismatchError(`${op}: a is [${a.shape}] and b is [${b.shape}]: K differs (matmul)`);
+  // a's zero point per row ([M] → [M, 1]), b's per column ([N] broadcasts as the last dim): views first.
+  const za = aZeroPoint && alongAxis(be, aZeroPoint, op, 'aZeroPoint', 0, 2, M);
+  const zb = bZeroPoint && alongAxis(be, bZeroPoint, op, 'bZeroPoint', 1, 2, N);
+  if (!za && !zb && a.dtype === b.dtype) return be.integerMatmul(a, b);
   return withTemps(be, (t) => {
-    const shifted = (x: NDArray, z: NDArray | undefined, rows: boolean): NDArray => {
+    const shifted = (x: NDArray, z: NDArray | undefined): NDArray => {
       const x32 = t(be.cast(x, 'int32'));
-      if (!z) return x32;
-      // a's zero point per row ([M] → [M, 1]), b's per column ([N] broadcasts as the last dim).
-      const zz = rows ? alongAxis(be, z, op, 'aZeroPoint', 0, 2, M) : alongAxis(be, z, op, 'bZeroPoint', 1, 2, N);
-      return t(be.binary('sub', x32, t(be.cast(zz, 'int32'))));
+      return z ? t(be.binary('sub', x32, t(be.cast(z, 'int32')))) : x32;
     };
-    return be.integerMatmul(shifted(a, aZeroPoint, true), shifted(b, bZeroPoint, false));
+    return be.integerMatmul(shifted(a, za), shifted(b, zb));
   });
 }
 

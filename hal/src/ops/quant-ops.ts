@@ -46,7 +46,7 @@ export const QUANT_OP_DEFS = {
       'otherwise the operands are cast to int32 and shifted first. DTypeError for other dtypes, ' +
       'ShapeMismatchError as matmul.',
     dtypes: ['int8', 'uint8'],
-    accuracy: EXACT_F,
+    accuracy: EXACT_ALL,
     grad: null,
     composition: 'integer matmul (integerMatmulKernel) of the int32 operands less their zero points',
   },
