@@ -21,3 +21,4 @@ export * from './methods.js';
 export * from './format.js';
 export * from './safetensors.js';
 export * from './profile.js';
+export * from './quantize.js';

@@ -59,6 +59,13 @@ export abstract class Module {
     return this.namedParameters().map(([, t]) => t);
   }
 
+  /** This module and every descendant with its dotted name ('' for this one), depth first (PyTorch named_modules). */
+  namedModules(prefix = ''): [string, Module][] {
+    const all: [string, Module][] = [[prefix, this]];
+    for (const [name, child] of this.children) all.push(...child.namedModules(prefix ? `${prefix}.${name}` : name));
+    return all;
+  }
+
   namedParameters(prefix = ''): [string, Tensor][] {
     const own: [string, Tensor][] = [...this.params].map(([k, t]) => [`${prefix}${k}`, t]);
     for (const [name, child] of this.children) own.push(...child.namedParameters(`${prefix}${name}.`));
@@ -180,7 +187,24 @@ export class Linear extends Module {
     if (opts.bias !== false) this.params.set('bias', parameter(opts.backend, [outFeatures], bound, rng));
   }
 
+  /**
+   * Set by `quantize` (quantize.ts): int8 inference through the HAL's integer matmul instead of the
+   * float32 product; `observer` sees every input while a model is calibrated.
+   */
+  quantization: { forward(layer: Linear, x: Tensor): Tensor; dispose(): void } | null = null;
+  observer: ((x: Tensor) => void) | null = null;
+
+  /** The weight [out, in] and bias [out] (absent when built with bias: false). */
+  get weight(): Tensor {
+    return this.param('weight');
+  }
+  get bias(): Tensor | null {
+    return this.params.get('bias') ?? null;
+  }
+
   forward(x: Tensor): Tensor {
+    this.observer?.(x);
+    if (this.quantization) return this.quantization.forward(this, x);
     const y = matmul(x, transpose(this.param('weight')));
     return this.params.has('bias') ? add(y, this.param('bias')) : y;
   }

@@ -1,7 +1,7 @@
 /**
  * The main job: train a model on real MNIST digits on any PolyHAL backend.
  * polyhal [--backend auto|cpu|wasm|webgpu|all] [--model mlp|cnn|vit] [--epochs N] [--batch-size N] [--seed N]
- * [--lr X] [--profile]
+ * [--lr X] [--profile] [--quantize]
  * `--profile` times one training step op by op on each selected backend, prints the table and exits
  * without training (see profileRun).
  * Bad input (unknown backend, non-positive numbers, malformed flags, a batch larger than the training
@@ -15,6 +15,7 @@ import '@polyhal/backend-cpu';
 import '@polyhal/backend-wasm';
 import '@polyhal/backend-webgpu';
 import { loadMnist } from './mnist.js';
+import { formatQuantized, quantizedReport } from './quantized.js';
 import { type ModelKind, NonFiniteLossError, profileStep, train, type TrainResult } from './train.js';
 
 /** Per-step losses of two backends may drift apart by float32 rounding; beyond this they disagree. */
@@ -54,6 +55,7 @@ interface Cli {
   train: number;
   test: number;
   profile?: boolean;
+  quantize?: boolean;
 }
 
 async function runOne(
@@ -76,6 +78,7 @@ async function runOne(
     cliProgress.Presets.shades_classic,
   );
   let epochStart = performance.now();
+  let lastAccuracy = 0;
   try {
     const result = await train(backend, data, {
       model: o.model,
@@ -93,8 +96,15 @@ async function runOne(
       },
       onEpoch: (epoch, acc, meanLoss) => {
         bar.stop();
+        lastAccuracy = acc;
         console.log(`epoch ${epoch + 1}/${epochs}: mean loss ${meanLoss.toFixed(4)}, test accuracy ${acc.toFixed(4)}`);
       },
+      afterTraining: o.quantize
+        ? async (model) => {
+            const q = await quantizedReport(model, o.model, backend, data, lastAccuracy);
+            for (const line of formatQuantized(q, report.chosen)) console.log(line);
+          }
+        : undefined,
     });
     return { name: report.chosen, device: backend.deviceName, result };
   } finally {
@@ -157,6 +167,11 @@ async function main(argv: string[]): Promise<number> {
     .option('--train <n>', 'training digits', positiveInt('--train'), 8000)
     .option('--test <n>', 'test digits', positiveInt('--test'), 2000)
     .option('--profile', 'time one training step op by op on each selected backend, print the table and exit')
+    .option(
+      '--quantize',
+      'after training: int8 post-training quantization of the Linear layers; prints int8 test accuracy and ' +
+        'inference digits/s (batch 256 and 1) against float32',
+    )
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   try {

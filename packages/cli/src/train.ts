@@ -38,6 +38,8 @@ export interface TrainOptions {
   /** Called after every step with the loss and samples done in this epoch. */
   onStep?: (epoch: number, step: number, steps: number, loss: number, samples: number) => void;
   onEpoch?: (epoch: number, testAccuracy: number, meanLoss: number) => void;
+  /** Runs on the trained model before it is freed (e.g. --quantize's int8 evaluation). */
+  afterTraining?: (model: Module) => Promise<void>;
 }
 
 export interface TrainResult {
@@ -87,7 +89,7 @@ export function buildModel(kind: ModelKind, backend: ComputeBackend, seed: numbe
   );
 }
 
-function toModelInput(kind: ModelKind, x: Tensor): Tensor {
+export function toModelInput(kind: ModelKind, x: Tensor): Tensor {
   return kind === 'cnn' ? reshape(x, [x.shape[0]!, 1, 28, 28]) : x;
 }
 
@@ -193,6 +195,7 @@ export async function train(backend: ComputeBackend, data: MnistSplit, o: TrainO
   const { model, loader, step, dispose } = makeTrainer(backend, data, o);
   const losses: number[] = [];
   let testAccuracy = 0;
+  let trained = false;
   const t0 = performance.now();
   try {
     for (let epoch = 0; epoch < o.epochs; epoch++) {
@@ -210,10 +213,17 @@ export async function train(backend: ComputeBackend, data: MnistSplit, o: TrainO
       o.onEpoch?.(epoch, testAccuracy, sumLoss / loader.length);
     }
     await backend.synchronize();
+    trained = true;
   } finally {
-    dispose();
+    if (!trained || !o.afterTraining) dispose();
   }
   const seconds = (performance.now() - t0) / 1000;
+  if (o.afterTraining)
+    try {
+      await o.afterTraining(model);
+    } finally {
+      dispose();
+    }
   return {
     losses,
     finalLoss: losses[losses.length - 1] ?? NaN,
