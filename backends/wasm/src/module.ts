@@ -152,6 +152,19 @@ export interface KernelExports {
   softmaxCrossEntropyF32(N: number, C: number, z: number, y: number, loss: number, grad: number): void;
   /** Philox4x32-10 uniforms: n floats at out, word `skip` of block (b0, b1) first, key (k0, k1). */
   philoxF32(out: number, n: number, k0: number, k1: number, b0: number, b1: number, skip: number): void;
+  /** assembly/matmul-int.ts: C [M, N] = A·B on int32 storage, exact modulo 2^32; strides in elements. */
+  gemmI32(
+    a: number,
+    sam: number,
+    sak: number,
+    b: number,
+    sbk: number,
+    sbn: number,
+    c: number,
+    M: number,
+    K: number,
+    N: number,
+  ): void;
   /** assembly/gather.ts: x (ptr, offset, strides o/d/i), O, D, I, indices (ptr, offset, stride), K, out, fill bits. */
   gather32(...args: number[]): void;
   /**

@@ -9,7 +9,6 @@ import {
   type HostArray,
   type HostView,
   hostCumsum,
-  hostIntMatmul,
   hostTopk,
   INT32_UNARY_OPS,
   isWholeBuffer,
@@ -158,9 +157,34 @@ export class WasmBackend extends BaseBackend {
     return buffer.dtype === 'float32' ? this.heap.f32().slice(ptr, end) : this.heap.i32().slice(ptr, end);
   }
 
-  /** int32 matmul over linear memory, exact modulo 2^32 (hostIntMatmul: Math.imul, row by row). */
+  /** Integer matmul, exact modulo 2^32: assembly/matmul-int.ts (i32x4), one call per batch item. */
   protected override integerMatmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
-    hostIntMatmul(this.hostView(a), this.hostView(b), this.hostOut(out) as Int32Array);
+    const r = a.shape.length;
+    const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];
+    const batch = a.shape.slice(0, -2);
+    const items = batch.reduce((p, d) => p * d, 1);
+    const [pa, pb, pc] = [this.ptr(a.buffer), this.ptr(b.buffer), this.ptr(out)];
+    for (let item = 0; item < items; item++) {
+      let [offA, offB, rest] = [a.offset, b.offset, item];
+      for (let d = batch.length - 1; d >= 0; d--) {
+        const i = rest % batch[d]!;
+        rest = Math.floor(rest / batch[d]!);
+        offA += i * a.strides[d]!;
+        offB += i * b.strides[d]!;
+      }
+      this.k.gemmI32(
+        pa + offA * 4,
+        a.strides[r - 2]!,
+        a.strides[r - 1]!,
+        pb + offB * 4,
+        b.strides[r - 2]!,
+        b.strides[r - 1]!,
+        pc + item * M * N * 4,
+        M,
+        K,
+        N,
+      );
+    }
   }
 
   /** cumsum in index order over linear memory (hostCumsum: a sequential scan, float64 accumulator). */
