@@ -3,7 +3,9 @@
 // splatted against a row of B (four columns per i32x4 where B's rows are contiguous), added into C's row,
 // which stays in cache for a row of B up to a few thousand columns.
 
-export function gemmI32(a: usize, sam: i32, sak: i32, b: usize, sbk: i32, sbn: i32, c: usize, M: i32, K: i32, N: i32): void {
+export function gemmI32(
+  a: usize, sam: i32, sak: i32, b: usize, sbk: i32, sbn: i32, c: usize, M: i32, K: i32, N: i32,
+): void {
   memory.fill(c, 0, <usize>M * <usize>N * 4);
   for (let i = 0; i < M; i++) {
     const crow = c + ((<usize>i * <usize>N) << 2);
