@@ -1,0 +1,66 @@
+/**
+ * int8 matmul through @polyhal/backend-webgpu (int8 [N, N] · int8 [N, N] → int32 via matmulInteger: the
+ * packing passes plus subgroup matrices where the device has them, else dot4I8Packed) against the same
+ * backend's float32 matmul, one process, the same GPU. TOPS = 2·N³ / time, from the first of R queued
+ * products to a 1-element read of the last; median of 7 trials after a warm-up.
+ *   node webgpu-int8-matmul.mjs [--sizes 4096,8192] [--reps 10] [--toggles allow_unsafe_apis] [--json f]
+ * (--toggles: Dawn's `enable-dawn-features`; subgroup matrices need allow_unsafe_apis, and
+ * disable_robustness lifts Dawn's bounds checks: see benches/results/h100-int8/README.md.)
+ */
+import { writeFileSync } from 'node:fs';
+import { create, globals } from 'webgpu';
+import { createWebGpuBackend } from '@polyhal/backend-webgpu';
+import type { NDArray } from '@polyhal/hal';
+
+const arg = (name: string, def: string): string => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : def;
+};
+const sizes = arg('sizes', '4096,8192').split(',').map(Number);
+const reps = Number(arg('reps', '10'));
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+
+Object.assign(globalThis, globals);
+const gpu = create([`enable-dawn-features=${arg('toggles', 'allow_unsafe_apis')}`]);
+// Dawn's GPU object must stay reachable while its devices work (collected, the process aborts).
+(globalThis as { polyhalGpu?: unknown }).polyhalGpu = gpu;
+const be = await createWebGpuBackend({ gpu });
+console.log(`device: ${be.deviceName}`);
+const rows: Record<string, unknown>[] = [];
+for (const n of sizes) {
+  const data = Int32Array.from({ length: n * n }, (_, i) => ((i * 2654435761) >>> 24) - 128);
+  const [a8, b8] = [be.fromArray(data, [n, n], 'int8'), be.fromArray(data, [n, n], 'int8')];
+  const [af, bf] = [be.cast(a8, 'float32'), be.cast(b8, 'float32')];
+  const time = async (product: () => NDArray): Promise<number> => {
+    const t0 = performance.now();
+    let c = product();
+    for (let r = 1; r < reps; r++) {
+      be.free(c);
+      c = product();
+    }
+    await be.read(
+      be.shrink(c, [
+        [0, 1],
+        [0, 1],
+      ]),
+    );
+    be.free(c);
+    return (performance.now() - t0) / reps;
+  };
+  const runners = { int8: () => be.matmulInteger(a8, b8), float32: () => be.matmul(af, bf) };
+  const times: Record<string, number[]> = { int8: [], float32: [] };
+  for (const run of Object.values(runners)) await time(run);
+  for (let t = 0; t < 7; t++) for (const [k, run] of Object.entries(runners)) times[k]!.push(await time(run));
+  const ops = (ms: number): number => (2 * n ** 3) / (ms * 1e9);
+  const [mi, mf] = [median(times['int8']!), median(times['float32']!)];
+  rows.push({ size: n, int8Ms: mi, float32Ms: mf, int8Tops: ops(mi), float32Tflops: ops(mf), ratio: mf / mi });
+  console.log(
+    `${n}: int8 ${ops(mi).toFixed(1)} TOPS (${mi.toFixed(3)} ms), float32 ${ops(mf).toFixed(1)} TFLOP/s ` +
+      `(${mf.toFixed(3)} ms): int8 ${(mf / mi).toFixed(2)}× float32`,
+  );
+  for (const x of [a8, b8, af, bf]) be.free(x);
+}
+const out = arg('json', '');
+if (out) writeFileSync(out, JSON.stringify({ device: be.deviceName, date: new Date().toISOString(), rows }, null, 2));
+be.dispose();
+process.exit(0);
