@@ -26,6 +26,20 @@ const gpu = create([`enable-dawn-features=${arg('toggles', 'allow_unsafe_apis')}
 (globalThis as { polyhalGpu?: unknown }).polyhalGpu = gpu;
 const be = await createWebGpuBackend({ gpu });
 console.log(`device: ${be.deviceName}`);
+// Exactness first: at 512 (and 200×300·300×70: padding) every int8 sum is below 2^24 in magnitude, so
+// the float32 product of the same values is exact and both must agree element for element.
+for (const [m, k, n] of [
+  [512, 512, 512],
+  [200, 300, 70],
+]) {
+  const gen = (len: number, seed: number) =>
+    Int32Array.from({ length: len }, (_, i) => (((i + seed) * 2654435761) >>> 24) - 128);
+  const [a, b] = [be.fromArray(gen(m * k, 1), [m, k], 'int8'), be.fromArray(gen(k * n, 7), [k, n], 'int8')];
+  const got = await be.read(be.matmulInteger(a, b));
+  const want = await be.read(be.cast(be.matmul(be.cast(a, 'float32'), be.cast(b, 'float32')), 'int32'));
+  const bad = got.findIndex((v, i) => v !== want[i]);
+  console.log(`check ${m}×${k}·${k}×${n}: ${bad < 0 ? 'exact' : `WRONG at ${bad}: ${got[bad]} vs ${want[bad]}`}`);
+}
 const rows: Record<string, unknown>[] = [];
 for (const n of sizes) {
   const data = Int32Array.from({ length: n * n }, (_, i) => ((i * 2654435761) >>> 24) - 128);

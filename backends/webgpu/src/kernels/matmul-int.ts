@@ -78,15 +78,21 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_id) lid: vec3u) {
   let w = (wid.y * nwg.x + wid.x) * 256u + lid.x;
   let kw = u32(p(10u));
-  if (w >= kw * u32(p(11u))) { return; }
-  let r = i32(w / kw); let k0 = i32(w % kw) * 4;
+  let rows = u32(p(11u));
+  if (w >= kw * rows) { return; }
+  ${
+    transpose
+      ? '// Bᵀ: neighbouring invocations take neighbouring columns of B (coalesced reads of its rows).\n' +
+        '  let r = i32(w % rows); let k0 = i32(w / rows) * 4; let dst = u32(r) * kw + w / rows;'
+      : 'let r = i32(w / kw); let k0 = i32(w % kw) * 4; let dst = w;'
+  }
   var word = 0u;
   for (var j = 0; j < 4; j++) {
     let k = k0 + j;
     let v = select(0, x[${off} + r * ${sr} + k * ${sk}], r < ${rows} && k < p(2u));
     word |= (u32(v) & 0xffu) << (8u * u32(j));
   }
-  packed[w] = word;
+  packed[dst] = word;
 }`;
 }
 
@@ -150,8 +156,10 @@ export function subgroupMatrixMatmulWgsl(): string {
     ['sb', 'b', TN, 'wg.x'],
   ] as const)
     body.push(
-      `    for (var v = t; v < ${(T * KT) / 4}u; v += 32u) {`,
-      `      ${dst}[v] = i32(${src}[(${g} * ${T}u + v / ${KT / 4}u) * kw + k + v % ${KT / 4}u]);`,
+      // 16-byte loads: a slab row is KT/16 vec4s.
+      `    for (var v = t; v < ${(T * KT) / 16}u; v += 32u) {`,
+      `      let q = vec4<i32>(${src}[(${g} * ${T}u + v / ${KT / 16}u) * (kw / 4u) + k / 4u + v % ${KT / 16}u]);`,
+      `      ${dst}[4u * v] = q.x; ${dst}[4u * v + 1u] = q.y; ${dst}[4u * v + 2u] = q.z; ${dst}[4u * v + 3u] = q.w;`,
       '    }',
     );
   body.push('    workgroupBarrier();');
@@ -175,8 +183,8 @@ export function subgroupMatrixMatmulWgsl(): string {
       );
   return `enable chromium_experimental_subgroup_matrix;
 ${paramsPrelude(INT_MATMUL_WORDS)}
-@group(0) @binding(1) var<storage, read> a: array<u32>;
-@group(0) @binding(2) var<storage, read> b: array<u32>;
+@group(0) @binding(1) var<storage, read> a: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> b: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read_write> c: array<i32>;
 alias L = subgroup_matrix_left<i8, 32, 16>;
 alias R = subgroup_matrix_right<i8, 16, 32>;
