@@ -83,8 +83,30 @@ const matmulInteger: OpMapping = {
   },
 };
 
+/**
+ * DynamicQuantizeLinear: uint8 y, its float32 scale and uint8 zero point from x's range widened to 0
+ * (ONNX's formula in float32: scale = (max − min) / 255, 1 when max = min; zero point = round(clip(0 −
+ * min / scale, 0, 255)); y = quantizeLinear(x, scale, zero point)).
+ */
+const dynamicQuantizeLinear: OpMapping = {
+  dtypes: ['float32', 'uint8'],
+  contract: { kind: 'exact' },
+  plan:
+    () =>
+    (be, [x]) => {
+      const mx = be.maximum(be.max(x!), 0);
+      const mn = be.minimum(be.min(x!), 0);
+      const range = be.where(be.equal(mx, mn), 1, be.sub(mx, mn));
+      const scale = be.div(range, 255);
+      const zp = be.unary('round', be.minimum(be.maximum(be.sub(0, be.div(mn, scale)), 0), 255));
+      const zp8 = be.cast(zp, 'uint8');
+      return [be.quantizeLinear(x!, scale, zp8), scale, zp8];
+    },
+};
+
 export const QUANT_OPS: Record<string, OpMapping> = {
   QuantizeLinear: quantizeLinear,
   DequantizeLinear: dequantizeLinear,
   MatMulInteger: matmulInteger,
+  DynamicQuantizeLinear: dynamicQuantizeLinear,
 };
