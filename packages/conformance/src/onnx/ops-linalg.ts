@@ -104,9 +104,29 @@ const dynamicQuantizeLinear: OpMapping = {
     },
 };
 
+/**
+ * QLinearMatMul: matmulInteger of the zero-point-shifted operands, times a_scale·b_scale / y_scale, rounded
+ * half to even, plus y's zero point, into its dtype (saturating). ONNX's reference multiplies the int32
+ * sums in float64; here the sums and the multiplier are float32 (exact sums below 2^24; a product within
+ * float32 rounding of a .5 tie could round the other way).
+ */
+const qlinearMatMul: OpMapping = {
+  dtypes: ['float32', 'int8', 'uint8'],
+  contract: { kind: 'exact' },
+  plan:
+    () =>
+    (be, [a, as, az, b, bs, bz, ys, yz]) => {
+      const c = be.cast(be.matmulInteger(a!, b!, az, bz), 'float32');
+      const m = be.div(be.mul(as!, bs!), ys!);
+      const y = be.add(be.unary('round', be.mul(c, be.reshape(m, []))), be.cast(be.reshape(yz!, []), 'float32'));
+      return [be.cast(y, yz!.dtype)];
+    },
+};
+
 export const QUANT_OPS: Record<string, OpMapping> = {
   QuantizeLinear: quantizeLinear,
   DequantizeLinear: dequantizeLinear,
   MatMulInteger: matmulInteger,
   DynamicQuantizeLinear: dynamicQuantizeLinear,
+  QLinearMatMul: qlinearMatMul,
 };
