@@ -16,11 +16,11 @@ const fmtAccuracy = (a) => {
   return parts.join(' + ');
 };
 const cell = (s) => String(s).replaceAll('|', '\\|').replaceAll('\n', ' ');
-/** The wide dtypes `takes` plus the narrow ones that ride on them (hal dtypeTaken: int8, uint8; float16). */
+/** The dtypes `takes` lists plus those that ride on them (hal dtypeTaken: int8, uint8; float16, float64). */
 const withNarrow = (takes) => [
   ...takes,
   ...(takes.includes('int32') ? ['int8', 'uint8'] : []),
-  ...(takes.includes('float32') ? ['float16'] : []),
+  ...(takes.includes('float32') ? ['float16', 'float64'] : []),
 ];
 
 function table(kind, defs) {
@@ -110,7 +110,8 @@ export function render() {
     'int8, uint8 and float16 (docs/DTYPES.md) are computed in int32 or float32 and narrowed once: int8 and',
     'uint8 results wrap modulo 2^8 and are exact (the int32 column); float16 results are the float32 ones',
     'rounded to nearest even — within the float32 error plus one float16 ulp, exact where the float32',
-    'error is 0.',
+    'error is 0. float64 (cpu, wasm, reference; not webgpu) evaluates the float64 references on the host,',
+    'within the float32 error counted in float64 ulps.',
     '',
     table('Unary (elementwise)', UNARY_OP_DEFS),
     table('Binary (elementwise, NumPy broadcasting)', BINARY_OP_DEFS),

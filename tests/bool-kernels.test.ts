@@ -159,7 +159,7 @@ function describeMismatch(want: Result, got: Result): string | null {
 }
 
 /** Scalar operands: −0 for float32 (equal to the data's +0), 3 for int32, true for bool. */
-const SCALAR: Record<DType, number> = { float32: -0, int32: 3, bool: 1, int8: 3, uint8: 3, float16: -0 };
+const SCALAR: Record<DType, number> = { float32: -0, int32: 3, bool: 1, int8: 3, uint8: 3, float16: -0, float64: -0 };
 
 function binaryCases(op: BinaryOp, dtype: DType): Case[] {
   const anyNaN = true;

@@ -4,8 +4,9 @@ import type { ComputeBackend, NDArray } from '@polyhal/hal';
 import { REPO_BACKENDS, requiredBackends } from './backends.js';
 
 // ONNX CumSum and TopK (packages/conformance/src/onnx/ops-scan.ts). ONNX's CumSum node tests are float64,
-// which the HAL does not have; these run the same inputs and expected outputs (the examples of the ONNX
-// operator specification) in float32 and int32, with the axis as an int32 or int64 host scalar.
+// which webgpu does not have; these run the same inputs and expected outputs (the examples of the ONNX
+// operator specification) in float32 and int32 on every backend, with the axis as an int32 or int64 host
+// scalar.
 
 type Input = { data: number[]; shape: number[]; dtype?: 'float32' | 'int32'; host?: boolean };
 const i = (name: string, value: number): OnnxAttribute => ({ name, type: 2, value });

@@ -169,6 +169,11 @@ export interface ComputeBackend extends ElementwiseMethods, ReduceMethods, Layou
   readHandle(x: NDArray | DeviceBuffer): ReadHandle<HostArray>;
   /** Synchronous read where the backend can (CPU, WASM); undefined otherwise. */
   readonly readSync?: (x: NDArray | DeviceBuffer) => HostArray;
+  /**
+   * Whether arrays of `dtype` can be created on this backend; where not, allocate (and so fromArray,
+   * full, cast) throws UnsupportedOpError naming the dtype. Absent: every dtype but float64.
+   */
+  supportsDType?(dtype: DType): boolean;
   /** Resolves when all queued work has finished. */
   synchronize(): Promise<void>;
   /** Frees every buffer and releases the device. Later calls throw. */

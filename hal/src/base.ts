@@ -17,7 +17,7 @@ import {
   softmaxComposite,
   softmaxCrossEntropyComposite,
 } from './composites.js';
-import { type DType, DTYPE_LIST, intRange, isDType } from './dtype.js';
+import { type DType, DTYPE_LIST, intRange, isDType, type StorageArray } from './dtype.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError, UnsupportedOpError } from './errors.js';
 import {
   type DeviceBuffer,
@@ -194,10 +194,10 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     return viewOf(out, shape);
   }
 
-  /** Mean over axes: sum × (1/n); the mean over an empty axis is NaN. float32 only. */
+  /** Mean over axes: sum / n; the mean over an empty axis is NaN. float32 and float64. */
   mean(x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray {
     this.check(x, 'mean');
-    if (x.dtype !== 'float32') throw new UnsupportedOpError('mean', x.dtype, this.name);
+    if (x.dtype !== 'float32' && x.dtype !== 'float64') throw new UnsupportedOpError('mean', x.dtype, this.name);
     checkAxesArg(axes, 'mean', x);
     checkBoolean(keepdims, 'mean', 'keepdims');
     const ax = normalizeAxes(axes, x.shape.length);
@@ -367,10 +367,10 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     checkAxis(axis, 'logSoftmax', x);
     return logSoftmaxComposite(this, x, axis);
   }
-  /** log Σ exp(x) over the axes (all when absent), float32; the rule in composites.ts. */
+  /** log Σ exp(x) over the axes (all when absent), float32 or float64; the rule in composites.ts. */
   logsumexp(x: NDArray, axes?: number | readonly number[], keepdims = false): NDArray {
     this.check(x, 'logsumexp');
-    if (x.dtype !== 'float32') throw new UnsupportedOpError('logsumexp', x.dtype, this.name);
+    if (x.dtype !== 'float32' && x.dtype !== 'float64') throw new UnsupportedOpError('logsumexp', x.dtype, this.name);
     checkAxesArg(axes, 'logsumexp', x);
     checkBoolean(keepdims, 'logsumexp', 'keepdims');
     return logsumexpComposite(this, x, normalizeAxes(axes, x.shape.length), keepdims);
@@ -432,6 +432,12 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   ): void {
     scatterKernelComposite(this as unknown as ScatterCompositeHost, target, indices, updates, out, reduction);
   }
+  /**
+   * Optional (hooks.ts): the storage of `buffer` as a typed array the host reads and writes synchronously,
+   * no copy, element 0 first. With it the backend has float64, whose kernels run on the host
+   * (host-float64.ts); without it creating a float64 array throws UnsupportedOpError.
+   */
+  protected hostStorage?(buffer: DeviceBuffer): StorageArray;
   /** Optional fused cumsum (hooks.ts); without it, cumsum is the blocked-scan composite of scan.ts. */
   protected cumsumKernel?(x: NDArray, out: DeviceBuffer, exclusive: boolean, reverse: boolean): void;
   /** Optional fused topk (hooks.ts); without it, topk is the tournament composite of scan.ts. */

@@ -21,15 +21,22 @@ import { DTypeError } from './errors.js';
  *   for uint8 (a Uint8Array is bool unless a dtype says otherwise), and for float16 a Float32Array
  *   holding exact float16 values (Float16Array is missing from Node 20 and 22).
  *
+ * - `float64` (8 bytes per element, host Float64Array — pass the dtype: a Float64Array alone uploads as
+ *   float32) exists on backends whose storage the host addresses (cpu, wasm, reference: the optional
+ *   `hostStorage` hook); there every kernel that touches float64 runs on the host, evaluating the op
+ *   table's float64 definitions (hal/src/host-float64.ts). It takes what float32 takes among the
+ *   elementwise ops, reductions, movement, layout, index ops, where, cast, cumsum, topk, mean and
+ *   logsumexp. webgpu (WGSL has no f64) throws UnsupportedOpError naming float64 when one is created.
+ *
  * Host numbers (fromArray, full, scalar operands, pad values) convert to a dtype as the typed arrays do
  * (`hostValue`): int32, int8 and uint8 truncate toward zero and wrap (ToInt32, ToInt8, ToUint8; NaN and
- * ±Inf → 0), float16 rounds as Math.f16round. `cast` between device arrays follows `cast`'s rules
- * (base.ts): float → integer saturates.
+ * ±Inf → 0), float16 rounds as Math.f16round, float64 keeps the number. `cast` between device arrays
+ * follows `cast`'s rules (base.ts): float → integer saturates.
  */
-export type DType = 'float32' | 'int32' | 'bool' | 'int8' | 'uint8' | 'float16';
+export type DType = 'float32' | 'int32' | 'bool' | 'int8' | 'uint8' | 'float16' | 'float64';
 
 /** All dtypes the HAL knows, in a stable order (used by conformance reports). */
-export const DTYPES: readonly DType[] = ['float32', 'int32', 'bool', 'int8', 'uint8', 'float16'];
+export const DTYPES: readonly DType[] = ['float32', 'int32', 'bool', 'int8', 'uint8', 'float16', 'float64'];
 
 /** The dtypes stored in a wider storage dtype, narrowed after every computing kernel (narrow.ts). */
 export type NarrowDType = 'int8' | 'uint8' | 'float16';
@@ -42,18 +49,23 @@ export type TypedArrayFor<D extends DType> = D extends 'float32' | 'float16'
     ? Int32Array
     : D extends 'int8'
       ? Int8Array
-      : Uint8Array;
+      : D extends 'float64'
+        ? Float64Array
+        : Uint8Array;
 /** Host-side data of any dtype (what `read` resolves with). */
-export type HostArray = Float32Array | Int32Array | Uint8Array | Int8Array;
+export type HostArray = Float32Array | Int32Array | Uint8Array | Int8Array | Float64Array;
 /**
  * What a backend's storage hooks exchange: a Float32Array for float32 and float16, an Int32Array for
- * int32, bool (0 or 1 per element), int8 and uint8. The HAL converts host arrays on the way in and out.
+ * int32, bool (0 or 1 per element), int8 and uint8, a Float64Array for float64. The HAL converts host
+ * arrays on the way in and out.
  */
-export type StorageArray = Float32Array | Int32Array;
+export type StorageArray = Float32Array | Int32Array | Float64Array;
 
-/** Bytes per element on a device: 4 for every dtype (bool, int8, uint8 and float16 live in 32-bit storage). */
+/** Bytes per element on a device: 8 for float64, 4 for the rest (bool, int8, uint8, float16 in 32-bit storage). */
 export function bytesPerElement(dtype: DType): number {
   switch (dtype) {
+    case 'float64':
+      return 8;
     case 'float32':
     case 'int32':
     case 'bool':
@@ -64,9 +76,9 @@ export function bytesPerElement(dtype: DType): number {
   }
 }
 
-/** The dtype a buffer is stored as: float32 for float32 and float16, int32 for the rest. */
-export function storageDType(dtype: DType): 'float32' | 'int32' {
-  return dtype === 'float32' || dtype === 'float16' ? 'float32' : 'int32';
+/** The dtype a buffer is stored as: float32 for float32 and float16, float64 for float64, int32 for the rest. */
+export function storageDType(dtype: DType): 'float32' | 'int32' | 'float64' {
+  return dtype === 'float32' || dtype === 'float16' ? 'float32' : dtype === 'float64' ? 'float64' : 'int32';
 }
 
 /** Whether `dtype` is narrow (int8, uint8, float16): stored wider and narrowed after computing kernels. */
@@ -74,9 +86,9 @@ export function isNarrow(dtype: DType): dtype is NarrowDType {
   return dtype === 'int8' || dtype === 'uint8' || dtype === 'float16';
 }
 
-/** Whether `dtype` is a floating-point dtype (float32, float16). */
+/** Whether `dtype` is a floating-point dtype (float32, float16, float64). */
 export function isFloatDType(dtype: DType): boolean {
-  return dtype === 'float32' || dtype === 'float16';
+  return dtype === 'float32' || dtype === 'float16' || dtype === 'float64';
 }
 
 /** Whether `dtype` is an integer dtype (int32, int8, uint8; not bool). */
@@ -123,10 +135,12 @@ export const wrapUint8 = (v: number): number => v & 255;
 /**
  * A host number as stored in a buffer of `dtype`, as the typed arrays convert: float32 Math.fround;
  * int32, int8 and uint8 truncate toward zero and wrap (ToInt32, ToInt8, ToUint8; NaN and ±Inf → 0);
- * bool v ≠ 0 (NaN is true, as NumPy's bool(nan)); float16 roundFloat16.
+ * bool v ≠ 0 (NaN is true, as NumPy's bool(nan)); float16 roundFloat16; float64 the number itself.
  */
 export function hostValue(dtype: DType, v: number): number {
   switch (dtype) {
+    case 'float64':
+      return +v;
     case 'float32':
       return Math.fround(v);
     case 'int32':
@@ -155,12 +169,15 @@ export function newHostArray(dtype: DType, size: number): HostArray {
     case 'bool':
     case 'uint8':
       return new Uint8Array(size);
+    case 'float64':
+      return new Float64Array(size);
   }
 }
 
 /** Allocates zero-filled storage for `size` elements of `dtype` (its storageDType): for backends. */
 export function newStorageArray(dtype: DType, size: number): StorageArray {
-  return storageDType(dtype) === 'float32' ? new Float32Array(size) : new Int32Array(size);
+  const s = storageDType(dtype);
+  return s === 'float32' ? new Float32Array(size) : s === 'float64' ? new Float64Array(size) : new Int32Array(size);
 }
 
 /** bool host data (any nonzero value, NaN included, is true) as its storage: an Int32Array of 0/1. */
@@ -185,6 +202,7 @@ export function hostToStorage(dtype: DType, data: ArrayLike<number>): StorageArr
   if (dtype === 'bool') return boolToStorage(data);
   if (dtype === 'float32') return data instanceof Float32Array ? data : Float32Array.from(data);
   if (dtype === 'int32') return data instanceof Int32Array ? data : Int32Array.from(data);
+  if (dtype === 'float64') return data instanceof Float64Array ? data : Float64Array.from(data);
   const out = newStorageArray(dtype, data.length);
   for (let i = 0; i < data.length; i++) out[i] = hostValue(dtype, data[i]!);
   return out;
@@ -200,27 +218,32 @@ export function storageToHost(dtype: DType, data: StorageArray): HostArray {
     case 'uint8':
       return Uint8Array.from(data);
     default:
-      return data; // float32, int32, float16 (a Float32Array of float16 values)
+      return data; // float32, int32, float64, float16 (a Float32Array of float16 values)
   }
 }
 
 /**
  * The dtype of a host typed array: Float32Array float32, Int32Array int32, Uint8Array bool, Int8Array
- * int8 (uint8 and float16 need an explicit dtype); throws DTypeError for any other array type.
+ * int8, Float64Array float64 (uint8 and float16 need an explicit dtype); throws DTypeError for any
+ * other array type.
  */
 export function dtypeOfArray(data: ArrayLike<number>): DType {
   if (data instanceof Float32Array) return 'float32';
   if (data instanceof Int32Array) return 'int32';
   if (data instanceof Uint8Array) return 'bool';
   if (data instanceof Int8Array) return 'int8';
+  if (data instanceof Float64Array) return 'float64';
   throw new DTypeError(
-    `expected a Float32Array, an Int32Array, a Uint8Array (bool) or an Int8Array, got ${
+    `expected a Float32Array, an Int32Array, a Uint8Array (bool), an Int8Array or a Float64Array, got ${
       (data as object)?.constructor?.name ?? String(data)
     }`,
   );
 }
 
-/** The dtype `fromArray` infers when none is given: as dtypeOfArray, float32 for anything else. */
+/**
+ * The dtype `fromArray` infers when none is given: as dtypeOfArray, float32 for anything else — a
+ * Float64Array included (float64 is asked for by name: not every backend has it).
+ */
 export function inferDType(data: ArrayLike<number>): DType {
   return data instanceof Int32Array
     ? 'int32'

@@ -46,15 +46,15 @@ export const REQUIRED_HOOKS: readonly HookSpec[] = Object.freeze([
     name: 'writeStorage',
     signature: 'writeStorage(buffer: DeviceBuffer, data: StorageArray): void',
     contract:
-      'copy data (a Float32Array for float32, an Int32Array for int32 and for bool — 0 or 1 each —, ' +
-      'of exactly buffer.size elements) into the buffer',
+      'copy data (a Float32Array for float32, an Int32Array for int32 and for bool — 0 or 1 each —, a ' +
+      'Float64Array for float64, of exactly buffer.size elements) into the buffer',
   },
   {
     name: 'readStorage',
     signature: 'readStorage(buffer: DeviceBuffer): Promise<StorageArray>',
     contract:
-      'resolve with a copy of the whole buffer (Float32Array, or Int32Array for int32 and bool) once ' +
-      'queued work is done',
+      'resolve with a copy of the whole buffer (Float32Array, Int32Array for int32 and bool, Float64Array ' +
+      'for float64) once queued work is done',
   },
   {
     name: 'unaryKernel',
@@ -173,6 +173,14 @@ export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
       'uint8 (their own dtype, int32 storage: a kernel may pack int8 operands); batch ' +
       "dims already broadcast to one shape; default: integer-matmul.ts's composite (int32 mul + sum over " +
       'K slabs); host-memory backends: hostIntMatmul',
+  },
+  {
+    name: 'hostStorage',
+    signature: 'hostStorage(buffer: DeviceBuffer): StorageArray',
+    contract:
+      "buffer's storage as a typed array the host reads and writes synchronously, no copy, element 0 first " +
+      '(Float64Array for float64); with it the backend has float64, every kernel touching it run on the host ' +
+      '(host-float64.ts); without it creating a float64 array throws UnsupportedOpError',
   },
   {
     name: 'randomUniformKernel',

@@ -22,7 +22,7 @@ import { normalizeAxis, sizeOf } from './shape.js';
 import { checkAxis, describeValue } from './validate.js';
 
 /**
- * gather's fill for an index out of range: NaN (float32, float16), INT32_MIN (int32), −128 (int8), 255
+ * gather's fill for an index out of range: NaN (float32, float16, float64), INT32_MIN (int32), −128 (int8), 255
  * (uint8) and true (bool, stored as 1) — JAX's fill values. Kernels see int8, uint8 and float16 as their
  * storage dtype; narrow.ts replaces the int32 fill by the narrow one.
  */
@@ -33,6 +33,7 @@ export const GATHER_FILL = {
   int8: -128,
   uint8: 255,
   float16: Number.NaN,
+  float64: Number.NaN,
 } as const;
 
 /** How scatter combines an update with the value at its position: replace it, add to it, multiply it. */

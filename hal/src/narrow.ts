@@ -20,9 +20,13 @@
  * result rounded again to float16 is the correctly rounded float16: 24 ≥ 2·11 + 2), other ops are
  * within their float32 accuracy plus one float16 rounding. Reductions and cumsum accumulate in the
  * storage dtype and round once at the end, as NumPy and PyTorch accumulate float16 in float32.
+ *
+ * float64 is routed here too: on a backend with the optional `hostStorage` hook every kernel whose
+ * operands or output include a float64 array runs the host kernels of host-float64.ts instead of the
+ * backend's own (which never see float64); without the hook no float64 array can exist (allocate throws).
  */
-import { isNarrow, storageDType } from './dtype.js';
-import { hostValue } from './dtype.js';
+import { hostValue, isNarrow, type StorageArray, storageDType } from './dtype.js';
+import { float64Kernels } from './host-float64.js';
 import type { DeviceBuffer, NDArray } from './ndarray.js';
 import { viewOf } from './ndarray.js';
 import { contiguousStrides } from './shape.js';
@@ -66,9 +70,11 @@ const INT32_MIN = -2147483648;
 /** gather's fill for an index out of range in the narrow integer dtypes (JAX's fill values). */
 const NARROW_INT_FILL = { int8: -128, uint8: 255 } as const;
 
+const f64 = (x: { dtype: string }): boolean => x.dtype === 'float64';
+
 /**
  * Wraps the kernel hooks of backend instance `be` (own properties over its class's methods) so that
- * narrow dtypes reach them as described above. Called once by BaseBackend's constructor.
+ * narrow dtypes and float64 reach them as described above. Called once by BaseBackend's constructor.
  */
 export function installNarrowKernels(be: object): void {
   const self = be as Record<string, Fn | undefined>;
@@ -80,6 +86,9 @@ export function installNarrowKernels(be: object): void {
   const install = (name: string, f: Fn): void => {
     Object.defineProperty(be, name, { value: f, writable: true, configurable: true, enumerable: false });
   };
+  const hostStorage = raw<(buffer: DeviceBuffer) => StorageArray>('hostStorage');
+  // Without hostStorage no float64 array exists (StorageBackend.allocate), so these are never called.
+  const h = float64Kernels(hostStorage ?? (() => new Float64Array(0)));
   type Copy = (x: NDArray, out: DeviceBuffer) => void;
   type CopyInto = (x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number) => void;
   const copy = raw<Copy>('copyKernel')!;
@@ -103,62 +112,69 @@ export function installNarrowKernels(be: object): void {
   const b = storageBuffer;
 
   install('copyKernel', (x: NDArray, out: DeviceBuffer) => {
+    if (f64(x) || f64(out)) return h.copy(x, out);
     const xs = v(x);
     if (isNarrow(out.dtype) || xs.dtype !== out.dtype) copy(xs, out);
     // int8/uint8 → int32, float16 → float32: the storage is already the result
     else if (out.size > 0) copyInto(xs, out, contiguousStrides(x.shape), 0);
   });
   install('copyIntoKernel', (x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number) =>
-    copyInto(v(x), b(out), strides, offset),
+    f64(x) ? h.copyInto(x, out, strides, offset) : copyInto(v(x), b(out), strides, offset),
   );
   const fill = raw<(out: DeviceBuffer, value: number) => void>('fillKernel')!;
   install('fillKernel', (out: DeviceBuffer, value: number) =>
-    fill(b(out), isNarrow(out.dtype) ? hostValue(out.dtype, value) : value),
+    f64(out) ? h.fill(out, value) : fill(b(out), isNarrow(out.dtype) ? hostValue(out.dtype, value) : value),
   );
+  // the hot kernels skip the wrapping altogether when nothing is narrow or float64
   const unary = raw<(op: string, x: NDArray, out: DeviceBuffer) => void>('unaryKernel')!;
-  // the hot kernels skip the wrapping altogether when nothing is narrow
   install('unaryKernel', (op: string, x: NDArray, out: DeviceBuffer) =>
-    isNarrow(out.dtype) || isNarrow(x.dtype) ? computed(out, (o) => unary(op, v(x), o)) : unary(op, x, out),
+    f64(x) ? h.unary(op, x, out) : isNarrow(x.dtype) ? computed(out, (o) => unary(op, v(x), o)) : unary(op, x, out),
   );
   const binary = raw<(op: string, a: NDArray, c: NDArray, out: DeviceBuffer) => void>('binaryKernel')!;
   install('binaryKernel', (op: string, a: NDArray, c: NDArray, out: DeviceBuffer) =>
-    isNarrow(out.dtype) || isNarrow(a.dtype) || isNarrow(c.dtype)
-      ? computed(out, (o) => binary(op, v(a), v(c), o))
-      : binary(op, a, c, out),
+    f64(a)
+      ? h.binary(op, a, c, out)
+      : isNarrow(a.dtype)
+        ? computed(out, (o) => binary(op, v(a), v(c), o))
+        : binary(op, a, c, out),
   );
   const reduce = raw<(op: string, x: NDArray, axes: readonly number[], out: DeviceBuffer) => void>('reduceKernel')!;
   install('reduceKernel', (op: string, x: NDArray, axes: readonly number[], out: DeviceBuffer) =>
-    isNarrow(x.dtype) ? computed(out, (o) => reduce(op, v(x), axes, o)) : reduce(op, x, axes, out),
+    f64(x)
+      ? h.reduce(op, x, axes, out)
+      : isNarrow(x.dtype)
+        ? computed(out, (o) => reduce(op, v(x), axes, o))
+        : reduce(op, x, axes, out),
   );
   const matmul = raw<(a: NDArray, c: NDArray, out: DeviceBuffer) => void>('matmulKernel')!;
   install('matmulKernel', (a: NDArray, c: NDArray, out: DeviceBuffer) => computed(out, (o) => matmul(v(a), v(c), o)));
   const where = raw<(cond: NDArray, x: NDArray, y: NDArray, out: DeviceBuffer) => void>('whereKernel')!;
-  install('whereKernel', (cond: NDArray, x: NDArray, y: NDArray, out: DeviceBuffer) => where(cond, v(x), v(y), b(out)));
+  install('whereKernel', (cond: NDArray, x: NDArray, y: NDArray, out: DeviceBuffer) =>
+    f64(x) ? h.where(cond, x, y, out) : where(cond, v(x), v(y), b(out)),
+  );
   const scatterAdd = raw<(t: NDArray, i: NDArray, u: NDArray, out: DeviceBuffer) => void>('scatterAddKernel')!;
   install('scatterAddKernel', (t: NDArray, i: NDArray, u: NDArray, out: DeviceBuffer) =>
-    computed(out, (o) => scatterAdd(v(t), i, v(u), o)),
+    f64(t) ? h.scatter(t, i, u, out, 'add') : computed(out, (o) => scatterAdd(v(t), i, v(u), o)),
   );
   const scatter = raw<(t: NDArray, i: NDArray, u: NDArray, out: DeviceBuffer, r: string) => void>('scatterKernel');
   if (scatter)
     install('scatterKernel', (t: NDArray, i: NDArray, u: NDArray, out: DeviceBuffer, r: string) =>
-      computed(out, (o) => scatter(v(t), i, v(u), o, r)),
+      f64(t) ? h.scatter(t, i, u, out, r) : computed(out, (o) => scatter(v(t), i, v(u), o, r)),
     );
   const cumsum = raw<(x: NDArray, out: DeviceBuffer, e: boolean, r: boolean) => void>('cumsumKernel');
   if (cumsum)
     install('cumsumKernel', (x: NDArray, out: DeviceBuffer, e: boolean, r: boolean) =>
-      computed(out, (o) => cumsum(v(x), o, e, r)),
+      f64(x) ? h.cumsum(x, out, e, r) : computed(out, (o) => cumsum(v(x), o, e, r)),
     );
   const topk = raw<(x: NDArray, k: number, l: boolean, vals: DeviceBuffer, idx: DeviceBuffer) => void>('topkKernel');
   if (topk)
     install('topkKernel', (x: NDArray, k: number, l: boolean, vals: DeviceBuffer, idx: DeviceBuffer) =>
-      topk(v(x), k, l, b(vals), idx),
+      f64(x) ? h.topk(x, k, l, vals, idx) : topk(v(x), k, l, b(vals), idx),
     );
   const gather = raw<(x: NDArray, i: NDArray, out: DeviceBuffer) => void>('gatherKernel')!;
   install('gatherKernel', (x: NDArray, i: NDArray, out: DeviceBuffer) => {
-    if (out.dtype !== 'int8' && out.dtype !== 'uint8') {
-      gather(v(x), i, b(out));
-      return;
-    }
+    if (f64(x)) return h.gather(x, i, out);
+    if (out.dtype !== 'int8' && out.dtype !== 'uint8') return gather(v(x), i, b(out));
     // The kernel fills INT32_MIN where an index is out of range, a value no int8 or uint8 element has.
     const wide = host.allocate(out.size, 'int32');
     try {

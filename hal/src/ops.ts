@@ -48,6 +48,11 @@ export * from './ops/types.js';
  * layout, index ops, where and cast move them; the other ops (matmul, convolutions, losses, composites,
  * random, argmax, cumsum, topk) take float32 (int32 where listed) only: cast first.
  *
+ * float64 (on backends with host-addressable storage: cpu, wasm, reference) takes what float32 takes
+ * among the elementwise ops and reductions, plus movement, layout, index ops, where, cast, mean,
+ * logsumexp, cumsum and topk, each evaluated on the host from the op table's float64 definitions
+ * (host-float64.ts). Elsewhere (webgpu) creating a float64 array throws UnsupportedOpError.
+ *
  * int32: `add`, `sub`, `mul` wrap modulo 2^32 (two's complement); `maximum`, `mod` (floored;
  * `x mod 0` = 0), `cmplt`, `neg`, reductions `sum` and `prod` (wrapping), `max` and `min`, and every
  * movement op are supported. Other ops on int32 throw UnsupportedOpError. Mixed dtypes throw DTypeError: there is no
@@ -91,12 +96,15 @@ export function binaryResult(op: BinaryOp, dtype: DType): DType {
 export const INT32_REDUCE_OPS: ReadonlySet<ReduceOp> = new Set(REDUCE_OPS.filter((op) => 'i32' in REDUCE_OP_DEFS[op]));
 
 /**
- * Whether an op that takes the dtypes `takes` (float32, int32, bool) takes `dtype`: a listed dtype, or
- * a narrow dtype whose storage dtype is listed — int8 and uint8 where int32 is taken, float16 where
- * float32 is (narrow.ts computes them in that dtype and narrows the result).
+ * Whether an op that takes the dtypes `takes` (float32, int32, bool) takes `dtype`: a listed dtype, a
+ * narrow dtype whose storage dtype is listed — int8 and uint8 where int32 is taken, float16 where
+ * float32 is (narrow.ts computes them in that dtype and narrows the result) —, or float64 where float32
+ * is (host-float64.ts, on backends with the hostStorage hook).
  */
 export function dtypeTaken(takes: readonly DType[], dtype: DType): boolean {
-  return takes.includes(dtype) || (isNarrow(dtype) && takes.includes(storageDType(dtype)));
+  if (takes.includes(dtype)) return true;
+  if (dtype === 'float64') return takes.includes('float32');
+  return isNarrow(dtype) && takes.includes(storageDType(dtype));
 }
 
 /** The wide dtypes unary op `op` takes: float32, plus int32 when its entry has an int32 reference. */

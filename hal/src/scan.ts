@@ -38,7 +38,7 @@ export interface TopKOptions {
 
 export interface ScanMethods {
   /**
-   * Running sums of x (float32 or int32, int32 wrapping) along `axis` → x.shape (NumPy cumsum, ONNX
+   * Running sums of x (float32, float64 or int32, int32 wrapping) along `axis` → x.shape (NumPy cumsum, ONNX
    * CumSum). InvalidArgumentError for an axis out of range (a 0-d x takes 0 or −1) or non-boolean options.
    */
   cumsum(x: NDArray, axis: number, options?: CumsumOptions): NDArray;
@@ -71,7 +71,8 @@ interface ScanKernelHost {
 
 function checkOperand(be: ConvHost, x: NDArray, op: string): void {
   be.check(x, op, 'x');
-  if (x.dtype !== 'float32' && x.dtype !== 'int32') throw new DTypeError(`${op}: float32 or int32, got ${x.dtype}`);
+  if (x.dtype !== 'float32' && x.dtype !== 'int32' && x.dtype !== 'float64')
+    throw new DTypeError(`${op}: float32, float64 or int32, got ${x.dtype}`);
 }
 
 function checkFlag(v: unknown, op: string, name: string): boolean {
@@ -175,8 +176,9 @@ export function cumsumComposite(be: ConvHost, x: NDArray, axis: number, options:
   });
 }
 
-/** 1 where x is NaN, in x's dtype (float32); without x != x, which WGSL compilers may fold. */
+/** 1 where x is NaN, in x's dtype (float32: without x != x, which WGSL compilers may fold; float64: x != x). */
 function isNaNMask(be: ConvHost, x: NDArray, t: Temp): NDArray {
+  if (x.dtype === 'float64') return t(be.cast(t(be.notEqual(x, x)), 'float64'));
   const abs = t(be.abs(x));
   return t(be.sub(t(be.sub(1, t(be.cmplt(abs, Infinity)))), t(be.cmplt(FLT_MAX, abs))));
 }
@@ -213,7 +215,7 @@ function topkRound(be: ConvHost, c: Round, k: number, largest: boolean, b: numbe
   const [R, L] = c.values.shape as [number, number];
   const blocks = Math.ceil(L / b);
   const kk = Math.min(k, b);
-  const float = c.values.dtype === 'float32';
+  const float = c.values.dtype !== 'int32';
   // padding at the end loses to every candidate, and ties go to the lower position
   const loser = float ? (largest ? -Infinity : Number.NaN) : largest ? INT32_MIN : INT32_MAX;
   const pad = blocks * b - L;

@@ -24,6 +24,7 @@ import {
   InvalidArgumentError,
   OutOfMemoryError,
   ShapeMismatchError,
+  UnsupportedOpError,
   UseAfterFreeError,
 } from './errors.js';
 import { missingHooks } from './hooks.js';
@@ -96,11 +97,28 @@ export abstract class StorageBackend {
     return { liveBytes: this.liveBytes, peakBytes: this.peakBytes, liveBuffers: this.live.size };
   }
 
+  /**
+   * Whether arrays of `dtype` can be created here: every dtype, float64 only with the optional
+   * hostStorage hook (its kernels run on the host: host-float64.ts).
+   */
+  supportsDType(dtype: DType): boolean {
+    return (
+      isDType(dtype) && (dtype !== 'float64' || typeof (this as { hostStorage?: unknown }).hostStorage === 'function')
+    );
+  }
+
   allocate(size: number, dtype: DType = 'float32'): DeviceBuffer {
     this.assertOpen();
     if (!Number.isInteger(size) || size < 0)
       throw new InvalidArgumentError(`allocation size must be a non-negative integer, got ${size}`);
     if (!isDType(dtype)) throw new DTypeError(`unknown dtype '${String(dtype)}' (expected ${DTYPE_LIST})`);
+    if (!this.supportsDType(dtype))
+      throw new UnsupportedOpError(
+        'allocate',
+        'float64',
+        this.name,
+        'float64 needs storage the host addresses (the hostStorage hook: cpu, wasm, reference); cast to float32',
+      );
     const byteLength = size * bytesPerElement(dtype);
     const available = this.memoryAvailable();
     if (byteLength > available) throw new OutOfMemoryError(byteLength, available, this.name);

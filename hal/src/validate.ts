@@ -140,7 +140,8 @@ export function checkHostData(data: unknown, op: string, dtype: DType | undefine
 
 /**
  * Host data for `write`: exactly the dtype's host array — a Float32Array (float32, and float16 with
- * float16 values: others are rounded), an Int32Array (int32), a Uint8Array (bool, uint8) or an Int8Array (int8).
+ * float16 values: others are rounded), an Int32Array (int32), a Uint8Array (bool, uint8), an Int8Array
+ * (int8) or a Float64Array (float64).
  */
 export function checkWriteData(data: unknown, op: string, bufferDType: DType): asserts data is HostArray {
   const want =
@@ -150,7 +151,9 @@ export function checkWriteData(data: unknown, op: string, bufferDType: DType): a
         ? Int32Array
         : bufferDType === 'int8'
           ? Int8Array
-          : Uint8Array;
+          : bufferDType === 'float64'
+            ? Float64Array
+            : Uint8Array;
   if (data instanceof want) return;
   if (Array.isArray(data) || ArrayBuffer.isView(data)) {
     const got =
@@ -162,7 +165,9 @@ export function checkWriteData(data: unknown, op: string, bufferDType: DType): a
             ? 'bool (Uint8Array)'
             : data instanceof Int8Array
               ? 'int8 (Int8Array)'
-              : describeValue(data);
+              : data instanceof Float64Array
+                ? 'float64 (Float64Array)'
+                : describeValue(data);
     throw new DTypeError(`${op}: data is ${got} but the buffer is ${bufferDType}; pass a ${want.name}`);
   }
   throw new InvalidArgumentError(

@@ -233,6 +233,11 @@ export class CpuBackend extends BaseBackend {
     );
   }
 
+  /** The hostStorage hook: a buffer's typed array, so float64 runs on the HAL's host kernels. */
+  protected override hostStorage(buffer: DeviceBuffer): StorageArray {
+    return this.data(buffer);
+  }
+
   /** The typed array behind a live buffer (no copy). For kernels and fused ops of this backend. */
   data(buffer: DeviceBuffer): StorageArray {
     const d = this.store.get(buffer.id);

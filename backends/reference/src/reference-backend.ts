@@ -2,9 +2,10 @@
  * The reference backend: BaseBackend's hook set (hal/src/hooks.ts) and nothing else, in plain
  * JavaScript arithmetic. It is the worked example of docs/WRITING-A-BACKEND.md — every excerpt there
  * is taken from this file and kernels.ts — and it passes the whole conformance suite in the strict
- * class. Storage: a Float64Array per float32 buffer, an Int32Array per int32 or bool (0/1) buffer. Every op computes
- * in float64 and rounds once to float32 per op, so it meets the float32 contract. Clarity over speed:
- * use @polyhal/backend-cpu or @polyhal/backend-wasm to compute.
+ * class. Storage: a Float64Array per float32 or float64 buffer, an Int32Array per int32 or bool (0/1)
+ * buffer. Every op computes in float64 and rounds once to float32 per op, so it meets the float32
+ * contract (float64 arrays run on the HAL's host kernels: hostStorage). Clarity over speed: use
+ * @polyhal/backend-cpu or @polyhal/backend-wasm to compute.
  */
 import {
   BaseBackend,
@@ -53,7 +54,9 @@ export class ReferenceBackend extends BaseBackend {
     try {
       this.storage.set(
         buffer.id,
-        buffer.dtype === 'float32' ? new Float64Array(buffer.size) : new Int32Array(buffer.size),
+        buffer.dtype === 'float32' || buffer.dtype === 'float64'
+          ? new Float64Array(buffer.size)
+          : new Int32Array(buffer.size),
       );
     } catch (e) {
       // The HAL checked its own limit; the JavaScript engine may still refuse a large array.
@@ -73,7 +76,19 @@ export class ReferenceBackend extends BaseBackend {
 
   protected async readStorage(buffer: DeviceBuffer): Promise<StorageArray> {
     const s = this.data(buffer);
-    return buffer.dtype === 'float32' ? Float32Array.from(s) : Int32Array.from(s);
+    return buffer.dtype === 'float32'
+      ? Float32Array.from(s)
+      : buffer.dtype === 'float64'
+        ? Float64Array.from(s)
+        : Int32Array.from(s);
+  }
+
+  /**
+   * The hostStorage hook: float64 buffers (a Float64Array each) run on the HAL's host kernels, which
+   * store every result by its dtype — a float32 one rounded — whatever array holds it.
+   */
+  protected override hostStorage(buffer: DeviceBuffer): StorageArray {
+    return this.data(buffer);
   }
 
   // ---- kernels ----

@@ -113,9 +113,7 @@ export class WasmBackend extends BaseBackend {
     const tmp = isWholeBuffer(view) ? null : this.contiguous(view);
     try {
       const b = (tmp ?? view).buffer;
-      const ptr = this.ptr(b) >>> 2;
-      if (storageDType(b.dtype) === 'float32') return storageToHost(b.dtype, this.heap.f32().slice(ptr, ptr + n));
-      return storageToHost(b.dtype, this.heap.i32().slice(ptr, ptr + n));
+      return storageToHost(b.dtype, this.hostStorage(b).slice(0, n));
     } finally {
       if (tmp) this.free(tmp);
     }
@@ -144,17 +142,28 @@ export class WasmBackend extends BaseBackend {
     this.ptrs.delete(buffer.id);
   }
 
-  /** A Float32Array for float32, an Int32Array for int32 and bool (0/1). */
+  /** A Float32Array for float32, an Int32Array for int32 and bool (0/1), a Float64Array for float64. */
   protected writeStorage(buffer: DeviceBuffer, data: StorageArray): void {
-    const ptr = this.ptr(buffer) >>> 2;
-    if (data instanceof Float32Array) this.heap.f32().set(data, ptr);
-    else this.heap.i32().set(data, ptr);
+    this.hostStorage(buffer).set(data);
   }
 
   protected async readStorage(buffer: DeviceBuffer): Promise<StorageArray> {
-    const ptr = this.ptr(buffer) >>> 2;
-    const end = ptr + buffer.size;
-    return buffer.dtype === 'float32' ? this.heap.f32().slice(ptr, end) : this.heap.i32().slice(ptr, end);
+    return this.hostStorage(buffer).slice();
+  }
+
+  /**
+   * The hostStorage hook: a buffer's elements in linear memory as a typed array of its storage dtype
+   * (a view: fetch it again after anything that may grow the memory). float64 buffers (8 bytes per
+   * element, 16-byte aligned) are served by the HAL's host kernels through it; the wasm kernels are
+   * float32 and int32 only.
+   */
+  protected override hostStorage(buffer: DeviceBuffer): StorageArray {
+    const p = this.ptr(buffer);
+    const s = storageDType(buffer.dtype);
+    if (s === 'float64') return new Float64Array(this.heap.f32().buffer, p, buffer.size);
+    return s === 'float32'
+      ? this.heap.f32().subarray(p >>> 2, (p >>> 2) + buffer.size)
+      : this.heap.i32().subarray(p >>> 2, (p >>> 2) + buffer.size);
   }
 
   /** Integer matmul, exact modulo 2^32: assembly/matmul-int.ts (i32x4), one call per batch item. */

@@ -36,7 +36,7 @@ export interface ArrayOpDef {
   composition?: string;
 }
 
-const ALL_DTYPES = ['float32', 'int32', 'bool', 'int8', 'uint8', 'float16'] as const;
+const ALL_DTYPES = ['float32', 'int32', 'bool', 'int8', 'uint8', 'float16', 'float64'] as const;
 const F32 = ['float32'] as const;
 const EXACT_BOTH = { float32: EXACT, int32: EXACT };
 const MOVEMENT_GRAD = 'autograd movement.ts (the inverse movement of g)';
@@ -136,7 +136,7 @@ export const ARRAY_OP_DEFS = {
     kind: 'composite',
     signature: 'mean(x, axes?, keepdims?) → the kept dims',
     semantics: 'Σ / n over the axes; NaN over an empty axis.',
-    dtypes: F32,
+    dtypes: ['float32', 'float64'],
     accuracy: {
       float32: { abs: 1e-7, rel: 2e-6 },
       wgsl: { accuracy: { abs: 1e-7, rel: 4e-6 }, why: 'WGSL: x/y within 2.5 ulp' },
@@ -175,7 +175,7 @@ export const ARRAY_OP_DEFS = {
       'log Σ exp(x) over the axes (every axis when absent), computed as m + log Σ exp(x − m) with m the ' +
       'maximum (0 where the maximum is ±Inf or NaN), so no finite input overflows: a row of −Inf gives ' +
       '−Inf, one holding +Inf gives +Inf, one holding NaN gives NaN (scipy, PyTorch); −Inf over an empty axis.',
-    dtypes: F32,
+    dtypes: ['float32', 'float64'],
     accuracy: {
       float32: { abs: 1e-6, rel: 2e-6 },
       wgsl: { accuracy: { abs: 2e-6, rel: 1e-5 }, why: 'WGSL: built on exp and log (3 ulp, 2^-21 absolute near 1)' },

@@ -34,7 +34,7 @@ export const INDEX_OP_DEFS = {
       'cannot throw on data it reads, and a clamped index would give a neighbour’s data silently). Values are ' +
       'copied bit for bit. ' +
       'DTypeError for non-int32 indices, InvalidArgumentError for a 0-d x or an axis out of range.',
-    dtypes: ['float32', 'int32', 'bool', 'int8', 'uint8', 'float16'],
+    dtypes: ['float32', 'int32', 'bool', 'int8', 'uint8', 'float16', 'float64'],
     accuracy: { float32: EXACT, int32: EXACT },
     grad: 'autograd indexing.ts (scatterAdd of g into zeros of x; none to indices)',
   },
@@ -50,7 +50,7 @@ export const INDEX_OP_DEFS = {
       'indices), after the target’s value, on every backend: deterministic from run to run and across ' +
       'backends. int32 wraps modulo 2^32. DTypeError unless indices are int32 and updates have the ' +
       'target’s dtype; ShapeMismatchError for updates of another shape.',
-    dtypes: ['float32', 'int32', 'int8', 'uint8', 'float16'],
+    dtypes: ['float32', 'int32', 'int8', 'uint8', 'float16', 'float64'],
     accuracy: { float32: { abs: 0, rel: 2.4e-7 }, int32: EXACT },
     grad: "autograd indexing-nd.ts (scatter's 'add' rule: g to target, g gathered to updates, 0 to dropped ones)",
   },
@@ -67,7 +67,7 @@ export const INDEX_OP_DEFS = {
       'updates of another shape; InvalidArgumentError for another reduction, a 0-d target or an axis out ' +
       'of range. Kernel: the optional scatterKernel hook (hooks.ts; without one, BaseBackend composes ' +
       "'none' from gather and 'add' from scatterAdd).",
-    dtypes: ['float32', 'int32', 'int8', 'uint8', 'float16'],
+    dtypes: ['float32', 'int32', 'int8', 'uint8', 'float16', 'float64'],
     accuracy: { float32: { abs: 0, rel: 2.4e-7 }, int32: EXACT },
     grad: SCATTER_GRAD,
   },
@@ -84,7 +84,7 @@ export const INDEX_OP_DEFS = {
       '[B·Q, ...slice]. Values copied bit for bit. DTypeError for non-int32 indices; InvalidArgumentError ' +
       'for 0-d indices or batchDims outside [0, rank(indices)); ShapeMismatchError when batchDims + q > ' +
       'rank(x) or the batch dims differ.',
-    dtypes: ['float32', 'int32', 'int8', 'uint8', 'float16'],
+    dtypes: ['float32', 'int32', 'int8', 'uint8', 'float16', 'float64'],
     accuracy: { float32: EXACT, int32: EXACT },
     grad: 'autograd indexing-nd.ts (the gradient of its gather: scatterAdd of g at the flat positions)',
   },
@@ -100,7 +100,7 @@ export const INDEX_OP_DEFS = {
       'Composed: flat int32 positions on the device, then scatter along axis 0. DTypeError unless indices ' +
       'are int32 and updates have the target’s dtype; InvalidArgumentError for 0-d indices or another ' +
       'reduction; ShapeMismatchError for q > rank(target) or updates of another shape.',
-    dtypes: ['float32', 'int32', 'int8', 'uint8', 'float16'],
+    dtypes: ['float32', 'int32', 'int8', 'uint8', 'float16', 'float64'],
     accuracy: { float32: { abs: 0, rel: 2.4e-7 }, int32: EXACT },
     grad: SCATTER_ND_GRAD,
   },
@@ -117,7 +117,7 @@ export const INDEX_OP_DEFS = {
       'InvalidArgumentError for a 0-d target, an axis out of range or another reduction; ' +
       'ShapeMismatchError for indices of another rank, wider than the target off axis, or updates of ' +
       'another shape.',
-    dtypes: ['float32', 'int32', 'int8', 'uint8', 'float16'],
+    dtypes: ['float32', 'int32', 'int8', 'uint8', 'float16', 'float64'],
     accuracy: { float32: { abs: 0, rel: 2.4e-7 }, int32: EXACT },
     grad: SCATTER_ND_GRAD,
   },

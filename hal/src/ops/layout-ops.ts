@@ -5,7 +5,7 @@
 import type { ArrayOpDef } from './array-ops.js';
 import { EXACT } from './types.js';
 
-const ALL_DTYPES = ['float32', 'int32', 'bool', 'int8', 'uint8', 'float16'] as const;
+const ALL_DTYPES = ['float32', 'int32', 'bool', 'int8', 'uint8', 'float16', 'float64'] as const;
 const EXACT_BOTH = { float32: EXACT, int32: EXACT };
 
 export const LAYOUT_OP_DEFS = {

@@ -9,7 +9,7 @@ import { EXACT } from './types.js';
 const EXACT_ALL = { float32: EXACT, int32: EXACT };
 /** For the entries that take no int32 (the float32 key is the table's required baseline). */
 const EXACT_F = { float32: EXACT };
-const ALL = ['float32', 'int32', 'bool', 'int8', 'uint8', 'float16'] as const;
+const ALL = ['float32', 'int32', 'bool', 'int8', 'uint8', 'float16', 'float64'] as const;
 
 export const LOGIC_OP_DEFS = {
   where: {

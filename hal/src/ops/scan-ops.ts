@@ -17,7 +17,7 @@ export const SCAN_OP_DEFS = {
       'reduction each, and block offsets added once per level (⌈log16 n⌉ levels), so a float32 result may differ ' +
       'from the sequential sum by a few ulps of Σ|x_i| over the prefix; int32 wraps modulo 2^32 (exact in any ' +
       'order). InvalidArgumentError for an axis out of range or non-boolean options.',
-    dtypes: ['float32', 'int32'],
+    dtypes: ['float32', 'int32', 'float64'],
     accuracy: {
       float32: { abs: 0, rel: 6e-7 },
       wgsl: { accuracy: { abs: 0, rel: 2.4e-6 }, why: 'WGSL: float32 accumulation of each block of 16' },
@@ -38,7 +38,7 @@ export const SCAN_OP_DEFS = {
       'every number, in both modes (PyTorch’s order): NaNs come first when largest, last when smallest. ' +
       'sorted false returns the same sorted order (ONNX leaves it unspecified). Values are copied bit for bit. ' +
       'InvalidArgumentError for a 0-d x, an axis out of range, k not an integer in [0, n] or non-boolean options.',
-    dtypes: ['float32', 'int32'],
+    dtypes: ['float32', 'int32', 'float64'],
     accuracy: { float32: EXACT, int32: EXACT },
     grad: 'autograd scan.ts (values: scatterAdd of g at the indices into zeros of x; none to indices)',
     composition:

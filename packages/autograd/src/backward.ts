@@ -113,7 +113,7 @@ export function runBackward(root: Tensor, gradOutput: Tensor | undefined, option
     drop(g);
   };
   try {
-    grads.set(root, gradOutput ? be.contiguous(gradOutput.value) : be.full(root.shape, 1));
+    grads.set(root, gradOutput ? be.contiguous(gradOutput.value) : be.full(root.shape, 1, root.dtype));
     for (let i = order.length - 1; i >= 0; i--) {
       const t = order[i]!;
       const g = grads.get(t);

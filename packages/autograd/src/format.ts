@@ -4,7 +4,7 @@
  * along each dim with `...` between (NumPy's threshold and edgeitems). float32 values print as
  * PyTorch does: `1.` when every value is an integer, four decimals otherwise; scientific notation when
  * a magnitude reaches 1e8, or when non-integer magnitudes span more than 1e3 or fall below 1e-4
- * (float16 alike: its values are exact float32 values); int32, int8 and uint8 values as integers, bool
+ * (float16 and float64 alike); int32, int8 and uint8 values as integers, bool
  * as true/false.
  */
 import type { DType } from '@polyhal/hal';
@@ -18,7 +18,7 @@ function numberFormat(values: ArrayLike<number>, dtype: DType): (v: number) => s
   const special = (v: number): string | null =>
     Number.isNaN(v) ? 'nan' : v === Infinity ? 'inf' : v === -Infinity ? '-inf' : null;
   if (dtype === 'bool') return (v) => (v ? 'true' : 'false');
-  if (dtype !== 'float32' && dtype !== 'float16') return (v) => String(v);
+  if (dtype !== 'float32' && dtype !== 'float16' && dtype !== 'float64') return (v) => String(v);
   let allInt = true;
   let maxAbs = 0;
   let minAbs = Infinity;

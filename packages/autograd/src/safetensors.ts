@@ -4,8 +4,9 @@
  * "data_offsets": [begin, end]}, ..., "__metadata__": {..}}`, padded with spaces to a multiple of 8 —
  * then the tensors' bytes, row-major and little-endian, offsets relative to the end of the header.
  * Files written here are read by the Python, Rust and JS safetensors libraries, and theirs here.
- * float32 (F32), int32 (I32), bool (BOOL, one byte 0/1 each), float16 (F16, IEEE binary16), int8 (I8)
- * and uint8 (U8) tensors; other dtypes (F64, BF16, I64, ...) are a DTypeError naming the dtype.
+ * float32 (F32), int32 (I32), bool (BOOL, one byte 0/1 each), float16 (F16, IEEE binary16), int8 (I8),
+ * uint8 (U8) and float64 (F64, loaded on backends that have float64) tensors; other dtypes (BF16, I64,
+ * ...) are a DTypeError naming the dtype.
  */
 import {
   type ComputeBackend,
@@ -26,6 +27,7 @@ const CODES: Record<string, DType> = {
   F16: 'float16',
   I8: 'int8',
   U8: 'uint8',
+  F64: 'float64',
 };
 const NAMES: Record<DType, string> = {
   float32: 'F32',
@@ -34,9 +36,10 @@ const NAMES: Record<DType, string> = {
   float16: 'F16',
   int8: 'I8',
   uint8: 'U8',
+  float64: 'F64',
 };
 /** Bytes per element in the file. */
-const WIDTH: Record<DType, number> = { float32: 4, int32: 4, bool: 1, float16: 2, int8: 1, uint8: 1 };
+const WIDTH: Record<DType, number> = { float32: 4, int32: 4, bool: 1, float16: 2, int8: 1, uint8: 1, float64: 8 };
 
 /** Writes element `v` of `dtype` at byte `at` (little-endian). */
 function put(view: DataView, dtype: DType, at: number, v: number): void {
@@ -45,6 +48,7 @@ function put(view: DataView, dtype: DType, at: number, v: number): void {
   else if (dtype === 'int8') view.setInt8(at, v);
   else if (dtype === 'uint8') view.setUint8(at, v);
   else if (dtype === 'float16') view.setUint16(at, float16Bits(v), true);
+  else if (dtype === 'float64') view.setFloat64(at, v, true);
   else view.setFloat32(at, v, true);
 }
 
@@ -55,6 +59,7 @@ function get(view: DataView, dtype: DType, at: number): number {
   if (dtype === 'int8') return view.getInt8(at);
   if (dtype === 'uint8') return view.getUint8(at);
   if (dtype === 'float16') return float16FromBits(view.getUint16(at, true));
+  if (dtype === 'float64') return view.getFloat64(at, true);
   return view.getFloat32(at, true);
 }
 /** Header lengths past this are refused as corrupt (the Rust reader's limit). */
@@ -110,7 +115,7 @@ export async function saveSafetensors(
 /**
  * Parses safetensors bytes into tensors on `backend` (name → tensor, the caller owns them) and the
  * metadata. InvalidArgumentError for a malformed file (header length, JSON, offsets out of range,
- * overlapping or not matching the shape); DTypeError for a dtype other than F32, F16, I32, I8, U8 and BOOL.
+ * overlapping or not matching the shape); DTypeError for a dtype other than F32, F16, F64, I32, I8, U8 and BOOL.
  */
 export function loadSafetensors(
   bytes: Uint8Array,
@@ -138,7 +143,7 @@ export function loadSafetensors(
     const dtype = CODES[e?.dtype];
     if (!dtype)
       throw new DTypeError(
-        `loadSafetensors: ${name} has dtype ${String(e?.dtype)}; F32, F16, I32, I8, U8 and BOOL are read`,
+        `loadSafetensors: ${name} has dtype ${String(e?.dtype)}; F32, F16, F64, I32, I8, U8 and BOOL are read`,
       );
     if (!Array.isArray(e.shape) || !e.shape.every((d) => Number.isInteger(d) && d >= 0))
       throw bad(`${name}: shape ${JSON.stringify(e.shape)} is not a list of sizes`);

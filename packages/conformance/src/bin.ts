@@ -12,14 +12,21 @@ process.on('beforeExit', () => {
   process.exit(1);
 });
 
+// Exits once stdout and stderr have flushed: to a pipe their writes are asynchronous, and a bare
+// process.exit cut a long report (thousands of FAIL lines) short. (Backends may hold handles open, so
+// the process does not end by itself.)
+const exit = (code: number): void => {
+  process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+};
+
 main(process.argv.slice(2)).then(
   (code) => {
     settled = true;
-    process.exit(code);
+    exit(code);
   },
   (e) => {
     settled = true;
     console.error(e);
-    process.exit(2);
+    exit(2);
   },
 );

@@ -9,11 +9,12 @@ import type { Case, InputSpec } from './cases.js';
 import { ARRAY_OP_RUNNERS, type OpRunner } from './op-runners.js';
 import { oBinary, oExpand, oPermute, oReduce, oShrink, oStride, oUnary, ref, type Ref } from './oracle.js';
 import { generate, hashString, mulberry32 } from './random.js';
-import { oHostValue } from './oracle-dtype.js';
+import { oHostValue, oIsFloat } from './oracle-dtype.js';
 
 /**
  * Host inputs of a case (deterministic in seed and case id), as the input's dtype holds them
- * (oHostValue: float16 rounded, int8/uint8 wrapped), so that the device and the oracle see one value.
+ * (oHostValue: float16 rounded, int8/uint8 wrapped), so that the device and the oracle see one value;
+ * generated float64 inputs leave the float32 grid (× (1 + k·2^-40), k = 1 … 7).
  */
 export function caseInputs(c: Case, seed: number): number[][] {
   const rng = mulberry32(hashString(c.id, seed));
@@ -26,6 +27,9 @@ export function caseInputs(c: Case, seed: number): number[][] {
         rng,
       );
     const dtype = inp.dtype ?? c.dtype;
+    // float64: generated values (float32 ones) nudged off the float32 grid, so a float32 computation shows
+    if (dtype === 'float64' && !inp.values && inp.gen.kind !== 'special')
+      return values.map((v, i) => v * (1 + (1 + (i % 7)) * 2 ** -40));
     return dtype === 'float16' || dtype === 'int8' || dtype === 'uint8'
       ? values.map((v) => oHostValue(dtype, v))
       : values;
@@ -91,7 +95,7 @@ export function reducedCount(c: Case): number {
 
 /** For elementwise cases: each input broadcast to the output's shape (the inputs of every output element). */
 export function elementInputs(c: Case, host: number[][], outShape: number[]): Float64Array[] | null {
-  if ((c.kind !== 'unary' && c.kind !== 'binary') || (c.dtype !== 'float32' && c.dtype !== 'float16')) return null;
+  if ((c.kind !== 'unary' && c.kind !== 'binary') || !oIsFloat(c.dtype)) return null;
   return c.inputs.map((spec, i) => oExpand(applyViewOracle(ref(spec.shape, host[i]!, c.dtype), spec), outShape).data);
 }
 

@@ -5,14 +5,15 @@ export function compositeCases(): Case[] {
   const cases: Case[] = [];
   // ---- composites ----
   const lse = (tag: string, input: Case['inputs'][number], params: Case['params']): void => {
-    cases.push({
-      id: `logsumexp/float32/${tag}`,
-      kind: 'composite',
-      op: 'logsumexp',
-      dtype: 'float32',
-      inputs: [input],
-      params,
-    });
+    for (const dtype of ['float32', 'float64'] as const)
+      cases.push({
+        id: `logsumexp/${dtype}/${tag}`,
+        kind: 'composite',
+        op: 'logsumexp',
+        dtype,
+        inputs: [{ ...input, dtype }],
+        params,
+      });
   };
   lse('[31,17]/axis1', { shape: [31, 17], gen: U(-5, 5) }, { axes: [1] });
   lse('[4,1000]/large', { shape: [4, 1000], gen: U(-80, 80) }, { axes: [-1] });

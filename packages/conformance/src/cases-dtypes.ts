@@ -26,8 +26,10 @@ import type { Case, InputSpec } from './cases.js';
 import { I, SPECIAL, U } from './cases-util.js';
 import type { Generator } from './random.js';
 
-const NARROW = ['int8', 'uint8', 'float16'] as const;
+/** The dtypes of this file's cases: the narrow ones and float64. */
+const NARROW = ['int8', 'uint8', 'float16', 'float64'] as const;
 type Narrow = (typeof NARROW)[number];
+const isFloat = (dtype: Narrow): dtype is 'float16' | 'float64' => dtype === 'float16' || dtype === 'float64';
 
 /** The whole range of each narrow integer dtype. */
 const FULL: Record<'int8' | 'uint8', Generator> = { int8: I(-128, 127), uint8: I(0, 255) };
@@ -77,6 +79,7 @@ const INT32_EDGES = [-2147483648, 2147483647, -129, -128, 127, 128, 255, 256, -1
 const CAST_EDGES: Record<DType, number[]> = {
   float32: FLOAT_EDGES,
   float16: FLOAT_EDGES,
+  float64: [...FLOAT_EDGES, 0.1, 1 / 3, 1e300, -1e-300, 65519.99999999999, 2 ** -25 + 2 ** -60, 2 ** 31 - 0.5],
   int32: INT32_EDGES,
   int8: EDGES.int8,
   uint8: EDGES.uint8,
@@ -88,7 +91,7 @@ export function dtypeCases(): Case[] {
   const push = (c: Case): void => {
     cases.push(c);
   };
-  const genFor = (dtype: Narrow, floatGen: Generator): Generator => (dtype === 'float16' ? floatGen : FULL[dtype]);
+  const genFor = (dtype: Narrow, floatGen: Generator): Generator => (isFloat(dtype) ? floatGen : FULL[dtype]);
 
   // ---- unary ----
   for (const op of UNARY_OPS) {
@@ -103,12 +106,11 @@ export function dtypeCases(): Case[] {
         dtype,
         inputs: [{ shape: [9, 8], gen, dtype, view: { stride: [2, -1] } }],
       });
-      const special: InputSpec =
-        dtype === 'float16'
-          ? { shape: [64], gen: SPECIAL, dtype }
-          : { shape: [EDGES[dtype].length], gen: SPECIAL, values: EDGES[dtype], dtype };
+      const special: InputSpec = isFloat(dtype)
+        ? { shape: [64], gen: SPECIAL, dtype }
+        : { shape: [EDGES[dtype].length], gen: SPECIAL, values: EDGES[dtype], dtype };
       push({
-        id: `${op}/${dtype}/${dtype === 'float16' ? 'special' : 'edges'}`,
+        id: `${op}/${dtype}/${isFloat(dtype) ? 'special' : 'edges'}`,
         kind: 'unary',
         op,
         dtype,
@@ -121,7 +123,7 @@ export function dtypeCases(): Case[] {
     const def = BINARY_OP_DEFS[op] as BinaryOpDef;
     for (const dtype of NARROW) {
       if (!dtypeTaken(binaryTakes(op), dtype)) continue;
-      const [ga, gb] = dtype === 'float16' ? def.domain : [FULL[dtype], FULL[dtype]];
+      const [ga, gb] = isFloat(dtype) ? def.domain : [FULL[dtype], FULL[dtype]];
       push({
         id: `${op}/${dtype}/[31,33]x[33]`,
         kind: 'binary',
@@ -142,18 +144,17 @@ export function dtypeCases(): Case[] {
           { shape: [6, 4], gen: gb, dtype },
         ],
       });
-      const edges: [InputSpec, InputSpec] =
-        dtype === 'float16'
-          ? [
-              { shape: [64, 1], gen: SPECIAL, dtype },
-              { shape: [1, 22], gen: SPECIAL, dtype },
-            ]
-          : [
-              { shape: [12, 1], gen: SPECIAL, values: EDGES[dtype], dtype },
-              { shape: [1, 12], gen: SPECIAL, values: EDGES[dtype], dtype },
-            ];
+      const edges: [InputSpec, InputSpec] = isFloat(dtype)
+        ? [
+            { shape: [64, 1], gen: SPECIAL, dtype },
+            { shape: [1, 22], gen: SPECIAL, dtype },
+          ]
+        : [
+            { shape: [12, 1], gen: SPECIAL, values: EDGES[dtype], dtype },
+            { shape: [1, 12], gen: SPECIAL, values: EDGES[dtype], dtype },
+          ];
       push({
-        id: `${op}/${dtype}/${dtype === 'float16' ? 'special' : 'edges'}`,
+        id: `${op}/${dtype}/${isFloat(dtype) ? 'special' : 'edges'}`,
         kind: 'binary',
         op,
         dtype,
@@ -192,10 +193,20 @@ export function dtypeCases(): Case[] {
       });
     }
   }
+  // ---- mean on float64 (float32 and float64 only) ----
+  push({
+    id: 'mean/float64/[31,33]/axes=1',
+    kind: 'composite',
+    op: 'mean',
+    dtype: 'float64',
+    inputs: [{ shape: [31, 33], gen: U(-10, 10), dtype: 'float64' }],
+    params: { axes: [1] },
+  });
   // ---- casts between every pair of dtypes, on edge values, and random float32 → float16 ----
   for (const from of DTYPES) {
     for (const to of DTYPES) {
-      if (from === to || (!isNarrow(from) && !isNarrow(to))) continue;
+      const covered = (d: DType): boolean => isNarrow(d) || d === 'float64';
+      if (from === to || (!covered(from) && !covered(to))) continue;
       const values = CAST_EDGES[from];
       push({
         id: `cast/${from}/to-${to}/edges`,
@@ -248,14 +259,14 @@ export function dtypeCases(): Case[] {
         [1, 2],
         [0, 3],
       ],
-      value: dtype === 'float16' ? 0.1 : 7,
+      value: isFloat(dtype) ? 0.1 : 7,
     });
     mv('pad', '[3,4]/wrapped-value', [val([3, 4])], {
       pads: [
         [0, 1],
         [1, 0],
       ],
-      value: dtype === 'float16' ? 7e4 : 265,
+      value: isFloat(dtype) ? 7e4 : 265,
     });
     mv('pad', '[3,4]/reflect', [val([3, 4])], {
       pads: [
@@ -283,8 +294,8 @@ export function dtypeCases(): Case[] {
     });
     const cond = (shape: number[]): InputSpec => ({ shape, gen: I(0, 1), dtype: 'bool' });
     mv('where', '[2,1,5]x[3,1]x[5]', [cond([2, 1, 5]), val([3, 1]), val([5])], {}, 'composite');
-    mv('where', 'number-y', [cond([9, 8]), val([9, 8])], { value: dtype === 'float16' ? 0.1 : -3 }, 'composite');
-    if (dtype === 'float16') {
+    mv('where', 'number-y', [cond([9, 8]), val([9, 8])], { value: isFloat(dtype) ? 0.1 : -3 }, 'composite');
+    if (isFloat(dtype)) {
       for (const op of ['isnan', 'isinf', 'isfinite'])
         mv(op, 'special', [{ shape: [64], gen: SPECIAL, dtype }], {}, 'composite');
     } else {

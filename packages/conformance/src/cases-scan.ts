@@ -40,9 +40,9 @@ const SPECIAL = [1, -2, Infinity, 3, 0.5, Number.NaN, 4, -0, -Infinity, 2, 1e-30
 
 export function scanCases(): Case[] {
   const cases: Case[] = [];
-  for (const dtype of ['float32', 'int32'] as const) {
+  for (const dtype of ['float32', 'int32', 'float64'] as const) {
     const gen =
-      dtype === 'float32'
+      dtype !== 'int32'
         ? ({ kind: 'uniform', lo: -10, hi: 10 } as const)
         : ({ kind: 'int', lo: -1000, hi: 1000 } as const);
     const X = (shape: number[], view?: InputSpec['view'], g: InputSpec['gen'] = gen): InputSpec =>

@@ -35,7 +35,7 @@ function garbage(buffer: DeviceBuffer, seed: number): HostArray {
   // int8, uint8: any byte (the host array wraps it); float16: large values and NaN, float16 ones
   if (buffer.dtype === 'int8') return Int8Array.from({ length: n }, (_, i) => (i + seed) * 2654435761);
   if (buffer.dtype === 'uint8') return Uint8Array.from({ length: n }, (_, i) => (i + seed) * 2654435761);
-  const out = new Float32Array(n);
+  const out = buffer.dtype === 'float64' ? new Float64Array(n) : new Float32Array(n);
   const scale = buffer.dtype === 'float16' ? 16 : 1e7;
   for (let i = 0; i < out.length; i++) out[i] = i % 3 === 0 ? NaN : ((i * 7919 + seed) % 1000) * scale;
   return out;
@@ -48,7 +48,7 @@ function poison(buffer: DeviceBuffer): HostArray {
   if (buffer.dtype === 'int8') return new Int8Array(n).fill(-1);
   if (buffer.dtype === 'uint8') return new Uint8Array(n).fill(255);
   if (buffer.dtype === 'bool') return new Uint8Array(n).fill(1);
-  return new Float32Array(n).fill(NaN);
+  return (buffer.dtype === 'float64' ? new Float64Array(n) : new Float32Array(n)).fill(NaN);
 }
 
 export function checked(be: ComputeBackend): CheckedBackend {

@@ -50,11 +50,12 @@ function mod8(v: number, signed: boolean): number {
 }
 
 /**
- * A host number as a device array of `dtype` holds it (the rule of fromArray and full): float32 rounded
- * to float32, float16 to float16; the integers truncated toward zero and wrapped (NaN and ±Inf → 0);
- * bool 0/1.
+ * A host number as a device array of `dtype` holds it (the rule of fromArray and full): float64 as it
+ * is, float32 rounded to float32, float16 to float16; the integers truncated toward zero and wrapped
+ * (NaN and ±Inf → 0); bool 0/1.
  */
 export function oHostValue(dtype: DType, v: number): number {
+  if (dtype === 'float64') return v;
   if (dtype === 'float32') return Math.fround(v);
   if (dtype === 'float16') return oRound16(v);
   if (dtype === 'bool') return v !== 0 ? 1 : 0;
@@ -76,5 +77,5 @@ export function oIntRange(dtype: DType): [number, number] {
   return dtype === 'int8' ? [-128, 127] : dtype === 'uint8' ? [0, 255] : [-2147483648, 2147483647];
 }
 
-export const oIsFloat = (dtype: DType): boolean => dtype === 'float32' || dtype === 'float16';
+export const oIsFloat = (dtype: DType): boolean => dtype === 'float32' || dtype === 'float16' || dtype === 'float64';
 export const oIsInt = (dtype: DType): boolean => dtype === 'int32' || dtype === 'int8' || dtype === 'uint8';

@@ -20,6 +20,7 @@ function resolve(i: number, n: number): number | null {
 export const GATHER_FILL_ORACLE: Record<DType, number> = {
   float32: Number.NaN,
   float16: Number.NaN,
+  float64: Number.NaN,
   int32: -2147483648,
   int8: -128,
   uint8: 255,

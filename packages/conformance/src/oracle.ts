@@ -317,7 +317,7 @@ export function oLogsumexp(x: Ref, axes: number[] | undefined, keepdims: boolean
     return m + Math.log(g.reduce((s, v) => s + Math.exp(v - m), 0));
   });
   const shape = keepdims ? kept : x.shape.filter((_, i) => !ax.includes(i));
-  return { shape, data, dtype: 'float32', scale: data.map((v) => Math.max(Math.abs(v), 1)) };
+  return { shape, data, dtype: x.dtype, scale: data.map((v) => Math.max(Math.abs(v), 1)) };
 }
 
 /** xlogy(y, log p): 0 where the label y is 0 and log p is not NaN, else y·log p (hal/src/ops.ts). */

@@ -12,6 +12,8 @@ export interface MatrixCell {
   maxAbsError: number;
   maxUlpError: number;
   skipped: number;
+  /** Cases needing a dtype the backend lacks, which it refused as required (UnsupportedOpError). */
+  unsupported: number;
 }
 
 /** Groups case results by op × dtype. */
@@ -27,8 +29,10 @@ export function matrix(r: ConformanceResult): MatrixCell[] {
       maxAbsError: 0,
       maxUlpError: 0,
       skipped: 0,
+      unsupported: 0,
     };
     cell.cases++;
+    if (c.unsupported) cell.unsupported++;
     if (!c.pass) cell.failed++;
     cell.maxAbsError = Math.max(cell.maxAbsError, c.maxAbsError);
     if (Number.isFinite(c.maxUlpError) && c.maxUlpError < 2 ** 31)
@@ -40,6 +44,9 @@ export function matrix(r: ConformanceResult): MatrixCell[] {
 }
 
 const fmt = (x: number): string => (x === 0 ? '0' : x.toExponential(1));
+/** FAIL, n/a (a dtype the backend lacks, refused as required: every case of the cell) or pass. */
+export const status = (c: MatrixCell): string =>
+  c.failed ? 'FAIL' : c.unsupported > 0 && c.unsupported === c.cases ? 'n/a' : 'pass';
 
 /** The tolerance class applied to a backend and where it came from, e.g. "wgsl (declared by the backend; ...)". */
 export function toleranceClass(r: ConformanceResult): string {
@@ -67,7 +74,7 @@ export function textTable(results: ConformanceResult[]): string {
     );
     for (const c of matrix(r)) {
       lines.push(
-        `  ${c.op.padEnd(22)}${c.dtype.padEnd(9)}${(c.failed ? 'FAIL' : 'pass').padEnd(8)}` +
+        `  ${c.op.padEnd(22)}${c.dtype.padEnd(9)}${status(c).padEnd(8)}` +
           `${String(c.cases).padStart(6)}${fmt(c.maxAbsError).padStart(10)}${String(c.maxUlpError).padStart(10)}`,
       );
     }
@@ -90,7 +97,7 @@ export function htmlReport(results: ConformanceResult[]): string {
       .map(
         (c) =>
           `<tr class="${c.failed ? 'fail' : 'pass'}"><td>${esc(c.op)}</td><td>${c.dtype}</td>` +
-          `<td>${c.failed ? `FAIL (${c.failed})` : 'pass'}</td><td>${c.cases}</td><td>${fmt(c.maxAbsError)}</td>` +
+          `<td>${c.failed ? `FAIL (${c.failed})` : status(c)}</td><td>${c.cases}</td><td>${fmt(c.maxAbsError)}</td>` +
           `<td>${c.maxUlpError}</td><td>${c.skipped}</td></tr>`,
       )
       .join('\n');

@@ -8,6 +8,7 @@ import {
   type BackendCapabilities,
   capabilitiesOf,
   type ComputeBackend,
+  type DType,
   type NDArray,
   STRICT_CAPABILITIES,
 } from '@polyhal/hal';
@@ -42,6 +43,11 @@ export interface CaseResult {
   maxUlpError: number;
   /** Elements outside the backend's guaranteed domain for the op (not compared). */
   skipped?: number;
+  /**
+   * Set when the case needs a dtype the backend does not have (`supportsDType`, e.g. float64 on webgpu):
+   * the case passes when creating an array of it throws UnsupportedOpError naming it, as the HAL requires.
+   */
+  unsupported?: string;
   message?: string;
 }
 
@@ -119,9 +125,42 @@ export function runtimeDescription(): string {
   return g.navigator?.userAgent ?? 'unknown runtime';
 }
 
+/** The dtypes a case creates arrays of: its own, its inputs' and a cast's target. */
+function caseDTypes(c: Case): DType[] {
+  return [
+    ...new Set([c.dtype, ...c.inputs.map((i) => i.dtype ?? c.dtype), ...(c.params?.dtype ? [c.params.dtype] : [])]),
+  ];
+}
+
+/**
+ * A case on a backend without one of its dtypes: passes when creating an array of each such dtype throws
+ * UnsupportedOpError naming the dtype and allocates nothing.
+ */
+function unsupportedCase(be: ComputeBackend, dtypes: DType[], base: Omit<CaseResult, 'pass'>): CaseResult {
+  const live = be.liveBufferCount();
+  for (const d of dtypes) {
+    let error: unknown;
+    try {
+      be.free(be.full([1], 0, d));
+    } catch (e) {
+      error = e;
+    }
+    const name = (error as Error | undefined)?.name;
+    if (name !== 'UnsupportedOpError' || !String((error as Error).message).includes(d) || be.liveBufferCount() !== live)
+      return {
+        ...base,
+        pass: false,
+        message: `the backend lacks ${d}, but creating one ${error ? `threw ${describeError(error)}` : 'worked'}`,
+      };
+  }
+  return { ...base, pass: true, unsupported: `${dtypes.join(', ')}: UnsupportedOpError` };
+}
+
 /** Runs one case on a backend. Never throws: failures (including exceptions) are results. */
 export async function runCase(be: ComputeBackend, c: Case, seed = 1): Promise<CaseResult> {
   const base = { id: c.id, op: c.op, dtype: c.dtype, kind: c.kind, maxAbsError: 0, maxRelError: 0, maxUlpError: 0 };
+  const lacking = caseDTypes(c).filter((d) => !(be.supportsDType?.(d) ?? d !== 'float64'));
+  if (lacking.length) return unsupportedCase(be, lacking, base);
   const baseline = be.liveBufferCount();
   const owned: NDArray[] = [];
   let failure: string | undefined;

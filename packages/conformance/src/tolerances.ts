@@ -144,9 +144,13 @@ export function toleranceFor(op: string, dtype: DType, arithmetic: ArithmeticCla
   // bool results and operands: 0 or 1, compared exactly
   if (dtype === 'bool') return { abs: 0, rel: 0 };
   // int8 and uint8 compute in int32 (exact, wrapped), float16 in float32 then rounded: the storage dtype's
-  // bound, to which compare() adds one float16 rounding where that bound is not 0 (toleranceClass).
-  const wide = storageDType(dtype);
+  // bound, to which compare() adds one float16 rounding where that bound is not 0. float64: the float32
+  // bound in float64 units (× 2^-29, the ratio of their ulps), exact where that one is.
+  const wide = dtype === 'float64' ? 'float32' : (storageDType(dtype) as 'float32' | 'int32');
   const t = overrides[op]?.[wide] ?? TOLERANCES[op]?.[wide];
   if (!t) throw new Error(`no tolerance for ${op} × ${dtype} (add one to TOLERANCES)`);
-  return t;
+  return dtype === 'float64' ? { abs: t.abs * FLOAT64_PER_FLOAT32_ULP, rel: t.rel * FLOAT64_PER_FLOAT32_ULP } : t;
 }
+
+/** One float64 ulp in float32 ulps: 2^-52 / 2^-23. */
+export const FLOAT64_PER_FLOAT32_ULP = 2 ** -29;

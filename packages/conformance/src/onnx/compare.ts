@@ -46,8 +46,8 @@ export interface OnnxComparison {
   firstFailure?: { index: number; got: number; want: number };
 }
 
-/** The contract tolerance for float32 results, or undefined where only ONNX's check applies. */
-function contractTolerance(contract: Contract, caps: BackendCapabilities): Tolerance | undefined {
+/** The contract tolerance for float results, or undefined where only ONNX's check applies. */
+function contractTolerance(contract: Contract, caps: BackendCapabilities, dtype: string): Tolerance | undefined {
   if (contract.kind !== 'hal') return undefined;
   // Under a class with input domains for the op (wgsl sin/cos/exp/log, division), elements outside
   // them may hold anything; ONNX's check alone applies there.
@@ -56,14 +56,17 @@ function contractTolerance(contract: Contract, caps: BackendCapabilities): Toler
     (caps.arithmetic !== 'ieee-correctly-rounded' && DIVISOR_DOMAIN_OPS.has(contract.op))
   )
     return undefined;
-  const t = toleranceFor(contract.op, 'float32', caps.arithmetic);
-  return CORRECTLY_ROUNDED.has(contract.op) ? t : { abs: t.abs, rel: t.rel + REFERENCE_SLACK };
+  const t = toleranceFor(contract.op, dtype === 'float64' ? 'float64' : 'float32', caps.arithmetic);
+  // NumPy's float64 references carry their own float64 rounding: 4 float64 ulps of slack
+  const slack = dtype === 'float64' ? REFERENCE_SLACK * 2 ** -29 : REFERENCE_SLACK;
+  return CORRECTLY_ROUNDED.has(contract.op) ? t : { abs: t.abs, rel: t.rel + slack };
 }
 
 /**
  * Compares `got` (`want`'s length) with the expected values under the contract. Integer and bool data
  * compare exactly; float16 as float32 with one float16 ulp more under a HAL contract (its results are
- * the float32 ones rounded again: compare.ts), exactly under an exact one.
+ * the float32 ones rounded again: compare.ts), float64 under the contract's float64 bound (the float32
+ * one in float64 ulps), and all of them exactly under an exact contract.
  */
 export function compareOnnx(
   got: HostArray,
@@ -72,8 +75,8 @@ export function compareOnnx(
   contract: Contract,
   caps: BackendCapabilities,
 ): OnnxComparison {
-  const exact = (dtype !== 'float32' && dtype !== 'float16') || contract.kind === 'exact';
-  const tol = exact ? undefined : contractTolerance(contract, caps);
+  const exact = (dtype !== 'float32' && dtype !== 'float16' && dtype !== 'float64') || contract.kind === 'exact';
+  const tol = exact ? undefined : contractTolerance(contract, caps, dtype);
   const applied = exact
     ? 'exact'
     : tol

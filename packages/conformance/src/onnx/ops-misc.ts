@@ -165,20 +165,26 @@ const range: OpMapping = {
   },
 };
 
-/** ONNX TensorProto data types the HAL has: 1 float, 6 int32, 7 int64 (run as int32). */
-const ONNX_DTYPES: Record<number, 'float32' | 'int32'> = { 1: 'float32', 6: 'int32', 7: 'int32' };
+/** ONNX TensorProto data types EyeLike makes here: 1 float, 6 int32, 7 int64 (run as int32), 11 double. */
+const ONNX_DTYPES: Record<number, 'float32' | 'int32' | 'float64'> = {
+  1: 'float32',
+  6: 'int32',
+  7: 'int32',
+  11: 'float64',
+};
 
 /** EyeLike: a 2-D array of the input's shape with ones on diagonal k, in `dtype` (default: the input's). */
 const eyeLike: OpMapping = {
   host: [0],
-  dtypes: FI,
+  dtypes: [...FI, 'float64'],
   contract: { kind: 'exact' },
   plan: (ctx) => {
     const shape = ctx.inputShapes[0]!;
     if (shape.length !== 2) throw new NotExpressible('input', `EyeLike of rank ${shape.length}`);
     const code = ctx.attrs.int('dtype', -1);
     const type = code === -1 ? ctx.outputTypes[0]! : ONNX_DTYPES[code];
-    if (type !== 'float32' && type !== 'int32') throw new NotExpressible('dtype', `EyeLike dtype ${type ?? code}`);
+    if (type !== 'float32' && type !== 'int32' && type !== 'float64')
+      throw new NotExpressible('dtype', `EyeLike dtype ${type ?? code}`);
     const k = ctx.attrs.int('k', 0);
     const [rows, cols] = shape as [number, number];
     const data = new Array<number>(rows * cols).fill(0);

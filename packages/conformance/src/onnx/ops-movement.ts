@@ -280,13 +280,22 @@ const spaceToDepth: OpMapping = {
   },
 };
 
-/** ONNX data type codes the HAL has: 1 float, 2 uint8, 3 int8, 6 int32, 9 bool, 10 float16. */
-const HAL_TYPE: Record<number, DType> = { 1: 'float32', 2: 'uint8', 3: 'int8', 6: 'int32', 9: 'bool', 10: 'float16' };
+/** ONNX data type codes the HAL has: 1 float, 2 uint8, 3 int8, 6 int32, 9 bool, 10 float16, 11 double. */
+const HAL_TYPE: Record<number, DType> = {
+  1: 'float32',
+  2: 'uint8',
+  3: 'int8',
+  6: 'int32',
+  9: 'bool',
+  10: 'float16',
+  11: 'float64',
+};
 
 /**
- * Cast (`to`) and CastLike (the second input's dtype) between float32, float16, int32, int8, uint8 and
- * bool, by the HAL's cast rules (base.ts): to float16 rounds to nearest even (NumPy's astype), float to
- * an integer truncates and saturates (out of range ONNX leaves undefined; its tests stay in range).
+ * Cast (`to`) and CastLike (the second input's dtype) between float32, float16, float64, int32, int8,
+ * uint8 and bool, by the HAL's cast rules (base.ts): to float16 rounds to nearest even once, from float64
+ * too (NumPy's astype), float to an integer truncates and saturates (out of range ONNX leaves undefined;
+ * its tests stay in range).
  */
 const cast = (like: boolean): OpMapping => ({
   dtypes: [...NUMERIC_TYPES, 'bool'],

@@ -12,17 +12,21 @@ type Reducer = (be: ComputeBackend, x: NDArray, axes: number[] | undefined, keep
 const square = (be: ComputeBackend, x: NDArray): NDArray => be.mul(x, x);
 
 /** The ONNX reductions expressible as HAL ops, each in the form of ONNX's reference implementation. */
+/** float32 and float64 (where the backend has it), and int32 for the reductions that take it. */
+const FF = ['float32', 'float64'] as const;
+const FIF = ['float32', 'int32', 'float64'] as const;
+
 const REDUCERS: Record<string, { fn: Reducer; dtypes?: readonly string[]; exact?: boolean }> = {
-  ReduceSum: { fn: (be, x, a, k) => be.sum(x, a, k), dtypes: ['float32', 'int32'] },
-  ReduceMax: { fn: (be, x, a, k) => be.max(x, a, k), dtypes: ['float32', 'int32'], exact: true },
-  ReduceMin: { fn: (be, x, a, k) => be.min(x, a, k), dtypes: ['float32', 'int32'], exact: true },
-  ReduceProd: { fn: (be, x, a, k) => be.prod(x, a, k), dtypes: ['float32', 'int32'] },
-  ReduceMean: { fn: (be, x, a, k) => be.mean(x, a, k) },
-  ReduceSumSquare: { fn: (be, x, a, k) => be.sum(square(be, x), a, k) },
-  ReduceL1: { fn: (be, x, a, k) => be.sum(be.abs(x), a, k) },
-  ReduceL2: { fn: (be, x, a, k) => be.sqrt(be.sum(square(be, x), a, k)) },
-  ReduceLogSum: { fn: (be, x, a, k) => be.log(be.sum(x, a, k)) },
-  ReduceLogSumExp: { fn: (be, x, a, k) => be.logsumexp(x, a, k) },
+  ReduceSum: { fn: (be, x, a, k) => be.sum(x, a, k), dtypes: FIF },
+  ReduceMax: { fn: (be, x, a, k) => be.max(x, a, k), dtypes: FIF, exact: true },
+  ReduceMin: { fn: (be, x, a, k) => be.min(x, a, k), dtypes: FIF, exact: true },
+  ReduceProd: { fn: (be, x, a, k) => be.prod(x, a, k), dtypes: FIF },
+  ReduceMean: { fn: (be, x, a, k) => be.mean(x, a, k), dtypes: FF },
+  ReduceSumSquare: { fn: (be, x, a, k) => be.sum(square(be, x), a, k), dtypes: FF },
+  ReduceL1: { fn: (be, x, a, k) => be.sum(be.abs(x), a, k), dtypes: FF },
+  ReduceL2: { fn: (be, x, a, k) => be.sqrt(be.sum(square(be, x), a, k)), dtypes: FF },
+  ReduceLogSum: { fn: (be, x, a, k) => be.log(be.sum(x, a, k)), dtypes: FF },
+  ReduceLogSumExp: { fn: (be, x, a, k) => be.logsumexp(x, a, k), dtypes: FF },
 };
 
 function reduction(op: string, fn: Reducer, dtypes: readonly string[] | undefined, exact: boolean): OpMapping {

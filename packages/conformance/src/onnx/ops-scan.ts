@@ -5,7 +5,7 @@
  */
 import { NotExpressible, type NodeContext, normAxis, type OpMapping } from './table.js';
 
-const FI = ['float32', 'int32'] as const;
+const FI = ['float32', 'int32', 'float64'] as const;
 
 /** Host input i as one integer (a scalar or a one-element tensor). */
 function scalarOf(ctx: NodeContext, i: number, what: string): number {
@@ -20,6 +20,7 @@ const cumSum: OpMapping = {
   host: [1],
   dtypes: FI,
   contract: (ctx) => (ctx.inputTypes[0] === 'int32' ? { kind: 'exact' } : { kind: 'hal', op: 'cumsum' }),
+  // float64 (where the backend has it): accumulated in float64, as ONNX's reference (NumPy cumsum)
   plan: (ctx) => {
     const rank = ctx.inputShapes[0]!.length;
     const axis = normAxis(scalarOf(ctx, 1, 'axis'), Math.max(rank, 1), 'CumSum');

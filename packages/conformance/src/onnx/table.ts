@@ -135,5 +135,5 @@ export const missing = (what: string): OpMapping => ({
  */
 export const INT_TYPES = ['int32', 'int8', 'uint8'] as const;
 export const isIntType = (t: string | undefined): boolean => t === 'int32' || t === 'int8' || t === 'uint8';
-/** float32, float16 and the integer dtypes. */
-export const NUMERIC_TYPES = ['float32', 'float16', ...INT_TYPES] as const;
+/** float32, float16, float64 (on backends that have it: runner.ts) and the integer dtypes. */
+export const NUMERIC_TYPES = ['float32', 'float16', 'float64', ...INT_TYPES] as const;
