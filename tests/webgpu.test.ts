@@ -99,6 +99,18 @@ describe('webgpu backend', () => {
     ]);
   });
 
+  test('small outputs over a short K (batched attention) run on register blocks and match the CPU', async () => {
+    need();
+    await matmulAgreesWithCpu({}, [
+      [[256, 17, 16], [256, 17, 16], true],
+      [[64, 4, 17, 17], [64, 4, 17, 16], false],
+      [[2, 3, 5, 7], [3, 7, 9], false],
+      [[3, 1, 1], [3, 1, 1], false],
+      [[5, 32, 200], [5, 32, 200], true],
+      [[2, 2, 30], [30, 3], false],
+    ]);
+  });
+
   // Split-K: K ranges per split (some empty when K is small), partial slices per batch item, the sum pass.
   test.each([
     ['tall', 2],
