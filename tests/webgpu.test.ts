@@ -111,6 +111,11 @@ describe('webgpu backend', () => {
     ]);
   });
 
+  test('the automatic choice (register blocks on a software adapter) matches the CPU', async () => {
+    need();
+    await matmulAgreesWithCpu({});
+  });
+
   // Split-K: K ranges per split (some empty when K is small), partial slices per batch item, the sum pass.
   test.each([
     ['tall', 2],

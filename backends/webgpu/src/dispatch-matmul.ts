@@ -1,7 +1,7 @@
 /**
  * Matmul planning and dispatch of the WebGPU backend: matrix-vector shapes run the gemv kernels,
- * small outputs over a short K (batched attention products) the register-block kernel
- * (kernels/matmul-blocks.ts), the rest a tiled kernel (a tile chosen by shape or forced by
+ * small outputs over a short K (batched attention products) and every product on a software adapter
+ * the register-block kernel (kernels/matmul-blocks.ts), the rest a tiled kernel (a tile chosen by shape or forced by
  * `matmulTile`, vec4 loads where aligned), split over K into partial products summed by a second
  * kernel where the output alone has too few workgroups (chooseSplitK; `matmulSplitK` forces a count).
  */
@@ -23,6 +23,8 @@ export interface MatmulContext {
   readonly pool: BufferPool;
   readonly forcedTile: Tile | null;
   readonly forcedSplitK: number | null;
+  /** A software adapter (lavapipe, SwiftShader): workgroup memory and barriers cost more than they save. */
+  readonly software: boolean;
   /** The GPU buffer of a HAL buffer. */
   gpu(buffer: DeviceBuffer): GPUBuffer;
   /** The backend's fill kernel (a product over K = 0 is zeros). */
@@ -76,9 +78,11 @@ export function dispatchMatmul(ctx: MatmulContext, a: NDArray, b: NDArray, out: 
     );
     return;
   }
-  // Small outputs over a short K (batched attention products): register blocks without tiles.
-  if (!ctx.forcedTile && M <= 32 && N <= 32 && K <= 256) {
-    const [tm, tn] = N <= 4 ? [8, 4] : [4, 8];
+  // Small outputs over a short K (batched attention products), and every product on a software
+  // adapter: register blocks without tiles (kernels/matmul-blocks.ts).
+  const small = M <= 32 && N <= 32 && K <= 256;
+  if (!ctx.forcedTile && (small || ctx.software)) {
+    const [tm, tn] = small ? (N <= 4 ? [8, 4] : [4, 8]) : [8, 8];
     const [x, y] = grid(Math.ceil(blockInvocations(M, N, batch, tm, tn) / BLOCK_THREADS));
     ctx.batch.dispatch(
       'matmul',

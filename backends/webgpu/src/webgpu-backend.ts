@@ -98,6 +98,7 @@ export class WebGpuBackend extends BaseBackend {
       pool: this.pool,
       forcedTile: options.matmulTile && options.matmulTile !== 'auto' ? TILES[options.matmulTile] : null,
       forcedSplitK: typeof options.matmulSplitK === 'number' ? Math.max(1, Math.floor(options.matmulSplitK)) : null,
+      software: this.isSoftware,
       gpu: (buffer) => this.gpu(buffer),
       fill: (out, value) => this.fillKernel(out, value),
     };
