@@ -26,6 +26,7 @@ import { LoopWatch } from './loop-watch.js';
 import type { GpuDeviceLike } from './gpu-types.js';
 import { copyWgsl, copyWords, fillWgsl } from './kernels/copy.js';
 import { binaryExpr, binaryWgsl, elementwiseWords, unaryExpr, unaryWgsl } from './kernels/elementwise.js';
+import { binaryVec4Wgsl, unaryVec4Wgsl, vec4Key, vec4Plan } from './kernels/elementwise-vec4.js';
 import { adamWgsl, sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
 import { TILES } from './kernels/matmul.js';
 import { PHILOX_WORDS, philoxWgsl } from './kernels/random.js';
@@ -199,6 +200,19 @@ export class WebGpuBackend extends BaseBackend {
     unaryExpr(op, x.dtype); // throws UnsupportedOpError before anything is encoded
     const n = out.size;
     if (n === 0) return;
+    const v = vec4Plan(x.shape, [x], [x.dtype]);
+    if (v) {
+      this.batch.dispatch(
+        op,
+        `unary4/${op}/${x.dtype}/${vec4Key(v)}`,
+        () => unaryVec4Wgsl(op, x.dtype, v),
+        elementwiseWords(v.R),
+        [n, 0, x.offset, 0, ...v.words],
+        [this.gpu(x.buffer), this.gpu(out)],
+        flat(n / 4),
+      );
+      return;
+    }
     const contig = isContiguous(x);
     const { R, words } = stridedParams(x.shape, [x]);
     this.batch.dispatch(
@@ -217,6 +231,19 @@ export class WebGpuBackend extends BaseBackend {
     binaryExpr(op, a.dtype); // throws UnsupportedOpError before anything is encoded
     const n = out.size;
     if (n === 0) return;
+    const v = vec4Plan(a.shape, [a, b], [a.dtype, out.dtype]);
+    if (v) {
+      this.batch.dispatch(
+        op,
+        `binary4/${op}/${a.dtype}/${out.dtype}/${vec4Key(v)}`,
+        () => binaryVec4Wgsl(op, a.dtype, out.dtype, v),
+        elementwiseWords(v.R),
+        [n, 0, a.offset, b.offset, ...v.words],
+        [this.gpu(a.buffer), this.gpu(b.buffer), this.gpu(out)],
+        flat(n / 4),
+      );
+      return;
+    }
     const contig = isContiguous(a) && isContiguous(b);
     const { R, words } = stridedParams(a.shape, [a, b]);
     this.batch.dispatch(

@@ -117,7 +117,7 @@ const UNARY_I32: Partial<Record<UnaryOp, string>> = {
  * The float32 math helpers (math-wgsl.ts; math-trig-wgsl.ts, which builds on them) and the divisions
  * (DIV_WGSL) go only into the shaders whose expression calls one.
  */
-const helpers = (expr: string): string => {
+export const elementwiseHelpers = (expr: string): string => {
   const base = /\bi?div_(?:floor|trunc)\(/.test(expr) ? `${HELPERS}${DIV_WGSL}` : HELPERS;
   if (!/\b\w+_f\(/.test(expr)) return base;
   const trig = /\b(?:tan|asin|acos|atan|sinh|cosh|asinh|acosh|atanh)_f\(/.test(expr);
@@ -250,7 +250,7 @@ export function binaryWgsl(op: BinaryOp, dtype: DType, outDtype: DType, contig: 
   const index = contig
     ? 'let ia = p(2u) + i32(i); let ib = p(3u) + i32(i);'
     : stridedOffsets(['ia', 'ib'], 4, [4 + R, 4 + 2 * R], [2, 3], R);
-  return `${paramsPrelude(elementwiseWords(R))}${helpers(expr)}
+  return `${paramsPrelude(elementwiseWords(R))}${elementwiseHelpers(expr)}
 @group(0) @binding(1) var<storage, read> a: array<${t}>;
 @group(0) @binding(2) var<storage, read> b: array<${t}>;
 @group(0) @binding(3) var<storage, read_write> out: array<${T(outDtype)}>;
@@ -272,7 +272,7 @@ export function unaryWgsl(op: UnaryOp, dtype: DType, contig: boolean, R: number)
   const expr = dtype === 'float32' ? `select(${f}, x, is_nan(x))` : f;
   const t = T(dtype);
   const index = contig ? 'let ia = p(2u) + i32(i);' : stridedOffsets(['ia'], 4, [4 + R], [2], R);
-  return `${paramsPrelude(elementwiseWords(R))}${helpers(f)}
+  return `${paramsPrelude(elementwiseWords(R))}${elementwiseHelpers(f)}
 @group(0) @binding(1) var<storage, read> a: array<${t}>;
 @group(0) @binding(2) var<storage, read_write> out: array<${t}>;
 @compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
