@@ -273,17 +273,18 @@ export class WebGpuBackend extends BaseBackend {
         `reductions over 2^31 or more elements per output (here ${count}); reduce over fewer axes first`,
       );
     }
-    const perThread = count <= 64;
+    const perThread = count <= 64 || this.isSoftware;
     const ck = coalesce(kept.shape, [kept.strides]);
     const cr = coalesce(red.shape, [red.strides]);
+    const [kr, rr] = [Math.min(ck.shape.length, 2), Math.min(cr.shape.length, 2)];
     const R = rankSlots(Math.max(ck.shape.length, cr.shape.length));
     const identity = floatBits(REDUCE_OP_DEFS[op].identity.float32);
     const params = [outputs, count, x.offset, identity, ...packDims(ck, R), ...packDims(cr, R)];
     const groups: [number, number, number] = perThread ? flat(outputs) : [...grid(outputs), 1];
     this.batch.dispatch(
       op,
-      `reduce/${op}/${x.dtype}/${perThread}/${R}`,
-      () => reduceWgsl(op, x.dtype, perThread, R),
+      `reduce/${op}/${x.dtype}/${perThread}/${R}/${kr}${rr}`,
+      () => reduceWgsl(op, x.dtype, perThread, R, kr === 2 ? R : kr, rr === 2 ? R : rr),
       reduceWords(R),
       params,
       [this.gpu(x.buffer), this.gpu(out)],
