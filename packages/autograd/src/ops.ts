@@ -2,7 +2,8 @@
  * Differentiable ops. Each op is its forward (a HAL call) and, beside it in ONE table, its gradient
  * rule written with HAL ops — never inside a backend — so every backend gets every gradient. Rules
  * receive the upstream gradient `g` and the saved input/output arrays, and return new arrays or views
- * of g (the engine, backward.ts, takes them over and frees them). Broadcast gradients are summed back to the input's shape.
+ * of g (the engine, backward.ts, takes them over and frees them). Broadcast gradients are summed back
+ * to the input's shape.
  */
 import {
   BINARY_OP_DEFS,
