@@ -21,6 +21,7 @@ import {
 import type { PhiloxStream } from '@polyhal/hal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
+import { dispatchLayerNorm, dispatchLayerNormBackward, type NormContext } from './dispatch-norm.js';
 import { CommandBatch } from './encoder.js';
 import { LoopWatch } from './loop-watch.js';
 import type { GpuDeviceLike } from './gpu-types.js';
@@ -68,6 +69,7 @@ export class WebGpuBackend extends BaseBackend {
   /** The open command encoder, uniform params, submissions and their error scopes (encoder.ts). */
   private readonly batch: CommandBatch;
   private readonly matmulContext: MatmulContext;
+  private readonly normContext: NormContext;
   private readonly reader: StagingReader;
   private readonly dummy: GPUBuffer;
   private lostReason: string | null = null;
@@ -103,6 +105,7 @@ export class WebGpuBackend extends BaseBackend {
       gpu: (buffer) => this.gpu(buffer),
       fill: (out, value) => this.fillKernel(out, value),
     };
+    this.normContext = { batch: this.batch, gpu: (buffer) => this.gpu(buffer), dummy: this.dummy };
     this.reader = new StagingReader(
       this.device,
       this.batch,
@@ -455,6 +458,33 @@ export class WebGpuBackend extends BaseBackend {
     } finally {
       if (g.temp) this.free(g.view);
     }
+  }
+
+  /** layerNorm on [rows, D] views: one invocation per row (dispatch-norm.ts). */
+  protected override layerNormKernel(
+    x: NDArray,
+    weight: NDArray | null,
+    bias: NDArray | null,
+    eps: number,
+    y: DeviceBuffer,
+    mean: DeviceBuffer,
+    rstd: DeviceBuffer,
+  ): void {
+    dispatchLayerNorm(this.normContext, x, weight, bias, eps, y, mean, rstd);
+  }
+
+  /** layerNormBackward on [rows, D] views: dx per row, dweight and dbias per column (dispatch-norm.ts). */
+  protected override layerNormBackwardKernel(
+    g: NDArray,
+    x: NDArray,
+    mean: NDArray,
+    rstd: NDArray,
+    weight: NDArray | null,
+    dx: DeviceBuffer,
+    dweight: DeviceBuffer | null,
+    dbias: DeviceBuffer | null,
+  ): void {
+    dispatchLayerNormBackward(this.normContext, g, x, mean, rstd, weight, dx, dweight, dbias);
   }
 
   /** Philox4x32-10 uniforms: one dispatch, one invocation per block of four (kernels/random.ts). */
