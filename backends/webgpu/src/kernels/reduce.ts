@@ -4,11 +4,11 @@
  * compensation, then a tree in workgroup memory. Small reductions (≤ 64 elements), and every reduction
  * on a software adapter (a workgroup runs on one CPU thread, and a barrier switches between its
  * invocations): one invocation per output. WGSL lets compilers assume no NaN or infinity (LLVM-based
- * drivers then fold float class tests away), so float inputs are read as u32 bits and classified as integers: sums add only
- * finite terms and track NaN/±Inf in flags, combined at the end; NaN propagates through max and min
- * likewise. Products multiply the magnitudes of finite nonzero terms and track the sign, zeros, ±Inf
- * and NaN in flags, so 0 · Inf = NaN and the sign come out by the IEEE rules whatever the compiler
- * assumes.
+ * drivers then fold float class tests away), so float inputs are read as u32 bits and classified as
+ * integers: sums add only finite terms and track NaN/±Inf in flags, combined at the end; NaN propagates
+ * through max and min likewise. Products multiply the magnitudes of finite nonzero terms and track the
+ * sign, zeros, ±Inf and NaN in flags, so 0 · Inf = NaN and the sign come out by the IEEE rules whatever
+ * the compiler assumes.
  *
  * Params: 0 outputs · 1 reduced count · 2 offset · 3 the float identity's bits (−Inf for max, +Inf for
  * min, 1 for prod, 0 for sum: infinities are not WGSL constants) · 4.. kept shape, kept strides, reduced
