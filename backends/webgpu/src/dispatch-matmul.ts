@@ -79,9 +79,10 @@ export function dispatchMatmul(ctx: MatmulContext, a: NDArray, b: NDArray, out: 
     return;
   }
   // Small outputs over a short K (batched attention products), and every product on a software
-  // adapter: register blocks without tiles (kernels/matmul-blocks.ts).
+  // adapter: register blocks without tiles (kernels/matmul-blocks.ts); a forced tile or split-K count
+  // keeps the tiled kernel.
   const small = M <= 32 && N <= 32 && K <= 256;
-  if (!ctx.forcedTile && (small || ctx.software)) {
+  if (!ctx.forcedTile && !ctx.forcedSplitK && (small || ctx.software)) {
     const [tm, tn] = small ? (N <= 4 ? [8, 4] : [4, 8]) : [8, 8];
     const [x, y] = grid(Math.ceil(blockInvocations(M, N, batch, tm, tn) / BLOCK_THREADS));
     ctx.batch.dispatch(
