@@ -64,6 +64,63 @@ describe('method chaining', () => {
   });
 });
 
+describe('the backward engine takes views of g over', () => {
+  test('inputs given one gradient get it once each, also when the first already holds one', async () => {
+    const live = cpu.liveBufferCount();
+    for (const order of [0, 1]) {
+      const x = t([1, -2, 3, 0.5], [2, 2], { requiresGrad: true });
+      await ag.scope(async () => {
+        const a = x.mul(2);
+        const parts = [a.mul(1), a.add(a)];
+        const loss = (order ? parts[0]!.add(parts[1]!) : parts[1]!.add(parts[0]!)).sum();
+        loss.backward();
+      });
+      expect(Array.from(x.grad!.dataSync())).toEqual([6, 6, 6, 6]);
+      x.grad!.dispose();
+      x.dispose();
+    }
+    expect(cpu.liveBufferCount()).toBe(live);
+  });
+
+  test('gradients through reshape, permute, expand, pad and mean arrive whole at the leaves', async () => {
+    const live = cpu.liveBufferCount();
+    const x = t([1, 2, 3, 4, 5, 6], [2, 3], { requiresGrad: true });
+    const w = t([0.5, -1, 2, 0.25, 1, -0.5], [2, 3], { requiresGrad: true });
+    await ag.scope(async () => {
+      const y = x.pad([
+        [1, 0],
+        [0, 2],
+      ]);
+      const z = y.reshape([15]).reshape([3, 5]).transpose().mean(1, true).expand([5, 4]);
+      const lin = x.matmul(w.transpose()).mul(x.sum(1, true));
+      z.sum().add(lin.sum()).backward();
+    });
+    for (const p of [x, w]) expect(p.grad!.isWhole).toBe(true);
+    // z: each x element lands once in a column mean of 3 (4 copies): 4/3; lin: Σ_j x·w_j·s with s = Σ x
+    const xv = [1, 2, 3, 4, 5, 6];
+    const wv = [0.5, -1, 2, 0.25, 1, -0.5];
+    const expectX = xv.map((_, idx) => {
+      const i = Math.floor(idx / 3);
+      const k = idx % 3;
+      const row = xv.slice(3 * i, 3 * i + 3);
+      const s = row.reduce((p, v) => p + v, 0);
+      const dots = [0, 1].map((j) => row.reduce((p, v, kk) => p + v * wv[3 * j + kk]!, 0));
+      return 4 / 3 + (wv[k]! + wv[3 + k]!) * s + dots[0]! + dots[1]!;
+    });
+    Array.from(x.grad!.dataSync()).forEach((v, i) => expect(v).toBeCloseTo(expectX[i]!, 4));
+    const expectW = wv.map((_, idx) => {
+      const k = idx % 3;
+      return [0, 1].reduce((p, i) => p + xv[3 * i + k]! * xv.slice(3 * i, 3 * i + 3).reduce((q, v) => q + v, 0), 0);
+    });
+    Array.from(w.grad!.dataSync()).forEach((v, i) => expect(v).toBeCloseTo(expectW[i]!, 4));
+    for (const p of [x, w]) {
+      p.grad!.dispose();
+      p.dispose();
+    }
+    expect(cpu.liveBufferCount()).toBe(live);
+  });
+});
+
 describe('toString', () => {
   test('as PyTorch prints: aligned columns, four decimals, rows on their own lines', () => {
     const x = t([1, 2.5, -3, 4], [2, 2]);

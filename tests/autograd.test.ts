@@ -295,6 +295,10 @@ const CHECKS: Check[] = [
   // values at least 0.1 apart, so the finite differences (h = 0.01) never reorder them
   ['topk (k 3, two rounds)', ([x]) => ag.topk(x!, 3, 1).values, [spaced([2, 24])]],
   ['topk (smallest, axis 0)', ([x]) => ag.topk(x!, 2, 0, { largest: false }).values, [spaced([5, 3])]],
+  // appended last: the inputs above are drawn from one generator in order
+  ['layerNorm (two dims, weight only)', ([x, w]) => ag.layerNorm(x!, [3, 4], w!), [inp([2, 3, 4]), inp([3, 4])]],
+  ['layerNorm (no affine, eps 0.1)', ([x]) => ag.layerNorm(x!, [5], null, null, 0.1), [inp([2, 2, 5])]],
+  ['layerNorm (bias only)', ([x, b]) => ag.layerNorm(x!, [4], null, b!), [inp([3, 4]), inp([4])]],
 ];
 
 for (const [name, factory] of Object.entries(REPO_BACKENDS)) {

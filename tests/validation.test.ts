@@ -26,6 +26,7 @@ import { SCAN_BAD } from './validation-scan-cases.js';
 import { QUANT_BAD } from './validation-quant-cases.js';
 import { LOSS_BAD } from './validation-loss-cases.js';
 import { SCATTER_BAD } from './validation-scatter-cases.js';
+import { NORM_BAD } from './validation-norm-cases.js';
 
 const X = [1.5, -2, 3.25, 0, 7, -0.5];
 const Y = [0.25, 1, -1, 2, 0.5, 3];
@@ -349,6 +350,7 @@ const BAD: Bad[] = [
   ...SCAN_BAD,
   ...QUANT_BAD,
   ...SCATTER_BAD,
+  ...NORM_BAD,
 ];
 
 // Every storage method, and every op of the table (OP_METHODS, derived from hal/src/ops/).

@@ -99,6 +99,23 @@ describe('webgpu backend', () => {
     ]);
   });
 
+  test('small outputs over a short K (batched attention) run on register blocks and match the CPU', async () => {
+    need();
+    await matmulAgreesWithCpu({}, [
+      [[256, 17, 16], [256, 17, 16], true],
+      [[64, 4, 17, 17], [64, 4, 17, 16], false],
+      [[2, 3, 5, 7], [3, 7, 9], false],
+      [[3, 1, 1], [3, 1, 1], false],
+      [[5, 32, 200], [5, 32, 200], true],
+      [[2, 2, 30], [30, 3], false],
+    ]);
+  });
+
+  test('the automatic choice (register blocks on a software adapter) matches the CPU', async () => {
+    need();
+    await matmulAgreesWithCpu({});
+  });
+
   // Split-K: K ranges per split (some empty when K is small), partial slices per batch item, the sum pass.
   test.each([
     ['tall', 2],
@@ -138,6 +155,74 @@ describe('webgpu backend', () => {
     expect(chooseTile(17, 16, 4096)).toBe(TILES.small);
     expect(chooseTile(64, 48, 1024)).toBe(TILES.medium);
     expect(chooseTile(65, 64, 1024)).toBe(TILES.large);
+  });
+
+  // Four outputs per invocation (kernels/elementwise-vec4.ts) where every operand runs along the innermost dim
+  // or is broadcast across it; the other views take the one-per-invocation kernels. Both against the CPU.
+  test('elementwise ops on vec4 and scalar layouts (broadcasts, offsets, int32, bool) match the CPU', async () => {
+    const be = need();
+    const cpu = new CpuBackend();
+    try {
+      const rng = mulberry32(9);
+      const vals = (n: number, int: boolean): number[] =>
+        Array.from({ length: n }, (_, i) =>
+          int ? Math.floor(rng() * 200 - 100) : i % 13 === 5 ? NaN : i % 17 === 3 ? -Infinity : rng() * 8 - 4,
+        );
+      for (const int of [false, true]) {
+        const dtype = int ? 'int32' : 'float32';
+        const data = [vals(6 * 5 * 8, int), vals(6 * 5 * 8, int), vals(6 * 5, int), vals(8, int)];
+        const run = async (b: CpuBackend | WebGpuBackend): Promise<number[][]> => {
+          const [x, y, col, row] = [
+            b.fromArray(data[0]!, [6, 5, 8], dtype),
+            b.fromArray(data[1]!, [6, 5, 8], dtype),
+            b.fromArray(data[2]!, [6, 5, 1], dtype),
+            b.fromArray(data[3]!, [8], dtype),
+          ];
+          const aligned = b.shrink(x, [
+            [1, 5],
+            [0, 5],
+            [0, 8],
+          ]);
+          const unaligned = b.shrink(y, [
+            [0, 4],
+            [0, 5],
+            [1, 5],
+          ]);
+          const results = [
+            b.add(x, y),
+            b.mul(x, col),
+            b.sub(row, x),
+            b.maximum(
+              aligned,
+              b.shrink(y, [
+                [2, 6],
+                [0, 5],
+                [0, 8],
+              ]),
+            ),
+            b.add(unaligned, 1),
+            b.less(x, col),
+            b.mul(b.permute(x, [0, 2, 1]), 3),
+            b.neg(aligned),
+            b.abs(x),
+            ...(int ? [] : [b.exp(b.mul(x, 0.25))]),
+          ];
+          const out = await Promise.all(results.map(async (r) => Array.from(await b.read(r))));
+          for (const a of [x, y, col, row, ...results]) b.free(a);
+          return out;
+        };
+        const [g, c] = [await run(be), await run(cpu)];
+        g.forEach((r, k) =>
+          r.forEach((v, i) => {
+            const want = c[k]![i]!;
+            if (Number.isNaN(want) || !Number.isFinite(want) || int) expect(v).toBe(want);
+            else expect(Math.abs(v - want)).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(want)));
+          }),
+        );
+      }
+    } finally {
+      cpu.dispose();
+    }
   });
 
   // Errors that WebGPU reports only at encoder finish / submit (here: a buffer destroyed behind the

@@ -11,6 +11,7 @@ import type { IndexingNDMethods } from './indexing-nd.js';
 import type { BinaryOp, ReduceOp, UnaryOp } from './ops.js';
 import type { LayoutMethods, PadMode } from './layout.js';
 import type { LossMethods } from './losses.js';
+import type { NormMethods } from './norm.js';
 import type { ScanMethods } from './scan.js';
 
 /** `cpu` for backends that compute on the host CPU (pure JS, WASM); `gpu` for GPU adapters. */
@@ -271,5 +272,7 @@ export interface ComputeBackend extends LogicMethods {}
 export interface ComputeBackend extends QuantMethods {}
 /** nllLoss, crossEntropy and binaryCrossEntropyWithLogits (LossMethods, hal/src/losses.ts). */
 export interface ComputeBackend extends LossMethods {}
+/** layerNorm and layerNormBackward (NormMethods, hal/src/norm.ts). */
+export interface ComputeBackend extends NormMethods {}
 /** cumsum and topk (ScanMethods, hal/src/scan.ts). */
 export interface ComputeBackend extends ScanMethods {}

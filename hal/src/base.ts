@@ -58,6 +58,7 @@ import { installLayoutOps, type LayoutHost, type LayoutMethods, type PadMode, pa
 import { installLogicOps, type LogicMethods } from './logic.js';
 import { installQuantOps, type QuantMethods } from './quantize.js';
 import { installLossOps, type LossMethods } from './losses.js';
+import { installNormOps, type NormMethods } from './norm.js';
 import { installScanOps, type ScanMethods } from './scan.js';
 import {
   BINARY_OP_SET,
@@ -442,6 +443,27 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   protected cumsumKernel?(x: NDArray, out: DeviceBuffer, exclusive: boolean, reverse: boolean): void;
   /** Optional fused topk (hooks.ts); without it, topk is the tournament composite of scan.ts. */
   protected topkKernel?(x: NDArray, k: number, largest: boolean, values: DeviceBuffer, indices: DeviceBuffer): void;
+  /** Optional fused layerNorm on [rows, D] views (hooks.ts); without it, the composite of norm.ts. */
+  protected layerNormKernel?(
+    x: NDArray,
+    weight: NDArray | null,
+    bias: NDArray | null,
+    eps: number,
+    y: DeviceBuffer,
+    mean: DeviceBuffer,
+    rstd: DeviceBuffer,
+  ): void;
+  /** Optional fused layerNormBackward on [rows, D] views (hooks.ts); without it, the composite of norm.ts. */
+  protected layerNormBackwardKernel?(
+    g: NDArray,
+    x: NDArray,
+    mean: NDArray,
+    rstd: NDArray,
+    weight: NDArray | null,
+    dx: DeviceBuffer,
+    dweight: DeviceBuffer | null,
+    dbias: DeviceBuffer | null,
+  ): void;
   protected randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void {
     const host = new Float32Array(out.size);
     philoxUniformFill(host, s);
@@ -504,6 +526,9 @@ installArgReduceOps(BaseBackend.prototype);
 // nllLoss, crossEntropy and binaryCrossEntropyWithLogits (hal/src/losses.ts).
 export interface BaseBackend extends LossMethods {}
 installLossOps(BaseBackend.prototype);
+// layerNorm and layerNormBackward (hal/src/norm.ts).
+export interface BaseBackend extends NormMethods {}
+installNormOps(BaseBackend.prototype);
 // conv, convTranspose, maxPool and avgPool (hal/src/conv-methods.ts).
 export interface BaseBackend extends ConvMethods {}
 installConvOps(BaseBackend.prototype);

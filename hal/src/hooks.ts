@@ -183,6 +183,24 @@ export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
       '(host-float64.ts); without it creating a float64 array throws UnsupportedOpError',
   },
   {
+    name: 'layerNormKernel',
+    signature:
+      'layerNormKernel(x: NDArray, weight: NDArray | null, bias: NDArray | null, eps: number, y: DeviceBuffer, ' +
+      'mean: DeviceBuffer, rstd: DeviceBuffer): void',
+    contract:
+      'per row of x [rows, D]: mean, rstd = 1/√(biased var + eps) into mean and rstd [rows], y = (x − mean)·rstd·' +
+      'weight + bias; default: the composite of hal/src/norm.ts',
+  },
+  {
+    name: 'layerNormBackwardKernel',
+    signature:
+      'layerNormBackwardKernel(g: NDArray, x: NDArray, mean: NDArray, rstd: NDArray, weight: NDArray | null, ' +
+      'dx: DeviceBuffer, dweight: DeviceBuffer | null, dbias: DeviceBuffer | null): void',
+    contract:
+      'per row of [rows, D], x̂ = (x − mean)·rstd, ĝ = g·weight: dx = rstd·(ĝ − mean(ĝ) − x̂·mean(ĝ·x̂)); dweight ' +
+      'and dbias [D] (when given) = Σ over rows of g·x̂ and g; default: the composite of hal/src/norm.ts',
+  },
+  {
     name: 'randomUniformKernel',
     signature: 'randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void',
     contract:

@@ -10,6 +10,7 @@ export * from './indexing.js';
 export * from './indexing-nd.js';
 export * from './argreduce.js';
 export * from './losses.js';
+export * from './norm.js';
 export * from './conv-geometry.js';
 export * from './conv-check.js';
 export * from './conv.js';

@@ -1,15 +1,18 @@
 /**
  * Matmul planning and dispatch of the WebGPU backend: matrix-vector shapes run the gemv kernels,
- * the rest a tiled kernel (a tile chosen by shape or forced by `matmulTile`, vec4 loads where
- * aligned), split over K into partial products summed by a second kernel where the output alone
- * has too few workgroups (chooseSplitK; `matmulSplitK` forces a count).
+ * small outputs over a short K (batched attention products) and every product on a software adapter
+ * the register-block kernel (kernels/matmul-blocks.ts), the rest a tiled kernel (a tile chosen by shape or forced by
+ * `matmulTile`, vec4 loads where aligned), split over K into partial products summed by a second
+ * kernel where the output alone has too few workgroups (chooseSplitK; `matmulSplitK` forces a count).
  */
 import { type DeviceBuffer, type NDArray, ShapeMismatchError } from '@polyhal/hal';
 import type { CommandBatch } from './encoder.js';
 import { gemvWgsl } from './kernels/gemv.js';
+import { BLOCK_THREADS, blockInvocations, matmulBlocksWgsl } from './kernels/matmul-blocks.js';
 import { canLoadVec4, chooseSplitK, chooseTile, matmulWgsl, matmulWords, type Tile } from './kernels/matmul.js';
 import { splitKSumWgsl } from './kernels/splitk.js';
 import { flat, stridedParams } from './kernel-params.js';
+import { grid } from './layout.js';
 import type { BufferPool } from './pool.js';
 
 /** What a matmul dispatch needs of the backend. */
@@ -20,6 +23,8 @@ export interface MatmulContext {
   readonly pool: BufferPool;
   readonly forcedTile: Tile | null;
   readonly forcedSplitK: number | null;
+  /** A software adapter (lavapipe, SwiftShader): workgroup memory and barriers cost more than they save. */
+  readonly software: boolean;
   /** The GPU buffer of a HAL buffer. */
   gpu(buffer: DeviceBuffer): GPUBuffer;
   /** The backend's fill kernel (a product over K = 0 is zeros). */
@@ -69,6 +74,25 @@ export function dispatchMatmul(ctx: MatmulContext, a: NDArray, b: NDArray, out: 
       [...params, 1],
       [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out)],
       [x, y, batch],
+      flops,
+    );
+    return;
+  }
+  // Small outputs over a short K (batched attention products), and every product on a software
+  // adapter: register blocks without tiles (kernels/matmul-blocks.ts); a forced tile or split-K count
+  // keeps the tiled kernel.
+  const small = M <= 32 && N <= 32 && K <= 256;
+  if (!ctx.forcedTile && !ctx.forcedSplitK && (small || ctx.software)) {
+    const [tm, tn] = small ? (N <= 4 ? [8, 4] : [4, 8]) : [8, 8];
+    const [x, y] = grid(Math.ceil(blockInvocations(M, N, batch, tm, tn) / BLOCK_THREADS));
+    ctx.batch.dispatch(
+      'matmul',
+      `matmul/blocks${tm}x${tn}/${R}`,
+      () => matmulBlocksWgsl(tm, tn, R),
+      matmulWords(R),
+      [...params, 1],
+      [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out)],
+      [x, y, 1],
       flops,
     );
     return;

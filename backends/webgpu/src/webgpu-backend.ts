@@ -22,20 +22,14 @@ import type { PhiloxStream } from '@polyhal/hal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
 import { dispatchIntMatmul, type IntMatmulContext } from './dispatch-matmul-int.js';
+import { dispatchLayerNorm, dispatchLayerNormBackward, type NormContext } from './dispatch-norm.js';
 import { SUBGROUP_MATRIX } from './device.js';
 import { CommandBatch } from './encoder.js';
 import { LoopWatch } from './loop-watch.js';
 import type { GpuDeviceLike } from './gpu-types.js';
 import { copyWgsl, copyWords, fillWgsl } from './kernels/copy.js';
-import {
-  binaryExpr,
-  binaryWgsl,
-  binaryWgslVec4,
-  elementwiseWords,
-  unaryExpr,
-  unaryWgsl,
-  unaryWgslVec4,
-} from './kernels/elementwise.js';
+import { binaryExpr, binaryWgsl, elementwiseWords, unaryExpr, unaryWgsl } from './kernels/elementwise.js';
+import { binaryVec4Wgsl, unaryVec4Wgsl, vec4Key, vec4Plan } from './kernels/elementwise-vec4.js';
 import { adamWgsl, sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
 import { TILES } from './kernels/matmul.js';
 import { PHILOX_WORDS, philoxWgsl } from './kernels/random.js';
@@ -80,6 +74,7 @@ export class WebGpuBackend extends BaseBackend {
   private readonly batch: CommandBatch;
   private readonly matmulContext: MatmulContext;
   private readonly intMatmulContext: IntMatmulContext;
+  private readonly normContext: NormContext;
   private readonly reader: StagingReader;
   private readonly dummy: GPUBuffer;
   private lostReason: string | null = null;
@@ -114,6 +109,7 @@ export class WebGpuBackend extends BaseBackend {
       pool: this.pool,
       forcedTile: options.matmulTile && options.matmulTile !== 'auto' ? TILES[options.matmulTile] : null,
       forcedSplitK: typeof options.matmulSplitK === 'number' ? Math.max(1, Math.floor(options.matmulSplitK)) : null,
+      software: this.isSoftware,
       gpu: (buffer) => this.gpu(buffer),
       fill: (out, value) => this.fillKernel(out, value),
     };
@@ -124,6 +120,7 @@ export class WebGpuBackend extends BaseBackend {
       gpu: (buffer) => this.gpu(buffer),
       fill: (out, value) => this.fillKernel(out, value),
     };
+    this.normContext = { batch: this.batch, gpu: (buffer) => this.gpu(buffer), dummy: this.dummy };
     this.reader = new StagingReader(
       this.device,
       this.batch,
@@ -221,20 +218,20 @@ export class WebGpuBackend extends BaseBackend {
     unaryExpr(op, x.dtype); // throws UnsupportedOpError before anything is encoded
     const n = out.size;
     if (n === 0) return;
-    const contig = isContiguous(x);
-    if (contig && n % 4 === 0 && x.offset % 4 === 0) {
-      // 16-byte loads and stores, 4 elements per invocation.
+    const v = vec4Plan(x.shape, [x], [x.dtype]);
+    if (v) {
       this.batch.dispatch(
         op,
-        `unary4/${op}/${x.dtype}`,
-        () => unaryWgslVec4(op, x.dtype),
-        elementwiseWords(0),
-        [n, 0, x.offset, 0],
+        `unary4/${op}/${x.dtype}/${vec4Key(v)}`,
+        () => unaryVec4Wgsl(op, x.dtype, v),
+        elementwiseWords(v.R),
+        [n, 0, x.offset, 0, ...v.words],
         [this.gpu(x.buffer), this.gpu(out)],
         flat(n / 4),
       );
       return;
     }
+    const contig = isContiguous(x);
     const { R, words } = stridedParams(x.shape, [x]);
     this.batch.dispatch(
       op,
@@ -252,23 +249,20 @@ export class WebGpuBackend extends BaseBackend {
     binaryExpr(op, a.dtype); // throws UnsupportedOpError before anything is encoded
     const n = out.size;
     if (n === 0) return;
-    const contig = isContiguous(a) && isContiguous(b);
-    // 16-byte loads and stores, 4 elements per invocation: contiguous operands, or one a broadcast scalar.
-    const scalarOf = (x: NDArray): boolean => x.strides.every((s) => s === 0);
-    const vec = (x: NDArray): boolean => (isContiguous(x) && x.offset % 4 === 0) || scalarOf(x);
-    if (n % 4 === 0 && vec(a) && vec(b) && !(scalarOf(a) && scalarOf(b))) {
-      const scalar = scalarOf(a) ? 'a' : scalarOf(b) ? 'b' : null;
+    const v = vec4Plan(a.shape, [a, b], [a.dtype, out.dtype]);
+    if (v) {
       this.batch.dispatch(
         op,
-        `binary4/${op}/${a.dtype}/${out.dtype}/${scalar}`,
-        () => binaryWgslVec4(op, a.dtype, out.dtype, scalar),
-        elementwiseWords(0),
-        [n, 0, a.offset, b.offset],
+        `binary4/${op}/${a.dtype}/${out.dtype}/${vec4Key(v)}`,
+        () => binaryVec4Wgsl(op, a.dtype, out.dtype, v),
+        elementwiseWords(v.R),
+        [n, 0, a.offset, b.offset, ...v.words],
         [this.gpu(a.buffer), this.gpu(b.buffer), this.gpu(out)],
         flat(n / 4),
       );
       return;
     }
+    const contig = isContiguous(a) && isContiguous(b);
     const { R, words } = stridedParams(a.shape, [a, b]);
     this.batch.dispatch(
       op,
@@ -297,17 +291,18 @@ export class WebGpuBackend extends BaseBackend {
         `reductions over 2^31 or more elements per output (here ${count}); reduce over fewer axes first`,
       );
     }
-    const perThread = count <= 64;
+    const perThread = count <= 64 || this.isSoftware;
     const ck = coalesce(kept.shape, [kept.strides]);
     const cr = coalesce(red.shape, [red.strides]);
+    const [kr, rr] = [Math.min(ck.shape.length, 2), Math.min(cr.shape.length, 2)];
     const R = rankSlots(Math.max(ck.shape.length, cr.shape.length));
     const identity = floatBits(REDUCE_OP_DEFS[op].identity.float32);
     const params = [outputs, count, x.offset, identity, ...packDims(ck, R), ...packDims(cr, R)];
     const groups: [number, number, number] = perThread ? flat(outputs) : [...grid(outputs), 1];
     this.batch.dispatch(
       op,
-      `reduce/${op}/${x.dtype}/${perThread}/${R}`,
-      () => reduceWgsl(op, x.dtype, perThread, R),
+      `reduce/${op}/${x.dtype}/${perThread}/${R}/${kr}${rr}`,
+      () => reduceWgsl(op, x.dtype, perThread, R, kr === 2 ? R : kr, rr === 2 ? R : rr),
       reduceWords(R),
       params,
       [this.gpu(x.buffer), this.gpu(out)],
@@ -483,6 +478,33 @@ export class WebGpuBackend extends BaseBackend {
     } finally {
       if (g.temp) this.free(g.view);
     }
+  }
+
+  /** layerNorm on [rows, D] views: one invocation per row (dispatch-norm.ts). */
+  protected override layerNormKernel(
+    x: NDArray,
+    weight: NDArray | null,
+    bias: NDArray | null,
+    eps: number,
+    y: DeviceBuffer,
+    mean: DeviceBuffer,
+    rstd: DeviceBuffer,
+  ): void {
+    dispatchLayerNorm(this.normContext, x, weight, bias, eps, y, mean, rstd);
+  }
+
+  /** layerNormBackward on [rows, D] views: dx per row, dweight and dbias per column (dispatch-norm.ts). */
+  protected override layerNormBackwardKernel(
+    g: NDArray,
+    x: NDArray,
+    mean: NDArray,
+    rstd: NDArray,
+    weight: NDArray | null,
+    dx: DeviceBuffer,
+    dweight: DeviceBuffer | null,
+    dbias: DeviceBuffer | null,
+  ): void {
+    dispatchLayerNormBackward(this.normContext, g, x, mean, rstd, weight, dx, dweight, dbias);
   }
 
   /** Philox4x32-10 uniforms: one dispatch, one invocation per block of four (kernels/random.ts). */

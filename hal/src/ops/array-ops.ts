@@ -14,6 +14,7 @@ import { LAYOUT_OP_DEFS } from './layout-ops.js';
 import { LOGIC_OP_DEFS } from './logic-ops.js';
 import { QUANT_OP_DEFS } from './quant-ops.js';
 import { LOSS_OP_DEFS } from './loss-ops.js';
+import { NORM_OP_DEFS } from './norm-ops.js';
 import { type Accuracy, EXACT } from './types.js';
 import { RANDOM_OP_DEFS } from './random-ops.js';
 import { SCAN_OP_DEFS } from './scan-ops.js';
@@ -230,6 +231,7 @@ export const ARRAY_OP_DEFS = {
   ...LOGIC_OP_DEFS,
   ...QUANT_OP_DEFS,
   ...SCAN_OP_DEFS,
+  ...NORM_OP_DEFS,
 } as const satisfies Record<string, ArrayOpDef>;
 
 export type ArrayOp = keyof typeof ARRAY_OP_DEFS;

@@ -8,6 +8,7 @@ import {
   DeviceMismatchError,
   DTypeError,
   InvalidArgumentError,
+  isWholeBuffer,
   type NDArray,
   ShapeMismatchError,
   UseAfterFreeError,
@@ -116,12 +117,12 @@ export function runBackward(root: Tensor, gradOutput: Tensor | undefined, option
     grads.set(root, gradOutput ? be.contiguous(gradOutput.value) : be.full(root.shape, 1, root.dtype));
     for (let i = order.length - 1; i >= 0; i--) {
       const t = order[i]!;
-      const g = grads.get(t);
+      let g = grads.get(t);
       if (!g) continue;
       grads.delete(t);
       own(g);
       if (!t.node) {
-        // A leaf: accumulate into .grad.
+        // A leaf: accumulate into .grad (a whole contiguous array, as optimizers update and users read it).
         if (t.grad) {
           const sum = own(be.add(t.grad.value, g));
           drop(g);
@@ -129,6 +130,11 @@ export function runBackward(root: Tensor, gradOutput: Tensor | undefined, option
           t.grad = new Tensor(be, sum);
           loose.delete(sum.buffer);
         } else {
+          if (!isWholeBuffer(g)) {
+            const c = own(be.contiguous(g));
+            drop(g);
+            g = c;
+          }
           t.grad = new Tensor(be, g);
           loose.delete(g.buffer);
         }
@@ -136,20 +142,28 @@ export function runBackward(root: Tensor, gradOutput: Tensor | undefined, option
         continue;
       }
       const node = t.node;
-      const inputGrads = freeOnThrow(be, (tracked) => node.backward(g, tracked));
+      const gOut = g;
+      const inputGrads = freeOnThrow(be, (tracked) => node.backward(gOut, tracked));
       for (const gi of inputGrads) if (gi) own(gi);
-      const handed = new Set<DeviceBufferLike>([g.buffer]);
+      // A rule may return g itself or a view of it (reshape, permute, expand, shrink): the first input
+      // that gets one takes g's buffer over; a later view of a buffer already taken is copied (before
+      // anything is accumulated, which may free what was taken).
+      const taken = new Set<DeviceBufferLike>();
+      const given: [Tensor, NDArray][] = [];
       node.inputs.forEach((inp, k) => {
         let gi = inputGrads[k];
-        if (!gi || !inp.requiresGrad) {
-          if (gi && !handed.has(gi.buffer) && loose.has(gi.buffer)) drop(gi);
-          return;
-        }
-        if (handed.has(gi.buffer)) gi = own(be.contiguous(gi)); // a view of g or of another input's gradient
-        handed.add(gi.buffer);
-        accumulate(inp, gi);
+        if (!gi || !inp.requiresGrad) return;
+        if (taken.has(gi.buffer)) gi = own(be.contiguous(gi));
+        taken.add(gi.buffer);
+        given.push([inp, gi]);
       });
-      drop(g);
+      node.inputs.forEach((inp, k) => {
+        const gi = inputGrads[k];
+        if (gi && !inp.requiresGrad && gi.buffer !== g.buffer && !taken.has(gi.buffer) && loose.has(gi.buffer))
+          drop(gi);
+      });
+      if (!taken.has(g.buffer)) drop(g);
+      for (const [inp, gi] of given) accumulate(inp, gi);
       if (!retain) releaseNode(t); // free the graph as we go
     }
   } finally {

@@ -1,18 +1,13 @@
 /**
  * Differentiable movement ops. Forward results are views sharing the input's buffer where the HAL
  * allows (reshape of contiguous data, permute, expand, shrink, stride); gradients move back with the
- * inverse movement (expand ↔ sum, pad ↔ shrink, stride ↔ zero-interleave).
+ * inverse movement (expand ↔ sum, pad ↔ shrink, stride ↔ zero-interleave), as views of the upstream
+ * gradient where the inverse is one (the engine hands g's buffer on, backward.ts).
  */
-import { type ComputeBackend, InvalidArgumentError, type NDArray, PAD_MODES, type PadMode } from '@polyhal/hal';
+import { InvalidArgumentError, PAD_MODES, type PadMode } from '@polyhal/hal';
 import { padMode } from './layout.js';
 import { record, unbroadcast } from './ops.js';
 import type { Tensor } from './tensor.js';
-
-/** Materializes `g` reshaped to `shape` as an array the engine can own. */
-function reshapeOwned(be: ComputeBackend, g: NDArray, shape: readonly number[]): NDArray {
-  const r = be.reshape(g, shape);
-  return r.buffer === g.buffer ? be.contiguous(r) : r;
-}
 
 /** Reshape (one dim may be -1); a view when the strides allow, else a copy. */
 export function reshape(x: Tensor, shape: readonly number[]): Tensor {
@@ -20,7 +15,7 @@ export function reshape(x: Tensor, shape: readonly number[]): Tensor {
     'reshape',
     [x],
     (be, [v]) => be.reshape(v!, shape),
-    (be, g, [v]) => [reshapeOwned(be, g, v!.shape)],
+    (be, g, [v]) => [be.reshape(g, v!.shape)],
   );
 }
 
@@ -38,7 +33,7 @@ export function permute(x: Tensor, perm: readonly number[]): Tensor {
     'permute',
     [x],
     (be, [v]) => be.permute(v!, perm),
-    (be, g) => [be.contiguous(be.permute(g, inv))],
+    (be, g) => [be.permute(g, inv)],
   );
 }
 
@@ -54,10 +49,7 @@ export function expand(x: Tensor, shape: readonly number[]): Tensor {
     'expand',
     [x],
     (be, [v]) => be.expand(v!, shape),
-    (be, g, [v]) => {
-      const r = unbroadcast(be, g, v!.shape);
-      return [r === g ? be.contiguous(g) : r];
-    },
+    (be, g, [v]) => [unbroadcast(be, g, v!.shape)],
   );
 }
 
@@ -77,11 +69,9 @@ export function pad(
     [x],
     (be, [v]) => be.pad(v!, pads, value, mode),
     (be, g, [v]) => [
-      be.contiguous(
-        be.shrink(
-          g,
-          v!.shape.map((d, i) => [pads[i]![0], pads[i]![0] + d] as [number, number]),
-        ),
+      be.shrink(
+        g,
+        v!.shape.map((d, i) => [pads[i]![0], pads[i]![0] + d] as [number, number]),
       ),
     ],
   );

@@ -1,11 +1,13 @@
 /**
- * Normalization layers, composed from autograd ops (their gradients follow from the composition):
- * LayerNorm (Ba et al. 2016), RMSNorm (Zhang & Sennrich 2019), BatchNorm (Ioffe & Szegedy 2015) and
- * GroupNorm (Wu & He 2018),
+ * Normalization layers, composed from autograd ops (their gradients follow from the composition) —
+ * except layerNorm, one op on the HAL's layerNorm and layerNormBackward (fused kernels where the backend
+ * has them): LayerNorm (Ba et al. 2016), RMSNorm (Zhang & Sennrich 2019), BatchNorm (Ioffe & Szegedy
+ * 2015) and GroupNorm (Wu & He 2018),
  * with PyTorch's definitions: biased variance in the normalization, unbiased in BatchNorm's running
  * variance, running statistics updated with `momentum` in training and used in eval.
  */
-import { InvalidArgumentError, ShapeMismatchError } from '@polyhal/hal';
+import { InvalidArgumentError, type NDArray, ShapeMismatchError } from '@polyhal/hal';
+import { record } from './ops.js';
 import { noGrad, Tensor } from './tensor.js';
 import { type LayerOptions, Module } from './nn.js';
 import { keep, scope } from './scope.js';
@@ -34,6 +36,11 @@ export function layerNorm(
   eps = 1e-5,
 ): Tensor {
   checkTrailing('layerNorm', x, normalizedShape);
+  const dims = normalizedShape.length;
+  const fits = (p: Tensor | null): boolean =>
+    p === null || (p.dtype === 'float32' && p.rank === dims && p.shape.every((d, i) => d === normalizedShape[i]));
+  if (dims > 0 && x.dtype === 'float32' && fits(weight) && fits(bias))
+    return fusedLayerNorm(x, dims, weight, bias, eps);
   const axes = lastAxes(x.rank, normalizedShape.length);
   const centered = x.sub(x.mean(axes, true));
   const variance = centered.mul(centered).mean(axes, true);
@@ -41,6 +48,44 @@ export function layerNorm(
   if (weight) y = y.mul(weight);
   if (bias) y = y.add(bias);
   return y;
+}
+
+/**
+ * layerNorm as one recorded op: the HAL's layerNorm (a fused kernel where the backend has one) saves the
+ * mean and rstd, and the gradient rule is its layerNormBackward (dweight and dbias only when needed).
+ */
+function fusedLayerNorm(x: Tensor, dims: number, weight: Tensor | null, bias: Tensor | null, eps: number): Tensor {
+  let stats: Tensor[] = []; // mean and rstd from the forward pass, tracked like any tensor
+  const release = (): void => {
+    for (const s of stats) s.dispose();
+    stats = [];
+  };
+  const t = record(
+    'layerNorm',
+    [x, ...(weight ? [weight] : []), ...(bias ? [bias] : [])],
+    (be, xs) => {
+      const r = be.layerNorm(xs[0]!, weight ? xs[1]! : null, bias ? xs[weight ? 2 : 1]! : null, { eps, dims });
+      stats = [new Tensor(be, r.mean), new Tensor(be, r.rstd)];
+      return r.y;
+    },
+    (be, g, xs, _out, needs) => {
+      const paramGrads = needs.slice(1).some(Boolean);
+      const [mean, rstd] = stats.map((s) => s.value) as [NDArray, NDArray];
+      const r = be.layerNormBackward(g, xs[0]!, mean, rstd, weight ? xs[1]! : null, { dims, paramGrads });
+      const grads: (NDArray | null)[] = [r.dx];
+      if (weight) grads.push(r.dweight ?? null);
+      if (bias) grads.push(r.dbias ?? null);
+      if (r.dweight && !weight) be.free(r.dweight);
+      if (r.dbias && !bias) be.free(r.dbias);
+      return grads.map((gi, k) => {
+        if (gi && !needs[k]) be.free(gi);
+        return needs[k] ? gi : null;
+      });
+    },
+    release,
+  );
+  if (!t.node) release();
+  return t;
 }
 
 /**

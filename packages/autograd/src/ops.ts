@@ -1,8 +1,9 @@
 /**
  * Differentiable ops. Each op is its forward (a HAL call) and, beside it in ONE table, its gradient
  * rule written with HAL ops — never inside a backend — so every backend gets every gradient. Rules
- * receive the upstream gradient `g` and the saved input/output arrays, and return new arrays (the
- * engine in tensor.ts frees them). Broadcast gradients are summed back to the input's shape.
+ * receive the upstream gradient `g` and the saved input/output arrays, and return new arrays or views
+ * of g (the engine, backward.ts, takes them over and frees them). Broadcast gradients are summed back
+ * to the input's shape.
  */
 import {
   BINARY_OP_DEFS,
@@ -175,13 +176,15 @@ export const asinh = (x: Tensor): Tensor => unaryOp('asinh', x);
 export const acosh = (x: Tensor): Tensor => unaryOp('acosh', x);
 export const atanh = (x: Tensor): Tensor => unaryOp('atanh', x);
 
-/** Expands a reduced gradient (keepdims shape) back over the reduced axes. */
+/**
+ * A reduced gradient `g` (a fresh array, taken over) expanded back over the reduced axes: a broadcast
+ * view of it (or of its reshaped copy), which the engine owns through its buffer.
+ */
 function spread(be: ComputeBackend, g: NDArray, inShape: readonly number[], axes: number[]): NDArray {
   const kept = inShape.map((d, i) => (axes.includes(i) ? 1 : d));
   const r = be.reshape(g, kept);
-  const e = be.contiguous(be.expand(r, inShape));
-  if (r.buffer !== g.buffer) be.free(r);
-  return e;
+  if (r.buffer !== g.buffer) be.free(g);
+  return be.expand(r, inShape);
 }
 
 /** Gradient rules of the reductions: the op table's (hal/src/ops/reduce.ts), on keepdims-shaped g and out. */
@@ -230,7 +233,7 @@ export function mean(x: Tensor, axes?: number | readonly number[], keepdims = fa
     'mean',
     [x],
     (be, [v]) => be.mean(v!, ax, keepdims),
-    (be, g, [v]) => withTemps(be, (t) => [spread(be, t(be.div(g, n)), v!.shape, ax)]),
+    (be, g, [v]) => [spread(be, be.div(g, n), v!.shape, ax)],
   );
 }
 
@@ -254,20 +257,23 @@ export function matmul(a: Tensor, b: Tensor): Tensor {
         if (r !== gi) be.free(gi);
         return r;
       };
-      // A 2-D b under batched a (a Linear layer on sequences): the batch sum of aᵀ·g is one product of
-      // the batch-merged operands, [K, B·M] · [B·M, N], instead of B products and a reduction.
+      // A 2-D b (a Linear layer): under batched a (on sequences), the batch sum of aᵀ·g is one product of
+      // the batch-merged operands, [K, B·M] · [B·M, N], instead of B products and a reduction. When b is
+      // a transposed matrix (Linear's weightᵀ), the gradient is computed as (gᵀ·a)ᵀ: the transpose's
+      // gradient is then the contiguous gᵀ·a itself, with no copy.
       const flatGradB = (): NDArray =>
         withTemps(be, (t) => {
           const rows = x!.shape.slice(0, -1).reduce((p, d) => p * d, 1);
           const keep = (v: NDArray, r: NDArray): NDArray => (r.buffer === v.buffer ? r : t(r));
           const a2 = keep(x!, be.reshape(x!, [rows, x!.shape.at(-1)!]));
           const g2 = keep(g, be.reshape(g, [rows, g.shape.at(-1)!]));
-          return be.matmul(T(a2), g2);
+          const transposed = y!.strides[0] === 1 && y!.strides[1] === y!.shape[0] && y!.shape[0]! > 1;
+          return transposed ? T(be.matmul(T(g2), a2)) : be.matmul(T(a2), g2);
         });
       return [
         needs[0] ? reduce(be.matmul(g, T(y!)), x!.shape) : null,
         needs[1]
-          ? y!.shape.length === 2 && x!.shape.length > 2
+          ? y!.shape.length === 2 && x!.shape.length >= 2
             ? flatGradB()
             : reduce(be.matmul(T(x!), g), y!.shape)
           : null,

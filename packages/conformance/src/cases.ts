@@ -10,6 +10,7 @@ import { boolMovementCases, logicCases } from './cases-logic.js';
 import { scatterCases } from './cases-scatter.js';
 import { layoutCases } from './cases-layout.js';
 import { type LossCaseParams, lossCases } from './cases-loss.js';
+import { type NormParams, normCases } from './cases-norm.js';
 import { rankCases } from './cases-rank.js';
 import { type ScanParams, scanCases } from './cases-scan.js';
 import { quantCases } from './cases-quant.js';
@@ -79,6 +80,8 @@ export interface Case {
     resize?: ResizeParams;
     /** cumsum's exclusive and reverse, topk's largest and sorted. */
     scan?: ScanParams;
+    /** layerNorm and layerNormBackward: dims, eps and which optional inputs follow the operands. */
+    norm?: NormParams;
   };
 }
 
@@ -94,6 +97,7 @@ function buildCases(): Case[] {
   cases.push(...quantCases());
   cases.push(...divisionCases());
   cases.push(...dtypeCases());
+  cases.push(...normCases());
   return cases;
 }
 

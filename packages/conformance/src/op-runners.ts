@@ -31,6 +31,7 @@ import { LOGIC_OP_RUNNERS } from './cases-logic.js';
 import { SCAN_OP_RUNNERS } from './cases-scan.js';
 import { QUANT_OP_RUNNERS } from './cases-quant.js';
 import { SCATTER_OP_RUNNERS } from './cases-scatter.js';
+import { NORM_OP_RUNNERS } from './cases-norm.js';
 import { oArgExtreme, oGather, oOneHot, oScatterAdd } from './oracle-index.js';
 import { oConcat, oFlip, oPadMode, oSplit, oStack, oTile, oTrilu } from './oracle-layout.js';
 
@@ -125,6 +126,7 @@ export const ARRAY_OP_RUNNERS = {
   ...SCAN_OP_RUNNERS,
   ...QUANT_OP_RUNNERS,
   ...SCATTER_OP_RUNNERS,
+  ...NORM_OP_RUNNERS,
   gather: {
     device: (be, [x, i], p) => [be.gather(x!, i!, p.axis)],
     oracle: ([x, i], p) => [oGather(x!, i!, p.axis ?? 0)],

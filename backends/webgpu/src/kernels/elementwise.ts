@@ -117,7 +117,7 @@ const UNARY_I32: Partial<Record<UnaryOp, string>> = {
  * The float32 math helpers (math-wgsl.ts; math-trig-wgsl.ts, which builds on them) and the divisions
  * (DIV_WGSL) go only into the shaders whose expression calls one.
  */
-const helpers = (expr: string): string => {
+export const elementwiseHelpers = (expr: string): string => {
   const base = /\bi?div_(?:floor|trunc)\(/.test(expr) ? `${HELPERS}${DIV_WGSL}` : HELPERS;
   if (!/\b\w+_f\(/.test(expr)) return base;
   const trig = /\b(?:tan|asin|acos|atan|sinh|cosh|asinh|acosh|atanh)_f\(/.test(expr);
@@ -250,7 +250,7 @@ export function binaryWgsl(op: BinaryOp, dtype: DType, outDtype: DType, contig: 
   const index = contig
     ? 'let ia = p(2u) + i32(i); let ib = p(3u) + i32(i);'
     : stridedOffsets(['ia', 'ib'], 4, [4 + R, 4 + 2 * R], [2, 3], R);
-  return `${paramsPrelude(elementwiseWords(R))}${helpers(expr)}
+  return `${paramsPrelude(elementwiseWords(R))}${elementwiseHelpers(expr)}
 @group(0) @binding(1) var<storage, read> a: array<${t}>;
 @group(0) @binding(2) var<storage, read> b: array<${t}>;
 @group(0) @binding(3) var<storage, read_write> out: array<${T(outDtype)}>;
@@ -272,7 +272,7 @@ export function unaryWgsl(op: UnaryOp, dtype: DType, contig: boolean, R: number)
   const expr = dtype === 'float32' ? `select(${f}, x, is_nan(x))` : f;
   const t = T(dtype);
   const index = contig ? 'let ia = p(2u) + i32(i);' : stridedOffsets(['ia'], 4, [4 + R], [2], R);
-  return `${paramsPrelude(elementwiseWords(R))}${helpers(f)}
+  return `${paramsPrelude(elementwiseWords(R))}${elementwiseHelpers(f)}
 @group(0) @binding(1) var<storage, read> a: array<${t}>;
 @group(0) @binding(2) var<storage, read_write> out: array<${t}>;
 @compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
@@ -282,56 +282,5 @@ export function unaryWgsl(op: UnaryOp, dtype: DType, contig: boolean, R: number)
   ${index}
   let x = a[ia];
   out[idx] = ${expr};
-}`;
-}
-
-/** WGSL that evaluates `expr` on each of the 4 lanes of va (and vb) into r, one block per lane. */
-const lanes = (expr: string, binary: boolean): string =>
-  ['x', 'y', 'z', 'w']
-    .map((c) => `  { let x = va.${c};${binary ? ` let y = vb.${c};` : ''} r.${c} = ${expr}; }`)
-    .join('\n');
-
-/**
- * The contiguous binary kernel on 4 elements per invocation (16-byte loads and stores): each operand
- * contiguous with an offset a multiple of 4, or a broadcast scalar (`scalar`: which one), and the
- * element count a multiple of 4. Same expressions, same results.
- * Params as binaryWgsl with R = 0 (offsets in elements).
- */
-export function binaryWgslVec4(op: BinaryOp, dtype: DType, outDtype: DType, scalar: 'a' | 'b' | null = null): string {
-  const expr = binaryExpr(op, dtype);
-  const t = T(dtype);
-  // A broadcast scalar operand (every stride 0) is read once and splatted to the four lanes.
-  const load = (name: 'a' | 'b', word: number): string =>
-    scalar === name ? `vec4<${t}>(${name}[p(${word}u)])` : `${name}[u32(p(${word}u)) / 4u + idx]`;
-  return `${paramsPrelude(elementwiseWords(0))}${helpers(expr)}
-@group(0) @binding(1) var<storage, read> a: array<${scalar === 'a' ? t : `vec4<${t}>`}>;
-@group(0) @binding(2) var<storage, read> b: array<${scalar === 'b' ? t : `vec4<${t}>`}>;
-@group(0) @binding(3) var<storage, read_write> out: array<vec4<${T(outDtype)}>>;
-@compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
-  ${FLAT_INDEX}
-  if (idx >= u32(p(0u)) / 4u) { return; }
-  let va = ${load('a', 2)};
-  let vb = ${load('b', 3)};
-  var r: vec4<${T(outDtype)}>;
-${lanes(expr, true)}
-  out[idx] = r;
-}`;
-}
-
-/** The contiguous unary kernel on 4 elements per invocation (as binaryWgslVec4). */
-export function unaryWgslVec4(op: UnaryOp, dtype: DType): string {
-  const f = unaryExpr(op, dtype);
-  const expr = dtype === 'float32' ? `select(${f}, x, is_nan(x))` : f;
-  const t = T(dtype);
-  return `${paramsPrelude(elementwiseWords(0))}${helpers(f)}
-@group(0) @binding(1) var<storage, read> a: array<vec4<${t}>>;
-@group(0) @binding(2) var<storage, read_write> out: array<vec4<${t}>>;
-@compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
-  ${FLAT_INDEX}
-  if (idx >= u32(p(0u)) / 4u) { return; }
-  let va = a[u32(p(2u)) / 4u + idx];
-  var r: vec4<${t}>;
-${lanes(expr, false)}
-  out[idx] = r;
 }`;
 }

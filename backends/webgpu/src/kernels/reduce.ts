@@ -1,13 +1,14 @@
 /**
  * WGSL reductions (sum, max, min, prod) over any axes. Kept and reduced dims arrive coalesced. Large reductions:
  * one 256-invocation workgroup per output, each invocation sums a strided share with Kahan
- * compensation, then a tree in workgroup memory. Small reductions (≤ 64 elements): one invocation
- * per output. WGSL lets compilers assume no NaN or infinity (LLVM-based drivers then fold float
- * class tests away), so float inputs are read as u32 bits and classified as integers: sums add only
- * finite terms and track NaN/±Inf in flags, combined at the end; NaN propagates through max and min
- * likewise. Products multiply the magnitudes of finite nonzero terms and track the sign, zeros, ±Inf
- * and NaN in flags, so 0 · Inf = NaN and the sign come out by the IEEE rules whatever the compiler
- * assumes.
+ * compensation, then a tree in workgroup memory. Small reductions (≤ 64 elements), and every reduction
+ * on a software adapter (a workgroup runs on one CPU thread, and a barrier switches between its
+ * invocations): one invocation per output. WGSL lets compilers assume no NaN or infinity (LLVM-based
+ * drivers then fold float class tests away), so float inputs are read as u32 bits and classified as
+ * integers: sums add only finite terms and track NaN/±Inf in flags, combined at the end; NaN propagates
+ * through max and min likewise. Products multiply the magnitudes of finite nonzero terms and track the
+ * sign, zeros, ±Inf and NaN in flags, so 0 · Inf = NaN and the sign come out by the IEEE rules whatever
+ * the compiler assumes.
  *
  * Params: 0 outputs · 1 reduced count · 2 offset · 3 the float identity's bits (−Inf for max, +Inf for
  * min, 1 for prod, 0 for sum: infinities are not WGSL constants) · 4.. kept shape, kept strides, reduced
@@ -19,7 +20,10 @@ import { FLAT_ARGS, FLAT_INDEX, paramsPrelude } from '../layout.js';
 /** Param words for R dimension slots (kept and reduced dims each get R). */
 export const reduceWords = (R: number): number => 4 + 4 * R;
 
-function unravel(target: string, index: string, shapeAt: number, stridesAt: number, R: number): string {
+/** Adds to `target` the offset of flat `index` over `rank` coalesced dims (right-aligned in R slots). */
+function unravel(target: string, index: string, shapeAt: number, stridesAt: number, R: number, rank: number): string {
+  if (rank === 0) return '';
+  if (rank === 1) return `${target} += i32(${index}) * p(${stridesAt + R - 1}u);`; // no division
   return `{
     var rem = i32(${index});
     for (var d = ${R - 1}u; ; d--) {
@@ -37,7 +41,18 @@ const PROD_FLAGS = `let special = (bits & 0x7f800000u) == 0x7f800000u;
       flags = (flags ^ ((bits >> 28u) & 8u)) | select(0u, select(1u, 4u, isNan), special) | select(0u, 16u, isZero);
       acc = acc * bitcast<f32>(select(bits & 0x7fffffffu, 0x3f800000u, special || isZero));`;
 
-export function reduceWgsl(op: ReduceOp, dtype: DType, perThread: boolean, R: number): string {
+/**
+ * keptRank, reducedRank: the coalesced ranks of the kept and reduced dims (a rank of 0 or 1 is unravelled
+ * without a division: a software adapter divides integers lane by lane).
+ */
+export function reduceWgsl(
+  op: ReduceOp,
+  dtype: DType,
+  perThread: boolean,
+  R: number,
+  keptRank = R,
+  reducedRank = R,
+): string {
   const t = dtype === 'float32' ? 'f32' : 'i32';
   const float = dtype === 'float32';
   const extreme = op === 'max' || op === 'min';
@@ -83,10 +98,10 @@ export function reduceWgsl(op: ReduceOp, dtype: DType, perThread: boolean, R: nu
     res = select(res, 0x7f800000u, (fl & 1u) != 0u);
     res = select(res, 0x7fc00000u, (fl & 4u) != 0u || (fl & 3u) == 3u);
     out[o] = bitcast<f32>(res);`;
-  const base = `var base = p(2u);\n  ${unravel('base', 'o', 4, 4 + R, R)}`;
+  const base = `var base = p(2u);\n  ${unravel('base', 'o', 4, 4 + R, R, keptRank)}`;
   const body = `for (var r = START; r < u32(p(1u)); r += STEP) {
       var off = base;
-      ${unravel('off', 'r', 4 + 2 * R, 4 + 3 * R, R)}
+      ${unravel('off', 'r', 4 + 2 * R, 4 + 3 * R, R, reducedRank)}
       ${dtype === 'float32' ? 'let bits = x[off]; let v = bitcast<f32>(bits);' : 'let v = x[off];'}
       ${combine}
     }`;

@@ -1,0 +1,93 @@
+/**
+ * The layer-norm hooks of the WebGPU backend (hal/src/norm.ts calls them on [rows, D] views): the
+ * forward kernel (kernels/layer-norm.ts), and the backward's dx and parameter kernels
+ * (kernels/layer-norm-backward.ts, kernels/layer-norm-params.ts). One invocation per row (per column
+ * for the parameter sums), 64 to a workgroup.
+ */
+import type { DeviceBuffer, NDArray } from '@polyhal/hal';
+import type { CommandBatch } from './encoder.js';
+import { LAYER_NORM_BACKWARD_WORDS, layerNormBackwardWgsl } from './kernels/layer-norm-backward.js';
+import { LAYER_NORM_WORDS, layerNormWgsl, NORM_THREADS } from './kernels/layer-norm.js';
+import { layerNormParamsWgsl } from './kernels/layer-norm-params.js';
+import { floatBits, grid } from './layout.js';
+
+/** What the layer-norm dispatches need of the backend. */
+export interface NormContext {
+  readonly batch: CommandBatch;
+  /** The GPU buffer of a HAL buffer. */
+  gpu(buffer: DeviceBuffer): GPUBuffer;
+  /** A small buffer bound where an optional operand is absent. */
+  readonly dummy: GPUBuffer;
+}
+
+const groups = (n: number): [number, number, number] => [...grid(Math.ceil(n / NORM_THREADS)), 1];
+
+export function dispatchLayerNorm(
+  ctx: NormContext,
+  x: NDArray,
+  weight: NDArray | null,
+  bias: NDArray | null,
+  eps: number,
+  y: DeviceBuffer,
+  mean: DeviceBuffer,
+  rstd: DeviceBuffer,
+): void {
+  const [rows, D] = x.shape as [number, number];
+  const params = [rows, D, floatBits(eps), (weight ? 1 : 0) | (bias ? 2 : 0), x.offset, ...x.strides];
+  params.push(weight?.offset ?? 0, weight?.strides[0] ?? 0, bias?.offset ?? 0, bias?.strides[0] ?? 0);
+  const opt = (a: NDArray | null): GPUBuffer => (a ? ctx.gpu(a.buffer) : ctx.dummy);
+  ctx.batch.dispatch(
+    'layerNorm',
+    'layerNorm',
+    () => layerNormWgsl,
+    LAYER_NORM_WORDS,
+    params,
+    [ctx.gpu(x.buffer), opt(weight), opt(bias), ctx.gpu(y), ctx.gpu(mean), ctx.gpu(rstd)],
+    groups(rows),
+  );
+}
+
+export function dispatchLayerNormBackward(
+  ctx: NormContext,
+  g: NDArray,
+  x: NDArray,
+  mean: NDArray,
+  rstd: NDArray,
+  weight: NDArray | null,
+  dx: DeviceBuffer,
+  dweight: DeviceBuffer | null,
+  dbias: DeviceBuffer | null,
+): void {
+  const [rows, D] = x.shape as [number, number];
+  const params = [rows, D, weight ? 1 : 0, 0, g.offset, ...g.strides, x.offset, ...x.strides];
+  params.push(
+    mean.offset,
+    mean.strides[0]!,
+    rstd.offset,
+    rstd.strides[0]!,
+    weight?.offset ?? 0,
+    weight?.strides[0] ?? 0,
+  );
+  const inputs = [g, x, mean, rstd].map((a) => ctx.gpu(a.buffer));
+  inputs.push(weight ? ctx.gpu(weight.buffer) : ctx.dummy);
+  const op = 'layerNormBackward';
+  ctx.batch.dispatch(
+    op,
+    'layerNormBackward/dx',
+    () => layerNormBackwardWgsl,
+    LAYER_NORM_BACKWARD_WORDS,
+    params,
+    [...inputs, ctx.gpu(dx)],
+    groups(rows),
+  );
+  if (!dweight || !dbias) return;
+  ctx.batch.dispatch(
+    op,
+    'layerNormBackward/params',
+    () => layerNormParamsWgsl,
+    LAYER_NORM_BACKWARD_WORDS,
+    params,
+    [...inputs, ctx.gpu(dweight), ctx.gpu(dbias)],
+    groups(D),
+  );
+}
