@@ -299,6 +299,29 @@ const CHECKS: Check[] = [
   ['layerNorm (two dims, weight only)', ([x, w]) => ag.layerNorm(x!, [3, 4], w!), [inp([2, 3, 4]), inp([3, 4])]],
   ['layerNorm (no affine, eps 0.1)', ([x]) => ag.layerNorm(x!, [5], null, null, 0.1), [inp([2, 2, 5])]],
   ['layerNorm (bias only)', ([x, b]) => ag.layerNorm(x!, [4], null, b!), [inp([3, 4]), inp([4])]],
+  ['resize (nearest, 2× up)', ([x]) => ag.resize(x!, { sizes: [1, 2, 6, 8] }), [inp([1, 2, 3, 4])]],
+  [
+    'resize (linear, half_pixel, 3 × 4 → 5 × 7)',
+    ([x]) => ag.resize(x!, { sizes: [2, 5, 7], mode: 'linear' }),
+    [inp([2, 3, 4])],
+  ],
+  [
+    'resize (cubic, align_corners, down and up)',
+    ([x]) => ag.resize(x!, { sizes: [1, 3, 6], mode: 'cubic', coordinateTransformationMode: 'align_corners' }),
+    [inp([1, 4, 4])],
+  ],
+  [
+    'resize (linear, tf_crop_and_resize: outputs outside the roi get no gradient)',
+    ([x]) =>
+      ag.resize(x!, {
+        sizes: [3, 5],
+        mode: 'linear',
+        coordinateTransformationMode: 'tf_crop_and_resize',
+        roi: [0, -0.4, 1, 1.2],
+        extrapolationValue: 2,
+      }),
+    [inp([3, 4])],
+  ],
 ];
 
 for (const [name, factory] of Object.entries(REPO_BACKENDS)) {

@@ -248,3 +248,64 @@ function resizeAxis(be: ComputeBackend, y: NDArray, axis: number, taps: AxisTaps
     for (const a of temps) be.free(a);
   }
 }
+
+/**
+ * resize's gradient: g [...sizes] → dx [...xShape], float32 — the transposed interpolation: each output's
+ * gradient added with its weight into the input positions it was read from (scatterAdd per tap), axis by
+ * axis in the reverse of the forward order. Extrapolated outputs (tf_crop_and_resize outside the roi)
+ * pass none. Options as resize's (already validated by the forward call).
+ */
+export function resizeBackward(be: ComputeBackend, g: NDArray, xShape: readonly number[], o: ResizeOptions): NDArray {
+  const { sizes, scales } = plan({ shape: xShape } as NDArray, o);
+  const r = xShape.length;
+  const temps: NDArray[] = [];
+  const t = <A extends NDArray>(a: A): A => {
+    temps.push(a);
+    return a;
+  };
+  let cur = g;
+  try {
+    // The forward resized the last axis first, so axis 0's step is the last to undo… and the first here.
+    for (let a = 0; a < r; a++) {
+      const nIn = xShape[a]!;
+      const identity =
+        sizes[a] === nIn &&
+        scales[a] === 1 &&
+        (o.coordinateTransformationMode ?? 'half_pixel') !== 'tf_crop_and_resize';
+      if (identity) continue;
+      const taps = axisTaps(nIn, sizes[a]!, scales[a]!, a, r, o);
+      const nOut = taps.outside.length;
+      const inShape = cur.shape.map((d, i) => (i === a ? nIn : d));
+      const col = cur.shape.map((_, i) => (i === a ? nOut : 1));
+      const base = be.expand(t(be.full([], 0)), inShape);
+      const nearest = (o.mode ?? 'nearest') === 'nearest';
+      const tapList = nearest
+        ? [
+            {
+              index: Int32Array.from(taps.index[0]!, (i0, x) => (taps.weight[0]![x] === 1 ? i0 : taps.index[1]![x]!)),
+              weight: Float32Array.from(taps.outside, (v) => 1 - v),
+            },
+          ]
+        : taps.index.map((index, k) => ({ index, weight: Float32Array.from(taps.weight[k]!) }));
+      let acc: NDArray | null = null;
+      for (const tap of tapList) {
+        const gw = t(be.mul(cur, t(be.fromArray(tap.weight, col))));
+        const part = be.scatterAdd(base, t(be.fromArray(tap.index, [nOut], 'int32')), gw, a);
+        if (acc) {
+          const sum = be.add(acc, part);
+          be.free(acc);
+          be.free(part);
+          acc = sum;
+        } else acc = part;
+      }
+      if (cur !== g) be.free(cur);
+      cur = acc!;
+    }
+    return cur === g ? be.contiguous(g) : cur;
+  } catch (e) {
+    if (cur !== g) be.free(cur);
+    throw e;
+  } finally {
+    for (const x of temps) be.free(x);
+  }
+}

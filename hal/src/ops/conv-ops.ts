@@ -88,7 +88,7 @@ export const CONV_OP_DEFS = {
       float32: { abs: 0, rel: 1.2e-6 },
       wgsl: { accuracy: { abs: 0, rel: 2e-6 }, why: 'WGSL: fused multiply-add contraction' },
     },
-    grad: null,
+    grad: "autograd resize.ts (the transposed interpolation: each tap's weighted gradient scatter-added)",
     composition: 'per resized axis (last first): gather of each tap’s input positions, mul by host weights, add',
   },
 } as const satisfies Record<string, ArrayOpDef>;

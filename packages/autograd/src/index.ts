@@ -22,3 +22,4 @@ export * from './format.js';
 export * from './safetensors.js';
 export * from './profile.js';
 export * from './quantize.js';
+export * from './resize.js';

@@ -1,0 +1,19 @@
+/**
+ * resize (ONNX Resize, PyTorch interpolate) with its gradient: x [...] float32 → [...sizes] by the HAL's
+ * resize (nearest, linear or cubic, every coordinate transformation); backward is the transposed
+ * interpolation (hal/src/resize.ts resizeBackward: each output's gradient scatter-added, with its weight,
+ * into the input positions it read).
+ */
+import { type ResizeOptions, resizeBackward } from '@polyhal/hal';
+import { record } from './ops.js';
+import type { Tensor } from './tensor.js';
+
+export function resize(x: Tensor, options: ResizeOptions): Tensor {
+  const shape = [...x.shape];
+  return record(
+    'resize',
+    [x],
+    (be, [v]) => be.resize(v!, options),
+    (be, g, _xs, _out, needs) => [needs[0] ? resizeBackward(be, g, shape, options) : null],
+  );
+}
