@@ -7,14 +7,18 @@
  */
 import type { HostView } from './host-scan.js';
 
-export function hostIntMatmul(a: HostView, b: HostView, out: Int32Array): void {
-  const r = a.shape.length;
-  const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];
+/**
+ * The element offsets of each batch item of a [...B, M, K] · b [...B, K, N] product (batch dims already
+ * broadcast to one shape; broadcast dims have stride 0): [offset of a, offset of b] per item, row-major.
+ * Shared by the integer matmul kernels that run one batch item at a time.
+ */
+export function batchOffsets(
+  a: { shape: readonly number[]; strides: readonly number[]; offset: number },
+  b: { strides: readonly number[]; offset: number },
+): [number, number][] {
   const batch = a.shape.slice(0, -2);
   const items = batch.reduce((p, d) => p * d, 1);
-  const [sam, sak, sbk, sbn] = [a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!];
-  const [A, B] = [a.data, b.data];
-  out.fill(0, 0, items * M * N);
+  const out: [number, number][] = [];
   for (let item = 0; item < items; item++) {
     let [offA, offB, rest] = [a.offset, b.offset, item];
     for (let d = batch.length - 1; d >= 0; d--) {
@@ -23,6 +27,19 @@ export function hostIntMatmul(a: HostView, b: HostView, out: Int32Array): void {
       offA += i * a.strides[d]!;
       offB += i * b.strides[d]!;
     }
+    out.push([offA, offB]);
+  }
+  return out;
+}
+
+export function hostIntMatmul(a: HostView, b: HostView, out: Int32Array): void {
+  const r = a.shape.length;
+  const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];
+  const [sam, sak, sbk, sbn] = [a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!];
+  const [A, B] = [a.data, b.data];
+  const offsets = batchOffsets(a, b);
+  out.fill(0, 0, offsets.length * M * N);
+  for (const [item, [offA, offB]] of offsets.entries()) {
     for (let i = 0; i < M; i++) {
       const row = item * M * N + i * N;
       for (let k = 0; k < K; k++) {

@@ -2,6 +2,7 @@ import {
   type AdamStepParams,
   type BackendCapabilities,
   BaseBackend,
+  batchOffsets,
   type BinaryOp,
   contiguousStrides,
   type DeviceBuffer,
@@ -170,17 +171,8 @@ export class WasmBackend extends BaseBackend {
   protected override integerMatmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
     const r = a.shape.length;
     const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];
-    const batch = a.shape.slice(0, -2);
-    const items = batch.reduce((p, d) => p * d, 1);
     const [pa, pb, pc] = [this.ptr(a.buffer), this.ptr(b.buffer), this.ptr(out)];
-    for (let item = 0; item < items; item++) {
-      let [offA, offB, rest] = [a.offset, b.offset, item];
-      for (let d = batch.length - 1; d >= 0; d--) {
-        const i = rest % batch[d]!;
-        rest = Math.floor(rest / batch[d]!);
-        offA += i * a.strides[d]!;
-        offB += i * b.strides[d]!;
-      }
+    for (const [item, [offA, offB]] of batchOffsets(a, b).entries()) {
       this.k.gemmI32(
         pa + offA * 4,
         a.strides[r - 2]!,

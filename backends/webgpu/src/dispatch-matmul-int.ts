@@ -4,7 +4,7 @@
  * dot4I8Packed; other integer operands (int32, uint8) run the generic int32 kernel. Batch items are
  * dispatched one by one (offsets computed on the host). Kernels: kernels/matmul-int.ts.
  */
-import type { DeviceBuffer, NDArray } from '@polyhal/hal';
+import { batchOffsets, type DeviceBuffer, type NDArray } from '@polyhal/hal';
 import type { CommandBatch } from './encoder.js';
 import { flat } from './kernel-params.js';
 import {
@@ -54,15 +54,7 @@ export function dispatchIntMatmul(ctx: IntMatmulContext, a: NDArray, b: NDArray,
   const packedA = path === 'int32' ? null : ctx.pool.acquire(Mp * Kp);
   const packedB = path === 'int32' ? null : ctx.pool.acquire(Np * Kp);
   const padded = path === 'subgroup-matrix' ? ctx.pool.acquire(Mp * Np * 4) : null;
-  for (let item = 0; item < items; item++) {
-    // Unravel the batch index into each operand's offset (broadcast dims have stride 0).
-    let [offA, offB, rest] = [a.offset, b.offset, item];
-    for (let d = batchShape.length - 1; d >= 0; d--) {
-      const i = rest % batchShape[d]!;
-      rest = Math.floor(rest / batchShape[d]!);
-      offA += i * a.strides[d]!;
-      offB += i * b.strides[d]!;
-    }
+  for (const [item, [offA, offB]] of batchOffsets(a, b).entries()) {
     const params = (rows: number): number[] => [M, N, K, offA, offB, item * M * N, ...strides, Kp / 4, rows];
     const flops = 2 * M * N * K;
     if (path === 'int32') {
