@@ -42,10 +42,11 @@ class Int8Linear {
     try {
       const shape = x.value.shape;
       const rows = shape.slice(0, -1).reduce((p, d) => p * d, 1);
-      const x2 = t(be.contiguous(be.reshape(x.value, [rows, layer.inFeatures])));
-      const xq = t(be.quantizeLinear(x2, this.xScale, this.xZero));
+      // quantizeLinear writes a fresh contiguous array, so its [rows, in] reshape is a view of it (one
+      // product of 2-D operands, not one per leading index).
+      const xq = t(be.quantizeLinear(x.value, this.xScale, this.xZero));
       const wT = be.permute(this.wq, [1, 0]);
-      const acc = t(be.matmulInteger(xq, wT));
+      const acc = t(be.matmulInteger(be.reshape(xq, [rows, layer.inFeatures]), wT));
       let y = be.mul(t(be.cast(acc, 'float32')), this.outScale);
       const bias = layer.bias;
       if (bias) y = be.add(t(y), bias.value);
