@@ -54,6 +54,19 @@ describe('polyhal CLI', () => {
     expect(Number(/0\.\d{4}/.exec(last)![0])).toBeGreaterThan(0.8);
   }, 120_000);
 
+  test('--quantize reports int8 accuracy within half a point of float32 and both speeds (a test set under 256)', () => {
+    const r = run('--epochs', '2', '--train', '2000', '--test', '200', '--backend', 'wasm', '--quantize');
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const m =
+      /int8 \(2 Linear layers quantized; .* from 256 training digits\): test accuracy (0\.\d{4}) \(float32 (0\.\d{4}),/.exec(
+        r.stdout,
+      );
+    expect(m).not.toBeNull();
+    expect(Math.abs(Number(m![1]) - Number(m![2]))).toBeLessThanOrEqual(0.005);
+    expect(r.stdout).toMatch(/inference digits\/s, batch 200: float32 \d+, int8 \d+ \([\d.]+×\); batch 1: float32 \d+/);
+  }, 120_000);
+
   test('the Vision Transformer trains on wasm: a short run learns real digits', () => {
     const r = run('--model', 'vit', '--epochs', '3', '--train', '4000', '--test', '500', '--backend', 'wasm');
     expect(r.status).toBe(0);

@@ -12,6 +12,9 @@ import { evaluate, type ModelKind, toModelInput } from './train.js';
 
 export interface QuantizedResult {
   layers: number;
+  /** Training digits the activations were calibrated on, and the large batch's size (256, or fewer digits). */
+  calibrationDigits: number;
+  batchSize: number;
   floatAccuracy: number;
   int8Accuracy: number;
   /** digits/s: [float32, int8] at batch 256 and at batch 1. */
@@ -40,16 +43,18 @@ export async function quantizedReport(
   floatAccuracy: number,
 ): Promise<QuantizedResult> {
   const batch = (n: number, from: Float32Array) => Tensor.fromArray(backend, from.subarray(0, n * 784), [n, 784]);
-  const [x256, x1] = [batch(256, data.testX), batch(1, data.testX)];
+  // 256 digits a batch, or all of them when --test or --train is smaller.
+  const [big, calibrate] = [Math.min(256, data.testSize), Math.min(256, data.trainSize)];
+  const [x256, x1] = [batch(big, data.testX), batch(1, data.testX)];
   try {
     const float256 = await throughput(model, kind, x256);
     const float1 = await throughput(model, kind, x1);
     const calibration = new DataLoader({
-      inputs: data.trainX.subarray(0, 256 * 784),
-      labels: data.trainY.subarray(0, 256 * 10),
+      inputs: data.trainX.subarray(0, calibrate * 784),
+      labels: data.trainY.subarray(0, calibrate * 10),
       inputShape: [784],
       labelShape: [10],
-      batchSize: 256,
+      batchSize: calibrate,
       backend,
     });
     const report = await quantize(model, async () => {
@@ -62,6 +67,8 @@ export async function quantizedReport(
       const int81 = await throughput(model, kind, x1);
       return {
         layers: report.layers.length,
+        calibrationDigits: calibrate,
+        batchSize: big,
         floatAccuracy,
         int8Accuracy,
         batch256: [float256, int8256],
@@ -81,9 +88,10 @@ export function formatQuantized(r: QuantizedResult, backend: string): string[] {
   const d = (r.int8Accuracy - r.floatAccuracy) * 100;
   const rate = ([f, q]: [number, number]) => `float32 ${f.toFixed(0)}, int8 ${q.toFixed(0)} (${(q / f).toFixed(2)}×)`;
   return [
-    `int8 (${r.layers} Linear layers quantized; weights per output channel, activations per tensor from 256 ` +
-      `training digits): test accuracy ${r.int8Accuracy.toFixed(4)} (float32 ${r.floatAccuracy.toFixed(4)}, ` +
+    `int8 (${r.layers} Linear layers quantized; weights per output channel, activations per tensor from ` +
+      `${r.calibrationDigits} training digits): test accuracy ${r.int8Accuracy.toFixed(4)} ` +
+      `(float32 ${r.floatAccuracy.toFixed(4)}, ` +
       `${d >= 0 ? '+' : ''}${d.toFixed(2)} points) on ${backend}`,
-    `inference digits/s, batch 256: ${rate(r.batch256)}; batch 1: ${rate(r.batch1)}`,
+    `inference digits/s, batch ${r.batchSize}: ${rate(r.batch256)}; batch 1: ${rate(r.batch1)}`,
   ];
 }
