@@ -58,10 +58,8 @@ describe('polyhal CLI', () => {
     const r = run('--epochs', '2', '--train', '2000', '--test', '200', '--backend', 'wasm', '--quantize');
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    const m =
-      /int8 \(2 Linear layers quantized; .* from 256 training digits\): test accuracy (0\.\d{4}) \(float32 (0\.\d{4}),/.exec(
-        r.stdout,
-      );
+    const line = /int8 \(2 Linear layers quantized; .* from 256 training digits\): test accuracy (0\.\d{4}) /;
+    const m = new RegExp(`${line.source}\\(float32 (0\\.\\d{4}),`).exec(r.stdout);
     expect(m).not.toBeNull();
     expect(Math.abs(Number(m![1]) - Number(m![2]))).toBeLessThanOrEqual(0.005);
     expect(r.stdout).toMatch(/inference digits\/s, batch 200: float32 \d+, int8 \d+ \([\d.]+×\); batch 1: float32 \d+/);
