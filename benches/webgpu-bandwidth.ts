@@ -8,6 +8,8 @@
  * and then reads one element of the last result, so the time is dispatch to result and the GPU's work
  * dominates. Bytes per element: add 12 (two loads, one store), relu 8, chain 40 (add, relu, mul by a
  * tensor, add: four separate ops of 12 + 8 + 12 + 8 bytes — a fused kernel would move 16).
+ * float16 rows: the same ops on float16 arrays (2 bytes per element, computed in float32: half the bytes,
+ * add 6, relu 4, chain 20) against PolyHAL's own float32, alternated in one loop (tfjs has no float16).
  * GB/s = bytes / time (10^9 bytes per second). The share of the device's memory bandwidth uses
  * `--peak-gbps` (the data sheet's figure: H100 SXM 3350, H200 4800 GB/s; WebGPU's adapter info on NVIDIA
  * names the driver, not the model), else a model name found in the adapter's description.
@@ -109,10 +111,10 @@ async function rawBlock(n: number, kind: 'copy' | 'add'): Promise<Runner> {
 type Op = 'add' | 'relu' | 'chain';
 const BYTES: Record<Op, number> = { add: 12, relu: 8, chain: 40 };
 
-function ours(n: number, op: Op): Runner {
+function ours(n: number, op: Op, dtype: 'float32' | 'float16' = 'float32'): Runner {
   const init = Float32Array.from({ length: 1 << 16 }, (_, i) => Math.sin(i));
   const tile = (): NDArray => {
-    const small = be.fromArray(init, [1 << 16]);
+    const small = be.fromArray(init, [1 << 16], dtype);
     const big = be.contiguous(be.expand(be.reshape(small, [1, 1 << 16]), [n >> 16, 1 << 16]));
     be.free(small);
     return be.reshape(big, [n]);
@@ -219,6 +221,31 @@ for (const n of sizes) {
         `ratio ${(mt / mo).toFixed(2)}x` +
         (peak ? `, ${((100 * go) / peak).toFixed(0)}% of peak` : '') +
         `, ${((100 * go) / vec4Gbps).toFixed(0)}% of the plain vec4 add`,
+    );
+    const halves = [ours(n, op, 'float16'), ours(n, op, 'float32')];
+    const ht: number[][] = [[], []];
+    for (let t = 0; t < trials + 1; t++)
+      for (let j = 0; j < 2; j++) {
+        const i = (j + t) % 2;
+        const ms = await halves[i]!.run();
+        if (t > 0) ht[i]!.push(ms);
+      }
+    for (const r of halves) r.dispose();
+    const [m16, m32] = [median(ht[0]!), median(ht[1]!)];
+    const g16 = gbps(BYTES[op] / 2, m16);
+    rows.push({
+      suite: `${op}/float16`,
+      size: n,
+      float16Ms: m16,
+      float32Ms: m32,
+      float16Gbps: g16,
+      speedupOverFloat32: m32 / m16,
+      shareOfPeak: peak ? g16 / peak : null,
+    });
+    console.log(
+      `  ${op.padEnd(5)} float16 ${m16.toFixed(3)} ms (${g16.toFixed(0)} GB/s), float32 ${m32.toFixed(3)} ms: ` +
+        `${(m32 / m16).toFixed(2)}x` +
+        (peak ? `, ${((100 * g16) / peak).toFixed(0)}% of peak` : ''),
     );
   }
 }

@@ -47,7 +47,7 @@ describe('the hook set: BaseBackend checks its subclass at construction', () => 
     expect(e.name).toBe('BackendHookError');
     expect(e.missing).toEqual(['createStorage', 'matmulKernel']);
     expect(e.backend).toBe('PartialBackend');
-    expect(e.message).toContain('createStorage(buffer: DeviceBuffer): void');
+    expect(e.message).toContain('createStorage(buffer: DeviceBuffer, dtype: DType): void');
     expect(e.message).toContain('matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void');
     expect(e.message).toMatch(/does not implement 2 required hooks/);
     expect(e.message).not.toMatch(/is not a function/);

@@ -32,10 +32,10 @@ export interface HookSpec {
 export const REQUIRED_HOOKS: readonly HookSpec[] = Object.freeze([
   {
     name: 'createStorage',
-    signature: 'createStorage(buffer: DeviceBuffer): void',
+    signature: 'createStorage(buffer: DeviceBuffer, dtype: DType): void',
     contract:
       'make storage for buffer.size elements of buffer.dtype (size and the memory limit already ' +
-      'checked); OutOfMemoryError if the device cannot',
+      "checked; `dtype` is the array's own, buffer.dtype its storage dtype); OutOfMemoryError if the device cannot",
   },
   {
     name: 'destroyStorage',
@@ -181,6 +181,15 @@ export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
       "buffer's storage as a typed array the host reads and writes synchronously, no copy, element 0 first " +
       '(Float64Array for float64); with it the backend has float64, every kernel touching it run on the host ' +
       '(host-float64.ts); without it creating a float64 array throws UnsupportedOpError',
+  },
+  {
+    name: 'packedFloat16',
+    signature: 'packedFloat16(): boolean',
+    contract:
+      'true: float16 is stored in 2 bytes per element (IEEE binary16 bits, element i at byte 2i; ' +
+      'byteLength = 2·size); kernels receive such buffers as their float32 storage alias (the same id, ' +
+      "createStorage's dtype says which) and read and write binary16 there, unary and binary kernels " +
+      'rounding float16 results themselves (nearest, ties to even); default: float16 in float32 storage',
   },
   {
     name: 'layerNormKernel',

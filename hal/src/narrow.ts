@@ -21,6 +21,10 @@
  * within their float32 accuracy plus one float16 rounding. Reductions and cumsum accumulate in the
  * storage dtype and round once at the end, as NumPy and PyTorch accumulate float16 in float32.
  *
+ * A backend with the optional packedFloat16 hook stores float16 in 2 bytes per element; its kernels get
+ * those buffers as the same float32 aliases and read binary16 there, and its unary and binary kernels
+ * write float16 results directly (rounding them as copyKernel would) rather than through a temporary.
+ *
  * float64 is routed here too: on a backend with the optional `hostStorage` hook every kernel whose
  * operands or output include a float64 array runs the host kernels of host-float64.ts instead of the
  * backend's own (which never see float64); without the hook no float64 array can exist (allocate throws).
@@ -64,6 +68,7 @@ interface NarrowHost {
   free(x: NDArray): void;
   binary(op: 'equal', a: NDArray, b: number): NDArray;
   where(cond: NDArray, x: number, y: NDArray): NDArray;
+  hasPackedFloat16(): boolean;
 }
 
 const INT32_MIN = -2147483648;
@@ -110,6 +115,8 @@ export function installNarrowKernels(be: object): void {
   };
   const v = storageView;
   const b = storageBuffer;
+  /** With packedFloat16 (hooks.ts) the unary and binary kernels round and store float16 results themselves. */
+  const direct = (out: DeviceBuffer): boolean => out.dtype === 'float16' && host.hasPackedFloat16();
 
   install('copyKernel', (x: NDArray, out: DeviceBuffer) => {
     if (f64(x) || f64(out)) return h.copy(x, out);
@@ -128,14 +135,22 @@ export function installNarrowKernels(be: object): void {
   // the hot kernels skip the wrapping altogether when nothing is narrow or float64
   const unary = raw<(op: string, x: NDArray, out: DeviceBuffer) => void>('unaryKernel')!;
   install('unaryKernel', (op: string, x: NDArray, out: DeviceBuffer) =>
-    f64(x) ? h.unary(op, x, out) : isNarrow(x.dtype) ? computed(out, (o) => unary(op, v(x), o)) : unary(op, x, out),
+    f64(x)
+      ? h.unary(op, x, out)
+      : isNarrow(x.dtype)
+        ? direct(out)
+          ? unary(op, v(x), b(out))
+          : computed(out, (o) => unary(op, v(x), o))
+        : unary(op, x, out),
   );
   const binary = raw<(op: string, a: NDArray, c: NDArray, out: DeviceBuffer) => void>('binaryKernel')!;
   install('binaryKernel', (op: string, a: NDArray, c: NDArray, out: DeviceBuffer) =>
     f64(a)
       ? h.binary(op, a, c, out)
       : isNarrow(a.dtype)
-        ? computed(out, (o) => binary(op, v(a), v(c), o))
+        ? direct(out)
+          ? binary(op, v(a), v(c), b(out))
+          : computed(out, (o) => binary(op, v(a), v(c), o))
         : binary(op, a, c, out),
   );
   const reduce = raw<(op: string, x: NDArray, axes: readonly number[], out: DeviceBuffer) => void>('reduceKernel')!;

@@ -73,7 +73,8 @@ export abstract class StorageBackend {
 
   // ---- storage hooks and fill: what a backend implements (contracts: hooks.ts, REQUIRED_HOOKS) ----
   // They receive buffers typed as their storage dtype (narrow.ts: storageBuffer), never int8, uint8 or float16.
-  protected abstract createStorage(buffer: DeviceBuffer): void;
+  // `dtype` is the array's own (float16 on a backend with the packedFloat16 hook takes 2 bytes per element).
+  protected abstract createStorage(buffer: DeviceBuffer, dtype: DType): void;
   protected abstract destroyStorage(buffer: DeviceBuffer): void;
   /** Writes a whole buffer: a Float32Array for float32 (and float16), an Int32Array (0/1 for bool) otherwise. */
   protected abstract writeStorage(buffer: DeviceBuffer, data: StorageArray): void;
@@ -107,6 +108,12 @@ export abstract class StorageBackend {
     );
   }
 
+  /** Whether float16 arrays take 2 bytes per element here (the optional packedFloat16 hook, hooks.ts). */
+  hasPackedFloat16(): boolean {
+    const hook = (this as { packedFloat16?: () => boolean }).packedFloat16;
+    return typeof hook === 'function' && hook.call(this) === true;
+  }
+
   allocate(size: number, dtype: DType = 'float32'): DeviceBuffer {
     this.assertOpen();
     if (!Number.isInteger(size) || size < 0)
@@ -119,11 +126,11 @@ export abstract class StorageBackend {
         this.name,
         'float64 needs storage the host addresses (the hostStorage hook: cpu, wasm, reference); cast to float32',
       );
-    const byteLength = size * bytesPerElement(dtype);
+    const byteLength = size * (dtype === 'float16' && this.hasPackedFloat16() ? 2 : bytesPerElement(dtype));
     const available = this.memoryAvailable();
     if (byteLength > available) throw new OutOfMemoryError(byteLength, available, this.name);
     const buffer: DeviceBuffer = Object.freeze({ id: this.nextBufferId++, dtype, size, byteLength, owner: this.id });
-    this.createStorage(storageBuffer(buffer));
+    this.createStorage(storageBuffer(buffer), dtype);
     this.live.set(buffer.id, buffer);
     this.liveBytes += byteLength;
     this.peakBytes = Math.max(this.peakBytes, this.liveBytes);

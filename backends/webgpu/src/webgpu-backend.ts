@@ -5,6 +5,7 @@ import {
   BaseBackend,
   type BinaryOp,
   type DeviceBuffer,
+  type DType,
   GATHER_FILL,
   isContiguous,
   type NDArray,
@@ -22,6 +23,16 @@ import type { PhiloxStream } from '@polyhal/hal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
 import { dispatchIntMatmul, type IntMatmulContext } from './dispatch-matmul-int.js';
+import {
+  decodeHalf,
+  dispatchBinaryHalf,
+  dispatchCopyHalf,
+  dispatchUnaryHalf,
+  encodeHalf,
+  type HalfContext,
+  narrowedInto,
+  widened,
+} from './dispatch-half.js';
 import { dispatchLayerNorm, dispatchLayerNormBackward, type NormContext } from './dispatch-norm.js';
 import { SUBGROUP_MATRIX } from './device.js';
 import { CommandBatch } from './encoder.js';
@@ -69,6 +80,9 @@ export class WebGpuBackend extends BaseBackend {
   readonly int8MatmulPath: string;
   readonly device: GpuDeviceLike;
   private readonly gpuBuffers = new Map<number, GPUBuffer>();
+  /** Ids of the float16 buffers: 2 bytes per element (dispatch-half.ts). */
+  private readonly half = new Set<number>();
+  private readonly halfContext: HalfContext;
   private readonly pool: BufferPool;
   /** The open command encoder, uniform params, submissions and their error scopes (encoder.ts). */
   private readonly batch: CommandBatch;
@@ -121,10 +135,17 @@ export class WebGpuBackend extends BaseBackend {
       fill: (out, value) => this.fillKernel(out, value),
     };
     this.normContext = { batch: this.batch, gpu: (buffer) => this.gpu(buffer), dummy: this.dummy };
+    this.halfContext = {
+      batch: this.batch,
+      half: this.half,
+      gpu: (buffer) => this.gpu(buffer, true),
+      allocate: (size, dtype) => this.allocate(size, dtype),
+      deallocate: (buffer) => this.deallocate(buffer),
+    };
     this.reader = new StagingReader(
       this.device,
       this.batch,
-      (buffer) => this.gpu(buffer),
+      (buffer) => this.gpu(buffer, true),
       () => this.lostReason,
     );
     void this.device.lost.then((info) => {
@@ -133,38 +154,53 @@ export class WebGpuBackend extends BaseBackend {
   }
 
   // ---- storage ----
-  protected createStorage(buffer: DeviceBuffer): void {
+  /** float16 takes 2 bytes per element here: binary16 bits, two to a 32-bit word (dispatch-half.ts). */
+  packedFloat16(): boolean {
+    return true;
+  }
+
+  /** Bytes of a buffer's GPU storage: whole 4-byte words, at least one. */
+  private static storageBytes(buffer: DeviceBuffer): number {
+    return Math.max(4, Math.ceil(buffer.byteLength / 4) * 4);
+  }
+
+  protected createStorage(buffer: DeviceBuffer, dtype: DType): void {
     this.assertUsable('allocate');
     const max = this.device.limits.maxStorageBufferBindingSize;
     if (buffer.byteLength > max) {
       throw new OutOfMemoryError(buffer.byteLength, max, `${this.name} (maxStorageBufferBindingSize of this adapter)`);
     }
-    const b = this.pool.acquire(Math.max(4, buffer.byteLength));
+    const b = this.pool.acquire(WebGpuBackend.storageBytes(buffer));
     this.gpuBuffers.set(buffer.id, b);
+    if (dtype === 'float16') this.half.add(buffer.id);
     this.batch.keys.set(b, buffer.id);
   }
 
   protected destroyStorage(buffer: DeviceBuffer): void {
     const b = this.gpuBuffers.get(buffer.id)!;
     this.gpuBuffers.delete(buffer.id);
+    this.half.delete(buffer.id);
     this.batch.keys.delete(b);
     this.batch.tracker.forget(buffer.id);
     // Queued work may still read it; later work on a reused buffer is encoded after it (see writeStorage).
-    this.pool.release(b, Math.max(4, buffer.byteLength));
+    this.pool.release(b, WebGpuBackend.storageBytes(buffer));
   }
 
-  /** A Float32Array for float32, an Int32Array for int32 and bool (0/1). */
+  /** A Float32Array for float32 (float16: exact float16 values, stored as binary16), an Int32Array otherwise. */
   protected writeStorage(buffer: DeviceBuffer, data: StorageArray): void {
     this.assertUsable('write');
     this.flush(); // queued work that used a recycled buffer runs before this write
-    if (data.byteLength > 0)
-      this.device.queue.writeBuffer(this.gpu(buffer), 0, data.buffer, data.byteOffset, data.byteLength);
+    const bytes = this.half.has(buffer.id) ? encodeHalf(data as Float32Array) : data;
+    if (bytes.byteLength > 0)
+      this.device.queue.writeBuffer(this.gpu(buffer, true), 0, bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.batch.tracker.forget(buffer.id); // it holds the host's data now, whatever earlier work did
   }
 
   protected async readStorage(buffer: DeviceBuffer): Promise<StorageArray> {
     this.assertUsable('read');
-    return this.reader.read(buffer);
+    if (!this.half.has(buffer.id)) return this.reader.read(buffer);
+    const words = await this.reader.read({ ...buffer, byteLength: WebGpuBackend.storageBytes(buffer) });
+    return decodeHalf(new Uint16Array(words.buffer, words.byteOffset, words.byteLength / 2), buffer.size);
   }
 
   /**
@@ -197,10 +233,18 @@ export class WebGpuBackend extends BaseBackend {
     return this.pool.stats();
   }
 
-  private gpu(buffer: DeviceBuffer): GPUBuffer {
+  /** The GPU buffer of `buffer`; float16 storage only for the kernels that read binary16 (`half`). */
+  private gpu(buffer: DeviceBuffer, half = false): GPUBuffer {
     const b = this.gpuBuffers.get(buffer.id);
     if (!b) this.checkBuffer(buffer, 'webgpu');
+    if (!half && this.half.has(buffer.id))
+      throw new Error(`webgpu: a float16 buffer (#${buffer.id}) reached a kernel that reads float32 only`);
     return b!;
+  }
+
+  /** Whether any of `buffers` holds float16 in 2-byte storage. */
+  private anyHalf(...buffers: DeviceBuffer[]): boolean {
+    return this.half.size > 0 && buffers.some((b) => this.half.has(b.id));
   }
 
   private assertUsable(op: string): void {
@@ -216,6 +260,10 @@ export class WebGpuBackend extends BaseBackend {
   // ---- kernels ----
   protected unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void {
     unaryExpr(op, x.dtype); // throws UnsupportedOpError before anything is encoded
+    if (this.anyHalf(x.buffer, out)) {
+      dispatchUnaryHalf(this.halfContext, op, x, out);
+      return;
+    }
     const n = out.size;
     if (n === 0) return;
     const v = vec4Plan(x.shape, [x], [x.dtype]);
@@ -247,6 +295,10 @@ export class WebGpuBackend extends BaseBackend {
   /** a and b of one dtype (bool: i32 0/1); out's dtype is the op's result (bool for the comparisons). */
   protected binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void {
     binaryExpr(op, a.dtype); // throws UnsupportedOpError before anything is encoded
+    if (this.anyHalf(a.buffer, b.buffer, out)) {
+      dispatchBinaryHalf(this.halfContext, op, a, b, out);
+      return;
+    }
     const n = out.size;
     if (n === 0) return;
     const v = vec4Plan(a.shape, [a, b], [a.dtype, out.dtype]);
@@ -277,6 +329,12 @@ export class WebGpuBackend extends BaseBackend {
 
   protected reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void {
     if (!Object.hasOwn(REDUCE_OP_DEFS, op)) throw new UnsupportedOpError(String(op), x.dtype, this.name);
+    if (this.anyHalf(x.buffer, out)) {
+      widened(this.halfContext, [x], ([w]) =>
+        narrowedInto(this.halfContext, out, (o) => this.reduceKernel(op, w!, axes, o)),
+      );
+      return;
+    }
     const outputs = out.size;
     if (outputs === 0) return;
     const { kept, reduced: red } = splitReduceAxes(x.shape, x.strides, axes);
@@ -313,6 +371,11 @@ export class WebGpuBackend extends BaseBackend {
   private copyInto(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void {
     const n = x.shape.reduce((p, d) => p * d, 1);
     if (n === 0) return;
+    if (this.anyHalf(x.buffer, out)) {
+      const outDtype = this.half.has(out.id) ? 'float16' : out.dtype;
+      dispatchCopyHalf(this.halfContext, x, out, outDtype, strides, offset);
+      return;
+    }
     const { R, words } = stridedParams(x.shape, [x, { strides }]);
     this.batch.dispatch(
       'copy',
@@ -335,6 +398,14 @@ export class WebGpuBackend extends BaseBackend {
 
   protected fillKernel(out: DeviceBuffer, value: number): void {
     if (out.size === 0) return;
+    if (this.half.has(out.id)) {
+      // both halves of every word hold the value's binary16 bits (the value is a float16: narrow.ts)
+      const h = encodeHalf(Float32Array.of(value))[0]!;
+      const words = Math.ceil(out.size / 2);
+      const args = [words, h | (h << 16)];
+      this.batch.dispatch('fill', 'fill/int32', () => fillWgsl('int32'), 4, args, [this.gpu(out, true)], flat(words));
+      return;
+    }
     const bits = out.dtype === 'float32' ? floatBits(value) : value | 0;
     this.batch.dispatch(
       'fill',
@@ -358,6 +429,12 @@ export class WebGpuBackend extends BaseBackend {
 
   /** gather: one invocation per output element (kernels/gather.ts); operands [O, D, I], [K] → [O, K, I]. */
   protected gatherKernel(x: NDArray, indices: NDArray, out: DeviceBuffer): void {
+    if (this.anyHalf(x.buffer, out)) {
+      widened(this.halfContext, [x], ([w]) =>
+        narrowedInto(this.halfContext, out, (o) => this.gatherKernel(w!, indices, o)),
+      );
+      return;
+    }
     const fill = x.dtype === 'float32' ? 0x7fc00000 : GATHER_FILL[x.dtype]; // NaN's bits, INT32_MIN, 1 (bool)
     const [, dim, n] = x.shape as [number, number, number];
     const params = [out.size, indices.shape[0]!, n, dim, x.offset, ...x.strides];
@@ -370,6 +447,12 @@ export class WebGpuBackend extends BaseBackend {
   protected whereKernel(cond: NDArray, x: NDArray, y: NDArray, out: DeviceBuffer): void {
     const n = out.size;
     if (n === 0) return;
+    if (this.anyHalf(x.buffer, y.buffer, out)) {
+      widened(this.halfContext, [x, y], ([wx, wy]) =>
+        narrowedInto(this.halfContext, out, (o) => this.whereKernel(cond, wx!, wy!, o)),
+      );
+      return;
+    }
     const contig = isContiguous(cond) && isContiguous(x) && isContiguous(y);
     const { R, words } = stridedParams(cond.shape, [cond, x, y]);
     this.batch.dispatch(
@@ -405,6 +488,12 @@ export class WebGpuBackend extends BaseBackend {
     out: DeviceBuffer,
     reduction: ScatterReduction,
   ): void {
+    if (this.anyHalf(target.buffer, updates.buffer, out)) {
+      widened(this.halfContext, [target, updates], ([t, u]) =>
+        narrowedInto(this.halfContext, out, (o) => this.runScatter(t!, indices, u!, o, reduction)),
+      );
+      return;
+    }
     const [, dim, n] = target.shape as [number, number, number];
     const params = [out.size, indices.shape[0]!, n, dim, target.offset, ...target.strides];
     params.push(indices.offset, indices.strides[0]!, updates.offset, ...updates.strides);

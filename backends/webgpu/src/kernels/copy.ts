@@ -62,7 +62,8 @@ function narrowConvert(from: DType, to: DType): string {
   return to === 'int8' ? '((v << 24u) >> 24u)' : '(v & 255)';
 }
 
-function convert(from: DType, to: DType): string {
+/** WGSL converting `v` (u32 bits for a narrowing cast from float32, else of the source's type) into `to`. */
+export function convert(from: DType, to: DType): string {
   if (isNarrow(to)) return narrowConvert(from, to);
   if (from === to) return 'v';
   if (to === 'float32') return 'f32(v)';
