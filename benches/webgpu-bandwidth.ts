@@ -14,11 +14,12 @@
  * `--peak-gbps` (the data sheet's figure: H100 SXM 3350, H200 4800 GB/s; WebGPU's adapter info on NVIDIA
  * names the driver, not the model), else a model name found in the adapter's description.
  *   node webgpu-bandwidth.mjs [--sizes 16777216,67108864] [--reps 20] [--trials 7] [--json out.json]
+ *     [--float16-conversions auto|integer|hardware] [--peak-gbps N]
  */
 import { writeFileSync } from 'node:fs';
 import { create, globals } from 'webgpu';
 import { createWebGpuBackend } from '@polyhal/backend-webgpu';
-import type { ComputeBackend, NDArray } from '@polyhal/hal';
+import type { NDArray } from '@polyhal/hal';
 
 type Tf = typeof import('@tensorflow/tfjs-core');
 type TfTensor = import('@tensorflow/tfjs-core').Tensor;
@@ -39,7 +40,8 @@ const tf: Tf = await import('@tensorflow/tfjs-core');
 await import('@tensorflow/tfjs-backend-webgpu');
 await tf.setBackend('webgpu');
 await tf.ready();
-const be: ComputeBackend = await createWebGpuBackend({ gpu });
+const conversions = arg('float16-conversions', 'auto') as 'auto' | 'integer' | 'hardware';
+const be = await createWebGpuBackend({ gpu, float16Conversions: conversions });
 const adapter = (await gpu.requestAdapter())!;
 const raw = await adapter.requestDevice({
   requiredLimits: {
@@ -54,7 +56,10 @@ const known: [RegExp, number][] = [
 ];
 const peak =
   Number(arg('peak-gbps', '0')) || known.find(([re]) => re.test(`${be.deviceName} ${description}`))?.[1] || 0;
-console.log(`GPU: ${be.deviceName} (${description}); memory bandwidth ${peak ? `${peak} GB/s` : 'unknown'}`);
+console.log(
+  `GPU: ${be.deviceName} (${description}); memory bandwidth ${peak ? `${peak} GB/s` : 'unknown'}; ` +
+    `float16 conversions: ${be.float16Conversions}`,
+);
 
 /** The plain vec4 add: c = a + b over n/4 f32x4, 256 invocations per workgroup, 2-D grid. */
 const addPipeline = raw.createComputePipeline({
@@ -253,7 +258,17 @@ const out = arg('json', '');
 if (out)
   writeFileSync(
     out,
-    JSON.stringify({ gpu: be.deviceName, description, date: new Date().toISOString(), rows }, null, 2),
+    JSON.stringify(
+      {
+        gpu: be.deviceName,
+        description,
+        float16Conversions: be.float16Conversions,
+        date: new Date().toISOString(),
+        rows,
+      },
+      null,
+      2,
+    ),
   );
 be.dispose();
 process.exit(0);

@@ -36,6 +36,12 @@ export interface WebGpuOptions {
    * once (bind group, pipeline, allocation) name their op; 'batch' skips those (less CPU per op).
    */
   errorScopes?: 'op' | 'batch';
+  /**
+   * How float16 kernels convert between binary16 and f32 (the same bits either way): 'auto' (default)
+   * checks the adapter's pack2x16float/unpack2x16float against the exact integer conversions at creation
+   * and uses them if they agree ('hardware'), else 'integer'. See `float16Conversions` on the backend.
+   */
+  float16Conversions?: 'auto' | 'integer' | 'hardware';
 }
 
 export interface AcquiredDevice {

@@ -24,6 +24,7 @@ import {
   binaryHalfWgsl,
   copyHalfWgsl,
   elementwiseHalfWordsWgsl,
+  type HalfConversions,
   type HalfCopyMode,
   type HalfOperands,
   halfKey,
@@ -40,6 +41,8 @@ export interface HalfContext {
   gpu(buffer: DeviceBuffer): GPUBuffer;
   allocate(size: number, dtype: DType): DeviceBuffer;
   deallocate(buffer: DeviceBuffer): void;
+  /** The conversions the kernels use (half-check.ts decides at creation). */
+  conversions(): HalfConversions;
 }
 
 export const isHalf = (c: HalfContext, b: DeviceBuffer): boolean => c.half.has(b.id);
@@ -57,11 +60,12 @@ function wordsPlan(c: HalfContext, operands: NDArray[], out: DeviceBuffer): 1 | 
 
 function dispatchWords(c: HalfContext, op: UnaryOp | BinaryOp, operands: NDArray[], out: DeviceBuffer, W: 1 | 4): void {
   const arity = operands.length as 1 | 2;
+  const conv = c.conversions();
   const offsets = operands.map((x) => x.offset);
   c.batch.dispatch(
     op,
-    `${arity === 1 ? 'unary' : 'binary'}hw/${op}/${W}`,
-    () => elementwiseHalfWordsWgsl(op, arity, W),
+    `${arity === 1 ? 'unary' : 'binary'}hw/${op}/${W}/${conv}`,
+    () => elementwiseHalfWordsWgsl(op, arity, W, conv),
     elementwiseWords(1),
     [out.size, 0, offsets[0]!, offsets[1] ?? 0, 1, 0, 0],
     [...operands.map((x) => c.gpu(x.buffer)), c.gpu(out)],
@@ -80,11 +84,12 @@ export function dispatchUnaryHalf(c: HalfContext, op: UnaryOp, x: NDArray, out: 
   }
   const half: HalfOperands = { inputs: [isHalf(c, x.buffer)], out: isHalf(c, out) };
   const contig = isContiguous(x);
+  const conv = c.conversions();
   const { R, words } = stridedParams(x.shape, [x]);
   c.batch.dispatch(
     op,
-    `unaryh/${op}/${halfKey(half)}/${contig}/${R}`,
-    () => unaryHalfWgsl(op, half, contig, R),
+    `unaryh/${op}/${halfKey(half)}/${contig}/${R}/${conv}`,
+    () => unaryHalfWgsl(op, half, contig, R, conv),
     elementwiseWords(R),
     [n, 0, x.offset, 0, ...words],
     [c.gpu(x.buffer), c.gpu(out)],
@@ -103,11 +108,12 @@ export function dispatchBinaryHalf(c: HalfContext, op: BinaryOp, a: NDArray, b: 
   }
   const half: HalfOperands = { inputs: [isHalf(c, a.buffer), isHalf(c, b.buffer)], out: isHalf(c, out) };
   const contig = isContiguous(a) && isContiguous(b);
+  const conv = c.conversions();
   const { R, words } = stridedParams(a.shape, [a, b]);
   c.batch.dispatch(
     op,
-    `binaryh/${op}/${out.dtype}/${halfKey(half)}/${contig}/${R}`,
-    () => binaryHalfWgsl(op, out.dtype, half, contig, R),
+    `binaryh/${op}/${out.dtype}/${halfKey(half)}/${contig}/${R}/${conv}`,
+    () => binaryHalfWgsl(op, out.dtype, half, contig, R, conv),
     elementwiseWords(R),
     [n, 0, a.offset, b.offset, ...words],
     [c.gpu(a.buffer), c.gpu(b.buffer), c.gpu(out)],
@@ -136,13 +142,14 @@ export function dispatchCopyHalf(
   const n = x.shape.reduce((p, d) => p * d, 1);
   if (n === 0) return;
   const srcHalf = isHalf(c, x.buffer);
+  const conv = c.conversions();
   const mode: HalfCopyMode = !isHalf(c, out) ? 'wide' : rowMajorRegion(x.shape, strides) ? 'words' : 'atomic';
   const { R, words } = stridedParams(x.shape, [x, { strides }]);
   const invocations = mode === 'words' ? ((offset + n - 1) >> 1) - (offset >> 1) + 1 : n;
   c.batch.dispatch(
     'copy',
-    `copyh/${x.dtype}/${outDtype}/${srcHalf}/${mode}/${R}`,
-    () => copyHalfWgsl(x.dtype, outDtype, srcHalf, mode, R),
+    `copyh/${x.dtype}/${outDtype}/${srcHalf}/${mode}/${R}/${conv}`,
+    () => copyHalfWgsl(x.dtype, outDtype, srcHalf, mode, R, conv),
     copyWords(R),
     [n, 0, x.offset, offset, ...words],
     [c.gpu(x.buffer), c.gpu(out)],

@@ -7,11 +7,14 @@ import {
   validateOptions,
 } from '@polyhal/hal';
 import { acquireDevice, adapterInfo, requestAdapter, type WebGpuOptions } from './device.js';
+import { checkHardwareFloat16Once } from './half-check.js';
 import { TILES } from './kernels/matmul.js';
 import { WebGpuBackend } from './webgpu-backend.js';
 
 export { WebGpuBackend, GpuError } from './webgpu-backend.js';
 export { findGpu, hasVulkanLoader, type WebGpuOptions } from './device.js';
+export { checkHardwareFloat16, type HalfCheck } from './half-check.js';
+export { f16Wgsl, type HalfConversions } from './kernels/half.js';
 export type { GpuDeviceLike, GpuLike, GpuPowerPreference } from './gpu-types.js';
 export { chooseSplitK, chooseTile, TILES, type Tile, type TileName } from './kernels/matmul.js';
 export { NO_YIELD_WARN_OPS, NO_YIELD_WARNING_CODE } from './loop-watch.js';
@@ -28,6 +31,7 @@ export const WEBGPU_OPTION_SPECS: OptionSpecs = {
   matmulTile: { type: 'string', values: ['auto', ...Object.keys(TILES)] },
   matmulSplitK: { type: 'integer', min: 1, max: 1024, values: ['auto'] },
   errorScopes: { type: 'string', values: ['op', 'batch'] },
+  float16Conversions: { type: 'string', values: ['auto', 'integer', 'hardware'] },
 };
 
 /**
@@ -37,7 +41,15 @@ export const WEBGPU_OPTION_SPECS: OptionSpecs = {
  */
 export async function createWebGpuBackend(options: WebGpuOptions = {}): Promise<WebGpuBackend> {
   validateOptions('webgpu backend', options, WEBGPU_OPTION_SPECS);
-  return new WebGpuBackend(await acquireDevice(options), options);
+  const acquired = await acquireDevice(options);
+  const backend = new WebGpuBackend(acquired, options);
+  const conversions = options.float16Conversions ?? 'auto';
+  if (conversions === 'auto') {
+    const i = acquired.info;
+    const key = i.description || i.device ? `${i.vendor}/${i.architecture}/${i.device}/${i.description}` : null;
+    if ((await checkHardwareFloat16Once(backend.device, key)).ok) backend.useFloat16Conversions('hardware');
+  } else backend.useFloat16Conversions(conversions);
+  return backend;
 }
 
 /**

@@ -33,6 +33,7 @@ import {
   narrowedInto,
   widened,
 } from './dispatch-half.js';
+import type { HalfConversions } from './kernels/half.js';
 import { dispatchLayerNorm, dispatchLayerNormBackward, type NormContext } from './dispatch-norm.js';
 import { SUBGROUP_MATRIX } from './device.js';
 import { CommandBatch } from './encoder.js';
@@ -83,6 +84,7 @@ export class WebGpuBackend extends BaseBackend {
   /** Ids of the float16 buffers: 2 bytes per element (dispatch-half.ts). */
   private readonly half = new Set<number>();
   private readonly halfContext: HalfContext;
+  private halfConversions: HalfConversions = 'integer';
   private readonly pool: BufferPool;
   /** The open command encoder, uniform params, submissions and their error scopes (encoder.ts). */
   private readonly batch: CommandBatch;
@@ -141,6 +143,7 @@ export class WebGpuBackend extends BaseBackend {
       gpu: (buffer) => this.gpu(buffer, true),
       allocate: (size, dtype) => this.allocate(size, dtype),
       deallocate: (buffer) => this.deallocate(buffer),
+      conversions: () => this.halfConversions,
     };
     this.reader = new StagingReader(
       this.device,
@@ -157,6 +160,20 @@ export class WebGpuBackend extends BaseBackend {
   /** float16 takes 2 bytes per element here: binary16 bits, two to a 32-bit word (dispatch-half.ts). */
   packedFloat16(): boolean {
     return true;
+  }
+
+  /**
+   * How float16 kernels convert between binary16 and f32: 'integer' (operations on the bits, every
+   * adapter) or 'hardware' (pack2x16float/unpack2x16float, where half-check.ts found them exact).
+   * Either way the results are the same bits.
+   */
+  get float16Conversions(): HalfConversions {
+    return this.halfConversions;
+  }
+
+  /** Sets float16Conversions (createWebGpuBackend, after the check of `float16Conversions: 'auto'`). */
+  useFloat16Conversions(conversions: HalfConversions): void {
+    this.halfConversions = conversions;
   }
 
   /** Bytes of a buffer's GPU storage: whole 4-byte words, at least one. */

@@ -2,7 +2,7 @@
  * WGSL for float16 arrays stored in 2 bytes per element (the packedFloat16 hook, hal/src/hooks.ts):
  * IEEE binary16 bits, element i in the low (i even) or high (i odd) half of u32 word i/2, the byte layout
  * of WGSL's array<f16>. Core WGSL on every adapter, shader-f16 or not: the kernels decode the bits to
- * f32 and encode f32 results back with integer operations (F16_BITS_WGSL), so that neither an adapter's
+ * f32 and encode f32 results back with integer operations (f16Wgsl), so that neither an adapter's
  * float conversions nor `pack2x16float`'s implementation-defined rounding decide a result — the values
  * are those of the cpu and wasm backends bit for bit, and the arithmetic is float32's.
  *
@@ -22,7 +22,7 @@ import { binaryExpr, elementwiseHelpers, elementwiseWords, unaryExpr } from './e
  * a multiple of 2^-24; ±Inf from 65520; NaN stays a quiet NaN with its sign). f16_value: binary16 bits →
  * the exact f32, subnormals included. half_at: element i of a u32 array of halves, decoded.
  */
-export const F16_BITS_WGSL = `
+const F16_INTEGER_WGSL = `
 fn f16_bits(u: u32) -> u32 {
   let s = (u >> 16u) & 0x8000u;
   let a = u & 0x7fffffffu;
@@ -55,6 +55,29 @@ fn f16_value(h: u32) -> f32 {
   let lead = firstLeadingBit(m);
   return bitcast<f32>(s | ((lead + 103u) << 23u) | ((m << (23u - lead)) & 0x7fffffu));
 }
+`;
+
+/**
+ * The same two functions on the adapter's conversions, `unpack2x16float` and `pack2x16float` (core WGSL),
+ * NaN and overflow still decided on the bits (WGSL leaves pack2x16float of them indeterminate). Used only
+ * where half-check.ts found them to give the integer functions' results (nearest even, subnormals kept).
+ */
+const F16_HARDWARE_WGSL = `
+fn f16_bits(u: u32) -> u32 {
+  let a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) { return ((u >> 16u) & 0x8000u) | 0x7e00u | ((a >> 13u) & 0x3ffu); }
+  if (a >= 0x477ff000u) { return ((u >> 16u) & 0x8000u) | 0x7c00u; }
+  return pack2x16float(vec2<f32>(bitcast<f32>(u), 0.0)) & 0xffffu;
+}
+fn f16_value(h: u32) -> f32 { return unpack2x16float(h).x; }
+`;
+
+/** How float16 kernels convert: integer operations on the bits, or the adapter's conversions (checked). */
+export type HalfConversions = 'integer' | 'hardware';
+
+/** f16_bits, f16_value and half_bits (element i of a u32 array of halves, as bits) for `conv`. */
+export const f16Wgsl = (conv: HalfConversions): string =>
+  `${conv === 'hardware' ? F16_HARDWARE_WGSL : F16_INTEGER_WGSL}
 fn half_bits(w: u32, i: i32) -> u32 { return (w >> ((u32(i) & 1u) << 4u)) & 0xffffu; }
 `;
 
@@ -115,18 +138,31 @@ function bindings(names: string[], half: HalfOperands, t: string, outT: string):
 }
 
 /** Binary op on float16 operands (2-byte storage); `outDtype` bool (i32) for the comparisons, else float16. */
-export function binaryHalfWgsl(op: BinaryOp, outDtype: DType, half: HalfOperands, contig: boolean, R: number): string {
+export function binaryHalfWgsl(
+  op: BinaryOp,
+  outDtype: DType,
+  half: HalfOperands,
+  contig: boolean,
+  R: number,
+  conv: HalfConversions,
+): string {
   const expr = binaryExpr(op, 'float32');
-  return `${paramsPrelude(elementwiseWords(R))}${elementwiseHelpers(expr)}${F16_BITS_WGSL}
+  return `${paramsPrelude(elementwiseWords(R))}${elementwiseHelpers(expr)}${f16Wgsl(conv)}
 ${bindings(['a', 'b'], half, 'f32', T(outDtype))}
 ${elementwiseBody(['a', 'b'], half, contig, R, expr)}`;
 }
 
 /** Unary op on a float16 operand (2-byte storage) into float16. */
-export function unaryHalfWgsl(op: UnaryOp, half: HalfOperands, contig: boolean, R: number): string {
+export function unaryHalfWgsl(
+  op: UnaryOp,
+  half: HalfOperands,
+  contig: boolean,
+  R: number,
+  conv: HalfConversions,
+): string {
   const f = unaryExpr(op, 'float32');
   const expr = `select(${f}, x, is_nan(x))`; // NaN in → NaN out (elementwise.ts)
-  return `${paramsPrelude(elementwiseWords(R))}${elementwiseHelpers(f)}${F16_BITS_WGSL}
+  return `${paramsPrelude(elementwiseWords(R))}${elementwiseHelpers(f)}${f16Wgsl(conv)}
 ${bindings(['a'], half, 'f32', 'f32')}
 ${elementwiseBody(['a'], half, contig, R, expr)}`;
 }
@@ -138,7 +174,14 @@ export type HalfCopyMode = 'words' | 'atomic' | 'wide';
  * Copy/cast from `from` (the source's storage dtype; float16 when `srcHalf`) into `to` (the destination's
  * dtype; float16 in 2-byte storage when `mode` is 'words' or 'atomic'). Params as copy.ts.
  */
-export function copyHalfWgsl(from: DType, to: DType, srcHalf: boolean, mode: HalfCopyMode, R: number): string {
+export function copyHalfWgsl(
+  from: DType,
+  to: DType,
+  srcHalf: boolean,
+  mode: HalfCopyMode,
+  R: number,
+  conv: HalfConversions,
+): string {
   const srcT = srcHalf || from === 'float32' ? 'u32' : 'i32';
   const load = srcHalf ? 'half_bits(src[u32(is) >> 1u], is)' : 'src[is]';
   // the source's value as binary16 bits (a float16 destination) or as copy.ts's `v` (any other)
@@ -147,7 +190,7 @@ export function copyHalfWgsl(from: DType, to: DType, srcHalf: boolean, mode: Hal
   const wideV = narrowTo ? 'bitcast<u32>(f16_value(sv))' : 'f16_value(sv)';
   const srcOffsets = (i: string): string =>
     stridedOffsets(['is'], 4, [4 + R], [2], R).replace('var rem = i32(i);', `var rem = i32(${i});`);
-  const prelude = `${paramsPrelude(copyWords(R))}${F16_BITS_WGSL}
+  const prelude = `${paramsPrelude(copyWords(R))}${f16Wgsl(conv)}
 @group(0) @binding(1) var<storage, read> src: array<${srcT}>;`;
   if (mode === 'words') {
     // one invocation per destination word of the region [od, od + n): halves outside it are kept
@@ -202,7 +245,12 @@ export function copyHalfWgsl(from: DType, to: DType, srcHalf: boolean, mode: Hal
  * words (2W elements) per invocation — one u32 (W = 1: even offsets) or one vec4<u32> (W = 4: offsets and
  * the count multiples of 8) loaded per operand. Past an odd count the last word's high half is padding.
  */
-export function elementwiseHalfWordsWgsl(op: UnaryOp | BinaryOp, arity: 1 | 2, W: 1 | 4): string {
+export function elementwiseHalfWordsWgsl(
+  op: UnaryOp | BinaryOp,
+  arity: 1 | 2,
+  W: 1 | 4,
+  conv: HalfConversions,
+): string {
   const f = arity === 1 ? unaryExpr(op as UnaryOp, 'float32') : binaryExpr(op as BinaryOp, 'float32');
   const expr = arity === 1 ? `select(${f}, x, is_nan(x))` : f;
   const names = arity === 1 ? ['a'] : ['a', 'b'];
@@ -217,7 +265,7 @@ export function elementwiseHalfWordsWgsl(op: UnaryOp | BinaryOp, arity: 1 | 2, W
       `{ ${names.map((n) => load(n, k)).join(' ')} h${k} = f16_bits(bitcast<u32>(${expr})); }`;
     lanes.push(`${half(0)} ${half(1)} ${W === 4 ? `o[${c}]` : 'o'} = h0 | (h1 << 16u);`);
   }
-  return `${paramsPrelude(elementwiseWords(1))}${elementwiseHelpers(f)}${F16_BITS_WGSL}
+  return `${paramsPrelude(elementwiseWords(1))}${elementwiseHelpers(f)}${f16Wgsl(conv)}
 ${names.map((n, k) => `@group(0) @binding(${k + 1}) var<storage, read> ${n}: array<${t}>;`).join('\n')}
 @group(0) @binding(${names.length + 1}) var<storage, read_write> out: array<${t}>;
 @compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
