@@ -100,7 +100,7 @@ describe('polyhal-conformance CLI', () => {
           'BackendHookError: MissingHooksBackend does not implement 2 required hooks',
       ),
     );
-    expect(r.stdout).toContain('createStorage(buffer: DeviceBuffer): void');
+    expect(r.stdout).toContain('createStorage(buffer: DeviceBuffer, dtype: DType): void');
     expect(r.stdout).toContain('matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void');
     expect(r.stderr).toMatch(/missing-hooks-backend\.mjs: MissingHooksBackend does not implement/);
     expect(`${r.stdout}${r.stderr}`).not.toMatch(/is not a function/);
