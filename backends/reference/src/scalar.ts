@@ -215,6 +215,10 @@ export function binaryFloat(op: BinaryOp, x: number, y: number): number {
     case 'truncDiv':
       if (y === 0 || !Number.isFinite(x) || !Number.isFinite(y)) return Math.trunc(x / y);
       return exactQuotient(x, y, false);
+    case 'geluGrad':
+      if (x === Infinity) return y;
+      if (x === -Infinity) return y * 0;
+      return y * (0.5 * erfc(-x / Math.SQRT2) + (x * Math.exp(-0.5 * x * x)) / Math.sqrt(2 * Math.PI));
     default:
       return compare(op, x, y, 'float32');
   }

@@ -14,6 +14,15 @@ export const EQUAL = 9, NOT_EQUAL = 10, LESS = 11, LESS_EQUAL = 12, GREATER = 13
 export const LOGICAL_AND = 16, LOGICAL_OR = 17, LOGICAL_XOR = 18, BITWISE_AND = 19, BITWISE_OR = 20, BITWISE_XOR = 21;
 // hal/src/ops/binary-int.ts: the rounded divisions (float32, int32) and the int32 shifts.
 export const FLOOR_DIV = 22, TRUNC_DIV = 23, BIT_SHIFT_LEFT = 24, BIT_SHIFT_RIGHT = 25;
+// hal/src/ops/binary.ts: gelu's gradient g·(Φ(x) + x·φ(x)), in f64 and rounded once.
+export const GELU_GRAD = 26;
+const ONE_OVER_SQRT_2PI: f64 = 0.3989422804014327;
+function geluGradF(x: f32, g: f32): f32 {
+  if (x == Infinity) return g;
+  if (x == -Infinity) return g * 0.0;
+  const v = <f64>x;
+  return <f32>(<f64>g * (0.5 * erfc64(-v * Math.SQRT1_2) + v * Math.exp(-0.5 * v * v) * ONE_OVER_SQRT_2PI));
+}
 export const NEG = 0, EXP = 1, LOG = 2, RELU = 3, SIGMOID = 4, TANH = 5, SQRT = 6, RECIP = 7, EXP2 = 8,
     LOG2 = 9, SIN = 10, COS = 11, ABS = 12;
 export const SIGN = 13, FLOOR = 14, CEIL = 15, ROUND = 16, TRUNC = 17;
@@ -53,6 +62,7 @@ const GELU_2C: f64 = 1.5957691216057308, GELU_A: f64 = 0.044715;
     case FMOD: return x % y; // C's fmod (AssemblyScript's f32 %): exact, x's sign; x fmod ±Inf = x
     case FLOOR_DIV: return divRoundedF(x, y, true);
     case TRUNC_DIV: return divRoundedF(x, y, false);
+    case GELU_GRAD: return geluGradF(x, y);
     default: return x < y ? 1.0 : 0.0;
   }
 }

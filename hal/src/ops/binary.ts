@@ -6,7 +6,8 @@ import type { NDArray } from '../ndarray.js';
 import { withTemps } from '../temps.js';
 import { INTEGER_OP_DEFS } from './binary-int.js';
 import { COMPARISON_OP_DEFS, LOGICAL_OP_DEFS } from './binary-logic.js';
-import { type BinaryOpDef, EXACT, type GradOps, ULP1, ULP2 } from './types.js';
+import { normalCdf64 } from './erf.js';
+import { type BinaryOpDef, EXACT, type GradOps, TRANSCENDENTAL, ULP1, ULP2 } from './types.js';
 
 const U = (lo: number, hi: number) => ({ kind: 'uniform', lo, hi }) as const;
 const P = (lo: number, hi: number) => ({ kind: 'positive', lo, hi }) as const;
@@ -16,6 +17,14 @@ const DIVISION_RULE = 'WGSL: x/y within 2.5 ulp for |y| in [2^-126, 2^126] (comp
 /** Divisors WGSL bounds division for, |y| in [2^-126, 2^126]; zero and non-finite divisors are always checked. */
 const divisorInRange = (_x: number, y: number): boolean =>
   !Number.isFinite(y) || y === 0 || (Math.abs(y) >= 2 ** -126 && Math.abs(y) <= 2 ** 126);
+
+const ONE_OVER_SQRT_2PI = 1 / Math.sqrt(2 * Math.PI);
+/** g·(Φ(x) + x·φ(x)), the limits at x = ±Inf (1 and 0) taken explicitly. */
+function geluGrad64(x: number, g: number): number {
+  if (x === Infinity) return g;
+  if (x === -Infinity) return g * 0;
+  return g * (normalCdf64(x) + x * Math.exp(-0.5 * x * x) * ONE_OVER_SQRT_2PI);
+}
 
 const f64 = new Float64Array(1);
 const f64Words = new Uint32Array(f64.buffer);
@@ -218,4 +227,16 @@ export const BINARY_OP_DEFS = {
   ...COMPARISON_OP_DEFS,
   ...LOGICAL_OP_DEFS,
   ...INTEGER_OP_DEFS,
+  geluGrad: {
+    semantics:
+      "The gradient of the exact GELU (PyTorch's gelu_backward): x is gelu's input, y the upstream gradient g, " +
+      "result g·(Φ(x) + x·φ(x)), Φ the normal CDF, φ its density, in one pass (gelu's gradient rule runs it). " +
+      'x = +Inf gives g, x = −Inf gives g·0, NaN in → NaN. The error is bounded relative to |x| + |g|: the two ' +
+      'terms cancel where Φ(x) + x·φ(x) crosses 0 (x ≈ −0.7518). Not differentiable itself.',
+    f64: geluGrad64,
+    scale: 'operands',
+    domain: [U(-6, 6), U(-10, 10)],
+    accuracy: { float32: TRANSCENDENTAL },
+    grad: null,
+  },
 } as const satisfies Record<string, BinaryOpDef>;

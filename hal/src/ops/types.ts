@@ -56,6 +56,7 @@ export interface GradOps {
   sub(a: NDArray | number, b: NDArray | number): NDArray;
   add(a: NDArray | number, b: NDArray | number): NDArray;
   cmplt(a: NDArray | number, b: NDArray | number): NDArray;
+  binary(op: 'geluGrad', a: NDArray, b: NDArray): NDArray;
   reduce(op: 'sum' | 'prod', x: NDArray, axes: readonly number[], keepdims: boolean): NDArray;
   expand(x: NDArray, shape: readonly number[]): NDArray;
   contiguous(x: NDArray): NDArray;

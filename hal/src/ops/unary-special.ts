@@ -9,7 +9,6 @@ import { TRANSCENDENTAL, type UnaryOpDef } from './types.js';
 
 const U = (lo: number, hi: number) => ({ kind: 'uniform', lo, hi }) as const;
 const TWO_OVER_SQRT_PI = 2 / Math.sqrt(Math.PI);
-const ONE_OVER_SQRT_2PI = 1 / Math.sqrt(2 * Math.PI);
 /** The tanh approximation of GELU (PyTorch's approximate='tanh'): √(2/π) and 0.044715. */
 const GELU_C = Math.sqrt(2 / Math.PI);
 const GELU_A = 0.044715;
@@ -61,13 +60,8 @@ export const SPECIAL_OP_DEFS = {
     f64: (x) => gated(x, normalCdf64),
     domain: U(-6, 6),
     accuracy: { float32: TRANSCENDENTAL },
-    // Φ(x) + x·φ(x), φ(x) = e^(−x²/2)/√(2π)
-    grad: (be, g, [x]) =>
-      withTemps(be, (t) => {
-        const cdf = t(be.mul(t(be.add(t(be.erf(t(be.mul(x!, Math.SQRT1_2)))), 1)), 0.5));
-        const pdf = t(be.mul(t(be.exp(t(be.mul(t(be.mul(x!, x!)), -0.5)))), ONE_OVER_SQRT_2PI));
-        return [be.mul(g, t(be.add(cdf, t(be.mul(x!, pdf)))))];
-      }),
+    // g·(Φ(x) + x·φ(x)), φ(x) = e^(−x²/2)/√(2π): the geluGrad op, one kernel
+    grad: (be, g, [x]) => [be.binary('geluGrad', x!, g)],
   },
   geluTanh: {
     semantics:

@@ -5,7 +5,16 @@
  * Semantics: the op table (floored mod, NaN-propagating maximum and minimum, cmplt NaN → 0, IEEE pow).
  */
 import { type BinaryOp, type StorageArray, UnsupportedOpError } from '@polyhal/hal';
+import { erfc } from './special.js';
 import { planRows, rowMajor, type Strided } from './strided.js';
+
+const ONE_OVER_SQRT_2PI = 1 / Math.sqrt(2 * Math.PI);
+/** g·(Φ(x) + x·φ(x)) in float64 (the op table's geluGrad), Φ(x) = erfc(−x/√2)/2. */
+export function geluGrad(x: number, g: number): number {
+  if (x === Infinity) return g;
+  if (x === -Infinity) return g * 0;
+  return g * (0.5 * erfc(-x / Math.SQRT2) + x * Math.exp(-0.5 * x * x) * ONE_OVER_SQRT_2PI);
+}
 
 export function binaryKernel(op: BinaryOp, a: Strided, b: Strided, out: StorageArray): void {
   const plan = planRows(a.shape, [a.strides, b.strides, rowMajor(a.shape)], [a.offset, b.offset, 0]);
@@ -181,6 +190,9 @@ function binaryRow(
         const s = b[bi]!;
         o[oi] = a[ai]! >> (s >= 0 && s <= 31 ? s : 31);
       }
+      return;
+    case 'geluGrad':
+      for (; oi < end; oi++, ai += sa, bi += sb) o[oi] = geluGrad(a[ai]!, b[bi]!);
       return;
     default:
       throw new UnsupportedOpError(String(op), isInt ? 'int32' : 'float32', 'cpu');

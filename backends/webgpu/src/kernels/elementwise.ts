@@ -37,6 +37,7 @@ const BINARY_F32: Partial<Record<BinaryOp, string>> = {
   fmod: 'fmod_trunc(x, y)',
   floorDiv: 'div_floor(x, y)',
   truncDiv: 'div_trunc(x, y)',
+  geluGrad: 'gelu_grad_f(x, y)',
 };
 
 /** int32 ops, and the ops on bool (i32 0/1): the logical ops are the bitwise ones on 0/1. */

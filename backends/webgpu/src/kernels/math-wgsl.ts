@@ -141,6 +141,32 @@ const NEG_SQRT_HALF = -0.70710677;         // f32(−1/√2)
 const NEG_SQRT_HALF_HI = -0.70703125;      // its top 12 bits
 const NEG_SQRT_HALF_LO = -7.551908493e-5;  // the rest
 const NEG_SQRT_HALF_TAIL = -1.2101617e-8;  // −1/√2 − f32(−1/√2)
+// Φ(x) = erfc(z)/2, z = −x/√2 carried as zh + zl, as gelu_f (no scaling: subnormal results may flush).
+fn normal_cdf_f(x: f32) -> f32 {
+  let zh = keep(x * NEG_SQRT_HALF);
+  let xh = hi12(x);
+  let xl = keep(x - xh);
+  let zl = keep(xh * NEG_SQRT_HALF_HI - zh) + xh * NEG_SQRT_HALF_LO + xl * NEG_SQRT_HALF_HI + xl * NEG_SQRT_HALF_LO
+    + x * NEG_SQRT_HALF_TAIL;
+  if (zh >= 0.5) { return 0.5 * erfc_tail(zh, zl, 0); }
+  if (zh > -1.0) { return 0.5 - 0.5 * zh * erf_over_x(zh); }
+  return 1.0 - 0.5 * erfc_tail(-zh, -zl, 0);
+}
+// gelu's gradient g·(Φ(x) + x·φ(x)), φ(x) = e^(−x²/2)/√(2π) with x² = h² + (x − h)(x + h) (h: x's top 12
+// bits, h² exact); x = +Inf → g, −Inf → g·0, NaN → NaN.
+fn gelu_grad_f(x: f32, g: f32) -> f32 {
+  if (is_nan(x)) { return x; }
+  // x = −Inf: g·0, on the bits (a compiler may fold g·0 to 0): ±0 with g's sign, NaN for g ±Inf or NaN
+  if (is_neg_inf(x)) {
+    let gb = bitcast<u32>(g);
+    return select(bitcast<f32>(gb & 0x80000000u), qnan(), (gb & 0x7fffffffu) >= 0x7f800000u);
+  }
+  if (is_neg_inf(-x)) { return g; }
+  let h = hi12(x);
+  let d = keep(x - h);
+  let pdf = exp_scaled(-0.5 * (h * h), -0.5 * (d * (x + h)), 0) * 0.39894228;
+  return g * (normal_cdf_f(x) + x * pdf);
+}
 fn gelu_f(x: f32) -> f32 {
   if (is_neg_inf(x)) { return -0.0; }
   let zh = keep(x * NEG_SQRT_HALF);
