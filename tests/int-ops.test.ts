@@ -126,8 +126,10 @@ async function run(be: ComputeBackend, op: BinaryOp, c: Case, data: [HostArray, 
 const size = (s: number[]): number => s.reduce((p, d) => p * d, 1);
 
 describe('floorDiv, truncDiv and the shifts: wasm, webgpu and reference against cpu, bit for bit', () => {
-  test('they follow bitwiseXor at the end of the binary table (the wasm kernels’ op codes)', () => {
-    expect(BINARY_OPS.slice(BINARY_OPS.indexOf('bitwiseXor') + 1)).toEqual(NEW_OPS);
+  test('they follow bitwiseXor in the binary table, then geluGrad (the wasm kernels’ op codes, 22–26)', () => {
+    expect(BINARY_OPS.slice(BINARY_OPS.indexOf('bitwiseXor') + 1)).toEqual([...NEW_OPS, 'geluGrad']);
+    expect(BINARY_OPS.indexOf('floorDiv')).toBe(22);
+    expect(BINARY_OPS.indexOf('geluGrad')).toBe(26);
     expect(Object.keys(backends)).toEqual(expect.arrayContaining(['wasm', 'reference']));
   });
 
