@@ -10,13 +10,11 @@
 import { float16Bits, float16FromBits } from '@polyhal/hal';
 import type { GpuDeviceLike } from './gpu-types.js';
 import { f16Wgsl } from './kernels/half.js';
+import { floatBits } from './layout.js';
 
+const bitsOf = (v: number): number => floatBits(v) >>> 0;
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
-const bitsOf = (v: number): number => {
-  f32[0] = v;
-  return u32[0]!;
-};
 const floatOf = (b: number): number => {
   u32[0] = b >>> 0;
   return f32[0]!;

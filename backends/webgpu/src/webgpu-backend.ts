@@ -6,6 +6,7 @@ import {
   type BinaryOp,
   type DeviceBuffer,
   type DType,
+  float16Bits,
   GATHER_FILL,
   isContiguous,
   type NDArray,
@@ -417,7 +418,7 @@ export class WebGpuBackend extends BaseBackend {
     if (out.size === 0) return;
     if (this.half.has(out.id)) {
       // both halves of every word hold the value's binary16 bits (the value is a float16: narrow.ts)
-      const h = encodeHalf(Float32Array.of(value))[0]!;
+      const h = float16Bits(value);
       const words = Math.ceil(out.size / 2);
       const args = [words, h | (h << 16)];
       this.batch.dispatch('fill', 'fill/int32', () => fillWgsl('int32'), 4, args, [this.gpu(out, true)], flat(words));
