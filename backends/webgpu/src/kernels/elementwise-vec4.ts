@@ -23,7 +23,7 @@ export interface Vec4Plan {
   words: number[];
   /** Per operand: broadcast across the innermost dim (one element splatted) rather than read as a vec4. */
   splat: boolean[];
-  /** Every operand contiguous from its offset (the unravel is skipped). */
+  /** One coalesced dim: every operand contiguous from its offset or a single element (no unravel). */
   contig: boolean;
 }
 
@@ -54,7 +54,7 @@ export function vec4Plan(
     else return null;
   }
   const R = rankSlots(r);
-  return { R, words: packDims(c, R), splat, contig: r === 1 && !splat.includes(true) };
+  return { R, words: packDims(c, R), splat, contig: r === 1 };
 }
 
 const T = (d: DType): string => (d === 'float32' ? 'f32' : 'i32');
@@ -64,7 +64,7 @@ const load = (name: string, at: string, splat: boolean, t: string): string =>
 /** The kernel body: four outputs, `expr` on each component (`scalars` binds x, y to component #). */
 function body(names: string[], plan: Vec4Plan, t: string, to: string, expr: string, scalars: string): string {
   const offsets = plan.contig
-    ? names.map((n, k) => `let i${n} = p(${2 + k}u) + i32(i);`).join(' ')
+    ? names.map((n, k) => `let i${n} = p(${2 + k}u)${plan.splat[k] ? '' : ' + i32(i)'};`).join(' ')
     : stridedOffsets(
         names.map((n) => `i${n}`),
         4,
