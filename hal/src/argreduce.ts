@@ -3,10 +3,11 @@
  * axis (max/min), a 0/1 mask of the elements that reach it — or, where the row holds a NaN, of its NaNs
  * (NumPy's rule: NaN is the extreme) — and the smallest (or, with `lastIndex`, largest) masked position,
  * all in int32 so any axis length below 2^31 is exact. NaN is found without `x != x`, which WGSL
- * compilers may fold: isnan(x) = 1 − [|x| < Inf] − [FLT_MAX < |x|].
+ * compilers may fold: isnan(x) = 1 − [|x| < Inf] − [FLT_MAX < |x|]. A backend with the optional
+ * argReduceKernel hook (hooks.ts) replaces the composite with one pass per row.
  */
 import { DTypeError, InvalidArgumentError } from './errors.js';
-import type { NDArray } from './ndarray.js';
+import { type DeviceBuffer, type NDArray, viewOf } from './ndarray.js';
 import type { BinaryOp, ReduceOp, UnaryOp } from './ops.js';
 import { normalizeAxis, sizeOf } from './shape.js';
 import { withTemps } from './temps.js';
@@ -27,6 +28,10 @@ export interface ArgReduceMethods {
 }
 
 interface ArgHost {
+  allocate(size: number, dtype: DType): DeviceBuffer;
+  deallocate(b: DeviceBuffer): void;
+  guard(out: DeviceBuffer, run: () => void): void;
+  argReduceKernel?(op: 'argmax' | 'argmin', x: NDArray, lastIndex: boolean, out: DeviceBuffer): void;
   check(x: NDArray, op: string, arg?: string): void;
   free(x: NDArray): void;
   fromArray(data: ArrayLike<number>, shape: readonly number[], dtype?: DType): NDArray;
@@ -81,6 +86,16 @@ function argExtreme(
   const ax = normalizeAxis(axis, x.shape.length);
   const n = x.shape[ax]!;
   if (n === 0) throw new InvalidArgumentError(`${op}: axis ${axis} has length 0 (an empty axis has no ${op.slice(3)})`);
+  if (typeof be.argReduceKernel === 'function') {
+    const x3 = be.reshape(x, [sizeOf(x.shape.slice(0, ax)), n, sizeOf(x.shape.slice(ax + 1))]);
+    try {
+      const out = be.allocate(x3.shape[0]! * x3.shape[2]!, 'int32');
+      be.guard(out, () => be.argReduceKernel!(op, x3, last, out));
+      return viewOf(out, keepdims ? x.shape.map((d, i) => (i === ax ? 1 : d)) : x.shape.filter((_, i) => i !== ax));
+    } finally {
+      if (x3.buffer !== x.buffer) be.free(x3);
+    }
+  }
   return withTemps(be, (t) => {
     const extreme = t(be.reduce(op === 'argmax' ? 'max' : 'min', x, ax, true));
     // [a == b] for ordered values: 1 − [a < b] − [b < a]

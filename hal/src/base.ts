@@ -441,8 +441,16 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   protected hostStorage?(buffer: DeviceBuffer): StorageArray;
   /** Optional fused cumsum (hooks.ts); without it, cumsum is the blocked-scan composite of scan.ts. */
   protected cumsumKernel?(x: NDArray, out: DeviceBuffer, exclusive: boolean, reverse: boolean): void;
-  /** Optional fused topk (hooks.ts); without it, topk is the tournament composite of scan.ts. */
-  protected topkKernel?(x: NDArray, k: number, largest: boolean, values: DeviceBuffer, indices: DeviceBuffer): void;
+  /** Optional fused topk (hooks.ts; false declines); without it, topk is the tournament composite of scan.ts. */
+  protected topkKernel?(
+    x: NDArray,
+    k: number,
+    largest: boolean,
+    values: DeviceBuffer,
+    indices: DeviceBuffer,
+  ): boolean | void;
+  /** Optional fused argmax/argmin along axis 1 of [O, n, I] (hooks.ts); without it, argreduce.ts's composite. */
+  protected argReduceKernel?(op: 'argmax' | 'argmin', x: NDArray, lastIndex: boolean, out: DeviceBuffer): void;
   /** Optional fused layerNorm on [rows, D] views (hooks.ts); without it, the composite of norm.ts. */
   protected layerNormKernel?(
     x: NDArray,

@@ -160,10 +160,21 @@ export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
   },
   {
     name: 'topkKernel',
-    signature: 'topkKernel(x: NDArray, k: number, largest: boolean, values: DeviceBuffer, indices: DeviceBuffer): void',
+    signature:
+      'topkKernel(x: NDArray, k: number, largest: boolean, values: DeviceBuffer, indices: DeviceBuffer): ' +
+      'boolean | void',
     contract:
       'the k best of x [O, n, I] along axis 1 into values and int32 indices [O, k, I], best first, NaN above ' +
-      "every number, the lower position among equals; default: topk's tournament composite; host: hostTopk",
+      'every number, the lower position among equals; returning false declines (nothing written: the ' +
+      "composite runs); default: topk's tournament composite; host: hostTopk",
+  },
+  {
+    name: 'argReduceKernel',
+    signature: "argReduceKernel(op: 'argmax' | 'argmin', x: NDArray, lastIndex: boolean, out: DeviceBuffer): void",
+    contract:
+      'the int32 position of the largest (argmax) or smallest (argmin) element of x [O, n, I] (float32 or ' +
+      'int32, n ≥ 1) along axis 1 into out [O, I]: the first among equals (the last with lastIndex), a NaN ' +
+      "the extreme in both modes; default: argmax's composite (hal/src/argreduce.ts); host: hostArgReduce",
   },
   {
     name: 'integerMatmulKernel',

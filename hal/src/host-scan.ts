@@ -100,3 +100,80 @@ export function hostTopk(x: HostView, k: number, largest: boolean, values: Stora
     }
   }
 }
+
+/**
+ * argmax of one row: the position of the largest value (the last of equals with `last`), or −1 − j where
+ * a NaN at j comes first (one loop per rule: this is the hot loop of argmax on host memory).
+ */
+function rowMax(d: StorageArray, base: number, s1: number, n: number, last: boolean): number {
+  let best = d[base]!;
+  if (best !== best) return -1;
+  let at = 0;
+  let p = base + s1;
+  if (last)
+    for (let j = 1; j < n; j++, p += s1) {
+      const v = d[p]!;
+      if (v >= best) {
+        best = v;
+        at = j;
+      } else if (v !== v) return -1 - j;
+    }
+  else
+    for (let j = 1; j < n; j++, p += s1) {
+      const v = d[p]!;
+      if (v > best) {
+        best = v;
+        at = j;
+      } else if (v !== v) return -1 - j;
+    }
+  return at;
+}
+
+/** rowMax's argmin. */
+function rowMin(d: StorageArray, base: number, s1: number, n: number, last: boolean): number {
+  let best = d[base]!;
+  if (best !== best) return -1;
+  let at = 0;
+  let p = base + s1;
+  if (last)
+    for (let j = 1; j < n; j++, p += s1) {
+      const v = d[p]!;
+      if (v <= best) {
+        best = v;
+        at = j;
+      } else if (v !== v) return -1 - j;
+    }
+  else
+    for (let j = 1; j < n; j++, p += s1) {
+      const v = d[p]!;
+      if (v < best) {
+        best = v;
+        at = j;
+      } else if (v !== v) return -1 - j;
+    }
+  return at;
+}
+
+/**
+ * The position of the largest (argmax) or smallest (argmin) element along axis 1 into out [O, I], one
+ * sequential pass per row: the first among equals (the last with `lastIndex`), a NaN the extreme in both
+ * modes (NumPy), the first NaN (the last with `lastIndex`). Rows are not empty (n ≥ 1).
+ */
+export function hostArgReduce(x: HostView, op: 'argmax' | 'argmin', lastIndex: boolean, out: Int32Array): void {
+  const [O, n, I] = x.shape as [number, number, number];
+  const [s0, s1, s2] = x.strides as [number, number, number];
+  const d = x.data;
+  const row = op === 'argmax' ? rowMax : rowMin;
+  for (let o = 0; o < O; o++) {
+    for (let i = 0; i < I; i++) {
+      const base = x.offset + o * s0 + i * s2;
+      let at = row(d, base, s1, n, lastIndex);
+      const nan = at < 0 ? -1 - at : -1;
+      if (nan >= 0) at = nan;
+      // From the first NaN on, only a later NaN moves the position (lastIndex).
+      if (nan >= 0 && lastIndex)
+        for (let j = nan + 1, p = base + j * s1; j < n; j++, p += s1) if (d[p] !== d[p]) at = j;
+      out[o * I + i] = at;
+    }
+  }
+}

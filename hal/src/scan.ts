@@ -66,7 +66,7 @@ interface ScanKernelHost {
   deallocate(b: DeviceBuffer): void;
   guard(out: DeviceBuffer, run: () => void): void;
   cumsumKernel?(x: NDArray, out: DeviceBuffer, exclusive: boolean, reverse: boolean): void;
-  topkKernel?(x: NDArray, k: number, largest: boolean, values: DeviceBuffer, indices: DeviceBuffer): void;
+  topkKernel?(x: NDArray, k: number, largest: boolean, values: DeviceBuffer, indices: DeviceBuffer): boolean | void;
 }
 
 function checkOperand(be: ConvHost, x: NDArray, op: string): void {
@@ -291,21 +291,27 @@ export function topkComposite(
   const outShape = x.shape.map((d, i) => (i === ax ? k : d));
   if (sizeOf(outShape) === 0) return { values: be.full(outShape, 0, x.dtype), indices: be.full(outShape, 0, 'int32') };
   const host = be as unknown as ScanKernelHost;
-  if (typeof host.topkKernel === 'function')
-    return withTemps(be, (t) => {
+  if (typeof host.topkKernel === 'function') {
+    const r = withTemps(be, (t) => {
       const x3 = asThreeDims(be, x, ax, t);
       const values = host.allocate(sizeOf(outShape), x.dtype);
       let indices: DeviceBuffer | undefined;
+      let done: boolean | void;
       try {
         indices = host.allocate(sizeOf(outShape), 'int32');
-        host.topkKernel!(x3, k, largest, values, indices);
+        done = host.topkKernel!(x3, k, largest, values, indices);
       } catch (e) {
         host.deallocate(values);
         if (indices) host.deallocate(indices);
         throw e;
       }
-      return { values: viewOf(values, outShape), indices: viewOf(indices, outShape) };
+      if (done !== false) return { values: viewOf(values, outShape), indices: viewOf(indices, outShape) };
+      host.deallocate(values); // declined (e.g. a k the backend's kernel does not serve): the composite runs
+      host.deallocate(indices);
+      return null;
     });
+    if (r) return r;
+  }
   return withTemps(be, (t) => {
     const r = x.shape.length;
     const perm = [...Array.from({ length: r }, (_, i) => i).filter((i) => i !== ax), ax];

@@ -9,6 +9,7 @@ import {
   type HostArray,
   hostCumsum,
   hostIntMatmul,
+  hostArgReduce,
   hostTopk,
   isNarrow,
   isWholeBuffer,
@@ -165,6 +166,11 @@ export class CpuBackend extends BaseBackend {
     indices: DeviceBuffer,
   ): void {
     hostTopk(this.strided(x), k, largest, this.data(values), this.data(indices) as Int32Array);
+  }
+
+  /** argmax/argmin (hostArgReduce: one sequential pass per row). */
+  protected override argReduceKernel(op: 'argmax' | 'argmin', x: NDArray, lastIndex: boolean, out: DeviceBuffer): void {
+    hostArgReduce(this.strided(x), op, lastIndex, this.data(out) as Int32Array);
   }
 
   protected whereKernel(cond: NDArray, x: NDArray, y: NDArray, out: DeviceBuffer): void {

@@ -10,6 +10,7 @@ import {
   type HostArray,
   type HostView,
   hostCumsum,
+  hostArgReduce,
   hostTopk,
   INT32_UNARY_OPS,
   isWholeBuffer,
@@ -202,6 +203,11 @@ export class WasmBackend extends BaseBackend {
     indices: DeviceBuffer,
   ): void {
     hostTopk(this.hostView(x), k, largest, this.hostOut(values), this.hostOut(indices) as Int32Array);
+  }
+
+  /** argmax/argmin (hostArgReduce: one sequential pass per row). */
+  protected override argReduceKernel(op: 'argmax' | 'argmin', x: NDArray, lastIndex: boolean, out: DeviceBuffer): void {
+    hostArgReduce(this.hostView(x), op, lastIndex, this.hostOut(out) as Int32Array);
   }
 
   /** x as a strided view of the whole linear memory (fetched after any growth). */

@@ -22,6 +22,7 @@ import {
 } from '@polyhal/hal';
 import type { PhiloxStream } from '@polyhal/hal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
+import { dispatchArgReduce, dispatchTopk, type SelectContext } from './dispatch-select.js';
 import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
 import { dispatchIntMatmul, type IntMatmulContext } from './dispatch-matmul-int.js';
 import {
@@ -92,6 +93,7 @@ export class WebGpuBackend extends BaseBackend {
   private readonly matmulContext: MatmulContext;
   private readonly intMatmulContext: IntMatmulContext;
   private readonly normContext: NormContext;
+  private readonly selectContext: SelectContext;
   private readonly reader: StagingReader;
   private readonly dummy: GPUBuffer;
   private lostReason: string | null = null;
@@ -138,6 +140,12 @@ export class WebGpuBackend extends BaseBackend {
       fill: (out, value) => this.fillKernel(out, value),
     };
     this.normContext = { batch: this.batch, gpu: (buffer) => this.gpu(buffer), dummy: this.dummy };
+    this.selectContext = {
+      batch: this.batch,
+      gpu: (buffer) => this.gpu(buffer),
+      allocate: (size, dtype) => this.allocate(size, dtype),
+      deallocate: (buffer) => this.deallocate(buffer),
+    };
     this.halfContext = {
       batch: this.batch,
       half: this.half,
@@ -459,6 +467,22 @@ export class WebGpuBackend extends BaseBackend {
     params.push(indices.offset, indices.strides[0]!, fill);
     const buffers = [this.gpu(x.buffer), this.gpu(indices.buffer), this.gpu(out)];
     this.batch.dispatch('gather', 'gather', gatherWgsl, GATHER_WORDS, params, buffers, flat(out.size));
+  }
+
+  /** argmax/argmin: one pass per row, long rows in chunks (dispatch-select.ts). */
+  protected override argReduceKernel(op: 'argmax' | 'argmin', x: NDArray, lastIndex: boolean, out: DeviceBuffer): void {
+    dispatchArgReduce(this.selectContext, op, x, lastIndex, out);
+  }
+
+  /** topk for k ≤ 64: a sorted buffer of k per row (dispatch-select.ts); larger k declines to the composite. */
+  protected override topkKernel(
+    x: NDArray,
+    k: number,
+    largest: boolean,
+    values: DeviceBuffer,
+    indices: DeviceBuffer,
+  ): boolean {
+    return dispatchTopk(this.selectContext, x, k, largest, values, indices);
   }
 
   /** where: one invocation per output element copying x's or y's 32-bit word (kernels/where.ts). */

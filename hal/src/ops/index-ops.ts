@@ -140,7 +140,8 @@ export const INDEX_OP_DEFS = {
       'The position of the largest element along axis (NumPy, PyTorch, ONNX ArgMax): the first among ties ' +
       '(the last with lastIndex, ONNX select_last_index); a NaN counts as the largest, so a row with NaNs ' +
       'gives its first NaN (NumPy). Without an axis, the index into the flattened array. Composed: max, a ' +
-      'mask of the elements that reach it, the smallest masked position (int32: exact below 2^31). ' +
+      'mask of the elements that reach it, the smallest masked position (int32: exact below 2^31); cpu, ' +
+      'wasm and webgpu override it (argReduceKernel): one pass per row, long rows on webgpu in chunks. ' +
       'InvalidArgumentError for an empty axis or array, an axis out of range or a non-boolean keepdims.',
     dtypes: ['float32', 'int32'],
     accuracy: { float32: EXACT, int32: EXACT },

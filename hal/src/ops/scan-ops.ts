@@ -46,6 +46,7 @@ export const SCAN_OP_DEFS = {
       '(value, then position), the first k of each block gathered; repeated on the candidates until one block ' +
       'remains. Cost O(n·b) elementwise work and memory per row: linear in n for small k, quadratic when k ' +
       'is comparable to n. cpu and wasm override it (topkKernel): a sorted buffer of k candidates per row ' +
-      '(a full sort for k > 64)',
+      '(a full sort for k > 64); webgpu for k ≤ 64 (one invocation per row; long rows in chunks, whose ' +
+      'candidates a second pass merges)',
   },
 } as const satisfies Record<string, ArrayOpDef>;

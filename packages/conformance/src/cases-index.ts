@@ -99,6 +99,12 @@ export function indexCases(): Case[] {
     arg('float32', '[513]/flattened', { shape: [513], gen: { kind: 'uniform', lo: -10, hi: 10 } }, {});
     arg('float32', '[4,5]/flattened/keepdims', { shape: [4, 5], gen: ties }, { keepdims: true });
     arg('float32', '[8,8]/axis=1/special', { shape: [8, 8], gen: { kind: 'special' } }, { axis: 1 });
+    // few long rows (kernels may scan them in chunks, then the chunks' candidates)
+    arg('float32', '[2,5000]/axis=1', { shape: [2, 5000], gen: ties }, { axis: 1 });
+    arg('float32', '[2,5000]/axis=1/last', { shape: [2, 5000], gen: ties }, { axis: 1, lastIndex: true });
+    arg('float32', '[1100,3]/axis=0', { shape: [1100, 3], gen: ties }, { axis: 0 });
+    arg('float32', '[3000]/flattened/special', { shape: [3000], gen: { kind: 'special' } }, {});
+    arg('float32', '[3000]/flattened/special/last', { shape: [3000], gen: { kind: 'special' } }, { lastIndex: true });
     arg(
       'float32',
       '[8,8]/axis=0/special/last',

@@ -119,6 +119,11 @@ export function scanCases(): Case[] {
     topk(X([0, 5]), 2, 1);
     topk(X([4, 0]), 0, 1);
     topk(X([4, 0]), 0, 0);
+    // few long rows: kernels may cut them into chunks and pick from the chunks' candidates; k = 64 and 65
+    topk(X([1, 5000], undefined, ties), 9, 1, {}, '/ties');
+    topk(X([3, 2000], undefined, ties), 64, 1, { largest: false }, '/ties');
+    topk(X([2, 700], undefined, ties), 65, 1, {}, '/ties');
+    topk(X([1100, 3], undefined, ties), 4, 0, {}, '/ties');
     if (dtype === 'int32') {
       const extremes = [0, 2147483647, -2147483648, 2147483647, 5, -2147483648, 1, -2147483648, 7, 2147483647];
       const ex: InputSpec = { shape: [10], gen: ties, dtype, values: extremes };
@@ -128,6 +133,8 @@ export function scanCases(): Case[] {
     } else {
       const special: InputSpec = { shape: [6, 24], gen: { kind: 'special' }, dtype };
       topk(special, 5, 1, {}, '/special');
+      topk({ shape: [2, 3000], gen: { kind: 'special' }, dtype }, 5, 1, {}, '/special');
+      topk({ shape: [2, 3000], gen: { kind: 'special' }, dtype }, 5, 1, { largest: false }, '/special');
       topk(special, 5, 1, { largest: false }, '/special');
       topk({ ...special, shape: [2, 100] }, 20, 1, {}, '/special');
       topk({ ...special, shape: [2, 100] }, 3, 1, { largest: false }, '/special');
