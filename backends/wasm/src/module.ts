@@ -36,6 +36,18 @@ export interface KernelExports {
   /** Not a wasm export: the memory's maximum in bytes (declared pages × 64 KiB), set by instantiateKernels. */
   memoryMaxBytes: number;
   heapBase(): number;
+  /** assembly/argreduce.ts: argmax (isMax 1) or argmin of `rows` rows of n at rowStride/stride elements. */
+  argReduce32(
+    float: number,
+    isMax: number,
+    last: number,
+    x: number,
+    rows: number,
+    rowStride: number,
+    n: number,
+    stride: number,
+    out: number,
+  ): void;
   binaryF32: BinaryKernel;
   /** int32 and bool operands: every int32 op, the comparisons (into bool 0/1), fmod, logical and bitwise. */
   binaryI32: BinaryKernel;

@@ -10,7 +10,6 @@ import {
   type HostArray,
   type HostView,
   hostCumsum,
-  hostArgReduce,
   hostTopk,
   INT32_UNARY_OPS,
   isWholeBuffer,
@@ -205,9 +204,20 @@ export class WasmBackend extends BaseBackend {
     hostTopk(this.hostView(x), k, largest, this.hostOut(values), this.hostOut(indices) as Int32Array);
   }
 
-  /** argmax/argmin (hostArgReduce: one sequential pass per row). */
+  /**
+   * argmax/argmin (assembly/argreduce.ts): per row the extreme (f32x4/i32x4 max or min where the row is
+   * contiguous), then its first or last position. x [O, n, I]: rows (o, i), called once per o unless O or
+   * I is 1.
+   */
   protected override argReduceKernel(op: 'argmax' | 'argmin', x: NDArray, lastIndex: boolean, out: DeviceBuffer): void {
-    hostArgReduce(this.hostView(x), op, lastIndex, this.hostOut(out) as Int32Array);
+    const [O, n, I] = x.shape as [number, number, number];
+    const [s0, s1, s2] = x.strides as [number, number, number];
+    const [float, isMax, last] = [x.dtype === 'float32' ? 1 : 0, op === 'argmax' ? 1 : 0, lastIndex ? 1 : 0];
+    const at = (o: number) => this.ptr(x.buffer) + (x.offset + o * s0) * 4;
+    if (I === 1) this.k.argReduce32(float, isMax, last, at(0), O, s0, n, s1, this.ptr(out));
+    else
+      for (let o = 0; o < O; o++)
+        this.k.argReduce32(float, isMax, last, at(o), I, s2, n, s1, this.ptr(out) + o * I * 4);
   }
 
   /** x as a strided view of the whole linear memory (fetched after any growth). */
