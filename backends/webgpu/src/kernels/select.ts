@@ -99,7 +99,8 @@ export function topkWgsl(float: boolean, largest: boolean, indirect: boolean): s
   const scan = indirect
     ? `let I = p(2u); let C = p(7u); let k = p(9u);
   let i = i32(idx) % I; let o = i32(idx) / I;
-  let first = o * k; // output slots [o, 0..k, i]
+  slot_base = o * k * I + i; // output slots [o, 0..k, i]
+  slot_step = I;
   var count = 0;
   for (var m = 0; m < C * k; m++) {
     let cm = (o * C * k + m) * I + i;
@@ -110,7 +111,8 @@ export function topkWgsl(float: boolean, largest: boolean, indirect: boolean): s
   }`
     : `${DIRECT_ROW}
   let k = p(9u);
-  let first = (o * C + c) * k; // output slots [o, c·k .. c·k + k, i]
+  slot_base = (o * C + c) * k * I + i; // output slots [o, c·k .. c·k + k, i]
+  slot_step = I;
   var count = 0;
   for (var j = start; j < end; j++) {
     let b = x[base + j * p(5u)];
@@ -135,6 +137,6 @@ fn slot(s: i32) -> i32 { return slot_base + s * slot_step; }
 @compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
   ${FLAT_INDEX}
   if (idx >= u32(p(0u))) { return; }
-  ${scan.replace('var count = 0;', 'slot_base = first * I + i; slot_step = I;\n  var count = 0;')}
+  ${scan}
 }`;
 }
