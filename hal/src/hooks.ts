@@ -177,6 +177,24 @@ export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
       "the extreme in both modes; default: argmax's composite (hal/src/argreduce.ts); host: hostArgReduce",
   },
   {
+    name: 'oneHotKernel',
+    signature: 'oneHotKernel(indices: NDArray, depth: number, out: DeviceBuffer): void',
+    contract:
+      'int32 indices [N] (depth ≥ 1, N ≥ 1) → out [N, depth] float32: 1 at position i (i + depth when ' +
+      'negative), 0 elsewhere; a row of zeros for an index outside [−depth, depth); default: a gather of ' +
+      'the identity, then 0.5 < row (two passes over the output)',
+  },
+  {
+    name: 'tuplePositionsKernel',
+    signature:
+      'tuplePositionsKernel(indices: NDArray, dims: readonly number[], batch: number, out: DeviceBuffer): void',
+    contract:
+      'int32 index tuples [L, q] (L ≥ 1, a multiple of batch) into dims Q [q] → out [L] int32: ' +
+      '(l div (L / batch))·ΠQ + Σ_m c_m·stride_m (c_m + Q_m when negative, row-major strides of Q), or ' +
+      'batch·ΠQ when a component lies outside [−Q_m, Q_m); default: gatherND/scatterND compose it from ' +
+      'about 5 kernels per component (indexing-nd.ts)',
+  },
+  {
     name: 'integerMatmulKernel',
     signature: 'integerMatmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void',
     contract:

@@ -21,6 +21,7 @@ export * from './logic.js';
 export * from './quantize.js';
 export * from './scan.js';
 export * from './host-scan.js';
+export * from './host-index.js';
 export * from './host-matmul-int.js';
 export * from './composites.js';
 export * from './registry.js';

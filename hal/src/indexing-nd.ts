@@ -12,7 +12,7 @@
 import type { ComputeBackend } from './backend.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError } from './errors.js';
 import { SCATTER_REDUCTIONS, type ScatterReduction } from './indexing.js';
-import type { NDArray } from './ndarray.js';
+import { type DeviceBuffer, type NDArray, viewOf } from './ndarray.js';
 import { normalizeAxis, sizeOf } from './shape.js';
 import { describeValue } from './validate.js';
 
@@ -197,9 +197,17 @@ function iota(be: ComputeBackend, n: number, scale: number, shape: readonly numb
   );
 }
 
+/** What the tuple positions use beyond ComputeBackend: BaseBackend's protected allocation and the optional hook. */
+interface PositionsHost {
+  allocate(size: number, dtype: 'int32'): DeviceBuffer;
+  guard(out: DeviceBuffer, run: () => void): void;
+  tuplePositionsKernel?(indices: NDArray, dims: readonly number[], batch: number, out: DeviceBuffer): void;
+}
+
 /**
  * The tuples [B..., M..., q] of gatherND (batch dims b) or scatterND (b = 0) into dims [B..., Q...]:
  * flat positions [B..., M...] into [B·Q..., ...]. q = 1 without batch dims: the indices' own view.
+ * One tuplePositionsKernel where the backend has it, else the composite of flatPositions.
  */
 function tuplePositions(be: ComputeBackend, indices: NDArray, dims: readonly number[], b: number): FlatIndexPlan {
   const r = indices.shape.length;
@@ -207,9 +215,24 @@ function tuplePositions(be: ComputeBackend, indices: NDArray, dims: readonly num
   const inner = dims.slice(b);
   const total = sizeOf(dims);
   if (b === 0 && q === 1) return { flatShape: [total], index: component(indices, 0), owned: false };
+  const lead = indices.shape.slice(0, r - 1);
+  const host = be as unknown as PositionsHost;
+  if (typeof host.tuplePositionsKernel === 'function') {
+    const L = sizeOf(lead);
+    const out = host.allocate(L, 'int32');
+    host.guard(out, () => {
+      if (L === 0) return;
+      const flat = be.reshape(indices, [L, q]);
+      try {
+        host.tuplePositionsKernel!(flat, inner, sizeOf(dims.slice(0, b)), out);
+      } finally {
+        if (flat.buffer !== indices.buffer) be.free(flat);
+      }
+    });
+    return { flatShape: [total], index: viewOf(out, lead), owned: true };
+  }
   const strides = inner.map((_, m) => sizeOf(inner.slice(m + 1)));
   const comps = inner.map((n, m) => ({ c: component(indices, m), n, stride: strides[m]! }));
-  const lead = indices.shape.slice(0, r - 1);
   // the batch coordinate: an offset of B·Q per batch, always in range
   const shape = [...dims.slice(0, b), ...lead.slice(b).map(() => 1)];
   const base = b > 0 ? iota(be, sizeOf(dims.slice(0, b)), sizeOf(inner), shape) : null;

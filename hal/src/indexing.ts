@@ -68,6 +68,7 @@ export interface IndexingHost extends LayoutHost {
     out: DeviceBuffer,
     reduction: ScatterReduction,
   ): void;
+  oneHotKernel?(indices: NDArray, depth: number, out: DeviceBuffer): void;
 }
 
 const shp = (x: NDArray): string => `[${x.shape.join(', ')}]`;
@@ -163,11 +164,28 @@ function scatterAlong(
   return viewOf(out, target.shape);
 }
 
-/** oneHot: the rows of the identity gathered (NaN rows for indices out of range), then 0.5 < row (NaN → 0). */
+/**
+ * oneHot: the backend's oneHotKernel on the indices flattened to [N] where it has one; else the rows of the
+ * identity gathered (NaN rows for indices out of range), then 0.5 < row (NaN → 0).
+ */
 function oneHot(be: IndexingHost, indices: NDArray, depth: number): NDArray {
   checkIndices(be, indices, 'oneHot');
   if (!Number.isInteger(depth) || depth < 0)
     throw new InvalidArgumentError(`oneHot: depth must be a non-negative integer, got ${describeValue(depth)}`);
+  if (typeof be.oneHotKernel === 'function') {
+    const n = sizeOf(indices.shape);
+    const out = be.allocate(n * depth, 'float32');
+    be.guard(out, () => {
+      if (out.size === 0) return;
+      const temps: NDArray[] = [];
+      try {
+        be.oneHotKernel!(as(be, indices, [n], temps), depth, out);
+      } finally {
+        for (const t of temps) be.free(t);
+      }
+    });
+    return viewOf(out, [...indices.shape, depth]);
+  }
   const eye = be.allocate(depth * depth, 'float32');
   const one = be.allocate(1, 'float32');
   let rows: NDArray | null = null;

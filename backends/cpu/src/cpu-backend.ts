@@ -10,6 +10,8 @@ import {
   hostCumsum,
   hostIntMatmul,
   hostArgReduce,
+  hostOneHot,
+  hostTuplePositions,
   hostTopk,
   isNarrow,
   isWholeBuffer,
@@ -171,6 +173,21 @@ export class CpuBackend extends BaseBackend {
   /** argmax/argmin (hostArgReduce: one sequential pass per row). */
   protected override argReduceKernel(op: 'argmax' | 'argmin', x: NDArray, lastIndex: boolean, out: DeviceBuffer): void {
     hostArgReduce(this.strided(x), op, lastIndex, this.data(out) as Int32Array);
+  }
+
+  /** oneHot (hostOneHot: zero the output, then one store per index). */
+  protected override oneHotKernel(indices: NDArray, depth: number, out: DeviceBuffer): void {
+    hostOneHot(this.strided(indices), depth, this.data(out) as Float32Array);
+  }
+
+  /** gatherND/scatterND positions (hostTuplePositions: one pass over the tuples). */
+  protected override tuplePositionsKernel(
+    indices: NDArray,
+    dims: readonly number[],
+    batch: number,
+    out: DeviceBuffer,
+  ): void {
+    hostTuplePositions(this.strided(indices), dims, batch, this.data(out) as Int32Array);
   }
 
   protected whereKernel(cond: NDArray, x: NDArray, y: NDArray, out: DeviceBuffer): void {

@@ -8,7 +8,7 @@ export { gemm, gemmRowBlock, packBytesA, packBytesB } from './matmul';
 export { gemmI32 } from './matmul-int';
 export { adamF32, sgdF32, softmaxCrossEntropyF32 } from './fused';
 export { philoxF32 } from './random';
-export { gather32, scatter32 } from './gather';
+export { gather32, positions32, scatter32 } from './gather';
 export { argReduce32 } from './argreduce';
 
 /** First byte that JavaScript may allocate (after static data). */

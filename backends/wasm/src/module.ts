@@ -184,6 +184,11 @@ export interface KernelExports {
    * indices (ptr, offset, stride), K, updates (ptr, offset, strides), out.
    */
   scatter32(...args: number[]): void;
+  /**
+   * assembly/gather.ts: index tuples (ptr, offset, strides s0/s1), L, q, rows per batch, ΠQ, total,
+   * dims Q (ptr to q i32), their row-major strides (ptr to q i32), out.
+   */
+  positions32(...args: number[]): void;
 }
 
 function decodeBase64(b64: string): Uint8Array<ArrayBuffer> {

@@ -11,6 +11,7 @@ import {
   type HostView,
   hostCumsum,
   hostTopk,
+  hostOneHot,
   INT32_UNARY_OPS,
   isWholeBuffer,
   type NDArray,
@@ -191,6 +192,32 @@ export class WasmBackend extends BaseBackend {
   /** cumsum in index order over linear memory (hostCumsum: a sequential scan, float64 accumulator). */
   protected override cumsumKernel(x: NDArray, out: DeviceBuffer, exclusive: boolean, reverse: boolean): void {
     hostCumsum(this.hostView(x), this.hostOut(out), exclusive, reverse);
+  }
+
+  /** oneHot over linear memory (hostOneHot: zero the output, then one store per index). */
+  protected override oneHotKernel(indices: NDArray, depth: number, out: DeviceBuffer): void {
+    hostOneHot(this.hostView(indices), depth, this.hostOut(out) as Float32Array);
+  }
+
+  /** gatherND/scatterND positions (assembly/gather.ts positions32: one pass over the tuples). */
+  protected override tuplePositionsKernel(
+    indices: NDArray,
+    dims: readonly number[],
+    batch: number,
+    out: DeviceBuffer,
+  ): void {
+    const [L, q] = indices.shape as [number, number];
+    const inner = dims.reduce((a, b) => a * b, 1);
+    const table = this.allocate(2 * q, 'int32');
+    try {
+      const at = this.ptr(table);
+      const words = [...dims, ...dims.map((_, m) => dims.slice(m + 1).reduce((a, b) => a * b, 1))];
+      this.heap.i32().set(words, at >>> 2);
+      const idx = [this.ptr(indices.buffer), indices.offset, ...indices.strides];
+      this.k.positions32(...idx, L, q, L / batch, inner, batch * inner, at, at + 4 * q, this.ptr(out));
+    } finally {
+      this.deallocate(table);
+    }
   }
 
   /** topk over linear memory (hostTopk: a sorted buffer of k candidates, or a sort for large k). */

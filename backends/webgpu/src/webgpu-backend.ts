@@ -22,6 +22,7 @@ import {
 } from '@polyhal/hal';
 import type { PhiloxStream } from '@polyhal/hal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
+import { dispatchOneHot, dispatchScatter, dispatchTuplePositions } from './dispatch-index.js';
 import { dispatchArgReduce, dispatchTopk, type SelectContext } from './dispatch-select.js';
 import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
 import { dispatchIntMatmul, type IntMatmulContext } from './dispatch-matmul-int.js';
@@ -47,7 +48,7 @@ import { binaryVec4Wgsl, unaryVec4Wgsl, vec4Key, vec4Plan } from './kernels/elem
 import { adamWgsl, sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
 import { TILES } from './kernels/matmul.js';
 import { PHILOX_WORDS, philoxWgsl } from './kernels/random.js';
-import { GATHER_WORDS, gatherWgsl, SCATTER_WORDS, scatterWgsl } from './kernels/gather.js';
+import { GATHER_WORDS, gatherWgsl } from './kernels/gather.js';
 import { reduceWgsl, reduceWords } from './kernels/reduce.js';
 import { whereWgsl, whereWords } from './kernels/where.js';
 import { flat, packDims, rowMajor, stridedParams } from './kernel-params.js';
@@ -512,7 +513,7 @@ export class WebGpuBackend extends BaseBackend {
     this.runScatter(target, indices, updates, out, 'add');
   }
 
-  /** scatter: one invocation per output element, taking its updates in index order (no float atomics). */
+  /** scatter: the updates chained per position, then one invocation per output element (dispatch-index.ts). */
   protected override scatterKernel(
     target: NDArray,
     indices: NDArray,
@@ -536,18 +537,22 @@ export class WebGpuBackend extends BaseBackend {
       );
       return;
     }
-    const [, dim, n] = target.shape as [number, number, number];
-    const params = [out.size, indices.shape[0]!, n, dim, target.offset, ...target.strides];
-    params.push(indices.offset, indices.strides[0]!, updates.offset, ...updates.strides);
-    this.batch.dispatch(
-      'scatter',
-      `scatter/${reduction}/${target.dtype}`,
-      () => scatterWgsl(target.dtype, reduction),
-      SCATTER_WORDS,
-      params,
-      [target, indices, updates].map((a) => this.gpu(a.buffer)).concat(this.gpu(out)),
-      flat(out.size),
-    );
+    dispatchScatter(this.selectContext, target, indices, updates, out, reduction);
+  }
+
+  /** oneHot: one invocation per output element (dispatch-index.ts). */
+  protected override oneHotKernel(indices: NDArray, depth: number, out: DeviceBuffer): void {
+    dispatchOneHot(this.selectContext, indices, depth, out);
+  }
+
+  /** gatherND/scatterND positions: one invocation per tuple (dispatch-index.ts). */
+  protected override tuplePositionsKernel(
+    indices: NDArray,
+    dims: readonly number[],
+    batch: number,
+    out: DeviceBuffer,
+  ): void {
+    dispatchTuplePositions(this.selectContext, indices, dims, batch, out);
   }
 
   // ---- fused ----

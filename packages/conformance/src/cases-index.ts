@@ -76,6 +76,7 @@ export function indexCases(): Case[] {
     [[6, 5], 4, { permute: [1, 0] }],
     [[4], 0, undefined],
     [[0], 3, undefined],
+    [[700], 9, undefined],
   ] as [number[], number, ViewSpec | undefined][]) {
     cases.push({
       id: `oneHot/float32/idx${tag(is, iv)}/depth=${depth}`,

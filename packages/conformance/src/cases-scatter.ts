@@ -78,6 +78,7 @@ export function scatterCases(): Case[] {
       [[[8, 10], { stride: [2, -1] }], [[2, 7], { permute: [1, 0] }], 0],
       [[[0, 3]], [[4, 1]], 0],
       [[[5, 4]], [[0, 2]], 0],
+      [[[40, 50]], [[700, 2]], 0],
     ];
     for (const [x, i, batchDims] of gathers) {
       const xs = seen(...x);
@@ -97,6 +98,7 @@ export function scatterCases(): Case[] {
       [[[1, 3], { expand: [6, 3] }], [[5, 1]], ['none']],
       [[[5, 4]], [[0, 1]], ['none']],
       [[[0, 3]], [[4, 1]], ['none']],
+      [[[30, 8]], [[600, 1]], ['none', 'add']],
     ];
     for (const [t, i, reductions, uv] of scatterNDs) {
       const ts = seen(...t);

@@ -6,6 +6,7 @@
  * the last, add and mul combine in that order — deterministic.
  */
 import type { ScatterReduction, StorageArray } from '@polyhal/hal';
+import { copyKernel } from './copy.js';
 import type { Strided } from './strided.js';
 
 /** The position along a dim of `dim` that index `i` reads, or −1 when it is out of range. */
@@ -28,7 +29,10 @@ export function gatherKernel(x: Strided, idx: Strided, out: StorageArray, fill: 
         continue;
       }
       let p = x.offset + a * so + j * sd;
-      for (let c = 0; c < n; c++, p += si) out[w++] = x.data[p]!;
+      if (si === 1 && n > 16) {
+        out.set(x.data.subarray(p, p + n), w);
+        w += n;
+      } else for (let c = 0; c < n; c++, p += si) out[w++] = x.data[p]!;
     }
   }
 }
@@ -42,13 +46,9 @@ export function scatterKernel(
   reduction: ScatterReduction,
 ): void {
   const [o, dim, n] = target.shape as [number, number, number];
-  const [to, td, ti] = target.strides as [number, number, number];
   const [uo, uk, ui] = upd.strides as [number, number, number];
   const k = idx.shape[0]!;
-  let w = 0;
-  for (let a = 0; a < o; a++)
-    for (let b = 0; b < dim; b++)
-      for (let c = 0; c < n; c++) out[w++] = target.data[target.offset + a * to + b * td + c * ti]!;
+  copyKernel(target, out);
   // float32 out rounds each result as it is stored; int32 stores wrap modulo 2^32 (imul: exact products).
   const isInt = out instanceof Int32Array;
   for (let b = 0; b < k; b++) {
@@ -57,7 +57,8 @@ export function scatterKernel(
     for (let a = 0; a < o; a++) {
       const base = (a * dim + j) * n;
       let p = upd.offset + a * uo + b * uk;
-      if (reduction === 'none') for (let c = 0; c < n; c++, p += ui) out[base + c] = upd.data[p]!;
+      if (reduction === 'none' && ui === 1) out.set(upd.data.subarray(p, p + n), base);
+      else if (reduction === 'none') for (let c = 0; c < n; c++, p += ui) out[base + c] = upd.data[p]!;
       else if (reduction === 'add') for (let c = 0; c < n; c++, p += ui) out[base + c] = out[base + c]! + upd.data[p]!;
       else if (isInt) for (let c = 0; c < n; c++, p += ui) out[base + c] = Math.imul(out[base + c]!, upd.data[p]!);
       else for (let c = 0; c < n; c++, p += ui) out[base + c] = out[base + c]! * upd.data[p]!;
