@@ -80,7 +80,8 @@ export const INDEX_OP_DEFS = {
       'x’s slices at index tuples (ONNX GatherND, tf.gatherND): each tuple of q indices addresses dims ' +
       `batchDims..batchDims+q−1 of x within its batch; per component, ${INDEX_RULE}: a tuple with one ` +
       'component out of range reads the fill of gather (NaN, INT32_MIN) for its whole slice. Composed: ' +
-      'flat int32 positions computed on the device, then gather along axis 0 of x reshaped to ' +
+      'flat int32 positions computed on the device (one tuplePositionsKernel on cpu, wasm and webgpu), then ' +
+      'gather along axis 0 of x reshaped to ' +
       '[B·Q, ...slice]. Values copied bit for bit. DTypeError for non-int32 indices; InvalidArgumentError ' +
       'for 0-d indices or batchDims outside [0, rank(indices)); ShapeMismatchError when batchDims + q > ' +
       'rank(x) or the batch dims differ.',
@@ -97,7 +98,8 @@ export const INDEX_OP_DEFS = {
       'A new array: target with each slice of updates written at the slice its index tuple addresses in the ' +
       'first q dims (ONNX ScatterND, tf.tensorScatterUpdate / tensorScatterAdd, reduction none, add or mul); ' +
       `per component, ${INDEX_RULE}: a tuple with one component out of range drops its update. ${IN_ORDER} ` +
-      'Composed: flat int32 positions on the device, then scatter along axis 0. DTypeError unless indices ' +
+      'Composed: flat int32 positions on the device (one tuplePositionsKernel on cpu, wasm and webgpu), then ' +
+      'scatter along axis 0. DTypeError unless indices ' +
       'are int32 and updates have the target’s dtype; InvalidArgumentError for 0-d indices or another ' +
       'reduction; ShapeMismatchError for q > rank(target) or updates of another shape.',
     dtypes: ['float32', 'int32', 'int8', 'uint8', 'float16', 'float64'],
@@ -126,8 +128,9 @@ export const INDEX_OP_DEFS = {
     signature: 'oneHot(indices: int32, depth) → float32 [...indices.shape, depth]',
     semantics:
       '1 at position i (i + depth when negative) of the last dim, 0 elsewhere; an index outside ' +
-      '[−depth, depth) gives a row of zeros (ONNX OneHot, TensorFlow and JAX one_hot). Composed: gather ' +
-      'of the depth × depth identity, then 0.5 < row (NaN rows → 0). InvalidArgumentError unless depth ' +
+      '[−depth, depth) gives a row of zeros (ONNX OneHot, TensorFlow and JAX one_hot). One oneHotKernel on ' +
+      'cpu, wasm and webgpu; composed elsewhere: gather of the depth × depth identity, then 0.5 < row (NaN ' +
+      'rows → 0). InvalidArgumentError unless depth ' +
       'is an integer ≥ 0; DTypeError for non-int32 indices.',
     dtypes: ['float32'],
     accuracy: { float32: EXACT },
