@@ -160,6 +160,27 @@ function ipow(x: i32, n: i32): i32 {
   return r;
 }
 
+/** sum (wrapping), max or min of acc and n contiguous int32 at p: i32x4 lanes, then the lanes folded. */
+@inline function rowFoldI32(op: i32, acc: i32, p: usize, n: i32): i32 {
+  let a = i32x4.splat(op == SUM ? 0 : acc);
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const v = v128.load(p + (<usize>i << 2));
+    a = op == SUM ? i32x4.add(a, v) : op == MAX ? i32x4.max_s(a, v) : i32x4.min_s(a, v);
+  }
+  let r = acc;
+  r = foldI32(op, r, i32x4.extract_lane(a, 0));
+  r = foldI32(op, r, i32x4.extract_lane(a, 1));
+  r = foldI32(op, r, i32x4.extract_lane(a, 2));
+  r = foldI32(op, r, i32x4.extract_lane(a, 3));
+  for (; i < n; i++) r = foldI32(op, r, load<i32>(p + (<usize>i << 2)));
+  return r;
+}
+
+@inline function foldI32(op: i32, acc: i32, v: i32): i32 {
+  return op == SUM ? acc + v : op == MAX ? max(acc, v) : min(acc, v);
+}
+
 export function reduceI32(op: i32, x: usize, kN: i32, kRows: i32, kStarts: usize, kStep: i32, rN: i32,
     rRows: i32, rStarts: usize, rStep: i32, out: usize, reps: i32): void {
   const init: i32 = op == MAX ? -2147483648 : op == MIN ? 2147483647 : op == PROD ? 1 : 0;
@@ -170,6 +191,10 @@ export function reduceI32(op: i32, x: usize, kN: i32, kRows: i32, kStarts: usize
       let acc: i32 = init;
       for (let r = 0; r < rRows; r++) {
         let p = x + (<usize>(base + load<i32>(rStarts + (<usize>r << 2))) << 2);
+        if (rStep == 1 && op != PROD && rN >= 16) {
+          acc = rowFoldI32(op, acc, p, rN);
+          continue;
+        }
         for (let i = 0; i < rN; i++) {
           const v = load<i32>(p);
           if (op == SUM) acc += v;

@@ -66,6 +66,15 @@ export function coreCases(): Case[] {
       inputs: [{ shape: [4, 0, 3], gen: I(-9, 9), dtype: 'int32' }],
       params: { axes: [1] },
     });
+    // contiguous rows (SIMD lanes on wasm) of the whole int32 range: sums wrap modulo 2^32
+    cases.push({
+      id: `${op}/int32/[5,67]/axes=1`,
+      kind: 'reduce',
+      op,
+      dtype: 'int32',
+      inputs: [{ shape: [5, 67], gen: I(-2147483648, 2147483647), dtype: 'int32' }],
+      params: { axes: [1] },
+    });
   }
   // ---- movement ----
   for (const dtype of ['float32', 'int32'] as const) {

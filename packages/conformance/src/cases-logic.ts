@@ -132,6 +132,7 @@ export function logicCases(): Case[] {
     add(op, 'bool', '[3,0]/axis1', [bools([3, 0])], { axes: [1] });
     add(op, 'bool', '[0,3]/axis1', [bools([0, 3])], { axes: [1] });
     add(op, 'bool', '[2053]', [bools([2053])], { axes: [0] });
+    add(op, 'bool', '[6,1031]/axis1', [bools([6, 1031])], { axes: [1] });
     add(op, 'bool', '[]', [bools([])]);
   }
   // ---- predicates and negations
