@@ -270,29 +270,26 @@ export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
     case ROUND: return nearest<f32>(x); // ties to even
     case TRUNC: return Mathf.trunc(x);
     case ERF: return <f32>erf64(x);
-    case LOG1P: return <f32>Math.log1p(x);
-    case EXPM1: return <f32>Math.expm1(x);
-    case SOFTPLUS: {
-      const v = <f64>x;
-      return <f32>(Math.max(v, 0) + Math.log1p(Math.exp(-Math.abs(v))));
-    }
+    // log1p, expm1, softplus and the trigonometric and hyperbolic functions: AssemblyScript's float32 ports
+    // of musl (within 2 ulp in the conformance cases; sinh and cosh overflow where float32 does, ~89.42).
+    case LOG1P: return Mathf.log1p(x);
+    case EXPM1: return Mathf.expm1(x);
+    case SOFTPLUS: return max(x, 0) + Mathf.log1p(Mathf.exp(-Mathf.abs(x)));
     case GELU: return x == -Infinity ? -0.0 : <f32>(0.5 * <f64>x * erfc64(-<f64>x * Math.SQRT1_2));
     case GELU_TANH: {
       const v = <f64>x;
       return x == -Infinity ? -0.0 : <f32>(v * sigmoid64(GELU_2C * (v + GELU_A * v * v * v)));
     }
     case SILU: return x == -Infinity ? -0.0 : <f32>(<f64>x * sigmoid64(x));
-    // The trigonometric and hyperbolic functions in f64, rounded once (sinh and cosh then overflow where
-    // float32 does, past ~89.42, not where a float32 e^x would).
-    case TAN: return <f32>Math.tan(x);
-    case ASIN: return <f32>Math.asin(x);
-    case ACOS: return <f32>Math.acos(x);
-    case ATAN: return <f32>Math.atan(x);
-    case SINH: return <f32>Math.sinh(x);
-    case COSH: return <f32>Math.cosh(x);
-    case ASINH: return <f32>Math.asinh(x);
-    case ACOSH: return <f32>Math.acosh(x);
-    case ATANH: return <f32>Math.atanh(x);
+    case TAN: return Mathf.tan(x);
+    case ASIN: return Mathf.asin(x);
+    case ACOS: return Mathf.acos(x);
+    case ATAN: return Mathf.atan(x);
+    case SINH: return Mathf.sinh(x);
+    case COSH: return Mathf.cosh(x);
+    case ASINH: return Mathf.asinh(x);
+    case ACOSH: return Mathf.acosh(x);
+    case ATANH: return Mathf.atanh(x);
     default: return Mathf.cos(x);
   }
 }
@@ -329,8 +326,28 @@ export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
   return i;
 }
 
+// Contiguous input, one element at a time, with `op` a constant after inlining (no switch per element).
+@inline function scalarDense(op: i32, n: i32, px: usize, po: usize): i32 {
+  for (let i = 0; i < n; i++) store<f32>(po + (<usize>i << 2), sun(op, load<f32>(px + (<usize>i << 2))));
+  return n;
+}
+
 function unaryDenseF32(op: i32, n: i32, px: usize, po: usize): i32 {
   switch (op) {
+    case EXP: return scalarDense(EXP, n, px, po);
+    case LOG: return scalarDense(LOG, n, px, po);
+    case LOG1P: return scalarDense(LOG1P, n, px, po);
+    case EXPM1: return scalarDense(EXPM1, n, px, po);
+    case SOFTPLUS: return scalarDense(SOFTPLUS, n, px, po);
+    case TAN: return scalarDense(TAN, n, px, po);
+    case ASIN: return scalarDense(ASIN, n, px, po);
+    case ACOS: return scalarDense(ACOS, n, px, po);
+    case ATAN: return scalarDense(ATAN, n, px, po);
+    case SINH: return scalarDense(SINH, n, px, po);
+    case COSH: return scalarDense(COSH, n, px, po);
+    case ASINH: return scalarDense(ASINH, n, px, po);
+    case ACOSH: return scalarDense(ACOSH, n, px, po);
+    case ATANH: return scalarDense(ATANH, n, px, po);
     case NEG: return unaryDense(NEG, n, px, po);
     case RELU: return unaryDense(RELU, n, px, po);
     case SQRT: return unaryDense(SQRT, n, px, po);
