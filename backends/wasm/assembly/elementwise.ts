@@ -283,13 +283,14 @@ export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
     case SILU: return x == -Infinity ? -0.0 : <f32>(<f64>x * sigmoid64(x));
     case TAN: return Mathf.tan(x);
     case ASIN: return Mathf.asin(x);
-    case ACOS: return Mathf.acos(x);
-    case ATAN: return Mathf.atan(x);
+    case ACOS: return x == -1 ? <f32>Math.PI : Mathf.acos(x); // musl's acosf(−1) is 1 ulp below float32 π
+    case ATAN: // musl's atanf past 2^26 (±Inf included) is 1 ulp below float32 π/2
+      return Mathf.abs(x) >= 67108864 ? (x < 0 ? -<f32>(Math.PI / 2) : <f32>(Math.PI / 2)) : Mathf.atan(x);
     case SINH: return Mathf.sinh(x);
     case COSH: return Mathf.cosh(x);
     case ASINH: return Mathf.asinh(x);
     case ACOSH: return Mathf.acosh(x);
-    case ATANH: return Mathf.atanh(x);
+    case ATANH: return Mathf.abs(x) < 2.44140625e-4 ? x : Mathf.atanh(x); // musl's atanhf is 1 ulp off for some tiny x
     default: return Mathf.cos(x);
   }
 }

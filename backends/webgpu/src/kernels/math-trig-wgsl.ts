@@ -8,9 +8,11 @@
  *
  * Here: Taylor polynomials on small reduced arguments (|u| ≤ 0.5, or 0.79 for sin and cos, the series
  * truncated where the next term is below 2^-30 relative), logarithms from log2_dd (two floats) of an
- * argument carried in two floats, and square roots with one residual correction. Measured on
- * lavapipe over 2^18 random inputs per range: tan within 3.6 ulp (|x| ≤ 8192), atan 2.5, asin, acos,
- * sinh and cosh 1.6, asinh, acosh and atanh 0.7 (the op table's TRANSCENDENTAL bound is 4 ulp).
+ * argument carried in two floats, and square roots with one residual correction; asinh, acosh and
+ * atanh as log1p of an argument free of cancellation (fdlibm's forms; log1p_reduced of math-wgsl.ts, one
+ * path for the whole range so that neighbouring invocations do not diverge). Measured on lavapipe over
+ * 2^17–2^18 random inputs per range: tan within 3.6 ulp (|x| ≤ 8192), atan 2.5, asin, acos, sinh and
+ * cosh 1.6, asinh 1.9, acosh and atanh 1.6 (the op table's TRANSCENDENTAL bound is 4 ulp).
  */
 
 /** Needs MATH_WGSL (math-wgsl.ts) and the kernel prelude. */
@@ -143,20 +145,14 @@ fn cosh_f(x: f32) -> f32 {
   }
   return half_exp(a);
 }
-// asinh: the Taylor series below 0.5 (asin's coefficients, alternating); ln(a + √(a² + 1)) with the
-// argument in two floats up to 2^12; ln(2a) beyond.
+// asinh: log1p(a + a²/(1 + √(1 + a²))) (fdlibm's form, no cancellation) for 2^-12 ≤ a < 2^12; ln(2a) beyond.
 fn asinh_f(x: f32) -> f32 {
   let a = abs(x);
   if (a < 2.44140625e-4) { return x; }
   var r: f32;
-  if (a <= 0.5) {
-    r = a - a * (a * a) * asin_tail(-(a * a));
-  } else if (a < 4096.0) {
-    let p = keep(a * a);
-    let q = keep(p + 1.0);
-    let s = sqrt_dd(q, sum_err(p, 1.0, q) + prod_err(a, a, p));
-    let w = keep(a + s.x);
-    r = ln_dd(w, sum_err(a, s.x, w) + s.y);
+  if (a < 4096.0) {
+    let w = a * a;
+    r = log1p_reduced(a + w / (1.0 + sqrt(1.0 + w)));
   } else if (is_pos_inf(a)) {
     r = a;
   } else {
@@ -164,39 +160,32 @@ fn asinh_f(x: f32) -> f32 {
   }
   return select(r, -r, x < 0.0);
 }
-// acosh: ln(x + √((x − 1)(x + 1))) with the argument in two floats below 2^12 (x − 1 is exact), ln(2x) beyond.
+// acosh: log1p(v) with v = t + √(t(t + 2)), t = x − 1 exact, below 2^12 (v's tail from sqrt_dd: the result
+// stays within ~1 ulp where a builtin sqrt is loose); ln(2x) beyond.
 fn acosh_f(x: f32) -> f32 {
   if (x < 1.0) { return qnan(); }
   if (is_pos_inf(x)) { return x; }
   if (x >= 4096.0) { return ln_twice(x); }
   let t = x - 1.0;
-  let u = keep(x + 1.0);
+  let u = keep(t + 2.0);
   let q = keep(t * u);
-  let s = sqrt_dd(q, prod_err(t, u, q) + t * sum_err(x, 1.0, u));
-  let w = keep(x + s.x);
-  return ln_dd(w, sum_err(x, s.x, w) + s.y);
+  let s = sqrt_dd(q, prod_err(t, u, q) + t * sum_err(t, 2.0, u));
+  let v = keep(t + s.x);
+  return log1p_reduced(v) + (sum_err(t, s.x, v) + s.y) / (1.0 + v);
 }
-// atanh: the Taylor series below 0.5 (to x^27); ln((1 + a)/(1 − a))/2 beyond, the quotient in two floats.
+// atanh: log1p(q)/2 with q = 2a/(1 − a) in two floats (the quotient's residual, exact products).
 fn atanh_f(x: f32) -> f32 {
   let a = abs(x);
   if (a > 1.0 || is_pos_inf(a)) { return qnan(); }
   if (a == 1.0) { return select(qinf(), -qinf(), x < 0.0); }
   if (a < 2.44140625e-4) { return x; }
-  var r: f32;
-  if (a < 0.5) {
-    let w = a * a;
-    r = a + a * w * (0.33333333333 + w * (0.2 + w * (0.14285714286 + w * (0.11111111111 + w * (0.090909090909
-      + w * (0.076923076923 + w * (0.066666666667 + w * (0.058823529412 + w * (0.052631578947
-      + w * (0.047619047619 + w * (0.04347826087 + w * 0.04)))))))))));
-  } else {
-    let d = 1.0 - a;
-    let n = keep(1.0 + a);
-    let nl = sum_err(1.0, a, n);
-    let qh = keep(n / d);
-    let p = keep(qh * d);
-    let ql = (keep(n - p) - prod_err(qh, d, p) + nl) / d;
-    r = 0.5 * ln_dd(qh, ql);
-  }
+  let d = keep(1.0 - a);
+  let dl = sum_err(1.0, -a, d);
+  let n = a + a;
+  let qh = keep(n / d);
+  let p = keep(qh * d);
+  let ql = (keep(n - p) - prod_err(qh, d, p) - qh * dl) / d;
+  let r = 0.5 * (log1p_reduced(qh) + ql / (1.0 + qh));
   return select(r, -r, x < 0.0);
 }
 `;

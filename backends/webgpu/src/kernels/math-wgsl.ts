@@ -57,6 +57,11 @@ fn log1p_f(x: f32) -> f32 {
   if (x >= -0.29289322 && x < 0.41421357) { return x + x * x * log1p_tail(x); }
   if (x <= -1.0) { return select(qnan(), -qinf(), x == -1.0); }
   if (is_pos_inf(x)) { return x; }
+  return log1p_reduced(x);
+}
+// log1p_f's reduction for finite x > −1 (any such x: near 0, k = 0 and f = 1 + x − 1 exact, c the rounding of
+// 1 + x): no branch on the range, so that neighbouring invocations do not diverge.
+fn log1p_reduced(x: f32) -> f32 {
   let u = keep(1.0 + x);
   var c = 0.0;
   if (u < 16777216.0) { c = (x - keep(u - 1.0)) / u; }
