@@ -451,7 +451,7 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   ): boolean | void;
   /** Optional fused argmax/argmin along axis 1 of [O, n, I] (hooks.ts); without it, argreduce.ts's composite. */
   protected argReduceKernel?(op: 'argmax' | 'argmin', x: NDArray, lastIndex: boolean, out: DeviceBuffer): void;
-  /** Optional fused oneHot of indices [N] into out [N, depth] float32 (hooks.ts); without it, a gather of the identity. */
+  /** Optional fused oneHot: indices [N] → out [N, depth] float32 (hooks.ts); without it, a gather of the identity. */
   protected oneHotKernel?(indices: NDArray, depth: number, out: DeviceBuffer): void;
   /** Optional fused flat positions of gatherND/scatterND index tuples [L, q] into out [L] (hooks.ts). */
   protected tuplePositionsKernel?(indices: NDArray, dims: readonly number[], batch: number, out: DeviceBuffer): void;

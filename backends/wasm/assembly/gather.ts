@@ -87,8 +87,12 @@ function combineRow(red: i32, isInt: i32, q: usize, v: usize, n: i32): void {
   }
   let c = 0;
   if (red == 1) {
-    if (isInt) for (; c + 4 <= n; c += 4) v128.store(q + (<usize>c << 2), i32x4.add(v128.load(q + (<usize>c << 2)), v128.load(v + (<usize>c << 2))));
-    else for (; c + 4 <= n; c += 4) v128.store(q + (<usize>c << 2), f32x4.add(v128.load(q + (<usize>c << 2)), v128.load(v + (<usize>c << 2))));
+    for (; c + 4 <= n; c += 4) {
+      const o = <usize>c << 2;
+      const a = v128.load(q + o);
+      const b = v128.load(v + o);
+      v128.store(q + o, isInt ? i32x4.add(a, b) : f32x4.add(a, b));
+    }
   }
   combineStrided(red, isInt, q + (<usize>c << 2), v + (<usize>c << 2), 0, 1, n - c);
 }

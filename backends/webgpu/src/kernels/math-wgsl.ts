@@ -226,7 +226,7 @@ fn silu_f(x: f32) -> f32 {
   return x * sigmoid_acc(x);
 }
 fn softplus_f(x: f32) -> f32 {
-  return max(x, 0.0) + log1p_f(exp_dd(-abs(x), 0.0));
+  return max(x, 0.0) + log1p_reduced(exp_dd(-abs(x), 0.0)); // e^−|x| in [0, 1]: one log1p path, no divergence
 }
 // ---- pow: x^y = 2^(y·log2|x|) with log2|x| and the product carried in two floats,
 // so that a result float32 holds exactly (3^15, 2^-3, (−7)^8) comes out exact, others within ~1 ulp ----
