@@ -4,6 +4,7 @@
  * (hooks.ts). Operands come through their strides (HostView, host-scan.ts); results are contiguous.
  */
 import type { HostView } from './host-scan.js';
+import { contiguousStrides, sizeOf } from './shape.js';
 
 /**
  * oneHot: indices [N] (int32) → out [N, depth] (float32, zeroed here): 1 at i (i + depth when negative),
@@ -31,8 +32,8 @@ export function hostTuplePositions(indices: HostView, dims: readonly number[], b
   const [L, q] = indices.shape as [number, number];
   const [s0, s1] = indices.strides as [number, number];
   const n = Int32Array.from(dims);
-  const strides = Int32Array.from(dims, (_, m) => dims.slice(m + 1).reduce((a, b) => a * b, 1));
-  const inner = dims.reduce((a, b) => a * b, 1);
+  const strides = Int32Array.from(contiguousStrides(dims));
+  const inner = sizeOf(dims);
   const total = batch * inner;
   const per = L / batch;
   let l = 0;

@@ -327,28 +327,8 @@ export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
   return i;
 }
 
-// Contiguous input, one element at a time, with `op` a constant after inlining (no switch per element).
-@inline function scalarDense(op: i32, n: i32, px: usize, po: usize): i32 {
-  for (let i = 0; i < n; i++) store<f32>(po + (<usize>i << 2), sun(op, load<f32>(px + (<usize>i << 2))));
-  return n;
-}
-
 function unaryDenseF32(op: i32, n: i32, px: usize, po: usize): i32 {
   switch (op) {
-    case EXP: return scalarDense(EXP, n, px, po);
-    case LOG: return scalarDense(LOG, n, px, po);
-    case LOG1P: return scalarDense(LOG1P, n, px, po);
-    case EXPM1: return scalarDense(EXPM1, n, px, po);
-    case SOFTPLUS: return scalarDense(SOFTPLUS, n, px, po);
-    case TAN: return scalarDense(TAN, n, px, po);
-    case ASIN: return scalarDense(ASIN, n, px, po);
-    case ACOS: return scalarDense(ACOS, n, px, po);
-    case ATAN: return scalarDense(ATAN, n, px, po);
-    case SINH: return scalarDense(SINH, n, px, po);
-    case COSH: return scalarDense(COSH, n, px, po);
-    case ASINH: return scalarDense(ASINH, n, px, po);
-    case ACOSH: return scalarDense(ACOSH, n, px, po);
-    case ATANH: return scalarDense(ATANH, n, px, po);
     case NEG: return unaryDense(NEG, n, px, po);
     case RELU: return unaryDense(RELU, n, px, po);
     case SQRT: return unaryDense(SQRT, n, px, po);

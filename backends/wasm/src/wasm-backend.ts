@@ -5,6 +5,7 @@ import {
   batchOffsets,
   type BinaryOp,
   contiguousStrides,
+  sizeOf,
   type DeviceBuffer,
   GATHER_FILL,
   type HostArray,
@@ -207,11 +208,11 @@ export class WasmBackend extends BaseBackend {
     out: DeviceBuffer,
   ): void {
     const [L, q] = indices.shape as [number, number];
-    const inner = dims.reduce((a, b) => a * b, 1);
+    const inner = sizeOf(dims);
     const table = this.allocate(2 * q, 'int32');
     try {
       const at = this.ptr(table);
-      const words = [...dims, ...dims.map((_, m) => dims.slice(m + 1).reduce((a, b) => a * b, 1))];
+      const words = [...dims, ...contiguousStrides(dims)];
       this.heap.i32().set(words, at >>> 2);
       const idx = [this.ptr(indices.buffer), indices.offset, ...indices.strides];
       this.k.positions32(...idx, L, q, L / batch, inner, batch * inner, at, at + 4 * q, this.ptr(out));

@@ -3,7 +3,7 @@
  * its updates (kernels/scatter.ts), and the optional hooks oneHotKernel and tuplePositionsKernel
  * (kernels/index-nd.ts). Operands come as hal/src/indexing.ts shapes them (float16 already widened).
  */
-import type { DeviceBuffer, NDArray, ScatterReduction } from '@polyhal/hal';
+import { contiguousStrides, type DeviceBuffer, type NDArray, type ScatterReduction, sizeOf } from '@polyhal/hal';
 import type { SelectContext } from './dispatch-select.js';
 import { ONE_HOT_WORDS, oneHotWgsl, positionsWgsl, positionsWords } from './kernels/index-nd.js';
 import { SCATTER_WORDS, type ScatterStage, scatterWgsl } from './kernels/scatter.js';
@@ -59,8 +59,8 @@ export function dispatchTuplePositions(
   out: DeviceBuffer,
 ): void {
   const [L, q] = indices.shape as [number, number];
-  const strides = dims.map((_, m) => dims.slice(m + 1).reduce((a, b) => a * b, 1));
-  const inner = dims.reduce((a, b) => a * b, 1);
+  const strides = contiguousStrides(dims);
+  const inner = sizeOf(dims);
   const params = [L, q, indices.offset, ...indices.strides, L / batch, inner, batch * inner, ...dims, ...strides];
   const buffers = [ctx.gpu(indices.buffer), ctx.gpu(out)];
   const source = () => positionsWgsl(q);
