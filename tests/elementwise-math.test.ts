@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { capabilitiesOf, type ComputeBackend } from '@polyhal/hal';
+import { capabilitiesOf, type ComputeBackend, UNARY_OP_DEFS, UNARY_OPS, unaryTakes } from '@polyhal/hal';
 import { ReferenceBackend } from '@polyhal/backend-reference';
 import { REPO_BACKENDS, requiredBackends } from './backends.js';
 
@@ -228,6 +228,18 @@ for (const [name, factory] of Object.entries(factories)) {
       // Odd functions at a tiny x: x itself (the next term of each series is below half an ulp).
       for (const op of ['tan', 'asin', 'atan', 'sinh', 'asinh', 'atanh'])
         expect([op, ...(await unary(op, [1e-20, -3e-8]))]).toEqual([op, Math.fround(1e-20), Math.fround(-3e-8)]);
+    });
+
+    test("a float32 unary op's value for an element does not depend on where it sits (lanes, tails)", async () => {
+      // 11 elements: two f32x4 lanes and a scalar tail on wasm; reversed, every value changes place.
+      for (const op of UNARY_OPS) {
+        if (!unaryTakes(op).includes('float32')) continue;
+        const { lo, hi } = UNARY_OP_DEFS[op].domain;
+        const xs = Array.from({ length: 11 }, (_, i) => Math.fround(lo + ((hi - lo) * (i * 7 + 3)) / 80));
+        const forward = await unary(op, xs);
+        const backward = await unary(op, xs.toReversed());
+        expect([op, backward.toReversed()]).toEqual([op, forward]);
+      }
     });
   });
 }

@@ -6,6 +6,7 @@
 
 import { divRoundedF, floorDivI, powF, powI, shiftLeftI, shiftRightI, truncDivI } from './binary-scalar';
 import { erf64, erfc64, sigmoid64 } from './special';
+import { vcosh, vexpm1, vlog1p, vsinh, vsoftplus } from './vmath';
 
 // Op codes shared with src/dispatch-elementwise.ts (the op table's order).
 export const ADD = 0, SUB = 1, MUL = 2, DIV = 3, MAXIMUM = 4, MOD = 5, CMPLT = 6, MINIMUM = 7, POW = 8;
@@ -270,24 +271,25 @@ export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
     case ROUND: return nearest<f32>(x); // ties to even
     case TRUNC: return Mathf.trunc(x);
     case ERF: return <f32>erf64(x);
-    // log1p, expm1, softplus and the trigonometric and hyperbolic functions: AssemblyScript's float32 ports
-    // of musl (within 2 ulp in the conformance cases; sinh and cosh overflow where float32 does, ~89.42).
-    case LOG1P: return Mathf.log1p(x);
-    case EXPM1: return Mathf.expm1(x);
-    case SOFTPLUS: return max(x, 0) + Mathf.log1p(Mathf.exp(-Mathf.abs(x)));
+    // log1p, expm1, softplus, sinh, cosh: the f32x4 forms (vmath.ts) on one lane, so that strided rows and
+    // the tails of contiguous ones give the same bits as their vector lanes.
+    case LOG1P: return f32x4.extract_lane(vlog1p(f32x4.splat(x)), 0);
+    case EXPM1: return f32x4.extract_lane(vexpm1(f32x4.splat(x)), 0);
+    case SOFTPLUS: return f32x4.extract_lane(vsoftplus(f32x4.splat(x)), 0);
     case GELU: return x == -Infinity ? -0.0 : <f32>(0.5 * <f64>x * erfc64(-<f64>x * Math.SQRT1_2));
     case GELU_TANH: {
       const v = <f64>x;
       return x == -Infinity ? -0.0 : <f32>(v * sigmoid64(GELU_2C * (v + GELU_A * v * v * v)));
     }
     case SILU: return x == -Infinity ? -0.0 : <f32>(<f64>x * sigmoid64(x));
+    // the other trigonometric and hyperbolic functions: AssemblyScript's float32 ports of musl (≤ 2.2 ulp)
     case TAN: return Mathf.tan(x);
     case ASIN: return Mathf.asin(x);
     case ACOS: return x == -1 ? <f32>Math.PI : Mathf.acos(x); // musl's acosf(−1) is 1 ulp below float32 π
     case ATAN: // musl's atanf past 2^26 (±Inf included) is 1 ulp below float32 π/2
       return Mathf.abs(x) >= 67108864 ? (x < 0 ? -<f32>(Math.PI / 2) : <f32>(Math.PI / 2)) : Mathf.atan(x);
-    case SINH: return Mathf.sinh(x);
-    case COSH: return Mathf.cosh(x);
+    case SINH: return f32x4.extract_lane(vsinh(f32x4.splat(x)), 0);
+    case COSH: return f32x4.extract_lane(vcosh(f32x4.splat(x)), 0);
     case ASINH: return Mathf.asinh(x);
     case ACOSH: return Mathf.acosh(x);
     case ATANH: return Mathf.abs(x) < 2.44140625e-4 ? x : Mathf.atanh(x); // musl's atanhf is 1 ulp off for some tiny x
@@ -309,6 +311,11 @@ export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
   if (op == CEIL) return f32x4.ceil(v);
   if (op == ROUND) return f32x4.nearest(v);
   if (op == TRUNC) return f32x4.trunc(v);
+  if (op == LOG1P) return vlog1p(v);
+  if (op == EXPM1) return vexpm1(v);
+  if (op == SOFTPLUS) return vsoftplus(v);
+  if (op == SINH) return vsinh(v);
+  if (op == COSH) return vcosh(v);
   return f32x4.div(f32x4.splat(1), v);
 }
 
@@ -339,6 +346,11 @@ function unaryDenseF32(op: i32, n: i32, px: usize, po: usize): i32 {
     case CEIL: return unaryDense(CEIL, n, px, po);
     case ROUND: return unaryDense(ROUND, n, px, po);
     case TRUNC: return unaryDense(TRUNC, n, px, po);
+    case LOG1P: return unaryDense(LOG1P, n, px, po);
+    case EXPM1: return unaryDense(EXPM1, n, px, po);
+    case SOFTPLUS: return unaryDense(SOFTPLUS, n, px, po);
+    case SINH: return unaryDense(SINH, n, px, po);
+    case COSH: return unaryDense(COSH, n, px, po);
     default: return 0;
   }
 }
