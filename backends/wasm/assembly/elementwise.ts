@@ -6,7 +6,7 @@
 
 import { divRoundedF, floorDivI, powF, powI, shiftLeftI, shiftRightI, truncDivI } from './binary-scalar';
 import { erf64, erfc64, sigmoid64 } from './special';
-import { vcosh, vexpm1, vlog1p, vsinh, vsoftplus } from './vmath';
+import { vacosh, vasinh, vcosh, vexpm1, vlog1p, vsinh, vsoftplus } from './vmath';
 
 // Op codes shared with src/dispatch-elementwise.ts (the op table's order).
 export const ADD = 0, SUB = 1, MUL = 2, DIV = 3, MAXIMUM = 4, MOD = 5, CMPLT = 6, MINIMUM = 7, POW = 8;
@@ -271,7 +271,7 @@ export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
     case ROUND: return nearest<f32>(x); // ties to even
     case TRUNC: return Mathf.trunc(x);
     case ERF: return <f32>erf64(x);
-    // log1p, expm1, softplus, sinh, cosh: the f32x4 forms (vmath.ts) on one lane, so that strided rows and
+    // log1p, expm1, softplus, sinh, cosh, asinh, acosh: the f32x4 forms (vmath.ts) on one lane, so that strided rows and
     // the tails of contiguous ones give the same bits as their vector lanes.
     case LOG1P: return f32x4.extract_lane(vlog1p(f32x4.splat(x)), 0);
     case EXPM1: return f32x4.extract_lane(vexpm1(f32x4.splat(x)), 0);
@@ -290,8 +290,8 @@ export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
       return Mathf.abs(x) >= 67108864 ? (x < 0 ? -<f32>(Math.PI / 2) : <f32>(Math.PI / 2)) : Mathf.atan(x);
     case SINH: return f32x4.extract_lane(vsinh(f32x4.splat(x)), 0);
     case COSH: return f32x4.extract_lane(vcosh(f32x4.splat(x)), 0);
-    case ASINH: return Mathf.asinh(x);
-    case ACOSH: return Mathf.acosh(x);
+    case ASINH: return f32x4.extract_lane(vasinh(f32x4.splat(x)), 0);
+    case ACOSH: return f32x4.extract_lane(vacosh(f32x4.splat(x)), 0);
     case ATANH: return Mathf.abs(x) < 2.44140625e-4 ? x : Mathf.atanh(x); // musl's atanhf is 1 ulp off for some tiny x
     default: return Mathf.cos(x);
   }
@@ -316,6 +316,8 @@ export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
   if (op == SOFTPLUS) return vsoftplus(v);
   if (op == SINH) return vsinh(v);
   if (op == COSH) return vcosh(v);
+  if (op == ASINH) return vasinh(v);
+  if (op == ACOSH) return vacosh(v);
   return f32x4.div(f32x4.splat(1), v);
 }
 
@@ -351,6 +353,8 @@ function unaryDenseF32(op: i32, n: i32, px: usize, po: usize): i32 {
     case SOFTPLUS: return unaryDense(SOFTPLUS, n, px, po);
     case SINH: return unaryDense(SINH, n, px, po);
     case COSH: return unaryDense(COSH, n, px, po);
+    case ASINH: return unaryDense(ASINH, n, px, po);
+    case ACOSH: return unaryDense(ACOSH, n, px, po);
     default: return 0;
   }
 }

@@ -1,4 +1,4 @@
-// float32 expm1, log1p, softplus, sinh and cosh on f32x4 lanes, branch-free (lane masks choose between
+// float32 expm1, log1p, softplus, sinh, cosh, asinh and acosh on f32x4 lanes, branch-free (lane masks choose between
 // the forms), within 2 ulp of the float64 result:
 //   exp family: x = n·ln2 + r, |r| ≤ ln2/2 (Cody–Waite, ln2 in two parts, Cephes' split, exact for |n| ≤ 2^8);
 //     expm1(r) = r + r²·Q(r), Q the Taylor series of (e^r − 1 − r)/r² to r⁶ (truncation ≤ 2^-28 relative);
@@ -9,6 +9,7 @@
 //     R fdlibm's degree-4 float32 minimax polynomial (Lg1..Lg4).
 //   sinh, cosh: from expm1(|x|) below 1 (resp. ln2), from e^|x|/2 (computed directly, so no overflow before
 //     float32's own at ~89.415) above: sinh = h − 1/(4h), cosh = h + 1/(4h).
+//   asinh, acosh: musl's cancellation-free arguments, each a log1p (log(y) = log1p(y − 1), y − 1 exact).
 // Special values follow the op table (hal/src/ops): −0 stays −0, NaN stays NaN, ±Inf give the limits.
 
 const LOG2E: f32 = 1.4426950408889634;
@@ -141,4 +142,37 @@ const SQRT_HALF_BITS: i32 = 0x3f3504f3; // float32 √2/2
 // @ts-ignore: decorator
 @inline export function vcosh(x: v128): v128 {
   return hyperbolic(x, true);
+}
+
+// log1p(arg), plus ln2 on the lanes of `big`, where arg is |x| − 1: log(2|x|) (asinh, acosh past 2^12).
+@inline function logBig(arg: v128, big: v128): v128 {
+  return f32x4.add(vlog1p(arg), v128.and(f32x4.splat(0.6931471805599453), big));
+}
+
+/** asinh(x): log1p(a + a²/(√(a² + 1) + 1)) below 2, log(2a + 1/(√(a² + 1) + a)) below 2^12, log(2a) above. */
+// @ts-ignore: decorator
+@inline export function vasinh(x: v128): v128 {
+  const one = f32x4.splat(1);
+  const a = f32x4.abs(x);
+  const r = f32x4.sqrt(f32x4.add(f32x4.mul(a, a), one));
+  const small = f32x4.add(a, f32x4.div(f32x4.mul(a, a), f32x4.add(r, one)));
+  const mid = f32x4.add(f32x4.sub(f32x4.add(a, a), one), f32x4.div(one, f32x4.add(r, a)));
+  const big = f32x4.ge(a, f32x4.splat(4096));
+  let arg = v128.bitselect(small, mid, f32x4.lt(a, f32x4.splat(2)));
+  arg = v128.bitselect(f32x4.sub(a, one), arg, big);
+  const v = v128.or(logBig(arg, big), v128.and(x, f32x4.splat(-0.0))); // the sign of x
+  return v128.bitselect(x, v, f32x4.lt(a, f32x4.splat(2.44140625e-4)));
+}
+
+/** acosh(x): NaN below 1; log1p(t + √(2t + t²)), t = x − 1, below 2; log(2x − 1/(x + √(x² − 1))) below 2^12. */
+// @ts-ignore: decorator
+@inline export function vacosh(x: v128): v128 {
+  const one = f32x4.splat(1);
+  const t = f32x4.sub(x, one);
+  const small = f32x4.add(t, f32x4.sqrt(f32x4.add(f32x4.add(t, t), f32x4.mul(t, t))));
+  const mid = f32x4.sub(f32x4.add(t, x), f32x4.div(one, f32x4.add(x, f32x4.sqrt(f32x4.sub(f32x4.mul(x, x), one)))));
+  const big = f32x4.ge(x, f32x4.splat(4096));
+  let arg = v128.bitselect(small, mid, f32x4.lt(x, f32x4.splat(2)));
+  arg = v128.bitselect(t, arg, big);
+  return v128.bitselect(logBig(arg, big), f32x4.splat(NaN), f32x4.ge(x, one));
 }
