@@ -271,8 +271,8 @@ export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
     case ROUND: return nearest<f32>(x); // ties to even
     case TRUNC: return Mathf.trunc(x);
     case ERF: return <f32>erf64(x);
-    // log1p, expm1, softplus, sinh, cosh, asinh, acosh: the f32x4 forms (vmath.ts) on one lane, so that strided rows and
-    // the tails of contiguous ones give the same bits as their vector lanes.
+    // log1p, expm1, softplus, sinh, cosh, asinh, acosh: the f32x4 forms (vmath.ts) on one lane, so that
+    // strided rows and the tails of contiguous ones give the same bits as their vector lanes.
     case LOG1P: return f32x4.extract_lane(vlog1p(f32x4.splat(x)), 0);
     case EXPM1: return f32x4.extract_lane(vexpm1(f32x4.splat(x)), 0);
     case SOFTPLUS: return f32x4.extract_lane(vsoftplus(f32x4.splat(x)), 0);
