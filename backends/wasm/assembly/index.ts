@@ -10,6 +10,7 @@ export { adamF32, sgdF32, softmaxCrossEntropyF32 } from './fused';
 export { philoxF32 } from './random';
 export { gather32, positions32, scatter32 } from './gather';
 export { argReduce32 } from './argreduce';
+export { cumsum32, topk32 } from './scan';
 
 /** First byte that JavaScript may allocate (after static data). */
 export function heapBase(): usize {

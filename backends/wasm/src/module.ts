@@ -189,6 +189,16 @@ export interface KernelExports {
    * dims Q (ptr to q i32), their row-major strides (ptr to q i32), out.
    */
   positions32(...args: number[]): void;
+  /**
+   * assembly/scan.ts: isFloat, x (byte pointer, offset included), O, n, I, strides s0/s1/s2, out,
+   * exclusive, reverse (0/1).
+   */
+  cumsum32(...args: number[]): void;
+  /**
+   * assembly/scan.ts: isFloat, largest, x (byte pointer), O, n, I, strides s0/s1/s2, k ≤ 64, values,
+   * indices, scratch for k values, scratch for k positions.
+   */
+  topk32(...args: number[]): void;
 }
 
 function decodeBase64(b64: string): Uint8Array<ArrayBuffer> {

@@ -190,9 +190,16 @@ export class WasmBackend extends BaseBackend {
     }
   }
 
-  /** cumsum in index order over linear memory (hostCumsum: a sequential scan, float64 accumulator). */
+  /**
+   * cumsum in index order: float32/int32 in assembly/scan.ts cumsum32, float64 on the host (hostCumsum);
+   * a sequential scan per line, float32 in a float64 accumulator.
+   */
   protected override cumsumKernel(x: NDArray, out: DeviceBuffer, exclusive: boolean, reverse: boolean): void {
-    hostCumsum(this.hostView(x), this.hostOut(out), exclusive, reverse);
+    if (x.dtype === 'float64') return hostCumsum(this.hostView(x), this.hostOut(out), exclusive, reverse);
+    const [O, n, I] = x.shape as [number, number, number];
+    const at = this.ptr(x.buffer) + x.offset * 4;
+    const flags = [exclusive ? 1 : 0, reverse ? 1 : 0];
+    this.k.cumsum32(x.dtype === 'float32' ? 1 : 0, at, O, n, I, ...x.strides, this.ptr(out), ...flags);
   }
 
   /** oneHot over linear memory (hostOneHot: zero the output, then one store per index). */
@@ -221,7 +228,10 @@ export class WasmBackend extends BaseBackend {
     }
   }
 
-  /** topk over linear memory (hostTopk: a sorted buffer of k candidates, or a sort for large k). */
+  /**
+   * topk: float32/int32 with k ≤ 64 in assembly/scan.ts topk32 (a sorted buffer of k candidates, four
+   * elements tested at a time against the worst kept); float64 and larger k on the host (hostTopk).
+   */
   protected override topkKernel(
     x: NDArray,
     k: number,
@@ -229,7 +239,18 @@ export class WasmBackend extends BaseBackend {
     values: DeviceBuffer,
     indices: DeviceBuffer,
   ): void {
-    hostTopk(this.hostView(x), k, largest, this.hostOut(values), this.hostOut(indices) as Int32Array);
+    if (x.dtype === 'float64' || k > 64)
+      return hostTopk(this.hostView(x), k, largest, this.hostOut(values), this.hostOut(indices) as Int32Array);
+    const [O, n, I] = x.shape as [number, number, number];
+    const scratch = this.allocate(2 * Math.max(k, 1), 'int32');
+    try {
+      const s = this.ptr(scratch);
+      const [float, most] = [x.dtype === 'float32' ? 1 : 0, largest ? 1 : 0];
+      const at = this.ptr(x.buffer) + x.offset * 4;
+      this.k.topk32(float, most, at, O, n, I, ...x.strides, k, this.ptr(values), this.ptr(indices), s, s + 4 * k);
+    } finally {
+      this.deallocate(scratch);
+    }
   }
 
   /**
