@@ -98,7 +98,9 @@ export function cumsum32(
   return v128.any_true(v128.or(f32x4.lt(v, w), v128.and(f32x4.ne(w, w), f32x4.eq(v, v))));
 }
 
-@inline function topkRow(float: bool, largest: bool, base: usize, n: i32, s1: i32, k: i32, val: usize, pos: usize): void {
+@inline function topkRow(
+  float: bool, largest: bool, base: usize, n: i32, s1: i32, k: i32, val: usize, pos: usize,
+): void {
   let kept = 0;
   let j = 0;
   const step = <usize>s1 << 2;
