@@ -103,55 +103,65 @@ export function hostTopk(x: HostView, k: number, largest: boolean, values: Stora
 
 /**
  * argmax of one row: the position of the largest value (the last of equals with `last`), or −1 − j where
- * a NaN at j comes first (one loop per rule: this is the hot loop of argmax on host memory).
+ * a NaN at j comes first (one loop per rule: this is the hot loop of argmax on host memory). One compare
+ * per element: !(v <= best) holds for a larger v and for NaN, which is told apart only then; the loop
+ * steps one pointer (p, to end), and positions are recovered from it once per hit.
  */
 function rowMax(d: StorageArray, base: number, s1: number, n: number, last: boolean): number {
-  let best = d[base]!;
-  if (best !== best) return -1;
-  let at = 0;
-  let p = base + s1;
+  const best0 = d[base]!;
+  if (best0 !== best0) return -1;
+  if (s1 === 0) return last ? n - 1 : 0; // a broadcast row: n equal values
+  let best = best0;
+  let atP = base;
+  const end = base + n * s1;
   if (last)
-    for (let j = 1; j < n; j++, p += s1) {
+    for (let p = base + s1; p !== end; p += s1) {
       const v = d[p]!;
-      if (v >= best) {
+      if (!(v < best)) {
+        if (v !== v) return -1 - (p - base) / s1;
         best = v;
-        at = j;
-      } else if (v !== v) return -1 - j;
+        atP = p;
+      }
     }
   else
-    for (let j = 1; j < n; j++, p += s1) {
+    for (let p = base + s1; p !== end; p += s1) {
       const v = d[p]!;
-      if (v > best) {
+      if (!(v <= best)) {
+        if (v !== v) return -1 - (p - base) / s1;
         best = v;
-        at = j;
-      } else if (v !== v) return -1 - j;
+        atP = p;
+      }
     }
-  return at;
+  return (atP - base) / s1;
 }
 
 /** rowMax's argmin. */
 function rowMin(d: StorageArray, base: number, s1: number, n: number, last: boolean): number {
-  let best = d[base]!;
-  if (best !== best) return -1;
-  let at = 0;
-  let p = base + s1;
+  const best0 = d[base]!;
+  if (best0 !== best0) return -1;
+  if (s1 === 0) return last ? n - 1 : 0;
+  let best = best0;
+  let atP = base;
+  const end = base + n * s1;
   if (last)
-    for (let j = 1; j < n; j++, p += s1) {
+    for (let p = base + s1; p !== end; p += s1) {
       const v = d[p]!;
-      if (v <= best) {
+      if (!(v > best)) {
+        if (v !== v) return -1 - (p - base) / s1;
         best = v;
-        at = j;
-      } else if (v !== v) return -1 - j;
+        atP = p;
+      }
     }
   else
-    for (let j = 1; j < n; j++, p += s1) {
+    for (let p = base + s1; p !== end; p += s1) {
       const v = d[p]!;
-      if (v < best) {
+      if (!(v >= best)) {
+        if (v !== v) return -1 - (p - base) / s1;
         best = v;
-        at = j;
-      } else if (v !== v) return -1 - j;
+        atP = p;
+      }
     }
-  return at;
+  return (atP - base) / s1;
 }
 
 /**
