@@ -44,6 +44,11 @@ export const VOCABULARY_SUITES = {
     const tm = tf.greater(tx, 0);
     const pm2 = be.less(px, 0.5);
     const tm2 = tf.less(tx, 0.5);
+    // constant masks: any of all-false and all of all-true read every element (no row decides early)
+    const pf = be.less(px, -2);
+    const tf_ = tf.less(tx, -2);
+    const pt = be.greater(px, -2);
+    const tt = tf.greater(tx, -2);
     const sx = be.fromArray(x.subarray(0, S * S), [S, S]);
     const sl = be.reshape(sx, [S * S]);
     const tsx = tf.tensor2d(x.subarray(0, S * S), [S, S]);
@@ -108,6 +113,8 @@ export const VOCABULARY_SUITES = {
       ['isnan', () => be.isnan(px), () => tf.isNaN(tx), 8],
       ['any (axis 1)', () => be.any(pm, 1), () => tf.any(tm, 1), 4],
       ['all (axis 1)', () => be.all(pm, 1), () => tf.all(tm, 1), 4],
+      ['any (axis 1), all false', () => be.any(pf, 1), () => tf.any(tf_, 1), 4],
+      ['all (axis 1), all true', () => be.all(pt, 1), () => tf.all(tt, 1), 4],
       ['notEqual', () => be.notEqual(px, pp), () => tf.notEqual(tx, tp), 12],
       ['lessEqual', () => be.lessEqual(px, pp), () => tf.lessEqual(tx, tp), 12],
       ['greater', () => be.greater(px, pp), () => tf.greater(tx, tp), 12],
@@ -145,8 +152,9 @@ export const VOCABULARY_SUITES = {
       );
       rows.push({ suite: name, size, unit: 'GB/s', work: (bytesPerElement * size) / 1e9, ...t });
     }
-    for (const a of [px, pp, pidx, phot, ge1, pm, pm2, sx, ppairs, ...ps, ptarget, pzero, pia, pib]) be.free(a);
-    for (const a of [tx, tp, tidx, thot, tge1, tm, tm2, tsx, tsl, tpairs, trows, ...ts, ttarget, tia, tib]) a.dispose();
+    for (const a of [px, pp, pidx, phot, ge1, pm, pm2, pf, pt, sx, ppairs, ...ps, ptarget, pzero, pia, pib]) be.free(a);
+    for (const a of [tx, tp, tidx, thot, tge1, tm, tm2, tf_, tt, tsx, tsl, tpairs, trows, ...ts, ttarget, tia, tib])
+      a.dispose();
     return rows;
   },
 };

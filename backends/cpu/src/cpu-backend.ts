@@ -115,7 +115,7 @@ export class CpuBackend extends BaseBackend {
   }
 
   protected reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void {
-    reduceKernel(op, this.strided(x), axes, this.data(out));
+    reduceKernel(op, this.strided(x), axes, this.data(out), x.dtype === 'bool');
   }
 
   protected copyKernel(x: NDArray, out: DeviceBuffer): void {

@@ -10,7 +10,8 @@ import { planRows, type RowPlan, type Strided } from './strided.js';
 
 const FOLDS: readonly ReduceOp[] = ['sum', 'max', 'min', 'prod'];
 
-export function reduceKernel(op: ReduceOp, x: Strided, axes: readonly number[], out: StorageArray): void {
+/** `bool`: x holds bool's 0/1 (max is any, min is all): rows stop at their first 1 (any) or 0 (all). */
+export function reduceKernel(op: ReduceOp, x: Strided, axes: readonly number[], out: StorageArray, bool = false): void {
   const isInt = out instanceof Int32Array;
   if (!FOLDS.includes(op)) throw new UnsupportedOpError(String(op), isInt ? 'int32' : 'float32', 'cpu');
   const identity = REDUCE_OP_DEFS[op].identity;
@@ -30,6 +31,7 @@ export function reduceKernel(op: ReduceOp, x: Strided, axes: readonly number[], 
   const minRed = innerStride(red);
   const minKept = innerStride(kept);
   if (minKept !== 0 && minKept < minRed) reduceOuter(fold, init, x.data, red, kept, out);
+  else if (bool && (op === 'max' || op === 'min')) boolInner(op === 'max', x.data, red, kept, out);
   else reduceInner(fold, init, x.data, red, kept, out);
 }
 
@@ -105,4 +107,45 @@ function reduceOuter(fold: Fold, init: number, x: StorageArray, red: RowPlan, ke
   }
   // max/min: Math.max/Math.min return NaN once a NaN is seen, and +0 over −0 (IEEE 754-2019 maximum).
   for (let i = 0; i < acc.length; i++) out[i] = acc[i]!;
+}
+
+/**
+ * any (max) or all (min) of one bool row x[p], x[p + step], … (values 0/1): OR (any) or AND (all) over
+ * blocks of 64 without a branch per element, stopping after the first block that decides the row.
+ */
+function boolRow(any: boolean, x: StorageArray, p: number, step: number, n: number): number {
+  for (let i = 0; i < n; ) {
+    const end = Math.min(n, i + 64);
+    const s2 = 2 * step;
+    const s3 = 3 * step;
+    const s4 = 4 * step;
+    if (any) {
+      let acc = 0;
+      for (; i + 4 <= end; i += 4, p += s4) acc |= x[p]! | x[p + step]! | x[p + s2]! | x[p + s3]!;
+      for (; i < end; i++, p += step) acc |= x[p]!;
+      if (acc !== 0) return 1;
+    } else {
+      let acc = 1;
+      for (; i + 4 <= end; i += 4, p += s4) acc &= x[p]! & x[p + step]! & x[p + s2]! & x[p + s3]!;
+      for (; i < end; i++, p += step) acc &= x[p]!;
+      if (acc === 0) return 0;
+    }
+  }
+  return any ? 0 : 1;
+}
+
+/** boolRow over every output, a row plan of the reduced axes each. */
+function boolInner(any: boolean, x: StorageArray, red: RowPlan, kept: RowPlan, out: StorageArray): void {
+  const rs = red.starts[0]!;
+  const ks = kept.starts[0]!;
+  const stop = any ? 1 : 0;
+  let o = 0;
+  for (let kr = 0; kr < kept.rows; kr++) {
+    for (let ki = 0; ki < kept.n; ki++, o++) {
+      const base = ks[kr]! + ki * kept.step[0]!;
+      let v = 1 - stop;
+      for (let r = 0; r < red.rows && v !== stop; r++) v = boolRow(any, x, base + rs[r]!, red.step[0]!, red.n);
+      out[o] = v;
+    }
+  }
 }
