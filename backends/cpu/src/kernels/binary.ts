@@ -72,11 +72,13 @@ function divRounded(x: number, y: number, floor: boolean): number {
   return k === 0 ? q * 0 : k; // a zero keeps x/y's sign
 }
 
-/** int32 floored division: x // 0 = 0; −2^31 // −1 wraps (the store's ToInt32). */
+/**
+ * int32 floored division: x // 0 = 0; −2^31 // −1 wraps (the store's ToInt32). The float64 quotient
+ * floors exactly: a non-integer x/y lies at least 1/|y| from every integer, farther than its rounding
+ * error |x/y|·2^-53 (|x| < 2^31), and an integer quotient is itself a float64.
+ */
 function floorDivInt(x: number, y: number): number {
-  if (y === 0) return 0;
-  const q = Math.trunc(x / y);
-  return x % y !== 0 && x < 0 !== y < 0 ? q - 1 : q;
+  return y === 0 ? 0 : Math.floor(x / y);
 }
 
 function binaryRow(
