@@ -45,6 +45,28 @@
   return k == 0 ? <f32>(q * 0) : <f32>k;
 }
 
+// divRoundedF on 4 contiguous lanes: the float32 quotient q is within |q|·2^-24 of the exact one, so where
+// it lies farther than |q|·2^-22 + 2^-23 from every integer, floor(q) (trunc(q)) is the exact quotient's
+// (the same bits as divRoundedF). Vectors with a lane nearer an integer, or a special operand (those make
+// the distance NaN or 0), take divRoundedF lane by lane. Returns the elements done (a multiple of 4).
+export function divRoundedDense(floor: bool, n: i32, pa: usize, pb: usize, po: usize): i32 {
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const o = <usize>i << 2;
+    const q = f32x4.div(v128.load(pa + o), v128.load(pb + o));
+    const k = floor ? f32x4.floor(q) : f32x4.trunc(q);
+    const d = f32x4.abs(f32x4.sub(q, k));
+    const e = f32x4.add(f32x4.mul(f32x4.abs(q), f32x4.splat(2.384185791015625e-7)), f32x4.splat(1.1920928955078125e-7));
+    if (i32x4.all_true(v128.and(f32x4.gt(d, e), f32x4.lt(d, f32x4.sub(f32x4.splat(1), e))))) {
+      v128.store(po + o, k);
+      continue;
+    }
+    for (let t: usize = 0; t < 16; t += 4)
+      store<f32>(po + o + t, divRoundedF(load<f32>(pa + o + t), load<f32>(pb + o + t), floor));
+  }
+  return i;
+}
+
 // int32 floored division; x // 0 = 0, and −2^31 // −1 wraps to −2^31 (i32.div_s would trap).
 @inline export function floorDivI(x: i32, y: i32): i32 {
   if (y == 0) return 0;

@@ -4,7 +4,9 @@
 // f32x4/i32x4; other steps run scalar. Semantics: hal/src/ops.ts. The float32 comparisons (into a bool
 // output) and where are in logic.ts; binaryI32 runs every op on int32 and bool (int32 0/1) operands.
 
-import { divRoundedF, floorDivI, powF, powI, shiftLeftI, shiftRightI, truncDivI } from './binary-scalar';
+import {
+  divRoundedDense, divRoundedF, floorDivI, powF, powI, shiftLeftI, shiftRightI, truncDivI,
+} from './binary-scalar';
 import { erf64, erfc64, sigmoid64 } from './special';
 import { vacosh, vasinh, vcosh, vexpm1, vlog1p, vsinh, vsoftplus } from './vmath';
 
@@ -89,6 +91,8 @@ function binaryDenseF32(op: i32, n: i32, pa: usize, pb: usize, po: usize): i32 {
     case MAXIMUM: return binaryDense(MAXIMUM, n, pa, pb, po);
     case CMPLT: return binaryDense(CMPLT, n, pa, pb, po);
     case MINIMUM: return binaryDense(MINIMUM, n, pa, pb, po);
+    case FLOOR_DIV: return divRoundedDense(true, n, pa, pb, po);
+    case TRUNC_DIV: return divRoundedDense(false, n, pa, pb, po);
     default: return 0;
   }
 }
