@@ -398,6 +398,14 @@ fn div_rounded(x: f32, y: f32, floor: bool) -> f32 {
   if (e > 127) { return bitcast<f32>(sign | 0x7f800000u); }
   return bitcast<f32>(sign | (u32(e + 127) << 23u) | (m & 0x7fffffu));
 }
+// Whether k = floor(q) (trunc(q)) of q = x/y is the exact quotient's: WGSL's division is within 2.5 ulp
+// for |y| in [2^-126, 2^126], so a q farther than |q|·2^-20 + 2^-22 from every integer has the exact
+// quotient's floor (trunc); the others take the long division (div_rounded).
+fn div_clear(q: f32, k: f32, ay: u32) -> bool {
+  let d = abs(q - k);
+  let e = abs(q) * 9.5367431640625e-7 + 2.384185791015625e-7;
+  return ay >= 0x00800000u && ay < 0x7e800000u && d > e && d < 1.0 - e;
+}
 // NaN operands → NaN; x/±0 → ±Inf by the signs (NaN for 0/0); decided on bits (WGSL may assume finite math).
 fn div_special(ax: u32, ay: u32, sign: u32) -> f32 {
   if (ax > 0x7f800000u || ay > 0x7f800000u || (ax == 0u && ay == 0u)) { return qnan(); }
@@ -411,6 +419,9 @@ fn div_floor(x: f32, y: f32) -> f32 {
   if (ax > 0x7f800000u || ay > 0x7f800000u || ay == 0u) { return div_special(ax, ay, sign); }
   if (ax == 0x7f800000u) { return qnan(); }
   if (ay == 0x7f800000u) { return select(bitcast<f32>(sign), -1.0, ax != 0u && sign != 0u); }
+  let q = x / y;
+  let k = floor(q);
+  if (div_clear(q, k, ay)) { return k; }
   return div_rounded(x, y, true);
 }
 // trunc(x/y): ±Inf / finite = ±Inf, ±Inf / ±Inf = NaN, finite / ±Inf = ±0.
@@ -421,6 +432,9 @@ fn div_trunc(x: f32, y: f32) -> f32 {
   if (ax > 0x7f800000u || ay > 0x7f800000u || ay == 0u) { return div_special(ax, ay, sign); }
   if (ax == 0x7f800000u) { return select(bitcast<f32>(sign | 0x7f800000u), qnan(), ay == 0x7f800000u); }
   if (ay == 0x7f800000u) { return bitcast<f32>(sign); }
+  let q = x / y;
+  let k = trunc(q);
+  if (div_clear(q, k, ay)) { return k; }
   return div_rounded(x, y, false);
 }
 // int32: x // 0 = x / 0 = 0; −2^31 // −1 = −2^31 (−x wraps).
