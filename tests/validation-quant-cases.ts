@@ -103,4 +103,61 @@ export const QUANT_BAD: Bad[] = [
     DTypeError,
     ['bZeroPoint', 'int8'],
   ],
+  [
+    'convInteger',
+    ({ be, x }) => using(be, 'int8', [[2, 3, 2]], (w) => be.convInteger(be.reshape(x, [1, 2, 3]), w!)),
+    DTypeError,
+    ['convInteger', 'x', 'int8 or uint8'],
+  ],
+  [
+    'convInteger',
+    ({ be }) => using(be, 'int8', [[1, 2, 5], [3, 2, 2], [2]], (x, w, z) => be.convInteger(x!, w!, undefined, z)),
+    ShapeMismatchError,
+    ['convInteger', 'wZeroPoint', '[3]'],
+  ],
+  [
+    'convInteger',
+    ({ be }) =>
+      using(
+        be,
+        'uint8',
+        [
+          [1, 2, 5],
+          [3, 2, 2],
+        ],
+        (x, w) => be.convInteger(x!, w!, undefined, undefined, { groups: 0 }),
+      ),
+    InvalidArgumentError,
+    ['convInteger', 'groups'],
+  ],
+  [
+    'convInteger',
+    ({ be }) =>
+      using(
+        be,
+        'uint8',
+        [
+          [1, 2, 5],
+          [3, 4, 2],
+        ],
+        (x, w) => be.convInteger(x!, w!),
+      ),
+    ShapeMismatchError,
+    ['convInteger', 'w must be [O, C/groups, ...k]'],
+  ],
+  [
+    'convInteger',
+    ({ be }) =>
+      using(
+        be,
+        'uint8',
+        [
+          [1, 2, 5],
+          [3, 2, 2],
+        ],
+        (x, w) => using(be, 'int8', [[]], (z) => be.convInteger(x!, w!, z)),
+      ),
+    DTypeError,
+    ['xZeroPoint', 'uint8'],
+  ],
 ];

@@ -3,6 +3,7 @@
  * anything is allocated.
  */
 import type { ComputeBackend } from './backend.js';
+import type { DType } from './dtype.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError } from './errors.js';
 import type { NDArray } from './ndarray.js';
 import { describeValue } from './validate.js';
@@ -12,9 +13,9 @@ export type ConvHost = ComputeBackend & { check(x: NDArray, op: string, arg?: st
 
 const shp = (s: readonly number[]): string => `[${s.join(', ')}]`;
 
-function checkFloat(be: ConvHost, x: NDArray, op: string, arg: string): void {
+function checkDType(be: ConvHost, x: NDArray, op: string, arg: string, dtypes: readonly DType[]): void {
   be.check(x, op, arg);
-  if (x.dtype !== 'float32') throw new DTypeError(`${op}: ${arg} must be float32, got ${x.dtype}`);
+  if (!dtypes.includes(x.dtype)) throw new DTypeError(`${op}: ${arg} must be ${dtypes.join(' or ')}, got ${x.dtype}`);
 }
 
 function checkGroups(groups: unknown, op: string): number {
@@ -26,8 +27,9 @@ function checkGroups(groups: unknown, op: string): number {
 
 /**
  * conv: x [N, C, ...in], w [O, C/groups, ...k]; convTranspose (`transposed`): w [C, O/groups, ...k].
- * DTypeError unless both are float32; ShapeMismatchError for ranks, channels or groups that disagree;
- * InvalidArgumentError for groups < 1 or a kernel size of 0.
+ * DTypeError unless both are of `dtypes` (float32; convInteger's int8/uint8, and int32 once shifted);
+ * ShapeMismatchError for ranks, channels or groups that disagree; InvalidArgumentError for groups < 1 or a
+ * kernel size of 0.
  */
 export function checkConvOperands(
   be: ConvHost,
@@ -36,9 +38,10 @@ export function checkConvOperands(
   groupsArg: unknown,
   op: string,
   transposed = false,
+  dtypes: readonly DType[] = ['float32'],
 ): { r: number; groups: number; N: number; C: number; O: number } {
-  checkFloat(be, x, op, 'x');
-  checkFloat(be, w, op, 'w');
+  checkDType(be, x, op, 'x', dtypes);
+  checkDType(be, w, op, 'w', dtypes);
   const groups = checkGroups(groupsArg, op);
   const r = x.shape.length - 2;
   const mismatch = (why: string): never => {

@@ -83,10 +83,21 @@ function im2col(be: ConvHost, x: NDArray, g: WindowGeometry): NDArray {
   }
 }
 
-/** conv: x [N, C, ...in], w [O, C/groups, ...k] → [N, O, ...out]. Validated by the caller. */
-export function convComposite(be: ConvHost, x: NDArray, w: NDArray, o: ConvOptions = {}): NDArray {
-  const { r, groups, N, O } = checkConvOperands(be, x, w, o.groups, 'conv');
-  const g = windowGeometry(x.shape.slice(2), { kernel: w.shape.slice(2), ...o }, 'conv');
+/**
+ * conv: x [N, C, ...in], w [O, C/groups, ...k] → [N, O, ...out], float32. With `integer` (convInteger,
+ * quantize.ts): int32 operands, and their product is that integer matmul (exact, wrapping modulo 2^32).
+ */
+export function convComposite(
+  be: ConvHost,
+  x: NDArray,
+  w: NDArray,
+  o: ConvOptions = {},
+  integer?: (a: NDArray, b: NDArray) => NDArray,
+): NDArray {
+  const op = integer ? 'convInteger' : 'conv';
+  const { r, groups, N, O } = checkConvOperands(be, x, w, o.groups, op, false, [integer ? 'int32' : 'float32']);
+  const matmul = integer ?? ((a: NDArray, b: NDArray) => be.matmul(a, b));
+  const g = windowGeometry(x.shape.slice(2), { kernel: w.shape.slice(2), ...o }, op);
   if (groups > 1 && groups === x.shape[1] && O === groups) return depthwise(be, x, w, g);
   const P = prod(g.output);
   const KC = prod(w.shape.slice(1)); // C/groups · K
@@ -94,11 +105,11 @@ export function convComposite(be: ConvHost, x: NDArray, w: NDArray, o: ConvOptio
     const cols = t(im2col(be, x, g)); // [N·P, C·K]
     const wc = ownedBy(t, be.contiguous(w), w);
     let y: NDArray; // [groups, N·P, O/groups] or [N·P, O]
-    if (groups === 1) y = t(be.matmul(cols, be.permute(be.reshape(wc, [O, KC]), [1, 0])));
+    if (groups === 1) y = t(matmul(cols, be.permute(be.reshape(wc, [O, KC]), [1, 0])));
     else {
       const a = be.permute(be.reshape(cols, [N * P, groups, KC]), [1, 0, 2]);
       const b = be.permute(be.reshape(wc, [groups, O / groups, KC]), [0, 2, 1]);
-      y = t(be.matmul(a, b));
+      y = t(matmul(a, b));
     }
     // channels first: [groups, N, ...out, O/g] → [N, groups, O/g, ...out]
     const lifted = be.reshape(y, [groups, N, ...g.output, O / groups]);

@@ -1,8 +1,11 @@
 /**
  * Quantization ops of every backend (BaseBackend's), with ONNX's semantics: quantizeLinear,
- * dequantizeLinear and matmulInteger (ONNX QuantizeLinear, DequantizeLinear, MatMulInteger), composed of
- * the HAL's elementwise ops, casts and integer matmul. Table entries: ops/quant-ops.ts.
+ * dequantizeLinear, matmulInteger and convInteger (ONNX QuantizeLinear, DequantizeLinear, MatMulInteger,
+ * ConvInteger), composed of the HAL's elementwise ops, casts, integer matmul and conv's im2col (conv.ts).
+ * Table entries: ops/quant-ops.ts.
  */
+import { type ConvHost, checkConvOperands } from './conv-check.js';
+import { type ConvOptions, convComposite } from './conv.js';
 import type { DType } from './dtype.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError } from './errors.js';
 import type { NDArray } from './ndarray.js';
@@ -45,6 +48,15 @@ export interface QuantMethods {
    * take the packed integer kernels directly.
    */
   matmulInteger(a: NDArray, b: NDArray, aZeroPoint?: NDArray, bZeroPoint?: NDArray): NDArray;
+  /**
+   * x: [N, C, ...in] int8 or uint8 (1–3 spatial axes), w: [O, C/groups, ...k] int8 or uint8; xZeroPoint of
+   * x's dtype, a scalar; wZeroPoint of w's dtype, a scalar or per output channel ([O]) → int32 [N, O, ...out]:
+   * the convolution of (x − xZeroPoint) and (w − wZeroPoint), exact in int32 (ONNX ConvInteger); padding
+   * adds x's zero point (0 once shifted). Options as conv's: stride, padding (incl. 'same'), dilation,
+   * groups. DTypeError for other dtypes, ShapeMismatchError for shapes or zero points that disagree,
+   * InvalidArgumentError for bad options. Composed as conv (im2col) with the integer matmul as its product.
+   */
+  convInteger(x: NDArray, w: NDArray, xZeroPoint?: NDArray, wZeroPoint?: NDArray, options?: ConvOptions): NDArray;
 }
 
 /**
@@ -139,7 +151,32 @@ function matmulInteger(be: QuantHost, a: NDArray, b: NDArray, aZeroPoint?: NDArr
   });
 }
 
-/** Installs quantizeLinear, dequantizeLinear and matmulInteger on BaseBackend's prototype. */
+function convInteger(
+  be: QuantHost,
+  x: NDArray,
+  w: NDArray,
+  xZeroPoint?: NDArray,
+  wZeroPoint?: NDArray,
+  o: ConvOptions = {},
+): NDArray {
+  const op = 'convInteger';
+  const host = be as unknown as ConvHost;
+  const { r, O } = checkConvOperands(host, x, w, o.groups, op, false, ['int8', 'uint8']);
+  if (xZeroPoint) checkDType(be, xZeroPoint, op, 'xZeroPoint', [x.dtype]);
+  if (wZeroPoint) checkDType(be, wZeroPoint, op, 'wZeroPoint', [w.dtype]);
+  // x's zero point per tensor; w's per tensor or per output channel ([O] → [O, 1, ...]): views first.
+  const zx = xZeroPoint && alongAxis(be, xZeroPoint, op, 'xZeroPoint', 0, 0, 1);
+  const zw = wZeroPoint && alongAxis(be, wZeroPoint, op, 'wZeroPoint', 0, r + 2, O);
+  return withTemps(be, (t) => {
+    const shifted = (v: NDArray, z: NDArray | undefined): NDArray => {
+      const v32 = t(be.cast(v, 'int32'));
+      return z ? t(be.binary('sub', v32, t(be.cast(z, 'int32')))) : v32;
+    };
+    return convComposite(host, shifted(x, zx), shifted(w, zw), o, (a, b) => be.integerMatmul(a, b));
+  });
+}
+
+/** Installs quantizeLinear, dequantizeLinear, matmulInteger and convInteger on BaseBackend's prototype. */
 export function installQuantOps(proto: object): void {
   const methods: Record<string, (this: QuantHost, ...a: never[]) => unknown> = {
     quantizeLinear(this: QuantHost, x: NDArray, scale: NDArray, zeroPoint?: NDArray, axis?: number) {
@@ -150,6 +187,9 @@ export function installQuantOps(proto: object): void {
     },
     matmulInteger(this: QuantHost, a: NDArray, b: NDArray, aZeroPoint?: NDArray, bZeroPoint?: NDArray) {
       return matmulInteger(this, a, b, aZeroPoint, bZeroPoint);
+    },
+    convInteger(this: QuantHost, x: NDArray, w: NDArray, xZeroPoint?: NDArray, wZeroPoint?: NDArray, o?: ConvOptions) {
+      return convInteger(this, x, w, xZeroPoint, wZeroPoint, o);
     },
   };
   for (const [name, value] of Object.entries(methods))

@@ -1,6 +1,6 @@
 /**
- * Table entries of the quantization methods (hal/src/quantize.ts): quantizeLinear, dequantizeLinear and
- * matmulInteger, with ONNX's semantics. They join ARRAY_OP_DEFS (array-ops.ts).
+ * Table entries of the quantization methods (hal/src/quantize.ts): quantizeLinear, dequantizeLinear,
+ * matmulInteger and convInteger, with ONNX's semantics. They join ARRAY_OP_DEFS (array-ops.ts).
  */
 import type { ArrayOpDef } from './array-ops.js';
 import { EXACT } from './types.js';
@@ -49,5 +49,23 @@ export const QUANT_OP_DEFS = {
     accuracy: EXACT_ALL,
     grad: null,
     composition: 'integer matmul (integerMatmulKernel) of the int32 operands less their zero points',
+  },
+  convInteger: {
+    kind: 'composite',
+    signature:
+      'convInteger(x: [N, C, ...in] int8 | uint8, w: [O, C/groups, ...k] int8 | uint8, xZeroPoint?, wZeroPoint?, ' +
+      '{stride, padding, dilation, groups}) → int32 [N, O, ...out]',
+    semantics:
+      'The convolution (cross-correlation, as conv) of (x − xZeroPoint) and (w − wZeroPoint), exact in int32 ' +
+      '(ONNX ConvInteger): xZeroPoint a scalar of x’s dtype, wZeroPoint a scalar or per output channel [O] of ' +
+      'w’s dtype; padded positions hold x’s zero point (they add nothing). Options and output size as conv. ' +
+      'DTypeError for other dtypes, ShapeMismatchError for disagreeing shapes or zero points, ' +
+      'InvalidArgumentError for bad options.',
+    dtypes: ['int8', 'uint8'],
+    accuracy: EXACT_ALL,
+    grad: null,
+    composition:
+      'cast to int32 and subtract the zero points, then conv’s composite (im2col view, copy, matmul) with the ' +
+      'integer matmul (integerMatmulKernel) as its product; depthwise groups as int32 mul/add per tap',
   },
 } as const satisfies Record<string, ArrayOpDef>;

@@ -14,6 +14,7 @@ import { type NormParams, normCases } from './cases-norm.js';
 import { rankCases } from './cases-rank.js';
 import { type ScanParams, scanCases } from './cases-scan.js';
 import { quantCases } from './cases-quant.js';
+import { quantConvCases } from './cases-quant-conv.js';
 import type { ResizeParams, WindowParams } from './oracle-conv.js';
 import type { Generator } from './random.js';
 import { randomCases } from './random-runners.js';
@@ -95,6 +96,7 @@ function buildCases(): Case[] {
   cases.push(...logicCases(), ...boolMovementCases());
   cases.push(...scanCases());
   cases.push(...quantCases());
+  cases.push(...quantConvCases());
   cases.push(...divisionCases());
   cases.push(...dtypeCases());
   cases.push(...normCases());

@@ -30,6 +30,7 @@ import { CONV_OP_RUNNERS } from './cases-conv.js';
 import { LOGIC_OP_RUNNERS } from './cases-logic.js';
 import { SCAN_OP_RUNNERS } from './cases-scan.js';
 import { QUANT_OP_RUNNERS } from './cases-quant.js';
+import { QUANT_CONV_OP_RUNNERS } from './cases-quant-conv.js';
 import { SCATTER_OP_RUNNERS } from './cases-scatter.js';
 import { NORM_OP_RUNNERS } from './cases-norm.js';
 import { oArgExtreme, oGather, oOneHot, oScatterAdd } from './oracle-index.js';
@@ -125,6 +126,7 @@ export const ARRAY_OP_RUNNERS = {
   ...LOGIC_OP_RUNNERS,
   ...SCAN_OP_RUNNERS,
   ...QUANT_OP_RUNNERS,
+  ...QUANT_CONV_OP_RUNNERS,
   ...SCATTER_OP_RUNNERS,
   ...NORM_OP_RUNNERS,
   gather: {

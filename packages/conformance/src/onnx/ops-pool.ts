@@ -68,37 +68,22 @@ const conv: OpMapping = {
   },
 };
 
-/**
- * ConvInteger: (x − x_zero_point) ⊛ (w − w_zero_point) as ONNX's reference computes it (shifted in int32,
- * padded with 0), run as a float32 conv of the shifted integers and cast back: exact while every sum stays
- * below 2^24, which |x − zx|, |w − zw| ≤ 255 guarantee for fewer than 258 taps per output; more taps are
- * not expressible.
- */
+/** ConvInteger: the HAL's convInteger (x's zero point a scalar, w's a scalar or per output channel). */
 const convInteger: OpMapping = {
-  dtypes: ['uint8', 'int8', 'int32', 'float32'],
+  dtypes: ['uint8', 'int8', 'int32'],
   contract: { kind: 'exact' },
   plan: (ctx) => {
-    const ws = ctx.inputShapes[1]!;
-    const w = windowAttrs(ctx, 'ConvInteger', ws.slice(2));
+    const w = windowAttrs(ctx, 'ConvInteger', ctx.inputShapes[1]!.slice(2));
     const groups = ctx.attrs.int('group', 1);
-    const taps = ws.slice(1).reduce((p, d) => p * d, 1);
-    if (taps * 255 * 255 >= 2 ** 24)
-      throw new NotExpressible('input', `ConvInteger: ${taps} taps per output, float32 sums could pass 2^24`);
     const [hx, hw] = [hasInput(ctx, 2), hasInput(ctx, 3)];
-    return (be, [x, wt, xz, wz]) => {
-      const shift = (v: NDArray, z: NDArray | undefined, shape: number[]): NDArray => {
-        const i32 = be.cast(v, 'int32');
-        return be.cast(z ? be.sub(i32, be.cast(be.reshape(z, shape), 'int32')) : i32, 'float32');
-      };
-      const zwShape = wz && wz.shape.reduce((p, d) => p * d, 1) > 1 ? [ws[0]!, ...ws.slice(1).map(() => 1)] : [];
-      const y = be.conv(shift(x!, hx ? xz : undefined, []), shift(wt!, hw ? wz : undefined, zwShape), {
+    return (be, [x, wt, xz, wz]) => [
+      be.convInteger(x!, wt!, hx ? xz : undefined, hw ? wz : undefined, {
         stride: w.stride,
         dilation: w.dilation,
         padding: w.padding,
         groups,
-      });
-      return [be.cast(y, 'int32')];
-    };
+      }),
+    ];
   },
 };
 
