@@ -195,7 +195,10 @@ export class WasmBackend extends BaseBackend {
    * a sequential scan per line, float32 in a float64 accumulator.
    */
   protected override cumsumKernel(x: NDArray, out: DeviceBuffer, exclusive: boolean, reverse: boolean): void {
-    if (x.dtype === 'float64') return hostCumsum(this.hostView(x), this.hostOut(out), exclusive, reverse);
+    if (x.dtype === 'float64') {
+      hostCumsum(this.hostView(x), this.hostOut(out), exclusive, reverse);
+      return;
+    }
     const [O, n, I] = x.shape as [number, number, number];
     const at = this.ptr(x.buffer) + x.offset * 4;
     const flags = [exclusive ? 1 : 0, reverse ? 1 : 0];
@@ -239,8 +242,10 @@ export class WasmBackend extends BaseBackend {
     values: DeviceBuffer,
     indices: DeviceBuffer,
   ): void {
-    if (x.dtype === 'float64' || k > 64)
-      return hostTopk(this.hostView(x), k, largest, this.hostOut(values), this.hostOut(indices) as Int32Array);
+    if (x.dtype === 'float64' || k > 64) {
+      hostTopk(this.hostView(x), k, largest, this.hostOut(values), this.hostOut(indices) as Int32Array);
+      return;
+    }
     const [O, n, I] = x.shape as [number, number, number];
     const scratch = this.allocate(2 * Math.max(k, 1), 'int32');
     try {
