@@ -58,7 +58,7 @@ describe('polyhal CLI', () => {
     const r = run('--epochs', '2', '--train', '2000', '--test', '200', '--backend', 'wasm', '--quantize');
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    const line = /int8 \(2 Linear layers quantized; .* from 256 training digits\): test accuracy (0\.\d{4}) /;
+    const line = /int8 \(2 Linear\/conv layers quantized; .* from 256 training digits\): test accuracy (0\.\d{4}) /;
     const m = new RegExp(`${line.source}\\(float32 (0\\.\\d{4}),`).exec(r.stdout);
     expect(m).not.toBeNull();
     expect(Math.abs(Number(m![1]) - Number(m![2]))).toBeLessThanOrEqual(0.005);

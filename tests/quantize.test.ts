@@ -1,7 +1,7 @@
-// Post-training int8 quantization of Linear layers (@polyhal/autograd quantize) on every backend: the
-// quantized product against a float64 evaluation of its own definition (round half to even, saturation,
-// int32 sums, rescale), and the quantized MLP's logits against float32 within the error int8 rounding
-// allows.
+// Post-training int8 quantization of Linear and Conv2d layers (@polyhal/autograd quantize) on every
+// backend: the quantized products against a float64 evaluation of their own definition (round half to
+// even, saturation, int32 sums, rescale), and the quantized MLP's logits against float32 within the error
+// int8 rounding allows.
 import { describe, expect, test } from '@jest/globals';
 import * as ag from '@polyhal/autograd';
 import type { ComputeBackend } from '@polyhal/hal';
@@ -15,7 +15,7 @@ const rhe = (v: number): number => {
   return v - f < 0.5 ? f : v - f > 0.5 ? f + 1 : f % 2 === 0 ? f : f + 1;
 };
 
-describe('quantize (int8 Linear layers)', () => {
+describe('quantize (int8 Linear and Conv2d layers)', () => {
   test('a quantized Linear computes its definition exactly up to float32 rounding', async () => {
     for (const [name, be] of all()) {
       const rng = mulberry32(3);
@@ -46,6 +46,52 @@ describe('quantize (int8 Linear layers)', () => {
             true,
           ]);
         }
+      }
+      ag.dequantize(layer);
+      expect(layer.quantization).toBeNull();
+    }
+  });
+
+  test('a quantized Conv2d (groups, stride, padding) computes its definition up to float32 rounding', async () => {
+    for (const [name, be] of all()) {
+      const rng = mulberry32(5);
+      const [N, C, H, W, O, G, K] = [2, 4, 7, 6, 6, 2, 3];
+      const layer = new ag.Conv2d(C, O, K, { backend: be, rng: 6, groups: G, stride: 2, padding: 1 });
+      const xs = Float32Array.from({ length: N * C * H * W }, () => rng() * 4 - 2);
+      const x = ag.Tensor.fromArray(be, xs, [N, C, H, W]);
+      const report = await ag.quantize(layer, () => ag.noGrad(() => layer.forward(x)));
+      expect(report.layers.map((l) => l.name)).toEqual(['']);
+      const y = ag.noGrad(() => layer.forward(x));
+      const [Ho, Wo] = [4, 3];
+      expect([name, y.shape]).toEqual([name, [N, O, Ho, Wo]]);
+      const got = await y.data();
+      const w = await layer.weight.data();
+      const bias = await layer.bias!.data();
+      const Cg = C / G;
+      const sx = Math.fround(Math.max(...Array.from(xs, Math.abs)) / 127);
+      const q = (v: number, s: number) => Math.max(-128, Math.min(127, rhe(Math.fround(v / s))));
+      for (let o = 0; o < O; o++) {
+        const sw = Math.fround(
+          Math.max(...Array.from(w.subarray(o * Cg * K * K, (o + 1) * Cg * K * K), Math.abs)) / 127,
+        );
+        const g = Math.floor(o / (O / G));
+        for (let n = 0; n < N; n++)
+          for (let i = 0; i < Ho; i++)
+            for (let j = 0; j < Wo; j++) {
+              let acc = 0;
+              for (let c = 0; c < Cg; c++)
+                for (let a = 0; a < K; a++)
+                  for (let b = 0; b < K; b++) {
+                    const [r, s] = [2 * i + a - 1, 2 * j + b - 1];
+                    if (r < 0 || r >= H || s < 0 || s >= W) continue;
+                    const xv = xs[((n * C + g * Cg + c) * H + r) * W + s]!;
+                    acc += q(xv, sx) * q(w[((o * Cg + c) * K + a) * K + b]!, sw);
+                  }
+              const want = acc * Math.fround(sw * sx) + bias[o]!;
+              const at = ((n * O + o) * Ho + i) * Wo + j;
+              const ok = Math.abs(got[at]! - want) <= 1e-5 * Math.max(1, Math.abs(want));
+              expect([name, n, o, i, j, ok]).toEqual([name, n, o, i, j, true]);
+            }
       }
       ag.dequantize(layer);
       expect(layer.quantization).toBeNull();

@@ -14,9 +14,15 @@ import type { Tensor } from './tensor.js';
 type ConvLayerOptions = LayerOptions & ConvOptions & { bias?: boolean };
 
 /** An N-d convolution layer; Conv1d and Conv2d fix the spatial rank. */
-class ConvNd extends Module {
+export class ConvNd extends Module {
   readonly kernelSize: number[];
   readonly options: ConvOptions;
+  /**
+   * Set by `quantize` (quantize.ts) on Conv1d/Conv2d: an int8 product (convInteger) in place of the float32
+   * one; `observer` sees every input while a model is calibrated.
+   */
+  quantization: { forward(layer: ConvNd, x: Tensor): Tensor; dispose(): void } | null = null;
+  observer: ((x: Tensor) => void) | null = null;
   constructor(
     readonly rank: number,
     readonly inChannels: number,
@@ -47,12 +53,22 @@ class ConvNd extends Module {
     if (bias !== false) this.params.set('bias', parameter(backend, [outChannels], bound, rng));
   }
 
+  /** The weight [O, C/groups, ...k] ([C, O/groups, ...k] transposed) and bias [O] (absent with bias: false). */
+  get weight(): Tensor {
+    return this.param('weight');
+  }
+  get bias(): Tensor | null {
+    return this.params.get('bias') ?? null;
+  }
+
   protected addBias(y: Tensor): Tensor {
     if (!this.params.has('bias')) return y;
     return add(y, reshape(this.param('bias'), [1, this.outChannels, ...this.kernelSize.map(() => 1)]));
   }
 
   forward(x: Tensor): Tensor {
+    this.observer?.(x);
+    if (this.quantization) return this.quantization.forward(this, x);
     return this.addBias(convFn(x, this.param('weight'), this.options, `Conv${this.rank}d`));
   }
 }

@@ -1,16 +1,18 @@
 /**
- * Post-training static quantization of a model's Linear layers (as PyTorch's eager-mode
+ * Post-training static quantization of a model's Linear and convolution layers (as PyTorch's eager-mode
  * `torch.ao.quantization.quantize(model, run_fn)`): int8 weights, symmetric per output channel
- * (scale_o = max|W[o, :]| / 127), and int8 activations, symmetric per tensor (scale = max|x| / 127 over
- * the calibration run). A quantized Linear computes
- *   y = (matmulInteger(quantizeLinear(x, sx), Wq)) · (sx · sw) + bias
- * with the HAL's quantizeLinear (round half to even, saturating), its integer matmul (int32 sums of int8
- * products: packed dot4I8Packed or subgroup-matrix kernels on webgpu) and one float32 rescale. Inference
- * only: the result carries no gradient. Other layers (LayerNorm, attention products, convolutions)
- * stay float32.
+ * (scale_o = max|W[o, ...]| / 127), and int8 activations, symmetric per tensor (scale = max|x| / 127 over
+ * the calibration run). A quantized layer computes
+ *   Linear:       y = matmulInteger(quantizeLinear(x, sx), Wqᵀ) · (sx · sw) + bias
+ *   Conv1d/2d:    y = convInteger(quantizeLinear(x, sx), Wq) · (sx · sw) + bias   (per output channel)
+ * with the HAL's quantizeLinear (round half to even, saturating), its integer products (int32 sums of
+ * int8 products: packed dot4I8Packed or subgroup-matrix kernels on webgpu; convInteger is im2col and the
+ * same integer matmul) and one float32 rescale. Inference only: the result carries no gradient. Other
+ * layers (LayerNorm, attention products, transposed convolutions, pooling) stay float32.
  */
 import type { ComputeBackend, NDArray } from '@polyhal/hal';
-import type { Linear, Module } from './nn.js';
+import { Linear, type Module } from './nn.js';
+import { ConvNd, ConvTranspose2d } from './nn-conv.js';
 import { Tensor } from './tensor.js';
 
 /** What `quantize` did: the quantized layers' names and their activation scales. */
@@ -18,21 +20,26 @@ export interface QuantizationReport {
   layers: { name: string; inputScale: number; weightScaleMax: number }[];
 }
 
-const isLinear = (m: Module): m is Linear => 'quantization' in m && 'observer' in m;
+type Quantizable = Linear | ConvNd;
 
-class Int8Linear {
+/** Linear, Conv1d and Conv2d layers (a transposed convolution's product is not quantized). */
+const isQuantizable = (m: Module): m is Quantizable =>
+  m instanceof Linear || (m instanceof ConvNd && !(m instanceof ConvTranspose2d));
+
+/** The int8 product of one layer: its weights, the input's scale and zero point, and the rescale. */
+class Int8Layer {
   constructor(
     private readonly be: ComputeBackend,
-    /** int8 [out, in]. */
+    /** int8 [out, in] (Linear) or [O, C/groups, ...k] (conv). */
     private readonly wq: NDArray,
     /** float32 [] and int8 []: the input's scale and zero point (0). */
     private readonly xScale: NDArray,
     private readonly xZero: NDArray,
-    /** float32 [out]: sx · sw. */
+    /** float32 [out] (Linear) or [1, O, 1, ...] (conv): sx · sw. */
     private readonly outScale: NDArray,
   ) {}
 
-  forward(layer: Linear, x: Tensor): Tensor {
+  forward(layer: Quantizable, x: Tensor): Tensor {
     const be = this.be;
     const temps: NDArray[] = [];
     const t = <A extends NDArray>(a: A): A => {
@@ -40,16 +47,22 @@ class Int8Linear {
       return a;
     };
     try {
+      const xq = t(be.quantizeLinear(x.value, this.xScale, this.xZero));
+      const bias = layer.bias?.value;
+      if (layer instanceof ConvNd) {
+        const acc = t(be.convInteger(xq, this.wq, undefined, undefined, layer.options));
+        const y = be.mul(t(be.cast(acc, 'float32')), this.outScale);
+        if (!bias) return new Tensor(be, y);
+        return new Tensor(be, be.add(t(y), be.reshape(bias, this.outScale.shape)));
+      }
       const shape = x.value.shape;
       const rows = shape.slice(0, -1).reduce((p, d) => p * d, 1);
       // quantizeLinear writes a fresh contiguous array, so its [rows, in] reshape is a view of it (one
       // product of 2-D operands, not one per leading index).
-      const xq = t(be.quantizeLinear(x.value, this.xScale, this.xZero));
       const wT = be.permute(this.wq, [1, 0]);
       const acc = t(be.matmulInteger(be.reshape(xq, [rows, layer.inFeatures]), wT));
       let y = be.mul(t(be.cast(acc, 'float32')), this.outScale);
-      const bias = layer.bias;
-      if (bias) y = be.add(t(y), bias.value);
+      if (bias) y = be.add(t(y), bias);
       return new Tensor(be, be.reshape(y, [...shape.slice(0, -1), layer.outFeatures]));
     } finally {
       for (const a of temps) be.free(a);
@@ -62,15 +75,15 @@ class Int8Linear {
 }
 
 /**
- * Quantizes every Linear layer of `model` in place: runs `calibrate` (which should forward a few hundred
- * representative inputs, under noGrad) while recording each layer's largest input magnitude, then
- * replaces the layers' products by int8 ones. Layers that saw no input during calibration stay float32.
- * `dequantize` undoes it.
+ * Quantizes every Linear, Conv1d and Conv2d layer of `model` in place: runs `calibrate` (which should
+ * forward a few hundred representative inputs, under noGrad) while recording each layer's largest input
+ * magnitude, then replaces the layers' products by int8 ones. Layers that saw no input during
+ * calibration stay float32. `dequantize` undoes it.
  */
 export async function quantize(model: Module, calibrate: () => unknown): Promise<QuantizationReport> {
-  const linears = model.namedModules().filter((e): e is [string, Linear] => isLinear(e[1]));
-  const maxima = new Map<Linear, NDArray>();
-  for (const [, layer] of linears) {
+  const layers = model.namedModules().filter((e): e is [string, Quantizable] => isQuantizable(e[1]));
+  const maxima = new Map<Quantizable, NDArray>();
+  for (const [, layer] of layers) {
     layer.observer = (x: Tensor) => {
       const be = x.backend;
       const m = be.max(be.unary('abs', x.value));
@@ -85,10 +98,10 @@ export async function quantize(model: Module, calibrate: () => unknown): Promise
   try {
     await calibrate();
   } finally {
-    for (const [, layer] of linears) layer.observer = null;
+    for (const [, layer] of layers) layer.observer = null;
   }
   const report: QuantizationReport = { layers: [] };
-  for (const [name, layer] of linears) {
+  for (const [name, layer] of layers) {
     const seen = maxima.get(layer);
     if (!seen) continue;
     const be = layer.weight.backend;
@@ -96,26 +109,31 @@ export async function quantize(model: Module, calibrate: () => unknown): Promise
     be.free(seen);
     const sx = Math.max(absmax, 1e-12) / 127;
     const w = layer.weight.value;
-    const wMax = be.max(be.unary('abs', w), [1]);
+    const out = w.shape[0]!;
+    const absW = be.unary('abs', w);
+    const wMax = be.max(absW, w.shape.map((_, a) => a).slice(1));
+    be.free(absW);
     const sw = be.maximum(be.div(wMax, 127), 1e-12);
     be.free(wMax);
-    const zeros = be.full([layer.outFeatures], 0, 'int8');
+    const zeros = be.full([out], 0, 'int8');
     const wq = be.quantizeLinear(w, sw, zeros, 0);
     be.free(zeros);
-    const outScale = be.mul(sw, sx);
+    const scale = be.mul(sw, sx);
+    // conv: [O] → [1, O, 1, ...] to broadcast over [N, O, ...out]
+    const outScale = layer instanceof ConvNd ? be.reshape(scale, [1, out, ...layer.kernelSize.map(() => 1)]) : scale;
     const swMax = Math.max(...(await be.read(sw)));
     be.free(sw);
     layer.quantization?.dispose();
-    layer.quantization = new Int8Linear(be, wq, be.full([], sx), be.full([], 0, 'int8'), outScale);
+    layer.quantization = new Int8Layer(be, wq, be.full([], sx), be.full([], 0, 'int8'), outScale);
     report.layers.push({ name, inputScale: sx, weightScaleMax: swMax });
   }
   return report;
 }
 
-/** Returns every quantized Linear of `model` to its float32 product and frees the int8 weights. */
+/** Returns every quantized layer of `model` to its float32 product and frees the int8 weights. */
 export function dequantize(model: Module): void {
   for (const [, m] of model.namedModules())
-    if (isLinear(m) && m.quantization) {
+    if (isQuantizable(m) && m.quantization) {
       m.quantization.dispose();
       m.quantization = null;
     }

@@ -2,8 +2,8 @@
  * --quantize: int8 post-training quantization of the trained model (@polyhal/autograd `quantize`: int8
  * weights per output channel, int8 activations per tensor calibrated on 256 training digits) — test
  * accuracy against float32, and inference throughput (digits/s, batch 256 and batch 1) of both, on the
- * backend that trained it. Only Linear layers are quantized (the CNN's convolutions and the ViT's
- * attention products and LayerNorms stay float32); the output names the quantized layers' count.
+ * backend that trained it. Linear and convolution layers are quantized (the ViT's attention products and
+ * LayerNorms stay float32); the output names the quantized layers' count.
  */
 import { DataLoader, dequantize, type Module, noGrad, quantize, scope, Tensor } from '@polyhal/autograd';
 import type { ComputeBackend } from '@polyhal/hal';
@@ -88,7 +88,7 @@ export function formatQuantized(r: QuantizedResult, backend: string): string[] {
   const d = (r.int8Accuracy - r.floatAccuracy) * 100;
   const rate = ([f, q]: [number, number]) => `float32 ${f.toFixed(0)}, int8 ${q.toFixed(0)} (${(q / f).toFixed(2)}×)`;
   return [
-    `int8 (${r.layers} Linear layers quantized; weights per output channel, activations per tensor from ` +
+    `int8 (${r.layers} Linear/conv layers quantized; weights per output channel, activations per tensor from ` +
       `${r.calibrationDigits} training digits): test accuracy ${r.int8Accuracy.toFixed(4)} ` +
       `(float32 ${r.floatAccuracy.toFixed(4)}, ` +
       `${d >= 0 ? '+' : ''}${d.toFixed(2)} points) on ${backend}`,
