@@ -63,6 +63,7 @@ export const JOB_KERNELS = [
   'philoxF32',
   'compareF32',
   'where32',
+  'gemmI16',
 ] as const;
 export type JobKernel = (typeof JOB_KERNELS)[number];
 

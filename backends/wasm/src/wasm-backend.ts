@@ -169,25 +169,50 @@ export class WasmBackend extends BaseBackend {
       : this.heap.i32().subarray(p >>> 2, (p >>> 2) + buffer.size);
   }
 
-  /** Integer matmul, exact modulo 2^32: assembly/matmul-int.ts (i32x4), one call per batch item. */
+  /**
+   * Integer matmul, exact modulo 2^32 (assembly/matmul-int.ts), one call per batch item: where every value
+   * fits int16 (int8/uint8 operands, zero-point-shifted ones included) A and Bᵀ are packed as int16 and
+   * multiplied with i32x4.dot_i16x8_s (gemmI16); otherwise, or for small products, i32x4 multiply-adds
+   * (gemmI32). Both give the same bits.
+   */
   protected override integerMatmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
     const r = a.shape.length;
     const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];
     const [pa, pb, pc] = [this.ptr(a.buffer), this.ptr(b.buffer), this.ptr(out)];
-    for (const [item, [offA, offB]] of batchOffsets(a, b).entries()) {
-      this.k.gemmI32(
-        pa + offA * 4,
-        a.strides[r - 2]!,
-        a.strides[r - 1]!,
-        pb + offB * 4,
-        b.strides[r - 2]!,
-        b.strides[r - 1]!,
-        pc + item * M * N * 4,
-        M,
-        K,
-        N,
-      );
+    const [sam, sak, sbk, sbn] = [a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!];
+    const Kp = Math.ceil(K / 8) * 8;
+    const packed = M * N * K >= 1 << 15 && K >= 8 ? this.allocate(((M + N) * Kp) / 2, 'int32') : null;
+    try {
+      for (const [item, [offA, offB]] of batchOffsets(a, b).entries()) {
+        if (packed) {
+          const [qa, qb] = [this.ptr(packed), this.ptr(packed) + M * Kp * 2];
+          const fits =
+            this.k.packI16(pa + offA * 4, M, K, sam, sak, qa, Kp) &&
+            this.k.packI16(pb + offB * 4, N, K, sbn, sbk, qb, Kp);
+          if (fits) {
+            this.gemmI16(qa, qb, pc + item * M * N * 4, M, N, Kp);
+            continue;
+          }
+        }
+        this.k.gemmI32(pa + offA * 4, sam, sak, pb + offB * 4, sbk, sbn, pc + item * M * N * 4, M, K, N);
+      }
+    } finally {
+      if (packed) this.deallocate(packed);
     }
+  }
+
+  /** gemmI16 of packed operands, its rows split across the worker pool (pairs of rows) for large products. */
+  private gemmI16(qa: number, qb: number, c: number, M: number, N: number, Kp: number): void {
+    const parts = this.pool && M * N * Kp >= this.ctx.threadThreshold ? Math.min(this.pool.size, Math.ceil(M / 8)) : 1;
+    if (parts === 1) {
+      this.k.gemmI16(qa, qb, c, M, N, Kp);
+      return;
+    }
+    const rows = Math.ceil(M / parts / 2) * 2;
+    const jobs: number[][] = [];
+    for (let r0 = 0; r0 < M; r0 += rows)
+      jobs.push([qa + r0 * Kp * 2, qb, c + r0 * N * 4, Math.min(rows, M - r0), N, Kp]);
+    this.pool!.run('gemmI16', jobs, (j) => this.k.gemmI16(j[0]!, j[1]!, j[2]!, j[3]!, j[4]!, j[5]!));
   }
 
   /**
