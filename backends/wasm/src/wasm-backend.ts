@@ -172,8 +172,8 @@ export class WasmBackend extends BaseBackend {
   /**
    * Integer matmul, exact modulo 2^32 (assembly/matmul-int.ts), one call per batch item: where every value
    * fits int16 (int8/uint8 operands, zero-point-shifted ones included) A and Bᵀ are packed as int16 and
-   * multiplied with i32x4.dot_i16x8_s (gemmI16); otherwise, or for small products, i32x4 multiply-adds
-   * (gemmI32). Both give the same bits.
+   * multiplied with i32x4.dot_i16x8_s (gemmI16); otherwise, or where M or N is below 8, i32x4
+   * multiply-adds (gemmI32). Both give the same bits.
    */
   protected override integerMatmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
     const r = a.shape.length;
@@ -181,7 +181,9 @@ export class WasmBackend extends BaseBackend {
     const [pa, pb, pc] = [this.ptr(a.buffer), this.ptr(b.buffer), this.ptr(out)];
     const [sam, sak, sbk, sbn] = [a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!];
     const Kp = Math.ceil(K / 8) * 8;
-    const packed = M * N * K >= 1 << 15 && K >= 8 ? this.allocate(((M + N) * Kp) / 2, 'int32') : null;
+    // Packing costs (M + N)·K: worth it when both M and N are at least 8 (batch-1 products stay on gemmI32,
+    // which also skips zero elements of A).
+    const packed = Math.min(M, N) >= 8 && K >= 8 ? this.allocate(((M + N) * Kp) / 2, 'int32') : null;
     try {
       for (const [item, [offA, offB]] of batchOffsets(a, b).entries()) {
         if (packed) {
