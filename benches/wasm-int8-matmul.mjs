@@ -16,9 +16,10 @@ for (const n of [256, 512, 1024]) {
     { iterations: 5, rounds: 4, warmup: 5 },
   );
   const rate = (ms) => ((2 * n ** 3) / (ms * 1e6)).toFixed(1);
+  const [qi, qf] = [r.int8.median, r.float32.median];
   console.log(
-    `${n}: int8 ${r.int8.median.toFixed(2)} ms (${rate(r.int8.median)} GOPS), float32 ${r.float32.median.toFixed(2)} ms ` +
-      `(${rate(r.float32.median)} GFLOP/s): int8/float32 speed ${(r.float32.median / r.int8.median).toFixed(2)}×`,
+    `${n}: int8 ${qi.toFixed(2)} ms (${rate(qi)} GOPS), float32 ${qf.toFixed(2)} ms (${rate(qf)} GFLOP/s): ` +
+      `int8/float32 speed ${(qf / qi).toFixed(2)}×`,
   );
   for (const t of [a, b, fa, fb]) be.free(t);
 }
