@@ -33,8 +33,9 @@ export const CONV_OP_RUNNERS = {
 } satisfies Record<string, OpRunner>;
 
 const U = { kind: 'uniform', lo: -1, hi: 1 } as const;
-const fmt = (s: number[]): string => `[${s.join(',')}]`;
-const tag = (w: WindowParams): string =>
+export const fmt = (s: number[]): string => `[${s.join(',')}]`;
+/** A case id's window part: key=value pairs joined by '/'. */
+export const tag = (w: WindowParams): string =>
   Object.entries(w)
     .map(([k, v]) => `${k}=${JSON.stringify(v).replace(/"/g, '')}`)
     .join('/');

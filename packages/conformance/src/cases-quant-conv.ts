@@ -6,6 +6,7 @@
  * the zero points are inputs 3 and 4.
  */
 import type { Case, InputSpec } from './cases.js';
+import { fmt, tag } from './cases-conv.js';
 import type { OpRunner } from './op-runners.js';
 import { oConv, type WindowParams } from './oracle-conv.js';
 import { numel, type Ref } from './oracle.js';
@@ -40,11 +41,6 @@ const I = (shape: number[], dtype: 'int8' | 'uint8'): InputSpec => ({
   gen: { kind: 'int', lo: RANGE[dtype][0], hi: RANGE[dtype][1] },
   dtype,
 });
-const fmt = (s: number[]): string => `[${s.join(',')}]`;
-const tag = (w: WindowParams): string =>
-  Object.entries(w)
-    .map(([k, v]) => `${k}=${JSON.stringify(v).replace(/"/g, '')}`)
-    .join('/');
 
 export function quantConvCases(): Case[] {
   const cases: Case[] = [];
