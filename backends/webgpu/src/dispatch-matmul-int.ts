@@ -1,7 +1,8 @@
 /**
  * Integer matmul dispatch of the WebGPU backend (the integerMatmulKernel hook): int8 operands are packed
  * four to a word and multiplied with subgroup matrices where the device has them, else with
- * dot4I8Packed; other integer operands (int32, uint8) run the generic int32 kernel. Batch items are
+ * dot4I8Packed (one invocation per output where M < 16: batch-1 inference); other integer operands
+ * (int32, uint8) run the generic int32 kernel. Batch items are
  * dispatched one by one (offsets computed on the host). Kernels: kernels/matmul-int.ts.
  */
 import { batchOffsets, type DeviceBuffer, type NDArray } from '@polyhal/hal';
@@ -9,6 +10,7 @@ import type { CommandBatch } from './encoder.js';
 import { flat } from './kernel-params.js';
 import {
   cropWgsl,
+  dot4GemvWgsl,
   dot4MatmulWgsl,
   INT_MATMUL_WORDS,
   intMatmulWgsl,
@@ -36,6 +38,8 @@ export function intMatmulPath(ctx: IntMatmulContext, a: NDArray, b: NDArray): 's
 }
 
 const roundUp = (x: number, m: number): number => Math.ceil(x / m) * m;
+/** Below this many rows the packed int8 product runs one invocation per output (dot4GemvWgsl). */
+const GEMV_ROWS = 16;
 
 /** Encodes out [...B, M, N] (int32) = a [...B, M, K] · b [...B, K, N], exact modulo 2^32. */
 export function dispatchIntMatmul(ctx: IntMatmulContext, a: NDArray, b: NDArray, out: DeviceBuffer): void {
@@ -80,8 +84,22 @@ export function dispatchIntMatmul(ctx: IntMatmulContext, a: NDArray, b: NDArray,
         [ctx.gpu(src.buffer), dst],
         flat((rows * Kp) / 4),
       );
-    pack(false, a, packedA!, Mp);
+    const gemv = M < GEMV_ROWS;
+    pack(false, a, packedA!, gemv ? M : Mp);
     pack(true, b, packedB!, Np);
+    if (gemv) {
+      ctx.batch.dispatch(
+        'matmul',
+        'matmul/int8-dot4-gemv',
+        dot4GemvWgsl,
+        INT_MATMUL_WORDS,
+        params(Np),
+        [packedA!, packedB!, ctx.gpu(out)],
+        flat(M * N),
+        flops,
+      );
+      continue;
+    }
     if (path === 'dot4') {
       ctx.batch.dispatch(
         'matmul',

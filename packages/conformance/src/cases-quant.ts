@@ -158,6 +158,9 @@ export function quantCases(): Case[] {
   };
   m('plain', [Z([65, 70], 'int8', -128, 127), Z([70, 33], 'int8', -128, 127)]);
   m('plain', [Z([20, 30], 'uint8', 0, 255), Z([30, 9], 'uint8', 0, 255)]);
+  // few rows (batch-1 inference: webgpu's one-invocation-per-output int8 kernel), batched
+  m('few-rows', [Z([1, 300], 'int8', -128, 127), Z([300, 70], 'int8', -128, 127)]);
+  m('few-rows', [Z([3, 2, 75], 'int8', -128, 127), Z([3, 75, 9], 'int8', -128, 127)]);
   m('mixed', [Z([20, 30], 'uint8', 0, 255), Z([30, 9], 'int8', -128, 127)]);
   m('zero-points', [
     Z([17, 40], 'uint8', 0, 255),

@@ -10,13 +10,15 @@
  *    `subgroupMatrixMatmulWgsl` (tensor cores on NVIDIA; one 32-invocation subgroup per 32×64 tile,
  *    64-deep slabs of both operands in workgroup memory, every subgroup-matrix access at a compile-time
  *    offset so robustness checks stay cheap).
+ *  - `dot4GemvWgsl`: products of fewer than 16 rows (batch-1 inference), where a 64-row tile would be
+ *    mostly padding: one invocation per output, a dot4I8Packed loop over the packed K words.
  * Measured on an NVIDIA H100 with `benches/webgpu-int8-probe.ts`: dot4I8Packed 48–53 TOPS, the
  * subgroup-matrix kernel 49–68 with Dawn's robustness on, 124–144 with it off (`benches/results/h100-int8/`).
  *
  * Params (i32 words): 0 M · 1 N · 2 K · 3 offset a · 4 offset b · 5 offset out · 6 a row stride ·
  * 7 a column stride · 8 b row stride · 9 b column stride · 10 padded K words (Kp/4) · 11 padded rows.
  */
-import { paramsPrelude } from '../layout.js';
+import { FLAT_ARGS, FLAT_INDEX, paramsPrelude } from '../layout.js';
 
 export const INT_MATMUL_WORDS = 12;
 /** Padding of the packed operands: K to 64, rows of A and B to 64 (a multiple of both kernels' tiles). */
@@ -211,5 +213,22 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let N = p(1u);
   if (i >= p(0u) * N) { return; }
   c[p(5u) + i] = padded[(i / N) * p(11u) + i % N];
+}`;
+}
+
+/** dot4I8Packed for few rows: out [M, N], one invocation per output over packed A [M, Kp] and Bᵀ [Np, Kp]. */
+export function dot4GemvWgsl(): string {
+  return `${paramsPrelude(INT_MATMUL_WORDS)}
+@group(0) @binding(1) var<storage, read> a: array<u32>;
+@group(0) @binding(2) var<storage, read> b: array<u32>;
+@group(0) @binding(3) var<storage, read_write> c: array<i32>;
+@compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
+  ${FLAT_INDEX}
+  let M = u32(p(0u)); let N = u32(p(1u)); let kw = u32(p(10u));
+  if (idx >= M * N) { return; }
+  let ra = (idx / N) * kw; let rb = (idx % N) * kw;
+  var acc = 0;
+  for (var w = 0u; w < kw; w++) { acc += dot4I8Packed(a[ra + w], b[rb + w]); }
+  c[u32(p(5u)) + idx] = acc;
 }`;
 }
