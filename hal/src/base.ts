@@ -453,6 +453,8 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   protected argReduceKernel?(op: 'argmax' | 'argmin', x: NDArray, lastIndex: boolean, out: DeviceBuffer): void;
   /** Optional fused oneHot: indices [N] → out [N, depth] float32 (hooks.ts); without it, a gather of the identity. */
   protected oneHotKernel?(indices: NDArray, depth: number, out: DeviceBuffer): void;
+  /** Optional fused per-tensor quantizeLinear: x [n] → out [n] int8/uint8 (hooks.ts); without it, 3–4 kernels. */
+  protected quantizeKernel?(x: NDArray, scale: NDArray, zeroPoint: NDArray | null, out: DeviceBuffer): void;
   /** Optional fused flat positions of gatherND/scatterND index tuples [L, q] into out [L] (hooks.ts). */
   protected tuplePositionsKernel?(indices: NDArray, dims: readonly number[], batch: number, out: DeviceBuffer): void;
   /** Optional fused layerNorm on [rows, D] views (hooks.ts); without it, the composite of norm.ts. */

@@ -195,6 +195,15 @@ export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
       'about 5 kernels per component (indexing-nd.ts)',
   },
   {
+    name: 'quantizeKernel',
+    signature: 'quantizeKernel(x: NDArray, scale: NDArray, zeroPoint: NDArray | null, out: DeviceBuffer): void',
+    contract:
+      'x [n] float32 (n ≥ 1, any stride), scale [] float32, zeroPoint [] int8/uint8 or null → out [n] of ' +
+      "out's dtype (int8 or uint8, int32 storage): saturate(round_half_even(x / scale) + zeroPoint), NaN → 0, " +
+      'the same bits as the composite (the float32 quotient of the div op, round, add, cast); per-tensor ' +
+      'quantizeLinear only; default: that composite (quantize.ts)',
+  },
+  {
     name: 'integerMatmulKernel',
     signature: 'integerMatmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void',
     contract:

@@ -8,10 +8,10 @@ import { type ConvHost, checkConvOperands } from './conv-check.js';
 import { type ConvOptions, convComposite } from './conv.js';
 import type { DType } from './dtype.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError } from './errors.js';
-import type { NDArray } from './ndarray.js';
+import { type DeviceBuffer, type NDArray, viewOf } from './ndarray.js';
 import type { BinaryOp, UnaryOp } from './ops.js';
 import { withTemps } from './temps.js';
-import { normalizeAxis } from './shape.js';
+import { normalizeAxis, sizeOf } from './shape.js';
 import { describeValue } from './validate.js';
 
 /** What the quantization methods use of a BaseBackend (its protected members included). */
@@ -25,6 +25,9 @@ interface QuantHost {
   unary(op: UnaryOp, x: NDArray): NDArray;
   binary(op: BinaryOp, a: NDArray | number, b: NDArray | number): NDArray;
   integerMatmul(a: NDArray, b: NDArray): NDArray;
+  allocate(size: number, dtype: DType): DeviceBuffer;
+  guard(out: DeviceBuffer, fn: () => void): void;
+  quantizeKernel?(x: NDArray, scale: NDArray, zeroPoint: NDArray | null, out: DeviceBuffer): void;
 }
 
 /** The quantization methods of every backend. Semantics: ops/quant-ops.ts. */
@@ -101,6 +104,21 @@ function quantizeLinear(be: QuantHost, x: NDArray, scale: NDArray, zeroPoint?: N
   // Views first (no allocation), so a bad shape throws before anything is computed.
   const s = alongAxis(be, scale, op, 'scale', ax, x.shape.length, len);
   const zv = zeroPoint && alongAxis(be, zeroPoint, op, 'zeroPoint', ax, x.shape.length, len);
+  const n = sizeOf(x.shape);
+  if (typeof be.quantizeKernel === 'function' && s.shape.length === 0 && (!zv || zv.shape.length === 0)) {
+    // Per tensor: one fused kernel (hooks.ts), on x flattened (a view where its strides allow).
+    const out = be.allocate(n, dtype);
+    be.guard(out, () => {
+      if (n === 0) return;
+      const flat = be.reshape(x, [n]);
+      try {
+        be.quantizeKernel!(flat, s, zv ?? null, out);
+      } finally {
+        if (flat.buffer !== x.buffer) be.free(flat);
+      }
+    });
+    return viewOf(out, x.shape);
+  }
   return withTemps(be, (t) => {
     let q = t(be.unary('round', t(be.binary('div', x, s))));
     if (zv) q = t(be.binary('add', q, t(be.cast(zv, 'float32'))));

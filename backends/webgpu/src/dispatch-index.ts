@@ -1,11 +1,13 @@
 /**
  * The index dispatches of the WebGPU backend beyond gather: scatter in stages over a per-position chain of
- * its updates (kernels/scatter.ts), and the optional hooks oneHotKernel and tuplePositionsKernel
- * (kernels/index-nd.ts). Operands come as hal/src/indexing.ts shapes them (float16 already widened).
+ * its updates (kernels/scatter.ts), the optional hooks oneHotKernel and tuplePositionsKernel
+ * (kernels/index-nd.ts), and quantizeKernel (kernels/quantize.ts). Operands come as hal/src/indexing.ts
+ * shapes them (float16 already widened).
  */
 import { contiguousStrides, type DeviceBuffer, type NDArray, type ScatterReduction, sizeOf } from '@polyhal/hal';
 import type { SelectContext } from './dispatch-select.js';
 import { ONE_HOT_WORDS, oneHotWgsl, positionsWgsl, positionsWords } from './kernels/index-nd.js';
+import { QUANTIZE_WORDS, quantizeWgsl } from './kernels/quantize.js';
 import { SCATTER_WORDS, type ScatterStage, scatterWgsl } from './kernels/scatter.js';
 import { flat } from './kernel-params.js';
 
@@ -65,4 +67,19 @@ export function dispatchTuplePositions(
   const buffers = [ctx.gpu(indices.buffer), ctx.gpu(out)];
   const source = () => positionsWgsl(q);
   ctx.batch.dispatch('tuplePositions', `positions/${q}`, source, positionsWords(q), params, buffers, flat(L));
+}
+
+/** Per-tensor quantizeLinear: x [n] float32 → out [n] int8/uint8 (hooks.ts contract), one invocation each. */
+export function dispatchQuantize(
+  ctx: SelectContext,
+  x: NDArray,
+  scale: NDArray,
+  zeroPoint: NDArray | null,
+  out: DeviceBuffer,
+): void {
+  const [lo, hi] = out.dtype === 'int8' ? [-128, 127] : [0, 255];
+  const params = [out.size, x.offset, x.strides[0]!, scale.offset, zeroPoint ? zeroPoint.offset : -1, lo, hi];
+  const z = zeroPoint ? zeroPoint.buffer : scale.buffer; // an unread stand-in when there is no zero point
+  const buffers = [ctx.gpu(x.buffer), ctx.gpu(scale.buffer), ctx.gpu(z), ctx.gpu(out)];
+  ctx.batch.dispatch('quantizeLinear', 'quantize', quantizeWgsl, QUANTIZE_WORDS, params, buffers, flat(out.size));
 }

@@ -22,7 +22,7 @@ import {
 } from '@polyhal/hal';
 import type { PhiloxStream } from '@polyhal/hal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
-import { dispatchOneHot, dispatchScatter, dispatchTuplePositions } from './dispatch-index.js';
+import { dispatchOneHot, dispatchQuantize, dispatchScatter, dispatchTuplePositions } from './dispatch-index.js';
 import { dispatchArgReduce, dispatchTopk, type SelectContext } from './dispatch-select.js';
 import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
 import { dispatchIntMatmul, type IntMatmulContext } from './dispatch-matmul-int.js';
@@ -543,6 +543,11 @@ export class WebGpuBackend extends BaseBackend {
   /** oneHot: one invocation per output element (dispatch-index.ts). */
   protected override oneHotKernel(indices: NDArray, depth: number, out: DeviceBuffer): void {
     dispatchOneHot(this.selectContext, indices, depth, out);
+  }
+
+  /** Per-tensor quantizeLinear in one kernel (dispatch-index.ts, kernels/quantize.ts). */
+  protected override quantizeKernel(x: NDArray, scale: NDArray, zeroPoint: NDArray | null, out: DeviceBuffer): void {
+    dispatchQuantize(this.selectContext, x, scale, zeroPoint, out);
   }
 
   /** gatherND/scatterND positions: one invocation per tuple (dispatch-index.ts). */

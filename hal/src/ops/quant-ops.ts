@@ -21,7 +21,9 @@ export const QUANT_OP_DEFS = {
     dtypes: ['float32'],
     accuracy: EXACT_F,
     grad: null,
-    composition: 'div, round (half to even), add the zero point, cast (saturating)',
+    composition:
+      'div, round (half to even), add the zero point, cast (saturating); per tensor, one quantizeKernel ' +
+      'where the backend has it (webgpu)',
   },
   dequantizeLinear: {
     kind: 'composite',
