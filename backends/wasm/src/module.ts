@@ -177,7 +177,7 @@ export interface KernelExports {
     K: number,
     N: number,
   ): void;
-  /** assembly/matmul-int.ts: rows of K int32 (src, rows, K, strides sr/sc) as int16 rows of Kp; 0 if one does not fit. */
+  /** assembly/matmul-int.ts: rows of K int32 (src, rows, K, strides sr/sc) as int16 rows of Kp; 0 if any overflows. */
   packI16(src: number, rows: number, K: number, sr: number, sc: number, dst: number, Kp: number): number;
   /** assembly/matmul-int.ts: C [M, N] int32 from packed A [M, Kp] and packed Bᵀ [N, Kp] (int16). */
   gemmI16(pa: number, pb: number, c: number, M: number, N: number, Kp: number): void;
