@@ -184,14 +184,16 @@ export class WasmBackend extends BaseBackend {
     // Packing costs (M + N)·K: worth it when both M and N are at least 8 (batch-1 products stay on gemmI32,
     // which also skips zero elements of A).
     const packed = Math.min(M, N) >= 8 && K >= 8 ? this.allocate(((M + N) * Kp) / 2, 'int32') : null;
+    // The offsets whose values the packed A and Bᵀ hold (−1: none yet; −2: a value did not fit int16).
+    const packedAt = [-1, -1];
     try {
       for (const [item, [offA, offB]] of batchOffsets(a, b).entries()) {
         if (packed) {
           const [qa, qb] = [this.ptr(packed), this.ptr(packed) + M * Kp * 2];
-          const fits =
-            this.k.packI16(pa + offA * 4, M, K, sam, sak, qa, Kp) &&
-            this.k.packI16(pb + offB * 4, N, K, sbn, sbk, qb, Kp);
-          if (fits) {
+          // A broadcast operand (the same offset as the last item's) is packed once.
+          if (offA !== packedAt[0]) packedAt[0] = this.k.packI16(pa + offA * 4, M, K, sam, sak, qa, Kp) ? offA : -2;
+          if (offB !== packedAt[1]) packedAt[1] = this.k.packI16(pb + offB * 4, N, K, sbn, sbk, qb, Kp) ? offB : -2;
+          if (packedAt[0] === offA && packedAt[1] === offB) {
             this.gemmI16(qa, qb, pc + item * M * N * 4, M, N, Kp);
             continue;
           }
