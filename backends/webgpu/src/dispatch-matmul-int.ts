@@ -58,6 +58,7 @@ export function dispatchIntMatmul(ctx: IntMatmulContext, a: NDArray, b: NDArray,
   const packedA = path === 'int32' ? null : ctx.pool.acquire(Mp * Kp);
   const packedB = path === 'int32' ? null : ctx.pool.acquire(Np * Kp);
   const padded = path === 'subgroup-matrix' ? ctx.pool.acquire(Mp * Np * 4) : null;
+  const packedAt = [-1, -1];
   for (const [item, [offA, offB]] of batchOffsets(a, b).entries()) {
     const params = (rows: number): number[] => [M, N, K, offA, offB, item * M * N, ...strides, Kp / 4, rows];
     const flops = 2 * M * N * K;
@@ -85,8 +86,10 @@ export function dispatchIntMatmul(ctx: IntMatmulContext, a: NDArray, b: NDArray,
         flat((rows * Kp) / 4),
       );
     const gemv = M < GEMV_ROWS;
-    pack(false, a, packedA!, gemv ? M : Mp);
-    pack(true, b, packedB!, Np);
+    // A broadcast operand (the same offset as the previous item's) stays packed.
+    if (offA !== packedAt[0]) pack(false, a, packedA!, gemv ? M : Mp);
+    if (offB !== packedAt[1]) pack(true, b, packedB!, Np);
+    [packedAt[0], packedAt[1]] = [offA, offB];
     if (gemv) {
       ctx.batch.dispatch(
         'matmul',
