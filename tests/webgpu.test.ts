@@ -5,6 +5,7 @@ import {
   chooseSplitK,
   chooseTile,
   createWebGpuBackend,
+  findGpu,
   GpuError,
   TILES,
   type WebGpuBackend,
@@ -34,6 +35,23 @@ describe('webgpu backend', () => {
     const be = need();
     expect(be.deviceName.length).toBeGreaterThan(3);
     expect(be.deviceType).toBe('gpu');
+  });
+
+  test('Dawn flags given after a first backend get their own GPU object, one per set of flags', async () => {
+    need();
+    const plain = await findGpu();
+    const unsafe = await findGpu({ dawnFlags: ['enable-dawn-features=allow_unsafe_apis'] });
+    expect(unsafe).toBeDefined();
+    expect(unsafe).not.toBe(plain);
+    expect(await findGpu({ dawnFlags: ['enable-dawn-features=allow_unsafe_apis'] })).toBe(unsafe);
+    const be = await createWebGpuBackend({ dawnFlags: ['enable-dawn-features=allow_unsafe_apis'] });
+    try {
+      expect(await be.read(be.add(be.fromArray([1, 2], [2]), be.fromArray([3, 4], [2])))).toEqual(
+        Float32Array.from([4, 6]),
+      );
+    } finally {
+      be.dispose();
+    }
   });
 
   /** Runs ragged, transposed, batched and broadcast matmuls on a backend made with `options` and on the CPU. */

@@ -49,7 +49,8 @@ export interface AcquiredDevice {
   info: { vendor: string; architecture: string; device: string; description: string; isFallbackAdapter: boolean };
 }
 
-let nodeGpu: Promise<GPU | string> | undefined;
+/** Dawn's GPU object per set of Dawn flags (one each: kept reachable while devices work, and reused). */
+const nodeGpus = new Map<string, Promise<GPU | string>>();
 
 interface NodeFs {
   existsSync(p: string): boolean;
@@ -89,9 +90,14 @@ export async function hasVulkanLoader(): Promise<boolean> {
   }
 }
 
-/** Dawn from the `webgpu` npm package, or the reason it cannot be used (not installed, failed to load, no Vulkan). */
+/**
+ * Dawn from the `webgpu` npm package created with `flags`, or the reason it cannot be used (not installed,
+ * failed to load, no Vulkan). One GPU object per distinct set of flags, so flags given later are not lost.
+ */
 async function gpuFromNode(flags: string[]): Promise<GPU | string | undefined> {
   if (!isNodeLike()) return undefined;
+  const key = [...flags].sort().join('\n');
+  let nodeGpu = nodeGpus.get(key);
   nodeGpu ??= (async () => {
     if (!(await hasVulkanLoader())) {
       return (
@@ -121,6 +127,7 @@ async function gpuFromNode(flags: string[]): Promise<GPU | string | undefined> {
       return `the \`webgpu\` package failed to start Dawn: ${(e as Error).message}`;
     }
   })();
+  nodeGpus.set(key, nodeGpu);
   return nodeGpu;
 }
 

@@ -16,7 +16,8 @@ export interface MnistSplit {
 
 const PIXELS = 784;
 
-export function loadMnist(trainSize = 8000, testSize = 2000, seed = 0): MnistSplit {
+/** The `mnist` package's digits in a fixed order (digit 0's images first): 784 floats in [0, 1] each. */
+export function mnistDigits(): { images: ArrayLike<number>[]; labels: number[] } {
   const require = createRequire(import.meta.url);
   const images: number[][] = [];
   const labels: number[] = [];
@@ -27,6 +28,26 @@ export function loadMnist(trainSize = 8000, testSize = 2000, seed = 0): MnistSpl
       labels.push(d);
     }
   }
+  return { images, labels };
+}
+
+/** loadMnist's split of the `mnist` package's digits: shuffled with `seed`, train first, then test. */
+export function loadMnist(trainSize = 8000, testSize = 2000, seed = 0): MnistSplit {
+  const { images, labels } = mnistDigits();
+  return splitMnist(images, labels, trainSize, testSize, seed);
+}
+
+/**
+ * Shuffles digits (images of 784 floats, labels 0–9) with `seed` and splits them into `trainSize` training
+ * and `testSize` test digits, labels one-hot. Throws RangeError when there are fewer than trainSize + testSize.
+ */
+export function splitMnist(
+  images: ArrayLike<number>[],
+  labels: number[],
+  trainSize: number,
+  testSize: number,
+  seed: number,
+): MnistSplit {
   const total = images.length;
   if (trainSize + testSize > total)
     throw new RangeError(`MNIST has ${total} digits; cannot take ${trainSize} + ${testSize}`);
