@@ -1,4 +1,4 @@
-// Bad-argument cases of quantizeLinear, dequantizeLinear and matmulInteger (hal/src/quantize.ts) for
+// Bad-argument cases of the quantization methods (hal/src/quantize.ts) for
 // validation.test.ts: each call must throw its typed error naming the words given, allocate nothing and
 // change no array. The fixture's x is float32 [2, 3], xi int32 [2, 3]; int8 operands are made and freed
 // inside the call.
@@ -102,6 +102,87 @@ export const QUANT_BAD: Bad[] = [
       ),
     DTypeError,
     ['bZeroPoint', 'int8'],
+  ],
+  [
+    'matmulIntegerToFloat',
+    ({ be, x }) => using(be, 'int8', [[3, 2]], (b) => be.matmulIntegerToFloat(x, b!, s0(be, x), s0(be, x))),
+    DTypeError,
+    ['matmulIntegerToFloat', 'a', 'int8 or uint8'],
+  ],
+  [
+    'matmulIntegerToFloat',
+    ({ be, x, xi }) =>
+      using(
+        be,
+        'int8',
+        [
+          [2, 3],
+          [3, 2],
+        ],
+        (a, b) => be.matmulIntegerToFloat(a!, b!, s0(be, x), be.reshape(xi, [6])),
+      ),
+    DTypeError,
+    ['matmulIntegerToFloat', 'bScale', 'float32'],
+  ],
+  [
+    'matmulIntegerToFloat',
+    ({ be, x }) =>
+      using(
+        be,
+        'int8',
+        [
+          [2, 3],
+          [3, 2],
+        ],
+        (a, b) => be.matmulIntegerToFloat(a!, b!, s0(be, x), be.reshape(x, [6])),
+      ),
+    ShapeMismatchError,
+    ['matmulIntegerToFloat', 'bScale', '[2]'],
+  ],
+  [
+    'matmulIntegerToFloat',
+    ({ be, x }) =>
+      using(
+        be,
+        'int8',
+        [
+          [2, 3],
+          [3, 2],
+        ],
+        (a, b) => be.matmulIntegerToFloat(a!, b!, be.reshape(x, [6]), s0(be, x)),
+      ),
+    ShapeMismatchError,
+    ['matmulIntegerToFloat', 'aScale'],
+  ],
+  [
+    'matmulIntegerToFloat',
+    ({ be, x }) =>
+      using(
+        be,
+        'int8',
+        [
+          [2, 3],
+          [3, 2],
+        ],
+        (a, b) => be.matmulIntegerToFloat(a!, b!, s0(be, x), s0(be, x), undefined, undefined, be.reshape(x, [6])),
+      ),
+    ShapeMismatchError,
+    ['matmulIntegerToFloat', 'bias', '[2]'],
+  ],
+  [
+    'matmulIntegerToFloat',
+    ({ be, x }) =>
+      using(
+        be,
+        'int8',
+        [
+          [2, 3],
+          [2, 2],
+        ],
+        (a, b) => be.matmulIntegerToFloat(a!, b!, s0(be, x), s0(be, x)),
+      ),
+    ShapeMismatchError,
+    ['matmulIntegerToFloat', 'K differs'],
   ],
   [
     'convInteger',

@@ -268,7 +268,10 @@ export interface ComputeBackend extends ConvMethods {}
 /** where, any, all, isnan, isinf, isfinite, logicalNot and bitwiseNot (LogicMethods, hal/src/logic.ts). */
 export interface ComputeBackend extends LogicMethods {}
 
-/** quantizeLinear, dequantizeLinear, matmulInteger and convInteger (QuantMethods, hal/src/quantize.ts). */
+/**
+ * quantizeLinear, dequantizeLinear, matmulInteger, convInteger and matmulIntegerToFloat (QuantMethods,
+ * hal/src/quantize.ts).
+ */
 export interface ComputeBackend extends QuantMethods {}
 /** nllLoss, crossEntropy and binaryCrossEntropyWithLogits (LossMethods, hal/src/losses.ts). */
 export interface ComputeBackend extends LossMethods {}

@@ -455,6 +455,18 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   protected oneHotKernel?(indices: NDArray, depth: number, out: DeviceBuffer): void;
   /** Optional fused per-tensor quantizeLinear: x [n] → out [n] int8/uint8 (hooks.ts); without it, 3–4 kernels. */
   protected quantizeKernel?(x: NDArray, scale: NDArray, zeroPoint: NDArray | null, out: DeviceBuffer): void;
+  /**
+   * Optional int8 product with a rescaling store: a [...B, M, K] · b [...B, K, N] int8 → out float32,
+   * f32(Σ a·b) · (aScale · bScale[n]) + bias[n] (hooks.ts); without it, matmulIntegerToFloat is 4 ops.
+   */
+  protected integerMatmulToFloatKernel?(
+    a: NDArray,
+    b: NDArray,
+    aScale: NDArray,
+    bScale: NDArray,
+    bias: NDArray | null,
+    out: DeviceBuffer,
+  ): void;
   /** Optional fused flat positions of gatherND/scatterND index tuples [L, q] into out [L] (hooks.ts). */
   protected tuplePositionsKernel?(indices: NDArray, dims: readonly number[], batch: number, out: DeviceBuffer): void;
   /** Optional fused layerNorm on [rows, D] views (hooks.ts); without it, the composite of norm.ts. */

@@ -204,6 +204,18 @@ export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
       'quantizeLinear only; default: that composite (quantize.ts)',
   },
   {
+    name: 'integerMatmulToFloatKernel',
+    signature:
+      'integerMatmulToFloatKernel(a: NDArray, b: NDArray, aScale: NDArray, bScale: NDArray, bias: NDArray | null, ' +
+      'out: DeviceBuffer): void',
+    contract:
+      'a [...B, M, K] · b [...B, K, N] int8 (int32 storage, batch dims already broadcast, any strides, M, N, K ' +
+      '≥ 1), aScale [] float32, bScale [] or [N] float32, bias [N] float32 or null (any offset and stride) → ' +
+      'out [...B, M, N] float32: f32(Σ_k a·b) · (aScale · bScale[n]) + bias[n], the sum exact in int32, each ' +
+      'product and sum rounded to float32 (a multiply-add may be fused); default: matmulInteger, cast, mul and ' +
+      'add (quantize.ts), which zero points and uint8 operands always take',
+  },
+  {
     name: 'integerMatmulKernel',
     signature: 'integerMatmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void',
     contract:

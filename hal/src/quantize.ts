@@ -1,17 +1,18 @@
 /**
  * Quantization ops of every backend (BaseBackend's), with ONNX's semantics: quantizeLinear,
  * dequantizeLinear, matmulInteger and convInteger (ONNX QuantizeLinear, DequantizeLinear, MatMulInteger,
- * ConvInteger), composed of the HAL's elementwise ops, casts, integer matmul and conv's im2col (conv.ts).
- * Table entries: ops/quant-ops.ts.
+ * ConvInteger), and matmulIntegerToFloat (ONNX Runtime's com.microsoft MatMulIntegerToFloat), composed of
+ * the HAL's elementwise ops, casts, integer matmul and conv's im2col (conv.ts). Table entries:
+ * ops/quant-ops.ts.
  */
 import { type ConvHost, checkConvOperands } from './conv-check.js';
 import { type ConvOptions, convComposite } from './conv.js';
 import type { DType } from './dtype.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError } from './errors.js';
-import { type DeviceBuffer, type NDArray, viewOf } from './ndarray.js';
+import { type DeviceBuffer, expandView, type NDArray, viewOf } from './ndarray.js';
 import type { BinaryOp, UnaryOp } from './ops.js';
 import { withTemps } from './temps.js';
-import { normalizeAxis, sizeOf } from './shape.js';
+import { broadcastShapes, normalizeAxis, sizeOf } from './shape.js';
 import { describeValue } from './validate.js';
 
 /** What the quantization methods use of a BaseBackend (its protected members included). */
@@ -28,6 +29,14 @@ interface QuantHost {
   allocate(size: number, dtype: DType): DeviceBuffer;
   guard(out: DeviceBuffer, fn: () => void): void;
   quantizeKernel?(x: NDArray, scale: NDArray, zeroPoint: NDArray | null, out: DeviceBuffer): void;
+  integerMatmulToFloatKernel?(
+    a: NDArray,
+    b: NDArray,
+    aScale: NDArray,
+    bScale: NDArray,
+    bias: NDArray | null,
+    out: DeviceBuffer,
+  ): void;
 }
 
 /** The quantization methods of every backend. Semantics: ops/quant-ops.ts. */
@@ -60,6 +69,24 @@ export interface QuantMethods {
    * InvalidArgumentError for bad options. Composed as conv (im2col) with the integer matmul as its product.
    */
   convInteger(x: NDArray, w: NDArray, xZeroPoint?: NDArray, wZeroPoint?: NDArray, options?: ConvOptions): NDArray;
+  /**
+   * a: [..., M, K] int8 or uint8, b: [..., K, N] int8 or uint8, aScale: float32 scalar, bScale: float32 scalar
+   * or [N]; zero points as matmulInteger's but aZeroPoint a scalar; bias: float32 [N] → float32 [..., M, N]:
+   * float32(Σ_k (a − aZeroPoint)(b − bZeroPoint)) · (aScale · bScale) + bias (ONNX Runtime's com.microsoft
+   * MatMulIntegerToFloat: a quantized Linear layer's product, rescale and bias in one op). DTypeError for
+   * other dtypes, ShapeMismatchError as matmulInteger or for a scale or bias of another length. Backends
+   * with the integerMatmulToFloatKernel hook (webgpu) run int8 operands without zero points as one product
+   * whose stores rescale and add the bias; otherwise matmulInteger, cast, mul and add.
+   */
+  matmulIntegerToFloat(
+    a: NDArray,
+    b: NDArray,
+    aScale: NDArray,
+    bScale: NDArray,
+    aZeroPoint?: NDArray,
+    bZeroPoint?: NDArray,
+    bias?: NDArray,
+  ): NDArray;
 }
 
 /**
@@ -169,6 +196,58 @@ function matmulInteger(be: QuantHost, a: NDArray, b: NDArray, aZeroPoint?: NDArr
   });
 }
 
+function matmulIntegerToFloat(
+  be: QuantHost,
+  a: NDArray,
+  b: NDArray,
+  aScale: NDArray,
+  bScale: NDArray,
+  aZeroPoint?: NDArray,
+  bZeroPoint?: NDArray,
+  bias?: NDArray,
+): NDArray {
+  const op = 'matmulIntegerToFloat';
+  checkDType(be, a, op, 'a', ['int8', 'uint8']);
+  checkDType(be, b, op, 'b', ['int8', 'uint8']);
+  checkDType(be, aScale, op, 'aScale', ['float32']);
+  checkDType(be, bScale, op, 'bScale', ['float32']);
+  if (bias) checkDType(be, bias, op, 'bias', ['float32']);
+  if (a.shape.length < 2 || b.shape.length < 2)
+    throw new ShapeMismatchError(`${op}: a and b must have at least 2 dims, got [${a.shape}] and [${b.shape}]`);
+  const [M, K, N] = [a.shape[a.shape.length - 2]!, a.shape[a.shape.length - 1]!, b.shape[b.shape.length - 1]!];
+  if (b.shape[b.shape.length - 2] !== K)
+    throw new ShapeMismatchError(`${op}: a is [${a.shape}] and b is [${b.shape}]: K differs (matmul)`);
+  const batch = broadcastShapes(a.shape.slice(0, -2), b.shape.slice(0, -2));
+  // Views first (no allocation), so every bad shape throws before anything is computed.
+  const sa = alongAxis(be, aScale, op, 'aScale', 0, 0, 1);
+  const sb = alongAxis(be, bScale, op, 'bScale', 0, 1, N);
+  if (bias && (bias.shape.length !== 1 || bias.shape[0] !== N))
+    throw new ShapeMismatchError(`${op}: bias must be [${N}] (b's columns), got [${bias.shape}]`);
+  const bv = bias;
+  if (aZeroPoint) alongAxis(be, aZeroPoint, op, 'aZeroPoint', 0, 0, 1);
+  const fused = a.dtype === 'int8' && b.dtype === 'int8' && !aZeroPoint && !bZeroPoint && K > 0;
+  if (be.integerMatmulToFloatKernel && fused && sizeOf(batch) * M * N > 0) {
+    const outShape = [...batch, M, N];
+    const out = be.allocate(sizeOf(outShape), 'float32');
+    be.guard(out, () =>
+      be.integerMatmulToFloatKernel!(
+        expandView(a, [...batch, M, K]),
+        expandView(b, [...batch, K, N]),
+        sa,
+        sb,
+        bv ?? null,
+        out,
+      ),
+    );
+    return viewOf(out, outShape);
+  }
+  return withTemps(be, (t) => {
+    const acc = t(matmulInteger(be, a, b, aZeroPoint, bZeroPoint));
+    const y = be.binary('mul', t(be.cast(acc, 'float32')), t(be.binary('mul', sa, sb)));
+    return bv ? be.binary('add', t(y), bv) : y;
+  });
+}
+
 function convInteger(
   be: QuantHost,
   x: NDArray,
@@ -194,7 +273,7 @@ function convInteger(
   });
 }
 
-/** Installs quantizeLinear, dequantizeLinear, matmulInteger and convInteger on BaseBackend's prototype. */
+/** Installs the quantization methods (QuantMethods) on BaseBackend's prototype. */
 export function installQuantOps(proto: object): void {
   const methods: Record<string, (this: QuantHost, ...a: never[]) => unknown> = {
     quantizeLinear(this: QuantHost, x: NDArray, scale: NDArray, zeroPoint?: NDArray, axis?: number) {
@@ -208,6 +287,18 @@ export function installQuantOps(proto: object): void {
     },
     convInteger(this: QuantHost, x: NDArray, w: NDArray, xZeroPoint?: NDArray, wZeroPoint?: NDArray, o?: ConvOptions) {
       return convInteger(this, x, w, xZeroPoint, wZeroPoint, o);
+    },
+    matmulIntegerToFloat(
+      this: QuantHost,
+      a: NDArray,
+      b: NDArray,
+      aScale: NDArray,
+      bScale: NDArray,
+      aZeroPoint?: NDArray,
+      bZeroPoint?: NDArray,
+      bias?: NDArray,
+    ) {
+      return matmulIntegerToFloat(this, a, b, aScale, bScale, aZeroPoint, bZeroPoint, bias);
     },
   };
   for (const [name, value] of Object.entries(methods))

@@ -3,7 +3,9 @@
  * four to a word and multiplied with subgroup matrices where the device has them, else with
  * dot4I8Packed (one invocation per output where M < 16: batch-1 inference); other integer operands
  * (int32, uint8) run the generic int32 kernel. Batch items are
- * dispatched one by one (offsets computed on the host). Kernels: kernels/matmul-int.ts.
+ * dispatched one by one (offsets computed on the host). With `rescale` (the integerMatmulToFloatKernel
+ * hook; int8 operands only) the kernels that write C store f32(sum) · (aScale · bScale[n]) + bias[n] into
+ * a float32 `out`. Kernels: kernels/matmul-int.ts.
  */
 import { batchOffsets, type DeviceBuffer, type NDArray } from '@polyhal/hal';
 import type { CommandBatch } from './encoder.js';
@@ -17,6 +19,7 @@ import {
   PACK_K,
   PACK_ROWS,
   packInt8Wgsl,
+  RESCALE_WORDS,
   subgroupMatrixMatmulWgsl,
 } from './kernels/matmul-int.js';
 import type { BufferPool } from './pool.js';
@@ -41,8 +44,24 @@ const roundUp = (x: number, m: number): number => Math.ceil(x / m) * m;
 /** Below this many rows the packed int8 product runs one invocation per output (dot4GemvWgsl). */
 const GEMV_ROWS = 16;
 
-/** Encodes out [...B, M, N] (int32) = a [...B, M, K] · b [...B, K, N], exact modulo 2^32. */
-export function dispatchIntMatmul(ctx: IntMatmulContext, a: NDArray, b: NDArray, out: DeviceBuffer): void {
+/** The rescaling store of an int8 product: aScale [], bScale [] or [N], bias [N] or null (float32 views). */
+export interface IntMatmulRescale {
+  aScale: NDArray;
+  bScale: NDArray;
+  bias: NDArray | null;
+}
+
+/**
+ * Encodes out [...B, M, N] (int32) = a [...B, M, K] · b [...B, K, N], exact modulo 2^32; with `rescale`
+ * (int8 operands, K ≥ 1), out float32 = f32(a · b) · (aScale · bScale[n]) + bias[n].
+ */
+export function dispatchIntMatmul(
+  ctx: IntMatmulContext,
+  a: NDArray,
+  b: NDArray,
+  out: DeviceBuffer,
+  rescale?: IntMatmulRescale,
+): void {
   const r = a.shape.length;
   const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];
   const batchShape = a.shape.slice(0, -2);
@@ -53,6 +72,22 @@ export function dispatchIntMatmul(ctx: IntMatmulContext, a: NDArray, b: NDArray,
     return;
   }
   const path = intMatmulPath(ctx, a, b);
+  if (rescale && path === 'int32') throw new Error('webgpu: a rescaled integer matmul needs int8 operands');
+  // The rescaling store's words and buffers (kernels/matmul-int.ts): offsets and strides of the scales and bias.
+  const tail = rescale
+    ? [
+        rescale.aScale.offset,
+        rescale.bScale.offset,
+        rescale.bScale.shape.length ? rescale.bScale.strides[0]! : 0,
+        rescale.bias?.offset ?? 0,
+        rescale.bias?.strides[0] ?? 0,
+        rescale.bias ? 1 : 0,
+      ]
+    : [];
+  const extra = rescale
+    ? [rescale.aScale, rescale.bScale, rescale.bias ?? rescale.bScale].map((x) => ctx.gpu(x.buffer))
+    : [];
+  const [suffix, words] = rescale ? ['/rescale', RESCALE_WORDS] : ['', INT_MATMUL_WORDS];
   const [Kp, Mp, Np] = [roundUp(K, PACK_K), roundUp(M, PACK_ROWS), roundUp(N, PACK_ROWS)];
   const strides = [a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!];
   const packedA = path === 'int32' ? null : ctx.pool.acquire(Mp * Kp);
@@ -60,7 +95,7 @@ export function dispatchIntMatmul(ctx: IntMatmulContext, a: NDArray, b: NDArray,
   const padded = path === 'subgroup-matrix' ? ctx.pool.acquire(Mp * Np * 4) : null;
   const packedAt = [-1, -1];
   for (const [item, [offA, offB]] of batchOffsets(a, b).entries()) {
-    const params = (rows: number): number[] => [M, N, K, offA, offB, item * M * N, ...strides, Kp / 4, rows];
+    const params = (rows: number): number[] => [M, N, K, offA, offB, item * M * N, ...strides, Kp / 4, rows, ...tail];
     const flops = 2 * M * N * K;
     if (path === 'int32') {
       ctx.batch.dispatch(
@@ -81,7 +116,7 @@ export function dispatchIntMatmul(ctx: IntMatmulContext, a: NDArray, b: NDArray,
         `matmul/pack-int8/${transpose}`,
         () => packInt8Wgsl(transpose),
         INT_MATMUL_WORDS,
-        params(rows),
+        params(rows).slice(0, INT_MATMUL_WORDS),
         [ctx.gpu(src.buffer), dst],
         flat((rows * Kp) / 4),
       );
@@ -93,11 +128,11 @@ export function dispatchIntMatmul(ctx: IntMatmulContext, a: NDArray, b: NDArray,
     if (gemv) {
       ctx.batch.dispatch(
         'matmul',
-        'matmul/int8-dot4-gemv',
-        dot4GemvWgsl,
-        INT_MATMUL_WORDS,
+        `matmul/int8-dot4-gemv${suffix}`,
+        () => dot4GemvWgsl(!!rescale),
+        words,
         params(Np),
-        [packedA!, packedB!, ctx.gpu(out)],
+        [packedA!, packedB!, ctx.gpu(out), ...extra],
         flat(M * N),
         flops,
       );
@@ -106,11 +141,11 @@ export function dispatchIntMatmul(ctx: IntMatmulContext, a: NDArray, b: NDArray,
     if (path === 'dot4') {
       ctx.batch.dispatch(
         'matmul',
-        'matmul/int8-dot4',
-        dot4MatmulWgsl,
-        INT_MATMUL_WORDS,
+        `matmul/int8-dot4${suffix}`,
+        () => dot4MatmulWgsl(!!rescale),
+        words,
         params(Np),
-        [packedA!, packedB!, ctx.gpu(out)],
+        [packedA!, packedB!, ctx.gpu(out), ...extra],
         [Np / 64, Mp / 64, 1],
         flops,
       );
@@ -128,11 +163,11 @@ export function dispatchIntMatmul(ctx: IntMatmulContext, a: NDArray, b: NDArray,
     );
     ctx.batch.dispatch(
       'matmul',
-      'matmul/int8-crop',
-      cropWgsl,
-      INT_MATMUL_WORDS,
+      `matmul/int8-crop${suffix}`,
+      () => cropWgsl(!!rescale),
+      words,
       params(Np),
-      [padded!, ctx.gpu(out)],
+      [padded!, ctx.gpu(out), ...extra],
       flat(M * N),
     );
   }

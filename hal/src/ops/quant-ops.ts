@@ -1,9 +1,10 @@
 /**
  * Table entries of the quantization methods (hal/src/quantize.ts): quantizeLinear, dequantizeLinear,
- * matmulInteger and convInteger, with ONNX's semantics. They join ARRAY_OP_DEFS (array-ops.ts).
+ * matmulInteger and convInteger, with ONNX's semantics, and matmulIntegerToFloat, with ONNX Runtime's
+ * (com.microsoft). They join ARRAY_OP_DEFS (array-ops.ts).
  */
 import type { ArrayOpDef } from './array-ops.js';
-import { EXACT } from './types.js';
+import { EXACT, ULP4 } from './types.js';
 
 const EXACT_ALL = { float32: EXACT, int32: EXACT };
 /** The float32 key is the table's required baseline; these take no int32. */
@@ -51,6 +52,25 @@ export const QUANT_OP_DEFS = {
     accuracy: EXACT_ALL,
     grad: null,
     composition: 'integer matmul (integerMatmulKernel) of the int32 operands less their zero points',
+  },
+  matmulIntegerToFloat: {
+    kind: 'composite',
+    signature:
+      'matmulIntegerToFloat(a: [..., M, K] int8 | uint8, b: [..., K, N] int8 | uint8, aScale: float32 [], ' +
+      'bScale: float32 [] | [N], aZeroPoint?: [], bZeroPoint?: [] | [N], bias?: float32 [N]) → float32 [..., M, N]',
+    semantics:
+      'float32(Σ_k (a − aZeroPoint)(b − bZeroPoint)) · (aScale · bScale) + bias (ONNX Runtime’s com.microsoft ' +
+      'MatMulIntegerToFloat): the sum exact in int32 as matmulInteger’s, then each product and the sum rounded ' +
+      'to float32 (a backend may fuse the multiply-add, hence 4 ulp of |product| + |bias|). Zero points of ' +
+      'their operand’s dtype. DTypeError for other dtypes, ShapeMismatchError as matmulInteger or for a scale ' +
+      'or bias of another length.',
+    dtypes: ['int8', 'uint8'],
+    accuracy: { float32: ULP4, int32: ULP4 },
+    grad: null,
+    composition:
+      'matmulInteger, cast to float32, mul by aScale · bScale, add bias; int8 operands without zero points ' +
+      'in one integerMatmulToFloatKernel where the backend has it (webgpu: the rescale and bias in the ' +
+      'product’s stores)',
   },
   convInteger: {
     kind: 'composite',

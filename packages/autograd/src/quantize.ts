@@ -3,12 +3,14 @@
  * `torch.ao.quantization.quantize(model, run_fn)`): int8 weights, symmetric per output channel
  * (scale_o = max|W[o, ...]| / 127), and int8 activations, symmetric per tensor (scale = max|x| / 127 over
  * the calibration run). A quantized layer computes
- *   Linear:       y = matmulInteger(quantizeLinear(x, sx), Wqᵀ) · (sx · sw) + bias
+ *   Linear:       y = matmulIntegerToFloat(quantizeLinear(x, sx), Wqᵀ, sx, sw, bias)
+ *                   = matmulInteger(quantizeLinear(x, sx), Wqᵀ) · (sx · sw) + bias
  *   Conv1d/2d:    y = convInteger(quantizeLinear(x, sx), Wq) · (sx · sw) + bias   (per output channel)
  * with the HAL's quantizeLinear (round half to even, saturating), its integer products (int32 sums of
  * int8 products: packed dot4I8Packed or subgroup-matrix kernels on webgpu; convInteger is im2col and the
- * same integer matmul) and one float32 rescale. Inference only: the result carries no gradient. Other
- * layers (LayerNorm, attention products, transposed convolutions, pooling) stay float32.
+ * same integer matmul) and one float32 rescale (on webgpu, in the Linear product's stores). Inference
+ * only: the result carries no gradient. Other layers (LayerNorm, attention products, transposed
+ * convolutions, pooling) stay float32.
  */
 import type { ComputeBackend, NDArray } from '@polyhal/hal';
 import { Linear, type Module } from './nn.js';
@@ -35,8 +37,10 @@ class Int8Layer {
     /** float32 [] and int8 []: the input's scale and zero point (0). */
     private readonly xScale: NDArray,
     private readonly xZero: NDArray,
-    /** float32 [out] (Linear) or [1, O, 1, ...] (conv): sx · sw. */
-    private readonly outScale: NDArray,
+    /** float32 [out]: the weights' scales sw per output channel. */
+    private readonly wScale: NDArray,
+    /** float32 [1, O, 1, ...] (conv): sx · sw; null for Linear (matmulIntegerToFloat multiplies). */
+    private readonly outScale: NDArray | null,
   ) {}
 
   forward(layer: Quantizable, x: Tensor): Tensor {
@@ -50,19 +54,19 @@ class Int8Layer {
       const xq = t(be.quantizeLinear(x.value, this.xScale, this.xZero));
       const bias = layer.bias?.value;
       if (layer instanceof ConvNd) {
+        const scale = this.outScale!;
         const acc = t(be.convInteger(xq, this.wq, undefined, undefined, layer.options));
-        const y = be.mul(t(be.cast(acc, 'float32')), this.outScale);
+        const y = be.mul(t(be.cast(acc, 'float32')), scale);
         if (!bias) return new Tensor(be, y);
-        return new Tensor(be, be.add(t(y), be.reshape(bias, this.outScale.shape)));
+        return new Tensor(be, be.add(t(y), be.reshape(bias, scale.shape)));
       }
       const shape = x.value.shape;
       const rows = shape.slice(0, -1).reduce((p, d) => p * d, 1);
       // quantizeLinear writes a fresh contiguous array, so its [rows, in] reshape is a view of it (one
       // product of 2-D operands, not one per leading index).
       const wT = be.permute(this.wq, [1, 0]);
-      const acc = t(be.matmulInteger(be.reshape(xq, [rows, layer.inFeatures]), wT));
-      let y = be.mul(t(be.cast(acc, 'float32')), this.outScale);
-      if (bias) y = be.add(t(y), bias);
+      const a = be.reshape(xq, [rows, layer.inFeatures]);
+      const y = be.matmulIntegerToFloat(a, wT, this.xScale, this.wScale, undefined, undefined, bias);
       return new Tensor(be, be.reshape(y, [...shape.slice(0, -1), layer.outFeatures]));
     } finally {
       for (const a of temps) be.free(a);
@@ -70,7 +74,7 @@ class Int8Layer {
   }
 
   dispose(): void {
-    for (const a of [this.wq, this.xScale, this.xZero, this.outScale]) this.be.free(a);
+    for (const a of [this.wq, this.xScale, this.xZero, this.wScale, this.outScale]) if (a) this.be.free(a);
   }
 }
 
@@ -118,13 +122,16 @@ export async function quantize(model: Module, calibrate: () => unknown): Promise
     const zeros = be.full([out], 0, 'int8');
     const wq = be.quantizeLinear(w, sw, zeros, 0);
     be.free(zeros);
-    const scale = be.mul(sw, sx);
-    // conv: [O] → [1, O, 1, ...] to broadcast over [N, O, ...out]
-    const outScale = layer instanceof ConvNd ? be.reshape(scale, [1, out, ...layer.kernelSize.map(() => 1)]) : scale;
+    // conv: sx · sw, [O] → [1, O, 1, ...] to broadcast over [N, O, ...out]
+    let outScale: NDArray | null = null;
+    if (layer instanceof ConvNd) {
+      const scale = be.mul(sw, sx);
+      outScale = be.reshape(scale, [1, out, ...layer.kernelSize.map(() => 1)]);
+      if (outScale.buffer !== scale.buffer) be.free(scale);
+    }
     const swMax = Math.max(...(await be.read(sw)));
-    be.free(sw);
     layer.quantization?.dispose();
-    layer.quantization = new Int8Layer(be, wq, be.full([], sx), be.full([], 0, 'int8'), outScale);
+    layer.quantization = new Int8Layer(be, wq, be.full([], sx), be.full([], 0, 'int8'), sw, outScale);
     report.layers.push({ name, inputScale: sx, weightScaleMax: swMax });
   }
   return report;

@@ -2,7 +2,10 @@
  * The conformance runners, float64/BigInt oracles and cases of quantizeLinear, dequantizeLinear and
  * matmulInteger (hal/src/ops/quant-ops.ts): per-tensor and per-axis parameters, ties at .5 (half to
  * even), saturation at both ends, NaN and ±Inf, uint8 and int8 zero points, a per-row and a per-column
- * zero point, batched products. Options: `params.axis`; matmulInteger's zero points are inputs 3 and 4.
+ * zero point, batched products; matmulIntegerToFloat on both of its paths (a backend's fused int8 kernel,
+ * and the composite that zero points and uint8 take). Options: `params.axis`; matmulInteger's zero points
+ * are inputs 3 and 4; matmulIntegerToFloat's inputs are a, b, aScale, bScale, then zero points (int8/uint8)
+ * and a bias (float32), each pair or the bias optional, told apart by dtype.
  */
 import type { Case, InputSpec } from './cases.js';
 import type { OpRunner } from './op-runners.js';
@@ -84,6 +87,31 @@ export function oMatmulInteger(a: Ref, b: Ref, za?: Ref, zb?: Ref): Ref {
   return { shape: [...batch, M, N], data, dtype: 'int32' };
 }
 
+/**
+ * matmulIntegerToFloat's reference: the exact integer sum times aScale · bScale, plus bias, in float64; error
+ * scale |sum · aScale · bScale| + |bias| (the composite rounds the product and the sum separately).
+ */
+export function oMatmulIntegerToFloat(a: Ref, b: Ref, sa: Ref, sb: Ref, za?: Ref, zb?: Ref, bias?: Ref): Ref {
+  const acc = oMatmulInteger(a, b, za, zb);
+  const N = acc.shape[acc.shape.length - 1]!;
+  const at = (p: Ref, j: number): number => p.data[numel(p.shape) === 1 ? 0 : j]!;
+  const scale = new Float64Array(acc.data.length);
+  const data = acc.data.map((v, i) => {
+    const j = i % N;
+    const product = v * sa.data[0]! * at(sb, j);
+    const c = bias ? bias.data[j]! : 0;
+    scale[i] = Math.abs(product) + Math.abs(c);
+    return product + c;
+  });
+  return { shape: acc.shape, data, dtype: 'float32', scale };
+}
+
+/** matmulIntegerToFloat's optional inputs after a, b, aScale, bScale: zero points (integers), then a bias. */
+function integerToFloatExtras<T extends { dtype: string }>(rest: (T | undefined)[]): [T?, T?, T?] {
+  const zeros = rest[0] && rest[0].dtype !== 'float32';
+  return zeros ? [rest[0], rest[1], rest[2]] : [undefined, undefined, rest[0]];
+}
+
 export const QUANT_OP_RUNNERS = {
   quantizeLinear: {
     device: (be, [x, s, z], p) => [be.quantizeLinear(x!, s!, z, p.axis ?? 1)],
@@ -96,6 +124,16 @@ export const QUANT_OP_RUNNERS = {
   matmulInteger: {
     device: (be, [a, b, za, zb]) => [be.matmulInteger(a!, b!, za, zb)],
     oracle: ([a, b, za, zb]) => [oMatmulInteger(a!, b!, za, zb)],
+  },
+  matmulIntegerToFloat: {
+    device: (be, [a, b, sa, sb, ...rest]) => {
+      const [za, zb, bias] = integerToFloatExtras(rest);
+      return [be.matmulIntegerToFloat(a!, b!, sa!, sb!, za, zb, bias)];
+    },
+    oracle: ([a, b, sa, sb, ...rest]) => {
+      const [za, zb, bias] = integerToFloatExtras(rest);
+      return [oMatmulIntegerToFloat(a!, b!, sa!, sb!, za, zb, bias)];
+    },
   },
 } satisfies Record<string, OpRunner>;
 
@@ -173,6 +211,35 @@ export function quantCases(): Case[] {
     Z([8, 5], 'int8', -128, 127),
     Z([6], 'int8', -128, 127),
     Z([5], 'int8', -128, 127),
+  ]);
+  const f = (tag: string, inputs: InputSpec[]): void => {
+    cases.push({
+      id: `matmulIntegerToFloat/${inputs[0]!.dtype}/${fmt(inputs[0]!.shape)}x${fmt(inputs[1]!.shape)}/${tag}`,
+      kind: 'composite',
+      op: 'matmulIntegerToFloat',
+      dtype: 'float32',
+      inputs,
+    });
+  };
+  const i8 = (shape: number[]): InputSpec => Z(shape, 'int8', -128, 127);
+  const bias = (n: number): InputSpec => ({ ...F([n], -3, 3), dtype: 'float32' });
+  const small = (shape: number[]): InputSpec => ({ shape, gen: { kind: 'positive', lo: 1e-4, hi: 0.02 } });
+  // int8 without zero points: a backend's fused kernel (webgpu: tiles, few rows, batches); the bias is of
+  // the products' size, so the sum cancels in places.
+  f('per-column+bias', [i8([65, 70]), i8([70, 33]), small([]), small([33]), bias(33)]);
+  f('per-tensor', [i8([40, 64]), i8([64, 20]), small([1]), small([])]);
+  f('few-rows+bias', [i8([1, 300]), i8([300, 70]), small([]), small([70]), bias(70)]);
+  f('batched+bias', [i8([3, 2, 75]), i8([3, 75, 9]), small([]), small([9]), bias(9)]);
+  f('broadcast-b+bias', [i8([2, 20, 33]), i8([33, 17]), small([]), small([17]), bias(17)]);
+  // zero points and uint8: the composite
+  f('zero-points+bias', [
+    Z([17, 40], 'uint8', 0, 255),
+    Z([40, 21], 'int8', -128, 127),
+    small([]),
+    small([21]),
+    Z([], 'uint8', 0, 255),
+    Z([21], 'int8', -128, 127),
+    bias(21),
   ]);
   return cases;
 }

@@ -15,12 +15,36 @@
  * Measured on an NVIDIA H100 with `benches/webgpu-int8-probe.ts`: dot4I8Packed 48–53 TOPS, the
  * subgroup-matrix kernel 49–68 with Dawn's robustness on, 124–144 with it off (`benches/results/h100-int8/`).
  *
+ * `rescale` variants of the kernels that write C (dot4, few rows, the crop after subgroup matrices) store
+ * float32 f32(sum) · (aScale · bScale[n]) + bias[n] instead (the integerMatmulToFloatKernel hook).
+ *
  * Params (i32 words): 0 M · 1 N · 2 K · 3 offset a · 4 offset b · 5 offset out · 6 a row stride ·
- * 7 a column stride · 8 b row stride · 9 b column stride · 10 padded K words (Kp/4) · 11 padded rows.
+ * 7 a column stride · 8 b row stride · 9 b column stride · 10 padded K words (Kp/4) · 11 padded rows;
+ * rescale adds 12 offset aScale · 13 offset bScale · 14 bScale stride (0: per tensor) · 15 offset bias ·
+ * 16 bias stride · 17 has bias (0 or 1).
  */
 import { FLAT_ARGS, FLAT_INDEX, paramsPrelude } from '../layout.js';
 
 export const INT_MATMUL_WORDS = 12;
+export const RESCALE_WORDS = 18;
+
+/**
+ * Declarations of C (binding `at`; rescale: aScale, bScale and bias at the next three) and of
+ * `store(out index, column, sum)`: the int32 sum, or its rescaled float32.
+ */
+function storeWgsl(rescale: boolean, at = 3): string {
+  if (!rescale)
+    return `@group(0) @binding(${at}) var<storage, read_write> c: array<i32>;
+fn store(o: i32, col: i32, acc: i32) { c[o] = acc; }`;
+  return `@group(0) @binding(${at}) var<storage, read_write> c: array<f32>;
+@group(0) @binding(${at + 1}) var<storage, read> a_scale: array<f32>;
+@group(0) @binding(${at + 2}) var<storage, read> b_scale: array<f32>;
+@group(0) @binding(${at + 3}) var<storage, read> bias: array<f32>;
+fn store(o: i32, col: i32, acc: i32) {
+  let y = f32(acc) * (a_scale[p(12u)] * b_scale[p(13u) + col * p(14u)]);
+  c[o] = select(y, y + bias[p(15u) + col * p(16u)], p(17u) != 0);
+}`;
+}
 /** Padding of the packed operands: K to 64, rows of A and B to 64 (a multiple of both kernels' tiles). */
 export const PACK_K = 64;
 export const PACK_ROWS = 64;
@@ -99,11 +123,11 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
 }
 
 /** dot4I8Packed GEMM on packed A [Mp, Kp] and Bᵀ [Np, Kp]: a 64×64 tile, 4×4 outputs per invocation. */
-export function dot4MatmulWgsl(): string {
-  return `${paramsPrelude(INT_MATMUL_WORDS)}
+export function dot4MatmulWgsl(rescale = false): string {
+  return `${paramsPrelude(rescale ? RESCALE_WORDS : INT_MATMUL_WORDS)}
 @group(0) @binding(1) var<storage, read> a: array<u32>;
 @group(0) @binding(2) var<storage, read> b: array<u32>;
-@group(0) @binding(3) var<storage, read_write> c: array<i32>;
+${storeWgsl(rescale)}
 var<workgroup> sa: array<u32, 1024>;
 var<workgroup> sb: array<u32, 1024>;
 @compute @workgroup_size(16, 16)
@@ -135,7 +159,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) l: vec3u
   for (var i = 0u; i < 4u; i++) {
     for (var j = 0u; j < 4u; j++) {
       let r = i32(wg.y * 64u + l.y + i * 16u); let col = i32(wg.x * 64u + l.x + j * 16u);
-      if (r < M && col < N) { c[p(5u) + r * N + col] = acc[i][j]; }
+      if (r < M && col < N) { store(p(5u) + r * N + col, col, acc[i][j]); }
     }
   }
 }`;
@@ -202,26 +226,26 @@ ${body.join('\n')}
 }
 
 /** Copies C [M, N] out of the padded C [Mp, Np] (param 11 = Np) to `out` at offset param 5. */
-export function cropWgsl(): string {
-  return `${paramsPrelude(INT_MATMUL_WORDS)}
+export function cropWgsl(rescale = false): string {
+  return `${paramsPrelude(rescale ? RESCALE_WORDS : INT_MATMUL_WORDS)}
 @group(0) @binding(1) var<storage, read> padded: array<i32>;
-@group(0) @binding(2) var<storage, read_write> c: array<i32>;
+${storeWgsl(rescale, 2)}
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_id) lid: vec3u) {
   let i = i32((wid.y * nwg.x + wid.x) * 256u + lid.x);
   let N = p(1u);
   if (i >= p(0u) * N) { return; }
-  c[p(5u) + i] = padded[(i / N) * p(11u) + i % N];
+  store(p(5u) + i, i % N, padded[(i / N) * p(11u) + i % N]);
 }`;
 }
 
 /** dot4I8Packed for few rows: out [M, N], one invocation per output over packed A [M, Kp] and Bᵀ [Np, Kp]. */
-export function dot4GemvWgsl(): string {
-  return `${paramsPrelude(INT_MATMUL_WORDS)}
+export function dot4GemvWgsl(rescale = false): string {
+  return `${paramsPrelude(rescale ? RESCALE_WORDS : INT_MATMUL_WORDS)}
 @group(0) @binding(1) var<storage, read> a: array<u32>;
 @group(0) @binding(2) var<storage, read> b: array<u32>;
-@group(0) @binding(3) var<storage, read_write> c: array<i32>;
+${storeWgsl(rescale)}
 @compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
   ${FLAT_INDEX}
   let M = u32(p(0u)); let N = u32(p(1u)); let kw = u32(p(10u));
@@ -229,6 +253,6 @@ export function dot4GemvWgsl(): string {
   let ra = (idx / N) * kw; let rb = (idx % N) * kw;
   var acc = 0;
   for (var w = 0u; w < kw; w++) { acc += dot4I8Packed(a[ra + w], b[rb + w]); }
-  c[u32(p(5u)) + idx] = acc;
+  store(p(5u) + i32(idx), i32(idx % N), acc);
 }`;
 }
