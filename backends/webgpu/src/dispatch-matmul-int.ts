@@ -1,7 +1,7 @@
 /**
  * Integer matmul dispatch of the WebGPU backend (the integerMatmulKernel hook): int8 operands are packed
  * four to a word and multiplied with subgroup matrices where the device has them, else with
- * dot4I8Packed (one invocation per output where M < 16: batch-1 inference); other integer operands
+ * dot4I8Packed (where M < 16, batch-1 inference: one invocation per output, unpacked); other integer operands
  * (int32, uint8) run the generic int32 kernel. Batch items are
  * dispatched one by one (offsets computed on the host). With `rescale` (the integerMatmulToFloatKernel
  * hook; int8 operands only) the kernels that write C store f32(sum) · (aScale · bScale[n]) + bias[n] into
@@ -12,7 +12,7 @@ import type { CommandBatch } from './encoder.js';
 import { flat } from './kernel-params.js';
 import {
   cropWgsl,
-  dot4GemvWgsl,
+  int8GemvWgsl,
   dot4MatmulWgsl,
   INT_MATMUL_WORDS,
   intMatmulWgsl,
@@ -41,7 +41,7 @@ export function intMatmulPath(ctx: IntMatmulContext, a: NDArray, b: NDArray): 's
 }
 
 const roundUp = (x: number, m: number): number => Math.ceil(x / m) * m;
-/** Below this many rows the packed int8 product runs one invocation per output (dot4GemvWgsl). */
+/** Below this many rows the int8 product runs one invocation per output on unpacked operands (int8GemvWgsl). */
 const GEMV_ROWS = 16;
 
 /** The rescaling store of an int8 product: aScale [], bScale [] or [N], bias [N] or null (float32 views). */
@@ -90,8 +90,11 @@ export function dispatchIntMatmul(
   const [suffix, words] = rescale ? ['/rescale', RESCALE_WORDS] : ['', INT_MATMUL_WORDS];
   const [Kp, Mp, Np] = [roundUp(K, PACK_K), roundUp(M, PACK_ROWS), roundUp(N, PACK_ROWS)];
   const strides = [a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!];
-  const packedA = path === 'int32' ? null : ctx.pool.acquire(Mp * Kp);
-  const packedB = path === 'int32' ? null : ctx.pool.acquire(Np * Kp);
+  // Few rows read the operands as they are; the tiled kernels read packed copies.
+  const gemv = path !== 'int32' && M < GEMV_ROWS;
+  const packs = path !== 'int32' && !gemv;
+  const packedA = packs ? ctx.pool.acquire(Mp * Kp) : null;
+  const packedB = packs ? ctx.pool.acquire(Np * Kp) : null;
   const padded = path === 'subgroup-matrix' ? ctx.pool.acquire(Mp * Np * 4) : null;
   const packedAt = [-1, -1];
   for (const [item, [offA, offB]] of batchOffsets(a, b).entries()) {
@@ -120,24 +123,23 @@ export function dispatchIntMatmul(
         [ctx.gpu(src.buffer), dst],
         flat((rows * Kp) / 4),
       );
-    const gemv = M < GEMV_ROWS;
-    // A broadcast operand (the same offset as the previous item's) stays packed.
-    if (offA !== packedAt[0]) pack(false, a, packedA!, gemv ? M : Mp);
-    if (offB !== packedAt[1]) pack(true, b, packedB!, Np);
-    [packedAt[0], packedAt[1]] = [offA, offB];
     if (gemv) {
       ctx.batch.dispatch(
         'matmul',
-        `matmul/int8-dot4-gemv${suffix}`,
-        () => dot4GemvWgsl(!!rescale),
+        `matmul/int8-gemv${suffix}`,
+        () => int8GemvWgsl(!!rescale),
         words,
         params(Np),
-        [packedA!, packedB!, ctx.gpu(out), ...extra],
+        [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out), ...extra],
         flat(M * N),
         flops,
       );
       continue;
     }
+    // A broadcast operand (the same offset as the previous item's) stays packed.
+    if (offA !== packedAt[0]) pack(false, a, packedA!, Mp);
+    if (offB !== packedAt[1]) pack(true, b, packedB!, Np);
+    [packedAt[0], packedAt[1]] = [offA, offB];
     if (path === 'dot4') {
       ctx.batch.dispatch(
         'matmul',

@@ -10,8 +10,8 @@
  *    `subgroupMatrixMatmulWgsl` (tensor cores on NVIDIA; one 32-invocation subgroup per 32×64 tile,
  *    64-deep slabs of both operands in workgroup memory, every subgroup-matrix access at a compile-time
  *    offset so robustness checks stay cheap).
- *  - `dot4GemvWgsl`: products of fewer than 16 rows (batch-1 inference), where a 64-row tile would be
- *    mostly padding: one invocation per output, a dot4I8Packed loop over the packed K words.
+ *  - `int8GemvWgsl`: products of fewer than 16 rows (batch-1 inference), where a 64-row tile would be
+ *    mostly padding: one invocation per output over the unpacked operands (no packing passes).
  * Measured on an NVIDIA H100 with `benches/webgpu-int8-probe.ts`: dot4I8Packed 48–53 TOPS, the
  * subgroup-matrix kernel 49–68 with Dawn's robustness on, 124–144 with it off (`benches/results/h100-int8/`).
  *
@@ -240,19 +240,30 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
 }`;
 }
 
-/** dot4I8Packed for few rows: out [M, N], one invocation per output over packed A [M, Kp] and Bᵀ [Np, Kp]. */
-export function dot4GemvWgsl(rescale = false): string {
+/**
+ * Few rows (batch-1 inference): out [M, N], one invocation per output, reading A and B as they are
+ * (strided int8 values in i32 storage, no packing pass) four K at a time through an i32 vec4 dot.
+ */
+export function int8GemvWgsl(rescale = false): string {
   return `${paramsPrelude(rescale ? RESCALE_WORDS : INT_MATMUL_WORDS)}
-@group(0) @binding(1) var<storage, read> a: array<u32>;
-@group(0) @binding(2) var<storage, read> b: array<u32>;
+@group(0) @binding(1) var<storage, read> a: array<i32>;
+@group(0) @binding(2) var<storage, read> b: array<i32>;
 ${storeWgsl(rescale)}
 @compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
   ${FLAT_INDEX}
-  let M = u32(p(0u)); let N = u32(p(1u)); let kw = u32(p(10u));
+  let M = u32(p(0u)); let N = u32(p(1u)); let K = p(2u);
   if (idx >= M * N) { return; }
-  let ra = (idx / N) * kw; let rb = (idx % N) * kw;
+  let col = i32(idx % N);
+  let ra = p(3u) + i32(idx / N) * p(6u); let rb = p(4u) + col * p(9u);
+  let sa = p(7u); let sb = p(8u);
   var acc = 0;
-  for (var w = 0u; w < kw; w++) { acc += dot4I8Packed(a[ra + w], b[rb + w]); }
-  store(p(5u) + i32(idx), i32(idx % N), acc);
+  var k = 0;
+  for (; k + 4 <= K; k += 4) {
+    let av = vec4i(a[ra + k * sa], a[ra + (k + 1) * sa], a[ra + (k + 2) * sa], a[ra + (k + 3) * sa]);
+    let bv = vec4i(b[rb + k * sb], b[rb + (k + 1) * sb], b[rb + (k + 2) * sb], b[rb + (k + 3) * sb]);
+    acc += dot(av, bv);
+  }
+  for (; k < K; k++) { acc += a[ra + k * sa] * b[rb + k * sb]; }
+  store(p(5u) + i32(idx), col, acc);
 }`;
 }
