@@ -54,37 +54,42 @@ describe('webgpu backend', () => {
     }
   });
 
-  test('int8 products of strided views (transposed, offset) agree with the CPU, few rows and tiled', async () => {
-    const be = need();
-    const cpu = new CpuBackend();
-    const rng = mulberry32(9);
-    for (const [M, K, N] of [
-      [3, 131, 37],
-      [40, 70, 45],
-    ] as const) {
-      const ints = (n: number) => Int8Array.from({ length: n }, () => Math.floor(rng() * 256) - 128);
-      const [da, db] = [ints((M + 1) * K), ints(N * K)];
-      const scales = Float32Array.from({ length: N }, () => rng() * 0.01);
-      const bias = Float32Array.from({ length: N }, () => rng() - 0.5);
-      const run = async (b: CpuBackend | WebGpuBackend): Promise<[Int32Array, Float32Array]> => {
-        // a: rows 1..M of [M + 1, K] (an offset view); b: [N, K] transposed (K contiguous), as quantize() uses.
-        const a = b.shrink(b.fromArray(da, [M + 1, K], 'int8'), [
-          [1, M + 1],
-          [0, K],
-        ]);
-        const w = b.permute(b.fromArray(db, [N, K], 'int8'), [1, 0]);
-        const [sa, sb, c] = [b.full([], 0.5), b.fromArray(scales, [N]), b.fromArray(bias, [N])];
-        const acc = (await b.read(b.matmulInteger(a, w))) as Int32Array;
-        const y = (await b.read(b.matmulIntegerToFloat(a, w, sa, sb, undefined, undefined, c))) as Float32Array;
-        return [acc, y];
-      };
-      const [[ga, gy], [ca, cy]] = [await run(be), await run(cpu)];
-      expect(ga).toEqual(ca);
-      // the GPU may fuse the multiply-add: within 4 ulp of |product| + |bias|
-      gy.forEach((v, i) => expect(Math.abs(v - cy[i]!)).toBeLessThanOrEqual(4.8e-7 * (Math.abs(cy[i]!) + 1)));
-    }
-    cpu.dispose();
-  });
+  test.each(['auto', 'always'] as const)(
+    'int8 products of strided views agree with the CPU (int8Packing %s)',
+    async (int8Packing) => {
+      need();
+      const be = await createWebGpuBackend({ int8Packing });
+      const cpu = new CpuBackend();
+      const rng = mulberry32(9);
+      for (const [M, K, N] of [
+        [3, 131, 37],
+        [40, 70, 45],
+      ] as const) {
+        const ints = (n: number) => Int8Array.from({ length: n }, () => Math.floor(rng() * 256) - 128);
+        const [da, db] = [ints((M + 1) * K), ints(N * K)];
+        const scales = Float32Array.from({ length: N }, () => rng() * 0.01);
+        const bias = Float32Array.from({ length: N }, () => rng() - 0.5);
+        const run = async (b: CpuBackend | WebGpuBackend): Promise<[Int32Array, Float32Array]> => {
+          // a: rows 1..M of [M + 1, K] (an offset view); b: [N, K] transposed (K contiguous), as quantize() uses.
+          const a = b.shrink(b.fromArray(da, [M + 1, K], 'int8'), [
+            [1, M + 1],
+            [0, K],
+          ]);
+          const w = b.permute(b.fromArray(db, [N, K], 'int8'), [1, 0]);
+          const [sa, sb, c] = [b.full([], 0.5), b.fromArray(scales, [N]), b.fromArray(bias, [N])];
+          const acc = (await b.read(b.matmulInteger(a, w))) as Int32Array;
+          const y = (await b.read(b.matmulIntegerToFloat(a, w, sa, sb, undefined, undefined, c))) as Float32Array;
+          return [acc, y];
+        };
+        const [[ga, gy], [ca, cy]] = [await run(be), await run(cpu)];
+        expect(ga).toEqual(ca);
+        // the GPU may fuse the multiply-add: within 4 ulp of |product| + |bias|
+        gy.forEach((v, i) => expect(Math.abs(v - cy[i]!)).toBeLessThanOrEqual(4.8e-7 * (Math.abs(cy[i]!) + 1)));
+      }
+      cpu.dispose();
+      be.dispose();
+    },
+  );
 
   /** Runs ragged, transposed, batched and broadcast matmuls on a backend made with `options` and on the CPU. */
   const matmulAgreesWithCpu = async (

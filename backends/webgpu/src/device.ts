@@ -23,6 +23,12 @@ export interface WebGpuOptions {
   maxPooledBytes?: number;
   /** Ops encoded per command-buffer submission (default 64). */
   batchSize?: number;
+  /**
+   * int8 products ('auto', default: products of at most INT8_DIRECT_MACS multiply-adds read their operands
+   * as they are, larger ones are packed first for the tiled dot4I8Packed or subgroup-matrix kernel;
+   * 'always': every product of 16 or more rows is packed, for tests and benchmarks of the packed kernels).
+   */
+  int8Packing?: 'auto' | 'always';
   /** Force one matmul tile for every size ('auto' = shape-aware choice; others for tests and benchmarks). */
   matmulTile?: 'auto' | TileName;
   /**

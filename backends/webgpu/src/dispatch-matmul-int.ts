@@ -30,6 +30,8 @@ export interface IntMatmulContext {
   readonly pool: BufferPool;
   /** The device offers i8×i8→i32 subgroup matrices at 16×16×32 and has the feature enabled. */
   readonly subgroupMatrix: boolean;
+  /** Products of at most this many multiply-adds (per batch item) skip the packing passes; 0 = never. */
+  readonly directMacs: number;
   gpu(buffer: DeviceBuffer): GPUBuffer;
   fill(out: DeviceBuffer, value: number): void;
 }
@@ -39,6 +41,14 @@ export function intMatmulPath(ctx: IntMatmulContext, a: NDArray, b: NDArray): 's
   if (a.dtype !== 'int8' || b.dtype !== 'int8') return 'int32';
   return ctx.subgroupMatrix ? 'subgroup-matrix' : 'dot4';
 }
+
+/**
+ * Products of at most this many multiply-adds per batch item skip the packing passes (dot4 on the operands
+ * as they are: one dispatch, not three or four). On lavapipe the two are even up to 256×784×256 and packing
+ * is 10–15% faster from 512³ (2^27); on a real GPU these products take microseconds and dispatches count.
+ * The option `int8Packing: 'always'` (device.ts) turns this off.
+ */
+export const INT8_DIRECT_MACS = 2 ** 26;
 
 const roundUp = (x: number, m: number): number => Math.ceil(x / m) * m;
 /** Below this many rows the int8 product runs one invocation per output on unpacked operands (int8GemvWgsl). */
@@ -90,9 +100,11 @@ export function dispatchIntMatmul(
   const [suffix, words] = rescale ? ['/rescale', RESCALE_WORDS] : ['', INT_MATMUL_WORDS];
   const [Kp, Mp, Np] = [roundUp(K, PACK_K), roundUp(M, PACK_ROWS), roundUp(N, PACK_ROWS)];
   const strides = [a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!];
-  // Few rows read the operands as they are; the tiled kernels read packed copies.
+  // Few rows read the operands as they are, as does dot4 on small products (no packing passes: fewer
+  // dispatches where they cost more than the 4 loads a word); larger products read packed copies.
   const gemv = path !== 'int32' && M < GEMV_ROWS;
-  const packs = path !== 'int32' && !gemv;
+  const direct = path !== 'int32' && !gemv && M * N * K <= ctx.directMacs;
+  const packs = path !== 'int32' && !gemv && !direct;
   const packedA = packs ? ctx.pool.acquire(Mp * Kp) : null;
   const packedB = packs ? ctx.pool.acquire(Np * Kp) : null;
   const padded = path === 'subgroup-matrix' ? ctx.pool.acquire(Mp * Np * 4) : null;
@@ -136,6 +148,19 @@ export function dispatchIntMatmul(
       );
       continue;
     }
+    if (direct) {
+      ctx.batch.dispatch(
+        'matmul',
+        `matmul/int8-dot4-direct${suffix}`,
+        () => dot4MatmulWgsl(!!rescale, true),
+        words,
+        params(Mp),
+        [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out), ...extra],
+        [Np / 64, Mp / 64, 1],
+        flops,
+      );
+      continue;
+    }
     // A broadcast operand (the same offset as the previous item's) stays packed.
     if (offA !== packedAt[0]) pack(false, a, packedA!, Mp);
     if (offB !== packedAt[1]) pack(true, b, packedB!, Np);
@@ -144,7 +169,7 @@ export function dispatchIntMatmul(
       ctx.batch.dispatch(
         'matmul',
         `matmul/int8-dot4${suffix}`,
-        () => dot4MatmulWgsl(!!rescale),
+        () => dot4MatmulWgsl(!!rescale, false),
         words,
         params(Np),
         [packedA!, packedB!, ctx.gpu(out), ...extra],

@@ -32,6 +32,7 @@ export const WEBGPU_OPTION_SPECS: OptionSpecs = {
   matmulSplitK: { type: 'integer', min: 1, max: 1024, values: ['auto'] },
   errorScopes: { type: 'string', values: ['op', 'batch'] },
   float16Conversions: { type: 'string', values: ['auto', 'integer', 'hardware'] },
+  int8Packing: { type: 'string', values: ['auto', 'always'] },
 };
 
 /**

@@ -25,7 +25,7 @@ import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import { dispatchOneHot, dispatchQuantize, dispatchScatter, dispatchTuplePositions } from './dispatch-index.js';
 import { dispatchArgReduce, dispatchTopk, type SelectContext } from './dispatch-select.js';
 import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
-import { dispatchIntMatmul, type IntMatmulContext } from './dispatch-matmul-int.js';
+import { dispatchIntMatmul, INT8_DIRECT_MACS, type IntMatmulContext } from './dispatch-matmul-int.js';
 import {
   decodeHalf,
   dispatchBinaryHalf,
@@ -110,7 +110,9 @@ export class WebGpuBackend extends BaseBackend {
         .filter(Boolean)
         .join(', ') || 'WebGPU device';
     const subgroupMatrix = acquired.device.features.has(SUBGROUP_MATRIX);
-    this.int8MatmulPath = subgroupMatrix ? 'subgroup matrices (tensor cores)' : 'dot4I8Packed';
+    this.int8MatmulPath =
+      (subgroupMatrix ? 'subgroup matrices (tensor cores)' : 'dot4I8Packed') +
+      (options.int8Packing === 'always' ? '' : ', unpacked dot4 up to 2^26 multiply-adds');
     this.deviceName = `${adapterName}; int8 matmul: ${this.int8MatmulPath}`;
     this.batch = new CommandBatch(this.device, {
       batchSize: options.batchSize ?? 64,
@@ -137,6 +139,7 @@ export class WebGpuBackend extends BaseBackend {
       batch: this.batch,
       pool: this.pool,
       subgroupMatrix,
+      directMacs: options.int8Packing === 'always' ? 0 : INT8_DIRECT_MACS,
       gpu: (buffer) => this.gpu(buffer),
       fill: (out, value) => this.fillKernel(out, value),
     };

@@ -122,11 +122,28 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
 }`;
 }
 
-/** dot4I8Packed GEMM on packed A [Mp, Kp] and Bᵀ [Np, Kp]: a 64×64 tile, 4×4 outputs per invocation. */
-export function dot4MatmulWgsl(rescale = false): string {
+/**
+ * dot4I8Packed GEMM: a 64×64 tile, 4×4 outputs per invocation. On packed A [Mp, Kp] and Bᵀ [Np, Kp], or
+ * (`direct`) on the strided int8 operands as they are, each workgroup-memory word packed while loading
+ * (pack4xI8 of four K, zero past M, N or K): no packing passes, 4 loads a word.
+ */
+export function dot4MatmulWgsl(rescale = false, direct = false): string {
+  const load = direct
+    ? `let ra = i32(wg.y * 64u + w / 16u); let ka = i32(kb + w % 16u) * 4;
+      sa[w] = pack4xI8(vec4i(at(ra, ka), at(ra, ka + 1), at(ra, ka + 2), at(ra, ka + 3)));
+      let cb = i32(wg.x * 64u + w / 16u);
+      sb[w] = pack4xI8(vec4i(bt(cb, ka), bt(cb, ka + 1), bt(cb, ka + 2), bt(cb, ka + 3)));`
+    : `sa[w] = a[(wg.y * 64u + w / 16u) * kw + kb + w % 16u];
+      sb[w] = b[(wg.x * 64u + w / 16u) * kw + kb + w % 16u];`;
+  const operands = direct
+    ? `@group(0) @binding(1) var<storage, read> a: array<i32>;
+@group(0) @binding(2) var<storage, read> b: array<i32>;
+fn at(r: i32, k: i32) -> i32 { return select(0, a[p(3u) + r * p(6u) + k * p(7u)], r < p(0u) && k < p(2u)); }
+fn bt(c: i32, k: i32) -> i32 { return select(0, b[p(4u) + k * p(8u) + c * p(9u)], c < p(1u) && k < p(2u)); }`
+    : `@group(0) @binding(1) var<storage, read> a: array<u32>;
+@group(0) @binding(2) var<storage, read> b: array<u32>;`;
   return `${paramsPrelude(rescale ? RESCALE_WORDS : INT_MATMUL_WORDS)}
-@group(0) @binding(1) var<storage, read> a: array<u32>;
-@group(0) @binding(2) var<storage, read> b: array<u32>;
+${operands}
 ${storeWgsl(rescale)}
 var<workgroup> sa: array<u32, 1024>;
 var<workgroup> sb: array<u32, 1024>;
@@ -138,8 +155,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) l: vec3u
   for (var kb = 0u; kb < kw; kb += 16u) {
     for (var e = 0u; e < 4u; e++) {
       let w = e * 256u + t;
-      sa[w] = a[(wg.y * 64u + w / 16u) * kw + kb + w % 16u];
-      sb[w] = b[(wg.x * 64u + w / 16u) * kw + kb + w % 16u];
+      ${load}
     }
     workgroupBarrier();
     for (var q = 0u; q < 16u; q++) {
