@@ -17,7 +17,8 @@
  */
 import { type ConvHost, checkConvOperands, convGradDims } from './conv-check.js';
 import { type ConvPadding, type PerAxis, perAxis, type WindowGeometry, windowGeometry } from './conv-geometry.js';
-import { InvalidArgumentError } from './errors.js';
+import type { DType } from './dtype.js';
+import { DTypeError, InvalidArgumentError } from './errors.js';
 import { asStridedView, type NDArray } from './ndarray.js';
 import { withTemps } from './temps.js';
 
@@ -85,7 +86,8 @@ function im2col(be: ConvHost, x: NDArray, g: WindowGeometry): NDArray {
 
 /**
  * conv: x [N, C, ...in], w [O, C/groups, ...k] → [N, O, ...out], float32. With `integer` (convInteger,
- * quantize.ts): int32 operands, and their product is that integer matmul (exact, wrapping modulo 2^32).
+ * quantize.ts): integer operands (int32; int8 or uint8, both of one dtype, except depthwise), and their
+ * product is that integer matmul (exact, wrapping modulo 2^32).
  */
 export function convComposite(
   be: ConvHost,
@@ -95,10 +97,15 @@ export function convComposite(
   integer?: (a: NDArray, b: NDArray) => NDArray,
 ): NDArray {
   const op = integer ? 'convInteger' : 'conv';
-  const { r, groups, N, O } = checkConvOperands(be, x, w, o.groups, op, false, [integer ? 'int32' : 'float32']);
+  const dtypes: DType[] = integer ? ['int32', 'int8', 'uint8'] : ['float32'];
+  const { r, groups, N, O } = checkConvOperands(be, x, w, o.groups, op, false, dtypes);
   const matmul = integer ?? ((a: NDArray, b: NDArray) => be.matmul(a, b));
   const g = windowGeometry(x.shape.slice(2), { kernel: w.shape.slice(2), ...o }, op);
-  if (groups > 1 && groups === x.shape[1] && O === groups) return depthwise(be, x, w, g);
+  if (groups > 1 && groups === x.shape[1] && O === groups) {
+    // depthwise: elementwise int products, which wrap modulo 2^8 in int8 or uint8; the caller casts
+    if (integer && x.dtype !== 'int32') throw new DTypeError(`${op}: a depthwise product takes int32 operands`);
+    return depthwise(be, x, w, g);
+  }
   const P = prod(g.output);
   const KC = prod(w.shape.slice(1)); // C/groups · K
   return withTemps(be, (t) => {

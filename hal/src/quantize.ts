@@ -264,12 +264,18 @@ function convInteger(
   // x's zero point per tensor; w's per tensor or per output channel ([O] → [O, 1, ...]): views first.
   const zx = xZeroPoint && alongAxis(be, xZeroPoint, op, 'xZeroPoint', 0, 0, 1);
   const zw = wZeroPoint && alongAxis(be, wZeroPoint, op, 'wZeroPoint', 0, r + 2, O);
+  const product = (a: NDArray, b: NDArray) => be.integerMatmul(a, b);
+  const groups = o.groups ?? 1;
+  // Operands of one dtype without zero points go as they are (webgpu's int8 kernels take int8, not int32);
+  // depthwise convolutions multiply elementwise, so in int32.
+  if (!zx && !zw && x.dtype === w.dtype && !(groups > 1 && groups === x.shape[1] && groups === O))
+    return convComposite(host, x, w, o, product);
   return withTemps(be, (t) => {
     const shifted = (v: NDArray, z: NDArray | undefined): NDArray => {
       const v32 = t(be.cast(v, 'int32'));
       return z ? t(be.binary('sub', v32, t(be.cast(z, 'int32')))) : v32;
     };
-    return convComposite(host, shifted(x, zx), shifted(w, zw), o, (a, b) => be.integerMatmul(a, b));
+    return convComposite(host, shifted(x, zx), shifted(w, zw), o, product);
   });
 }
 

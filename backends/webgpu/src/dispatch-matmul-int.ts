@@ -183,7 +183,7 @@ export function dispatchIntMatmul(
       'matmul/int8-subgroup-matrix',
       subgroupMatrixMatmulWgsl,
       INT_MATMUL_WORDS,
-      params(Np),
+      params(Np).slice(0, INT_MATMUL_WORDS),
       [packedA!, packedB!, padded!],
       [Np / 64, Mp / 32, 1],
       flops,

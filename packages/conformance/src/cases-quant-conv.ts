@@ -72,6 +72,11 @@ export function quantConvCases(): Case[] {
     padding: [1, 0, 1],
     stride: [1, 2, 1],
   });
+  // without zero points the int8 and uint8 operands go to the integer matmul as they are (grouped, padded,
+  // 2-D: a CNN's quantized layer); a depthwise one is multiplied in int32 all the same
+  c('no-zero-points', [I([2, 4, 9, 10], 'int8'), I([6, 2, 3, 3], 'int8')], { groups: 2, padding: 1, stride: [1, 2] });
+  c('no-zero-points', [I([1, 5, 12, 12], 'uint8'), I([20, 5, 5, 5], 'uint8')], {});
+  c('depthwise-no-zero-points', [I([1, 3, 7, 8], 'int8'), I([3, 1, 3, 3], 'int8')], { groups: 3, padding: 1 });
   // 576 taps per output: sums of up to 576·255² pass 2^24, where float32 accumulation stops being exact
   c('many-taps', [I([1, 64, 5, 5], 'uint8'), I([4, 64, 3, 3], 'uint8'), I([], 'uint8'), I([], 'uint8')], {
     stride: [2, 1],
