@@ -24,6 +24,18 @@ const using = <T>(be: ComputeBackend, dtype: 'int8' | 'uint8', shapes: number[][
   }
 };
 
+/** Runs `fn` on fresh int8 arrays a [2, 3] and b [3, 2], freed after. */
+const int8Pair = <T>(be: ComputeBackend, fn: (a: NDArray, b: NDArray) => T): T =>
+  using(
+    be,
+    'int8',
+    [
+      [2, 3],
+      [3, 2],
+    ],
+    (a, b) => fn(a!, b!),
+  );
+
 export const QUANT_BAD: Bad[] = [
   [
     'quantizeLinear',
@@ -90,16 +102,7 @@ export const QUANT_BAD: Bad[] = [
   ],
   [
     'matmulInteger',
-    ({ be }) =>
-      using(
-        be,
-        'int8',
-        [
-          [2, 3],
-          [3, 2],
-        ],
-        (a, b) => using(be, 'uint8', [[]], (z) => be.matmulInteger(a!, b!, undefined, z)),
-      ),
+    ({ be }) => int8Pair(be, (a, b) => using(be, 'uint8', [[]], (z) => be.matmulInteger(a!, b!, undefined, z))),
     DTypeError,
     ['bZeroPoint', 'int8'],
   ],
@@ -111,60 +114,27 @@ export const QUANT_BAD: Bad[] = [
   ],
   [
     'matmulIntegerToFloat',
-    ({ be, x, xi }) =>
-      using(
-        be,
-        'int8',
-        [
-          [2, 3],
-          [3, 2],
-        ],
-        (a, b) => be.matmulIntegerToFloat(a!, b!, s0(be, x), be.reshape(xi, [6])),
-      ),
+    ({ be, x, xi }) => int8Pair(be, (a, b) => be.matmulIntegerToFloat(a, b, s0(be, x), be.reshape(xi, [6]))),
     DTypeError,
     ['matmulIntegerToFloat', 'bScale', 'float32'],
   ],
   [
     'matmulIntegerToFloat',
-    ({ be, x }) =>
-      using(
-        be,
-        'int8',
-        [
-          [2, 3],
-          [3, 2],
-        ],
-        (a, b) => be.matmulIntegerToFloat(a!, b!, s0(be, x), be.reshape(x, [6])),
-      ),
+    ({ be, x }) => int8Pair(be, (a, b) => be.matmulIntegerToFloat(a, b, s0(be, x), be.reshape(x, [6]))),
     ShapeMismatchError,
     ['matmulIntegerToFloat', 'bScale', '[2]'],
   ],
   [
     'matmulIntegerToFloat',
-    ({ be, x }) =>
-      using(
-        be,
-        'int8',
-        [
-          [2, 3],
-          [3, 2],
-        ],
-        (a, b) => be.matmulIntegerToFloat(a!, b!, be.reshape(x, [6]), s0(be, x)),
-      ),
+    ({ be, x }) => int8Pair(be, (a, b) => be.matmulIntegerToFloat(a, b, be.reshape(x, [6]), s0(be, x))),
     ShapeMismatchError,
     ['matmulIntegerToFloat', 'aScale'],
   ],
   [
     'matmulIntegerToFloat',
     ({ be, x }) =>
-      using(
-        be,
-        'int8',
-        [
-          [2, 3],
-          [3, 2],
-        ],
-        (a, b) => be.matmulIntegerToFloat(a!, b!, s0(be, x), s0(be, x), undefined, undefined, be.reshape(x, [6])),
+      int8Pair(be, (a, b) =>
+        be.matmulIntegerToFloat(a, b, s0(be, x), s0(be, x), undefined, undefined, be.reshape(x, [6])),
       ),
     ShapeMismatchError,
     ['matmulIntegerToFloat', 'bias', '[2]'],
@@ -179,7 +149,7 @@ export const QUANT_BAD: Bad[] = [
           [2, 3],
           [2, 2],
         ],
-        (a, b) => be.matmulIntegerToFloat(a!, b!, s0(be, x), s0(be, x)),
+        (a, b) => be.matmulIntegerToFloat(a, b, s0(be, x), s0(be, x)),
       ),
     ShapeMismatchError,
     ['matmulIntegerToFloat', 'K differs'],
