@@ -1,5 +1,6 @@
 // Integer matmul across backends, bit for bit against the cpu backend: int8 operands on webgpu take the
-// packed kernels (dot4I8Packed on lavapipe; subgroup matrices where a device has them), int32 and uint8
+// int8 kernels (dot4I8Packed on lavapipe, unpacked at these sizes; subgroup matrices where a device has
+// them for large products; tests/webgpu.test.ts runs the packed ones too), int32 and uint8
 // the int32 tiles; reference has no integerMatmulKernel, so it runs the HAL's composite.
 import { describe, expect, test } from '@jest/globals';
 import type { DType } from '@polyhal/hal';
@@ -46,10 +47,11 @@ describe('integer matmul', () => {
     }
   });
 
-  test('webgpu names its int8 kernel in deviceName (lavapipe: dot4I8Packed, no subgroup matrices)', () => {
+  test('webgpu names its int8 kernels in deviceName (lavapipe: dot4I8Packed, no subgroup matrices)', () => {
     const be = fixture.backends['webgpu'] as unknown as { int8MatmulPath: string; deviceName: string } | undefined;
     if (!be) return;
     expect(be.deviceName).toContain(`int8 matmul: ${be.int8MatmulPath}`);
-    if (/llvmpipe/.test(be.deviceName)) expect(be.int8MatmulPath).toBe('dot4I8Packed');
+    if (/llvmpipe/.test(be.deviceName))
+      expect(be.int8MatmulPath).toBe('dot4I8Packed, unpacked dot4 up to 2^26 multiply-adds');
   });
 });
