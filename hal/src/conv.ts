@@ -84,6 +84,11 @@ function im2col(be: ConvHost, x: NDArray, g: WindowGeometry): NDArray {
   }
 }
 
+/** Whether a convolution of C input and O output channels in `groups` groups is depthwise (groups = C = O). */
+export function isDepthwise(groups: number, C: number, O: number): boolean {
+  return groups > 1 && groups === C && groups === O;
+}
+
 /**
  * conv: x [N, C, ...in], w [O, C/groups, ...k] → [N, O, ...out], float32. With `integer` (convInteger,
  * quantize.ts): integer operands (int32; int8 or uint8, both of one dtype, except depthwise), and their
@@ -101,7 +106,7 @@ export function convComposite(
   const { r, groups, N, O } = checkConvOperands(be, x, w, o.groups, op, false, dtypes);
   const matmul = integer ?? ((a: NDArray, b: NDArray) => be.matmul(a, b));
   const g = windowGeometry(x.shape.slice(2), { kernel: w.shape.slice(2), ...o }, op);
-  if (groups > 1 && groups === x.shape[1] && O === groups) {
+  if (isDepthwise(groups, x.shape[1]!, O)) {
     // depthwise: elementwise int products, which wrap modulo 2^8 in int8 or uint8; the caller casts
     if (integer && x.dtype !== 'int32') throw new DTypeError(`${op}: a depthwise product takes int32 operands`);
     return depthwise(be, x, w, g);

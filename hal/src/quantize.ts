@@ -6,7 +6,7 @@
  * ops/quant-ops.ts.
  */
 import { type ConvHost, checkConvOperands } from './conv-check.js';
-import { type ConvOptions, convComposite } from './conv.js';
+import { type ConvOptions, convComposite, isDepthwise } from './conv.js';
 import type { DType } from './dtype.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError } from './errors.js';
 import { type DeviceBuffer, expandView, type NDArray, viewOf } from './ndarray.js';
@@ -172,8 +172,20 @@ function dequantizeLinear(be: QuantHost, x: NDArray, scale: NDArray, zeroPoint?:
   });
 }
 
-function matmulInteger(be: QuantHost, a: NDArray, b: NDArray, aZeroPoint?: NDArray, bZeroPoint?: NDArray): NDArray {
-  const op = 'matmulInteger';
+/**
+ * The checks of matmulInteger's operands (and matmulIntegerToFloat's), under `op`: dtypes, ranks, K, and the
+ * zero points (of their operand's dtype; a's a scalar or per row [M], or only a scalar with `aScalarZero`,
+ * b's a scalar or per column [N]). Returns [M, K, N] and the zero points as broadcastable views.
+ */
+function integerOperands(
+  be: QuantHost,
+  op: string,
+  a: NDArray,
+  b: NDArray,
+  aZeroPoint: NDArray | undefined,
+  bZeroPoint: NDArray | undefined,
+  aScalarZero = false,
+): { M: number; K: number; N: number; za?: NDArray; zb?: NDArray } {
   checkDType(be, a, op, 'a', ['int8', 'uint8']);
   checkDType(be, b, op, 'b', ['int8', 'uint8']);
   if (a.shape.length < 2 || b.shape.length < 2)
@@ -184,8 +196,13 @@ function matmulInteger(be: QuantHost, a: NDArray, b: NDArray, aZeroPoint?: NDArr
   if (b.shape[b.shape.length - 2] !== K)
     throw new ShapeMismatchError(`${op}: a is [${a.shape}] and b is [${b.shape}]: K differs (matmul)`);
   // a's zero point per row ([M] → [M, 1]), b's per column ([N] broadcasts as the last dim): views first.
-  const za = aZeroPoint && alongAxis(be, aZeroPoint, op, 'aZeroPoint', 0, 2, M);
+  const za = aZeroPoint && alongAxis(be, aZeroPoint, op, 'aZeroPoint', 0, 2, aScalarZero ? 1 : M);
   const zb = bZeroPoint && alongAxis(be, bZeroPoint, op, 'bZeroPoint', 1, 2, N);
+  return { M, K, N, za, zb };
+}
+
+/** Σ (a − za)(b − zb) in int32 of checked operands (integerOperands). */
+function integerProduct(be: QuantHost, a: NDArray, b: NDArray, za?: NDArray, zb?: NDArray): NDArray {
   if (!za && !zb && a.dtype === b.dtype) return be.integerMatmul(a, b);
   return withTemps(be, (t) => {
     const shifted = (x: NDArray, z: NDArray | undefined): NDArray => {
@@ -194,6 +211,11 @@ function matmulInteger(be: QuantHost, a: NDArray, b: NDArray, aZeroPoint?: NDArr
     };
     return be.integerMatmul(shifted(a, za), shifted(b, zb));
   });
+}
+
+function matmulInteger(be: QuantHost, a: NDArray, b: NDArray, aZeroPoint?: NDArray, bZeroPoint?: NDArray): NDArray {
+  const { za, zb } = integerOperands(be, 'matmulInteger', a, b, aZeroPoint, bZeroPoint);
+  return integerProduct(be, a, b, za, zb);
 }
 
 function matmulIntegerToFloat(
@@ -207,25 +229,17 @@ function matmulIntegerToFloat(
   bias?: NDArray,
 ): NDArray {
   const op = 'matmulIntegerToFloat';
-  checkDType(be, a, op, 'a', ['int8', 'uint8']);
-  checkDType(be, b, op, 'b', ['int8', 'uint8']);
+  const { M, K, N, za, zb } = integerOperands(be, op, a, b, aZeroPoint, bZeroPoint, true);
   checkDType(be, aScale, op, 'aScale', ['float32']);
   checkDType(be, bScale, op, 'bScale', ['float32']);
   if (bias) checkDType(be, bias, op, 'bias', ['float32']);
-  if (a.shape.length < 2 || b.shape.length < 2)
-    throw new ShapeMismatchError(`${op}: a and b must have at least 2 dims, got [${a.shape}] and [${b.shape}]`);
-  const [M, K, N] = [a.shape[a.shape.length - 2]!, a.shape[a.shape.length - 1]!, b.shape[b.shape.length - 1]!];
-  if (b.shape[b.shape.length - 2] !== K)
-    throw new ShapeMismatchError(`${op}: a is [${a.shape}] and b is [${b.shape}]: K differs (matmul)`);
   const batch = broadcastShapes(a.shape.slice(0, -2), b.shape.slice(0, -2));
   // Views first (no allocation), so every bad shape throws before anything is computed.
   const sa = alongAxis(be, aScale, op, 'aScale', 0, 0, 1);
   const sb = alongAxis(be, bScale, op, 'bScale', 0, 1, N);
   if (bias && (bias.shape.length !== 1 || bias.shape[0] !== N))
     throw new ShapeMismatchError(`${op}: bias must be [${N}] (b's columns), got [${bias.shape}]`);
-  const bv = bias;
-  if (aZeroPoint) alongAxis(be, aZeroPoint, op, 'aZeroPoint', 0, 0, 1);
-  const fused = a.dtype === 'int8' && b.dtype === 'int8' && !aZeroPoint && !bZeroPoint && K > 0;
+  const fused = a.dtype === 'int8' && b.dtype === 'int8' && !za && !zb && K > 0;
   if (be.integerMatmulToFloatKernel && fused && sizeOf(batch) * M * N > 0) {
     const outShape = [...batch, M, N];
     const out = be.allocate(sizeOf(outShape), 'float32');
@@ -235,16 +249,16 @@ function matmulIntegerToFloat(
         expandView(b, [...batch, K, N]),
         sa,
         sb,
-        bv ?? null,
+        bias ?? null,
         out,
       ),
     );
     return viewOf(out, outShape);
   }
   return withTemps(be, (t) => {
-    const acc = t(matmulInteger(be, a, b, aZeroPoint, bZeroPoint));
+    const acc = t(integerProduct(be, a, b, za, zb));
     const y = be.binary('mul', t(be.cast(acc, 'float32')), t(be.binary('mul', sa, sb)));
-    return bv ? be.binary('add', t(y), bv) : y;
+    return bias ? be.binary('add', t(y), bias) : y;
   });
 }
 
@@ -265,10 +279,9 @@ function convInteger(
   const zx = xZeroPoint && alongAxis(be, xZeroPoint, op, 'xZeroPoint', 0, 0, 1);
   const zw = wZeroPoint && alongAxis(be, wZeroPoint, op, 'wZeroPoint', 0, r + 2, O);
   const product = (a: NDArray, b: NDArray) => be.integerMatmul(a, b);
-  const groups = o.groups ?? 1;
   // Operands of one dtype without zero points go as they are (webgpu's int8 kernels take int8, not int32);
   // depthwise convolutions multiply elementwise, so in int32.
-  if (!zx && !zw && x.dtype === w.dtype && !(groups > 1 && groups === x.shape[1] && groups === O))
+  if (!zx && !zw && x.dtype === w.dtype && !isDepthwise(o.groups ?? 1, x.shape[1]!, O))
     return convComposite(host, x, w, o, product);
   return withTemps(be, (t) => {
     const shifted = (v: NDArray, z: NDArray | undefined): NDArray => {

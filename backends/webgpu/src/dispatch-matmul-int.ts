@@ -110,7 +110,9 @@ export function dispatchIntMatmul(
   const padded = path === 'subgroup-matrix' ? ctx.pool.acquire(Mp * Np * 4) : null;
   const packedAt = [-1, -1];
   for (const [item, [offA, offB]] of batchOffsets(a, b).entries()) {
-    const params = (rows: number): number[] => [M, N, K, offA, offB, item * M * N, ...strides, Kp / 4, rows, ...tail];
+    // The kernels' words; those that store C take the rescaling words after them (`tail`).
+    const params = (rows: number): number[] => [M, N, K, offA, offB, item * M * N, ...strides, Kp / 4, rows];
+    const storing = (rows: number): number[] => [...params(rows), ...tail];
     const flops = 2 * M * N * K;
     if (path === 'int32') {
       ctx.batch.dispatch(
@@ -131,7 +133,7 @@ export function dispatchIntMatmul(
         `matmul/pack-int8/${transpose}`,
         () => packInt8Wgsl(transpose),
         INT_MATMUL_WORDS,
-        params(rows).slice(0, INT_MATMUL_WORDS),
+        params(rows),
         [ctx.gpu(src.buffer), dst],
         flat((rows * Kp) / 4),
       );
@@ -141,7 +143,7 @@ export function dispatchIntMatmul(
         `matmul/int8-gemv${suffix}`,
         () => int8GemvWgsl(!!rescale),
         words,
-        params(Np),
+        storing(Np),
         [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out), ...extra],
         flat(M * N),
         flops,
@@ -154,7 +156,7 @@ export function dispatchIntMatmul(
         `matmul/int8-dot4-direct${suffix}`,
         () => dot4MatmulWgsl(!!rescale, true),
         words,
-        params(Mp),
+        storing(Mp),
         [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out), ...extra],
         [Np / 64, Mp / 64, 1],
         flops,
@@ -171,7 +173,7 @@ export function dispatchIntMatmul(
         `matmul/int8-dot4${suffix}`,
         () => dot4MatmulWgsl(!!rescale, false),
         words,
-        params(Np),
+        storing(Np),
         [packedA!, packedB!, ctx.gpu(out), ...extra],
         [Np / 64, Mp / 64, 1],
         flops,
@@ -183,7 +185,7 @@ export function dispatchIntMatmul(
       'matmul/int8-subgroup-matrix',
       subgroupMatrixMatmulWgsl,
       INT_MATMUL_WORDS,
-      params(Np).slice(0, INT_MATMUL_WORDS),
+      params(Np),
       [packedA!, packedB!, padded!],
       [Np / 64, Mp / 32, 1],
       flops,
@@ -193,7 +195,7 @@ export function dispatchIntMatmul(
       `matmul/int8-crop${suffix}`,
       () => cropWgsl(!!rescale),
       words,
-      params(Np),
+      storing(Np),
       [padded!, ctx.gpu(out), ...extra],
       flat(M * N),
     );
