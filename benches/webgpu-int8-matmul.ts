@@ -5,7 +5,8 @@
  * products to a 1-element read of the last; median of 7 trials after a warm-up.
  *   node webgpu-int8-matmul.mjs [--sizes 4096,8192] [--reps 10] [--toggles allow_unsafe_apis] [--json f]
  * (--toggles: Dawn's `enable-dawn-features`; subgroup matrices need allow_unsafe_apis, and
- * disable_robustness lifts Dawn's bounds checks: see benches/results/h100-int8/README.md.)
+ * disable_robustness lifts Dawn's bounds checks: see benches/results/h100-int8/README.md; `none`: no toggles,
+ * the dot4I8Packed path a browser gets.)
  */
 import { writeFileSync } from 'node:fs';
 import { create, globals } from 'webgpu';
@@ -21,16 +22,19 @@ const reps = Number(arg('reps', '10'));
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
 Object.assign(globalThis, globals);
-const gpu = create([`enable-dawn-features=${arg('toggles', 'allow_unsafe_apis')}`]);
+const toggles = arg('toggles', 'allow_unsafe_apis');
+const gpu = create(toggles === 'none' ? [] : [`enable-dawn-features=${toggles}`]);
 // Dawn's GPU object must stay reachable while its devices work (collected, the process aborts).
 (globalThis as { polyhalGpu?: unknown }).polyhalGpu = gpu;
 const be = await createWebGpuBackend({ gpu });
 console.log(`device: ${be.deviceName}`);
-// Exactness first: at 512 (and 200×300·300×70: padding) every int8 sum is below 2^24 in magnitude, so
-// the float32 product of the same values is exact and both must agree element for element.
+// Exactness first: at 512 (and 200×300·300×70, 1984×300·300×2100: padding, the 128-tile kernel's half
+// tiles) every int8 sum is below 2^24 in magnitude, so the float32 product of the same values is exact and
+// both must agree element for element.
 for (const [m, k, n] of [
   [512, 512, 512],
   [200, 300, 70],
+  [1984, 300, 2100],
 ]) {
   const gen = (len: number, seed: number) =>
     Int32Array.from({ length: len }, (_, i) => (((i + seed) * 2654435761) >>> 24) - 128);

@@ -91,6 +91,46 @@ describe('webgpu backend', () => {
     },
   );
 
+  test('int8 products with 256+ output tiles of 128×128 (the register-blocked dot4 kernel) are exact', async () => {
+    need();
+    const be = gpu!;
+    // 1984 rows (15.5 tiles) and 2100 columns (16.4 tiles): half tiles at both edges; K = 70 pads to 128.
+    const [M, K, N] = [1984, 70, 2100];
+    const rng = mulberry32(21);
+    const ints = (n: number) => Int8Array.from({ length: n }, () => Math.floor(rng() * 256) - 128);
+    const [da, db] = [ints(M * K), ints(K * N)];
+    const bScale = Float32Array.from({ length: N }, () => 2 ** -Math.floor(rng() * 8));
+    const bias = Float32Array.from({ length: N }, (_, n) => n - 1000);
+    const [a, b] = [be.fromArray(da, [M, K], 'int8'), be.fromArray(db, [K, N], 'int8')];
+    const got = (await be.read(be.matmulInteger(a, b))) as Int32Array;
+    const scaled = (await be.read(
+      be.matmulIntegerToFloat(
+        a,
+        b,
+        be.full([], 0.25),
+        be.fromArray(bScale, [N]),
+        undefined,
+        undefined,
+        be.fromArray(bias, [N]),
+      ),
+    )) as Float32Array;
+    // Host oracle: |sums| ≤ 70·128² < 2^21 and power-of-two scales, so the rescaled values are exact too.
+    const row = new Int32Array(N);
+    let wrong = 0;
+    for (let m = 0; m < M; m++) {
+      row.fill(0);
+      for (let k = 0; k < K; k++) {
+        const x = da[m * K + k]!;
+        for (let n = 0; n < N; n++) row[n] = row[n]! + x * db[k * N + n]!;
+      }
+      for (let n = 0; n < N; n++) {
+        if (got[m * N + n] !== row[n]) wrong++;
+        if (scaled[m * N + n] !== Math.fround(row[n]! * 0.25 * bScale[n]! + bias[n]!)) wrong++;
+      }
+    }
+    expect(wrong).toBe(0);
+  });
+
   /** Runs ragged, transposed, batched and broadcast matmuls on a backend made with `options` and on the CPU. */
   const matmulAgreesWithCpu = async (
     options: Parameters<typeof createWebGpuBackend>[0],

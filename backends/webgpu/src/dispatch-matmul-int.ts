@@ -22,6 +22,7 @@ import {
   RESCALE_WORDS,
   subgroupMatrixMatmulWgsl,
 } from './kernels/matmul-int.js';
+import { DOT4_LARGE_TILE, dot4LargeWgsl } from './kernels/dot4-large.js';
 import type { BufferPool } from './pool.js';
 
 /** What an integer matmul dispatch needs of the backend. */
@@ -53,6 +54,11 @@ export const INT8_DIRECT_MACS = 2 ** 26;
 const roundUp = (x: number, m: number): number => Math.ceil(x / m) * m;
 /** Below this many rows the int8 product runs one invocation per output on unpacked operands (int8GemvWgsl). */
 const GEMV_ROWS = 16;
+/**
+ * Packed dot4 products with at least this many 128×128 output tiles take the register-blocked 128-tile
+ * kernel (kernels/dot4-large.ts); smaller ones the 64-tile kernel, which gives 4× the workgroups.
+ */
+const DOT4_LARGE_TILES = 256;
 
 /** The rescaling store of an int8 product: aScale [], bScale [] or [N], bias [N] or null (float32 views). */
 export interface IntMatmulRescale {
@@ -167,6 +173,19 @@ export function dispatchIntMatmul(
     if (offA !== packedAt[0]) pack(false, a, packedA!, Mp);
     if (offB !== packedAt[1]) pack(true, b, packedB!, Np);
     [packedAt[0], packedAt[1]] = [offA, offB];
+    if (path === 'dot4' && Math.ceil(Mp / DOT4_LARGE_TILE) * Math.ceil(Np / DOT4_LARGE_TILE) >= DOT4_LARGE_TILES) {
+      ctx.batch.dispatch(
+        'matmul',
+        `matmul/int8-dot4-large${suffix}`,
+        () => dot4LargeWgsl(!!rescale),
+        words,
+        storing(Np),
+        [packedA!, packedB!, ctx.gpu(out), ...extra],
+        [Math.ceil(Np / DOT4_LARGE_TILE), Math.ceil(Mp / DOT4_LARGE_TILE), 1],
+        flops,
+      );
+      continue;
+    }
     if (path === 'dot4') {
       ctx.batch.dispatch(
         'matmul',

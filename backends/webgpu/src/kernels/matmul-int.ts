@@ -5,15 +5,17 @@
  *    operands through workgroup memory.
  *  - int8 values (every element in [−128, 127]: the int8 dtype) take a packed path: `packInt8Wgsl` packs
  *    A row-major and B transposed, four bytes to a u32 along K, zero-padded to the kernel's tile; then
- *    `dot4MatmulWgsl` (`dot4I8Packed`, core WGSL) or, where the device has
+ *    `dot4MatmulWgsl` (`dot4I8Packed`, core WGSL; products of 256+ tiles of 128×128 take the register-blocked
+ *    `dot4LargeWgsl` of kernels/dot4-large.ts) or, where the device has
  *    `chromium-experimental-subgroup-matrix` with an i8×i8→i32 16×16×32 configuration,
  *    `subgroupMatrixMatmulWgsl` (tensor cores on NVIDIA; one 32-invocation subgroup per 32×64 tile,
  *    64-deep slabs of both operands in workgroup memory, every subgroup-matrix access at a compile-time
  *    offset so robustness checks stay cheap).
  *  - `int8GemvWgsl`: products of fewer than 16 rows (batch-1 inference), where a 64-row tile would be
  *    mostly padding: one invocation per output over the unpacked operands (no packing passes).
- * Measured on an NVIDIA H100 with `benches/webgpu-int8-probe.ts`: dot4I8Packed 48–53 TOPS, the
- * subgroup-matrix kernel 49–68 with Dawn's robustness on, 124–144 with it off (`benches/results/h100-int8/`).
+ * Measured on an NVIDIA H100 with `benches/webgpu-int8-probe.ts`: dot4I8Packed 48–53 TOPS (64-tile), the
+ * subgroup-matrix kernel 49–68 with Dawn's robustness on, 124–144 with it off (`benches/results/h100-int8/`);
+ * through the backend the 128-tile dot4 kernel runs at 69–73 TOPS (4096, 8192), 1.54–1.61× float32.
  *
  * `rescale` variants of the kernels that write C (dot4, few rows, the crop after subgroup matrices) store
  * float32 f32(sum) · (aScale · bScale[n]) + bias[n] instead (the integerMatmulToFloatKernel hook).
@@ -32,7 +34,7 @@ export const RESCALE_WORDS = 18;
  * Declarations of C (binding `at`; rescale: aScale, bScale and bias at the next three) and of
  * `store(out index, column, sum)`: the int32 sum, or its rescaled float32.
  */
-function storeWgsl(rescale: boolean, at = 3): string {
+export function storeWgsl(rescale: boolean, at = 3): string {
   if (!rescale)
     return `@group(0) @binding(${at}) var<storage, read_write> c: array<i32>;
 fn store(o: i32, col: i32, acc: i32) { c[o] = acc; }`;
