@@ -4,7 +4,8 @@
  * forced to 3 on every matmul that can split (the split path is otherwise taken only by large
  * matmuls with few output tiles); then a third time on a device created with Dawn's allow_unsafe_apis, where
  * an adapter that offers int8 subgroup matrices (tensor cores) runs every int8 product of 16 or more rows on
- * them (`int8Packing: 'always'`: small products otherwise skip the packed kernels).
+ * them (`int8Kernel: 'subgroup-matrix'`: 'auto' takes them only with robustness off; `int8Packing: 'always'`:
+ * small products otherwise skip the packed kernels).
  *   node gpu-conformance.mjs [--json out.json]
  */
 import { writeFileSync } from 'node:fs';
@@ -22,7 +23,11 @@ const s = await runConformance(() => createWebGpuBackend({ matmulSplitK: 3 }));
 console.log(`conformance on webgpu with split-K 3: ${s.passed} passed, ${s.failed} failed`);
 for (const c of s.results.filter((x) => !x.pass)) console.log(`  FAIL ${c.id}: ${c.message}`);
 const t = await runConformance(() =>
-  createWebGpuBackend({ dawnFlags: ['enable-dawn-features=allow_unsafe_apis'], int8Packing: 'always' }),
+  createWebGpuBackend({
+    dawnFlags: ['enable-dawn-features=allow_unsafe_apis'],
+    int8Packing: 'always',
+    int8Kernel: 'subgroup-matrix',
+  }),
 );
 console.log(`conformance on webgpu with allow_unsafe_apis — ${t.deviceName}: ${t.passed} passed, ${t.failed} failed`);
 for (const c of t.results.filter((x) => !x.pass)) console.log(`  FAIL ${c.id}: ${c.message}`);

@@ -3,7 +3,8 @@
  * packing passes plus subgroup matrices where the device has them, else dot4I8Packed) against the same
  * backend's float32 matmul, one process, the same GPU. TOPS = 2·N³ / time, from the first of R queued
  * products to a 1-element read of the last; median of 7 trials after a warm-up.
- *   node webgpu-int8-matmul.mjs [--sizes 4096,8192] [--reps 10] [--toggles allow_unsafe_apis] [--json f]
+ *   node webgpu-int8-matmul.mjs [--sizes 4096,8192] [--reps 10] [--toggles allow_unsafe_apis]
+ *     [--kernel auto|subgroup-matrix|dot4] [--json f]
  * (--toggles: Dawn's `enable-dawn-features`; subgroup matrices need allow_unsafe_apis, and
  * disable_robustness lifts Dawn's bounds checks: see benches/results/h100-int8/README.md; `none`: no toggles,
  * the dot4I8Packed path a browser gets.)
@@ -26,7 +27,12 @@ const toggles = arg('toggles', 'allow_unsafe_apis');
 const gpu = create(toggles === 'none' ? [] : [`enable-dawn-features=${toggles}`]);
 // Dawn's GPU object must stay reachable while its devices work (collected, the process aborts).
 (globalThis as { polyhalGpu?: unknown }).polyhalGpu = gpu;
-const be = await createWebGpuBackend({ gpu });
+const be = await createWebGpuBackend({
+  gpu,
+  // Dawn's toggles reach the backend through `gpu`; named here too so that 'auto' sees disable_robustness.
+  dawnFlags: toggles === 'none' ? [] : [`enable-dawn-features=${toggles}`],
+  int8Kernel: arg('kernel', 'auto') as 'auto' | 'subgroup-matrix' | 'dot4',
+});
 console.log(`device: ${be.deviceName}`);
 // Exactness first: at 512 (and 200×300·300×70, 1984×300·300×2100: padding, the 128-tile kernel's half
 // tiles) every int8 sum is below 2^24 in magnitude, so the float32 product of the same values is exact and

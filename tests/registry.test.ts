@@ -208,6 +208,10 @@ describe('configuration', () => {
     [{ options: { threads: -3 } }, /option 'threads' must be an integer in \[1, 256\] or "auto", got -3/],
     [{ options: { memoryLimt: 1024 } }, /unknown option 'memoryLimt'/],
     [{ options: { errorScopes: 'all' } }, /option 'errorScopes' must be one of "op", "batch", got "all"/],
+    [
+      { options: { int8Kernel: 'tensor' } },
+      /option 'int8Kernel' must be one of "auto", "subgroup-matrix", "dot4", got "tensor"/,
+    ],
   ])('config %j is an InvalidArgumentError naming the key', async (config, message) => {
     const { file, nested } = project(config);
     process.chdir(nested);

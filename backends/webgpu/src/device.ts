@@ -29,6 +29,13 @@ export interface WebGpuOptions {
    * 'always': every product of 16 or more rows is packed, for tests and benchmarks of the packed kernels).
    */
   int8Packing?: 'auto' | 'always';
+  /**
+   * The kernel of large packed int8 products: 'subgroup-matrix' (tensor cores; needs the adapter's
+   * `chromium-experimental-subgroup-matrix`, else dot4), 'dot4' (dot4I8Packed), or 'auto' (default):
+   * subgroup matrices only where Dawn's robustness is off (`dawnFlags` naming `disable_robustness`), since
+   * with its bounds checks the register-blocked dot4 kernel is faster (benches/results/h100-int8/).
+   */
+  int8Kernel?: 'auto' | 'subgroup-matrix' | 'dot4';
   /** Force one matmul tile for every size ('auto' = shape-aware choice; others for tests and benchmarks). */
   matmulTile?: 'auto' | TileName;
   /**

@@ -33,6 +33,7 @@ export const WEBGPU_OPTION_SPECS: OptionSpecs = {
   errorScopes: { type: 'string', values: ['op', 'batch'] },
   float16Conversions: { type: 'string', values: ['auto', 'integer', 'hardware'] },
   int8Packing: { type: 'string', values: ['auto', 'always'] },
+  int8Kernel: { type: 'string', values: ['auto', 'subgroup-matrix', 'dot4'] },
 };
 
 /**

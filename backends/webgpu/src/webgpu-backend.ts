@@ -109,7 +109,7 @@ export class WebGpuBackend extends BaseBackend {
       [i.description || i.device, i.vendor && `vendor ${i.vendor}`, i.architecture && `arch ${i.architecture}`]
         .filter(Boolean)
         .join(', ') || 'WebGPU device';
-    const subgroupMatrix = acquired.device.features.has(SUBGROUP_MATRIX);
+    const subgroupMatrix = acquired.device.features.has(SUBGROUP_MATRIX) && useSubgroupMatrix(options);
     this.int8MatmulPath =
       (subgroupMatrix ? 'subgroup matrices (tensor cores)' : 'dot4I8Packed') +
       (options.int8Packing === 'always' ? '' : ', unpacked dot4 up to 2^26 multiply-adds');
@@ -685,4 +685,16 @@ export class WebGpuBackend extends BaseBackend {
       );
     });
   }
+}
+
+/**
+ * Whether large int8 products take subgroup matrices where the device has them (option `int8Kernel`):
+ * 'auto' only with Dawn's robustness off. Measured on an H100 (benches/results/h100-int8/README.md): with
+ * robustness on, the subgroup-matrix kernel ran at 57 / 44 TOPS (4096 / 8192) against the 128-tile dot4
+ * kernel's 69–73; with it off, 113 / 92.
+ */
+function useSubgroupMatrix(options: WebGpuOptions): boolean {
+  const kernel = options.int8Kernel ?? 'auto';
+  if (kernel !== 'auto') return kernel === 'subgroup-matrix';
+  return (options.dawnFlags ?? []).some((f) => /\bdisable_robustness\b/.test(f));
 }
