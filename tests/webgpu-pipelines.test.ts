@@ -46,15 +46,21 @@ describe('webgpu pipeline cache', () => {
     const cache = new PipelineCache(device, buf(), 4);
     const { layout } = cache.pipeline('k', () => WGSL);
     const [x, y, z] = [buf(), buf(), buf()];
-    const first = cache.bindGroup('k', layout, 64, [x, y]);
-    expect(cache.bindGroup('k', layout, 64, [x, y])).toBe(first);
-    expect(cache.bindGroup('k', layout, 64, [x, z])).not.toBe(first);
-    expect(cache.bindGroup('k', layout, 64, [y, x])).not.toBe(first); // order matters: bindings differ
+    const group = (buffers: GPUBuffer[]) => cache.bindGroup(cache.bindGroupId('k', 64, buffers), layout, 64, buffers);
+    const first = group([x, y]);
+    expect(group([x, y])).toBe(first);
+    expect(group([x, z])).not.toBe(first);
+    expect(group([y, x])).not.toBe(first); // order matters: bindings differ
     expect(calls.bindGroups).toBe(3);
+    // `cached` (no error scope needed) holds for a cached pipeline with a cached bind group only.
+    expect(cache.cached('k', cache.bindGroupId('k', 64, [x, z]))).toBe(true);
+    expect(cache.cached('k', cache.bindGroupId('k', 32, [x, z]))).toBe(false);
+    expect(cache.cached('other', cache.bindGroupId('other', 64, [x, z]))).toBe(false);
     cache.forget(y);
     expect(cache.size).toBe(1); // only [x, z] is left
-    expect(cache.bindGroup('k', layout, 64, [x, y])).not.toBe(first);
-    for (let i = 0; i < 5; i++) cache.bindGroup('k', layout, 64, [buf()]);
+    expect(cache.cached('k', cache.bindGroupId('k', 64, [x, y]))).toBe(false);
+    expect(group([x, y])).not.toBe(first);
+    for (let i = 0; i < 5; i++) group([buf()]);
     expect(cache.size).toBeLessThanOrEqual(4);
   });
 });

@@ -45,8 +45,9 @@ export interface WebGpuOptions {
   matmulSplitK?: 'auto' | number;
   /**
    * WebGPU error scopes. Every submission has one (errors found at encoder finish or submit, e.g. of
-   * a dispatch, name the ops of that submission). 'op' (default) adds one per op, so errors raised at
-   * once (bind group, pipeline, allocation) name their op; 'batch' skips those (less CPU per op).
+   * a dispatch, name the ops of that submission). 'op' (default) adds one to each op that creates a
+   * pipeline or a bind group, so errors raised at once name their op (an op on cached ones creates
+   * nothing and needs none); 'batch' skips those (less CPU per op).
    */
   errorScopes?: 'op' | 'batch';
   /**

@@ -38,6 +38,12 @@ export class CommandBatch {
   readonly pipelines: PipelineCache;
   private scratchKeys = 0;
   private encoder: GPUCommandEncoder | null = null;
+  /**
+   * The open compute pass: consecutive kernels share one (WebGPU orders the dispatches of a pass and
+   * synchronizes their storage accesses), so a kernel costs a setPipeline, setBindGroup and dispatch, not
+   * a pass of its own; a copy or the submission ends it.
+   */
+  private pass: GPUComputePassEncoder | null = null;
   private pending = 0;
   /** Floating-point operations encoded since the last submission (matmuls only; others are small). */
   private pendingFlops = 0;
@@ -75,6 +81,7 @@ export class CommandBatch {
 
   /** Encodes a buffer-to-buffer copy into the open submission (begin() first). */
   copyBufferToBuffer(src: GPUBuffer, dst: GPUBuffer, bytes: number): void {
+    this.endPass();
     this.encoder!.copyBufferToBuffer(src, 0, dst, 0, bytes);
   }
 
@@ -111,24 +118,27 @@ export class CommandBatch {
     // With errorScopes 'op' a scope pair per op also names the op of errors raised at once.
     const sub = this.begin();
     sub.ops.push(op);
-    if (this.options.opScopes) {
+    // Only creating a pipeline or a bind group can raise an error at once (encoding errors surface at
+    // finish(), in the submission's scope), so an op whose pipeline and bind group are cached needs no scope.
+    const id = this.pipelines.bindGroupId(key, bytes, buffers);
+    const scoped = this.options.opScopes && !this.pipelines.cached(key, id);
+    if (scoped) {
       this.device.pushErrorScope('out-of-memory');
       this.device.pushErrorScope('validation');
     }
     const { pipe, layout, writes } = this.pipelines.pipeline(key, source);
-    const bind = this.pipelines.bindGroup(key, layout, bytes, buffers);
+    const bind = this.pipelines.bindGroup(id, layout, bytes, buffers);
     for (let i = 0; i < buffers.length; i++) {
       const k = this.keys.get(buffers[i]!);
       if (k === undefined) continue;
       if (writes[i]) this.tracker.write(k);
       else this.tracker.read(k);
     }
-    const pass = this.encoder!.beginComputePass();
-    pass.setPipeline(pipe);
-    pass.setBindGroup(0, bind, [offset]);
-    pass.dispatchWorkgroups(groups[0], groups[1], groups[2]);
-    pass.end();
-    if (this.options.opScopes) {
+    this.pass ??= this.encoder!.beginComputePass();
+    this.pass.setPipeline(pipe);
+    this.pass.setBindGroup(0, bind, [offset]);
+    this.pass.dispatchWorkgroups(groups[0], groups[1], groups[2]);
+    if (scoped) {
       sub.watch(op, 'validation', this.device.popErrorScope());
       sub.watch(op, 'out-of-memory', this.device.popErrorScope());
     }
@@ -138,6 +148,7 @@ export class CommandBatch {
 
   /** Submits the open submission (there must be one), pops its error scopes and seals it. */
   submit(): Submission {
+    this.endPass();
     const enc = this.encoder!;
     this.encoder = null;
     if (this.arenaUsed > 0) this.device.queue.writeBuffer(this.arena, 0, this.arenaHost, 0, this.arenaUsed);
@@ -153,6 +164,11 @@ export class CommandBatch {
     this.tracker.seal();
     this.options.submitted();
     return sub;
+  }
+
+  private endPass(): void {
+    this.pass?.end();
+    this.pass = null;
   }
 
   /** Submits the encoded work (if any). */

@@ -57,9 +57,18 @@ export class PipelineCache {
     return p;
   }
 
-  /** The bind group of kernel `key` over the uniform buffer (`bytes` wide) and `buffers` (bindings 1..). */
-  bindGroup(key: string, layout: GPUBindGroupLayout, bytes: number, buffers: GPUBuffer[]): GPUBindGroup {
-    const id = `${key}|${bytes}|${buffers.map((b) => this.id(b)).join(',')}`;
+  /** The bind group `id` (bindGroupId) over the uniform buffer (`bytes` wide) and `buffers` (bindings 1..). */
+  /** The cache key of kernel `key`'s bind group over the uniform block (`bytes` wide) and `buffers`. */
+  bindGroupId(key: string, bytes: number, buffers: GPUBuffer[]): string {
+    return `${key}|${bytes}|${buffers.map((b) => this.id(b)).join(',')}`;
+  }
+
+  /** Whether kernel `key` and bind group `id` are both cached: using them creates no GPU object. */
+  cached(key: string, id: string): boolean {
+    return this.pipelines.has(key) && this.bindGroups.has(id);
+  }
+
+  bindGroup(id: string, layout: GPUBindGroupLayout, bytes: number, buffers: GPUBuffer[]): GPUBindGroup {
     let bind = this.bindGroups.get(id);
     if (!bind) {
       if (this.bindGroups.size >= this.maxBindGroups) {
