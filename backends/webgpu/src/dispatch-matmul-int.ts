@@ -173,28 +173,17 @@ export function dispatchIntMatmul(
     if (offA !== packedAt[0]) pack(false, a, packedA!, Mp);
     if (offB !== packedAt[1]) pack(true, b, packedB!, Np);
     [packedAt[0], packedAt[1]] = [offA, offB];
-    if (path === 'dot4' && Math.ceil(Mp / DOT4_LARGE_TILE) * Math.ceil(Np / DOT4_LARGE_TILE) >= DOT4_LARGE_TILES) {
-      ctx.batch.dispatch(
-        'matmul',
-        `matmul/int8-dot4-large${suffix}`,
-        () => dot4LargeWgsl(!!rescale),
-        words,
-        storing(Np),
-        [packedA!, packedB!, ctx.gpu(out), ...extra],
-        [Math.ceil(Np / DOT4_LARGE_TILE), Math.ceil(Mp / DOT4_LARGE_TILE), 1],
-        flops,
-      );
-      continue;
-    }
     if (path === 'dot4') {
+      // Products of DOT4_LARGE_TILES or more 128×128 tiles take the register-blocked kernel.
+      const tile = Math.ceil(Mp / DOT4_LARGE_TILE) * Math.ceil(Np / DOT4_LARGE_TILE) >= DOT4_LARGE_TILES ? 128 : 64;
       ctx.batch.dispatch(
         'matmul',
-        `matmul/int8-dot4${suffix}`,
-        () => dot4MatmulWgsl(!!rescale, false),
+        `matmul/int8-dot4${tile === 128 ? '-large' : ''}${suffix}`,
+        () => (tile === 128 ? dot4LargeWgsl(!!rescale) : dot4MatmulWgsl(!!rescale, false)),
         words,
         storing(Np),
         [packedA!, packedB!, ctx.gpu(out), ...extra],
-        [Np / 64, Mp / 64, 1],
+        [Math.ceil(Np / tile), Math.ceil(Mp / tile), 1],
         flops,
       );
       continue;

@@ -115,11 +115,11 @@ export class CommandBatch {
     view.fill(0);
     view.set(params);
     this.arenaUsed = Math.ceil((offset + bytes) / this.align) * this.align;
-    // With errorScopes 'op' a scope pair per op also names the op of errors raised at once.
     const sub = this.begin();
     sub.ops.push(op);
-    // Only creating a pipeline or a bind group can raise an error at once (encoding errors surface at
-    // finish(), in the submission's scope), so an op whose pipeline and bind group are cached needs no scope.
+    // With errorScopes 'op' a scope pair names the op of errors raised at once. Only creating a pipeline or
+    // a bind group can raise one (encoding errors surface at finish(), in the submission's scope), so an op
+    // whose pipeline and bind group are both cached needs no scope.
     const id = this.pipelines.bindGroupId(key, bytes, buffers);
     const scoped = this.options.opScopes && !this.pipelines.cached(key, id);
     if (scoped) {

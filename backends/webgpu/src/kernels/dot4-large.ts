@@ -10,11 +10,11 @@
  * The code is generated unrolled: every accumulator is a named register, chained through its four dot
  * products (acc = dot4I8Packed(x, y) + acc, measured faster than one sum of four), every index a
  * compile-time offset from the invocation's base. Params and the `rescale` store as kernels/matmul-int.ts.
- * Measured on an NVIDIA H100 (benches/results/h100-int8/README.md): 69–73 TOPS at 4096 and 8192, 1.54–1.61×
+ * Measured on an NVIDIA H100 (benches/results/h100-int8/README.md): 69–74 TOPS at 4096 and 8192, 1.54–1.67×
  * the float32 GEMM; the 64-tile kernel 48–53.
  */
 import { paramsPrelude } from '../layout.js';
-import { INT_MATMUL_WORDS, RESCALE_WORDS, storeWgsl } from './matmul-int.js';
+import { INT_MATMUL_WORDS, PACK_ROWS, RESCALE_WORDS, storeWgsl } from './matmul-int.js';
 
 /** The tile side: a workgroup computes TILE×TILE outputs. */
 export const DOT4_LARGE_TILE = 128;
@@ -62,8 +62,8 @@ fn prefetch(t: u32, wg: vec3u, k: u32, kv: u32, mp: u32, np: u32) {
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) l: vec3u,
         @builtin(local_invocation_index) t: u32) {
   let kv = u32(p(10u)) / 4u; // vec4 per packed row
-  let mp = (u32(p(0u)) + 63u) & ~63u;
-  let np = (u32(p(1u)) + 63u) & ~63u;
+  let mp = (u32(p(0u)) + ${PACK_ROWS - 1}u) & ~${PACK_ROWS - 1}u;
+  let np = (u32(p(1u)) + ${PACK_ROWS - 1}u) & ~${PACK_ROWS - 1}u;
   // Row r keeps its vec4 v at r·4 + (v ^ ((r >> 1) & 3)): the 8 rows a quarter-subgroup reads in one
   // 16-byte step then cover all 32 banks. Rows 16 apart share the swizzle.
   let ra = l.y * 4u;

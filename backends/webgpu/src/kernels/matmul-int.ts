@@ -15,7 +15,7 @@
  *    mostly padding: one invocation per output over the unpacked operands (no packing passes).
  * Measured on an NVIDIA H100 with `benches/webgpu-int8-probe.ts`: dot4I8Packed 48–53 TOPS (64-tile), the
  * subgroup-matrix kernel 49–68 with Dawn's robustness on, 124–144 with it off (`benches/results/h100-int8/`);
- * through the backend the 128-tile dot4 kernel runs at 69–73 TOPS (4096, 8192), 1.54–1.61× float32.
+ * through the backend the 128-tile dot4 kernel runs at 69–74 TOPS (4096, 8192), 1.54–1.67× float32.
  *
  * `rescale` variants of the kernels that write C (dot4, few rows, the crop after subgroup matrices) store
  * float32 f32(sum) · (aScale · bScale[n]) + bias[n] instead (the integerMatmulToFloatKernel hook).
@@ -47,7 +47,10 @@ fn store(o: i32, col: i32, acc: i32) {
   c[o] = select(y, y + bias[p(15u) + col * p(16u)], p(17u) != 0);
 }`;
 }
-/** Padding of the packed operands: K to 64, rows of A and B to 64 (a multiple of both kernels' tiles). */
+/**
+ * Padding of the packed operands: K to 64, rows of A and B to 64 (a multiple of the 64-tile and subgroup-matrix
+ * kernels' tiles; the 128-tile dot4 kernel loads zeros for a half last tile).
+ */
 export const PACK_K = 64;
 export const PACK_ROWS = 64;
 
