@@ -49,8 +49,14 @@ export class CommandBatch {
   private pendingFlops = 0;
   private readonly arena: GPUBuffer;
   private readonly arenaHost = new ArrayBuffer(UNIFORM_ARENA);
+  /** The staged params as i32 words (one view, not one per kernel). */
+  private readonly arenaWords = new Int32Array(this.arenaHost);
   private arenaUsed = 0;
   private readonly align: number;
+  /** Work held back to be merged with the next calls of its kind (dispatch-adam.ts), encoded before anything else. */
+  private held: (() => void) | null = null;
+  /** Kernels encoded and command buffers submitted since creation (kernelStats). */
+  readonly stats = { dispatches: 0, submissions: 0 };
 
   constructor(
     private readonly device: GPUDevice,
@@ -71,6 +77,7 @@ export class CommandBatch {
    * submission catches what only surfaces at encoder.finish()/submit (pass and dispatch validation).
    */
   begin(): Submission {
+    this.releaseHeld();
     if (!this.tracker.open) {
       this.device.pushErrorScope('out-of-memory');
       this.device.pushErrorScope('validation');
@@ -101,6 +108,7 @@ export class CommandBatch {
     groups: [number, number, number],
     flops = 0,
   ): void {
+    this.releaseHeld();
     this.options.assertUsable(op);
     this.options.loopWatch.op();
     const bytes = Math.ceil(Math.max(words, 4) / 4) * 16;
@@ -111,9 +119,9 @@ export class CommandBatch {
       );
     if (this.arenaUsed + bytes > UNIFORM_ARENA) this.flush();
     const offset = this.arenaUsed;
-    const view = new Int32Array(this.arenaHost, offset, bytes / 4);
-    view.fill(0);
-    view.set(params);
+    const at = offset / 4;
+    this.arenaWords.set(params, at);
+    this.arenaWords.fill(0, at + params.length, at + bytes / 4);
     this.arenaUsed = Math.ceil((offset + bytes) / this.align) * this.align;
     const sub = this.begin();
     sub.ops.push(op);
@@ -138,6 +146,7 @@ export class CommandBatch {
     this.pass.setPipeline(pipe);
     this.pass.setBindGroup(0, bind, [offset]);
     this.pass.dispatchWorkgroups(groups[0], groups[1], groups[2]);
+    this.stats.dispatches++;
     if (scoped) {
       sub.watch(op, 'validation', this.device.popErrorScope());
       sub.watch(op, 'out-of-memory', this.device.popErrorScope());
@@ -154,6 +163,7 @@ export class CommandBatch {
     if (this.arenaUsed > 0) this.device.queue.writeBuffer(this.arena, 0, this.arenaHost, 0, this.arenaUsed);
     this.arenaUsed = 0;
     this.device.queue.submit([enc.finish()]);
+    this.stats.submissions++;
     this.pending = 0;
     this.pendingFlops = 0;
     const sub = this.tracker.open!;
@@ -171,9 +181,28 @@ export class CommandBatch {
     this.pass = null;
   }
 
-  /** Submits the encoded work (if any). */
+  /** Submits the encoded work (if any), held work included. */
   flush(): void {
+    this.releaseHeld();
     if (this.encoder) this.submit();
+  }
+
+  /**
+   * Holds work back: `encode` runs (once) before the next kernel, copy or submission is encoded, or at
+   * releaseHeld(), so that consecutive calls of one kind can share a dispatch while every other op still
+   * sees their effects in call order. Held work of another owner is encoded first.
+   */
+  hold(encode: () => void): void {
+    if (this.held !== encode) this.releaseHeld();
+    this.held = encode;
+  }
+
+  /** Encodes the held work now (if any). */
+  releaseHeld(): void {
+    const encode = this.held;
+    if (!encode) return;
+    this.held = null;
+    encode();
   }
 
   /** Destroys the uniform arena (after a final flush()). */

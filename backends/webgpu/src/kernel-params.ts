@@ -12,8 +12,15 @@ export function packDims(
   c: { shape: readonly number[]; strides: readonly (readonly number[])[] },
   R: number,
 ): number[] {
-  const pad = (v: readonly number[], fill: number): number[] => [...new Array<number>(R - v.length).fill(fill), ...v];
-  return [...pad(c.shape, 1), ...c.strides.flatMap((s) => pad(s, 0))];
+  // Plain loops: this runs for every elementwise dispatch, where spreads and flatMap showed in CPU profiles.
+  const words: number[] = [];
+  const put = (v: readonly number[], fill: number): void => {
+    for (let i = v.length; i < R; i++) words.push(fill);
+    for (let i = 0; i < v.length; i++) words.push(v[i]!);
+  };
+  put(c.shape, 1);
+  for (let k = 0; k < c.strides.length; k++) put(c.strides[k]!, 0);
+  return words;
 }
 
 /**

@@ -22,6 +22,7 @@ import {
 } from '@polyhal/hal';
 import type { PhiloxStream } from '@polyhal/hal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
+import { AdamGroups, MAX_ADAM_SLOTS } from './dispatch-adam.js';
 import { dispatchOneHot, dispatchQuantize, dispatchScatter, dispatchTuplePositions } from './dispatch-index.js';
 import { dispatchArgReduce, dispatchTopk, type SelectContext } from './dispatch-select.js';
 import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
@@ -45,7 +46,7 @@ import type { GpuDeviceLike } from './gpu-types.js';
 import { copyWgsl, copyWords, fillWgsl } from './kernels/copy.js';
 import { binaryExpr, binaryWgsl, elementwiseWords, unaryExpr, unaryWgsl } from './kernels/elementwise.js';
 import { binaryVec4Wgsl, unaryVec4Wgsl, vec4Key, vec4Plan } from './kernels/elementwise-vec4.js';
-import { adamWgsl, sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
+import { sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
 import { TILES } from './kernels/matmul.js';
 import { PHILOX_WORDS, philoxWgsl } from './kernels/random.js';
 import { GATHER_WORDS, gatherWgsl } from './kernels/gather.js';
@@ -95,6 +96,7 @@ export class WebGpuBackend extends BaseBackend {
   private readonly intMatmulContext: IntMatmulContext;
   private readonly normContext: NormContext;
   private readonly selectContext: SelectContext;
+  private readonly adam: AdamGroups;
   private readonly reader: StagingReader;
   private readonly dummy: GPUBuffer;
   private lostReason: string | null = null;
@@ -144,6 +146,12 @@ export class WebGpuBackend extends BaseBackend {
       fill: (out, value) => this.fillKernel(out, value),
     };
     this.normContext = { batch: this.batch, gpu: (buffer) => this.gpu(buffer), dummy: this.dummy };
+    this.adam = new AdamGroups({
+      batch: this.batch,
+      gpu: (buffer) => this.gpu(buffer),
+      free: (x) => this.free(x),
+      slots: Math.max(1, Math.min(MAX_ADAM_SLOTS, Math.floor(limits.maxStorageBuffersPerShaderStage / 4))),
+    });
     this.selectContext = {
       batch: this.batch,
       gpu: (buffer) => this.gpu(buffer),
@@ -261,6 +269,14 @@ export class WebGpuBackend extends BaseBackend {
   /** Statistics of the buffer pool (for benchmarks and tests). */
   poolStats(): { pooledBuffers: number; pooledBytes: number; created: number; reused: number } {
     return this.pool.stats();
+  }
+
+  /**
+   * Kernels dispatched and command buffers submitted since creation, held work (multi-tensor Adam) once
+   * encoded: for benchmarks and tests of how many kernels a stretch of work costs.
+   */
+  kernelStats(): { dispatches: number; submissions: number } {
+    return { ...this.batch.stats };
   }
 
   /** The GPU buffer of `buffer`; float16 storage only for the kernels that read binary16 (`half`). */
@@ -577,7 +593,10 @@ export class WebGpuBackend extends BaseBackend {
 
   // ---- fused ----
 
-  /** Fused Adam/AdamW: one dispatch per parameter, in place. Operands validated by adamStep. */
+  /**
+   * Fused Adam/AdamW in place, multi-tensor: consecutive steps with the same hyper-parameters share one
+   * dispatch of up to MAX_ADAM_SLOTS parameters (dispatch-adam.ts). Operands validated by adamStep.
+   */
   protected override adamStepKernel(
     param: DeviceBuffer,
     grad: NDArray,
@@ -587,29 +606,7 @@ export class WebGpuBackend extends BaseBackend {
   ): void {
     if (param.size === 0) return;
     const g = this.whole(grad);
-    try {
-      const words = [
-        param.size,
-        p.lr,
-        p.beta1,
-        p.beta2,
-        p.eps,
-        1 - p.lr * p.weightDecay,
-        1 / (1 - p.beta1 ** p.step),
-        1 / (1 - p.beta2 ** p.step),
-      ];
-      this.batch.dispatch(
-        'adamStep',
-        'adam',
-        adamWgsl,
-        8,
-        [words[0]!, ...words.slice(1).map(floatBits)],
-        [this.gpu(param), this.gpu(g.view.buffer), this.gpu(m), this.gpu(v)],
-        flat(param.size),
-      );
-    } finally {
-      if (g.temp) this.free(g.view);
-    }
+    this.adam.add(param, g.view, m, v, p, g.temp);
   }
 
   protected override sgdStepKernel(

@@ -1,31 +1,11 @@
 /**
- * WGSL fused training kernels: Adam/AdamW and SGD updates in place (one invocation per parameter), and
- * softmax cross-entropy (one invocation per row).
+ * WGSL fused training kernels: the SGD update in place (one invocation per parameter element) and
+ * softmax cross-entropy (one invocation per row). The Adam update, which groups parameters, is adam.ts.
  *
- * Adam params: 0 n · 1 lr · 2 beta1 · 3 beta2 · 4 eps · 5 decay (1 − lr·wd) · 6 1/(1−β1^t) · 7 1/(1−β2^t).
  * SGD params: 0 n · 1 lr · 2 momentum · 3 weight decay · 4 use momentum. Softmax CE: 0 rows · 1 classes · 2
  * with grad · 3 -Inf bits.
  */
 import { FLAT_ARGS, FLAT_INDEX, paramsPrelude } from '../layout.js';
-
-export function adamWgsl(): string {
-  return `${paramsPrelude(8)}
-@group(0) @binding(1) var<storage, read_write> param: array<f32>;
-@group(0) @binding(2) var<storage, read> grad: array<f32>;
-@group(0) @binding(3) var<storage, read_write> m: array<f32>;
-@group(0) @binding(4) var<storage, read_write> v: array<f32>;
-@compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
-  ${FLAT_INDEX}
-  if (idx >= u32(p(0u))) { return; }
-  let g = grad[idx];
-  let b1 = pf(2u); let b2 = pf(3u);
-  let mi = b1 * m[idx] + (1.0 - b1) * g;
-  let vi = b2 * v[idx] + (1.0 - b2) * g * g;
-  m[idx] = mi;
-  v[idx] = vi;
-  param[idx] = param[idx] * pf(5u) - (pf(1u) * (mi * pf(6u))) / (sqrt(vi * pf(7u)) + pf(4u));
-}`;
-}
 
 export function sgdWgsl(): string {
   return `${paramsPrelude(5)}
