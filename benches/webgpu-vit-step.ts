@@ -50,7 +50,8 @@ rounds.sort((a, b) => a.stepMs - b.stepMs);
 const mid = rounds[2]!;
 console.log(
   `${label} on ${be.deviceName}: step median ${mid.stepMs.toFixed(2)} ms ` +
-    `(rounds ${rounds.map((r) => r.stepMs.toFixed(2)).join(' ')}); CPU up to the loss read ${mid.cpuMs.toFixed(2)} ms; ` +
+    `(rounds ${rounds.map((r) => r.stepMs.toFixed(2)).join(' ')}); ` +
+    `CPU up to the loss read ${mid.cpuMs.toFixed(2)} ms; ` +
     `${perStep.dispatches} kernels and ${perStep.submissions} submissions per step`,
 );
 const j = process.argv.indexOf('--json');
