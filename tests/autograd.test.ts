@@ -204,6 +204,16 @@ const CHECKS: Check[] = [
     ([a, b]) => ag.matmul(a!, ag.transpose(b!)),
     [inp([2, 3, 4]), inp([5, 4])],
   ],
+  [
+    'matmul with a bias (a Linear layer on sequences: bias [N])',
+    ([a, b, c]) => ag.matmul(a!, ag.transpose(b!), c!),
+    [inp([2, 3, 4]), inp([5, 4]), inp([5])],
+  ],
+  [
+    'matmul with a bias (batched, bias [3, 1] summed over the batch and N)',
+    ([a, b, c]) => ag.matmul(a!, b!, c!),
+    [inp([2, 3, 4]), inp([2, 4, 5]), inp([3, 1])],
+  ],
   ['softmax', ([x]) => ag.softmax(x!), [inp([2, 4])]],
   ['logSoftmax', ([x]) => ag.logSoftmax(x!, 0), [inp([3, 2])]],
   [
@@ -254,7 +264,8 @@ const CHECKS: Check[] = [
   [
     'maxPool2d (kernel 3, stride 2, padding 1, ceilMode)',
     ([x]) => ag.maxPool2d(x!, { kernelSize: 3, stride: 2, padding: 1, ceilMode: true }),
-    [inp([1, 2, 6, 7])],
+    // Values 0.1 apart: a window's maximum stays the same element under the finite-difference step.
+    [spaced([1, 2, 6, 7])],
   ],
   [
     'avgPool2d (kernel [3, 2], padding 1, countIncludePad false)',

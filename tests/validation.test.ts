@@ -198,6 +198,15 @@ const BAD: Bad[] = [
   ['matmul', ({ be, x }) => be.matmul(any(null), x), InvalidArgumentError, ['matmul', 'a', 'null']],
   ['matmul', ({ be, x }) => be.matmul(x, any(undefined)), InvalidArgumentError, ['matmul', 'b', 'undefined']],
   ['matmul', ({ be, x }) => be.matmul(x, x), ShapeMismatchError, ['matmul', '[2, 3]']],
+  ['matmul', ({ be, x }) => be.matmul(x, be.permute(x, [1, 0]), x), ShapeMismatchError, ['bias', '[2, 3]', '[2, 2]']],
+  [
+    'matmul',
+    ({ be, x }) => be.matmul(x, be.permute(x, [1, 0]), be.reshape(x, [3, 2, 1])),
+    ShapeMismatchError,
+    ['bias', '[3, 2, 1]', '[2, 2]'],
+  ],
+  ['matmul', ({ be, x, xi }) => be.matmul(x, be.permute(x, [1, 0]), xi), DTypeError, ['matmul', 'bias', 'int32']],
+  ['matmul', ({ be, x }) => be.matmul(x, be.permute(x, [1, 0]), any('b')), InvalidArgumentError, ['matmul', 'bias']],
   // composites
   ['softmax', ({ be }) => be.softmax(any(null)), InvalidArgumentError, ['softmax', 'null']],
   ['softmax', ({ be, x }) => be.softmax(x, any(null)), InvalidArgumentError, ['softmax', 'axis', 'null']],

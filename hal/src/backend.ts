@@ -220,11 +220,14 @@ export interface ComputeBackend extends ElementwiseMethods, ReduceMethods, Layou
   assign(target: DeviceBuffer, value: NDArray): void;
 
   /**
-   * Batched matmul: a: [..., M, K], b: [..., K, N] → [..., M, N], float32; batch dims broadcast.
-   * Transposed operands are passed as views (`transposeView`) and are not copied.
-   * Throws ShapeMismatchError if K differs or batch dims do not broadcast.
+   * Batched matmul: a: [..., M, K], b: [..., K, N] → [..., M, N], float32 (or int32, int8, uint8, wrapping);
+   * batch dims broadcast. Transposed operands are passed as views (`transposeView`) and are not copied.
+   * With `bias` (the product's dtype, broadcast to [..., M, N] without widening it): a @ b + bias, as
+   * tfjs's fused.matMul or ONNX Gemm's C; a backend may add it in the GEMM's store (matmul-bias.ts).
+   * Throws ShapeMismatchError if K differs, batch dims do not broadcast or bias does not fit; DTypeError
+   * when bias has another dtype.
    */
-  matmul(a: NDArray, b: NDArray): NDArray;
+  matmul(a: NDArray, b: NDArray, bias?: NDArray | null): NDArray;
 
   // Composite ops: built once from primitives; a backend may override any of them with a fused kernel.
   softmax(x: NDArray, axis?: number): NDArray;

@@ -49,6 +49,7 @@ import { type PhiloxStream, philoxUniformFill } from './philox.js';
 import { installRandomOps, type RandomMethods } from './sampling.js';
 import { type ScatterCompositeHost, scatterKernelComposite } from './scatter-composite.js';
 import { integerMatmulComposite } from './integer-matmul.js';
+import { addBias, checkMatmulBias } from './matmul-bias.js';
 import { installTableMethods } from './table-methods.js';
 import { type ArgReduceMethods, installArgReduceOps } from './argreduce.js';
 import { type ConvMethods, installConvOps } from './conv-methods.js';
@@ -306,29 +307,42 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   }
 
   // ---- matmul ----
-  matmul(a: NDArray, b: NDArray): NDArray {
+  matmul(a: NDArray, b: NDArray, bias?: NDArray | null): NDArray {
     this.check(a, 'matmul', 'a');
     this.check(b, 'matmul', 'b');
-    if (a.dtype === b.dtype && (a.dtype === 'int32' || a.dtype === 'int8' || a.dtype === 'uint8')) {
-      // NumPy and PyTorch: the operands' integer dtype, wrapping (int8/uint8: the int32 result wrapped).
-      const c = this.integerMatmul(a, b);
-      if (a.dtype === 'int32') return c;
-      return withTemps(this, (t) => this.cast(t(c), a.dtype));
-    }
-    if (a.dtype !== 'float32' || b.dtype !== 'float32')
+    const int = a.dtype === b.dtype && (a.dtype === 'int32' || a.dtype === 'int8' || a.dtype === 'uint8');
+    if (!int && (a.dtype !== 'float32' || b.dtype !== 'float32'))
       throw new UnsupportedOpError('matmul', a.dtype !== 'float32' ? a.dtype : b.dtype, this.name);
     const [m, k, n] = matmulDims(a, b);
     const batch = broadcastShapes(a.shape.slice(0, -2), b.shape.slice(0, -2));
     const outShape = [...batch, m, n];
+    if (bias != null) checkMatmulBias(bias, outShape, a.dtype, (x, op, arg) => this.check(x, op, arg));
+    if (int) {
+      // NumPy and PyTorch: the operands' integer dtype, wrapping (int8/uint8: the int32 result wrapped).
+      const c = this.integerMatmul(a, b);
+      const r = a.dtype === 'int32' ? c : withTemps(this, (t) => this.cast(t(c), a.dtype));
+      return bias != null ? addBias(this, r, bias) : r;
+    }
     const out = this.allocate(sizeOf(outShape), 'float32');
     // [..., M, K] · [K, N] with batch rows that merge into M (a Linear layer on a batch of sequences):
     // one [B·M, K] · [K, N] product instead of B small ones — the same values, row-major alike.
-    const flat = b.shape.length === 2 && a.shape.length > 2 ? reshapeView(a, [sizeOf(outShape) / n || 0, k]) : null;
-    if (flat && n > 0) this.guard(out, () => this.matmulKernel(flat, b, out));
-    else
-      this.guard(out, () => this.matmulKernel(expandView(a, [...batch, m, k]), expandView(b, [...batch, k, n]), out));
-    return viewOf(out, outShape);
+    let flat = b.shape.length === 2 && a.shape.length > 2 ? reshapeView(a, [sizeOf(outShape) / n || 0, k]) : null;
+    const fused = bias != null && this.matmulBiasKernel ? expandView(bias, outShape) : null;
+    const flatBias = fused && flat ? reshapeView(fused, [sizeOf(outShape) / n || 0, n]) : null;
+    if (fused && !flatBias) flat = null;
+    const ea = flat ?? expandView(a, [...batch, m, k]);
+    const eb = flat ? b : expandView(b, [...batch, k, n]);
+    if (n > 0 && fused) this.guard(out, () => this.matmulBiasKernel!(ea, eb, flatBias ?? fused, out));
+    else if (n > 0 || !flat) this.guard(out, () => this.matmulKernel(ea, eb, out));
+    const r = viewOf(out, outShape);
+    return bias != null && !fused ? addBias(this, r, bias) : r;
   }
+
+  /**
+   * Optional hook: out = a @ b + bias on float32 operands as matmulKernel takes them, bias a view of the
+   * kernel's output shape (hal/src/matmul-bias.ts). Without it, matmul with a bias is matmul then add.
+   */
+  protected matmulBiasKernel?(a: NDArray, b: NDArray, bias: NDArray, out: DeviceBuffer): void;
 
   /**
    * Integer matmul with an int32 result, exact modulo 2^32, of int32, int8 or uint8 operands (each its

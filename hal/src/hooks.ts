@@ -142,6 +142,13 @@ export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
     contract: 'one SGD update in place; operands and hyper-parameters already validated',
   },
   {
+    name: 'matmulBiasKernel',
+    signature: 'matmulBiasKernel(a: NDArray, b: NDArray, bias: NDArray, out: DeviceBuffer): void',
+    contract:
+      "out = a @ b + bias, float32: a and b as matmulKernel takes them, bias a view of out's shape (strides " +
+      'may be 0); each element the product rounded, then the sum rounded (matmul-bias.ts)',
+  },
+  {
     name: 'scatterKernel',
     signature:
       "scatterKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer, reduction: 'none' | " +

@@ -9,7 +9,15 @@ import { type DeviceBuffer, type NDArray, ShapeMismatchError } from '@polyhal/ha
 import type { CommandBatch } from './encoder.js';
 import { gemvWgsl } from './kernels/gemv.js';
 import { BLOCK_THREADS, blockInvocations, matmulBlocksWgsl } from './kernels/matmul-blocks.js';
-import { canLoadVec4, chooseSplitK, chooseTile, matmulWgsl, matmulWords, type Tile } from './kernels/matmul.js';
+import {
+  canLoadVec4,
+  chooseSplitK,
+  chooseTile,
+  gemmWords,
+  matmulWgsl,
+  matmulWords,
+  type Tile,
+} from './kernels/matmul.js';
 import { splitKSumWgsl } from './kernels/splitk.js';
 import { flat, stridedParams } from './kernel-params.js';
 import { grid } from './layout.js';
@@ -31,16 +39,28 @@ export interface MatmulContext {
   fill(out: DeviceBuffer, value: number): void;
 }
 
-/** Encodes the matmulKernel hook: `out` = a @ b over the leading (batch) dims. */
-export function dispatchMatmul(ctx: MatmulContext, a: NDArray, b: NDArray, out: DeviceBuffer): void {
+/**
+ * Encodes the matmulKernel hook: `out` = a @ b over the leading (batch) dims; with `bias` (a view of out's
+ * shape, matmulBiasKernel) `out` = a @ b + bias, added in the store of the register-block and unsplit tiled
+ * kernels where the bias is the same for every batch item. Returns false, having encoded nothing, for a
+ * bias it cannot add that way (gemv, split-K, K = 0, a bias varying over the batch): the caller adds it.
+ */
+export function dispatchMatmul(
+  ctx: MatmulContext,
+  a: NDArray,
+  b: NDArray,
+  out: DeviceBuffer,
+  bias: NDArray | null = null,
+): boolean {
   const r = a.shape.length;
   const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];
   const batchShape = a.shape.slice(0, -2);
   const batch = batchShape.reduce((p, d) => p * d, 1);
-  if (M === 0 || N === 0 || batch === 0) return;
+  if (M === 0 || N === 0 || batch === 0) return true;
+  if (bias && (K === 0 || bias.strides.slice(0, -2).some((s, i) => s !== 0 && bias.shape[i]! > 1))) return false;
   if (K === 0) {
     ctx.fill(out, 0);
-    return;
+    return true;
   }
   if (batch > 65535) throw new ShapeMismatchError(`webgpu matmul: at most 65535 batch items, got ${batch}`);
   const { R, words } = stridedParams(batchShape, [
@@ -63,7 +83,12 @@ export function dispatchMatmul(ctx: MatmulContext, a: NDArray, b: NDArray, out: 
   const flops = 2 * M * N * K * batch;
   // Matrix-vector shapes (N ≤ 4 or M ≤ 4 against ≥ 64) run without tiles (see kernels/gemv.ts).
   const gemv = ctx.forcedTile ? null : N <= 4 && M >= 64 ? 'rows' : M <= 4 && N >= 64 ? 'cols' : null;
+  // With a bias: its offset and strides along M and N after the params (kernels/matmul.ts biasDecl).
+  const withBias = bias ? [...params, 1, bias.offset, bias.strides[r - 2]!, bias.strides[r - 1]!] : [...params, 1];
+  const biasBuffer = bias ? [ctx.gpu(bias.buffer)] : [];
+  const biasKey = bias ? '/bias' : '';
   if (gemv) {
+    if (bias) return false;
     const [width, count] = gemv === 'rows' ? [N, M] : [M, N];
     const [x, y] = flat(count);
     ctx.batch.dispatch(
@@ -76,7 +101,7 @@ export function dispatchMatmul(ctx: MatmulContext, a: NDArray, b: NDArray, out: 
       [x, y, batch],
       flops,
     );
-    return;
+    return true;
   }
   // Small outputs over a short K (batched attention products), and every product on a software
   // adapter: register blocks without tiles (kernels/matmul-blocks.ts); a forced tile or split-K count
@@ -87,15 +112,15 @@ export function dispatchMatmul(ctx: MatmulContext, a: NDArray, b: NDArray, out: 
     const [x, y] = grid(Math.ceil(blockInvocations(M, N, batch, tm, tn) / BLOCK_THREADS));
     ctx.batch.dispatch(
       'matmul',
-      `matmul/blocks${tm}x${tn}/${R}`,
-      () => matmulBlocksWgsl(tm, tn, R),
-      matmulWords(R),
-      [...params, 1],
-      [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out)],
+      `matmul/blocks${tm}x${tn}/${R}${biasKey}`,
+      () => matmulBlocksWgsl(tm, tn, R, bias !== null),
+      gemmWords(R, bias !== null),
+      withBias,
+      [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out), ...biasBuffer],
       [x, y, 1],
       flops,
     );
-    return;
+    return true;
   }
   const t = ctx.forcedTile ?? chooseTile(M, N, batch);
   const vec =
@@ -126,16 +151,17 @@ export function dispatchMatmul(ctx: MatmulContext, a: NDArray, b: NDArray, out: 
   if (splitK === 1) {
     ctx.batch.dispatch(
       'matmul',
-      key,
-      () => matmulWgsl(t, vec, R),
-      matmulWords(R),
-      [...params, 1],
-      [...ab, ctx.gpu(out)],
+      key + biasKey,
+      () => matmulWgsl(t, vec, R, bias !== null),
+      gemmWords(R, bias !== null),
+      withBias,
+      [...ab, ctx.gpu(out), ...biasBuffer],
       groups,
       flops,
     );
-    return;
+    return true;
   }
+  if (bias) return false;
   const partialBytes = batch * splitK * M * N * 4;
   const partial = ctx.pool.acquire(partialBytes);
   const scratch = ctx.batch.scratchKey();
@@ -168,4 +194,5 @@ export function dispatchMatmul(ctx: MatmulContext, a: NDArray, b: NDArray, out: 
     ctx.batch.tracker.forget(scratch);
     ctx.pool.release(partial, partialBytes);
   }
+  return true;
 }

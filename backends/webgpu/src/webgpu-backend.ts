@@ -19,6 +19,7 @@ import {
   type StorageArray,
   type UnaryOp,
   UnsupportedOpError,
+  viewOf,
 } from '@polyhal/hal';
 import type { PhiloxStream } from '@polyhal/hal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
@@ -466,6 +467,18 @@ export class WebGpuBackend extends BaseBackend {
 
   protected matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
     dispatchMatmul(this.matmulContext, a, b, out);
+  }
+
+  /** a @ b + bias: added in the GEMM's store (dispatch-matmul.ts), else the product then an add kernel. */
+  protected override matmulBiasKernel(a: NDArray, b: NDArray, bias: NDArray, out: DeviceBuffer): void {
+    if (dispatchMatmul(this.matmulContext, a, b, out, bias)) return;
+    const product = this.allocate(out.size, 'float32');
+    try {
+      dispatchMatmul(this.matmulContext, a, b, product);
+      this.binaryKernel('add', viewOf(product, bias.shape), bias, out);
+    } finally {
+      this.deallocate(product);
+    }
   }
 
   /** Integer matmul (dispatch-matmul-int.ts): int8 packed on tensor cores or dot4I8Packed, else int32 tiles. */

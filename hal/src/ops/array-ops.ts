@@ -122,16 +122,19 @@ export const ARRAY_OP_DEFS = {
   },
   matmul: {
     kind: 'contraction',
-    signature: 'matmul(a: [..., M, K], b: [..., K, N]) → [..., M, N], batch dims broadcast',
+    signature: 'matmul(a: [..., M, K], b: [..., K, N], bias?) → [..., M, N], batch dims broadcast',
     semantics:
-      'Σ_k a[m,k]·b[k,n] (a zero K gives 0). Transposed operands are views, not copied. ' +
+      'Σ_k a[m,k]·b[k,n] (a zero K gives 0). Transposed operands are views, not copied. With bias (the ' +
+      "product's dtype, broadcast to [..., M, N] without widening it; tfjs fused.matMul's bias, ONNX Gemm's " +
+      'C): the product rounded, plus bias rounded once more (webgpu adds it in the GEMM’s store). ' +
       'int32, int8, uint8 (as NumPy and PyTorch): the int32 sum exact modulo 2^32, int8 and uint8 results ' +
       'then wrapped to the dtype; int8 operands take packed kernels on webgpu (subgroup matrices where the ' +
       'device has them, else dot4I8Packed). ShapeMismatchError if K differs or the batch dims do not ' +
-      'broadcast; UnsupportedOpError unless both operands have one of the dtypes.',
+      'broadcast or bias does not fit; DTypeError for a bias of another dtype; UnsupportedOpError unless ' +
+      'both operands have one of the dtypes.',
     dtypes: ['float32', 'int32', 'int8', 'uint8'],
     accuracy: { float32: { abs: 1e-6, rel: 4e-6 }, int32: EXACT },
-    grad: 'autograd ops.ts (g·bᵀ, aᵀ·g)',
+    grad: 'autograd ops.ts (g·bᵀ, aᵀ·g; bias: g summed to its shape)',
   },
   mean: {
     kind: 'composite',

@@ -43,7 +43,7 @@ export type TableMethods = { [K in UnaryOp]: () => Tensor } & { [K in BinaryOp]:
 /** The other chainable methods. */
 export interface OpMethods {
   /** this: [..., M, K] · other: [..., K, N] → [..., M, N]. */
-  matmul(other: Tensor): Tensor;
+  matmul(other: Tensor, bias?: Tensor | null): Tensor;
   mean(axes?: Axes, keepdims?: boolean): Tensor;
   /** log Σ exp over the axes (all when absent), stably. */
   logsumexp(axes?: Axes, keepdims?: boolean): Tensor;
@@ -116,8 +116,8 @@ for (const op of REDUCE_OPS)
   });
 
 const others: { [K in keyof OpMethods]: (this: Tensor, ...args: Parameters<OpMethods[K]>) => Tensor } = {
-  matmul(other) {
-    return matmul(this, other);
+  matmul(other, bias) {
+    return matmul(this, other, bias);
   },
   mean(axes, keepdims) {
     return mean(this, axes, keepdims);

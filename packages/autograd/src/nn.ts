@@ -12,7 +12,7 @@ import {
   ShapeMismatchError,
 } from '@polyhal/hal';
 import { flatten, transpose } from './movement.js';
-import { add, gelu, geluTanh, matmul, mean, mul, relu, sigmoid, silu, sub, tanh } from './ops.js';
+import { gelu, geluTanh, matmul, mean, mul, relu, sigmoid, silu, sub, tanh } from './ops.js';
 import { gather } from './indexing.js';
 import { keep } from './scope.js';
 import { Tensor } from './tensor.js';
@@ -205,8 +205,8 @@ export class Linear extends Module {
   forward(x: Tensor): Tensor {
     this.observer?.(x);
     if (this.quantization) return this.quantization.forward(this, x);
-    const y = matmul(x, transpose(this.param('weight')));
-    return this.params.has('bias') ? add(y, this.param('bias')) : y;
+    // x·Wᵀ + b as one matmul with a bias (one kernel on webgpu).
+    return matmul(x, transpose(this.param('weight')), this.params.get('bias') ?? null);
   }
 }
 

@@ -238,15 +238,16 @@ export function mean(x: Tensor, axes?: number | readonly number[], keepdims = fa
 }
 
 /**
- * Batched matmul a: [..., M, K] × b: [..., K, N] → [..., M, N]. Gradients g·bᵀ and aᵀ·g use transposed views
- * (no copies).
+ * Batched matmul a: [..., M, K] × b: [..., K, N] → [..., M, N], plus `bias` (broadcast to [..., M, N]) when
+ * given: one backend call, which webgpu runs as one kernel (a Linear layer's forward). Gradients g·bᵀ and
+ * aᵀ·g use transposed views (no copies); the bias's is g summed to its shape.
  */
-export function matmul(a: Tensor, b: Tensor): Tensor {
+export function matmul(a: Tensor, b: Tensor, bias?: Tensor | null): Tensor {
   return record(
     'matmul',
-    [a, b],
-    (be, [x, y]) => be.matmul(x!, y!),
-    (be, g, [x, y], _out, needs) => {
+    bias ? [a, b, bias] : [a, b],
+    (be, [x, y, c]) => be.matmul(x!, y!, c),
+    (be, g, [x, y, c], _out, needs) => {
       const T = (v: NDArray): NDArray =>
         be.permute(
           v,
@@ -277,6 +278,8 @@ export function matmul(a: Tensor, b: Tensor): Tensor {
             ? flatGradB()
             : reduce(be.matmul(T(x!), g), y!.shape)
           : null,
+        // The bias: g summed over the dims it was broadcast along (g itself when it has the product's shape).
+        ...(c ? [needs[2] ? unbroadcast(be, g, c.shape) : null] : []),
       ];
     },
   );

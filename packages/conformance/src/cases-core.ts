@@ -261,5 +261,100 @@ export function coreCases(): Case[] {
       dtype: a.dtype!,
       inputs: [a, b],
     });
+  // With a bias (matmul-bias.ts): row, column, full, scalar and batch-varying biases, a transposed bias,
+  // the batch-merged Linear shape, gemv, K = 0 and empty products; integers wrap.
+  const u = U(-1, 1);
+  const mmBias: [InputSpec, InputSpec, InputSpec][] = [
+    [
+      { shape: [17, 31], gen: u },
+      { shape: [31, 33], gen: u },
+      { shape: [33], gen: u },
+    ],
+    [
+      { shape: [17, 31], gen: u },
+      { shape: [33, 31], gen: u, view: { transpose: true } },
+      { shape: [33], gen: u },
+    ],
+    [
+      { shape: [33, 513], gen: u },
+      { shape: [513, 7], gen: u },
+      { shape: [33, 1], gen: u },
+    ],
+    [
+      { shape: [64, 64], gen: u },
+      { shape: [64, 64], gen: u },
+      { shape: [64, 64], gen: u },
+    ],
+    [
+      { shape: [128, 64], gen: u },
+      { shape: [64, 256], gen: u },
+      { shape: [256], gen: u },
+    ],
+    [
+      { shape: [130, 70], gen: u },
+      { shape: [70, 200], gen: u },
+      { shape: [130, 1], gen: u },
+    ],
+    [
+      { shape: [3, 17, 9], gen: u },
+      { shape: [9, 5], gen: u },
+      { shape: [5], gen: u },
+    ],
+    [
+      { shape: [3, 17, 9], gen: u },
+      { shape: [9, 5], gen: u },
+      { shape: [17, 1], gen: u },
+    ],
+    [
+      { shape: [3, 5, 7], gen: u },
+      { shape: [3, 7, 4], gen: u },
+      { shape: [3, 1, 4], gen: u },
+    ],
+    [
+      { shape: [2, 1, 4, 5], gen: u },
+      { shape: [3, 5, 6], gen: u },
+      { shape: [], gen: u },
+    ],
+    [
+      { shape: [3, 8], gen: u },
+      { shape: [8, 5], gen: u },
+      { shape: [5, 3], gen: u, view: { transpose: true } },
+    ],
+    [
+      { shape: [70, 64], gen: u },
+      { shape: [64, 3], gen: u },
+      { shape: [3], gen: u },
+    ],
+    [
+      { shape: [4, 0], gen: u },
+      { shape: [0, 5], gen: u },
+      { shape: [5], gen: u },
+    ],
+    [
+      { shape: [0, 3], gen: u },
+      { shape: [3, 4], gen: u },
+      { shape: [4], gen: u },
+    ],
+    [
+      { shape: [7, 9], gen: big, dtype: 'int32' },
+      { shape: [9, 5], gen: big, dtype: 'int32' },
+      { shape: [5], gen: big, dtype: 'int32' },
+    ],
+    [
+      { shape: [65, 130], gen: int8, dtype: 'int8' },
+      { shape: [130, 67], gen: int8, dtype: 'int8' },
+      { shape: [67], gen: int8, dtype: 'int8' },
+    ],
+  ];
+  for (const [a, b, c] of mmBias)
+    cases.push({
+      id:
+        `matmul/${a.dtype ?? 'float32'}/${fmt(a.shape)}${viewName(a.view)}x${fmt(b.shape)}${viewName(b.view)}` +
+        `+bias${fmt(c.shape)}${viewName(c.view)}`,
+      kind: 'matmul',
+      op: 'matmul',
+      dtype: a.dtype ?? 'float32',
+      inputs: [a, b, c],
+    });
   return cases;
 }

@@ -11,6 +11,7 @@ import {
   oCast,
   oLogsumexp,
   oMatmul,
+  oMatmulBias,
   oPad,
   oPermute,
   oReduce,
@@ -70,7 +71,10 @@ export const ARRAY_OP_RUNNERS = {
   },
   contiguous: { device: (be, [a]) => [be.contiguous(a!)], oracle: ([a]) => [a!] },
   cast: { device: (be, [a], p) => [be.cast(a!, p.dtype!)], oracle: ([a], p) => [oCast(a!, p.dtype!)] },
-  matmul: { device: (be, [a, b]) => [be.matmul(a!, b!)], oracle: ([a, b]) => [oMatmul(a!, b!)] },
+  matmul: {
+    device: (be, [a, b, bias]) => [be.matmul(a!, b!, bias)],
+    oracle: ([a, b, bias]) => [bias ? oMatmulBias(oMatmul(a!, b!), bias) : oMatmul(a!, b!)],
+  },
   mean: {
     device: (be, [a], p) => [be.mean(a!, p.axes, p.keepdims)],
     oracle: ([a], p) => [oReduce('mean', a!, p.axes ?? a!.shape.map((_, i) => i), p.keepdims ?? false)],

@@ -277,6 +277,22 @@ export function oMatmul(a: Ref, b: Ref): Ref {
   return { shape: [...batch, M, N], data, dtype: 'float32', scale };
 }
 
+/**
+ * matmul's bias: product + bias broadcast to the product's shape. float32: exact in float64, judged against
+ * the product's Σ|terms| plus |bias|; integers: the sum wrapped to the dtype (as add).
+ */
+export function oMatmulBias(product: Ref, bias: Ref): Ref {
+  if (product.dtype !== 'float32') return oBinary('add', product, bias);
+  const c = oExpand(bias, product.shape);
+  const scale = product.scale ?? product.data.map(Math.abs);
+  return {
+    shape: product.shape,
+    data: product.data.map((v, i) => v + c.data[i]!),
+    dtype: 'float32',
+    scale: scale.map((v, i) => v + Math.abs(c.data[i]!)),
+  };
+}
+
 /** softmax / log-softmax along the last axis of a 2-D or N-D array, in float64. */
 export function oSoftmax(x: Ref, log: boolean): Ref {
   const C = x.shape[x.shape.length - 1]!;

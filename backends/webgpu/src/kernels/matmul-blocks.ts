@@ -13,10 +13,10 @@
  * 13 ms, 1024² 190 against 680 ms; 8×16, 16×8 and 16×16 blocks were within noise of 8×8 at the ViT's
  * shapes and slower at 1024².
  *
- * Same params as the tiled GEMM (kernels/matmul.ts; the split-K count is ignored).
+ * Same params as the tiled GEMM (kernels/matmul.ts; the split-K count is ignored), and the same bias.
  */
 import { paramsPrelude } from '../layout.js';
-import { batchOffsets, matmulWords } from './matmul.js';
+import { batchOffsets, biasDecl, gemmWords } from './matmul.js';
 
 export const BLOCK_THREADS = 64;
 
@@ -24,14 +24,16 @@ export const BLOCK_THREADS = 64;
 export const blockInvocations = (M: number, N: number, batch: number, tm: number, tn: number): number =>
   batch * Math.ceil(M / tm) * Math.ceil(N / tn);
 
-export function matmulBlocksWgsl(tm: number, tn: number, R: number): string {
+export function matmulBlocksWgsl(tm: number, tn: number, R: number, bias = false): string {
   const rows = Array.from({ length: tm }, (_, i) => i);
   const cols = Array.from({ length: tn }, (_, j) => j);
   const fma = rows.flatMap((i) => cols.map((j) => `acc[${i * tn + j}] += a${i} * b${j};`));
-  return `${paramsPrelude(matmulWords(R))}
+  const plus = (i: number, j: number): string => (bias ? ` + biasAt(row0 + ${i}u, col0 + ${j}u)` : '');
+  return `${paramsPrelude(gemmWords(R, bias))}
 @group(0) @binding(1) var<storage, read> a: array<f32>;
 @group(0) @binding(2) var<storage, read> b: array<f32>;
 @group(0) @binding(3) var<storage, read_write> c: array<f32>;
+${bias ? biasDecl(R) : ''}
 @compute @workgroup_size(${BLOCK_THREADS}) fn main(@builtin(workgroup_id) wid: vec3u,
     @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
   let idx = (wid.y * nwg.x + wid.x) * ${BLOCK_THREADS}u + lid.x;
@@ -57,7 +59,7 @@ export function matmulBlocksWgsl(tm: number, tn: number, R: number): string {
     .map(
       (i) => `if (row0 + ${i}u < M) {
     let cr = cbase + (row0 + ${i}u) * N + col0;
-    ${cols.map((j) => `if (col0 + ${j}u < N) { c[cr + ${j}u] = acc[${i * tn + j}]; }`).join('\n    ')}
+    ${cols.map((j) => `if (col0 + ${j}u < N) { c[cr + ${j}u] = acc[${i * tn + j}]${plus(i, j)}; }`).join('\n    ')}
   }`,
     )
     .join('\n  ')}

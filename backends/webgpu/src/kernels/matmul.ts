@@ -16,6 +16,19 @@ import { paramsPrelude } from '../layout.js';
 
 /** Param words for R batch dimension slots; the split-K count is the last. */
 export const matmulWords = (R: number): number => 11 + 3 * R;
+
+/**
+ * A GEMM's bias (matmul with a bias, hal/src/matmul-bias.ts) for the store: binding 4 and, after the
+ * matmulWords(R) params, the bias view's offset and its strides along M and N (batch strides are 0).
+ */
+export function biasDecl(R: number): string {
+  const w = matmulWords(R);
+  return `@group(0) @binding(4) var<storage, read> bias: array<f32>;
+fn biasAt(m: u32, n: u32) -> f32 { return bias[u32(p(${w}u) + i32(m) * p(${w + 1}u) + i32(n) * p(${w + 2}u))]; }`;
+}
+
+/** Params of a GEMM with (`bias`) or without a bias. */
+export const gemmWords = (R: number, bias: boolean): number => matmulWords(R) + (bias ? 3 : 0);
 const splitWord = (R: number): number => 10 + 3 * R;
 
 export interface Tile {
@@ -160,7 +173,7 @@ export function batchOffsets(R: number, item = 'wid.z'): string {
  * 128-invocation tiles with 8×8 outputs each (64×128: 41.7, 128×64: 34.6 TFLOP/s at 4096), and
  * register prefetch of 0 or 2 slabs instead of 1 (36.1 and 37.1 vs 45.3 TFLOP/s at 4096).
  */
-export function matmulVec4Wgsl(t: Tile, vecLoads: boolean, R: number): string {
+export function matmulVec4Wgsl(t: Tile, vecLoads: boolean, R: number, bias = false): string {
   const gm = t.bm / 64;
   const gn = t.bn / 64;
   const am = t.bm / 4;
@@ -225,10 +238,11 @@ export function matmulVec4Wgsl(t: Tile, vecLoads: boolean, R: number): string {
       ${fma.join('\n      ')}
     }`;
   const elem = vecLoads ? 'vec4<f32>' : 'f32';
-  return `${paramsPrelude(matmulWords(R))}
+  return `${paramsPrelude(gemmWords(R, bias))}
 @group(0) @binding(1) var<storage, read> a: array<${elem}>;
 @group(0) @binding(2) var<storage, read> b: array<${elem}>;
 @group(0) @binding(3) var<storage, read_write> c: array<f32>;
+${bias ? biasDecl(R) : ''}
 const BM = ${t.bm}u; const BN = ${t.bn}u; const BK = ${t.bk}u;
 var<workgroup> As: array<vec4<f32>, ${t.bk * am}>;
 var<workgroup> Bs: array<vec4<f32>, ${t.bk * bn4}>;
@@ -255,7 +269,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: ve
         let v = acc[(g * 4u + r) * ${gn}u + h];
         let gn0 = col0 + h * 64u + lid.x * 4u;
         for (var q = 0u; q < 4u; q++) {
-          if (gn0 + q < N) { c[cb + gm * N + gn0 + q] = v[q]; }
+          if (gn0 + q < N) { c[cb + gm * N + gn0 + q] = v[q]${bias ? ' + biasAt(gm, gn0 + q)' : ''}; }
         }
       }
     }
@@ -264,15 +278,16 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: ve
 }
 
 /** R: batch dimension slots (rankSlots of the coalesced batch shape). */
-export function matmulWgsl(t: Tile, vecLoads: boolean, R: number): string {
-  if (t.bm % 64 === 0 && t.bn % 64 === 0) return matmulVec4Wgsl(t, vecLoads, R);
+export function matmulWgsl(t: Tile, vecLoads: boolean, R: number, bias = false): string {
+  if (t.bm % 64 === 0 && t.bn % 64 === 0) return matmulVec4Wgsl(t, vecLoads, R, bias);
   const wx = t.bn / t.tn;
   const wy = t.bm / t.tm;
   const threads = wx * wy;
-  return `${paramsPrelude(matmulWords(R))}
+  return `${paramsPrelude(gemmWords(R, bias))}
 @group(0) @binding(1) var<storage, read> a: array<f32>;
 @group(0) @binding(2) var<storage, read> b: array<f32>;
 @group(0) @binding(3) var<storage, read_write> c: array<f32>;
+${bias ? biasDecl(R) : ''}
 const BM = ${t.bm}u; const BN = ${t.bn}u; const BK = ${t.bk}u; const TM = ${t.tm}u; const TN = ${t.tn}u;
 var<workgroup> As: array<f32, ${t.bk * t.bm}>;
 var<workgroup> Bs: array<f32, ${t.bk * t.bn}>;
@@ -314,7 +329,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: ve
     if (gm >= M) { break; }
     for (var j = 0u; j < TN; j++) {
       let gn = col0 + lid.x * TN + j;
-      if (gn < N) { c[cb + gm * N + gn] = acc[i * TN + j]; }
+      if (gn < N) { c[cb + gm * N + gn] = acc[i * TN + j]${bias ? ' + biasAt(gm, gn)' : ''}; }
     }
   }
 }`;

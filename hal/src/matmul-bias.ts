@@ -1,0 +1,51 @@
+/**
+ * matmul's optional third operand: a @ b + bias (tfjs's fused.matMul bias, ONNX Gemm's C, PyTorch's
+ * addmm), with bias of the product's dtype, broadcast (NumPy) to the product's shape [..., M, N] without
+ * widening it. A backend with the optional hook `matmulBiasKernel` (hooks.ts) adds the bias in its float32
+ * GEMM's store — one kernel where a Linear layer took two; otherwise, and for integer products, it is
+ * matmul then add. Either way each element is the product rounded to float32, then the sum rounded once
+ * more (int32: both wrap modulo 2^32).
+ */
+import type { ComputeBackend } from './backend.js';
+import { DTypeError, ShapeMismatchError } from './errors.js';
+import type { NDArray } from './ndarray.js';
+import { broadcastShapes } from './shape.js';
+
+/**
+ * Checks bias against the product of a and b (already checked, `shape` the product's shape and
+ * `dtype` its dtype): a live array of the backend (`check`) of that dtype (DTypeError) whose shape
+ * broadcasts to `shape` without widening it (ShapeMismatchError).
+ */
+export function checkMatmulBias(
+  bias: NDArray,
+  shape: readonly number[],
+  dtype: string,
+  check: (x: NDArray, op: string, arg?: string) => void,
+): void {
+  check(bias, 'matmul', 'bias');
+  if (bias.dtype !== dtype)
+    throw new DTypeError(`matmul: bias has dtype ${bias.dtype}, the product ${dtype}; cast one explicitly`);
+  let ok = bias.shape.length <= shape.length;
+  if (ok) {
+    try {
+      const b = broadcastShapes(bias.shape, shape);
+      ok = b.length === shape.length && b.every((d, i) => d === shape[i]);
+    } catch {
+      ok = false;
+    }
+  }
+  if (!ok)
+    throw new ShapeMismatchError(
+      `matmul: bias [${bias.shape.join(', ')}] does not broadcast to the product's shape [${shape.join(', ')}]`,
+      [bias.shape, shape],
+    );
+}
+
+/** The composite: `product` + bias, freeing the product (matmul's result without bias). */
+export function addBias(be: ComputeBackend, product: NDArray, bias: NDArray): NDArray {
+  try {
+    return be.add(product, bias);
+  } finally {
+    be.free(product);
+  }
+}
