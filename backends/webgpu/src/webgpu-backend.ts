@@ -6,55 +6,46 @@ import {
   type BinaryOp,
   type DeviceBuffer,
   type DType,
-  float16Bits,
   GATHER_FILL,
   isContiguous,
   type NDArray,
   OutOfMemoryError,
-  REDUCE_OP_DEFS,
   type ReduceOp,
   type ScatterReduction,
   type SgdStepParams,
-  splitReduceAxes,
   type StorageArray,
   type UnaryOp,
-  UnsupportedOpError,
   viewOf,
 } from '@polyhal/hal';
 import type { PhiloxStream } from '@polyhal/hal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import { AdamGroups, MAX_ADAM_SLOTS } from './dispatch-adam.js';
+import {
+  dispatchBinary,
+  dispatchCopy,
+  dispatchFill,
+  dispatchReduce,
+  dispatchUnary,
+  type ElementwiseContext,
+} from './dispatch-elementwise.js';
 import { dispatchOneHot, dispatchQuantize, dispatchScatter, dispatchTuplePositions } from './dispatch-index.js';
 import { dispatchArgReduce, dispatchTopk, type SelectContext } from './dispatch-select.js';
 import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
 import { dispatchIntMatmul, INT8_DIRECT_MACS, type IntMatmulContext } from './dispatch-matmul-int.js';
-import {
-  decodeHalf,
-  dispatchBinaryHalf,
-  dispatchCopyHalf,
-  dispatchUnaryHalf,
-  encodeHalf,
-  type HalfContext,
-  narrowedInto,
-  widened,
-} from './dispatch-half.js';
+import { decodeHalf, encodeHalf, type HalfContext, narrowedInto, widened } from './dispatch-half.js';
 import type { HalfConversions } from './kernels/half.js';
 import { dispatchLayerNorm, dispatchLayerNormBackward, type NormContext } from './dispatch-norm.js';
 import { SUBGROUP_MATRIX } from './device.js';
 import { CommandBatch } from './encoder.js';
 import { LoopWatch } from './loop-watch.js';
 import type { GpuDeviceLike } from './gpu-types.js';
-import { copyWgsl, copyWords, fillWgsl } from './kernels/copy.js';
-import { binaryExpr, binaryWgsl, elementwiseWords, unaryExpr, unaryWgsl } from './kernels/elementwise.js';
-import { binaryVec4Wgsl, unaryVec4Wgsl, vec4Key, vec4Plan } from './kernels/elementwise-vec4.js';
 import { sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
 import { TILES } from './kernels/matmul.js';
 import { PHILOX_WORDS, philoxWgsl } from './kernels/random.js';
 import { GATHER_WORDS, gatherWgsl } from './kernels/gather.js';
-import { reduceWgsl, reduceWords } from './kernels/reduce.js';
 import { whereWgsl, whereWords } from './kernels/where.js';
-import { flat, packDims, rowMajor, stridedParams } from './kernel-params.js';
-import { coalesce, floatBits, grid, rankSlots } from './layout.js';
+import { flat, rowMajor, stridedParams } from './kernel-params.js';
+import { floatBits } from './layout.js';
 import { BufferPool } from './pool.js';
 import { StagingReader } from './reads.js';
 
@@ -89,6 +80,7 @@ export class WebGpuBackend extends BaseBackend {
   /** Ids of the float16 buffers: 2 bytes per element (dispatch-half.ts). */
   private readonly half = new Set<number>();
   private readonly halfContext: HalfContext;
+  private readonly elementwiseContext: ElementwiseContext;
   private halfConversions: HalfConversions = 'integer';
   private readonly pool: BufferPool;
   /** The open command encoder, uniform params, submissions and their error scopes (encoder.ts). */
@@ -166,6 +158,13 @@ export class WebGpuBackend extends BaseBackend {
       allocate: (size, dtype) => this.allocate(size, dtype),
       deallocate: (buffer) => this.deallocate(buffer),
       conversions: () => this.halfConversions,
+    };
+    this.elementwiseContext = {
+      batch: this.batch,
+      half: this.halfContext,
+      software: this.isSoftware,
+      name: this.name,
+      gpu: (buffer) => this.gpu(buffer),
     };
     this.reader = new StagingReader(
       this.device,
@@ -306,163 +305,27 @@ export class WebGpuBackend extends BaseBackend {
 
   // ---- kernels ----
   protected unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void {
-    unaryExpr(op, x.dtype); // throws UnsupportedOpError before anything is encoded
-    if (this.anyHalf(x.buffer, out)) {
-      dispatchUnaryHalf(this.halfContext, op, x, out);
-      return;
-    }
-    const n = out.size;
-    if (n === 0) return;
-    const v = vec4Plan(x.shape, [x], [x.dtype]);
-    if (v) {
-      this.batch.dispatch(
-        op,
-        `unary4/${op}/${x.dtype}/${vec4Key(v)}`,
-        () => unaryVec4Wgsl(op, x.dtype, v),
-        elementwiseWords(v.R),
-        [n, 0, x.offset, 0, ...v.words],
-        [this.gpu(x.buffer), this.gpu(out)],
-        flat(n / 4),
-      );
-      return;
-    }
-    const contig = isContiguous(x);
-    const { R, words } = stridedParams(x.shape, [x]);
-    this.batch.dispatch(
-      op,
-      `unary/${op}/${x.dtype}/${contig}/${R}`,
-      () => unaryWgsl(op, x.dtype, contig, R),
-      elementwiseWords(R),
-      [n, 0, x.offset, 0, ...words],
-      [this.gpu(x.buffer), this.gpu(out)],
-      flat(n),
-    );
+    dispatchUnary(this.elementwiseContext, op, x, out);
   }
 
-  /** a and b of one dtype (bool: i32 0/1); out's dtype is the op's result (bool for the comparisons). */
   protected binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void {
-    binaryExpr(op, a.dtype); // throws UnsupportedOpError before anything is encoded
-    if (this.anyHalf(a.buffer, b.buffer, out)) {
-      dispatchBinaryHalf(this.halfContext, op, a, b, out);
-      return;
-    }
-    const n = out.size;
-    if (n === 0) return;
-    const v = vec4Plan(a.shape, [a, b], [a.dtype, out.dtype]);
-    if (v) {
-      this.batch.dispatch(
-        op,
-        `binary4/${op}/${a.dtype}/${out.dtype}/${vec4Key(v)}`,
-        () => binaryVec4Wgsl(op, a.dtype, out.dtype, v),
-        elementwiseWords(v.R),
-        [n, 0, a.offset, b.offset, ...v.words],
-        [this.gpu(a.buffer), this.gpu(b.buffer), this.gpu(out)],
-        flat(n / 4),
-      );
-      return;
-    }
-    const contig = isContiguous(a) && isContiguous(b);
-    const { R, words } = stridedParams(a.shape, [a, b]);
-    this.batch.dispatch(
-      op,
-      `binary/${op}/${a.dtype}/${out.dtype}/${contig}/${R}`,
-      () => binaryWgsl(op, a.dtype, out.dtype, contig, R),
-      elementwiseWords(R),
-      [n, 0, a.offset, b.offset, ...words],
-      [this.gpu(a.buffer), this.gpu(b.buffer), this.gpu(out)],
-      flat(n),
-    );
+    dispatchBinary(this.elementwiseContext, op, a, b, out);
   }
 
   protected reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void {
-    if (!Object.hasOwn(REDUCE_OP_DEFS, op)) throw new UnsupportedOpError(String(op), x.dtype, this.name);
-    if (this.anyHalf(x.buffer, out)) {
-      widened(this.halfContext, [x], ([w]) =>
-        narrowedInto(this.halfContext, out, (o) => this.reduceKernel(op, w!, axes, o)),
-      );
-      return;
-    }
-    const outputs = out.size;
-    if (outputs === 0) return;
-    const { kept, reduced: red } = splitReduceAxes(x.shape, x.strides, axes);
-    const count = red.shape.reduce((p, d) => p * d, 1);
-    // The kernels count reduced elements and unravel their indices in 32-bit integers (i32 params):
-    // 2^31 or more (a broadcast view can be that large) would wrap and give a wrong number.
-    if (count >= 2 ** 31) {
-      throw new UnsupportedOpError(
-        op,
-        x.dtype,
-        this.name,
-        `reductions over 2^31 or more elements per output (here ${count}); reduce over fewer axes first`,
-      );
-    }
-    const perThread = count <= 64 || this.isSoftware;
-    const ck = coalesce(kept.shape, [kept.strides]);
-    const cr = coalesce(red.shape, [red.strides]);
-    const [kr, rr] = [Math.min(ck.shape.length, 2), Math.min(cr.shape.length, 2)];
-    const R = rankSlots(Math.max(ck.shape.length, cr.shape.length));
-    const identity = floatBits(REDUCE_OP_DEFS[op].identity.float32);
-    const params = [outputs, count, x.offset, identity, ...packDims(ck, R), ...packDims(cr, R)];
-    const groups: [number, number, number] = perThread ? flat(outputs) : [...grid(outputs), 1];
-    this.batch.dispatch(
-      op,
-      `reduce/${op}/${x.dtype}/${perThread}/${R}/${kr}${rr}`,
-      () => reduceWgsl(op, x.dtype, perThread, R, kr === 2 ? R : kr, rr === 2 ? R : rr),
-      reduceWords(R),
-      params,
-      [this.gpu(x.buffer), this.gpu(out)],
-      groups,
-    );
-  }
-
-  private copyInto(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void {
-    const n = x.shape.reduce((p, d) => p * d, 1);
-    if (n === 0) return;
-    if (this.anyHalf(x.buffer, out)) {
-      const outDtype = this.half.has(out.id) ? 'float16' : out.dtype;
-      dispatchCopyHalf(this.halfContext, x, out, outDtype, strides, offset);
-      return;
-    }
-    const { R, words } = stridedParams(x.shape, [x, { strides }]);
-    this.batch.dispatch(
-      'copy',
-      `copy/${x.dtype}/${out.dtype}/${R}`,
-      () => copyWgsl(x.dtype, out.dtype, R),
-      copyWords(R),
-      [n, 0, x.offset, offset, ...words],
-      [this.gpu(x.buffer), this.gpu(out)],
-      flat(n),
-    );
+    dispatchReduce(this.elementwiseContext, op, x, axes, out);
   }
 
   protected copyKernel(x: NDArray, out: DeviceBuffer): void {
-    this.copyInto(x, out, rowMajor(x.shape), 0);
+    dispatchCopy(this.elementwiseContext, x, out, rowMajor(x.shape), 0);
   }
 
   protected copyIntoKernel(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void {
-    this.copyInto(x, out, strides, offset);
+    dispatchCopy(this.elementwiseContext, x, out, strides, offset);
   }
 
   protected fillKernel(out: DeviceBuffer, value: number): void {
-    if (out.size === 0) return;
-    if (this.half.has(out.id)) {
-      // both halves of every word hold the value's binary16 bits (the value is a float16: narrow.ts)
-      const h = float16Bits(value);
-      const words = Math.ceil(out.size / 2);
-      const args = [words, h | (h << 16)];
-      this.batch.dispatch('fill', 'fill/int32', () => fillWgsl('int32'), 4, args, [this.gpu(out, true)], flat(words));
-      return;
-    }
-    const bits = out.dtype === 'float32' ? floatBits(value) : value | 0;
-    this.batch.dispatch(
-      'fill',
-      `fill/${out.dtype}`,
-      () => fillWgsl(out.dtype),
-      4,
-      [out.size, bits],
-      [this.gpu(out)],
-      flat(out.size),
-    );
+    dispatchFill(this.elementwiseContext, out, value);
   }
 
   protected matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {

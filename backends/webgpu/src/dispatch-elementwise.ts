@@ -1,0 +1,215 @@
+/**
+ * Elementwise, reduction, copy and fill dispatches of the WebGPU backend (its unaryKernel, binaryKernel,
+ * reduceKernel, copyKernel, copyIntoKernel and fillKernel hooks): 4-wide kernels where the layout allows
+ * (kernels/elementwise-vec4.ts), strided ones otherwise, and the float16-storage forms (dispatch-half.ts).
+ */
+import {
+  type BinaryOp,
+  type DeviceBuffer,
+  float16Bits,
+  isContiguous,
+  type NDArray,
+  REDUCE_OP_DEFS,
+  type ReduceOp,
+  splitReduceAxes,
+  type UnaryOp,
+  UnsupportedOpError,
+} from '@polyhal/hal';
+import {
+  dispatchBinaryHalf,
+  dispatchCopyHalf,
+  dispatchUnaryHalf,
+  type HalfContext,
+  narrowedInto,
+  widened,
+} from './dispatch-half.js';
+import type { CommandBatch } from './encoder.js';
+import { flat, packDims, stridedParams } from './kernel-params.js';
+import { copyWgsl, copyWords, fillWgsl } from './kernels/copy.js';
+import { binaryExpr, binaryWgsl, elementwiseWords, unaryExpr, unaryWgsl } from './kernels/elementwise.js';
+import { binaryVec4Wgsl, unaryVec4Wgsl, vec4Key, vec4Plan } from './kernels/elementwise-vec4.js';
+import { reduceWgsl, reduceWords } from './kernels/reduce.js';
+import { coalesce, floatBits, grid, rankSlots } from './layout.js';
+
+/** What these dispatches need of the backend. */
+export interface ElementwiseContext {
+  readonly batch: CommandBatch;
+  /** float16 storage: its buffer ids, GPU buffers and conversions. */
+  readonly half: HalfContext;
+  /** A software adapter: reductions run one per invocation (workgroup barriers cost more than they save). */
+  readonly software: boolean;
+  /** The backend's name, for errors. */
+  readonly name: string;
+  /** The GPU buffer of a HAL buffer that is not in float16 storage. */
+  gpu(buffer: DeviceBuffer): GPUBuffer;
+}
+
+/** Whether any of `buffers` holds float16 in 2-byte storage. */
+const anyHalf = (ctx: ElementwiseContext, ...buffers: DeviceBuffer[]): boolean =>
+  ctx.half.half.size > 0 && buffers.some((b) => ctx.half.half.has(b.id));
+
+/** unaryKernel: out = op(x), 4 elements per invocation where the layout allows. */
+export function dispatchUnary(ctx: ElementwiseContext, op: UnaryOp, x: NDArray, out: DeviceBuffer): void {
+  unaryExpr(op, x.dtype); // throws UnsupportedOpError before anything is encoded
+  if (anyHalf(ctx, x.buffer, out)) {
+    dispatchUnaryHalf(ctx.half, op, x, out);
+    return;
+  }
+  const n = out.size;
+  if (n === 0) return;
+  const v = vec4Plan(x.shape, [x], [x.dtype]);
+  if (v) {
+    ctx.batch.dispatch(
+      op,
+      `unary4/${op}/${x.dtype}/${vec4Key(v)}`,
+      () => unaryVec4Wgsl(op, x.dtype, v),
+      elementwiseWords(v.R),
+      [n, 0, x.offset, 0, ...v.words],
+      [ctx.gpu(x.buffer), ctx.gpu(out)],
+      flat(n / 4),
+    );
+    return;
+  }
+  const contig = isContiguous(x);
+  const { R, words } = stridedParams(x.shape, [x]);
+  ctx.batch.dispatch(
+    op,
+    `unary/${op}/${x.dtype}/${contig}/${R}`,
+    () => unaryWgsl(op, x.dtype, contig, R),
+    elementwiseWords(R),
+    [n, 0, x.offset, 0, ...words],
+    [ctx.gpu(x.buffer), ctx.gpu(out)],
+    flat(n),
+  );
+}
+
+/** binaryKernel: a and b of one dtype (bool: i32 0/1); out's dtype is the op's result (bool for the comparisons). */
+export function dispatchBinary(ctx: ElementwiseContext, op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void {
+  binaryExpr(op, a.dtype); // throws UnsupportedOpError before anything is encoded
+  if (anyHalf(ctx, a.buffer, b.buffer, out)) {
+    dispatchBinaryHalf(ctx.half, op, a, b, out);
+    return;
+  }
+  const n = out.size;
+  if (n === 0) return;
+  const v = vec4Plan(a.shape, [a, b], [a.dtype, out.dtype]);
+  if (v) {
+    ctx.batch.dispatch(
+      op,
+      `binary4/${op}/${a.dtype}/${out.dtype}/${vec4Key(v)}`,
+      () => binaryVec4Wgsl(op, a.dtype, out.dtype, v),
+      elementwiseWords(v.R),
+      [n, 0, a.offset, b.offset, ...v.words],
+      [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out)],
+      flat(n / 4),
+    );
+    return;
+  }
+  const contig = isContiguous(a) && isContiguous(b);
+  const { R, words } = stridedParams(a.shape, [a, b]);
+  ctx.batch.dispatch(
+    op,
+    `binary/${op}/${a.dtype}/${out.dtype}/${contig}/${R}`,
+    () => binaryWgsl(op, a.dtype, out.dtype, contig, R),
+    elementwiseWords(R),
+    [n, 0, a.offset, b.offset, ...words],
+    [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out)],
+    flat(n),
+  );
+}
+
+/** reduceKernel: out = op over `axes` of x (per thread for short or software reductions, else per workgroup). */
+export function dispatchReduce(
+  ctx: ElementwiseContext,
+  op: ReduceOp,
+  x: NDArray,
+  axes: readonly number[],
+  out: DeviceBuffer,
+): void {
+  if (!Object.hasOwn(REDUCE_OP_DEFS, op)) throw new UnsupportedOpError(String(op), x.dtype, ctx.name);
+  if (anyHalf(ctx, x.buffer, out)) {
+    widened(ctx.half, [x], ([w]) => narrowedInto(ctx.half, out, (o) => dispatchReduce(ctx, op, w!, axes, o)));
+    return;
+  }
+  const outputs = out.size;
+  if (outputs === 0) return;
+  const { kept, reduced: red } = splitReduceAxes(x.shape, x.strides, axes);
+  const count = red.shape.reduce((p, d) => p * d, 1);
+  // The kernels count reduced elements and unravel their indices in 32-bit integers (i32 params):
+  // 2^31 or more (a broadcast view can be that large) would wrap and give a wrong number.
+  if (count >= 2 ** 31) {
+    throw new UnsupportedOpError(
+      op,
+      x.dtype,
+      ctx.name,
+      `reductions over 2^31 or more elements per output (here ${count}); reduce over fewer axes first`,
+    );
+  }
+  const perThread = count <= 64 || ctx.software;
+  const ck = coalesce(kept.shape, [kept.strides]);
+  const cr = coalesce(red.shape, [red.strides]);
+  const [kr, rr] = [Math.min(ck.shape.length, 2), Math.min(cr.shape.length, 2)];
+  const R = rankSlots(Math.max(ck.shape.length, cr.shape.length));
+  const identity = floatBits(REDUCE_OP_DEFS[op].identity.float32);
+  const params = [outputs, count, x.offset, identity, ...packDims(ck, R), ...packDims(cr, R)];
+  const groups: [number, number, number] = perThread ? flat(outputs) : [...grid(outputs), 1];
+  ctx.batch.dispatch(
+    op,
+    `reduce/${op}/${x.dtype}/${perThread}/${R}/${kr}${rr}`,
+    () => reduceWgsl(op, x.dtype, perThread, R, kr === 2 ? R : kr, rr === 2 ? R : rr),
+    reduceWords(R),
+    params,
+    [ctx.gpu(x.buffer), ctx.gpu(out)],
+    groups,
+  );
+}
+
+/** copyKernel and copyIntoKernel: x written into out through `strides` from `offset`, converting dtypes. */
+export function dispatchCopy(
+  ctx: ElementwiseContext,
+  x: NDArray,
+  out: DeviceBuffer,
+  strides: readonly number[],
+  offset: number,
+): void {
+  const n = x.shape.reduce((p, d) => p * d, 1);
+  if (n === 0) return;
+  if (anyHalf(ctx, x.buffer, out)) {
+    const outDtype = ctx.half.half.has(out.id) ? 'float16' : out.dtype;
+    dispatchCopyHalf(ctx.half, x, out, outDtype, strides, offset);
+    return;
+  }
+  const { R, words } = stridedParams(x.shape, [x, { strides }]);
+  ctx.batch.dispatch(
+    'copy',
+    `copy/${x.dtype}/${out.dtype}/${R}`,
+    () => copyWgsl(x.dtype, out.dtype, R),
+    copyWords(R),
+    [n, 0, x.offset, offset, ...words],
+    [ctx.gpu(x.buffer), ctx.gpu(out)],
+    flat(n),
+  );
+}
+
+/** fillKernel: every element of out set to `value` (float16 storage: two binary16 halves per word). */
+export function dispatchFill(ctx: ElementwiseContext, out: DeviceBuffer, value: number): void {
+  if (out.size === 0) return;
+  if (ctx.half.half.has(out.id)) {
+    // both halves of every word hold the value's binary16 bits (the value is a float16: narrow.ts)
+    const h = float16Bits(value);
+    const words = Math.ceil(out.size / 2);
+    const args = [words, h | (h << 16)];
+    ctx.batch.dispatch('fill', 'fill/int32', () => fillWgsl('int32'), 4, args, [ctx.half.gpu(out)], flat(words));
+    return;
+  }
+  const bits = out.dtype === 'float32' ? floatBits(value) : value | 0;
+  ctx.batch.dispatch(
+    'fill',
+    `fill/${out.dtype}`,
+    () => fillWgsl(out.dtype),
+    4,
+    [out.size, bits],
+    [ctx.gpu(out)],
+    flat(out.size),
+  );
+}
