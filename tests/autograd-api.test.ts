@@ -313,3 +313,40 @@ describe('state dicts', () => {
     expect(Array.from(a.stateDict()['0.bias']!.dataSync())).toEqual([1, 2, 3]);
   });
 });
+
+describe('shared gradients', () => {
+  test('a gradient passed on to two inputs is shared, not copied, and each leaf gets a .grad of its own', async () => {
+    // z = sum((x·2 + y) + y): add's rule hands one g to both inputs twice over. The engine keeps one buffer
+    // with several owners, copying only where it becomes a leaf's .grad.
+    const live = cpu.liveBufferCount();
+    const x = t([1, 2, 3], [3], { requiresGrad: true });
+    const y = t([4, 5, 6], [3], { requiresGrad: true });
+    const w = t([1, -1], [2], { requiresGrad: true });
+    const contiguous = cpu.contiguous;
+    let copies = 0;
+    cpu.contiguous = (v) => {
+      copies++;
+      return contiguous.call(cpu, v);
+    };
+    try {
+      await ag.scope(async () => {
+        ag.sum(ag.add(ag.add(ag.mul(x, 2), y), y)).backward();
+        // add(w, w): the same leaf twice, its gradient the sum of both shares.
+        ag.sum(ag.add(w, w)).backward();
+      });
+    } finally {
+      cpu.contiguous = contiguous;
+    }
+    // Copying every second owner's share made 5 copies here; with shared owners there are 2.
+    expect(copies).toBeLessThanOrEqual(2);
+    expect(Array.from(await x.grad!.data())).toEqual([2, 2, 2]);
+    expect(Array.from(await y.grad!.data())).toEqual([2, 2, 2]);
+    expect(Array.from(await w.grad!.data())).toEqual([2, 2]);
+    expect(x.grad!.value.buffer).not.toBe(y.grad!.value.buffer);
+    for (const v of [x, y, w]) {
+      v.grad!.dispose();
+      v.dispose();
+    }
+    expect(cpu.liveBufferCount()).toBe(live);
+  });
+});

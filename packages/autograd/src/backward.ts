@@ -93,14 +93,27 @@ export function runBackward(root: Tensor, gradOutput: Tensor | undefined, option
   // node); whatever is left in either when something throws is freed.
   const grads = new Map<Tensor, NDArray>();
   const loose = new Map<DeviceBufferLike, NDArray>();
+  // A gradient buffer may have several owners (a rule that passes g on to two inputs: add's x + y): how
+  // many, where more than one. Nothing here writes a gradient in place, so sharing is safe; a buffer is
+  // freed when its last owner lets go, and copied only to become a leaf's .grad (which the user owns).
+  const owners = new Map<DeviceBufferLike, number>();
   const own = (a: NDArray): NDArray => {
     loose.set(a.buffer, a);
     return a;
   };
-  const drop = (a: NDArray): void => {
+  const shared = (a: NDArray): boolean => (owners.get(a.buffer) ?? 1) > 1;
+  /** Lets go of one owner's array: frees the buffer with its last owner. */
+  const release = (a: NDArray): void => {
+    const n = owners.get(a.buffer) ?? 1;
+    if (n > 1) {
+      owners.set(a.buffer, n - 1);
+      return;
+    }
+    owners.delete(a.buffer);
     loose.delete(a.buffer);
     be.free(a);
   };
+  const drop = release;
   const accumulate = (t: Tensor, g: NDArray): void => {
     const prev = grads.get(t);
     if (!prev) {
@@ -110,7 +123,7 @@ export function runBackward(root: Tensor, gradOutput: Tensor | undefined, option
     }
     const sum = be.add(prev, g);
     grads.set(t, sum);
-    be.free(prev);
+    release(prev);
     drop(g);
   };
   try {
@@ -130,7 +143,7 @@ export function runBackward(root: Tensor, gradOutput: Tensor | undefined, option
           t.grad = new Tensor(be, sum);
           loose.delete(sum.buffer);
         } else {
-          if (!isWholeBuffer(g)) {
+          if (!isWholeBuffer(g) || shared(g)) {
             const c = own(be.contiguous(g));
             drop(g);
             g = c;
@@ -146,14 +159,13 @@ export function runBackward(root: Tensor, gradOutput: Tensor | undefined, option
       const inputGrads = freeOnThrow(be, (tracked) => node.backward(gOut, tracked));
       for (const gi of inputGrads) if (gi) own(gi);
       // A rule may return g itself or a view of it (reshape, permute, expand, shrink): the first input
-      // that gets one takes g's buffer over; a later view of a buffer already taken is copied (before
-      // anything is accumulated, which may free what was taken).
+      // that gets one takes g's buffer over; a later one becomes one more owner of it (`owners`).
       const taken = new Set<DeviceBufferLike>();
       const given: [Tensor, NDArray][] = [];
       node.inputs.forEach((inp, k) => {
-        let gi = inputGrads[k];
+        const gi = inputGrads[k];
         if (!gi || !inp.requiresGrad) return;
-        if (taken.has(gi.buffer)) gi = own(be.contiguous(gi));
+        if (taken.has(gi.buffer)) owners.set(gi.buffer, (owners.get(gi.buffer) ?? 1) + 1);
         taken.add(gi.buffer);
         given.push([inp, gi]);
       });
