@@ -1,5 +1,5 @@
-// matmul with a bias on webgpu: a bias that is the same for every batch item is added in the GEMM's store
-// (one kernel), others take the product then an add kernel. The values are the conformance suite's
+// matmul with a bias on webgpu: a bias that is the same for every batch item is added in the store of the
+// GEMM or matrix-vector kernel (one kernel), others take the product then an add kernel. The values are the conformance suite's
 // (matmul/...+bias cases against the float64 oracle); this checks which path runs and that both agree
 // with the cpu backend.
 import { describe, expect, test } from '@jest/globals';
@@ -23,6 +23,8 @@ describe('webgpu matmul with a bias', () => {
   const cases: [string, number[], number[], number[], number][] = [
     ['a Linear layer on sequences, bias [N]', [4, 17, 24], [24, 40], [40], 1],
     ['a bias [M, 1]', [33, 20], [20, 12], [33, 1], 1],
+    ['matrix-vector, N ≤ 4 (gemv rows)', [70, 64], [64, 3], [3], 1],
+    ['batch-1 inference, M ≤ 4 (gemv columns)', [1, 64], [64, 100], [100], 1],
     ['a bias varying over the batch', [3, 5, 7], [3, 7, 4], [3, 1, 4], 2],
     ['K = 0', [4, 0], [0, 6], [6], 2],
   ];

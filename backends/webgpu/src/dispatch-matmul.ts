@@ -41,9 +41,9 @@ export interface MatmulContext {
 
 /**
  * Encodes the matmulKernel hook: `out` = a @ b over the leading (batch) dims; with `bias` (a view of out's
- * shape, matmulBiasKernel) `out` = a @ b + bias, added in the store of the register-block and unsplit tiled
- * kernels where the bias is the same for every batch item. Returns false, having encoded nothing, for a
- * bias it cannot add that way (gemv, split-K, K = 0, a bias varying over the batch): the caller adds it.
+ * shape, matmulBiasKernel) `out` = a @ b + bias, added in the store of the register-block, unsplit tiled
+ * and gemv kernels where the bias is the same for every batch item. Returns false, having encoded nothing, for
+ * a bias it cannot add that way (split-K, K = 0, a bias varying over the batch): the caller adds it.
  */
 export function dispatchMatmul(
   ctx: MatmulContext,
@@ -88,16 +88,15 @@ export function dispatchMatmul(
   const biasBuffer = bias ? [ctx.gpu(bias.buffer)] : [];
   const biasKey = bias ? '/bias' : '';
   if (gemv) {
-    if (bias) return false;
     const [width, count] = gemv === 'rows' ? [N, M] : [M, N];
     const [x, y] = flat(count);
     ctx.batch.dispatch(
       'matmul',
-      `matmul/gemv/${gemv}${width}/${R}`,
-      () => gemvWgsl(gemv, width, R),
-      matmulWords(R),
-      [...params, 1],
-      [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out)],
+      `matmul/gemv/${gemv}${width}/${R}${biasKey}`,
+      () => gemvWgsl(gemv, width, R, bias !== null),
+      gemmWords(R, bias !== null),
+      withBias,
+      [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out), ...biasBuffer],
       [x, y, batch],
       flops,
     );

@@ -4,18 +4,21 @@
  * 'cols' (M ≤ 4): each invocation computes one column, all M rows (the invocations of a workgroup
  * read consecutive columns of B, and the same elements of A). No workgroup memory and no barriers:
  * a tiled GEMM on such shapes computes mostly padding and synchronizes for little work.
- * a: [M, K], b: [K, N] (strided) → c: [M, N] per batch item, float32; `width` is N ('rows') or M ('cols').
+ * a: [M, K], b: [K, N] (strided) → c: [M, N] per batch item, float32; `width` is N ('rows') or M ('cols');
+ * with `bias`, c = a·b + bias (the GEMM's bias, kernels/matmul.ts biasDecl).
  */
 import { FLAT_ARGS, FLAT_INDEX, paramsPrelude } from '../layout.js';
-import { batchOffsets, matmulWords } from './matmul.js';
+import { batchOffsets, biasDecl, gemmWords } from './matmul.js';
 
-export function gemvWgsl(mode: 'rows' | 'cols', width: number, R: number): string {
+export function gemvWgsl(mode: 'rows' | 'cols', width: number, R: number, bias = false): string {
   const w = Array.from({ length: width }, (_, j) => j);
   const rows = mode === 'rows';
-  return `${paramsPrelude(matmulWords(R))}
+  const plus = (m: string, n: string): string => (bias ? ` + biasAt(${m}, ${n})` : '');
+  return `${paramsPrelude(gemmWords(R, bias))}
 @group(0) @binding(1) var<storage, read> a: array<f32>;
 @group(0) @binding(2) var<storage, read> b: array<f32>;
 @group(0) @binding(3) var<storage, read_write> c: array<f32>;
+${bias ? biasDecl(R) : ''}
 @compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
   ${FLAT_INDEX}
   let M = u32(p(0u)); let N = u32(p(1u)); let K = u32(p(2u));
@@ -32,7 +35,7 @@ export function gemvWgsl(mode: 'rows' | 'cols', width: number, R: number): strin
     ${w.map((j) => `acc[${j}] += av * b[rb + ${j} * sbn];`).join(' ')}
   }
   let cb = wid.z * M * N + idx * N;
-  ${w.map((j) => `c[cb + ${j}u] = acc[${j}];`).join(' ')}`
+  ${w.map((j) => `c[cb + ${j}u] = acc[${j}]${plus('idx', `${j}u`)};`).join(' ')}`
       : `let cbn = offB + i32(idx) * sbn;
   for (var k = 0u; k < K; k++) {
     let bv = b[cbn + i32(k) * sbk];
@@ -40,7 +43,7 @@ export function gemvWgsl(mode: 'rows' | 'cols', width: number, R: number): strin
     ${w.map((i) => `acc[${i}] += a[ak + ${i} * sam] * bv;`).join(' ')}
   }
   let cb = wid.z * M * N + idx;
-  ${w.map((i) => `c[cb + ${i}u * N] = acc[${i}];`).join(' ')}`
+  ${w.map((i) => `c[cb + ${i}u * N] = acc[${i}]${plus(`${i}u`, 'idx')};`).join(' ')}`
   }
 }`;
 }
