@@ -1,7 +1,7 @@
-// matmul with a bias on webgpu: a bias that is the same for every batch item is added in the store of the
-// GEMM or matrix-vector kernel (one kernel), others take the product then an add kernel. The values are the conformance suite's
-// (matmul/...+bias cases against the float64 oracle); this checks which path runs and that both agree
-// with the cpu backend.
+// matmul with a bias on webgpu: a bias that is the same for every batch item is added in the store of
+// the GEMM or matrix-vector kernel (one kernel), others take the product then an add kernel. The values
+// are the conformance suite's (matmul/...+bias cases against the float64 oracle); this checks which path
+// runs and that both agree with the cpu backend.
 import { describe, expect, test } from '@jest/globals';
 import type { WebGpuBackend } from '@polyhal/backend-webgpu';
 import type { ComputeBackend, NDArray } from '@polyhal/hal';
