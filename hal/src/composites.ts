@@ -95,6 +95,28 @@ function checkSameSize(op: string, param: DeviceBuffer, grad: NDArray, ...state:
   }
 }
 
+/**
+ * The per-step constants of a fused Adam/AdamW kernel, computed in float64 from validated hyper-parameters:
+ * decay 1 − lr·wd, the bias corrections 1/(1 − β1^t) and 1/(1 − β2^t), and 1 − β1, 1 − β2. A float32 kernel
+ * must take 1 − β from here, not compute it from f32(β): 1 − f32(0.999) is 1.3e-5 off, which moves a step of
+ * lr 0.5 by 3e-6 (conformance case adamStep/.../lr0.5).
+ */
+export function adamStepConstants(p: AdamStepParams): {
+  decay: number;
+  c1: number;
+  c2: number;
+  oneMinusBeta1: number;
+  oneMinusBeta2: number;
+} {
+  return {
+    decay: 1 - p.lr * p.weightDecay,
+    c1: 1 / (1 - p.beta1 ** p.step),
+    c2: 1 / (1 - p.beta2 ** p.step),
+    oneMinusBeta1: 1 - p.beta1,
+    oneMinusBeta2: 1 - p.beta2,
+  };
+}
+
 /** Adam/AdamW from primitives: m ← β1 m + (1−β1) g; v ← β2 v + (1−β2) g²; p ← p − lr·m̂/(√v̂ + ε). */
 export function adamStepComposite(
   be: ComputeBackend,

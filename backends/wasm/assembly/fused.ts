@@ -2,12 +2,12 @@
 // cross-entropy over rows (contiguous logits and labels [N, C]).
 
 export function adamF32(n: i32, p: usize, g: usize, m: usize, v: usize, lr: f32, b1: f32, b2: f32, eps: f32,
-    decay: f32, c1: f32, c2: f32): void {
+    decay: f32, c1: f32, c2: f32, omb1: f32, omb2: f32): void {
   for (let i = 0; i < n; i++) {
     const o = <usize>i << 2;
     const gv = load<f32>(g + o);
-    const mi = b1 * load<f32>(m + o) + (1 - b1) * gv;
-    const vi = b2 * load<f32>(v + o) + (1 - b2) * gv * gv;
+    const mi = b1 * load<f32>(m + o) + omb1 * gv;
+    const vi = b2 * load<f32>(v + o) + omb2 * gv * gv;
     store<f32>(m + o, mi);
     store<f32>(v + o, vi);
     store<f32>(p + o, load<f32>(p + o) * decay - (lr * (mi * c1)) / (Mathf.sqrt(vi * c2) + eps));

@@ -3,7 +3,13 @@
  * over a contiguous parameter and its state, SIMD-free scalar loops; memory-bound) and softmax
  * cross-entropy over [N, C] logits. Operands arrive validated and whole-buffer contiguous.
  */
-import type { AdamStepParams, DeviceBuffer, NDArray, SgdStepParams } from '@polyhal/hal';
+import {
+  type AdamStepParams,
+  adamStepConstants,
+  type DeviceBuffer,
+  type NDArray,
+  type SgdStepParams,
+} from '@polyhal/hal';
 import type { WasmContext } from './context.js';
 
 /** adamF32: param, m and v updated in place from `grad` (a whole buffer of param's size). */
@@ -15,6 +21,7 @@ export function dispatchAdam(
   v: DeviceBuffer,
   p: AdamStepParams,
 ): void {
+  const k = adamStepConstants(p);
   ctx.k.adamF32(
     param.size,
     ctx.ptr(param),
@@ -25,9 +32,11 @@ export function dispatchAdam(
     p.beta1,
     p.beta2,
     p.eps,
-    1 - p.lr * p.weightDecay,
-    1 / (1 - p.beta1 ** p.step),
-    1 / (1 - p.beta2 ** p.step),
+    k.decay,
+    k.c1,
+    k.c2,
+    k.oneMinusBeta1,
+    k.oneMinusBeta2,
   );
 }
 

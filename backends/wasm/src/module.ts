@@ -159,6 +159,8 @@ export interface KernelExports {
     decay: number,
     c1: number,
     c2: number,
+    oneMinusBeta1: number,
+    oneMinusBeta2: number,
   ): void;
   sgdF32(n: number, p: number, g: number, vel: number, lr: number, momentum: number, wd: number): void;
   softmaxCrossEntropyF32(N: number, C: number, z: number, y: number, loss: number, grad: number): void;

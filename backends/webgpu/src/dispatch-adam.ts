@@ -5,7 +5,7 @@
  * Adam without a new API. Held work is encoded before anything else is encoded, read, written or
  * submitted, so every op still sees the updates in call order.
  */
-import type { DeviceBuffer, NDArray } from '@polyhal/hal';
+import { type AdamStepParams, adamStepConstants, type DeviceBuffer, type NDArray } from '@polyhal/hal';
 import type { CommandBatch } from './encoder.js';
 import { adamWgsl, adamWords } from './kernels/adam.js';
 import { floatBits, grid } from './layout.js';
@@ -43,19 +43,20 @@ export class AdamGroups {
     grad: NDArray,
     m: DeviceBuffer,
     v: DeviceBuffer,
-    hyper: { lr: number; beta1: number; beta2: number; eps: number; weightDecay: number; step: number },
+    hyper: AdamStepParams,
     temp: boolean,
   ): void {
+    const k = adamStepConstants(hyper);
     const words = [
       hyper.lr,
       hyper.beta1,
       hyper.beta2,
       hyper.eps,
-      1 - hyper.lr * hyper.weightDecay,
-      1 / (1 - hyper.beta1 ** hyper.step),
-      1 / (1 - hyper.beta2 ** hyper.step),
-      1 - hyper.beta1,
-      1 - hyper.beta2,
+      k.decay,
+      k.c1,
+      k.c2,
+      k.oneMinusBeta1,
+      k.oneMinusBeta2,
     ].map(floatBits);
     const { batch, gpu } = this.ctx;
     if (this.held.length > 0 && words.some((w, i) => w !== this.words[i])) batch.releaseHeld();

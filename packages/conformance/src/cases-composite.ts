@@ -136,11 +136,14 @@ export function compositeCases(): Case[] {
   const adam = [
     { lr: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, step: 1 },
     { lr: 3e-2, beta1: 0.8, beta2: 0.99, eps: 1e-6, weightDecay: 0.1, step: 7 },
+    // A large first step: the update is ±lr·(1 − 1e-5)-ish, so 1 − β must not be rounded to float32 first
+    // (1 − f32(0.999) is 1.3e-5 off, which moves it by 3e-6).
+    { lr: 0.5, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, step: 1 },
   ];
   adam.forEach((hyper, k) => {
     for (const view of [undefined, { permute: [1, 0] }] as (ViewSpec | undefined)[]) {
       cases.push({
-        id: `adamStep/float32/[31,33]${k ? '/adamw' : ''}${viewName(view)}`,
+        id: `adamStep/float32/[31,33]${['', '/adamw', '/lr0.5'][k]}${viewName(view)}`,
         kind: 'optimizer',
         op: 'adamStep',
         dtype: 'float32',
