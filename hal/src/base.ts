@@ -316,7 +316,10 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     const [m, k, n] = matmulDims(a, b);
     const batch = broadcastShapes(a.shape.slice(0, -2), b.shape.slice(0, -2));
     const outShape = [...batch, m, n];
-    if (bias != null) checkMatmulBias(bias, outShape, a.dtype, (x, op, arg) => this.check(x, op, arg));
+    if (bias != null) {
+      this.check(bias, 'matmul', 'bias');
+      checkMatmulBias(bias, outShape, a.dtype);
+    }
     if (int) {
       // NumPy and PyTorch: the operands' integer dtype, wrapping (int8/uint8: the int32 result wrapped).
       const c = this.integerMatmul(a, b);

@@ -12,17 +12,11 @@ import type { NDArray } from './ndarray.js';
 import { broadcastShapes } from './shape.js';
 
 /**
- * Checks bias against the product of a and b (already checked, `shape` the product's shape and
- * `dtype` its dtype): a live array of the backend (`check`) of that dtype (DTypeError) whose shape
- * broadcasts to `shape` without widening it (ShapeMismatchError).
+ * Checks bias (a live array of the backend, checked by the caller) against the product of a and b, of
+ * shape `shape` and dtype `dtype`: that dtype (DTypeError), and a shape that broadcasts to `shape` without
+ * widening it (ShapeMismatchError).
  */
-export function checkMatmulBias(
-  bias: NDArray,
-  shape: readonly number[],
-  dtype: string,
-  check: (x: NDArray, op: string, arg?: string) => void,
-): void {
-  check(bias, 'matmul', 'bias');
+export function checkMatmulBias(bias: NDArray, shape: readonly number[], dtype: string): void {
   if (bias.dtype !== dtype)
     throw new DTypeError(`matmul: bias has dtype ${bias.dtype}, the product ${dtype}; cast one explicitly`);
   let ok = bias.shape.length <= shape.length;

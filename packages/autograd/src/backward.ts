@@ -103,7 +103,7 @@ export function runBackward(root: Tensor, gradOutput: Tensor | undefined, option
   };
   const shared = (a: NDArray): boolean => (owners.get(a.buffer) ?? 1) > 1;
   /** Lets go of one owner's array: frees the buffer with its last owner. */
-  const release = (a: NDArray): void => {
+  const drop = (a: NDArray): void => {
     const n = owners.get(a.buffer) ?? 1;
     if (n > 1) {
       owners.set(a.buffer, n - 1);
@@ -113,7 +113,6 @@ export function runBackward(root: Tensor, gradOutput: Tensor | undefined, option
     loose.delete(a.buffer);
     be.free(a);
   };
-  const drop = release;
   const accumulate = (t: Tensor, g: NDArray): void => {
     const prev = grads.get(t);
     if (!prev) {
@@ -123,7 +122,7 @@ export function runBackward(root: Tensor, gradOutput: Tensor | undefined, option
     }
     const sum = be.add(prev, g);
     grads.set(t, sum);
-    release(prev);
+    drop(prev);
     drop(g);
   };
   try {
