@@ -4,8 +4,9 @@
  * forced to 3 on every matmul that can split (the split path is otherwise taken only by large
  * matmuls with few output tiles); then a third time on a device created with Dawn's allow_unsafe_apis, where
  * an adapter that offers int8 subgroup matrices (tensor cores) runs every int8 product of 16 or more rows on
- * them (`int8Kernel: 'subgroup-matrix'`: 'auto' takes them only with robustness off; `int8Packing: 'always'`:
- * small products otherwise skip the packed kernels).
+ * them (`int8Kernel: 'subgroup-matrix'`; `int8Packing: 'always'`: small products otherwise skip the packed
+ * kernels), with robustness on: the 64×128 tile; then the int8 cases once more with robustness off on the
+ * 128×128 tile (`int8Tile`), which 'auto' gives only large products.
  *   node gpu-conformance.mjs [--json out.json]
  */
 import { writeFileSync } from 'node:fs';
@@ -31,4 +32,19 @@ const t = await runConformance(() =>
 );
 console.log(`conformance on webgpu with allow_unsafe_apis — ${t.deviceName}: ${t.passed} passed, ${t.failed} failed`);
 for (const c of t.results.filter((x) => !x.pass)) console.log(`  FAIL ${c.id}: ${c.message}`);
-process.exit(r.failed || s.failed || t.failed ? 1 : 0);
+// The 128×128 subgroup-matrix tile, which 'auto' gives large products with robustness off, on every int8 case.
+const u = await runConformance(
+  () =>
+    createWebGpuBackend({
+      dawnFlags: ['enable-dawn-features=allow_unsafe_apis,disable_robustness'],
+      int8Packing: 'always',
+      int8Kernel: 'subgroup-matrix',
+      int8Tile: '128x128',
+    }),
+  { filter: /int8|Integer|quantize/i },
+);
+console.log(
+  `conformance of int8 cases, robustness off, 128×128 tiles — ${u.deviceName}: ${u.passed} passed, ${u.failed} failed`,
+);
+for (const c of u.results.filter((x) => !x.pass)) console.log(`  FAIL ${c.id}: ${c.message}`);
+process.exit(r.failed || s.failed || t.failed || u.failed ? 1 : 0);

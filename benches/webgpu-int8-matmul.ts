@@ -2,9 +2,9 @@
  * int8 matmul through @polyhal/backend-webgpu (int8 [N, N] · int8 [N, N] → int32 via matmulInteger: the
  * packing passes plus subgroup matrices where the device has them, else dot4I8Packed) against the same
  * backend's float32 matmul, one process, the same GPU. TOPS = 2·N³ / time, from the first of R queued
- * products to a 1-element read of the last; median of 7 trials after a warm-up.
+ * products to a 1-element read of the last; median of 7 trials after a warm-up of a second per kernel.
  *   node webgpu-int8-matmul.mjs [--sizes 4096,8192] [--reps 10] [--toggles allow_unsafe_apis]
- *     [--kernel auto|subgroup-matrix|dot4] [--json f]
+ *     [--kernel auto|subgroup-matrix|dot4] [--tile auto|128x128|64x128] [--json f]
  * (--toggles: Dawn's `enable-dawn-features`; subgroup matrices need allow_unsafe_apis, and
  * disable_robustness lifts Dawn's bounds checks: see benches/results/h100-int8/README.md; `none`: no toggles,
  * the dot4I8Packed path a browser gets.)
@@ -32,9 +32,12 @@ const be = await createWebGpuBackend({
   // Dawn's toggles reach the backend through `gpu`; named here too so that 'auto' sees disable_robustness.
   dawnFlags: toggles === 'none' ? [] : [`enable-dawn-features=${toggles}`],
   int8Kernel: arg('kernel', 'auto') as 'auto' | 'subgroup-matrix' | 'dot4',
+  int8Tile: arg('tile', 'auto') as 'auto' | '128x128' | '64x128',
+  // Freed buffers kept for reuse: 8192's 256 MiB results and operands are reused, not re-created per product.
+  maxPooledBytes: 2 ** 31,
 });
 console.log(`device: ${be.deviceName}`);
-// Exactness first: at 512 (and 200×300·300×70, 1984×300·300×2100: padding, the 128-tile kernel's half
+// Exactness first: at 512 (and 200×300·300×70, 1984×300·300×2100: padding, the 128-tile kernels' half
 // tiles) every int8 sum is below 2^24 in magnitude, so the float32 product of the same values is exact and
 // both must agree element for element.
 for (const [m, k, n] of [
@@ -73,7 +76,10 @@ for (const n of sizes) {
   };
   const runners = { int8: () => be.matmulInteger(a8, b8), float32: () => be.matmul(af, bf) };
   const times: Record<string, number[]> = { int8: [], float32: [] };
-  for (const run of Object.values(runners)) await time(run);
+  // Warm-up: at least a second of products each, so that the GPU's clocks have left their idle state (the
+  // first size after an idle spell ran at half speed on an H100, up to 2048 and 4096).
+  for (const run of Object.values(runners))
+    for (const t0 = performance.now(); performance.now() - t0 < 1000; ) await time(run);
   for (let t = 0; t < 7; t++) for (const [k, run] of Object.entries(runners)) times[k]!.push(await time(run));
   const ops = (ms: number): number => (2 * n ** 3) / (ms * 1e9);
   const [mi, mf] = [median(times['int8']!), median(times['float32']!)];

@@ -30,12 +30,17 @@ export interface WebGpuOptions {
    */
   int8Packing?: 'auto' | 'always';
   /**
-   * The kernel of large packed int8 products: 'subgroup-matrix' (tensor cores; needs the adapter's
-   * `chromium-experimental-subgroup-matrix`, else dot4), 'dot4' (dot4I8Packed), or 'auto' (default):
-   * subgroup matrices only where Dawn's robustness is off (`dawnFlags` naming `disable_robustness`), since
-   * with its bounds checks the register-blocked dot4 kernel is faster (benches/results/h100-int8/).
+   * The kernel of large packed int8 products: 'subgroup-matrix' or 'auto' (default): tensor cores where the
+   * adapter offers `chromium-experimental-subgroup-matrix` (i8×i8→i32 at 16×16×32, subgroups of 32), else
+   * dot4; 'dot4': dot4I8Packed always. With Dawn's robustness off (`dawnFlags` naming `disable_robustness`)
+   * large products take a 128×128 tile, with it on a 64×128 one (benches/results/h100-int8/tuned/).
    */
   int8Kernel?: 'auto' | 'subgroup-matrix' | 'dot4';
+  /**
+   * The subgroup-matrix tile of every packed int8 product ('auto' = by robustness and size, as above; the others
+   * for tests and benchmarks: '128x128' needs 20 KiB of workgroup memory, else 64×128 is used).
+   */
+  int8Tile?: 'auto' | '128x128' | '64x128';
   /** Force one matmul tile for every size ('auto' = shape-aware choice; others for tests and benchmarks). */
   matmulTile?: 'auto' | TileName;
   /**
@@ -192,9 +197,12 @@ export function adapterInfo(adapter: GPUAdapter): AcquiredDevice['info'] {
 /** The WebGPU feature of subgroup matrices (Dawn's experimental name). */
 export const SUBGROUP_MATRIX = 'chromium-experimental-subgroup-matrix';
 
-/** Whether `adapter` offers subgroup matrices with an i8×i8→i32 configuration at M16×N16×K32. */
+/** Whether `adapter` offers subgroup matrices with an i8×i8→i32 configuration at M16×N16×K32, subgroups of 32. */
 function int8SubgroupMatrix(adapter: GPUAdapter): boolean {
   if (!adapter.features.has(SUBGROUP_MATRIX) || !adapter.features.has('subgroups')) return false;
+  // The kernels place four subgroups of 32 invocations in a workgroup of 128.
+  const info = adapter.info as { subgroupMinSize?: number; subgroupMaxSize?: number } | undefined;
+  if (info?.subgroupMinSize !== 32 || info.subgroupMaxSize !== 32) return false;
   const configs = (adapter.info as { subgroupMatrixConfigs?: readonly Record<string, unknown>[] } | undefined)
     ?.subgroupMatrixConfigs;
   return (configs ?? []).some(

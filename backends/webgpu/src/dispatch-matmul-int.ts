@@ -1,6 +1,7 @@
 /**
  * Integer matmul dispatch of the WebGPU backend (the integerMatmulKernel hook): int8 operands are packed
- * four to a word and multiplied with subgroup matrices where the device has them, else with
+ * four to a word and multiplied with subgroup matrices where the device has them (a 128×128 or 64×128 tile,
+ * kernels/matmul-subgroup-matrix.ts), else with
  * dot4I8Packed (where M < 16, batch-1 inference: one invocation per output, unpacked); other integer operands
  * (int32, uint8) run the generic int32 kernel. Batch items are
  * dispatched one by one (offsets computed on the host). With `rescale` (the integerMatmulToFloatKernel
@@ -20,8 +21,13 @@ import {
   PACK_ROWS,
   packInt8Wgsl,
   RESCALE_WORDS,
-  subgroupMatrixMatmulWgsl,
 } from './kernels/matmul-int.js';
+import {
+  SGM_LARGE,
+  SGM_MEDIUM,
+  type SubgroupMatrixTile,
+  subgroupMatrixMatmulWgsl,
+} from './kernels/matmul-subgroup-matrix.js';
 import { DOT4_LARGE_TILE, dot4LargeWgsl } from './kernels/dot4-large.js';
 import type { BufferPool } from './pool.js';
 
@@ -31,6 +37,13 @@ export interface IntMatmulContext {
   readonly pool: BufferPool;
   /** The device offers i8×i8→i32 subgroup matrices at 16×16×32 and has the feature enabled. */
   readonly subgroupMatrix: boolean;
+  /**
+   * Large products may take the 128×128 subgroup-matrix tile (Dawn's robustness off and 20 KiB of workgroup
+   * memory); else every subgroup-matrix product takes the 64×128 one.
+   */
+  readonly subgroupMatrixLarge: boolean;
+  /** The tile is forced (option `int8Tile`): the large one where allowed, whatever the product's size. */
+  readonly subgroupMatrixForced: boolean;
   /** Products of at most this many multiply-adds (per batch item) skip the packing passes; 0 = never. */
   readonly directMacs: number;
   gpu(buffer: DeviceBuffer): GPUBuffer;
@@ -59,6 +72,18 @@ const GEMV_ROWS = 16;
  * kernel (kernels/dot4-large.ts); smaller ones the 64-tile kernel, which gives 4× the workgroups.
  */
 const DOT4_LARGE_TILES = 256;
+/**
+ * Subgroup-matrix products with at least this many 128×128 output tiles take the 128×128 kernel where
+ * `subgroupMatrixLarge` allows it. On an H100 with robustness off it ran at 266 TOPS at 2048 (256 tiles)
+ * against the 64×128 kernel's 200–223, and at 72–75 against 99–101 at 1024 (64 tiles).
+ */
+const SGM_LARGE_TILES = 256;
+
+/** The subgroup-matrix tile of an M×N product. */
+function sgmTile(ctx: IntMatmulContext, M: number, N: number): SubgroupMatrixTile {
+  const tiles = Math.ceil(M / SGM_LARGE.rows) * Math.ceil(N / SGM_LARGE.cols);
+  return ctx.subgroupMatrixLarge && (ctx.subgroupMatrixForced || tiles >= SGM_LARGE_TILES) ? SGM_LARGE : SGM_MEDIUM;
+}
 
 /** The rescaling store of an int8 product: aScale [], bScale [] or [N], bias [N] or null (float32 views). */
 export interface IntMatmulRescale {
@@ -104,16 +129,21 @@ export function dispatchIntMatmul(
     ? [rescale.aScale, rescale.bScale, rescale.bias ?? rescale.bScale].map((x) => ctx.gpu(x.buffer))
     : [];
   const [suffix, words] = rescale ? ['/rescale', RESCALE_WORDS] : ['', INT_MATMUL_WORDS];
-  const [Kp, Mp, Np] = [roundUp(K, PACK_K), roundUp(M, PACK_ROWS), roundUp(N, PACK_ROWS)];
   const strides = [a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!];
   // Few rows read the operands as they are, as does dot4 on small products (no packing passes: fewer
   // dispatches where they cost more than the 4 loads a word); larger products read packed copies.
   const gemv = path !== 'int32' && M < GEMV_ROWS;
   const direct = path !== 'int32' && !gemv && M * N * K <= ctx.directMacs;
   const packs = path !== 'int32' && !gemv && !direct;
+  // Rows of the packed operands: padded to the subgroup-matrix tile, else to PACK_ROWS.
+  const tile = packs && path === 'subgroup-matrix' ? sgmTile(ctx, M, N) : null;
+  const [Kp, Mp, Np] = [roundUp(K, PACK_K), roundUp(M, tile?.rows ?? PACK_ROWS), roundUp(N, tile?.cols ?? PACK_ROWS)];
   const packedA = packs ? ctx.pool.acquire(Mp * Kp) : null;
   const packedB = packs ? ctx.pool.acquire(Np * Kp) : null;
-  const padded = path === 'subgroup-matrix' ? ctx.pool.acquire(Mp * Np * 4) : null;
+  // Subgroup-matrix stores cannot be masked: C goes to a padded buffer and is cropped, unless the tile
+  // divides M and N and nothing is rescaled (then the kernel writes the output itself).
+  const sgmDirect = !!tile && !rescale && Mp === M && Np === N;
+  const padded = tile && !sgmDirect ? ctx.pool.acquire(Mp * Np * 4) : null;
   const packedAt = [-1, -1];
   for (const [item, [offA, offB]] of batchOffsets(a, b).entries()) {
     // The kernels' words; those that store C take the rescaling words after them (`tail`).
@@ -133,6 +163,7 @@ export function dispatchIntMatmul(
       );
       continue;
     }
+    // Bᵀ's pack transposes 64×64 blocks (64 rows of Bᵀ, 16 words each per workgroup).
     const pack = (transpose: boolean, src: NDArray, dst: GPUBuffer, rows: number): void =>
       ctx.batch.dispatch(
         'matmul',
@@ -141,7 +172,7 @@ export function dispatchIntMatmul(
         INT_MATMUL_WORDS,
         params(rows),
         [ctx.gpu(src.buffer), dst],
-        flat((rows * Kp) / 4),
+        flat(transpose ? (rows / 64) * (Kp / 64) * 256 : (rows * Kp) / 4),
       );
     if (gemv) {
       ctx.batch.dispatch(
@@ -190,14 +221,15 @@ export function dispatchIntMatmul(
     }
     ctx.batch.dispatch(
       'matmul',
-      'matmul/int8-subgroup-matrix',
-      subgroupMatrixMatmulWgsl,
+      `matmul/int8-subgroup-matrix/${tile!.name}${sgmDirect ? '/direct' : ''}`,
+      () => subgroupMatrixMatmulWgsl(tile!, sgmDirect),
       INT_MATMUL_WORDS,
       params(Np),
-      [packedA!, packedB!, padded!],
-      [Np / 64, Mp / 32, 1],
+      [packedA!, packedB!, sgmDirect ? ctx.gpu(out) : padded!],
+      [Np / tile!.cols, Mp / tile!.rows, 1],
       flops,
     );
+    if (sgmDirect) continue;
     ctx.batch.dispatch(
       'matmul',
       `matmul/int8-crop${suffix}`,

@@ -34,6 +34,7 @@ export const WEBGPU_OPTION_SPECS: OptionSpecs = {
   float16Conversions: { type: 'string', values: ['auto', 'integer', 'hardware'] },
   int8Packing: { type: 'string', values: ['auto', 'always'] },
   int8Kernel: { type: 'string', values: ['auto', 'subgroup-matrix', 'dot4'] },
+  int8Tile: { type: 'string', values: ['auto', '128x128', '64x128'] },
 };
 
 /**

@@ -8,14 +8,12 @@
  *    `dot4MatmulWgsl` (`dot4I8Packed`, core WGSL; products of 256+ tiles of 128×128 take the register-blocked
  *    `dot4LargeWgsl` of kernels/dot4-large.ts) or, where the device has
  *    `chromium-experimental-subgroup-matrix` with an i8×i8→i32 16×16×32 configuration,
- *    `subgroupMatrixMatmulWgsl` (tensor cores on NVIDIA; one 32-invocation subgroup per 32×64 tile,
- *    64-deep slabs of both operands in workgroup memory, every subgroup-matrix access at a compile-time
- *    offset so robustness checks stay cheap).
+ *    `subgroupMatrixMatmulWgsl` of kernels/matmul-subgroup-matrix.ts (tensor cores on NVIDIA).
  *  - `int8GemvWgsl`: products of fewer than 16 rows (batch-1 inference), where a 64-row tile would be
  *    mostly padding: one invocation per output over the unpacked operands (no packing passes).
- * Measured on an NVIDIA H100 with `benches/webgpu-int8-probe.ts`: dot4I8Packed 48–53 TOPS (64-tile), the
- * subgroup-matrix kernel 49–68 with Dawn's robustness on, 124–144 with it off (`benches/results/h100-int8/`);
- * through the backend the 128-tile dot4 kernel runs at 69–74 TOPS (4096, 8192), 1.54–1.67× float32.
+ * Measured on an NVIDIA H100 with `benches/webgpu-int8-probe.ts`: dot4I8Packed 48–53 TOPS (64-tile); through
+ * the backend the 128-tile dot4 kernel runs at 69–74 TOPS (4096, 8192), 1.54–1.67× float32
+ * (`benches/results/h100-int8/`).
  *
  * `rescale` variants of the kernels that write C (dot4, few rows, the crop after subgroup matrices) store
  * float32 f32(sum) · (aScale · bScale[n]) + bias[n] instead (the integerMatmulToFloatKernel hook).
@@ -48,8 +46,8 @@ fn store(o: i32, col: i32, acc: i32) {
 }`;
 }
 /**
- * Padding of the packed operands: K to 64, rows of A and B to 64 (a multiple of the 64-tile and subgroup-matrix
- * kernels' tiles; the 128-tile dot4 kernel loads zeros for a half last tile).
+ * Padding of the packed operands: K to 64, rows of A and B to 64 (the 64-tile kernel's tile; the 128-tile dot4
+ * kernel loads zeros for a half last tile; subgroup-matrix products pad rows to their own tile).
  */
 export const PACK_K = 64;
 export const PACK_ROWS = 64;
@@ -96,11 +94,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) l: vec3u
 /**
  * Packs an int8-valued i32 operand: `transpose` false packs A [M, K] as rows of K; true packs B [K, N]
  * as rows of N (Bᵀ). Output: padded rows (param 11) × Kp/4 words (param 10), zero outside the operand.
- * One invocation per output word; uses the A slots of the params (offset 3, strides 6 and 7) for A and
- * the B slots (4, 8, 9) for B.
+ * A: one invocation per output word (offset 3, strides 6 and 7). Bᵀ: `packTransposedInt8Wgsl`.
  */
 export function packInt8Wgsl(transpose: boolean): string {
-  const [rows, off, sr, sk] = transpose ? ['p(1u)', 'p(4u)', 'p(9u)', 'p(8u)'] : ['p(0u)', 'p(3u)', 'p(6u)', 'p(7u)'];
+  if (transpose) return packTransposedInt8Wgsl();
+  const [rows, off, sr, sk] = ['p(0u)', 'p(3u)', 'p(6u)', 'p(7u)'];
   return `${paramsPrelude(INT_MATMUL_WORDS)}
 @group(0) @binding(1) var<storage, read> x: array<i32>;
 @group(0) @binding(2) var<storage, read_write> packed: array<u32>;
@@ -111,12 +109,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let kw = u32(p(10u));
   let rows = u32(p(11u));
   if (w >= kw * rows) { return; }
-  ${
-    transpose
-      ? '// Bᵀ: neighbouring invocations take neighbouring columns of B (coalesced reads of its rows).\n' +
-        '  let r = i32(w % rows); let k0 = i32(w / rows) * 4; let dst = u32(r) * kw + w / rows;'
-      : 'let r = i32(w / kw); let k0 = i32(w % kw) * 4; let dst = w;'
-  }
+  let r = i32(w / kw); let k0 = i32(w % kw) * 4; let dst = w;
   var word = 0u;
   for (var j = 0; j < 4; j++) {
     let k = k0 + j;
@@ -124,6 +117,47 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     word |= (u32(v) & 0xffu) << (8u * u32(j));
   }
   packed[dst] = word;
+}`;
+}
+
+/**
+ * Packs B [K, N] (offset 4, strides 8 and 9) as Bᵀ: padded rows of N (param 11) × Kp/4 words (param 10),
+ * zero outside B. A workgroup transposes a 64 (n) × 64 (k) block through workgroup memory: each invocation
+ * packs 4 words from reads along B's rows (neighbouring invocations, neighbouring columns), then writes
+ * 4 words along Bᵀ's rows (neighbouring invocations, neighbouring words), both coalesced. The block's rows
+ * are 65 words apart, so the column reads of the write phase fall in distinct banks. One workgroup per block,
+ * over a 2-D grid of (Np/64)·(Kp/64) workgroups (`flat` of that many times 256 invocations).
+ */
+function packTransposedInt8Wgsl(): string {
+  return `${paramsPrelude(INT_MATMUL_WORDS)}
+@group(0) @binding(1) var<storage, read> x: array<i32>;
+@group(0) @binding(2) var<storage, read_write> packed: array<u32>;
+var<workgroup> tile: array<u32, ${16 * 65}>;
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
+        @builtin(local_invocation_index) t: u32) {
+  let N = p(1u); let K = p(2u);
+  let kw = u32(p(10u));
+  let blocks = u32(p(11u)) / 64u;
+  let id = wg.y * nwg.x + wg.x;
+  if (id >= blocks * (kw / 16u)) { return; }
+  let n0 = id % blocks * 64u; let w0 = id / blocks * 16u;
+  let n = i32(n0 + t % 64u);
+  for (var e = 0u; e < 4u; e++) {
+    let w = t / 64u + 4u * e;
+    var word = 0u;
+    for (var j = 0u; j < 4u; j++) {
+      let k = i32((w0 + w) * 4u + j);
+      let v = select(0, x[p(4u) + k * p(8u) + n * p(9u)], n < N && k < K);
+      word |= (u32(v) & 0xffu) << (8u * j);
+    }
+    tile[w * 65u + t % 64u] = word;
+  }
+  workgroupBarrier();
+  for (var e = 0u; e < 4u; e++) {
+    let r = t / 16u + 16u * e;
+    packed[(n0 + r) * kw + w0 + t % 16u] = tile[(t % 16u) * 65u + r];
+  }
 }`;
 }
 
@@ -183,66 +217,6 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) l: vec3u
       if (r < M && col < N) { store(p(5u) + r * N + col, col, acc[i][j]); }
     }
   }
-}`;
-}
-
-/**
- * Subgroup-matrix GEMM on packed A [Mp, Kp] and Bᵀ [Np, Kp] (i8×i8→i32, 16×16×32): one subgroup of 32
- * invocations computes a 32×64 tile (2×4 result matrices), fully unrolled. Writes C [Mp, Np] (padded):
- * subgroup-matrix stores cannot be masked, so the caller crops.
- */
-export function subgroupMatrixMatmulWgsl(): string {
-  const [FM, FN, KT] = [2, 4, 64];
-  const [TM, TN] = [16 * FM, 16 * FN];
-  const body: string[] = [];
-  const acc = (i: number, j: number): string => `acc${i}_${j}`;
-  for (let i = 0; i < FM; i++) for (let j = 0; j < FN; j++) body.push(`  var ${acc(i, j)} = C();`);
-  body.push(`  for (var k = 0u; k < kw; k += ${KT / 4}u) {`);
-  for (const [dst, src, T, g] of [
-    ['sa', 'a', TM, 'wg.y'],
-    ['sb', 'b', TN, 'wg.x'],
-  ] as const)
-    body.push(
-      // 16-byte loads: a slab row is KT/16 vec4s.
-      `    for (var v = t; v < ${(T * KT) / 16}u; v += 32u) {`,
-      `      let q = vec4<i32>(${src}[(${g} * ${T}u + v / ${KT / 16}u) * (kw / 4u) + k / 4u + v % ${KT / 16}u]);`,
-      `      ${dst}[4u * v] = q.x; ${dst}[4u * v + 1u] = q.y; ${dst}[4u * v + 2u] = q.z; ${dst}[4u * v + 3u] = q.w;`,
-      '    }',
-    );
-  body.push('    workgroupBarrier();');
-  for (let kk = 0; kk < KT; kk += 32) {
-    body.push('    {');
-    for (let i = 0; i < FM; i++)
-      body.push(`      let l${i} = subgroupMatrixLoad<L>(&sa, ${16 * i * KT + kk}u, false, ${KT}u);`);
-    for (let j = 0; j < FN; j++)
-      body.push(`      let r${j} = subgroupMatrixLoad<R>(&sb, ${16 * j * KT + kk}u, true, ${KT}u);`);
-    for (let i = 0; i < FM; i++)
-      for (let j = 0; j < FN; j++)
-        body.push(`      ${acc(i, j)} = subgroupMatrixMultiplyAccumulate(l${i}, r${j}, ${acc(i, j)});`);
-    body.push('    }');
-  }
-  body.push('    workgroupBarrier();', '  }');
-  for (let i = 0; i < FM; i++)
-    for (let j = 0; j < FN; j++)
-      body.push(
-        `  subgroupMatrixStore(&c, (wg.y * ${TM}u + ${16 * i}u) * np + wg.x * ${TN}u + ${16 * j}u, ` +
-          `${acc(i, j)}, false, np);`,
-      );
-  return `enable chromium_experimental_subgroup_matrix;
-${paramsPrelude(INT_MATMUL_WORDS)}
-@group(0) @binding(1) var<storage, read> a: array<vec4<u32>>;
-@group(0) @binding(2) var<storage, read> b: array<vec4<u32>>;
-@group(0) @binding(3) var<storage, read_write> c: array<i32>;
-alias L = subgroup_matrix_left<i8, 32, 16>;
-alias R = subgroup_matrix_right<i8, 16, 32>;
-alias C = subgroup_matrix_result<i32, 16, 16>;
-var<workgroup> sa: array<i32, ${(TM * KT) / 4}>;
-var<workgroup> sb: array<i32, ${(TN * KT) / 4}>;
-@compute @workgroup_size(32)
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u32) {
-  let kw = u32(p(10u));
-  let np = u32(p(11u));
-${body.join('\n')}
 }`;
 }
 
