@@ -74,8 +74,8 @@ const GEMV_ROWS = 16;
 const DOT4_LARGE_TILES = 256;
 /**
  * Subgroup-matrix products with at least this many 128×128 output tiles take the 128×128 kernel where
- * `subgroupMatrixLarge` allows it. On an H100 with robustness off it ran at 266 TOPS at 2048 (256 tiles)
- * against the 64×128 kernel's 200–223, and at 72–75 against 99–101 at 1024 (64 tiles).
+ * `subgroupMatrixLarge` allows it. On an H100 with robustness off the 128×128 kernel ran at 258–266 TOPS at 2048
+ * (256 tiles) against the 64×128 kernel's 200–204, and at 72 against 99 at 1024 (64 tiles).
  */
 const SGM_LARGE_TILES = 256;
 

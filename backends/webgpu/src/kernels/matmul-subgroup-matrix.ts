@@ -11,10 +11,10 @@
  * is multiplied, and workgroups walk groups of 8 tile rows column by column, for L2 reuse.
  *
  * Measured on an H100 (`benches/webgpu-int8-sgm-tune.ts`, `benches/results/h100-int8/tuned/`), TOPS at
- * 2048 / 4096 / 8192: `large` (fm 4, fn 4: 128×128 tiles, 20 KiB of workgroup memory) 266 / 361–366 / 417–430
- * with Dawn's robustness off, 141–162 / 162–173 with it on; `medium` (fm 2, fn 4: 64×128, 15 KiB) 200–223 /
- * 300–305 / 333–346 off, 148–179 / 147–216 / 224–241 on. The same tiles without the row padding ran at
- * 251–279 (large, off); the one-subgroup 32×64 kernel before them at 118–144.
+ * 4096 / 8192: `large` (fm 4, fn 4: 128×128 tiles, 20 KiB of workgroup memory) 363–370 / 395–430 with Dawn's
+ * robustness off, 137–162 / 172–173 with it on; `medium` (fm 2, fn 4: 64×128, 15 KiB) 303–305 / 337–346 off,
+ * 147–221 / 224–236 on. The large tile without the row padding ran at 251 / 279 (off); the one-subgroup 32×64
+ * kernel before them at 118–144.
  *
  * Params (i32 words, kernels/matmul-int.ts): 10 = Kp / 4 (words of a packed row), 11 = Np.
  */
