@@ -14,8 +14,8 @@
  * GPU is `benches/webgpu-matmul.ts`.
  *   node webgpu-int8-probe.mjs [--sizes 4096,8192] [--reps 10] [--kernels sgm-direct,sgm-shared,dot4]
  */
-import { create, globals } from 'webgpu';
 import { mulberry32 } from '@polyhal/hal';
+import { openProbeDevice, readInt32 } from './dawn-probe.js';
 
 const arg = (name: string, def: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -26,28 +26,13 @@ const reps = Number(arg('reps', '10'));
 const kernels = arg('kernels', 'sgm,dot4').split(',');
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
-Object.assign(globalThis, globals);
-const gpu = create([`enable-dawn-features=${arg('toggles', 'allow_unsafe_apis')}`]);
-// Dawn's GPU object must stay reachable while its devices work (collected, the process crashes).
-(globalThis as { polyhalGpu?: unknown }).polyhalGpu = gpu;
-const adapter = (await gpu.requestAdapter({ powerPreference: 'high-performance' }))!;
-const SGM = 'chromium-experimental-subgroup-matrix' as GPUFeatureName;
-const hasSgm = adapter.features.has(SGM) && adapter.features.has('subgroups' as GPUFeatureName);
+const { adapter, device, hasSgm } = await openProbeDevice(arg('toggles', 'allow_unsafe_apis'));
 const configs = (
   (adapter.info as unknown as { subgroupMatrixConfigs?: Record<string, unknown>[] }).subgroupMatrixConfigs ?? []
 ).map((c) => `${c['componentType']}→${c['resultComponentType']} ${c['M']}×${c['N']}×${c['K']}`);
 console.log(
   `adapter: ${adapter.info.vendor} ${adapter.info.description}; subgroup matrix: ${hasSgm} ${configs.join(', ')}`,
 );
-const device = await adapter.requestDevice({
-  requiredFeatures: hasSgm ? ['subgroups' as GPUFeatureName, SGM] : [],
-  requiredLimits: {
-    maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
-    maxBufferSize: adapter.limits.maxBufferSize,
-    maxComputeWorkgroupStorageSize: adapter.limits.maxComputeWorkgroupStorageSize,
-  },
-});
-device.onuncapturederror = (e) => console.error(`uncaptured: ${(e as GPUUncapturedErrorEvent).error.message}`);
 
 const HEADER = `
 struct Dims { m: u32, n: u32, k: u32, pad: u32 }
@@ -332,17 +317,6 @@ function encode(p: GPUComputePipeline, k: Kernel, bufs: ReturnType<typeof buffer
   device.queue.submit([enc.finish()]);
 }
 
-async function readC(buf: GPUBuffer, count: number): Promise<Int32Array> {
-  const staging = device.createBuffer({ size: count * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-  const enc = device.createCommandEncoder();
-  enc.copyBufferToBuffer(buf, 0, staging, 0, count * 4);
-  device.queue.submit([enc.finish()]);
-  await staging.mapAsync(GPUMapMode.READ);
-  const out = new Int32Array(staging.getMappedRange().slice(0));
-  staging.destroy();
-  return out;
-}
-
 function operands(m: number, n: number, k: number, transposedB: boolean, seed: number) {
   const rng = mulberry32(seed);
   const bytes = (count: number): Int8Array =>
@@ -370,7 +344,7 @@ for (const k of KERNELS) {
     const { A, B, upload } = operands(m, n, kk, k.transposedB, 7);
     const bufs = buffers(m, n, kk, A, upload);
     encode(p, k, bufs, m, n);
-    const got = await readC(bufs.c, m * n);
+    const got = await readInt32(device, bufs.c, m * n);
     let bad = 0;
     for (let i = 0; i < m && bad < 3; i++)
       for (let j = 0; j < n && bad < 3; j++) {

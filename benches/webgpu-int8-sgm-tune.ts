@@ -15,7 +15,7 @@
  *   node webgpu-int8-sgm-tune.mjs [--sizes 4096,8192] [--reps 10] [--variants v1,v2] [--toggles T] [--json F]
  */
 import { mulberry32 } from '@polyhal/hal';
-import { create, globals } from 'webgpu';
+import { openProbeDevice, readInt32 } from './dawn-probe.js';
 
 const arg = (name: string, def: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -185,29 +185,13 @@ ${L.join('\n')}
 }`;
 }
 
-Object.assign(globalThis, globals);
-const gpu = create([`enable-dawn-features=${arg('toggles', 'allow_unsafe_apis,disable_robustness')}`]);
-// Dawn's GPU object must stay reachable while its devices work (collected, the process crashes).
-(globalThis as { polyhalGpu?: unknown }).polyhalGpu = gpu;
-const adapter = (await gpu.requestAdapter({ powerPreference: 'high-performance' }))!;
-const SGM = 'chromium-experimental-subgroup-matrix' as GPUFeatureName;
-if (!adapter.features.has(SGM)) {
+const { adapter, device, hasSgm } = await openProbeDevice(arg('toggles', 'allow_unsafe_apis,disable_robustness'));
+if (!hasSgm) {
   console.log(`no subgroup matrices on ${adapter.info.description}; printing variant ${variants[0]}`);
   console.log(kernel(parse(variants[0]!)));
   process.exit(0);
 }
 console.log(`adapter: ${adapter.info.vendor} ${adapter.info.description}`);
-const device = await adapter.requestDevice({
-  requiredFeatures: ['subgroups' as GPUFeatureName, SGM],
-  requiredLimits: {
-    maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
-    maxBufferSize: adapter.limits.maxBufferSize,
-    maxComputeWorkgroupStorageSize: adapter.limits.maxComputeWorkgroupStorageSize,
-    maxComputeInvocationsPerWorkgroup: adapter.limits.maxComputeInvocationsPerWorkgroup,
-  },
-});
-device.onuncapturederror = (e) =>
-  console.error(`uncaptured: ${(e as GPUUncapturedErrorEvent).error.message.split('\n')[0]}`);
 
 async function pipeline(name: string, code: string): Promise<GPUComputePipeline | string> {
   const module = device.createShaderModule({ code });
@@ -259,17 +243,6 @@ function encode(p: GPUComputePipeline, o: Ops, gx: number, gy: number, count: nu
   device.queue.submit([enc.finish()]);
 }
 
-async function readC(buf: GPUBuffer, count: number): Promise<Int32Array> {
-  const staging = device.createBuffer({ size: count * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-  const enc = device.createCommandEncoder();
-  enc.copyBufferToBuffer(buf, 0, staging, 0, count * 4);
-  device.queue.submit([enc.finish()]);
-  await staging.mapAsync(GPUMapMode.READ);
-  const out = new Int32Array(staging.getMappedRange().slice(0));
-  staging.destroy();
-  return out;
-}
-
 const destroy = (o: Ops): void => {
   for (const x of [o.a, o.b, o.c, o.dims]) x.destroy();
 };
@@ -291,7 +264,7 @@ for (const name of variants) {
     if (m % TM || n % TN || k % s.KT) continue;
     const o = operands(m, n, k, 7);
     encode(p, o, n / TN, m / TM, 1);
-    const got = await readC(o.c, m * n);
+    const got = await readInt32(device, o.c, m * n);
     for (let i = 0; i < m && exact; i++)
       for (let j = 0; j < n && exact; j++) {
         let sum = 0;
