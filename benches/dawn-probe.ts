@@ -48,3 +48,18 @@ export async function readInt32(device: GPUDevice, buf: GPUBuffer, count: number
   staging.destroy();
   return out;
 }
+
+/**
+ * WGSL header of the one-workgroup-tile subgroup-matrix probes: A and Bᵀ packed four int8 to a word (vec4
+ * loads), C int32, the sizes in `dims`, and the i8×i8→i32 16×16×32 matrix types LM, RM and C.
+ */
+export const SGM_PROBE_HEADER = `enable chromium_experimental_subgroup_matrix;
+struct Dims { m: u32, n: u32, k: u32, pad: u32 }
+@group(0) @binding(0) var<storage, read> a: array<vec4<i32>>;
+@group(0) @binding(1) var<storage, read> b: array<vec4<i32>>;
+@group(0) @binding(2) var<storage, read_write> c: array<i32>;
+@group(0) @binding(3) var<uniform> dims: Dims;
+alias LM = subgroup_matrix_left<i8, 32, 16>;
+alias RM = subgroup_matrix_right<i8, 16, 32>;
+alias C = subgroup_matrix_result<i32, 16, 16>;
+`;

@@ -15,7 +15,7 @@
  *   node webgpu-int8-probe.mjs [--sizes 4096,8192] [--reps 10] [--kernels sgm-direct,sgm-shared,dot4]
  */
 import { mulberry32 } from '@polyhal/hal';
-import { openProbeDevice, readInt32 } from './dawn-probe.js';
+import { openProbeDevice, readInt32, SGM_PROBE_HEADER } from './dawn-probe.js';
 
 const arg = (name: string, def: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -187,9 +187,9 @@ function sgmSingle(FM: number, FN: number): string {
   for (let kk = 0; kk < KT; kk += 32) {
     lines.push('    {');
     for (let i = 0; i < FM; i++)
-      lines.push(`      let l${i} = subgroupMatrixLoad<L>(&sa, ${16 * i * KT + kk}u, false, ${KT}u);`);
+      lines.push(`      let l${i} = subgroupMatrixLoad<LM>(&sa, ${16 * i * KT + kk}u, false, ${KT}u);`);
     for (let j = 0; j < FN; j++)
-      lines.push(`      let r${j} = subgroupMatrixLoad<R>(&sb, ${16 * j * KT + kk}u, true, ${KT}u);`);
+      lines.push(`      let r${j} = subgroupMatrixLoad<RM>(&sb, ${16 * j * KT + kk}u, true, ${KT}u);`);
     for (let i = 0; i < FM; i++)
       for (let j = 0; j < FN; j++)
         lines.push(`      ${acc(i, j)} = subgroupMatrixMultiplyAccumulate(l${i}, r${j}, ${acc(i, j)});`);
@@ -203,16 +203,7 @@ function sgmSingle(FM: number, FN: number): string {
         `  subgroupMatrixStore(&c, (wg.y * ${TM}u + ${16 * i}u) * dims.n + wg.x * ${TN}u + ${16 * j}u, ` +
           `${acc(i, j)}, false, dims.n);`,
       );
-  return `enable chromium_experimental_subgroup_matrix;
-struct Dims { m: u32, n: u32, k: u32, pad: u32 }
-@group(0) @binding(0) var<storage, read> a: array<vec4<i32>>;
-@group(0) @binding(1) var<storage, read> b: array<vec4<i32>>;
-@group(0) @binding(2) var<storage, read_write> c: array<i32>;
-@group(0) @binding(3) var<uniform> dims: Dims;
-alias L = subgroup_matrix_left<i8, 32, 16>;
-alias R = subgroup_matrix_right<i8, 16, 32>;
-alias C = subgroup_matrix_result<i32, 16, 16>;
-var<workgroup> sa: array<i32, ${TM * 16}>;
+  return `${SGM_PROBE_HEADER}var<workgroup> sa: array<i32, ${TM * 16}>;
 var<workgroup> sb: array<i32, ${TN * 16}>;
 @compute @workgroup_size(32)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t: u32) {

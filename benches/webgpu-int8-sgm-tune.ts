@@ -15,7 +15,7 @@
  *   node webgpu-int8-sgm-tune.mjs [--sizes 4096,8192] [--reps 10] [--variants v1,v2] [--toggles T] [--json F]
  */
 import { mulberry32 } from '@polyhal/hal';
-import { openProbeDevice, readInt32 } from './dawn-probe.js';
+import { openProbeDevice, readInt32, SGM_PROBE_HEADER } from './dawn-probe.js';
 
 const arg = (name: string, def: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -159,16 +159,7 @@ function kernel(s: Spec): string {
   let tm = first + (pid % (${SW}u * nwg.x)) % gm;
   let tn = (pid % (${SW}u * nwg.x)) / gm;`
     : '  let tm = wg.y;\n  let tn = wg.x;';
-  return `enable chromium_experimental_subgroup_matrix;
-struct Dims { m: u32, n: u32, k: u32, pad: u32 }
-@group(0) @binding(0) var<storage, read> a: array<vec4<i32>>;
-@group(0) @binding(1) var<storage, read> b: array<vec4<i32>>;
-@group(0) @binding(2) var<storage, read_write> c: array<i32>;
-@group(0) @binding(3) var<uniform> dims: Dims;
-alias LM = subgroup_matrix_left<i8, 32, 16>;
-alias RM = subgroup_matrix_right<i8, 16, 32>;
-alias C = subgroup_matrix_result<i32, 16, 16>;
-var<workgroup> sa: array<i32, ${(DB ? 2 : 1) * wa}>;
+  return `${SGM_PROBE_HEADER}var<workgroup> sa: array<i32, ${(DB ? 2 : 1) * wa}>;
 var<workgroup> sb: array<i32, ${(DB ? 2 : 1) * wb}>;
 @compute @workgroup_size(${NT})
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
