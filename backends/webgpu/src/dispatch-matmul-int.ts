@@ -9,6 +9,7 @@
  * a float32 `out`. Kernels: kernels/matmul-int.ts.
  */
 import { batchOffsets, type DeviceBuffer, type NDArray } from '@polyhal/hal';
+import type { WebGpuOptions } from './device.js';
 import type { CommandBatch } from './encoder.js';
 import { flat } from './kernel-params.js';
 import {
@@ -48,6 +49,41 @@ export interface IntMatmulContext {
   readonly directMacs: number;
   gpu(buffer: DeviceBuffer): GPUBuffer;
   fill(out: DeviceBuffer, value: number): void;
+}
+
+/** The int8 kernel choice of a device: IntMatmulContext's fields, and the choice in words (deviceName). */
+export interface Int8Setup {
+  readonly subgroupMatrix: boolean;
+  readonly subgroupMatrixLarge: boolean;
+  readonly subgroupMatrixForced: boolean;
+  readonly directMacs: number;
+  readonly description: string;
+}
+
+/**
+ * The int8 kernels of a device from its options (`int8Kernel`, `int8Tile`, `int8Packing`, `dawnFlags`),
+ * whether it has subgroup matrices enabled, and its workgroup memory (bytes). 'auto' takes subgroup
+ * matrices where the device has them: measured on an H100 (benches/results/h100-int8/tuned/), with Dawn's
+ * robustness on they ran at 147–241 TOPS (4096 / 8192) against the 128-tile dot4 kernel's 69–73; with it
+ * off, 363–430. The 128×128 tile needs robustness off ('auto'; with its bounds checks the 64×128 tile is
+ * faster) and 20 KiB of workgroup memory.
+ */
+export function int8Setup(options: WebGpuOptions, hasSubgroupMatrix: boolean, workgroupStorage: number): Int8Setup {
+  const subgroupMatrix = hasSubgroupMatrix && (options.int8Kernel ?? 'auto') !== 'dot4';
+  const forced = options.int8Tile ?? 'auto';
+  const robust = !(options.dawnFlags ?? []).some((f) => /\bdisable_robustness\b/.test(f));
+  const large = workgroupStorage >= SGM_LARGE.storage && (forced === 'auto' ? !robust : forced === '128x128');
+  const tiles = !large ? '64×128 tiles' : forced === 'auto' ? '128×128 and 64×128 tiles' : '128×128 tiles';
+  const packing = options.int8Packing === 'always';
+  return {
+    subgroupMatrix,
+    subgroupMatrixLarge: large,
+    subgroupMatrixForced: forced !== 'auto',
+    directMacs: packing ? 0 : INT8_DIRECT_MACS,
+    description:
+      (subgroupMatrix ? `subgroup matrices (tensor cores, ${tiles})` : 'dot4I8Packed') +
+      (packing ? '' : ', unpacked dot4 up to 2^26 multiply-adds'),
+  };
 }
 
 /** The kernel an integer matmul of these operand dtypes takes on this device (named in reports). */

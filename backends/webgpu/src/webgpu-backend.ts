@@ -31,7 +31,7 @@ import {
 import { dispatchOneHot, dispatchQuantize, dispatchScatter, dispatchTuplePositions } from './dispatch-index.js';
 import { dispatchArgReduce, dispatchTopk, type SelectContext } from './dispatch-select.js';
 import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
-import { dispatchIntMatmul, INT8_DIRECT_MACS, type IntMatmulContext } from './dispatch-matmul-int.js';
+import { dispatchIntMatmul, type IntMatmulContext, int8Setup } from './dispatch-matmul-int.js';
 import { decodeHalf, encodeHalf, type HalfContext, narrowedInto, widened } from './dispatch-half.js';
 import type { HalfConversions } from './kernels/half.js';
 import { dispatchLayerNorm, dispatchLayerNormBackward, type NormContext } from './dispatch-norm.js';
@@ -41,7 +41,6 @@ import { LoopWatch } from './loop-watch.js';
 import type { GpuDeviceLike } from './gpu-types.js';
 import { sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
 import { TILES } from './kernels/matmul.js';
-import { SGM_LARGE } from './kernels/matmul-subgroup-matrix.js';
 import { PHILOX_WORDS, philoxWgsl } from './kernels/random.js';
 import { GATHER_WORDS, gatherWgsl } from './kernels/gather.js';
 import { whereWgsl, whereWords } from './kernels/where.js';
@@ -105,14 +104,12 @@ export class WebGpuBackend extends BaseBackend {
       [i.description || i.device, i.vendor && `vendor ${i.vendor}`, i.architecture && `arch ${i.architecture}`]
         .filter(Boolean)
         .join(', ') || 'WebGPU device';
-    const subgroupMatrix = acquired.device.features.has(SUBGROUP_MATRIX) && useSubgroupMatrix(options);
-    const roomy = limits.maxComputeWorkgroupStorageSize >= SGM_LARGE.storage;
-    const forcedTile = options.int8Tile ?? 'auto';
-    const subgroupMatrixLarge = roomy && (forcedTile === 'auto' ? !robustness(options) : forcedTile === '128x128');
-    this.int8MatmulPath =
-      (subgroupMatrix
-        ? `subgroup matrices (tensor cores, ${sgmTiles(forcedTile, subgroupMatrixLarge)})`
-        : 'dot4I8Packed') + (options.int8Packing === 'always' ? '' : ', unpacked dot4 up to 2^26 multiply-adds');
+    const int8 = int8Setup(
+      options,
+      acquired.device.features.has(SUBGROUP_MATRIX),
+      limits.maxComputeWorkgroupStorageSize,
+    );
+    this.int8MatmulPath = int8.description;
     this.deviceName = `${adapterName}; int8 matmul: ${this.int8MatmulPath}`;
     this.batch = new CommandBatch(this.device, {
       batchSize: options.batchSize ?? 64,
@@ -138,10 +135,7 @@ export class WebGpuBackend extends BaseBackend {
     this.intMatmulContext = {
       batch: this.batch,
       pool: this.pool,
-      subgroupMatrix,
-      subgroupMatrixLarge,
-      subgroupMatrixForced: forcedTile !== 'auto',
-      directMacs: options.int8Packing === 'always' ? 0 : INT8_DIRECT_MACS,
+      ...int8,
       gpu: (buffer) => this.gpu(buffer),
       fill: (out, value) => this.fillKernel(out, value),
     };
@@ -565,25 +559,4 @@ export class WebGpuBackend extends BaseBackend {
       );
     });
   }
-}
-
-/**
- * Whether large int8 products take subgroup matrices where the device has them (option `int8Kernel`):
- * 'auto' takes them. Measured on an H100 (benches/results/h100-int8/tuned/): with Dawn's robustness on,
- * the subgroup-matrix kernels ran at 147–241 TOPS (4096 / 8192) against the 128-tile dot4 kernel's 69–73;
- * with it off, 361–430.
- */
-function useSubgroupMatrix(options: WebGpuOptions): boolean {
-  return (options.int8Kernel ?? 'auto') !== 'dot4';
-}
-
-/** The subgroup-matrix tiles int8 products take, as deviceName says. */
-function sgmTiles(forced: 'auto' | '128x128' | '64x128', large: boolean): string {
-  if (!large) return '64×128 tiles';
-  return forced === 'auto' ? '128×128 and 64×128 tiles' : '128×128 tiles';
-}
-
-/** Whether Dawn's robustness (bounds checks on every access) is on: `dawnFlags` do not name `disable_robustness`. */
-function robustness(options: WebGpuOptions): boolean {
-  return !(options.dawnFlags ?? []).some((f) => /\bdisable_robustness\b/.test(f));
 }
