@@ -11,7 +11,7 @@
  * is multiplied, and workgroups walk groups of 8 tile rows column by column, for L2 reuse.
  *
  * Measured on an H100 (`benches/webgpu-int8-sgm-tune.ts`, `benches/results/h100-int8/tuned/`), TOPS at
- * 4096 / 8192: `large` (fm 4, fn 4: 128×128 tiles, 20 KiB of workgroup memory) 363–370 / 395–430 with Dawn's
+ * 4096 / 8192: `large` (fm 4, fn 4: 128×128 tiles, 20 KiB of workgroup memory) 363–375 / 395–432 with Dawn's
  * robustness off, 137–162 / 172–173 with it on; `medium` (fm 2, fn 4: 64×128, 15 KiB) 303–305 / 337–346 off,
  * 147–221 / 224–236 on. The large tile without the row padding ran at 251 / 279 (off); the one-subgroup 32×64
  * kernel before them at 118–144.
