@@ -200,12 +200,12 @@ export const SUBGROUP_MATRIX = 'chromium-experimental-subgroup-matrix';
 /** Whether `adapter` offers subgroup matrices with an i8×i8→i32 configuration at M16×N16×K32, subgroups of 32. */
 function int8SubgroupMatrix(adapter: GPUAdapter): boolean {
   if (!adapter.features.has(SUBGROUP_MATRIX) || !adapter.features.has('subgroups')) return false;
+  const info = adapter.info as
+    | { subgroupMinSize?: number; subgroupMaxSize?: number; subgroupMatrixConfigs?: readonly Record<string, unknown>[] }
+    | undefined;
   // The kernels place four subgroups of 32 invocations in a workgroup of 128.
-  const info = adapter.info as { subgroupMinSize?: number; subgroupMaxSize?: number } | undefined;
   if (info?.subgroupMinSize !== 32 || info.subgroupMaxSize !== 32) return false;
-  const configs = (adapter.info as { subgroupMatrixConfigs?: readonly Record<string, unknown>[] } | undefined)
-    ?.subgroupMatrixConfigs;
-  return (configs ?? []).some(
+  return (info.subgroupMatrixConfigs ?? []).some(
     (c) =>
       c['componentType'] === 'i8' &&
       c['resultComponentType'] === 'i32' &&

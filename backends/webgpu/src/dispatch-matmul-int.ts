@@ -52,13 +52,10 @@ export interface IntMatmulContext {
 }
 
 /** The int8 kernel choice of a device: IntMatmulContext's fields, and the choice in words (deviceName). */
-export interface Int8Setup {
-  readonly subgroupMatrix: boolean;
-  readonly subgroupMatrixLarge: boolean;
-  readonly subgroupMatrixForced: boolean;
-  readonly directMacs: number;
-  readonly description: string;
-}
+export type Int8Setup = Pick<
+  IntMatmulContext,
+  'subgroupMatrix' | 'subgroupMatrixLarge' | 'subgroupMatrixForced' | 'directMacs'
+> & { readonly description: string };
 
 /**
  * The int8 kernels of a device from its options (`int8Kernel`, `int8Tile`, `int8Packing`, `dawnFlags`),
