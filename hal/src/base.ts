@@ -326,15 +326,17 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
       const r = a.dtype === 'int32' ? c : withTemps(this, (t) => this.cast(t(c), a.dtype));
       return bias != null ? addBias(this, r, bias) : r;
     }
-    const out = this.allocate(sizeOf(outShape), 'float32');
     // [..., M, K] · [K, N] with batch rows that merge into M (a Linear layer on a batch of sequences):
-    // one [B·M, K] · [K, N] product instead of B small ones — the same values, row-major alike.
-    let flat = b.shape.length === 2 && a.shape.length > 2 ? reshapeView(a, [sizeOf(outShape) / n || 0, k]) : null;
+    // one [B·M, K] · [K, N] product instead of B small ones — the same values, row-major alike. The row
+    // count is B·M, counted from a's shape: never divided out of the output's size, where N may be 0.
+    const rows = sizeOf(a.shape.slice(0, -1));
+    let flat = b.shape.length === 2 && a.shape.length > 2 ? reshapeView(a, [rows, k]) : null;
     const fused = bias != null && this.matmulBiasKernel ? expandView(bias, outShape) : null;
-    const flatBias = fused && flat ? reshapeView(fused, [sizeOf(outShape) / n || 0, n]) : null;
+    const flatBias = fused && flat ? reshapeView(fused, [rows, n]) : null;
     if (fused && !flatBias) flat = null;
     const ea = flat ?? expandView(a, [...batch, m, k]);
     const eb = flat ? b : expandView(b, [...batch, k, n]);
+    const out = this.allocate(sizeOf(outShape), 'float32');
     if (n > 0 && fused) this.guard(out, () => this.matmulBiasKernel!(ea, eb, flatBias ?? fused, out));
     else if (n > 0 || !flat) this.guard(out, () => this.matmulKernel(ea, eb, out));
     const r = viewOf(out, outShape);

@@ -9,7 +9,7 @@
  */
 import type { Case, InputSpec } from './cases.js';
 import type { OpRunner } from './op-runners.js';
-import { numel, type Ref } from './oracle.js';
+import { numel, oBroadcastShape, type Ref } from './oracle.js';
 
 const RANGE = { int8: [-128, 127], uint8: [0, 255] } as const;
 
@@ -56,7 +56,7 @@ export function oMatmulInteger(a: Ref, b: Ref, za?: Ref, zb?: Ref): Ref {
   const [M, K, N] = [a.shape[a.shape.length - 2]!, a.shape[a.shape.length - 1]!, b.shape[b.shape.length - 1]!];
   const ba = a.shape.slice(0, -2);
   const bb = b.shape.slice(0, -2);
-  const batch = ba.length >= bb.length ? ba : bb;
+  const batch = oBroadcastShape(ba, bb);
   const items = numel(batch);
   const itemOf = (shape: number[], t: number): number => {
     // right-aligned broadcast of the batch index t onto `shape`

@@ -2,6 +2,7 @@ import type { DType } from '@polyhal/hal';
 import { compositeCases } from './cases-composite.js';
 import { convCases } from './cases-conv.js';
 import { coreCases } from './cases-core.js';
+import { emptyMatmulCases } from './cases-matmul-empty.js';
 import { divisionCases } from './cases-division.js';
 import { dtypeCases } from './cases-dtypes.js';
 import { elementwiseCases } from './cases-elementwise.js';
@@ -100,6 +101,7 @@ function buildCases(): Case[] {
   cases.push(...divisionCases());
   cases.push(...dtypeCases());
   cases.push(...normCases());
+  cases.push(...emptyMatmulCases());
   return cases;
 }
 
