@@ -168,12 +168,13 @@ describe('configuration', () => {
     const dir = realpathSync(mkdtempSync(join(tmpdir(), 'polyhal-cfg-')));
     const file = join(dir, 'polyhal.config.json');
     writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(config));
+    writeFileSync(join(dir, 'package.json'), '{}'); // the project root: discovery stops here
     const nested = join(dir, 'src', 'deep');
     mkdirSync(nested, { recursive: true });
     return { dir, file, nested };
   };
 
-  test('polyhal.config.json is found by walking up from the working directory, and the report names it', async () => {
+  test('polyhal.config.json is found by walking up to the project root, and the report names it', async () => {
     const { file, nested } = project({ backend: 'cpu', options: { memoryLimit: 8192 } });
     process.chdir(nested);
     const { backend, report } = await createBackend({ env: {} });
@@ -250,7 +251,7 @@ describe('configuration', () => {
     expect((err as Error).message).toMatch(
       new RegExp(
         "no backend is registered: import a backend package first \\(import '@polyhal/backend-cpu', " +
-          "import '@polyhal/backend-wasm', import '@polyhal/backend-webgpu'\\)",
+          "import '@polyhal/backend-wasm', import '@polyhal/backend-webgpu', import '@polyhal/backend-reference'\\)",
       ),
     );
     registerBackend(cpuBackendEntry);

@@ -1,8 +1,16 @@
 /**
- * `polyhal.config.json`: found by walking up from the working directory (like `.npmrc` or
- * `tsconfig.json`), or at an explicit path; Node-compatible runtimes only (a browser has no working
- * directory). Its keys are checked: an unknown key or an ill-typed value throws InvalidArgumentError
- * naming the key and the file.
+ * `polyhal.config.json`: found by walking up from the working directory to the project root, or at an
+ * explicit path; Node-compatible runtimes only (a browser has no working directory).
+ *
+ * Discovery (no explicit path) looks in the working directory, then in each folder above it up to and
+ * including the project root: the nearest folder holding a `package.json` or a `.git`. It never goes
+ * past that root, so a stray `/tmp/polyhal.config.json` does not steer every program run below `/tmp`.
+ * Outside any project (no such folder up to the file system root) only the working directory is searched.
+ *
+ * The file must be a regular file of at most CONFIG_MAX_BYTES (1 MiB): a directory, a device such as
+ * `/dev/zero`, a FIFO or a larger file is an InvalidArgumentError naming the path, raised before reading.
+ * Its keys are checked: an unknown key or an ill-typed value throws InvalidArgumentError naming the key
+ * and the file.
  */
 import { InvalidArgumentError } from './errors.js';
 import { type OptionSpecs, validateOptions } from './options.js';
@@ -21,6 +29,8 @@ export interface PolyHalConfig {
 }
 
 export const CONFIG_FILE_NAME = 'polyhal.config.json';
+/** The largest config file read, in bytes (1 MiB); a larger one is an InvalidArgumentError. */
+export const CONFIG_MAX_BYTES = 2 ** 20;
 
 const CONFIG_SPECS: OptionSpecs = {
   backend: { type: 'string' as const, doc: 'a registered backend name or "auto"' },
@@ -29,10 +39,18 @@ const CONFIG_SPECS: OptionSpecs = {
   options: { type: 'object' as const, doc: 'options for the backend factories' },
 };
 
+interface Stats {
+  isFile(): boolean;
+  size: number;
+}
 interface Fs {
   existsSync(p: string): boolean;
-  readFileSync(p: string, enc: 'utf8'): string;
-  statSync(p: string): { isFile(): boolean };
+  statSync(p: string): Stats;
+  openSync(p: string, flags: number): number;
+  fstatSync(fd: number): Stats;
+  readSync(fd: number, buffer: Uint8Array, offset: number, length: number, position: null): number;
+  closeSync(fd: number): void;
+  constants: { O_RDONLY: number; O_NONBLOCK?: number };
 }
 interface Path {
   resolve(...p: string[]): string;
@@ -48,34 +66,23 @@ export interface LoadedConfig {
 }
 
 /**
- * Finds and reads the config. `path` undefined: walk up from `cwd` (default process.cwd()) to the
- * file system root and take the first polyhal.config.json; a string: exactly that file (it must
- * exist); null: no config. Returns undefined when there is none (or outside Node-like runtimes).
- * Throws InvalidArgumentError for a missing explicit file, invalid JSON, or a bad key or value.
+ * Finds and reads the config. `path` undefined: search from `cwd` (default process.cwd()) up to the
+ * project root (see the module docs) and take the first polyhal.config.json; a string: exactly that file
+ * (it must exist); null: no config. Returns undefined when there is none (or outside Node-like runtimes).
+ * Throws InvalidArgumentError for a missing explicit file, one that is not a regular file or is over
+ * CONFIG_MAX_BYTES, invalid JSON, or a bad key or value.
  */
 export async function loadConfig(path?: string | null, cwd?: string): Promise<LoadedConfig | undefined> {
   if (path === null) return undefined;
   const fs = await nodeBuiltin<Fs>('fs');
   const p = await nodeBuiltin<Path>('path');
   if (!fs || !p) return undefined;
-  let file: string | undefined;
-  if (path !== undefined) {
-    file = p.resolve(cwd ?? workingDirectory(), path);
-    if (!fs.existsSync(file)) throw new InvalidArgumentError(`config file ${file} does not exist`);
-  } else {
-    for (let dir = p.resolve(cwd ?? workingDirectory()); ; dir = p.dirname(dir)) {
-      const candidate = p.join(dir, CONFIG_FILE_NAME);
-      if (fs.existsSync(candidate) && fs.statSync(candidate).isFile()) {
-        file = candidate;
-        break;
-      }
-      if (p.dirname(dir) === dir) break;
-    }
-    if (!file) return undefined;
-  }
+  const file = path !== undefined ? p.resolve(cwd ?? workingDirectory(), path) : discover(fs, p, cwd);
+  if (file === undefined) return undefined;
+  const text = readBounded(fs, file);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
+    parsed = JSON.parse(text);
   } catch (e) {
     throw new InvalidArgumentError(`${file} is not valid JSON: ${(e as Error).message}`);
   }
@@ -83,6 +90,77 @@ export async function loadConfig(path?: string | null, cwd?: string): Promise<Lo
     throw new InvalidArgumentError(`${file} must hold a JSON object`);
   validateOptions(file, parsed, CONFIG_SPECS, 'key');
   return { file, config: parsed as PolyHalConfig };
+}
+
+/** The first regular polyhal.config.json from `cwd` up to the project root (only `cwd` outside a project). */
+function discover(fs: Fs, p: Path, cwd: string | undefined): string | undefined {
+  const start = p.resolve(cwd ?? workingDirectory());
+  const dirs: string[] = [];
+  let root = false;
+  for (let dir = start; ; dir = p.dirname(dir)) {
+    dirs.push(dir);
+    if (fs.existsSync(p.join(dir, 'package.json')) || fs.existsSync(p.join(dir, '.git'))) {
+      root = true;
+      break;
+    }
+    if (p.dirname(dir) === dir) break;
+  }
+  for (const dir of root ? dirs : [start]) {
+    const candidate = p.join(dir, CONFIG_FILE_NAME);
+    if (isFile(fs, candidate)) return candidate;
+  }
+  return undefined;
+}
+
+function isFile(fs: Fs, file: string): boolean {
+  try {
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Checks that `file` is a regular file of at most CONFIG_MAX_BYTES, then reads it as UTF-8. */
+function readBounded(fs: Fs, file: string): string {
+  const check = (st: Stats): void => {
+    if (!st.isFile())
+      throw new InvalidArgumentError(
+        `config file ${file} is not a regular file (a directory, a device or a FIFO): configPath must name a JSON file`,
+      );
+    if (st.size > CONFIG_MAX_BYTES)
+      throw new InvalidArgumentError(
+        `config file ${file} is ${st.size} bytes, over the limit of ${CONFIG_MAX_BYTES} (1 MiB) for a config file`,
+      );
+  };
+  let st: Stats;
+  try {
+    st = fs.statSync(file);
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    throw new InvalidArgumentError(
+      code === 'ENOENT' || code === 'ENOTDIR'
+        ? `config file ${file} does not exist`
+        : `config file ${file} cannot be read: ${(e as Error).message}`,
+    );
+  }
+  check(st);
+  let fd: number;
+  try {
+    // Non-blocking: should a FIFO replace the file after the check, opening it must not wait for a writer.
+    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  } catch (e) {
+    throw new InvalidArgumentError(`config file ${file} cannot be read: ${(e as Error).message}`);
+  }
+  try {
+    check(fs.fstatSync(fd)); // the file opened is the one checked
+    const bytes = new Uint8Array(CONFIG_MAX_BYTES + 1);
+    let n = 0;
+    for (let r = 1; r > 0 && n < bytes.length; n += r) r = fs.readSync(fd, bytes, n, bytes.length - n, null);
+    check({ isFile: () => true, size: n }); // grown since the check
+    return new TextDecoder().decode(bytes.subarray(0, n));
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 function workingDirectory(): string {

@@ -76,7 +76,8 @@ function shown(value: unknown): string {
 /**
  * Checks `options` against `specs`; throws InvalidArgumentError naming `where` (e.g. "wasm backend")
  * and the key, for an unknown key (the message lists the known ones) or a value of the wrong type or
- * range. Keys whose value is `undefined` count as absent.
+ * range. Keys whose value is `undefined` count as absent. Only own keys of `specs` are known ones:
+ * `constructor`, `__proto__` or `toString` is an unknown key like any other.
  */
 export function validateOptions(where: string, options: unknown, specs: OptionSpecs, noun = 'option'): void {
   if (options === undefined || options === null) return;
@@ -85,7 +86,7 @@ export function validateOptions(where: string, options: unknown, specs: OptionSp
   }
   for (const [key, value] of Object.entries(options)) {
     if (value === undefined) continue;
-    const spec = specs[key];
+    const spec = Object.hasOwn(specs, key) ? specs[key] : undefined; // never an inherited 'constructor'
     if (!spec)
       throw new InvalidArgumentError(`${where}: unknown ${noun} '${key}' (known: ${Object.keys(specs).join(', ')})`);
     if (!fits(value, spec))

@@ -12,12 +12,23 @@ import { type OptionSpecs, validateOptions } from './options.js';
 
 export type { PolyHalConfig } from './config.js';
 
-/** The backends of this project and the package that registers each (for "import X" hints). */
-export const BACKEND_PACKAGES: Readonly<Record<string, string>> = {
-  cpu: '@polyhal/backend-cpu',
-  wasm: '@polyhal/backend-wasm',
-  webgpu: '@polyhal/backend-webgpu',
-};
+/**
+ * The backends of this project and the package that registers each (for "import X" hints). A
+ * null-prototype object: look names up with Object.hasOwn (`constructor` is no backend).
+ */
+export const BACKEND_PACKAGES: Readonly<Record<string, string>> = Object.freeze(
+  Object.assign(Object.create(null) as Record<string, string>, {
+    cpu: '@polyhal/backend-cpu',
+    wasm: '@polyhal/backend-wasm',
+    webgpu: '@polyhal/backend-webgpu',
+    reference: '@polyhal/backend-reference',
+  }),
+);
+
+/** The package of one of this project's backends, or undefined for any other name. */
+function packageOf(name: string): string | undefined {
+  return Object.hasOwn(BACKEND_PACKAGES, name) ? BACKEND_PACKAGES[name] : undefined;
+}
 
 /** What a backend's availability probe found. */
 export interface ProbeResult {
@@ -66,6 +77,10 @@ export interface SelectionReport {
   toString(): string;
 }
 
+/**
+ * createBackend's own options. Each is checked (InvalidArgumentError naming it): an unknown key, a
+ * value of the wrong type, an empty backend name or an empty `prefer`; `options: null` is not an object.
+ */
 export interface CreateBackendOptions {
   /** A registered name, or 'auto'. Overrides the environment and the config file. */
   backend?: string;
@@ -79,11 +94,55 @@ export interface CreateBackendOptions {
   env?: Record<string, string | undefined>;
   /**
    * Path of the config file. Default: the first polyhal.config.json found walking up from the working
-   * directory (Node-compatible runtimes only). A string: exactly that file (it must exist). null: none.
+   * directory to the project root, the nearest folder with a package.json or .git (config.ts; Node-compatible
+   * runtimes only). A string: exactly that file (it must exist). null: none.
    * The config's `backend` applies only when neither `backend` nor POLYHAL_BACKEND names one; its
    * `options` always apply (these `options` override them key by key).
    */
   configPath?: string | null;
+}
+
+const CREATE_SPECS: OptionSpecs = {
+  backend: { type: 'string', doc: 'a registered backend name or "auto"' },
+  prefer: { type: 'string[]', doc: 'order for auto' },
+  fallback: { type: 'boolean' },
+  options: { type: 'object', doc: 'options for the backend factories' },
+  env: { type: 'object', doc: 'environment to read POLYHAL_BACKEND from' },
+  configPath: { type: 'string', doc: 'path of polyhal.config.json, or null for none' },
+};
+
+/** Checks createBackend's options object itself: an object, its keys, and their types. */
+function checkCreateOptions(options: unknown): asserts options is CreateBackendOptions {
+  const kind = (v: unknown): string => {
+    if (v === null || (typeof v !== 'object' && typeof v !== 'function'))
+      return typeof v === 'string' ? JSON.stringify(v) : String(v);
+    return Array.isArray(v) ? 'an array' : typeof v === 'function' ? 'a function' : 'an object';
+  };
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new InvalidArgumentError(`createBackend: options must be an object, got ${kind(options)}`);
+  const { configPath, ...rest } = options as Record<string, unknown>;
+  if (configPath !== undefined && configPath !== null && typeof configPath !== 'string')
+    throw new InvalidArgumentError(
+      `createBackend: option 'configPath' must be a path (a string) or null, got ${kind(configPath)}`,
+    );
+  validateOptions('createBackend', rest, CREATE_SPECS);
+}
+
+/** An empty backend name is an error (never a silent 'auto'); so is an empty `prefer`. */
+function checkNames(where: string, backend: string | undefined, prefer: readonly string[] | undefined): void {
+  if (backend === '') throw new InvalidArgumentError(`${where} 'backend' must be a backend name or "auto", got ""`);
+  if (prefer?.length === 0) throw new InvalidArgumentError(`${where} 'prefer' must name at least one backend`);
+}
+
+/**
+ * A `prefer` entry must be registered or one of this project's backends (BACKEND_PACKAGES, tolerated
+ * when not imported: a config may serve several programs); anything else is UnknownBackendError.
+ */
+function checkPrefer(where: string, prefer: readonly string[] | undefined): void {
+  for (const name of prefer ?? []) {
+    if (!registry().has(name) && packageOf(name) === undefined)
+      throw new UnknownBackendError(name, registeredBackends(), `named in ${where} 'prefer'`);
+  }
 }
 
 // One registry per JS realm, shared even when the ESM and CJS builds of this package both load.
@@ -137,15 +196,21 @@ class Report implements SelectionReport {
 
 /**
  * Creates a backend. Precedence: `options.backend` > POLYHAL_BACKEND > polyhal.config.json > auto.
- * Throws UnknownBackendError (listing the registered names) for an unknown name, and
- * BackendUnavailableError when the named backend (or, for auto, every backend) cannot start.
+ * Throws InvalidArgumentError naming the option or config key for a malformed `options` (not an object,
+ * an unknown key, an ill-typed value, an empty backend name or `prefer`) or config file, before anything
+ * starts; UnknownBackendError (listing the registered names) for an unknown name in `backend`,
+ * POLYHAL_BACKEND, the config or `prefer`; BackendUnavailableError when the named backend (or, for auto,
+ * every backend) cannot start.
  */
 export async function createBackend(
   options: CreateBackendOptions = {},
 ): Promise<{ backend: ComputeBackend; report: SelectionReport }> {
+  checkCreateOptions(options);
+  checkNames('createBackend: option', options.backend, options.prefer);
   const env = options.env ?? defaultEnv();
   const loaded = await loadConfig(options.configPath);
   const config: PolyHalConfig | undefined = loaded?.config;
+  if (loaded) checkNames(`${loaded.file}: key`, config?.backend, config?.prefer);
   let source: SelectionSource = 'auto';
   let requested = 'auto';
   if (options.backend !== undefined) {
@@ -154,7 +219,7 @@ export async function createBackend(
   } else if (env['POLYHAL_BACKEND']) {
     source = 'env';
     requested = env['POLYHAL_BACKEND'];
-  } else if (config?.backend) {
+  } else if (config?.backend !== undefined) {
     source = 'config';
     requested = config.backend;
   }
@@ -169,13 +234,15 @@ export async function createBackend(
     );
   }
   if (requested !== 'auto' && !reg.has(requested)) {
-    const pkg = BACKEND_PACKAGES[requested];
+    const pkg = packageOf(requested);
     throw new UnknownBackendError(
       requested,
       available,
       pkg ? `${requested} is not registered: import '${pkg}' first` : undefined,
     );
   }
+  checkPrefer('createBackend option', options.prefer);
+  if (loaded) checkPrefer(`${loaded.file} key`, config?.prefer);
   checkOptions(loaded ? `${loaded.file} options` : 'config options', config?.options);
   checkOptions('createBackend options', options.options);
   const report = new Report(source, requested, loaded?.file);
@@ -240,7 +307,7 @@ function checkOptions(where: string, options: Record<string, unknown> | undefine
   const entries = [...registry().values()];
   const open = entries.some((e) => !e.options);
   for (const [key, value] of Object.entries(options)) {
-    const declaring = entries.filter((e) => e.options && key in e.options);
+    const declaring = entries.filter((e) => e.options && Object.hasOwn(e.options, key));
     if (!declaring.length && !open) {
       const known = [...new Set(entries.flatMap((e) => Object.keys(e.options ?? {})))].sort();
       throw new InvalidArgumentError(
@@ -254,7 +321,7 @@ function checkOptions(where: string, options: Record<string, unknown> | undefine
 /** The options a backend declares (all of them when it declares none). */
 function optionsFor(entry: BackendEntry, options: Record<string, unknown>): Record<string, unknown> {
   if (!entry.options) return options;
-  return Object.fromEntries(Object.entries(options).filter(([k]) => k in entry.options!));
+  return Object.fromEntries(Object.entries(options).filter(([k]) => Object.hasOwn(entry.options!, k)));
 }
 
 /** Probes candidates and orders them by priority; a software GPU drops below wasm, and the report says so. */
