@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { int8Setup } from '../backends/webgpu/src/dispatch-matmul-int.js';
+import { dot4Tile, int8Setup } from '../backends/webgpu/src/dispatch-matmul-int.js';
 
 // The webgpu backend's choice of int8 kernels from its options and device (no device needed): subgroup
 // matrices where the device has them unless int8Kernel is 'dot4'; the 128×128 tile only with Dawn's
@@ -41,6 +41,16 @@ describe('webgpu int8Setup', () => {
     expect(large.description).toContain('(tensor cores, 128×128 tiles)');
     const medium = int8Setup({ dawnFlags: OFF, int8Tile: '64x128' }, true, 32768);
     expect([medium.subgroupMatrixLarge, medium.subgroupMatrixForced]).toEqual([false, true]);
+  });
+
+  test('dot4: the 128×128 kernel from 256 output tiles of 128×128, or as int8Tile forces it', () => {
+    const auto = int8Setup({}, false, 32768);
+    expect(auto.dot4Tile).toBe('auto');
+    expect(dot4Tile(auto, 16 * 128, 16 * 128)).toBe(128);
+    expect(dot4Tile(auto, 16 * 128 - 64, 16 * 128)).toBe(128); // a part tile counts
+    expect(dot4Tile(auto, 15 * 128, 17 * 128)).toBe(64); // 255 tiles
+    expect(dot4Tile(int8Setup({ int8Tile: '128x128' }, false, 32768), 64, 64)).toBe(128);
+    expect(dot4Tile(int8Setup({ int8Tile: '64x128' }, false, 32768), 4096, 4096)).toBe(64);
   });
 
   test("int8Packing 'always' packs every product (no direct dot4 below 2^26 multiply-adds)", () => {

@@ -38,7 +38,8 @@ export interface WebGpuOptions {
   int8Kernel?: 'auto' | 'subgroup-matrix' | 'dot4';
   /**
    * The subgroup-matrix tile of every packed int8 product ('auto' = by robustness and size, as above; the others
-   * for tests and benchmarks: '128x128' needs 20 KiB of workgroup memory, else 64×128 is used).
+   * for tests and benchmarks: '128x128' needs 20 KiB of workgroup memory, else 64×128 is used). On the dot4 path
+   * '128x128' forces the register-blocked 128×128 kernel and '64x128' the 64×64 one, whatever the product's size.
    */
   int8Tile?: 'auto' | '128x128' | '64x128';
   /** Force one matmul tile for every size ('auto' = shape-aware choice; others for tests and benchmarks). */

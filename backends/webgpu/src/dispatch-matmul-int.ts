@@ -45,6 +45,11 @@ export interface IntMatmulContext {
   readonly subgroupMatrixLarge: boolean;
   /** The tile is forced (option `int8Tile`): the large one where allowed, whatever the product's size. */
   readonly subgroupMatrixForced: boolean;
+  /**
+   * The dot4 tile: 'auto' (the 128×128 register-blocked kernel from DOT4_LARGE_TILES output tiles on), or forced
+   * by `int8Tile` ('128x128' → 128, '64x128' → the 64×64 kernel), whatever the product's size.
+   */
+  readonly dot4Tile: 'auto' | 64 | 128;
   /** Products of at most this many multiply-adds (per batch item) skip the packing passes; 0 = never. */
   readonly directMacs: number;
   gpu(buffer: DeviceBuffer): GPUBuffer;
@@ -54,7 +59,7 @@ export interface IntMatmulContext {
 /** The int8 kernel choice of a device: IntMatmulContext's fields, and the choice in words (deviceName). */
 export type Int8Setup = Pick<
   IntMatmulContext,
-  'subgroupMatrix' | 'subgroupMatrixLarge' | 'subgroupMatrixForced' | 'directMacs'
+  'subgroupMatrix' | 'subgroupMatrixLarge' | 'subgroupMatrixForced' | 'dot4Tile' | 'directMacs'
 > & { readonly description: string };
 
 /**
@@ -76,6 +81,7 @@ export function int8Setup(options: WebGpuOptions, hasSubgroupMatrix: boolean, wo
     subgroupMatrix,
     subgroupMatrixLarge: large,
     subgroupMatrixForced: forced !== 'auto',
+    dot4Tile: forced === 'auto' ? 'auto' : forced === '128x128' ? 128 : 64,
     directMacs: packing ? 0 : INT8_DIRECT_MACS,
     description:
       (subgroupMatrix ? `subgroup matrices (tensor cores, ${tiles})` : 'dot4I8Packed') +
@@ -111,6 +117,12 @@ const DOT4_LARGE_TILES = 256;
  * (256 tiles) against the 64×128 kernel's 200–204, and at 72 against 99 at 1024 (64 tiles).
  */
 const SGM_LARGE_TILES = 256;
+
+/** The dot4 tile of an M×N product: products of DOT4_LARGE_TILES or more 128×128 tiles take the 128 one. */
+export function dot4Tile(ctx: Pick<IntMatmulContext, 'dot4Tile'>, m: number, n: number): 64 | 128 {
+  if (ctx.dot4Tile !== 'auto') return ctx.dot4Tile;
+  return Math.ceil(m / DOT4_LARGE_TILE) * Math.ceil(n / DOT4_LARGE_TILE) >= DOT4_LARGE_TILES ? 128 : 64;
+}
 
 /** The subgroup-matrix tile of an M×N product. */
 function sgmTile(ctx: IntMatmulContext, M: number, N: number): SubgroupMatrixTile {
@@ -238,8 +250,7 @@ export function dispatchIntMatmul(
     if (offB !== packedAt[1]) pack(true, b, packedB!, Np);
     [packedAt[0], packedAt[1]] = [offA, offB];
     if (path === 'dot4') {
-      // Products of DOT4_LARGE_TILES or more 128×128 tiles take the register-blocked kernel.
-      const tile = Math.ceil(Mp / DOT4_LARGE_TILE) * Math.ceil(Np / DOT4_LARGE_TILE) >= DOT4_LARGE_TILES ? 128 : 64;
+      const tile = dot4Tile(ctx, Mp, Np);
       ctx.batch.dispatch(
         'matmul',
         `matmul/int8-dot4${tile === 128 ? '-large' : ''}${suffix}`,
