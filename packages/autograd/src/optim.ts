@@ -7,11 +7,42 @@ import {
   type ComputeBackend,
   type DeviceBuffer,
   DeviceMismatchError,
+  describeValue,
   InvalidArgumentError,
   type NDArray,
   UseAfterFreeError,
 } from '@polyhal/hal';
-import { noGrad, type Tensor } from './tensor.js';
+import { noGrad, Tensor } from './tensor.js';
+
+/**
+ * Checks hyper-parameter `name` of `owner` (e.g. 'Adam'): a number (not a numeric string) that is
+ * finite and satisfies `ok`, else InvalidArgumentError naming the owner, the parameter, its domain and
+ * the value. Returns the value.
+ */
+function hyper(owner: string, name: string, v: unknown, ok: (x: number) => boolean, domain: string): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v))
+    throw new InvalidArgumentError(`${owner}: ${name} must be a finite number ${domain}, got ${describeValue(v)}`);
+  return v;
+}
+const positive = (x: number): boolean => x > 0;
+const nonNegative = (x: number): boolean => x >= 0;
+const isCount = (x: number): boolean => Number.isInteger(x) && x >= 0;
+/** Option `key` of `o`, `fallback` when absent or undefined (null is a value, and refused by its check). */
+const option = (o: Record<string, unknown>, key: string, fallback: unknown): unknown =>
+  o[key] === undefined ? fallback : o[key];
+
+/** The options object of `owner` (undefined → {}), with no key outside `keys` (a misspelt option is an error). */
+function optionsOf(owner: string, opts: unknown, keys: readonly string[]): Record<string, unknown> {
+  if (opts === undefined) return {};
+  if (opts === null || typeof opts !== 'object' || Array.isArray(opts))
+    throw new InvalidArgumentError(
+      `${owner}: options must be an object { ${keys.join(', ')} }, got ${describeValue(opts)}`,
+    );
+  for (const k of Object.keys(opts))
+    if (!keys.includes(k))
+      throw new InvalidArgumentError(`${owner}: unknown option '${k}' (options: ${keys.join(', ')})`);
+  return opts as Record<string, unknown>;
+}
 
 /** Per-parameter optimizer state (moments, velocity): buffers of the parameter's shape on one backend. */
 interface State {
@@ -26,24 +57,42 @@ interface State {
  * before that throws DeviceMismatchError). A disposed parameter makes `step` throw UseAfterFreeError.
  */
 export abstract class Optimizer {
-  /** Learning rate; schedulers change it between steps. */
-  lr: number;
   /** Number of completed steps. */
   stepCount = 0;
   private readonly state: (State | null)[];
+  private rate: number;
+  /**
+   * `params`: an array of whole tensors; `lr` a finite number > 0. InvalidArgumentError (naming the
+   * optimizer, the argument and the value) otherwise, at construction.
+   */
   constructor(
     readonly params: Tensor[],
     lr: number,
   ) {
-    if (!(lr > 0)) throw new InvalidArgumentError(`learning rate must be > 0, got ${lr}`);
-    for (const p of params) {
+    const owner = new.target.name;
+    if (!Array.isArray(params))
+      throw new InvalidArgumentError(`${owner}: params must be an array of tensors, got ${describeValue(params)}`);
+    params.forEach((p, i) => {
+      if (!(p instanceof Tensor))
+        throw new InvalidArgumentError(`${owner}: params[${i}] must be a Tensor, got ${describeValue(p)}`);
       if (!p.isWhole)
         throw new InvalidArgumentError(
-          'optimizer parameters must be whole contiguous tensors (create them with Tensor.fromArray or a layer)',
+          `${owner}: params[${i}] must be a whole contiguous tensor (create it with Tensor.fromArray or a layer)`,
         );
-    }
-    this.lr = lr;
+    });
+    this.rate = hyper(owner, 'lr', lr, positive, '> 0');
     this.state = params.map(() => null);
+  }
+
+  /**
+   * Learning rate; schedulers change it between steps. Set to a finite number ≥ 0 (a schedule may
+   * anneal it to 0), else InvalidArgumentError and the rate is unchanged.
+   */
+  get lr(): number {
+    return this.rate;
+  }
+  set lr(v: number) {
+    this.rate = hyper(this.constructor.name, 'lr', v, nonNegative, '≥ 0');
   }
 
   /** Frees every gradient (call before the next backward). */
@@ -132,20 +181,30 @@ export abstract class Optimizer {
 }
 
 export interface SgdOptions {
+  /** Learning rate, finite and > 0 (required). */
   lr: number;
+  /** Momentum, finite and ≥ 0 (default 0: none). */
   momentum?: number;
+  /** L2 weight decay, finite and ≥ 0 (default 0). */
   weightDecay?: number;
 }
 
-/** SGD with momentum and L2 weight decay (PyTorch's convention). */
+/**
+ * SGD with momentum and L2 weight decay (PyTorch's convention; no dampening or Nesterov). Every option
+ * is checked here: a value outside its domain (SgdOptions), a non-number or an unknown option is an
+ * InvalidArgumentError naming SGD, the option and the value.
+ */
 export class SGD extends Optimizer {
   readonly momentum: number;
   readonly weightDecay: number;
   protected readonly stateSize: number;
   constructor(params: Tensor[], opts: SgdOptions) {
-    super(params, opts.lr);
-    this.momentum = opts.momentum ?? 0;
-    this.weightDecay = opts.weightDecay ?? 0;
+    const owner = new.target.name;
+    if (opts === undefined) throw new InvalidArgumentError(`${owner}: options { lr } are required (lr has no default)`);
+    const o = optionsOf(owner, opts, ['lr', 'momentum', 'weightDecay']);
+    super(params, o['lr'] as number);
+    this.momentum = hyper(owner, 'momentum', option(o, 'momentum', 0), nonNegative, '≥ 0');
+    this.weightDecay = hyper(owner, 'weightDecay', option(o, 'weightDecay', 0), nonNegative, '≥ 0');
     this.stateSize = this.momentum > 0 ? 1 : 0;
   }
   protected update(p: Tensor, i: number): void {
@@ -159,13 +218,23 @@ export class SGD extends Optimizer {
 }
 
 export interface AdamOptions {
+  /** Learning rate, finite and > 0 (default 1e-3). */
   lr?: number;
+  /** [β1, β2], each finite in [0, 1) (default [0.9, 0.999]). */
   betas?: [number, number];
+  /** ε added to √v, finite and > 0 (default 1e-8). */
   eps?: number;
+  /** Weight decay, finite and ≥ 0 (default 0 for Adam, 0.01 for AdamW). */
   weightDecay?: number;
 }
 
-/** Adam (Kingma & Ba, 2015). `weightDecay` here is L2 added to the gradient, as in PyTorch's Adam. */
+const ADAM_KEYS = ['lr', 'betas', 'eps', 'weightDecay'];
+
+/**
+ * Adam (Kingma & Ba, 2015). `weightDecay` here is L2 added to the gradient, as in PyTorch's Adam. Every
+ * option is checked here: a value outside its domain (AdamOptions), a non-number or an unknown option
+ * (amsgrad, weight_decay, ...) is an InvalidArgumentError naming the optimizer, the option and the value.
+ */
 export class Adam extends Optimizer {
   readonly betas: [number, number];
   readonly eps: number;
@@ -173,10 +242,16 @@ export class Adam extends Optimizer {
   protected readonly decoupled: boolean = false;
   protected readonly stateSize = 2;
   constructor(params: Tensor[], opts: AdamOptions = {}) {
-    super(params, opts.lr ?? 1e-3);
-    this.betas = opts.betas ?? [0.9, 0.999];
-    this.eps = opts.eps ?? 1e-8;
-    this.weightDecay = opts.weightDecay ?? 0;
+    const owner = new.target.name;
+    const o = optionsOf(owner, opts, ADAM_KEYS);
+    super(params, option(o, 'lr', 1e-3) as number);
+    const betas = option(o, 'betas', [0.9, 0.999]);
+    if (!Array.isArray(betas) || betas.length !== 2)
+      throw new InvalidArgumentError(`${owner}: betas must be [beta1, beta2], got ${describeValue(betas)}`);
+    const beta = (i: number): number => hyper(owner, `betas[${i}]`, betas[i], (b) => b >= 0 && b < 1, 'in [0, 1)');
+    this.betas = [beta(0), beta(1)];
+    this.eps = hyper(owner, 'eps', option(o, 'eps', 1e-8), positive, '> 0');
+    this.weightDecay = hyper(owner, 'weightDecay', option(o, 'weightDecay', 0), nonNegative, '≥ 0');
   }
   protected update(p: Tensor, i: number): void {
     const be = p.backend;
@@ -214,11 +289,23 @@ export class Adam extends Optimizer {
 export class AdamW extends Adam {
   protected override readonly decoupled = true;
   constructor(params: Tensor[], opts: AdamOptions = {}) {
-    super(params, { ...opts, weightDecay: opts.weightDecay ?? 0.01 });
+    const o = optionsOf(new.target.name, opts, ADAM_KEYS);
+    super(params, { ...o, weightDecay: option(o, 'weightDecay', 0.01) as number });
   }
 }
 
-/** Multiplies the learning rate by `gamma` every `stepSize` epochs (call step() once per epoch). */
+/** The optimizer a scheduler drives: an object whose lr is a finite number ≥ 0, else InvalidArgumentError. */
+function checkScheduled(owner: string, optimizer: unknown): void {
+  if (optimizer === null || typeof optimizer !== 'object' || !('lr' in optimizer))
+    throw new InvalidArgumentError(`${owner}: optimizer must be an Optimizer, got ${describeValue(optimizer)}`);
+  hyper(owner, 'optimizer.lr', optimizer.lr, nonNegative, '≥ 0');
+}
+
+/**
+ * Multiplies the learning rate by `gamma` every `stepSize` epochs (call step() once per epoch).
+ * `stepSize` is an integer ≥ 1 and `gamma` a finite number > 0; InvalidArgumentError otherwise, at
+ * construction.
+ */
 export class StepLR {
   private epoch = 0;
   private readonly base: number;
@@ -227,6 +314,9 @@ export class StepLR {
     readonly stepSize: number,
     readonly gamma = 0.1,
   ) {
+    checkScheduled('StepLR', optimizer);
+    hyper('StepLR', 'stepSize', stepSize, (n) => isCount(n) && n >= 1, '(an integer ≥ 1)');
+    hyper('StepLR', 'gamma', gamma, positive, '> 0');
     this.base = optimizer.lr;
   }
   step(): void {
@@ -242,7 +332,9 @@ export class CosineAnnealingLR {
   /**
    * lr follows half a cosine from its value at construction to `etaMin` over `tMax` steps; with
    * `warmupSteps`, it first rises linearly from base/warmupSteps to base over those steps (the
-   * warm-up transformers train with), and the cosine spans the steps after them.
+   * warm-up transformers train with), and the cosine spans the steps after them. `tMax` is an integer
+   * ≥ 1, `etaMin` a finite number ≥ 0 and `warmupSteps` an integer from 0 to `tMax`;
+   * InvalidArgumentError otherwise, at construction (before the optimizer's lr is touched).
    */
   constructor(
     readonly optimizer: Optimizer,
@@ -250,6 +342,11 @@ export class CosineAnnealingLR {
     readonly etaMin = 0,
     readonly warmupSteps = 0,
   ) {
+    const owner = 'CosineAnnealingLR';
+    checkScheduled(owner, optimizer);
+    hyper(owner, 'tMax', tMax, (n) => isCount(n) && n >= 1, '(an integer ≥ 1)');
+    hyper(owner, 'etaMin', etaMin, nonNegative, '≥ 0');
+    hyper(owner, 'warmupSteps', warmupSteps, (n) => isCount(n) && n <= tMax, `(an integer from 0 to tMax = ${tMax})`);
     this.base = optimizer.lr;
     if (warmupSteps > 0) optimizer.lr = this.base / warmupSteps;
   }
