@@ -32,6 +32,39 @@ describe('polyhal CLI', () => {
     expect(r.stderr).toMatch(message);
   });
 
+  // One number rule for every numeric flag: decimal only (an exponent allowed for --lr); hex, binary, blanks,
+  // '', 'Infinity' and a dangling exponent are refused alike. After a short valid run's flags, so that a
+  // value wrongly taken trains for a moment and exits 0 instead of 2.
+  const short = ['--backend', 'cpu', '--epochs', '1', '--train', '64', '--test', '64', '--batch-size', '64'];
+  test.each([
+    ['--lr', '0x1', /--lr must be a positive number, got '0x1' \(decimal, e\.g\. 0\.001 or 1e-3\)/],
+    ['--lr', '0b1', /--lr must be a positive number, got '0b1'/],
+    ['--lr', '1e', /--lr must be a positive number, got '1e'/],
+    ['--lr', ' 1', /--lr must be a positive number, got ' 1'/],
+    ['--lr', '', /--lr must be a positive number, got ''/],
+    ['--lr', 'Infinity', /--lr must be a positive number, got 'Infinity'/],
+    ['--epochs', '0x1', /--epochs must be a positive integer, got '0x1' \(decimal digits\)/],
+    ['--epochs', ' 1', /--epochs must be a positive integer, got ' 1'/],
+    ['--epochs', '1e0', /--epochs must be a positive integer, got '1e0'/],
+    ['--seed', '0b1', /--seed must be a non-negative integer, got '0b1'/],
+    ['--seed', '', /--seed must be a non-negative integer, got ''/],
+    ['--test', '0o7', /--test must be a positive integer, got '0o7'/],
+    ['--lr', '-1e-3', /--lr must be a positive number, got '-1e-3'$/m],
+  ])('%s %j is refused by the one decimal rule (exit 2)', (flag, value, message) => {
+    const r = run(...short, flag, value);
+    expect(r.stderr).toMatch(message);
+    expect(r.status).toBe(2);
+  });
+
+  test('decimal forms are accepted: --lr 1e-3, .001 and 0.001 train alike', () => {
+    for (const lr of ['1e-3', '.001', '0.001']) {
+      const r = run(...short, '--lr', lr);
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+      expect(r.stdout).toMatch(/Adam lr 0\.001; seed 0/);
+    }
+  }, 60_000);
+
   test('a diverging run (--lr 1e30) stops at the first non-finite loss and exits 1', () => {
     const r = run('--lr', '1e30', '--epochs', '3', '--train', '640', '--test', '100', '--backend', 'cpu');
     expect(r.status).toBe(1);

@@ -4,9 +4,9 @@
  * [--lr X] [--profile] [--quantize]
  * `--profile` times one training step op by op on each selected backend, prints the table and exits
  * without training (see profileRun).
- * Bad input (unknown backend, non-positive numbers, malformed flags, a batch larger than the training
- * set) prints a clear message and exits 2. A training step with a non-finite loss (a diverging run)
- * stops training with a message naming the step, and exits 1.
+ * Bad input (unknown backend, non-positive numbers, numbers not in decimal such as `0x1`, malformed flags,
+ * a batch larger than the training set) prints a clear message and exits 2. A training step with a
+ * non-finite loss (a diverging run) stops training with a message naming the step, and exits 1.
  */
 import { Command, CommanderError, InvalidArgumentError as CliArgError, Option } from 'commander';
 import cliProgress from 'cli-progress';
@@ -21,29 +21,26 @@ import { type ModelKind, NonFiniteLossError, profileStep, train, type TrainResul
 /** Per-step losses of two backends may drift apart by float32 rounding; beyond this they disagree. */
 export const LOSS_TOLERANCE = 0.05;
 
-const positiveInt =
-  (name: string) =>
+/**
+ * The one number rule of every numeric flag: decimal only. Integers are digits (`64`); numbers are digits
+ * with an optional fraction and exponent (`0.001`, `.001`, `1e-3`). Hex, octal and binary forms, blanks,
+ * '', 'Infinity' and a dangling exponent are refused alike (commander prints the message; exit 2).
+ */
+const numberFlag =
+  (name: string, kind: 'positive integer' | 'non-negative integer' | 'positive number') =>
   (v: string): number => {
+    const integer = kind !== 'positive number';
     const n = Number(v);
-    if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n <= 0)
-      throw new CliArgError(`${name} must be a positive integer, got '${v}'`);
+    const decimal = integer ? /^-?\d+$/.test(v) : /^-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(v);
+    const hint = integer ? 'decimal digits' : 'decimal, e.g. 0.001 or 1e-3';
+    if (!decimal) throw new CliArgError(`${name} must be a ${kind}, got '${v}' (${hint})`);
+    if (!Number.isFinite(n) || (integer && !Number.isSafeInteger(n)) || (kind !== 'non-negative integer' && n <= 0))
+      throw new CliArgError(`${name} must be a ${kind}, got '${v}'`);
     return n;
   };
-const nonNegativeInt =
-  (name: string) =>
-  (v: string): number => {
-    const n = Number(v);
-    if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n))
-      throw new CliArgError(`${name} must be a non-negative integer, got '${v}'`);
-    return n;
-  };
-const positiveFloat =
-  (name: string) =>
-  (v: string): number => {
-    const n = Number(v);
-    if (!Number.isFinite(n) || n <= 0) throw new CliArgError(`${name} must be a positive number, got '${v}'`);
-    return n;
-  };
+const positiveInt = (name: string) => numberFlag(name, 'positive integer');
+const nonNegativeInt = (name: string) => numberFlag(name, 'non-negative integer');
+const positiveFloat = (name: string) => numberFlag(name, 'positive number');
 
 interface Cli {
   backend: string;
