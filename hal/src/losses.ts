@@ -103,7 +103,10 @@ function checkClassTargets(be: LossHost, op: string, scores: NDArray, labels: ND
   const o = checkOptions(options, op, keys);
   checkFloat(be, scores, op, arg);
   be.check(labels, op, 'labels');
-  if (labels.dtype !== 'int32') throw new DTypeError(`${op}: labels must be int32 class indices, got ${labels.dtype}`);
+  if (labels.dtype !== 'int32')
+    throw new DTypeError(
+      `${op}: labels must be int32 class indices, got ${labels.dtype}; cast them with backend.cast(labels, 'int32')`,
+    );
   const s = scores.shape;
   if (s.length < 2)
     throw new ShapeMismatchError(`${op}: ${arg} must be [N, C, d1, …] (rank ≥ 2), got ${shp(scores)}`, [s]);

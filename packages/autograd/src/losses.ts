@@ -17,13 +17,16 @@
 import {
   type BinaryCrossEntropyOptions,
   type ComputeBackend,
+  DTypeError,
+  describeValue,
   InvalidArgumentError,
   type LossReduction,
   type NDArray,
+  ShapeMismatchError,
   withTemps,
 } from '@polyhal/hal';
 import { mean, record, softmaxCrossEntropy, sum } from './ops.js';
-import type { Tensor } from './tensor.js';
+import { Tensor } from './tensor.js';
 
 export interface LossOptions {
   /** float32 [C] class weights (a constant). */
@@ -56,6 +59,40 @@ function constants(op: string, ws: Record<string, Tensor | undefined>): Tensor[]
     out.push(w);
   }
   return out;
+}
+
+const shp = (s: readonly number[]): string => `[${s.join(', ')}]`;
+
+/**
+ * Which labels a class loss has: int32 class indices, or (crossEntropy only) float32 class
+ * probabilities of the scores' shape. Other labels are refused with a message that teaches the fix:
+ * float32 class indices (what a DataLoader yields) and labels of any other dtype are a DTypeError that
+ * says to cast them with labels.cast('int32'); for crossEntropy, float32 labels of neither the indices'
+ * shape nor the scores' are a ShapeMismatchError naming both forms.
+ */
+function labelKind(op: string, scores: Tensor, labels: Tensor, probabilities: boolean): 'indices' | 'probabilities' {
+  const arg = op === 'nllLoss' ? 'logProbs' : 'logits';
+  if (!(scores instanceof Tensor))
+    throw new InvalidArgumentError(`${op}: ${arg} must be a Tensor, got ${describeValue(scores)}`);
+  if (!(labels instanceof Tensor))
+    throw new InvalidArgumentError(`${op}: labels must be a Tensor, got ${describeValue(labels)}`);
+  if (labels.dtype === 'int32') return 'indices';
+  const s = scores.shape;
+  const same = (want: readonly number[]): boolean =>
+    labels.shape.length === want.length && want.every((d, i) => d === labels.shape[i]);
+  if (probabilities && labels.dtype === 'float32' && same(s)) return 'probabilities';
+  const index = s.length >= 2 ? [s[0]!, ...s.slice(2)] : null;
+  const probs = probabilities ? ` (float32 labels are class probabilities of the ${arg}' shape ${shp(s)})` : '';
+  if (index && !same(index) && labels.dtype === 'float32' && probabilities)
+    throw new ShapeMismatchError(
+      `${op}: labels of shape ${shp(labels.shape)} fit neither form for ${arg} ${shp(s)}: int32 class indices ` +
+        `${shp(index)} or float32 class probabilities ${shp(s)}`,
+      [labels.shape, s],
+    );
+  throw new DTypeError(
+    `${op}: labels of shape ${shp(labels.shape)} are class indices, which must be int32, got ${labels.dtype}; ` +
+      `cast them with labels.cast('int32')${probs}`,
+  );
 }
 
 /**
@@ -112,9 +149,11 @@ const halOptions = (o: CrossEntropyLossOptions, weight: NDArray | undefined) => 
 
 /**
  * Negative log-likelihood: logProbs [N, C, d1, …], int32 labels [N, d1, …] → [N, d1, …] or a scalar
- * (PyTorch nll_loss). Gradient to logProbs only.
+ * (PyTorch nll_loss). Gradient to logProbs only. Labels of another dtype (DataLoader's float32
+ * included) are a DTypeError that says to cast them with `labels.cast('int32')`.
  */
 export function nllLoss(logProbs: Tensor, labels: Tensor, options: LossOptions = {}): Tensor {
+  labelKind('nllLoss', logProbs, labels, false);
   const w = constants('nllLoss', { weight: options.weight });
   return record(
     'nllLoss',
@@ -129,13 +168,19 @@ export function nllLoss(logProbs: Tensor, labels: Tensor, options: LossOptions =
 }
 
 /**
- * Cross-entropy of logits [N, C, d1, …] (PyTorch cross_entropy): with int32 class labels [N, d1, …],
- * nllLoss(logSoftmax(logits, 1)) with weight, ignoreIndex and labelSmoothing; with float32 class
- * probabilities of the logits' shape [N, C], the fused softmaxCrossEntropy per row (only `reduction`
- * applies). Default reduction 'mean'.
+ * Cross-entropy of logits [N, C, d1, …] (PyTorch cross_entropy). Two forms of labels are accepted:
+ *
+ * - int32 class indices [N, d1, …]: nllLoss(logSoftmax(logits, 1)) with weight, ignoreIndex and
+ *   labelSmoothing;
+ * - float32 class probabilities (or one-hot rows, tfjs's form) of the logits' shape [N, C]: the fused
+ *   softmaxCrossEntropy per row (only `reduction` applies).
+ *
+ * Default reduction 'mean'. Class indices of any other dtype — float32 ones of shape [N, d1, …], as a
+ * DataLoader yields them, included — are a DTypeError that says to cast them with
+ * `labels.cast('int32')`; float32 labels of neither shape are a ShapeMismatchError naming both forms.
  */
 export function crossEntropy(logits: Tensor, labels: Tensor, options: CrossEntropyLossOptions = {}): Tensor {
-  if (labels.dtype === 'float32') {
+  if (labelKind('crossEntropy', logits, labels, true) === 'probabilities') {
     const { reduction = 'mean', ...rest } = options;
     const extra = Object.keys(rest).filter((k) => (rest as Record<string, unknown>)[k] !== undefined);
     if (extra.length)
