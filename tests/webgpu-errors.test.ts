@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { type ComputeBackend, UnsupportedOpError, UseAfterFreeError } from '@polyhal/hal';
+import { type ComputeBackend, OutOfMemoryError, UnsupportedOpError, UseAfterFreeError } from '@polyhal/hal';
 import { createWebGpuBackend, GpuError, type WebGpuBackend } from '@polyhal/backend-webgpu';
 import { REPO_BACKENDS, requiredBackends } from './backends.js';
 
@@ -41,6 +41,30 @@ describe('webgpu errors and limits', () => {
       expect(r.length).toBe(2048 * 2048);
       expect(r.every((v) => v === 32)).toBe(true);
       await be.synchronize();
+    } finally {
+      be.dispose();
+    }
+  });
+
+  test("an array over the device's maxStorageBufferBindingSize is an OutOfMemoryError naming that limit", async () => {
+    need();
+    const be = await createWebGpuBackend({ memoryLimit: 2 ** 40 }); // so that memoryLimit is not what refuses
+    try {
+      const max = be.device.limits.maxStorageBufferBindingSize;
+      const size = Math.floor(max / 4) + 1; // float32 elements: nothing is allocated, the check refuses first
+      let err: unknown;
+      try {
+        be.allocate(size);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(OutOfMemoryError);
+      expect((err as Error).message).toBe(
+        `webgpu: cannot allocate ${size * 4} bytes: one buffer is too large for this device: its ` +
+          `maxStorageBufferBindingSize is ${max} bytes; memoryLimit was not the limit (split the array)`,
+      );
+      expect((err as OutOfMemoryError).availableBytes).toBe(Math.min(max, be.device.limits.maxBufferSize));
+      expect(be.memoryStats().liveBuffers).toBe(0);
     } finally {
       be.dispose();
     }

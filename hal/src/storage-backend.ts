@@ -98,6 +98,56 @@ export abstract class StorageBackend {
     return { liveBytes: this.liveBytes, peakBytes: this.peakBytes, liveBuffers: this.live.size };
   }
 
+  // ---- out-of-memory messages: each names the limit that was hit, and memoryLimit only when it was that ----
+
+  /** An OutOfMemoryError whose message is `<name>: cannot allocate <requestedBytes> bytes: <detail>`. */
+  protected outOfMemory(requestedBytes: number, availableBytes: number, detail: string): OutOfMemoryError {
+    const err = new OutOfMemoryError(requestedBytes, availableBytes, this.name);
+    err.message = `${this.name}: cannot allocate ${requestedBytes} bytes: ${detail}`;
+    return err;
+  }
+
+  /**
+   * Where memoryAvailable() is below what memoryLimit leaves, what bounds it, completing "only N available …"
+   * (a backend whose memoryAvailable() has a bound of its own overrides this: wasm, its memory's maximum).
+   */
+  protected memoryCeiling(): string {
+    return 'on this device';
+  }
+
+  /** The OutOfMemoryError of `requestedBytes` over memoryAvailable(): memoryLimit's, or memoryCeiling()'s. */
+  protected overAvailable(requestedBytes: number): OutOfMemoryError {
+    const available = this.memoryAvailable();
+    if (available < this.memoryLimit - this.liveBytes)
+      return this.outOfMemory(
+        requestedBytes,
+        available,
+        `only ${available} available ${this.memoryCeiling()}; ` +
+          `memoryLimit (${this.memoryLimit} bytes) was not the limit`,
+      );
+    return this.outOfMemory(
+      requestedBytes,
+      available,
+      `only ${available} available under memoryLimit (${this.memoryLimit} bytes, ${this.liveBytes} live; ` +
+        'free buffers with deallocate()/dispose() or raise memoryLimit)',
+    );
+  }
+
+  /**
+   * The OutOfMemoryError of a host typed array that the JavaScript engine refused (RangeError `e`) after
+   * memoryLimit allowed it (createStorage of host backends): the engine's largest typed array, or the
+   * host's memory. `availableBytes` is 0: the engine gives no figure.
+   */
+  protected hostArrayRefused(buffer: DeviceBuffer, e: RangeError): OutOfMemoryError {
+    const limit = `memoryLimit (${this.memoryLimit} bytes) was not the limit`;
+    const detail = /invalid .*length/i.test(e.message)
+      ? `${buffer.size} ${buffer.dtype} elements are longer than the JavaScript engine's largest typed array ` +
+        `(RangeError: ${e.message}); ${limit}`
+      : `the JavaScript engine could not get that much memory from the host (RangeError: ${e.message}); ` +
+        `${limit}: lower it to what this machine can hold`;
+    return this.outOfMemory(buffer.byteLength, 0, detail);
+  }
+
   /**
    * Whether arrays of `dtype` can be created here: every dtype, float64 only with the optional
    * hostStorage hook (its kernels run on the host: host-float64.ts).
@@ -128,7 +178,7 @@ export abstract class StorageBackend {
       );
     const byteLength = size * (dtype === 'float16' && this.hasPackedFloat16() ? 2 : bytesPerElement(dtype));
     const available = this.memoryAvailable();
-    if (byteLength > available) throw new OutOfMemoryError(byteLength, available, this.name);
+    if (byteLength > available) throw this.overAvailable(byteLength);
     const buffer: DeviceBuffer = Object.freeze({ id: this.nextBufferId++, dtype, size, byteLength, owner: this.id });
     this.createStorage(storageBuffer(buffer), dtype);
     this.live.set(buffer.id, buffer);

@@ -17,7 +17,6 @@ import {
   isWholeBuffer,
   type NDArray,
   newStorageArray,
-  OutOfMemoryError,
   type ReduceOp,
   type ScatterReduction,
   type StorageArray,
@@ -89,7 +88,7 @@ export class CpuBackend extends BaseBackend {
     try {
       this.store.set(buffer.id, newStorageArray(buffer.dtype, buffer.size));
     } catch (e) {
-      if (e instanceof RangeError) throw new OutOfMemoryError(buffer.byteLength, 0, this.name);
+      if (e instanceof RangeError) throw this.hostArrayRefused(buffer, e);
       throw e;
     }
   }

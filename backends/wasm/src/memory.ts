@@ -98,14 +98,24 @@ export class WasmHeap {
     ptr = this.top;
     const end = ptr + size;
     const have = this.memory.buffer.byteLength;
-    const fail = (): never => {
-      throw new OutOfMemoryError(bytes, this.largestAllocatable(), this.backendName);
+    const fail = (why: string): never => {
+      const err = new OutOfMemoryError(bytes, this.largestAllocatable(), this.backendName);
+      err.message = `${this.backendName}: cannot allocate ${bytes} bytes: ${why}`;
+      throw err;
     };
-    if (end > this.maxBytes) fail();
+    if (end > this.maxBytes)
+      fail(
+        `the WebAssembly memory's maximum is ${this.maxBytes} bytes (${this.maxBytes / PAGE} × 64 KiB pages), ` +
+          `and ${this.largestAllocatable()} of them are free in one block`,
+      );
+    const pages = Math.ceil((end - have) / PAGE);
     try {
-      this.memory.grow(Math.ceil((end - have) / PAGE));
-    } catch {
-      fail();
+      this.memory.grow(pages);
+    } catch (e) {
+      fail(
+        `the WebAssembly memory could not grow from ${have} to ${have + pages * PAGE} bytes (${e}); ` +
+          `its maximum is ${this.maxBytes} bytes`,
+      );
     }
     this.top = end;
     return ptr;

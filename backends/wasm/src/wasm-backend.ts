@@ -16,7 +16,6 @@ import {
   INT32_UNARY_OPS,
   isWholeBuffer,
   type NDArray,
-  OutOfMemoryError,
   planRows,
   type ReduceOp,
   type RowPlan,
@@ -134,6 +133,13 @@ export class WasmBackend extends BaseBackend {
    */
   override memoryAvailable(): number {
     return this.heap.largestAllocatable(super.memoryAvailable());
+  }
+
+  /** What bounds memoryAvailable() below memoryLimit, for OutOfMemoryError messages: the memory's maximum. */
+  protected override memoryCeiling(): string {
+    const max = this.heap.maxBytes;
+    const size = max === 2 ** 32 ? '4 GiB, all that wasm32 addresses' : `${+(max / 2 ** 30).toFixed(3)} GiB`;
+    return `in one block of the WebAssembly memory, whose maximum is ${max} bytes (${size})`;
   }
 
   protected createStorage(buffer: DeviceBuffer): void {
@@ -376,7 +382,7 @@ export class WasmBackend extends BaseBackend {
     }
     // Every reduced row's start is listed (i32) in linear memory: refuse a list that cannot fit.
     const rowBytes = (red.shape.reduce((p, d) => p * d, 1) / (red.shape.at(-1) ?? 1)) * 4;
-    if (rowBytes > this.memoryAvailable()) throw new OutOfMemoryError(rowBytes, this.memoryAvailable(), this.name);
+    if (rowBytes > this.memoryAvailable()) throw this.overAvailable(rowBytes);
     const kp = planRows(kept.shape, [kept.strides], [x.offset]);
     const rp = planRows(red.shape, [red.strides], [0]);
     const inner = (p: RowPlan): number => (p.n > 1 ? Math.abs(p.step[0]!) : Infinity);

@@ -9,7 +9,6 @@ import {
   GATHER_FILL,
   isContiguous,
   type NDArray,
-  OutOfMemoryError,
   type ReduceOp,
   type ScatterReduction,
   type SgdStepParams,
@@ -205,9 +204,19 @@ export class WebGpuBackend extends BaseBackend {
 
   protected createStorage(buffer: DeviceBuffer, dtype: DType): void {
     this.assertUsable('allocate');
-    const max = this.device.limits.maxStorageBufferBindingSize;
-    if (buffer.byteLength > max) {
-      throw new OutOfMemoryError(buffer.byteLength, max, `${this.name} (maxStorageBufferBindingSize of this adapter)`);
+    const { maxStorageBufferBindingSize: binding, maxBufferSize } = this.device.limits;
+    const pooled = BufferPool.sizeClass(WebGpuBackend.storageBytes(buffer));
+    if (buffer.byteLength > binding || pooled > maxBufferSize) {
+      // One buffer's limits of this device, not memoryLimit: say which and its value.
+      const limit =
+        buffer.byteLength > binding
+          ? `maxStorageBufferBindingSize is ${binding} bytes`
+          : `maxBufferSize is ${maxBufferSize} bytes (this buffer takes ${pooled} in the buffer pool's size class)`;
+      throw this.outOfMemory(
+        buffer.byteLength,
+        Math.min(binding, maxBufferSize),
+        `one buffer is too large for this device: its ${limit}; memoryLimit was not the limit (split the array)`,
+      );
     }
     const b = this.pool.acquire(WebGpuBackend.storageBytes(buffer));
     this.gpuBuffers.set(buffer.id, b);
