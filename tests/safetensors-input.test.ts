@@ -2,7 +2,7 @@
 // leaked buffers), and every corrupt field of the header or the input is a typed error naming the
 // tensor or field, raised before anything is allocated.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { loadSafetensors, saveSafetensors, Tensor } from '@polyhal/autograd';
+import { Linear, loadSafetensors, saveSafetensors, Tensor } from '@polyhal/autograd';
 import { CpuBackend } from '@polyhal/backend-cpu';
 import { type ComputeBackend, DTypeError, InvalidArgumentError, ShapeMismatchError } from '@polyhal/hal';
 
@@ -103,6 +103,26 @@ describe('names that Object.prototype has', () => {
         disposeAll(tensors);
       }
       disposeAll(bare);
+    },
+  );
+});
+
+describe('Module.loadStateDict of a loaded record', () => {
+  test.each(PROTO_NAMES)(
+    'an extra tensor named %s is reported as unexpected, not looked up on a prototype',
+    async (name) => {
+      const model = new Linear(2, 1, { backend: cpu, rng: 1 });
+      const state = Object.create(null) as Record<string, Tensor>;
+      state['weight'] = Tensor.fromArray(cpu, [0.5, -1], [1, 2]);
+      state['bias'] = Tensor.fromArray(cpu, [2], [1]);
+      state[name] = Tensor.fromArray(cpu, [9], [1]);
+      const { tensors } = loadSafetensors(await saveSafetensors(state), cpu);
+      await expect(model.loadStateDict(tensors)).rejects.toThrow(new RegExp(`unexpected ${name}`));
+      expect(await model.loadStateDict(tensors, { strict: false })).toEqual({ missing: [], unexpected: [name] });
+      expect(Array.from(model.stateDict()['weight']!.dataSync())).toEqual([0.5, -1]);
+      disposeAll(tensors);
+      disposeAll(state);
+      model.dispose();
     },
   );
 });
