@@ -5,6 +5,9 @@
  * field numbers and names; fields outside it are skipped by the decoder, as protobuf requires.
  */
 import protobuf from 'protobufjs/light.js';
+import { decodeChecked, OnnxDecodeError } from './wire.js';
+
+export { OnnxDecodeError } from './wire.js';
 
 const f = (type: string, id: number, rule?: 'repeated') => (rule ? { type, id, rule } : { type, id });
 
@@ -119,7 +122,7 @@ const ONNX_SCHEMA = {
 
 let root: protobuf.Root | undefined;
 function type(name: string): protobuf.Type {
-  root ??= protobuf.Root.fromJSON(ONNX_SCHEMA);
+  root ??= protobuf.Root.fromJSON(ONNX_SCHEMA).resolveAll() as protobuf.Root; // resolvedType, for checkWire
   return root.lookupType(`onnx.${name}`);
 }
 
@@ -225,14 +228,34 @@ function half(h: number): number {
   return sign * (e === 0 ? f * 2 ** -24 : (1024 + f) * 2 ** (e - 25));
 }
 
+/** Bytes per element of raw_data, for the dtypes whose data is decoded. */
+const RAW_BYTES: Record<string, number> = {
+  float32: 4,
+  float16: 2,
+  float64: 8,
+  int64: 8,
+  int32: 4,
+  int16: 2,
+  uint16: 2,
+  int8: 1,
+  uint8: 1,
+  bool: 1,
+};
+
 function tensorFrom(m: Msg): OnnxTensor {
   const code = (m['data_type'] as number | undefined) ?? 0;
+  const name = (m['name'] as string | undefined) ?? '';
+  if (code === 0) throw new OnnxDecodeError(`tensor '${name}' has no data_type`);
   const dtype = onnxDTypeName(code);
   const dims = ((m['dims'] as Int64[] | undefined) ?? []).map(int64ToNumber);
+  const negative = dims.find((d) => d < 0);
+  if (negative !== undefined) throw new OnnxDecodeError(`tensor '${name}' has dimension ${negative}`);
   const raw = m['raw_data'] as Uint8Array | undefined;
-  const name = (m['name'] as string | undefined) ?? '';
   const hasRaw = raw !== undefined && raw.length > 0;
   const size = dims.reduce((p, d) => p * d, 1);
+  const bytes = RAW_BYTES[dtype];
+  if (hasRaw && bytes !== undefined && raw.length % bytes !== 0)
+    throw new OnnxDecodeError(`tensor '${name}': raw_data of ${raw.length} bytes is no whole number of ${dtype}`);
   let data: OnnxTensor['data'];
   switch (dtype) {
     case 'float32':
@@ -284,7 +307,9 @@ function tensorFrom(m: Msg): OnnxTensor {
       data = undefined;
   }
   if (data && data.length !== size)
-    throw new RangeError(`tensor '${name}' of shape [${dims.join(', ')}] holds ${data.length} values, not ${size}`);
+    throw new OnnxDecodeError(
+      `tensor '${name}' of shape [${dims.join(', ')}] holds ${data.length} values, not ${size}`,
+    );
   return { name, dtype, dims, data };
 }
 
@@ -339,33 +364,49 @@ function attributeFrom(m: Msg): OnnxAttribute {
   return { name, type, value };
 }
 
-/** Decodes a ModelProto (the bytes of a `model.onnx`). Throws on malformed protobuf. */
+/**
+ * Decodes a ModelProto (the bytes of a `model.onnx`). Throws OnnxDecodeError on bytes that are not one:
+ * empty, malformed protobuf (a varint or length past the end, a bad wire type), or a model without
+ * ir_version, opset_import (from IR version 3) or graph, or with a node without op_type.
+ */
 export function decodeModel(bytes: Uint8Array): OnnxModel {
-  const m = type('ModelProto').toObject(type('ModelProto').decode(bytes), { arrays: true, defaults: false }) as Msg;
-  const g = (m['graph'] as Msg | undefined) ?? {};
-  const opsets = new Map<string, number>();
-  for (const o of m['opset_import'] as Msg[]) {
-    const d = (o['domain'] as string | undefined) ?? '';
-    opsets.set(d === 'ai.onnx' ? '' : d, int64ToNumber(o['version'] as Int64));
-  }
-  return {
-    irVersion: int64ToNumber(m['ir_version'] as Int64),
-    opsets,
-    nodes: ((g['node'] as Msg[] | undefined) ?? []).map((n) => ({
-      opType: n['op_type'] as string,
-      domain: (n['domain'] as string | undefined) ?? '',
-      inputs: [...((n['input'] as string[] | undefined) ?? [])],
-      outputs: [...((n['output'] as string[] | undefined) ?? [])],
-      attributes: ((n['attribute'] as Msg[] | undefined) ?? []).map(attributeFrom),
-    })),
-    initializers: ((g['initializer'] as Msg[] | undefined) ?? []).map(tensorFrom),
-    inputs: ((g['input'] as Msg[] | undefined) ?? []).map(valueInfoFrom),
-    outputs: ((g['output'] as Msg[] | undefined) ?? []).map(valueInfoFrom),
-  };
+  return decodeChecked(bytes, type('ModelProto'), (m) => {
+    if (m['ir_version'] === undefined) throw new OnnxDecodeError('no ir_version');
+    const irVersion = int64ToNumber(m['ir_version'] as Int64);
+    const g = m['graph'] as Msg | undefined;
+    if (!g) throw new OnnxDecodeError('no graph');
+    const opsets = new Map<string, number>();
+    for (const o of m['opset_import'] as Msg[]) {
+      const d = (o['domain'] as string | undefined) ?? '';
+      opsets.set(d === 'ai.onnx' ? '' : d, int64ToNumber(o['version'] as Int64));
+    }
+    if (irVersion >= 3 && !opsets.size) throw new OnnxDecodeError(`no opset_import (IR version ${irVersion})`);
+    const nodes = ((g['node'] as Msg[] | undefined) ?? []).map((n, i) => {
+      if (!n['op_type']) throw new OnnxDecodeError(`node ${i} of the graph has no op_type`);
+      return {
+        opType: n['op_type'] as string,
+        domain: (n['domain'] as string | undefined) ?? '',
+        inputs: [...((n['input'] as string[] | undefined) ?? [])],
+        outputs: [...((n['output'] as string[] | undefined) ?? [])],
+        attributes: ((n['attribute'] as Msg[] | undefined) ?? []).map(attributeFrom),
+      };
+    });
+    return {
+      irVersion,
+      opsets,
+      nodes,
+      initializers: ((g['initializer'] as Msg[] | undefined) ?? []).map(tensorFrom),
+      inputs: ((g['input'] as Msg[] | undefined) ?? []).map(valueInfoFrom),
+      outputs: ((g['output'] as Msg[] | undefined) ?? []).map(valueInfoFrom),
+    };
+  });
 }
 
-/** Decodes a TensorProto (the bytes of an `input_N.pb`/`output_N.pb`). Throws on malformed protobuf. */
+/**
+ * Decodes a TensorProto (the bytes of an `input_N.pb`/`output_N.pb`). Throws OnnxDecodeError on bytes that
+ * are not one: empty, malformed protobuf, no data_type, a negative dimension, or data that does not fill
+ * the shape.
+ */
 export function decodeTensor(bytes: Uint8Array): OnnxTensor {
-  const t = type('TensorProto');
-  return tensorFrom(t.toObject(t.decode(bytes), { arrays: true, defaults: false }) as Msg);
+  return decodeChecked(bytes, type('TensorProto'), tensorFrom);
 }

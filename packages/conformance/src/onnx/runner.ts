@@ -14,7 +14,7 @@ import {
 import { type BackendFactory, runtimeDescription } from '../runner.js';
 import { compareOnnx } from './compare.js';
 import { ONNX_OPS } from './ops.js';
-import { decodeModel, decodeTensor, type OnnxModel, type OnnxTensor } from './proto.js';
+import { decodeModel, decodeTensor, type OnnxModel, type OnnxTensor, type OnnxValueInfo } from './proto.js';
 import { Attrs, type Contract, type NodeContext, NotExpressible, type ReasonKind } from './table.js';
 
 /** The result of one ONNX node test on one backend. */
@@ -124,10 +124,42 @@ function hostNumbers(t: OnnxTensor): number[] {
 
 class Failure extends Error {}
 
+/**
+ * The file `rel` of the test directory `root` decoded: a file that cannot be read or decoded (empty, cut
+ * short, not protobuf: OnnxDecodeError) is a Failure that names it and says what is wrong.
+ */
+async function readDecoded<T>(fs: Fs, root: string, rel: string, decode: (b: Uint8Array) => T): Promise<T> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await fs.promises.readFile(`${root}/${rel}`);
+  } catch (e) {
+    throw new Failure(`${rel}: cannot be read (${(e as Error).message})`);
+  }
+  try {
+    return decode(bytes);
+  } catch (e) {
+    throw new Failure(`${rel}: ${(e as Error).message}`);
+  }
+}
+
+/** A data set's tensor against the graph's declaration of its value: another dtype or shape is a Failure. */
+function checkDeclared(rel: string, t: OnnxTensor, v: OnnxValueInfo | undefined): void {
+  if (v?.kind !== 'tensor') return;
+  if (v.dtype !== t.dtype)
+    throw new Failure(`${rel}: a tensor of ${t.dtype}, but the graph's '${v.name}' is ${v.dtype}`);
+  const shape = v.shape;
+  if (shape && (shape.length !== t.dims.length || shape.some((d, i) => d !== null && d !== t.dims[i])))
+    throw new Failure(
+      `${rel}: shape [${t.dims.join(', ')}], but the graph's '${v.name}' is ` +
+        `[${shape.map((d) => d ?? '?').join(', ')}]`,
+    );
+}
+
 /** One test, every data set: throws NotExpressible or Failure, else returns the worst errors seen. */
 async function runTest(
   fs: Fs,
-  dir: string,
+  root: string,
+  test: string,
   model: OnnxModel,
   be: ComputeBackend,
   caps: BackendCapabilities,
@@ -160,18 +192,23 @@ async function runTest(
       throw new NotExpressible('dtype', `dtype ${t} (not on backend ${be.name})`);
   }
   const opset = model.opsets.get('') ?? 1;
-  const sets = (await fs.promises.readdir(dir)).filter((d) => d.startsWith('test_data_set_')).sort();
+  const sets = (await fs.promises.readdir(`${root}/${test}`)).filter((d) => d.startsWith('test_data_set_')).sort();
   if (!sets.length) throw new Failure('no test_data_set_* directory');
   const graphInputs = model.inputs.filter((v) => !model.initializers.some((t) => t.name === v.name));
   let maxAbsError = 0;
   let maxUlpError = 0;
   let applied = '';
   for (const set of sets) {
-    const read = async (name: string): Promise<OnnxTensor> =>
-      decodeTensor(await fs.promises.readFile(`${dir}/${set}/${name}`));
+    const read = async (name: string, declared: OnnxValueInfo): Promise<OnnxTensor> => {
+      const rel = `${test}/${set}/${name}`;
+      const t = await readDecoded(fs, root, rel, decodeTensor);
+      checkDeclared(rel, t, declared);
+      return t;
+    };
     const values = new Map<string, OnnxTensor>(model.initializers.map((t) => [t.name, t]));
-    for (let k = 0; k < graphInputs.length; k++) values.set(graphInputs[k]!.name, await read(`input_${k}.pb`));
-    const expected = await Promise.all(model.outputs.map((_, k) => read(`output_${k}.pb`)));
+    for (const [k, v] of graphInputs.entries()) values.set(v.name, await read(`input_${k}.pb`, v));
+    const expected: OnnxTensor[] = [];
+    for (const [k, v] of model.outputs.entries()) expected.push(await read(`output_${k}.pb`, v));
     const inputs = node.inputs.map((n) => (n === '' ? undefined : values.get(n)));
     const attrs = new Attrs(node.opType, node.attributes);
     const ctx: NodeContext = {
@@ -261,8 +298,9 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
  * Returns one row per test (sorted by name) and the counts. Errors: rejects when the runtime has no
  * file system (browsers: Node.js, Deno and Bun only), when `dir` cannot be read or holds no `test_*`
  * directory, when `filter` matches no test, or when the factory throws. A test whose files cannot be
- * decoded, whose op throws, or that does not settle within `timeoutMs` is a `failed` row (a time-out
- * also stops the run: the remaining tests are not run).
+ * read or decoded (empty, cut short, not protobuf; the reason names the file), whose data sets do not
+ * match the graph's dtypes and shapes, whose op throws, or that does not settle within `timeoutMs` is a
+ * `failed` row (a time-out also stops the run: the remaining tests are not run).
  */
 export async function runOnnxNodeTests(
   factory: BackendFactory,
@@ -291,18 +329,17 @@ export async function runOnnxNodeTests(
   const results: OnnxTestResult[] = [];
   try {
     for (const test of names) {
-      const path = `${dir}/${test}`;
       let row: OnnxTestResult;
       let op = '';
       let stop = false;
       try {
-        const model = decodeModel(await fs.promises.readFile(`${path}/model.onnx`));
+        const model = await readDecoded(fs, dir, `${test}/model.onnx`, decodeModel);
         op = model.nodes.length === 1 ? model.nodes[0]!.opType : '';
         row = {
           test,
           op,
           status: 'passed',
-          ...(await withTimeout(runTest(fs, path, model, be, caps), timeoutMs, test)),
+          ...(await withTimeout(runTest(fs, dir, test, model, be, caps), timeoutMs, test)),
         };
       } catch (e) {
         if (e instanceof NotExpressible)
