@@ -1,8 +1,10 @@
 /**
  * Summaries of conformance results: a per op × dtype matrix (pass/fail, max abs and ULP error) for
- * each backend, as a text table, markdown or HTML.
+ * each backend, and the failed cases, as text or HTML.
  */
-import type { ConformanceResult } from './runner.js';
+import { CASES } from './cases.js';
+import type { CaseResult, ConformanceResult } from './runner.js';
+import { alignColumns, sci as fmt } from './text-columns.js';
 
 export interface MatrixCell {
   op: string;
@@ -43,7 +45,6 @@ export function matrix(r: ConformanceResult): MatrixCell[] {
   return [...cells.values()];
 }
 
-const fmt = (x: number): string => (x === 0 ? '0' : x.toExponential(1));
 /** FAIL, n/a (a dtype the backend lacks, refused as required: every case of the cell) or pass. */
 export const status = (c: MatrixCell): string =>
   c.failed ? 'FAIL' : c.unsupported > 0 && c.unsupported === c.cases ? 'n/a' : 'pass';
@@ -63,27 +64,62 @@ export function toleranceClass(r: ConformanceResult): string {
   );
 }
 
+/** Input shapes of each case by id, as its id writes them: `[5,7].permute`, several joined by ', '. */
+let caseShapes: Map<string, string> | undefined;
+function inputShapes(id: string): string {
+  caseShapes ??= new Map(
+    CASES.map((c) => [
+      c.id,
+      c.inputs.map((i) => `[${i.shape.join(',')}]${i.view ? `.${Object.keys(i.view)[0]}` : ''}`).join(', ') || '-',
+    ]),
+  );
+  return caseShapes.get(id) ?? '-';
+}
+
+/**
+ * A failed case's worst absolute, relative and ULP errors; '-' where none was measured: all three when the
+ * case threw, leaked or had a wrong shape, the relative error where every wanted value was 0, the ULP
+ * error for outputs other than float32.
+ */
+function caseErrors(c: CaseResult): string[] {
+  const { maxAbsError: abs, maxRelError: rel, maxUlpError: ulp } = c;
+  if (abs === 0 && rel === 0 && ulp === 0) return ['-', '-', '-'];
+  return [fmt(abs), abs > 0 && rel === 0 ? '-' : fmt(rel), abs > 0 && ulp === 0 ? '-' : String(ulp)];
+}
+
+/**
+ * The text report of each run: a title line (backend, device, runtime, counts) and the tolerance class;
+ * then, when cases failed, one row per failed case — its id, input shapes, worst absolute, relative and
+ * ULP errors, and the reason (the first element out of tolerance, or what it threw) — and last the
+ * op × dtype matrix, failing cells first. Each table's columns are padded to their widest cell.
+ */
 export function textTable(results: ConformanceResult[]): string {
   const lines: string[] = [];
   for (const r of results) {
     lines.push(`${r.backend} — ${r.deviceName}, ${r.runtime}: ${r.passed} passed, ${r.failed} failed`);
     lines.push(`  tolerance class: ${toleranceClass(r)}`);
-    lines.push(
-      `  ${'op'.padEnd(22)}${'dtype'.padEnd(9)}${'result'.padEnd(8)}` +
-        `${'cases'.padStart(6)}${'max abs'.padStart(10)}${'max ulp'.padStart(10)}`,
-    );
-    for (const c of matrix(r)) {
-      lines.push(
-        `  ${c.op.padEnd(22)}${c.dtype.padEnd(9)}${status(c).padEnd(8)}` +
-          `${String(c.cases).padStart(6)}${fmt(c.maxAbsError).padStart(10)}${String(c.maxUlpError).padStart(10)}`,
-      );
-    }
     if (r.startError) {
       // Every case failed for one reason: say it once (the JSON keeps each case's row).
       lines.push(`  FAIL every case (${r.results.length}), not run: the backend did not start: ${r.startError}`);
-      continue;
+    } else {
+      const failed = r.results.filter((x) => !x.pass);
+      if (failed.length) {
+        lines.push(
+          ...alignColumns([
+            ['result', 'case', 'inputs', 'max abs', 'max rel', 'max ulp', 'reason'],
+            ...failed.map((c) => ['FAIL', c.id, inputShapes(c.id), ...caseErrors(c), c.message || '-']),
+          ]),
+        );
+      }
     }
-    for (const c of r.results.filter((x) => !x.pass)) lines.push(`  FAIL ${c.id}: ${c.message}`);
+    const cells = matrix(r);
+    const rows = [...cells.filter((c) => c.failed), ...cells.filter((c) => !c.failed)];
+    lines.push(
+      ...alignColumns([
+        ['op', 'dtype', 'result', 'cases', 'max abs', 'max ulp'],
+        ...rows.map((c) => [c.op, c.dtype, status(c), String(c.cases), fmt(c.maxAbsError), String(c.maxUlpError)]),
+      ]),
+    );
   }
   return lines.join('\n');
 }

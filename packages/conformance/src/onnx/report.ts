@@ -1,8 +1,9 @@
 /**
  * Summaries of ONNX node test runs: counts, the not-expressible reasons grouped by kind and by text
- * (the yardstick for ops to add), an op × result table of the ops with expressible tests, and every
- * failure by test name.
+ * (the yardstick for ops to add), every failure by test name, and an op × result table of the ops with
+ * expressible tests.
  */
+import { alignColumns } from '../text-columns.js';
 import type { OnnxNodeTestsResult, OnnxTestResult } from './runner.js';
 
 /** A not-expressible reason with the number of tests it accounts for and some of their ops. */
@@ -34,7 +35,12 @@ export function onnxReasonKinds(results: readonly OnnxTestResult[]): Record<stri
   return out;
 }
 
-/** Text report of one or more runs; `top` bounds the reasons listed (default 15). */
+/**
+ * Text report of one or more runs: per run a title line and the counts, then every failed test (its name,
+ * op and reason, the reasons aligned), the not-expressible reasons (`top` bounds them, default 15) and an
+ * op × result table of the ops with expressible tests, failing ops first, its columns padded to their
+ * widest cell.
+ */
 export function onnxTextReport(runs: readonly OnnxNodeTestsResult[], top = 15): string {
   const lines: string[] = [];
   for (const r of runs) {
@@ -43,6 +49,14 @@ export function onnxTextReport(runs: readonly OnnxNodeTestsResult[], top = 15): 
     lines.push(
       `  ${total} tests: ${r.passed + r.failed} expressible — ${r.passed} passed, ${r.failed} ` +
         `failed; ${r.notExpressible} not expressible`,
+    );
+    const failed = r.results.filter((x) => x.status === 'failed');
+    lines.push(
+      ...alignColumns(
+        failed.map((t) => [`FAIL ${t.test} (${t.op || '?'}):`, t.reason ?? '-']),
+        '  ',
+        ' ',
+      ),
     );
     const kinds = Object.entries(onnxReasonKinds(r.results)).sort((a, b) => b[1] - a[1]);
     if (kinds.length) lines.push(`  not expressible, by kind: ${kinds.map(([k, n]) => `${k} ${n}`).join(', ')}`);
@@ -68,18 +82,13 @@ export function onnxTextReport(runs: readonly OnnxNodeTestsResult[], top = 15): 
       byOp.set(t.op, c);
     }
     const expressible = [...byOp].filter(([, c]) => c.passed + c.failed > 0).sort((a, b) => a[0].localeCompare(b[0]));
+    const rows = [...expressible.filter(([, c]) => c.failed), ...expressible.filter(([, c]) => !c.failed)];
     lines.push(
-      `  ${'op'.padEnd(20)}${'result'.padEnd(8)}` +
-        `${'passed'.padStart(7)}${'failed'.padStart(7)}${'not expr.'.padStart(10)}`,
+      ...alignColumns([
+        ['op', 'result', 'passed', 'failed', 'not expr.'],
+        ...rows.map(([op, c]) => [op, c.failed ? 'FAIL' : 'pass', String(c.passed), String(c.failed), String(c.ne)]),
+      ]),
     );
-    for (const [op, c] of expressible) {
-      lines.push(
-        `  ${op.padEnd(20)}${(c.failed ? 'FAIL' : 'pass').padEnd(8)}` +
-          `${String(c.passed).padStart(7)}${String(c.failed).padStart(7)}${String(c.ne).padStart(10)}`,
-      );
-    }
-    for (const t of r.results.filter((x) => x.status === 'failed'))
-      lines.push(`  FAIL ${t.test} (${t.op || '?'}): ${t.reason}`);
   }
   return lines.join('\n');
 }
