@@ -6,14 +6,19 @@
  *   polyhal-conformance --backend ... --onnx-node-tests DIR [--json out.json] [--filter TEST] [--timeout MS]
  *     runs ONNX's backend node tests (DIR: onnx/backend/test/data/node) instead of the suite: passed /
  *     failed / not expressible per op × backend, the reasons grouped; --json gets the per-test rows.
+ * Numbers are decimal integers: --seed 0 to 2^32 − 1, --timeout 1 to 2^31 − 1 ms. --json and --html are
+ * checked before any backend is created: a path whose directory is missing, a directory, or a file that
+ * cannot be written is bad usage.
  * Exit code: 0 all passed, 1 a case failed or timed out, or a backend did not start (its factory
  * threw, e.g. BackendHookError), 2 bad usage (malformed option, a filter that matches no case, a
- * module that exports no factory or whose factory returns no backend) or a factory that does not
- * settle within the timeout. The report (text, --json, --html) prints whenever a backend was loaded:
- * a backend that did not start has every case failed, not run, with the reason.
+ * module that exports no factory or whose factory returns no backend, a report path that cannot be
+ * written), a factory that does not settle within the timeout, or a report file that could not be
+ * written at the end (disk full: the text report has printed already). The report (text, --json,
+ * --html) prints whenever a backend was loaded: a backend that did not start has every case failed,
+ * not run, with the reason.
  */
-import { writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { closeSync, constants, existsSync, openSync, type Stats, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { ComputeBackend } from '@polyhal/hal';
@@ -31,22 +36,34 @@ import {
   selectContractCases,
 } from './runner.js';
 
-const BUILT_IN: Record<string, () => Promise<BackendFactory>> = {
-  cpu: async () => {
-    const m = (await import('@polyhal/backend-cpu' as string)) as { CpuBackend: new () => ComputeBackend };
-    return () => new m.CpuBackend();
-  },
-  wasm: async () => {
-    const m = (await import('@polyhal/backend-wasm' as string)) as { createWasmBackend: () => Promise<ComputeBackend> };
-    return () => m.createWasmBackend();
-  },
-  webgpu: async () => {
-    const m = (await import('@polyhal/backend-webgpu' as string)) as {
-      createWebGpuBackend: () => Promise<ComputeBackend>;
-    };
-    return () => m.createWebGpuBackend();
-  },
-};
+/** Our backends by name (a Map: a name such as '__proto__' or 'toString' is no backend). */
+const BUILT_IN = new Map<string, () => Promise<BackendFactory>>([
+  [
+    'cpu',
+    async () => {
+      const m = (await import('@polyhal/backend-cpu' as string)) as { CpuBackend: new () => ComputeBackend };
+      return () => new m.CpuBackend();
+    },
+  ],
+  [
+    'wasm',
+    async () => {
+      const m = (await import('@polyhal/backend-wasm' as string)) as {
+        createWasmBackend: () => Promise<ComputeBackend>;
+      };
+      return () => m.createWasmBackend();
+    },
+  ],
+  [
+    'webgpu',
+    async () => {
+      const m = (await import('@polyhal/backend-webgpu' as string)) as {
+        createWebGpuBackend: () => Promise<ComputeBackend>;
+      };
+      return () => m.createWebGpuBackend();
+    },
+  ],
+]);
 
 /** A module path: its default export, `createBackend`, or its only exported function is the factory. */
 async function moduleFactory(path: string): Promise<BackendFactory> {
@@ -85,22 +102,72 @@ function checkedFactory(name: string, factory: BackendFactory): BackendFactory {
 /** A usage error found after parsing (bad module, bad filter): exit code 2. */
 class UsageError extends Error {}
 
-const nonNegativeInt =
-  (flag: string) =>
+/**
+ * A parser of a decimal integer option in [min, max] (no sign, exponent, hex or fraction); anything else is
+ * a usage error that says what the option takes.
+ */
+const decimalInt =
+  (flag: string, min: number, max: number, unit = '') =>
   (v: string): number => {
     const n = Number(v);
-    if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n))
-      throw new InvalidArgumentError(`${flag} must be a non-negative integer, got '${v}'.`);
+    if (!/^[0-9]+$/.test(v) || n < min || n > max)
+      throw new InvalidArgumentError(`${flag} must be a decimal integer from ${min} to ${max}${unit}, got '${v}'.`);
     return n;
   };
-const positiveInt =
-  (flag: string) =>
-  (v: string): number => {
-    const n = Number(v);
-    if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n === 0)
-      throw new InvalidArgumentError(`${flag} must be a positive integer, got '${v}'.`);
-    return n;
-  };
+
+/** Node runs a timer of more than 2^31 − 1 ms after 1 ms: the largest --timeout. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+/** Case inputs hash the seed as 32 bits (random.ts): the largest --seed that is not another's alias. */
+const MAX_SEED = 2 ** 32 - 1;
+
+/**
+ * Why `path` cannot take a report, or undefined when it can. Changes nothing: an existing file is opened
+ * for writing (neither truncated nor appended to) and closed; a new one is created and removed at once; a
+ * device or pipe (/dev/stdout) is taken as it is.
+ */
+function unwritable(path: string): string | undefined {
+  const full = resolve(path);
+  const cannot = (e: unknown) => `cannot be written (${(e as Error).message})`;
+  let st: Stats | undefined;
+  try {
+    st = statSync(full);
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === 'ENOTDIR') {
+      let p = dirname(full);
+      while (!existsSync(p) && dirname(p) !== p) p = dirname(p);
+      return `${p} is not a directory`;
+    }
+    if (code !== 'ENOENT') return cannot(e);
+  }
+  if (st?.isDirectory()) return 'is a directory, not a file';
+  if (st && !st.isFile()) return undefined;
+  if (!st && !existsSync(dirname(full))) return `the directory ${dirname(full)} does not exist`;
+  try {
+    if (st) closeSync(openSync(full, constants.O_WRONLY));
+    else {
+      closeSync(openSync(full, 'wx'));
+      unlinkSync(full);
+    }
+  } catch (e) {
+    return cannot(e);
+  }
+  return undefined;
+}
+
+/** Writes a report file; a failure (disk full) is said on stderr, by flag and path. Returns whether it was written. */
+function writeReport(flag: string, path: string, text: string): boolean {
+  try {
+    writeFileSync(path, text);
+    return true;
+  } catch (e) {
+    console.error(
+      `error: ${flag} ${path}: the report could not be written (${(e as Error).message}); the text report ` +
+        'above has the results',
+    );
+    return false;
+  }
+}
 
 export async function main(argv: string[]): Promise<number> {
   const program = new Command()
@@ -109,7 +176,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--backend <name>', 'cpu, wasm, webgpu, all, or a path to a module exporting a backend factory', 'all')
     .option('--json <file>', 'write the result matrix as JSON')
     .option('--html <file>', 'write an HTML report')
-    .option('--seed <n>', 'input seed', nonNegativeInt('--seed'), 1)
+    .option('--seed <n>', `input seed (0 to ${MAX_SEED})`, decimalInt('--seed', 0, MAX_SEED), 1)
     .option('--filter <text>', 'only cases whose id contains this text (e.g. an op name)')
     .option(
       '--onnx-node-tests <dir>',
@@ -118,8 +185,8 @@ export async function main(argv: string[]): Promise<number> {
     )
     .option(
       '--timeout <ms>',
-      'milliseconds the backend factory and each case may take to settle',
-      positiveInt('--timeout'),
+      `milliseconds the backend factory and each case may take to settle (1 to ${MAX_TIMEOUT_MS})`,
+      decimalInt('--timeout', 1, MAX_TIMEOUT_MS, ' (milliseconds)'),
       DEFAULT_TIMEOUT_MS,
     )
     .exitOverride()
@@ -155,7 +222,17 @@ export async function main(argv: string[]): Promise<number> {
     );
     return 2;
   }
-  const names = o.backend === 'all' ? Object.keys(BUILT_IN) : [o.backend];
+  for (const [flag, path] of [
+    ['--json', o.json],
+    ['--html', o.html],
+  ] as const) {
+    const problem = path === undefined ? undefined : unwritable(path);
+    if (problem) {
+      console.error(`error: ${flag} ${path}: ${problem}`);
+      return 2;
+    }
+  }
+  const names = o.backend === 'all' ? [...BUILT_IN.keys()] : [o.backend];
   const results: ConformanceResult[] = [];
   let factoryTimedOut = false;
   const onnxRuns: OnnxNodeTestsResult[] = [];
@@ -163,9 +240,10 @@ export async function main(argv: string[]): Promise<number> {
     let factory: BackendFactory;
     try {
       const isModule = name.includes('/') || name.endsWith('.js') || name.endsWith('.mjs');
-      if (!BUILT_IN[name] && !isModule)
+      const builtIn = BUILT_IN.get(name);
+      if (!builtIn && !isModule)
         throw new UsageError(`unknown backend '${name}' (cpu, wasm, webgpu, all, or a module path)`);
-      const load = BUILT_IN[name] ? BUILT_IN[name]!() : moduleFactory(name);
+      const load = builtIn ? builtIn() : moduleFactory(name);
       let timer: ReturnType<typeof setTimeout> | undefined;
       const expired = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new ConformanceTimeoutError(`loading ${name}`, o.timeout)), o.timeout);
@@ -208,12 +286,12 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (o.onnxNodeTests !== undefined) {
     console.log(onnxTextReport(onnxRuns));
-    if (o.json) writeFileSync(o.json, JSON.stringify(onnxRuns, null, 2));
+    if (o.json && !writeReport('--json', o.json, JSON.stringify(onnxRuns, null, 2))) return 2;
     return onnxRuns.some((r) => r.failed > 0) ? 1 : 0;
   }
   console.log(textTable(results));
-  if (o.json) writeFileSync(o.json, JSON.stringify(results, null, 2));
-  if (o.html) writeFileSync(o.html, htmlReport(results));
-  if (factoryTimedOut) return 2;
+  const jsonWritten = !o.json || writeReport('--json', o.json, JSON.stringify(results, null, 2));
+  const htmlWritten = !o.html || writeReport('--html', o.html, htmlReport(results));
+  if (factoryTimedOut || !jsonWritten || !htmlWritten) return 2;
   return results.some((r) => r.failed > 0 || r.timedOut) ? 1 : 0;
 }
