@@ -1,4 +1,5 @@
 import type { DType } from '@polyhal/hal';
+import { accumulationCases } from './cases-accumulation.js';
 import { compositeCases } from './cases-composite.js';
 import { convCases } from './cases-conv.js';
 import { coreCases } from './cases-core.js';
@@ -101,6 +102,7 @@ function buildCases(): Case[] {
   cases.push(...divisionCases());
   cases.push(...dtypeCases());
   cases.push(...normCases());
+  cases.push(...accumulationCases());
   cases.push(...emptyMatmulCases());
   return cases;
 }
