@@ -123,7 +123,7 @@ describe('discovery of polyhal.config.json stops at the project root', () => {
     backend.dispose();
   });
 
-  test('a config in the project root (beside package.json) or between it and the working directory is found', async () => {
+  test('a config in the project root (beside package.json) or between root and cwd is found', async () => {
     const { proj, deep } = tree('package.json');
     const inRoot = join(proj, 'polyhal.config.json');
     writeFileSync(inRoot, JSON.stringify({ backend: 'cpu', options: { memoryLimit: 4096 } }));
