@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { decodeModel, decodeTensor } from '@polyhal/conformance';
+import { decodeModel, decodeTensor, OnnxDecodeError } from '@polyhal/conformance';
 import { PolyHalError } from '@polyhal/hal';
 
 // The ONNX protobuf decoder on bytes that are not a valid message: a typed error (OnnxDecodeError, a
@@ -13,7 +13,7 @@ const decodeError = (f: () => unknown): PolyHalError => {
     f();
   } catch (e) {
     expect(e).toBeInstanceOf(PolyHalError);
-    expect((e as Error).name).toBe('OnnxDecodeError');
+    expect(e).toBeInstanceOf(OnnxDecodeError);
     return e as PolyHalError;
   }
   throw new Error('decoded without an error');

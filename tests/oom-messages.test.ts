@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { type ComputeBackend, OutOfMemoryError } from '@polyhal/hal';
 import { CpuBackend } from '@polyhal/backend-cpu';
+import { ReferenceBackend } from '@polyhal/backend-reference';
 import { createWasmBackend } from '@polyhal/backend-wasm';
 import { WasmHeap } from '../backends/wasm/src/memory.js';
 
@@ -33,9 +34,11 @@ describe('out-of-memory messages name the real limit', () => {
     nothingLive(be);
   });
 
-  test("cpu: a typed array past the engine's largest is the engine's limit, not memoryLimit", () => {
-    const name = 'cpu';
-    const be = new CpuBackend({ memoryLimit: 2 ** 60 });
+  test.each([
+    ['cpu', () => new CpuBackend({ memoryLimit: 2 ** 60 })],
+    ['reference', () => new ReferenceBackend({ memoryLimit: 2 ** 60 })],
+  ])("%s: a typed array past the engine's largest is the engine's limit, not memoryLimit", (name, make) => {
+    const be = make();
     const err = oom(() => be.allocate(2 ** 53));
     expect(err.message).toMatch(
       new RegExp(

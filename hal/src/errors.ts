@@ -24,14 +24,21 @@ export class DTypeError extends PolyHalError {}
 
 /** An allocation over `memoryAvailable()` or the configured memory limit. Nothing was allocated. */
 export class OutOfMemoryError extends PolyHalError {
+  /**
+   * `detail`, when given, says which limit was hit (a device's maxStorageBufferBindingSize, the engine's
+   * largest typed array, ...) in place of the default text, which blames the backend's memoryLimit.
+   */
   constructor(
     readonly requestedBytes: number,
     readonly availableBytes: number,
     backend: string,
+    detail?: string,
   ) {
     super(
-      `${backend}: cannot allocate ${requestedBytes} bytes, only ${availableBytes} available ` +
-        `(free buffers with deallocate()/dispose() or raise the backend's memoryLimit)`,
+      detail !== undefined
+        ? `${backend}: cannot allocate ${requestedBytes} bytes: ${detail}`
+        : `${backend}: cannot allocate ${requestedBytes} bytes, only ${availableBytes} available ` +
+            `(free buffers with deallocate()/dispose() or raise the backend's memoryLimit)`,
     );
   }
 }

@@ -102,9 +102,7 @@ export abstract class StorageBackend {
 
   /** An OutOfMemoryError whose message is `<name>: cannot allocate <requestedBytes> bytes: <detail>`. */
   protected outOfMemory(requestedBytes: number, availableBytes: number, detail: string): OutOfMemoryError {
-    const err = new OutOfMemoryError(requestedBytes, availableBytes, this.name);
-    err.message = `${this.name}: cannot allocate ${requestedBytes} bytes: ${detail}`;
-    return err;
+    return new OutOfMemoryError(requestedBytes, availableBytes, this.name, detail);
   }
 
   /**

@@ -14,7 +14,6 @@ import {
   type BinaryOp,
   type DeviceBuffer,
   type NDArray,
-  OutOfMemoryError,
   type ReduceOp,
   type ScatterReduction,
   type StorageArray,
@@ -60,7 +59,7 @@ export class ReferenceBackend extends BaseBackend {
       );
     } catch (e) {
       // The HAL checked its own limit; the JavaScript engine may still refuse a large array.
-      if (e instanceof RangeError) throw new OutOfMemoryError(buffer.byteLength, 0, this.name);
+      if (e instanceof RangeError) throw this.hostArrayRefused(buffer, e);
       throw e;
     }
   }

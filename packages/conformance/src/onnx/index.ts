@@ -25,3 +25,4 @@ export {
   type OnnxTensor,
   type OnnxValueInfo,
 } from './proto.js';
+export { OnnxDecodeError } from './wire.js';
