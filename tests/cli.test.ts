@@ -1,5 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -86,6 +88,51 @@ describe('polyhal CLI', () => {
     expect(last).toMatch(/^test accuracy: 0\.\d{4} \(backend: cpu\)$/);
     expect(Number(/0\.\d{4}/.exec(last)![0])).toBeGreaterThan(0.8);
   }, 120_000);
+
+  test('--json records the run: per-epoch figures that match what it printed', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'polyhal-json-'));
+    try {
+      const file = join(dir, 'run.json');
+      const r = run('--epochs', '2', '--train', '640', '--test', '100', '--backend', 'cpu', '--json', file);
+      expect(r.status).toBe(0);
+      const { runs } = JSON.parse(readFileSync(file, 'utf8'));
+      expect(runs).toHaveLength(1);
+      const [rec] = runs;
+      expect([rec.model, rec.backend, rec.epochs, rec.train, rec.test, rec.batchSize]).toEqual([
+        'mlp',
+        'cpu',
+        2,
+        640,
+        100,
+        64,
+      ]);
+      expect(r.stdout).toContain(`test accuracy: ${rec.testAccuracy.toFixed(4)} (backend: cpu)`);
+      expect(r.stdout).toContain(`peak device memory ${(rec.peakBytes / 2 ** 20).toFixed(1)} MiB`);
+      expect(rec.perEpoch.map((e: { epoch: number }) => e.epoch)).toEqual([1, 2]);
+      for (const e of rec.perEpoch)
+        expect(r.stdout).toContain(
+          `epoch ${e.epoch}/2: mean loss ${e.meanLoss.toFixed(4)}, test accuracy ${e.testAccuracy.toFixed(4)}`,
+        );
+      expect(rec.perEpoch[1].testAccuracy).toBe(rec.testAccuracy);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  test('--json to a path that cannot be written exits 2 before training, leaving nothing behind', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'polyhal-json-'));
+    try {
+      for (const file of [join(dir, 'missing', 'run.json'), dir]) {
+        const r = run('--backend', 'cpu', '--json', file);
+        expect(r.status).toBe(2);
+        expect(r.stderr).toContain(`--json ${file}: cannot be written`);
+        expect(r.stdout).not.toContain('epoch 1/');
+      }
+      expect(existsSync(join(dir, 'missing'))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   test('--quantize reports int8 accuracy within half a point of float32 and both speeds (a test set under 256)', () => {
     const r = run('--epochs', '2', '--train', '2000', '--test', '200', '--backend', 'wasm', '--quantize');

@@ -1,7 +1,7 @@
 /**
  * The main job: train a model on real MNIST digits on any PolyHAL backend.
  * polyhal [--backend auto|cpu|wasm|webgpu|all] [--model mlp|cnn|vit] [--epochs N] [--batch-size N] [--seed N]
- * [--lr X] [--profile] [--quantize]
+ * [--lr X] [--profile] [--quantize] [--json FILE]
  * `--profile` times one training step op by op on each selected backend, prints the table and exits
  * without training (see profileRun).
  * Bad input (unknown backend, non-positive numbers, numbers not in decimal such as `0x1`, malformed flags,
@@ -16,6 +16,7 @@ import '@polyhal/backend-wasm';
 import '@polyhal/backend-webgpu';
 import { loadMnist } from './mnist.js';
 import { formatQuantized, quantizedReport } from './quantized.js';
+import { checkWritable, type EpochRecord, type RunRecord, writeRecord } from './record.js';
 import { type ModelKind, NonFiniteLossError, profileStep, train, type TrainResult } from './train.js';
 
 /** Per-step losses of two backends may drift apart by float32 rounding; beyond this they disagree. */
@@ -53,6 +54,7 @@ interface Cli {
   test: number;
   profile?: boolean;
   quantize?: boolean;
+  json?: string;
 }
 
 async function runOne(
@@ -61,7 +63,7 @@ async function runOne(
   epochs: number,
   data: ReturnType<typeof loadMnist>,
   quiet = false,
-): Promise<{ name: string; device: string; result: TrainResult }> {
+): Promise<{ name: string; device: string; result: TrainResult; perEpoch: EpochRecord[] }> {
   const { backend, report } = await createBackend({ backend: name === 'auto' ? undefined : name });
   if (!quiet || name === 'auto') console.log(report.toString());
   const bar = new cliProgress.SingleBar(
@@ -76,6 +78,7 @@ async function runOne(
   );
   let epochStart = performance.now();
   let lastAccuracy = 0;
+  const perEpoch: EpochRecord[] = [];
   try {
     const result = await train(backend, data, {
       model: o.model,
@@ -94,6 +97,7 @@ async function runOne(
       onEpoch: (epoch, acc, meanLoss) => {
         bar.stop();
         lastAccuracy = acc;
+        perEpoch.push({ epoch: epoch + 1, meanLoss, testAccuracy: acc });
         console.log(`epoch ${epoch + 1}/${epochs}: mean loss ${meanLoss.toFixed(4)}, test accuracy ${acc.toFixed(4)}`);
       },
       afterTraining: o.quantize
@@ -103,7 +107,7 @@ async function runOne(
           }
         : undefined,
     });
-    return { name: report.chosen, device: backend.deviceName, result };
+    return { name: report.chosen, device: backend.deviceName, result, perEpoch };
   } finally {
     bar.stop();
     backend.dispose();
@@ -169,6 +173,10 @@ async function main(argv: string[]): Promise<number> {
       'after training: int8 post-training quantization of the Linear layers; prints int8 test accuracy and ' +
         'inference digits/s (batch 256 and 1) against float32',
     )
+    .option(
+      '--json <file>',
+      "write the run's figures (per-epoch loss and test accuracy, seconds, peak memory, device) as JSON",
+    )
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   try {
@@ -197,8 +205,39 @@ async function main(argv: string[]): Promise<number> {
     );
     return 2;
   }
+  if (o.json !== undefined) {
+    if (o.profile) {
+      console.error('error: --json records a training run; --profile trains nothing');
+      return 2;
+    }
+    try {
+      checkWritable(o.json);
+    } catch (e) {
+      console.error(`error: ${(e as Error).message}`);
+      return 2;
+    }
+  }
   const epochs = o.epochs ?? { mlp: 12, cnn: 8, vit: 30 }[o.model];
   o.lr ??= o.model === 'cnn' ? 3e-3 : 1e-3;
+  const record = (r: Awaited<ReturnType<typeof runOne>>): RunRecord => ({
+    model: o.model,
+    backend: r.name,
+    device: r.device,
+    epochs,
+    batchSize: o.batchSize,
+    lr: o.lr!,
+    seed: o.seed,
+    train: data.trainSize,
+    test: data.testSize,
+    testAccuracy: r.result.testAccuracy,
+    finalLoss: r.result.finalLoss,
+    seconds: r.result.seconds,
+    samplesPerSecond: r.result.samplesPerSecond,
+    peakBytes: r.result.peakBytes,
+    perEpoch: r.perEpoch,
+    runtime: `Node ${process.version} (${process.platform}-${process.arch})`,
+    date: new Date().toISOString(),
+  });
   const data = loadMnist(o.train, o.test, o.seed);
   console.log(
     `MNIST: ${data.trainSize} train / ${data.testSize} test digits; model ${o.model}; ${epochs} ` +
@@ -213,7 +252,9 @@ async function main(argv: string[]): Promise<number> {
     );
 
   if (o.backend !== 'all') {
-    const { name, result } = await runOne(o.backend, o, epochs, data);
+    const run = await runOne(o.backend, o, epochs, data);
+    const { name, result } = run;
+    if (o.json !== undefined) writeRecord(o.json, [record(run)]);
     console.log(
       `trained in ${result.seconds.toFixed(1)} s (${result.samplesPerSecond.toFixed(0)} samples/s), ` +
         `final loss ${result.finalLoss.toFixed(4)}, peak device memory ${(result.peakBytes / 2 ** 20).toFixed(1)} MiB`,
@@ -255,6 +296,7 @@ async function main(argv: string[]): Promise<number> {
       ? `per-step losses agree within ${LOSS_TOLERANCE}`
       : `per-step losses DISAGREE: ${worst} > ${LOSS_TOLERANCE}`,
   );
+  if (o.json !== undefined) writeRecord(o.json, runs.map(record));
   const last = runs[runs.length - 1]!;
   console.log(`test accuracy: ${last.result.testAccuracy.toFixed(4)} (backend: ${last.name})`);
   return worst <= LOSS_TOLERANCE ? 0 : 1;
