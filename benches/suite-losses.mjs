@@ -1,4 +1,4 @@
-// Benchmark suite 'losses': the loss composites (hal/src/losses.ts) against their TensorFlow.js
+// Benchmark suite 'losses': the loss composites (hal/src/families/loss/losses.ts) against their TensorFlow.js
 // counterparts on the same [4096, 1000] inputs, forward, reduced to the mean: crossEntropy with int32
 // class labels vs tf.losses.softmaxCrossEntropy with the one-hot labels it needs, and
 // binaryCrossEntropyWithLogits vs tf.losses.sigmoidCrossEntropy (both on soft targets).

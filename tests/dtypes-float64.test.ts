@@ -4,7 +4,7 @@ import { loadSafetensors, saveSafetensors, Tensor } from '@polyhal/autograd';
 import { type ComputeBackend, type DType, type HostArray, roundFloat16, UnsupportedOpError } from '@polyhal/hal';
 import { crossBackends } from './cross-backend.js';
 
-// float64 (hal/src/host-float64.ts): on cpu, wasm and reference — the backends with the hostStorage hook
+// float64 (hal/src/contract/host-float64.ts): on cpu, wasm and reference — the backends with the hostStorage hook
 // — every kernel that touches float64 runs on the host in float64; webgpu refuses to create one. Values
 // beyond float32's precision survive upload, arithmetic, reductions, casts and movement bit for bit.
 

@@ -12,7 +12,7 @@ import {
 } from '@polyhal/hal';
 import { crossBackends } from './cross-backend.js';
 
-// The narrow dtypes int8, uint8 and float16 (hal/src/dtype.ts, narrow.ts): float16 rounding against an
+// The narrow dtypes int8, uint8 and float16 (hal/src/core/dtype.ts, contract/narrow.ts): float16 rounding against an
 // exhaustive independent check, host conversions, the casts' saturation and wrapping rules on edge
 // values, wrapping arithmetic, and every backend (cpu, wasm, webgpu, reference) bit for bit on casts
 // of random float32 bit patterns.

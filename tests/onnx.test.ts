@@ -94,7 +94,7 @@ describe('ONNX node tests through the conformance kit', () => {
     });
     expect(row('test_reshape_negative_dim')).toMatchObject({ status: 'passed', contract: 'exact' });
     expect(row('test_softmax_axis_0')).toMatchObject({ status: 'passed' }); // opset 13: one axis
-    // uint8 computes in int32 and wraps modulo 2^8 (hal/src/narrow.ts); uint16 the HAL lacks
+    // uint8 computes in int32 and wraps modulo 2^8 (hal/src/contract/narrow.ts); uint16 the HAL lacks
     expect(row('test_add_uint8')).toMatchObject({ status: 'passed', contract: 'exact' });
     expect(row('test_max_uint16')).toMatchObject({ status: 'not-expressible', kind: 'dtype', reason: 'dtype uint16' });
     expect(row('test_mod_mixed_sign_float32')).toMatchObject({

@@ -1,6 +1,6 @@
 // scatter, scatterND and scatterElements beyond the conformance cases: the same bits on every backend
 // (updates applied in index order), BaseBackend's default scatterKernel for a backend without one
-// (hal/src/scatter-composite.ts) against the reference backend's kernel, and autograd's refusal of
+// (hal/src/families/indexing/scatter-composite.ts) against the reference backend's kernel, and autograd's refusal of
 // reduction 'mul' when a gradient is wanted.
 import { expect, test } from '@jest/globals';
 import * as ag from '@polyhal/autograd';

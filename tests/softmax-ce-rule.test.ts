@@ -1,4 +1,4 @@
-// The softmax cross-entropy rule of hal/src/ops.ts (xlogy: a label-0 term contributes 0 unless its
+// The softmax cross-entropy rule of hal/src/ops/index.ts (xlogy: a label-0 term contributes 0 unless its
 // log-probability is NaN) holds on every path: each backend's fused kernel, the composite built from
 // primitives, and the float64 oracle. The conformance cases softmaxCrossEntropy/.../special and
 // .../masked check the fused kernels; here the composite runs the same cases.

@@ -11,7 +11,7 @@ import {
 } from '@polyhal/hal';
 
 /**
- * The HAL's view planning (hal/src/strided.ts) against a plain odometer walk: planRows and coalesce
+ * The HAL's view planning (hal/src/core/strided.ts) against a plain odometer walk: planRows and coalesce
  * visit the same element offsets, in the same order, for every operand; isContiguous holds exactly
  * when a walk of the view reads consecutive elements; reshapeView's no-copy views read what a copy
  * would. Random shapes (empty, size-1 dims, ranks 0 to 5) and strides (negative, zero, permuted).
@@ -61,7 +61,7 @@ const layoutArb = shapeArb.chain((shape) => {
   return fc.tuple(fc.constant(shape), strides, strides, fc.integer({ min: 0, max: 50 }));
 });
 
-describe('view planning (hal/src/strided.ts)', () => {
+describe('view planning (hal/src/core/strided.ts)', () => {
   test('planRows visits what an odometer walk visits, for every operand', () => {
     fc.assert(
       fc.property(layoutArb, ([shape, sa, sb, off]) => {

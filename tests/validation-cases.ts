@@ -1,6 +1,7 @@
-// Bad-argument cases of the layout ops (hal/src/layout.ts) and the index ops (hal/src/indexing.ts) for
-// validation.test.ts, with the fixture and case types that file runs them on: each call must throw
-// its typed error naming the words given, allocate nothing and change no array.
+// Bad-argument cases of the layout ops (hal/src/families/layout/layout.ts) and the index ops
+// (hal/src/families/indexing/indexing.ts) for validation.test.ts, with the fixture and case types that file
+// runs them on: each call must throw its typed error naming the words given, allocate nothing and change no
+// array.
 import {
   type ComputeBackend,
   type DeviceBuffer,

@@ -1,4 +1,4 @@
-// Bad-argument cases of convolution and pooling (hal/src/conv.ts, hal/src/pool.ts) for validation.test.ts:
+// Bad-argument cases of convolution and pooling (hal/src/families/conv/conv.ts, pool.ts) for validation.test.ts:
 // each call must throw its typed error naming the words given, allocate nothing and change no array. The
 // fixture's x and y are float32 [2, 3], xi int32 [2, 3]; the views below reshape them without allocating.
 import { type ComputeBackend, DTypeError, InvalidArgumentError, type NDArray, ShapeMismatchError } from '@polyhal/hal';

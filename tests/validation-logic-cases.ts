@@ -1,4 +1,4 @@
-// Bad-argument cases of the comparisons, logical ops and bool methods (hal/src/logic.ts,
+// Bad-argument cases of the comparisons, logical ops and bool methods (hal/src/families/logic/logic.ts,
 // hal/src/ops/binary-logic.ts) for validation.test.ts: each call must throw its typed error naming the
 // words given, allocate nothing and change no array. The fixture's x and y are float32 [2, 3], xi int32 [2, 3].
 import { DTypeError, InvalidArgumentError, ShapeMismatchError, UnsupportedOpError } from '@polyhal/hal';

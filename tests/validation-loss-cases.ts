@@ -1,4 +1,4 @@
-// Bad-argument cases of the loss functions (hal/src/losses.ts) for validation.test.ts: each call must
+// Bad-argument cases of the loss functions (hal/src/families/loss/losses.ts) for validation.test.ts: each call must
 // throw its typed error naming the words given, allocate nothing and change no array. The fixture's x
 // is float32 [2, 3] (N = 2, C = 3), xi int32 [2, 3].
 import { type ComputeBackend, DTypeError, InvalidArgumentError, type NDArray, ShapeMismatchError } from '@polyhal/hal';

@@ -1,6 +1,6 @@
-// Bad-argument cases of layerNorm and layerNormBackward (hal/src/norm.ts) for validation.test.ts: each call
-// must throw its typed error naming the words given, allocate nothing and change no array. The fixture's x
-// and y are float32 [2, 3], xi int32 [2, 3].
+// Bad-argument cases of layerNorm and layerNormBackward (hal/src/families/norm/norm.ts) for
+// validation.test.ts: each call must throw its typed error naming the words given, allocate nothing and
+// change no array. The fixture's x and y are float32 [2, 3], xi int32 [2, 3].
 import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '@polyhal/hal';
 import { any, type Bad } from './validation-cases.js';
 

@@ -1,4 +1,4 @@
-// Bad-argument cases of the quantization methods (hal/src/quantize.ts) for
+// Bad-argument cases of the quantization methods (hal/src/families/quant/quantize.ts) for
 // validation.test.ts: each call must throw its typed error naming the words given, allocate nothing and
 // change no array. The fixture's x is float32 [2, 3], xi int32 [2, 3]; int8 operands are made and freed
 // inside the call.

@@ -1,5 +1,6 @@
-// Bad-argument cases of cumsum and topk (hal/src/scan.ts) for validation.test.ts: each call must throw its
-// typed error naming the words given, allocate nothing and change no array. The fixture's x is float32 [2, 3].
+// Bad-argument cases of cumsum and topk (hal/src/families/scan/scan.ts) for validation.test.ts: each call
+// must throw its typed error naming the words given, allocate nothing and change no array. The fixture's x is
+// float32 [2, 3].
 import { InvalidArgumentError } from '@polyhal/hal';
 import { any, type Bad } from './validation-cases.js';
 

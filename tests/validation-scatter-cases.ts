@@ -1,4 +1,4 @@
-// Bad-argument cases of scatter, gatherND, scatterND and scatterElements (hal/src/indexing.ts,
+// Bad-argument cases of scatter, gatherND, scatterND and scatterElements (hal/src/families/indexing/indexing.ts,
 // indexing-nd.ts) for validation.test.ts: each call must throw its typed error naming the words given,
 // allocate nothing and change no array. The fixture's x and y are float32 [2, 3], xi int32 [2, 3].
 import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '@polyhal/hal';

@@ -122,7 +122,7 @@ describe('webgpu errors and limits', () => {
     await expect(be.synchronize()).rejects.toBeInstanceOf(UseAfterFreeError);
   });
 
-  // mod is exact (hal/src/ops.ts): the float remainder is representable, so every backend must give
+  // mod is exact (hal/src/ops/index.ts): the float remainder is representable, so every backend must give
   // the same bits, including the sign of a zero result (x's sign) — compared with Object.is, which
   // the conformance comparison (|got − want|) cannot see.
   test('mod: exact remainders for |x/y| in 2^20..2^24 and signed zeros, bit for bit on every backend', async () => {

@@ -1,18 +1,18 @@
-import type { DType, HostArray } from './dtype.js';
-import type { DeviceBuffer, NDArray } from './ndarray.js';
-import { InvalidArgumentError } from './errors.js';
-import type { RandomMethods } from './sampling.js';
-import type { ArgReduceMethods } from './argreduce.js';
-import type { ConvMethods } from './conv-methods.js';
-import type { LogicMethods } from './logic.js';
-import type { QuantMethods } from './quantize.js';
-import type { IndexingMethods } from './indexing.js';
-import type { IndexingNDMethods } from './indexing-nd.js';
-import type { BinaryOp, ReduceOp, UnaryOp } from './ops.js';
-import type { LayoutMethods, PadMode } from './layout.js';
-import type { LossMethods } from './losses.js';
-import type { NormMethods } from './norm.js';
-import type { ScanMethods } from './scan.js';
+import type { DType, HostArray } from './core/dtype.js';
+import type { DeviceBuffer, NDArray } from './core/ndarray.js';
+import { InvalidArgumentError } from './core/errors.js';
+import type { RandomMethods } from './families/random/sampling.js';
+import type { ArgReduceMethods } from './families/indexing/argreduce.js';
+import type { ConvMethods } from './families/conv/conv-methods.js';
+import type { LogicMethods } from './families/logic/logic.js';
+import type { QuantMethods } from './families/quant/quantize.js';
+import type { IndexingMethods } from './families/indexing/indexing.js';
+import type { IndexingNDMethods } from './families/indexing/indexing-nd.js';
+import type { BinaryOp, ReduceOp, UnaryOp } from './ops/index.js';
+import type { LayoutMethods, PadMode } from './families/layout/layout.js';
+import type { LossMethods } from './families/loss/losses.js';
+import type { NormMethods } from './families/norm/norm.js';
+import type { ScanMethods } from './families/scan/scan.js';
 
 /** `cpu` for backends that compute on the host CPU (pure JS, WASM); `gpu` for GPU adapters. */
 export type DeviceType = 'cpu' | 'gpu';
@@ -100,7 +100,7 @@ export interface SgdStepParams {
  *
  * Errors: ShapeMismatchError, DTypeError, OutOfMemoryError, UseAfterFreeError, DeviceMismatchError,
  * InvalidArgumentError, UnsupportedOpError — always thrown before any output is allocated or any
- * input is touched. Every argument is validated (BaseBackend, hal/src/validate.ts): null, undefined or
+ * input is touched. Every argument is validated (BaseBackend, hal/src/contract/validate.ts): null, undefined or
  * a wrong type where an array, buffer, shape, axis list, pair list, number or boolean is expected is
  * an InvalidArgumentError naming the op and the argument (never a bare TypeError); a view reaching
  * outside its buffer is an InvalidArgumentError; an op name outside UNARY_OPS/BINARY_OPS/REDUCE_OPS is
@@ -257,28 +257,28 @@ export interface ComputeBackend extends ElementwiseMethods, ReduceMethods, Layou
 
 /**
  * Random arrays from the Philox4x32-10 stream of a seed, the same on every backend: `randomUniform`,
- * `randomNormal`, `bernoulli` (RandomMethods, hal/src/sampling.ts).
+ * `randomNormal`, `bernoulli` (RandomMethods, hal/src/families/random/sampling.ts).
  */
 export interface ComputeBackend extends RandomMethods {}
-/** gather, scatterAdd, scatter and oneHot (IndexingMethods, hal/src/indexing.ts). */
+/** gather, scatterAdd, scatter and oneHot (IndexingMethods, hal/src/families/indexing/indexing.ts). */
 export interface ComputeBackend extends IndexingMethods {}
-/** gatherND, scatterND and scatterElements (IndexingNDMethods, hal/src/indexing-nd.ts). */
+/** gatherND, scatterND and scatterElements (IndexingNDMethods, hal/src/families/indexing/indexing-nd.ts). */
 export interface ComputeBackend extends IndexingNDMethods {}
-/** argmax and argmin (ArgReduceMethods, hal/src/argreduce.ts). */
+/** argmax and argmin (ArgReduceMethods, hal/src/families/indexing/argreduce.ts). */
 export interface ComputeBackend extends ArgReduceMethods {}
-/** conv, convTranspose, maxPool and avgPool (ConvMethods, hal/src/conv-methods.ts). */
+/** conv, convTranspose, maxPool and avgPool (ConvMethods, hal/src/families/conv/conv-methods.ts). */
 export interface ComputeBackend extends ConvMethods {}
-/** where, any, all, isnan, isinf, isfinite, logicalNot and bitwiseNot (LogicMethods, hal/src/logic.ts). */
+/** where, any, all, isnan, isinf, isfinite, logicalNot and bitwiseNot (LogicMethods, families/logic/logic.ts). */
 export interface ComputeBackend extends LogicMethods {}
 
 /**
  * quantizeLinear, dequantizeLinear, matmulInteger, convInteger and matmulIntegerToFloat (QuantMethods,
- * hal/src/quantize.ts).
+ * hal/src/families/quant/quantize.ts).
  */
 export interface ComputeBackend extends QuantMethods {}
-/** nllLoss, crossEntropy and binaryCrossEntropyWithLogits (LossMethods, hal/src/losses.ts). */
+/** nllLoss, crossEntropy and binaryCrossEntropyWithLogits (LossMethods, hal/src/families/loss/losses.ts). */
 export interface ComputeBackend extends LossMethods {}
-/** layerNorm and layerNormBackward (NormMethods, hal/src/norm.ts). */
+/** layerNorm and layerNormBackward (NormMethods, hal/src/families/norm/norm.ts). */
 export interface ComputeBackend extends NormMethods {}
-/** cumsum and topk (ScanMethods, hal/src/scan.ts). */
+/** cumsum and topk (ScanMethods, hal/src/families/scan/scan.ts). */
 export interface ComputeBackend extends ScanMethods {}

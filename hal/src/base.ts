@@ -16,9 +16,9 @@ import {
   sgdStepComposite,
   softmaxComposite,
   softmaxCrossEntropyComposite,
-} from './composites.js';
-import { type DType, DTYPE_LIST, intRange, isDType, type StorageArray } from './dtype.js';
-import { DTypeError, InvalidArgumentError, ShapeMismatchError, UnsupportedOpError } from './errors.js';
+} from './families/composite/composites.js';
+import { type DType, DTYPE_LIST, intRange, isDType, type StorageArray } from './core/dtype.js';
+import { DTypeError, InvalidArgumentError, ShapeMismatchError, UnsupportedOpError } from './core/errors.js';
 import {
   type DeviceBuffer,
   expandView,
@@ -29,7 +29,7 @@ import {
   shrinkView,
   strideView,
   viewOf,
-} from './ndarray.js';
+} from './core/ndarray.js';
 import {
   type BinaryOp,
   binaryResult,
@@ -39,28 +39,34 @@ import {
   reduceTakes,
   type UnaryOp,
   unaryTakes,
-} from './ops.js';
-import { installNarrowKernels } from './narrow.js';
-import { broadcastShapes, contiguousStrides, normalizeAxes, sizeOf } from './shape.js';
-import { softmaxCrossEntropyFrame } from './fused.js';
-import { type BaseBackendOptions, StorageBackend } from './storage-backend.js';
-import { withTemps } from './temps.js';
-import { type PhiloxStream, philoxUniformFill } from './philox.js';
-import { installRandomOps, type RandomMethods } from './sampling.js';
-import { type ScatterCompositeHost, scatterKernelComposite } from './scatter-composite.js';
-import { integerMatmulComposite } from './integer-matmul.js';
-import { addBias, checkMatmulBias } from './matmul-bias.js';
-import { installTableMethods } from './table-methods.js';
-import { type ArgReduceMethods, installArgReduceOps } from './argreduce.js';
-import { type ConvMethods, installConvOps } from './conv-methods.js';
-import { type IndexingMethods, installIndexingOps, type ScatterReduction } from './indexing.js';
-import { installIndexingNDOps, type IndexingNDMethods } from './indexing-nd.js';
-import { installLayoutOps, type LayoutHost, type LayoutMethods, type PadMode, padArray } from './layout.js';
-import { installLogicOps, type LogicMethods } from './logic.js';
-import { installQuantOps, type QuantMethods } from './quantize.js';
-import { installLossOps, type LossMethods } from './losses.js';
-import { installNormOps, type NormMethods } from './norm.js';
-import { installScanOps, type ScanMethods } from './scan.js';
+} from './ops/index.js';
+import { installNarrowKernels } from './contract/narrow.js';
+import { broadcastShapes, contiguousStrides, normalizeAxes, sizeOf } from './core/shape.js';
+import { softmaxCrossEntropyFrame } from './families/loss/fused.js';
+import { type BaseBackendOptions, StorageBackend } from './contract/storage-backend.js';
+import { withTemps } from './core/temps.js';
+import { type PhiloxStream, philoxUniformFill } from './core/philox.js';
+import { installRandomOps, type RandomMethods } from './families/random/sampling.js';
+import { type ScatterCompositeHost, scatterKernelComposite } from './families/indexing/scatter-composite.js';
+import { integerMatmulComposite } from './families/matmul/integer-matmul.js';
+import { addBias, checkMatmulBias } from './families/matmul/matmul-bias.js';
+import { installTableMethods } from './contract/table-methods.js';
+import { type ArgReduceMethods, installArgReduceOps } from './families/indexing/argreduce.js';
+import { type ConvMethods, installConvOps } from './families/conv/conv-methods.js';
+import { type IndexingMethods, installIndexingOps, type ScatterReduction } from './families/indexing/indexing.js';
+import { installIndexingNDOps, type IndexingNDMethods } from './families/indexing/indexing-nd.js';
+import {
+  installLayoutOps,
+  type LayoutHost,
+  type LayoutMethods,
+  type PadMode,
+  padArray,
+} from './families/layout/layout.js';
+import { installLogicOps, type LogicMethods } from './families/logic/logic.js';
+import { installQuantOps, type QuantMethods } from './families/quant/quantize.js';
+import { installLossOps, type LossMethods } from './families/loss/losses.js';
+import { installNormOps, type NormMethods } from './families/norm/norm.js';
+import { installScanOps, type ScanMethods } from './families/scan/scan.js';
 import {
   BINARY_OP_SET,
   checkAdamParams,
@@ -77,14 +83,14 @@ import {
   REDUCE_OP_SET,
   sgdVelocity,
   UNARY_OP_SET,
-} from './validate.js';
+} from './contract/validate.js';
 
-export { type HookSpec, missingHooks, OPTIONAL_HOOKS, REQUIRED_HOOKS } from './hooks.js';
-export type { BaseBackendOptions } from './storage-backend.js';
+export { type HookSpec, missingHooks, OPTIONAL_HOOKS, REQUIRED_HOOKS } from './contract/hooks.js';
+export type { BaseBackendOptions } from './contract/storage-backend.js';
 
 /**
  * The HAL implemented once over a small set of kernels. A backend extends this class and implements
- * the hook set REQUIRED_HOOKS (hal/src/hooks.ts): four storage hooks and ten kernels (unary, binary,
+ * the hook set REQUIRED_HOOKS (hal/src/contract/hooks.ts): four storage hooks and ten kernels (unary, binary,
  * reduce, copy, copyInto, fill, gather, scatterAdd, matmul, where); every user-facing op — validation,
  * broadcasting, typed errors, composites such as softmax — comes from here, so all backends behave
  * alike. Composites and optimizer steps (OPTIONAL_HOOKS) may be overridden with fused kernels. Guide:
@@ -345,7 +351,7 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
 
   /**
    * Optional hook: out = a @ b + bias on float32 operands as matmulKernel takes them, bias a view of the
-   * kernel's output shape (hal/src/matmul-bias.ts). Without it, matmul with a bias is matmul then add.
+   * kernel's output shape (hal/src/families/matmul/matmul-bias.ts). Without it, matmul with a bias is matmul then add.
    */
   protected matmulBiasKernel?(a: NDArray, b: NDArray, bias: NDArray, out: DeviceBuffer): void;
 
@@ -436,7 +442,7 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     sgdStepComposite(this, param, grad, velocity, p);
   }
   /**
-   * Fills `out` with the uniforms of a Philox stream (randomUniform; hal/src/philox.ts). The default
+   * Fills `out` with the uniforms of a Philox stream (randomUniform; hal/src/core/philox.ts). The default
    * computes them on the host and writes them; backends override it with a kernel of the same bits.
    */
   /**
@@ -559,33 +565,33 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
 // entry, all through unary/binary/reduce.
 export interface BaseBackend extends ElementwiseMethods, ReduceMethods, LayoutMethods {}
 installLayoutOps(BaseBackend.prototype);
-// gather, scatterAdd, scatter and oneHot (hal/src/indexing.ts).
+// gather, scatterAdd, scatter and oneHot (hal/src/families/indexing/indexing.ts).
 export interface BaseBackend extends IndexingMethods {}
 installIndexingOps(BaseBackend.prototype);
-// gatherND, scatterND and scatterElements (hal/src/indexing-nd.ts).
+// gatherND, scatterND and scatterElements (hal/src/families/indexing/indexing-nd.ts).
 export interface BaseBackend extends IndexingNDMethods {}
 installIndexingNDOps(BaseBackend.prototype);
-// argmax and argmin (hal/src/argreduce.ts).
+// argmax and argmin (hal/src/families/indexing/argreduce.ts).
 export interface BaseBackend extends ArgReduceMethods {}
 installArgReduceOps(BaseBackend.prototype);
-// nllLoss, crossEntropy and binaryCrossEntropyWithLogits (hal/src/losses.ts).
+// nllLoss, crossEntropy and binaryCrossEntropyWithLogits (hal/src/families/loss/losses.ts).
 export interface BaseBackend extends LossMethods {}
 installLossOps(BaseBackend.prototype);
-// layerNorm and layerNormBackward (hal/src/norm.ts).
+// layerNorm and layerNormBackward (hal/src/families/norm/norm.ts).
 export interface BaseBackend extends NormMethods {}
 installNormOps(BaseBackend.prototype);
-// conv, convTranspose, maxPool and avgPool (hal/src/conv-methods.ts).
+// conv, convTranspose, maxPool and avgPool (hal/src/families/conv/conv-methods.ts).
 export interface BaseBackend extends ConvMethods {}
 installConvOps(BaseBackend.prototype);
-// where, any, all, isnan, isinf, isfinite, logicalNot and bitwiseNot (hal/src/logic.ts).
+// where, any, all, isnan, isinf, isfinite, logicalNot and bitwiseNot (hal/src/families/logic/logic.ts).
 export interface BaseBackend extends LogicMethods {}
 installLogicOps(BaseBackend.prototype);
 export interface BaseBackend extends QuantMethods {}
 installQuantOps(BaseBackend.prototype);
-// cumsum and topk (hal/src/scan.ts).
+// cumsum and topk (hal/src/families/scan/scan.ts).
 export interface BaseBackend extends ScanMethods {}
 installScanOps(BaseBackend.prototype);
-// randomUniform, randomNormal and bernoulli (hal/src/sampling.ts).
+// randomUniform, randomNormal and bernoulli (hal/src/families/random/sampling.ts).
 export interface BaseBackend extends RandomMethods {}
 installRandomOps(BaseBackend.prototype);
 installTableMethods(BaseBackend.prototype);

@@ -201,7 +201,7 @@ export class CpuBackend extends BaseBackend {
     );
   }
 
-  /** Philox4x32-10 uniforms straight into the buffer (hal/src/philox.ts: 32-bit integer math, the round inlined). */
+  /** Philox4x32-10 uniforms straight into the buffer (hal/src/core/philox.ts: 32-bit integer math, round inlined). */
   protected override randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void {
     philoxUniformFill(this.data(out) as Float32Array, s);
   }

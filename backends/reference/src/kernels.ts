@@ -3,7 +3,7 @@
  * holds is a float32 value) and an Int32Array for an int32 or bool (0/1) buffer. Each kernel walks the output's
  * shape element by element (strided.ts), computes in float64 (float32) or int32 arithmetic, and rounds
  * each float32 result once when it stores it. Inputs arrive validated by BaseBackend: see the
- * contracts in hal/src/hooks.ts.
+ * contracts in hal/src/contract/hooks.ts.
  */
 import {
   type BinaryOp,

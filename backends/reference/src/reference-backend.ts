@@ -1,5 +1,5 @@
 /**
- * The reference backend: BaseBackend's hook set (hal/src/hooks.ts) and nothing else, in plain
+ * The reference backend: BaseBackend's hook set (hal/src/contract/hooks.ts) and nothing else, in plain
  * JavaScript arithmetic. It is the worked example of docs/WRITING-A-BACKEND.md — every excerpt there
  * is taken from this file and kernels.ts — and it passes the whole conformance suite in the strict
  * class. Storage: a Float64Array per float32 or float64 buffer, an Int32Array per int32 or bool (0/1)
@@ -146,7 +146,7 @@ export class ReferenceBackend extends BaseBackend {
 
   /**
    * Uniforms of a Philox stream, one element at a time: element i is word (skip + i) mod 4 of block
-   * block + floor((skip + i) / 4) (a 64-bit counter in two words), key s.key (hal/src/philox.ts).
+   * block + floor((skip + i) / 4) (a 64-bit counter in two words), key s.key (hal/src/core/philox.ts).
    */
   protected override randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void {
     const data = this.data(out);

@@ -1,6 +1,6 @@
 /**
  * The elementwise ops on one element, in float64 (float32 ops) or int32 arithmetic, following the
- * semantics of hal/src/ops.ts. Written out here on purpose — not taken from the op table — so that
+ * semantics of hal/src/ops/index.ts. Written out here on purpose — not taken from the op table — so that
  * the conformance suite, whose oracle is built from that table, checks an independent implementation.
  * The caller rounds a float32 result once (Math.fround) when it stores it.
  */

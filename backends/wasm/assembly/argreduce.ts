@@ -1,4 +1,4 @@
-// argmax/argmin of one row (the HAL's argReduceKernel, hal/src/host-scan.ts's rules): `isMax` 1 argmax, 0
+// argmax/argmin of one row (the HAL's argReduceKernel, hal/src/host/host-scan.ts's rules): `isMax` 1 argmax, 0
 // argmin; the first position among equals, the last with `last` 1; a NaN the extreme, its first (last)
 // occurrence. Rows of stride 1 take two passes: the extreme by f32x4/i32x4 max or min (f32x4's propagate
 // NaN, and count −0 and +0 as equal, as the rules do), then a scan for its first position (f32x4.eq

@@ -1,7 +1,7 @@
 // Elementwise kernels over row plans: `n` elements per row, `rows` rows; each input has a base pointer
 // (bytes), an array of row start offsets (elements, i32) and an inner step (elements). Outputs are
 // contiguous (row r starts at r·n). Contiguous rows (step 1) and broadcast scalars (step 0) run on
-// f32x4/i32x4; other steps run scalar. Semantics: hal/src/ops.ts. The float32 comparisons (into a bool
+// f32x4/i32x4; other steps run scalar. Semantics: hal/src/ops/index.ts. The float32 comparisons (into a bool
 // output) and where are in logic.ts; binaryI32 runs every op on int32 and bool (int32 0/1) operands.
 
 import {

@@ -42,7 +42,8 @@ export function softmaxCrossEntropyF32(N: i32, C: i32, z: usize, y: usize, loss:
     for (let c = 0; c < C; c++) {
       const logp = <f64>(load<f32>(zr + (<usize>c << 2)) - m) - lse;
       const lab = <f64>load<f32>(yr + (<usize>c << 2));
-      if (lab != 0 || logp != logp) l -= lab * logp; // xlogy: a label-0 term is 0 unless log p is NaN (hal/src/ops.ts)
+      // xlogy: a label-0 term is 0 unless log p is NaN (hal/src/ops/index.ts)
+      if (lab != 0 || logp != logp) l -= lab * logp;
       if (grad) store<f32>(grad + (<usize>(n * C + c) << 2), <f32>(Math.exp(logp) - lab));
     }
     store<f32>(loss + (<usize>n << 2), <f32>l);

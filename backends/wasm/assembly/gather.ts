@@ -1,4 +1,4 @@
-// Index kernels on the three-dim operands of hal/src/indexing.ts: x and the target [O, D, I], indices
+// Index kernels on the three-dim operands of hal/src/families/indexing/indexing.ts: x and the target [O, D, I], indices
 // [K], updates and gather's output [O, K, I]; every stride and offset in elements. An index i reads
 // i + D when negative; outside [0, D) gather writes `fill` (bits: NaN for float32, INT32_MIN for
 // int32) and scatter skips the update. scatter applies the updates in index order (replace keeps the

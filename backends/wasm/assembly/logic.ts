@@ -1,7 +1,7 @@
 // The bool kernels over row plans (the layout of elementwise.ts: `n` elements per row, `rows` rows, each
 // input a base pointer, row starts and an inner step; the output contiguous): the float32 comparisons,
 // whose output is bool (int32 0 or 1), and where. Rows whose steps are all 0 or 1 run on f32x4/i32x4;
-// other steps run scalar. Semantics: hal/src/ops/binary-logic.ts and hal/src/logic.ts.
+// other steps run scalar. Semantics: hal/src/ops/binary-logic.ts and hal/src/families/logic/logic.ts.
 
 import { EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL, NOT_EQUAL } from './elementwise';
 

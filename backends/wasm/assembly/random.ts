@@ -1,4 +1,4 @@
-// Philox4x32-10 uniforms (hal/src/philox.ts): out[i] = (word >>> 8) · 2^-24 of word (skip + i) mod 4
+// Philox4x32-10 uniforms (hal/src/core/philox.ts): out[i] = (word >>> 8) · 2^-24 of word (skip + i) mod 4
 // of block (b0, b1) + floor((skip + i) / 4), key (k0, k1). Four blocks at a time in i32x4 lanes: the
 // 32×32 → 64-bit products by i64x2.extmul (high words picked by a shuffle), the low words by i32x4.mul.
 

@@ -1,5 +1,5 @@
 // cumsum and topk along axis 1 of x viewed as [O, n, I] (element strides s0, s1, s2), float32 or int32: the
-// HAL's cumsumKernel/topkKernel (rules: hal/src/ops/scan-ops.ts, hal/src/host-scan.ts for the host form).
+// HAL's cumsumKernel/topkKernel (rules: hal/src/ops/scan-ops.ts, hal/src/host/host-scan.ts for the host form).
 //   cumsum: one sequential scan per (o, i) line, float32 summed in a float64 accumulator and rounded per
 //     element, int32 wrapping; out is [O, n, I] contiguous.
 //   topk (k ≤ 64): a sorted buffer of the k best so far; once it is full, an element enters only if it beats

@@ -1,8 +1,8 @@
 /**
  * The index dispatches of the WebGPU backend beyond gather: scatter in stages over a per-position chain of
  * its updates (kernels/scatter.ts), the optional hooks oneHotKernel and tuplePositionsKernel
- * (kernels/index-nd.ts), and quantizeKernel (kernels/quantize.ts). Operands come as hal/src/indexing.ts
- * shapes them (float16 already widened).
+ * (kernels/index-nd.ts), and quantizeKernel (kernels/quantize.ts). Operands come as
+ * hal/src/families/indexing/indexing.ts shapes them (float16 already widened).
  */
 import { contiguousStrides, type DeviceBuffer, type NDArray, type ScatterReduction, sizeOf } from '@polyhal/hal';
 import type { SelectContext } from './dispatch-select.js';

@@ -1,5 +1,5 @@
 /**
- * The layer-norm hooks of the WebGPU backend (hal/src/norm.ts calls them on [rows, D] views): the
+ * The layer-norm hooks of the WebGPU backend (hal/src/families/norm/norm.ts calls them on [rows, D] views): the
  * forward kernel (kernels/layer-norm.ts), and the backward's dx and parameter kernels
  * (kernels/layer-norm-backward.ts, kernels/layer-norm-params.ts). One invocation per row (per column
  * for the parameter sums), 64 to a workgroup.

@@ -126,7 +126,7 @@ export const REQUIRED_HOOKS: readonly HookSpec[] = Object.freeze([
  * Hooks with a default in BaseBackend that a backend may override with a fused kernel (same
  * validation before the call): the optimizer steps are composites of the HAL ops by default, the
  * random fill computes on the host and writes the buffer, scatter composes its replace form from
- * gather (hal/src/scatter-composite.ts).
+ * gather (hal/src/families/indexing/scatter-composite.ts).
  */
 export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
   {
@@ -163,7 +163,7 @@ export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
     signature: 'cumsumKernel(x: NDArray, out: DeviceBuffer, exclusive: boolean, reverse: boolean): void',
     contract:
       'running sums of x [O, n, I] along axis 1 into out [O, n, I] (float32 or int32, int32 wrapping); ' +
-      "default: cumsum's blocked-scan composite (hal/src/scan.ts); host-memory backends: hostCumsum",
+      "default: cumsum's blocked-scan composite (hal/src/families/scan/scan.ts); host-memory backends: hostCumsum",
   },
   {
     name: 'topkKernel',
@@ -181,7 +181,8 @@ export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
     contract:
       'the int32 position of the largest (argmax) or smallest (argmin) element of x [O, n, I] (float32 or ' +
       'int32, n ≥ 1) along axis 1 into out [O, I]: the first among equals (the last with lastIndex), a NaN ' +
-      "the extreme in both modes; default: argmax's composite (hal/src/argreduce.ts); host: hostArgReduce",
+      "the extreme in both modes; default: argmax's composite (hal/src/families/indexing/argreduce.ts); host: " +
+      'hostArgReduce',
   },
   {
     name: 'oneHotKernel',
@@ -255,7 +256,7 @@ export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
       'mean: DeviceBuffer, rstd: DeviceBuffer): void',
     contract:
       'per row of x [rows, D]: mean, rstd = 1/√(biased var + eps) into mean and rstd [rows], y = (x − mean)·rstd·' +
-      'weight + bias; default: the composite of hal/src/norm.ts',
+      'weight + bias; default: the composite of hal/src/families/norm/norm.ts',
   },
   {
     name: 'layerNormBackwardKernel',
@@ -264,14 +265,14 @@ export const OPTIONAL_HOOKS: readonly HookSpec[] = Object.freeze([
       'dx: DeviceBuffer, dweight: DeviceBuffer | null, dbias: DeviceBuffer | null): void',
     contract:
       'per row of [rows, D], x̂ = (x − mean)·rstd, ĝ = g·weight: dx = rstd·(ĝ − mean(ĝ) − x̂·mean(ĝ·x̂)); dweight ' +
-      'and dbias [D] (when given) = Σ over rows of g·x̂ and g; default: the composite of hal/src/norm.ts',
+      'and dbias [D] (when given) = Σ over rows of g·x̂ and g; default: the composite of hal/src/families/norm/norm.ts',
   },
   {
     name: 'randomUniformKernel',
     signature: 'randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void',
     contract:
       'out[i] = (word >>> 8)·2^-24 of Philox4x32-10 word (s.skip + i) mod 4 of block s.block + ' +
-      'floor((s.skip + i) / 4), key s.key (hal/src/philox.ts): exact integer math, the same bits as ' +
+      'floor((s.skip + i) / 4), key s.key (hal/src/core/philox.ts): exact integer math, the same bits as ' +
       'the default (host) fill',
   },
 ]);

@@ -12,13 +12,13 @@
  * Casts follow `cast`'s rules (base.ts): from float64, to an integer truncate and saturate (NaN → 0),
  * to float32 and float16 round once to nearest even; to float64 every dtype converts exactly.
  */
-import { type DType, intRange, isFloatDType, roundFloat16, type StorageArray } from './dtype.js';
-import { hostCumsum, hostTopk } from './host-scan.js';
-import type { DeviceBuffer, NDArray } from './ndarray.js';
-import { BINARY_OP_DEFS, REDUCE_OP_DEFS, UNARY_OP_DEFS } from './ops.js';
-import type { BinaryOpDef, ReduceOpDef, UnaryOpDef } from './ops/types.js';
-import { contiguousStrides } from './shape.js';
-import { planRows } from './strided.js';
+import { type DType, intRange, isFloatDType, roundFloat16, type StorageArray } from '../core/dtype.js';
+import { hostCumsum, hostTopk } from '../host/host-scan.js';
+import type { DeviceBuffer, NDArray } from '../core/ndarray.js';
+import { BINARY_OP_DEFS, REDUCE_OP_DEFS, UNARY_OP_DEFS } from '../ops/index.js';
+import type { BinaryOpDef, ReduceOpDef, UnaryOpDef } from '../ops/types.js';
+import { contiguousStrides } from '../core/shape.js';
+import { planRows } from '../core/strided.js';
 
 /** What these kernels use of a backend: its storage of a buffer as a host typed array (no copy). */
 export type HostStorage = (buffer: DeviceBuffer) => StorageArray;

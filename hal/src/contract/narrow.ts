@@ -29,11 +29,11 @@
  * operands or output include a float64 array runs the host kernels of host-float64.ts instead of the
  * backend's own (which never see float64); without the hook no float64 array can exist (allocate throws).
  */
-import { hostValue, isNarrow, type StorageArray, storageDType } from './dtype.js';
+import { hostValue, isNarrow, type StorageArray, storageDType } from '../core/dtype.js';
 import { float64Kernels } from './host-float64.js';
-import type { DeviceBuffer, NDArray } from './ndarray.js';
-import { viewOf } from './ndarray.js';
-import { contiguousStrides } from './shape.js';
+import type { DeviceBuffer, NDArray } from '../core/ndarray.js';
+import { viewOf } from '../core/ndarray.js';
+import { contiguousStrides } from '../core/shape.js';
 
 const aliases = new WeakMap<DeviceBuffer, DeviceBuffer>();
 

@@ -4,7 +4,7 @@
  * and the checks that every entry point runs on its arrays and buffers. The four storage hooks and
  * fillKernel are declared here; the other kernels and the ops themselves are BaseBackend's.
  */
-import type { ReadHandle } from './backend.js';
+import type { ReadHandle } from '../backend.js';
 import {
   bytesPerElement,
   type DType,
@@ -16,7 +16,7 @@ import {
   isDType,
   type StorageArray,
   storageToHost,
-} from './dtype.js';
+} from '../core/dtype.js';
 import {
   BackendHookError,
   DeviceMismatchError,
@@ -26,11 +26,11 @@ import {
   ShapeMismatchError,
   UnsupportedOpError,
   UseAfterFreeError,
-} from './errors.js';
+} from '../core/errors.js';
 import { missingHooks } from './hooks.js';
-import { type DeviceBuffer, isWholeBuffer, type NDArray, viewOf } from './ndarray.js';
+import { type DeviceBuffer, isWholeBuffer, type NDArray, viewOf } from '../core/ndarray.js';
 import { isStorageAlias, storageBuffer } from './narrow.js';
-import { assertShape, sizeOf } from './shape.js';
+import { assertShape, sizeOf } from '../core/shape.js';
 import { checkHostData, checkNumber, checkView, checkWriteData, describeValue } from './validate.js';
 
 let instanceCounter = 0;

@@ -4,9 +4,9 @@
  * keepdims)` is `be.reduce('prod', ...)`), installed on BaseBackend's prototype, so a new entry gets its
  * method.
  */
-import type { Operand } from './backend.js';
-import type { NDArray } from './ndarray.js';
-import { BINARY_OPS, type BinaryOp, REDUCE_OPS, type ReduceOp, UNARY_OPS, type UnaryOp } from './ops.js';
+import type { Operand } from '../backend.js';
+import type { NDArray } from '../core/ndarray.js';
+import { BINARY_OPS, type BinaryOp, REDUCE_OPS, type ReduceOp, UNARY_OPS, type UnaryOp } from '../ops/index.js';
 
 interface TableOps {
   unary(op: UnaryOp, x: NDArray): NDArray;

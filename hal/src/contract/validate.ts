@@ -4,27 +4,19 @@
  * (small elementwise ops in a training loop) pay a few comparisons. Failures throw the typed errors
  * of errors.ts with a message that names the op, the argument and the shapes involved.
  */
-import type { AdamStepParams, SgdStepParams } from './backend.js';
-import type { DType, HostArray } from './dtype.js';
-import { DTypeError, InvalidArgumentError, ShapeMismatchError } from './errors.js';
-import type { DeviceBuffer, NDArray } from './ndarray.js';
-import { BINARY_OPS, REDUCE_OPS, UNARY_OPS } from './ops.js';
-import { normalizeAxis, sizeOf } from './shape.js';
+import type { AdamStepParams, SgdStepParams } from '../backend.js';
+import type { DType, HostArray } from '../core/dtype.js';
+import { DTypeError, describeValue, InvalidArgumentError, ShapeMismatchError } from '../core/errors.js';
+import type { DeviceBuffer, NDArray } from '../core/ndarray.js';
+import { BINARY_OPS, REDUCE_OPS, UNARY_OPS } from '../ops/index.js';
+import { normalizeAxis, sizeOf } from '../core/shape.js';
+
+// describeValue is declared in core/errors.ts (core's philox needs it); the contract re-exports it.
+export { describeValue };
 
 export const UNARY_OP_SET: ReadonlySet<string> = new Set(UNARY_OPS);
 export const BINARY_OP_SET: ReadonlySet<string> = new Set(BINARY_OPS);
 export const REDUCE_OP_SET: ReadonlySet<string> = new Set(REDUCE_OPS);
-
-/** A short description of a bad value for messages: `null`, `undefined`, `'text'`, `[1, 2]`, `object`. */
-export function describeValue(v: unknown): string {
-  if (v === null || v === undefined) return String(v);
-  if (typeof v === 'string') return `'${v}'`;
-  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
-  if (Array.isArray(v)) return v.length <= 8 ? `[${v.map(describeValue).join(', ')}]` : `an array of ${v.length}`;
-  if (ArrayBuffer.isView(v)) return `a ${v.constructor.name}`;
-  if (typeof v === 'function') return 'a function';
-  return typeof v === 'object' && v.constructor && v.constructor !== Object ? `a ${v.constructor.name}` : 'an object';
-}
 
 const shapeOf = (x: NDArray): string => `[${x.shape.join(', ')}]`;
 

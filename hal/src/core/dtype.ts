@@ -12,7 +12,7 @@ import { DTypeError } from './errors.js';
  * - `int8`, `uint8` and `float16` are *narrow* dtypes: stored on a device in a wide storage dtype
  *   (`storageDType`: int32 for the integers, float32 for float16, 4 bytes per element), holding only
  *   values the dtype represents. Every op whose result is narrow computes in the storage dtype and then
- *   narrows (hal/src/narrow.ts, in one place for every backend): int8 and uint8 wrap modulo 2^8 (two's
+ *   narrows (hal/src/contract/narrow.ts, in one place for every backend): int8 and uint8 wrap modulo 2^8 (two's
  *   complement, as NumPy and PyTorch integer arithmetic do), float16 rounds to nearest, ties to even,
  *   overflowing to ±Inf (IEEE 754 binary16; NaN stays NaN, −0 stays −0, gradual underflow down to the
  *   subnormal 2^-24). int8 and uint8 take the ops int32 takes; float16 the elementwise ops and
@@ -24,7 +24,7 @@ import { DTypeError } from './errors.js';
  * - `float64` (8 bytes per element, host Float64Array — pass the dtype: a Float64Array alone uploads as
  *   float32) exists on backends whose storage the host addresses (cpu, wasm, reference: the optional
  *   `hostStorage` hook); there every kernel that touches float64 runs on the host, evaluating the op
- *   table's float64 definitions (hal/src/host-float64.ts). It takes what float32 takes among the
+ *   table's float64 definitions (hal/src/contract/host-float64.ts). It takes what float32 takes among the
  *   elementwise ops, reductions, movement, layout, index ops, where, cast, cumsum, topk, mean and
  *   logsumexp. webgpu (WGSL has no f64) throws UnsupportedOpError naming float64 when one is created.
  *

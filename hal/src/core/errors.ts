@@ -92,7 +92,7 @@ export class DeviceMismatchError extends PolyHalError {}
 export class InvalidArgumentError extends PolyHalError {}
 
 /**
- * A backend class built on BaseBackend that lacks required hooks (hal/src/hooks.ts), thrown by the
+ * A backend class built on BaseBackend that lacks required hooks (hal/src/contract/hooks.ts), thrown by the
  * constructor so it surfaces at once rather than as "this.createStorage is not a function" inside the
  * first op. `missing` lists every missing hook by name; the message gives each one's signature.
  */
@@ -109,4 +109,15 @@ export class BackendHookError extends PolyHalError {
         `class; see docs/WRITING-A-BACKEND.md)`,
     );
   }
+}
+
+/** A short description of a bad value for messages: `null`, `undefined`, `'text'`, `[1, 2]`, `object`. */
+export function describeValue(v: unknown): string {
+  if (v === null || v === undefined) return String(v);
+  if (typeof v === 'string') return `'${v}'`;
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
+  if (Array.isArray(v)) return v.length <= 8 ? `[${v.map(describeValue).join(', ')}]` : `an array of ${v.length}`;
+  if (ArrayBuffer.isView(v)) return `a ${v.constructor.name}`;
+  if (typeof v === 'function') return 'a function';
+  return typeof v === 'object' && v.constructor && v.constructor !== Object ? `a ${v.constructor.name}` : 'an object';
 }

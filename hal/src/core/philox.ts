@@ -11,7 +11,7 @@
  * elements at offset k and one at k + n continue one stream without overlap.
  */
 import { InvalidArgumentError } from './errors.js';
-import { describeValue } from './validate.js';
+import { describeValue } from './errors.js';
 
 /** The Philox4x32 multipliers and Weyl key increments (Random123's PHILOX_M4x32_0/1, PHILOX_W32_0/1). */
 export const PHILOX_M0 = 0xd2511f53;

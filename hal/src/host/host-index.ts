@@ -4,7 +4,7 @@
  * (hooks.ts). Operands come through their strides (HostView, host-scan.ts); results are contiguous.
  */
 import type { HostView } from './host-scan.js';
-import { contiguousStrides, sizeOf } from './shape.js';
+import { contiguousStrides, sizeOf } from '../core/shape.js';
 
 /**
  * oneHot: indices [N] (int32) → out [N, depth] (float32, zeroed here): 1 at i (i + depth when negative),

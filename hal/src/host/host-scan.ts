@@ -4,7 +4,7 @@
  * and topkKernel (hooks.ts). The operand is x [O, n, I] through its strides (the axis in the middle);
  * results are contiguous [O, n, I] (cumsum) or [O, k, I] (topk).
  */
-import type { StorageArray } from './dtype.js';
+import type { StorageArray } from '../core/dtype.js';
 
 /** A strided operand in host memory: element (o, j, i) at offset + o·s0 + j·s1 + i·s2. */
 export interface HostView {

@@ -2,12 +2,12 @@
  * The ops beyond the elementwise and reduction tables: movement (views and copies), matmul, the
  * composites and the optimizer steps — one entry each, with the same fields where they apply: kind,
  * signature (shapes), dtypes, the rule for special values and errors, accuracy, where the gradient
- * rule lives, and for composites the default composition from primitives (hal/src/composites.ts, which
- * every backend inherits and may replace with a fused kernel). The conformance tolerances and
- * docs/OPS.md derive from these entries; the conformance runner keeps one typed runner per entry, so
- * an entry without one does not compile.
+ * rule lives, and for composites the default composition from primitives
+ * (hal/src/families/composite/composites.ts, which every backend inherits and may replace with a fused
+ * kernel). The conformance tolerances and docs/OPS.md derive from these entries; the conformance
+ * runner keeps one typed runner per entry, so an entry without one does not compile.
  */
-import type { DType } from '../dtype.js';
+import type { DType } from '../core/dtype.js';
 import { CONV_OP_DEFS } from './conv-ops.js';
 import { INDEX_OP_DEFS } from './index-ops.js';
 import { LAYOUT_OP_DEFS } from './layout-ops.js';
@@ -192,7 +192,7 @@ export const ARRAY_OP_DEFS = {
     signature: 'softmaxCrossEntropy(logits: [N, C], labels: [N, C], withGrad?) → loss [N] (and grad [N, C])',
     semantics:
       'loss_i = −Σ_c xlogy(y_ic, softmax(logits_i)_c): a label-0 term contributes 0 unless its ' +
-      'log-probability is NaN (the rule in hal/src/ops.ts); grad = softmax − labels.',
+      'log-probability is NaN (the rule in hal/src/ops/index.ts); grad = softmax − labels.',
     dtypes: F32,
     accuracy: {
       float32: { abs: 1e-6, rel: 4e-6 },

@@ -8,7 +8,7 @@
  * floor(x/y) of the rounded quotient is not: float32 1/0.1 rounds to 10, while the float32 0.1 exceeds 1/10
  * and the exact quotient is 9.99999985 (NumPy's float32 1 // 0.1 is 9).
  */
-import type { NDArray } from '../ndarray.js';
+import type { NDArray } from '../core/ndarray.js';
 import { type BinaryOpDef, EXACT, type GradOps } from './types.js';
 
 const I = (lo: number, hi: number) => ({ kind: 'int', lo, hi }) as const;

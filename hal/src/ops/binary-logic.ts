@@ -4,8 +4,8 @@
  * the truncated remainder fmod, then the logical ops on bool and the bitwise ops on int32. A result of
  * dtype bool is stored as an int32 0/1 (dtype.ts). None is differentiable except fmod.
  */
-import type { NDArray } from '../ndarray.js';
-import { withTemps } from '../temps.js';
+import type { NDArray } from '../core/ndarray.js';
+import { withTemps } from '../core/temps.js';
 import { type BinaryOpDef, EXACT, ULP1 } from './types.js';
 
 const I = (lo: number, hi: number) => ({ kind: 'int', lo, hi }) as const;

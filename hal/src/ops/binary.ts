@@ -2,8 +2,8 @@
  * The elementwise binary ops (NumPy broadcasting through strides): one entry each (see types.ts).
  * The ORDER is the ops' numbering in the WASM kernels: append new ops at the end.
  */
-import type { NDArray } from '../ndarray.js';
-import { withTemps } from '../temps.js';
+import type { NDArray } from '../core/ndarray.js';
+import { withTemps } from '../core/temps.js';
 import { INTEGER_OP_DEFS } from './binary-int.js';
 import { COMPARISON_OP_DEFS, LOGICAL_OP_DEFS } from './binary-logic.js';
 import { normalCdf64 } from './erf.js';

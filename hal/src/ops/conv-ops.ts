@@ -1,5 +1,5 @@
 /**
- * Table entries of the convolution and pooling composites (hal/src/conv.ts, hal/src/pool.ts). They
+ * Table entries of the convolution and pooling composites (hal/src/families/conv/conv.ts, pool.ts). They
  * join ARRAY_OP_DEFS (array-ops.ts) as kind 'composite'. Geometry (padding modes, ceil mode): conv-geometry.ts.
  */
 import type { ArrayOpDef } from './array-ops.js';

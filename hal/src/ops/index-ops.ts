@@ -1,5 +1,5 @@
 /**
- * Table entries of the index ops (hal/src/indexing.ts, indexing-nd.ts): gather (NumPy take, ONNX
+ * Table entries of the index ops (hal/src/families/indexing/indexing.ts, indexing-nd.ts): gather (NumPy take, ONNX
  * Gather), its adjoint scatterAdd, scatter, the N-dimensional gatherND, scatterND and scatterElements,
  * oneHot, argmax and argmin. They join ARRAY_OP_DEFS (array-ops.ts) as kind 'indexing'. The index rule
  * is JAX's fill mode: negative indices count from the end, indices out of range read a fill value

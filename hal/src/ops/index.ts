@@ -1,15 +1,15 @@
-import { type DType, isNarrow, storageDType } from './dtype.js';
-import { ARRAY_OP_DEFS } from './ops/array-ops.js';
-import { BINARY_OP_DEFS } from './ops/binary.js';
-import { REDUCE_OP_DEFS } from './ops/reduce.js';
-import type { BinaryOpDef } from './ops/types.js';
-import { UNARY_OP_DEFS } from './ops/unary.js';
+import { type DType, isNarrow, storageDType } from '../core/dtype.js';
+import { ARRAY_OP_DEFS } from './array-ops.js';
+import { BINARY_OP_DEFS } from './binary.js';
+import { REDUCE_OP_DEFS } from './reduce.js';
+import type { BinaryOpDef } from './types.js';
+import { UNARY_OP_DEFS } from './unary.js';
 
-export { ARRAY_OP_DEFS, type ArrayOp, type ArrayOpDef, type MovementOp } from './ops/array-ops.js';
-export { BINARY_OP_DEFS } from './ops/binary.js';
-export { REDUCE_OP_DEFS } from './ops/reduce.js';
-export { UNARY_OP_DEFS } from './ops/unary.js';
-export * from './ops/types.js';
+export { ARRAY_OP_DEFS, type ArrayOp, type ArrayOpDef, type MovementOp } from './array-ops.js';
+export { BINARY_OP_DEFS } from './binary.js';
+export { REDUCE_OP_DEFS } from './reduce.js';
+export { UNARY_OP_DEFS } from './unary.js';
+export * from './types.js';
 
 /**
  * The primitive op set of the HAL and its semantics. The f64 oracle of the conformance suite and every

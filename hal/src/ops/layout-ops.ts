@@ -1,5 +1,5 @@
 /**
- * Table entries of the layout ops (hal/src/layout.ts): joins, splits, repeats, reversals and masks of
+ * Table entries of the layout ops (hal/src/families/layout/layout.ts): joins, splits, repeats, reversals and masks of
  * arrays, all exact and on float32 and int32. They join ARRAY_OP_DEFS (array-ops.ts) as movement ops.
  */
 import type { ArrayOpDef } from './array-ops.js';

@@ -1,5 +1,5 @@
 /**
- * Table entries of the bool methods (hal/src/logic.ts): where, any, all, the predicates isnan, isinf
+ * Table entries of the bool methods (hal/src/families/logic/logic.ts): where, any, all, the predicates isnan, isinf
  * and isfinite, and the negations logicalNot and bitwiseNot. They join ARRAY_OP_DEFS (array-ops.ts).
  * The comparisons and the binary logical and bitwise ops are binary-table entries (binary-logic.ts).
  */

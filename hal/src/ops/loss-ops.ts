@@ -1,5 +1,5 @@
 /**
- * Table entries of the loss functions (hal/src/losses.ts): nllLoss, crossEntropy with class indices and
+ * Table entries of the loss functions (hal/src/families/loss/losses.ts): nllLoss, crossEntropy with class indices and
  * binaryCrossEntropyWithLogits, with PyTorch's semantics (torch.nn.functional.nll_loss, cross_entropy,
  * binary_cross_entropy_with_logits) and ONNX's NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
  * They join ARRAY_OP_DEFS (array-ops.ts) as composites: every backend inherits them.

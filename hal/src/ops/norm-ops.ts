@@ -1,5 +1,5 @@
 /**
- * Table entries of layer normalization (hal/src/norm.ts): layerNorm and its backward pass, with
+ * Table entries of layer normalization (hal/src/families/norm/norm.ts): layerNorm and its backward pass, with
  * PyTorch's semantics (torch.nn.functional.layer_norm, the biased variance). They join ARRAY_OP_DEFS
  * (array-ops.ts) as composites: every backend inherits them; a backend may run them as fused kernels
  * (the layerNormKernel and layerNormBackwardKernel hooks).

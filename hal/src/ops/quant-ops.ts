@@ -1,5 +1,5 @@
 /**
- * Table entries of the quantization methods (hal/src/quantize.ts): quantizeLinear, dequantizeLinear,
+ * Table entries of the quantization methods (hal/src/families/quant/quantize.ts): quantizeLinear, dequantizeLinear,
  * matmulInteger and convInteger, with ONNX's semantics, and matmulIntegerToFloat, with ONNX Runtime's
  * (com.microsoft). They join ARRAY_OP_DEFS (array-ops.ts).
  */

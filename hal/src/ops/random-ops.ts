@@ -1,7 +1,7 @@
 /**
  * The random ops' entries of the op table (spread into ARRAY_OP_DEFS, kind 'random'): uniform, normal
- * and Bernoulli arrays from the Philox4x32-10 stream of a seed (hal/src/philox.ts, the API in
- * hal/src/sampling.ts). The uniforms are exact integer arithmetic, so they and the Bernoulli samples
+ * and Bernoulli arrays from the Philox4x32-10 stream of a seed (hal/src/core/philox.ts, the API in
+ * hal/src/families/random/sampling.ts). The uniforms are exact integer arithmetic, so they and the Bernoulli samples
  * are bit-identical on every backend; normals go through float32 log, sqrt, cos and sin.
  */
 import type { ArrayOpDef } from './array-ops.js';

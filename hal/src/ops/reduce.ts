@@ -3,8 +3,8 @@
  * the WASM kernels (`REDUCE_OPS[i]` is op code i): append new ops at the end. `mean` is not an entry:
  * it is composed as sum × (1/n) by the HAL.
  */
-import type { NDArray } from '../ndarray.js';
-import { withTemps } from '../temps.js';
+import type { NDArray } from '../core/ndarray.js';
+import { withTemps } from '../core/temps.js';
 import { EXACT, type GradOps, type ReduceOpDef } from './types.js';
 
 const U = (lo: number, hi: number) => ({ kind: 'uniform', lo, hi }) as const;

@@ -1,5 +1,5 @@
 /**
- * Table entries of the scan and selection composites (hal/src/scan.ts): cumsum and topk. They join
+ * Table entries of the scan and selection composites (hal/src/families/scan/scan.ts): cumsum and topk. They join
  * ARRAY_OP_DEFS (array-ops.ts) as kind 'composite'.
  */
 import type { ArrayOpDef } from './array-ops.js';

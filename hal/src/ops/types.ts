@@ -6,8 +6,8 @@
  * the oracle, the conformance cases and tolerances, autograd's gradients and the op reference are all
  * derived from these entries; a backend adds one kernel line per op.
  */
-import type { DType } from '../dtype.js';
-import type { NDArray } from '../ndarray.js';
+import type { DType } from '../core/dtype.js';
+import type { NDArray } from '../core/ndarray.js';
 
 /** Values the conformance cases draw for an input (seeded, rounded to float32). */
 export type Domain =

@@ -2,7 +2,7 @@
  * The sign and rounding ops of the unary table (see types.ts): exact on every backend. Appended to
  * UNARY_OP_DEFS after the entries of unary.ts, in this order (their WASM op codes).
  */
-import type { NDArray } from '../ndarray.js';
+import type { NDArray } from '../core/ndarray.js';
 import { EXACT, type GradOps, type UnaryOpDef } from './types.js';
 
 const U = (lo: number, hi: number) => ({ kind: 'uniform', lo, hi }) as const;

@@ -3,7 +3,7 @@
  * and the activations built on exp and erf. Appended to UNARY_OP_DEFS after the rounding ops, in this
  * order (their WASM op codes). The references are float64 (erf: ./erf.ts, written for the oracle).
  */
-import { withTemps } from '../temps.js';
+import { withTemps } from '../core/temps.js';
 import { erf64, normalCdf64 } from './erf.js';
 import { TRANSCENDENTAL, type UnaryOpDef } from './types.js';
 

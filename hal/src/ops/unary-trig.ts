@@ -5,7 +5,7 @@
  * values are those of C99 Annex F / IEEE 754 (NumPy's and PyTorch's): a domain error gives NaN, a pole
  * ±Inf, an overflow ±Inf. The references are JavaScript's float64 Math functions.
  */
-import { withTemps } from '../temps.js';
+import { withTemps } from '../core/temps.js';
 import { TRANSCENDENTAL, type UnaryOpDef } from './types.js';
 
 const U = (lo: number, hi: number) => ({ kind: 'uniform', lo, hi }) as const;

@@ -3,7 +3,7 @@
  * WASM kernels (`UNARY_OPS[i]` is op code i): append new ops at the end — of the last family file
  * spread in below (unary-rounding.ts, unary-special.ts, then unary-trig.ts).
  */
-import { withTemps } from '../temps.js';
+import { withTemps } from '../core/temps.js';
 import { EXACT, TRANSCENDENTAL, ULP1, ULP4, type UnaryOpDef } from './types.js';
 import { ROUNDING_OP_DEFS } from './unary-rounding.js';
 import { SPECIAL_OP_DEFS } from './unary-special.js';

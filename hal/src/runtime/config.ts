@@ -12,7 +12,7 @@
  * Its keys are checked: an unknown key or an ill-typed value throws InvalidArgumentError naming the key
  * and the file.
  */
-import { InvalidArgumentError } from './errors.js';
+import { InvalidArgumentError } from '../core/errors.js';
 import { type OptionSpecs, validateOptions } from './options.js';
 import { nodeBuiltin } from './platform.js';
 

@@ -4,7 +4,7 @@
  * `polyhal.config.json` — is checked against that declaration before anything starts. An unknown key
  * or an ill-typed value throws InvalidArgumentError naming the key; it is never ignored or coerced.
  */
-import { InvalidArgumentError } from './errors.js';
+import { InvalidArgumentError } from '../core/errors.js';
 
 /** One option: its JSON-level type, an optional range, and literal values accepted besides the type. */
 export interface OptionSpec {

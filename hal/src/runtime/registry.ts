@@ -5,9 +5,9 @@
  * back when one fails to initialize. It always returns a SelectionReport saying what was tried, what
  * was chosen and why every other candidate was rejected.
  */
-import type { ComputeBackend } from './backend.js';
+import type { ComputeBackend } from '../backend.js';
 import { loadConfig, type PolyHalConfig } from './config.js';
-import { BackendUnavailableError, InvalidArgumentError, UnknownBackendError } from './errors.js';
+import { BackendUnavailableError, InvalidArgumentError, UnknownBackendError } from '../core/errors.js';
 import { type OptionSpecs, validateOptions } from './options.js';
 
 export type { PolyHalConfig } from './config.js';

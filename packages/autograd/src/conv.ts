@@ -1,7 +1,7 @@
 /**
  * Convolution and pooling with gradients, over 1–3 spatial axes (PyTorch's torch.nn.functional
  * conv1d/conv2d/conv3d, conv_transpose*, max_pool*, avg_pool*), on the HAL's composites conv,
- * convTranspose, maxPool and avgPool (hal/src/conv.ts, hal/src/pool.ts). Channels first:
+ * convTranspose, maxPool and avgPool (hal/src/families/conv/conv.ts, hal/src/families/conv/pool.ts). Channels first:
  * x [N, C, ...spatial], w [O, C/groups, ...k] (convTranspose: [C, O/groups, ...k]); float32.
  *
  * Gradients: conv's dx is convTranspose(dy, w) with the output padding that restores x's size, its dW

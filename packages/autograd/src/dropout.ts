@@ -1,8 +1,8 @@
 /**
  * Dropout (Srivastava et al. 2014) in its inverted form, as PyTorch: in training each element is kept
  * with probability 1 − p and scaled by 1/(1 − p), so the expected value is unchanged and evaluation is
- * the identity. The mask is a HAL Bernoulli draw from the Philox stream of a seed (hal/src/sampling.ts):
- * the same seed and offset drop the same elements on every backend.
+ * the identity. The mask is a HAL Bernoulli draw from the Philox stream of a seed
+ * (hal/src/families/random/sampling.ts): the same seed and offset drop the same elements on every backend.
  */
 import { InvalidArgumentError, withTemps } from '@polyhal/hal';
 import { Module } from './nn.js';

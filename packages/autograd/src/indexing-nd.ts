@@ -1,5 +1,5 @@
 /**
- * Differentiable scatter, scatterAdd, gatherND, scatterND and scatterElements (hal/src/indexing.ts,
+ * Differentiable scatter, scatterAdd, gatherND, scatterND and scatterElements (hal/src/families/indexing/indexing.ts,
  * indexing-nd.ts). The N-dimensional ops run on the HAL as one op each; their gradients work on the
  * flat form the HAL composes them from (FlatIndexPlan: the operand reshaped so that int32 positions
  * index its axis 0), so one rule per reduction serves all:

@@ -1,7 +1,7 @@
 /**
- * Differentiable index ops (hal/src/indexing.ts): gather, whose gradient scatters g back into zeros of
- * x's shape (scatterAdd: duplicate indices add up, out-of-range ones contribute nothing — the adjoint
- * of the fill), and oneHot (no gradient: its input is integer). Indices are int32 tensors and never
+ * Differentiable index ops (hal/src/families/indexing/indexing.ts): gather, whose gradient scatters g back
+ * into zeros of x's shape (scatterAdd: duplicate indices add up, out-of-range ones contribute nothing — the
+ * adjoint of the fill), and oneHot (no gradient: its input is integer). Indices are int32 tensors and never
  * receive a gradient.
  */
 import type { ArgReduceOptions } from '@polyhal/hal';

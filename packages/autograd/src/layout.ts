@@ -1,5 +1,5 @@
 /**
- * Differentiable layout ops (hal/src/layout.ts): concat, stack, split, tile, flip, trilu and pad in the
+ * Differentiable layout ops (hal/src/families/layout/layout.ts): concat, stack, split, tile, flip, trilu and pad in the
  * edge, reflect and wrap modes. Gradients: concat and stack cut g back into the inputs' parts; split
  * is shrinks (their gradients pad and add); tile sums g over the repetitions; flip and trilu apply
  * themselves to g; a pad mode adds each box of g back where it was read from (flipped where reflect

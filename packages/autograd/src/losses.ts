@@ -1,6 +1,6 @@
 /**
  * Differentiable losses (PyTorch's torch.nn.functional names) on the HAL's loss composites
- * (hal/src/losses.ts): nllLoss, crossEntropy — class indices (int32 labels) or class probabilities
+ * (hal/src/families/loss/losses.ts): nllLoss, crossEntropy — class indices (int32 labels) or class probabilities
  * (float32 labels of the logits' shape) — and binaryCrossEntropyWithLogits. Gradients are written with
  * HAL ops, so every backend has them:
  *

@@ -1,7 +1,7 @@
 /**
  * resize (ONNX Resize, PyTorch interpolate) with its gradient: x [...] float32 → [...sizes] by the HAL's
  * resize (nearest, linear or cubic, every coordinate transformation); backward is the transposed
- * interpolation (hal/src/resize.ts resizeBackward: each output's gradient scatter-added, with its weight,
+ * interpolation (hal/src/families/conv/resize.ts resizeBackward: each output's gradient scatter-added, with its weight,
  * into the input positions it read).
  */
 import { type ResizeOptions, resizeBackward } from '@polyhal/hal';

@@ -1,6 +1,6 @@
 /**
  * cumsum and topk with gradients (PyTorch's torch.cumsum and torch.topk), on the HAL's composites
- * (hal/src/scan.ts). cumsum's gradient is the cumsum of g in the other direction (exclusive stays
+ * (hal/src/families/scan/scan.ts). cumsum's gradient is the cumsum of g in the other direction (exclusive stays
  * exclusive: y_j = Σ_{i<j} x_i gives dx_i = Σ_{j>i} g_j); topk's values send g back to the positions
  * they came from (scatterAdd into zeros of x), its int32 indices have no gradient. Errors are the HAL's.
  */

@@ -22,9 +22,10 @@
  * axis form: last, first and middle axis, several axes, all axes, keepdims. The composites built on sum are
  * held to their own table entries: logsumexp (abs 1e-6 + rel 2e-6) and softmax (1e-7 + 2e-6 of each
  * probability) over rows whose first exp term is 1 and whose 4095 others are under 2^-24, so a naive sum
- * returns 1 (33× and 48× their bounds; a pairwise sum errs by ≤ 12·u relative). cumsum (strict: rel 6e-7
- * of the prefix's Σ|x|, 10·u) on dominant-first and cancellation lines: a sequential float32 scan errs by
- * ≈ 0.72·j·u at the j-th output (300× and 150× the bound), the blocked scan of hal/src/scan.ts by a few u.
+ * returns 1 (33× and 48× their bounds; a pairwise sum errs by ≤ 12·u relative). cumsum (strict: rel 6e-7 of
+ * the prefix's Σ|x|, 10·u) on dominant-first and cancellation lines: a sequential float32 scan errs by
+ * ≈ 0.72·j·u at the j-th output (300× and 150× the bound), the blocked scan of hal/src/families/scan/scan.ts
+ * by a few u.
  * prod needs no case here: its strict bound is 2 ulp of the result, and a float32 left-to-right product
  * already fails 7 of its cases in cases-core.ts. Each id ends in `/accumulation/<pattern>`.
  */

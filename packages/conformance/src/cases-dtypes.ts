@@ -1,5 +1,5 @@
 /**
- * Conformance cases of the narrow dtypes int8, uint8 and float16 (hal/src/dtype.ts, narrow.ts): every
+ * Conformance cases of the narrow dtypes int8, uint8 and float16 (hal/src/core/dtype.ts, contract/narrow.ts): every
  * elementwise op and reduction on them that its storage dtype takes (dtypeTaken) — int8 and uint8 over
  * their whole range, so that results wrap; float16 on the op's domain and the special values —, casts
  * between every pair of dtypes on edge values (NaN, ±Inf, −0, 65504, 65520, subnormals, 127/128/−129/

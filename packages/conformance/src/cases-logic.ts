@@ -1,5 +1,5 @@
 /**
- * Conformance of the bool methods (hal/src/logic.ts, entries in hal/src/ops/logic-ops.ts): where, any,
+ * Conformance of the bool methods (hal/src/families/logic/logic.ts, entries in hal/src/ops/logic-ops.ts): where, any,
  * all, isnan, isinf, isfinite, logicalNot, bitwiseNot — their float64 oracles (plain loops over
  * contiguous arrays, written from the entries' semantics, sharing nothing with the HAL's composition),
  * their runners and their cases; and bool through cast and the movement, layout and index ops.

@@ -1,6 +1,6 @@
 /**
  * The float64 oracle of convolution and pooling: each output element from its definition, by direct
- * loops over output positions and kernel taps on contiguous arrays — nothing shared with hal/src/conv.ts
+ * loops over output positions and kernel taps on contiguous arrays — nothing shared with hal/src/families/conv/conv.ts
  * (no im2col, no col2im, no separable passes). The geometry is recomputed here from the op table's
  * formula: o = ⌊(n + before + after − d·(k − 1) − 1)/s⌋ + 1, 'same' pads ⌈n/s⌉ outputs with the odd
  * pixel at the end ('same-lower': at the start), ceil mode drops a last window starting in the end padding.

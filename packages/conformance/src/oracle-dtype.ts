@@ -1,6 +1,6 @@
 /**
  * The oracle's dtypes: how a float64 result is stored in each dtype, written independently of the HAL
- * (no code shared with hal/src/dtype.ts or any backend). float16 rounding is found by bisection over the
+ * (no code shared with hal/src/core/dtype.ts or any backend). float16 rounding is found by bisection over the
  * 31 744 finite float16 magnitudes (each decoded from its bits), then the nearer of the two neighbours,
  * ties to the even bit pattern; int8 and uint8 keep the integer modulo 2^8.
  */

@@ -1,6 +1,6 @@
 /**
  * The float64 oracle of the index ops (gather, scatterAdd, oneHot): each output element found from its
- * multi-index by the op's definition, on contiguous arrays — nothing shared with hal/src/indexing.ts
+ * multi-index by the op's definition, on contiguous arrays — nothing shared with hal/src/families/indexing/indexing.ts
  * (no [outer, dim, inner] folding). The index rule: i + n for −n ≤ i < 0; out of range gathers NaN
  * (float32, float16), INT32_MIN (int32), −128 (int8), 255 (uint8) or true (bool), scatters nothing
  * and one-hot encodes as zeros.

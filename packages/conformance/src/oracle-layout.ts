@@ -1,7 +1,7 @@
 /**
  * The float64 oracle of the layout ops (concat, stack, split, tile, flip, trilu, pad modes): each
  * output element found from its multi-index by the op's definition, on contiguous arrays — no runs,
- * no skew, nothing shared with hal/src/layout.ts.
+ * no skew, nothing shared with hal/src/families/layout/layout.ts.
  */
 import { numel, type Ref, unravel } from './oracle.js';
 

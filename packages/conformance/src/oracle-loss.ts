@@ -1,7 +1,7 @@
 /**
  * The float64 oracle of the loss functions (hal/src/ops/loss-ops.ts), by their definitions on
  * contiguous arrays — one loop over targets, no gathers or flat indices, nothing shared with
- * hal/src/losses.ts: nllLoss and crossEntropy (PyTorch's nll_loss and cross_entropy with class indices,
+ * hal/src/families/loss/losses.ts: nllLoss and crossEntropy (PyTorch's nll_loss and cross_entropy with class indices,
  * label smoothing as PyTorch composes it) and binaryCrossEntropyWithLogits (−w·[p·y·log σ(x) +
  * (1 − y)·log(1 − σ(x))]). Error scale: Σ|terms| of each loss (and of the sums), divided like the mean.
  */

@@ -1,6 +1,6 @@
 /**
  * The float64 oracle of cumsum and topk: each output element found from its multi-index by the op's
- * definition, on contiguous arrays — nothing shared with hal/src/scan.ts (no blocks, no tournament).
+ * definition, on contiguous arrays — nothing shared with hal/src/families/scan/scan.ts (no blocks, no tournament).
  * cumsum sums sequentially in float64 and carries Σ|finite terms| of each prefix as the error scale;
  * topk sorts each line with a comparator (value first, NaN above every number, then the lower index).
  */

@@ -1,11 +1,11 @@
 /**
  * The float64 oracle of scatter, gatherND, scatterND and scatterElements: each op by its definition on
- * contiguous arrays, element by element — the updates visited in row-major order (which is index
- * order at every position), tuples resolved component by component. Nothing shared with
- * hal/src/indexing-nd.ts (no flat positions, no [outer, dim, inner] folding). The index rule: i + n for
- * −n ≤ i < 0; a (component) index out of range gathers gather's fill (NaN for floats, INT32_MIN,
- * −128 and 255 for int32, int8 and uint8: oracle-index.ts) and scatters nothing. Reductions: none
- * keeps the last update, add sums exactly in float64 (error scale |target| + Σ|updates|), mul
+ * contiguous arrays, element by element — the updates visited in row-major order (which is index order at
+ * every position), tuples resolved component by component. Nothing shared with
+ * hal/src/families/indexing/indexing-nd.ts (no flat positions, no [outer, dim, inner] folding). The index
+ * rule: i + n for −n ≤ i < 0; a (component) index out of range gathers gather's fill (NaN for floats,
+ * INT32_MIN, −128 and 255 for int32, int8 and uint8: oracle-index.ts) and scatters nothing. Reductions:
+ * none keeps the last update, add sums exactly in float64 (error scale |target| + Σ|updates|), mul
  * multiplies (scale |product|·(factors + 1): one rounding per factor in float32); int32 wraps modulo
  * 2^32, int8 and uint8 modulo 2^8.
  */

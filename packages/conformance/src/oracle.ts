@@ -336,7 +336,7 @@ export function oLogsumexp(x: Ref, axes: number[] | undefined, keepdims: boolean
   return { shape, data, dtype: x.dtype, scale: data.map((v) => Math.max(Math.abs(v), 1)) };
 }
 
-/** xlogy(y, log p): 0 where the label y is 0 and log p is not NaN, else y·log p (hal/src/ops.ts). */
+/** xlogy(y, log p): 0 where the label y is 0 and log p is not NaN, else y·log p (hal/src/ops/index.ts). */
 function xlogy(y: number, logp: number): number {
   return y === 0 && !Number.isNaN(logp) ? 0 : y * logp;
 }

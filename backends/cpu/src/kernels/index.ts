@@ -1,9 +1,9 @@
 /**
- * Index kernels (gather and scatter) on the three-dim operands the HAL prepares (hal/src/indexing.ts):
- * x and the target [O, D, I], indices [K], updates and gather's output [O, K, I]. An index i of a dim
- * of D reads i + D when negative; outside [0, D) gather writes the fill (GATHER_FILL: NaN, INT32_MIN, 1)
- * and scatter skips the update. scatter applies the updates in index order (k ascending): replace keeps
- * the last, add and mul combine in that order — deterministic.
+ * Index kernels (gather and scatter) on the three-dim operands the HAL prepares
+ * (hal/src/families/indexing/indexing.ts): x and the target [O, D, I], indices [K], updates and gather's
+ * output [O, K, I]. An index i of a dim of D reads i + D when negative; outside [0, D) gather writes the
+ * fill (GATHER_FILL: NaN, INT32_MIN, 1) and scatter skips the update. scatter applies the updates in index
+ * order (k ascending): replace keeps the last, add and mul combine in that order — deterministic.
  */
 import type { ScatterReduction, StorageArray } from '@polyhal/hal';
 import { copyKernel } from './copy.js';

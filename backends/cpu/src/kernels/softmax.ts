@@ -1,7 +1,7 @@
 /**
  * Fused softmax cross-entropy over rows: logits [N, C], labels [N, C] → loss [N] and optionally
  * grad = softmax − labels. One pass per row for the max, one for Σexp (float64), one for the outputs.
- * Label-0 terms follow the xlogy rule of hal/src/ops.ts (0 unless the log-probability is NaN).
+ * Label-0 terms follow the xlogy rule of hal/src/ops/index.ts (0 unless the log-probability is NaN).
  */
 import type { Strided } from './strided.js';
 

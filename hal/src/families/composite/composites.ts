@@ -2,14 +2,14 @@
  * Composite ops built once from HAL primitives. Every backend inherits them; a backend may override
  * one with a fused kernel, and the conformance suite holds both to the same oracle.
  */
-import type { AdamStepParams, ComputeBackend, SgdStepParams } from './backend.js';
-import { ShapeMismatchError } from './errors.js';
-import { type DeviceBuffer, type NDArray, viewOf } from './ndarray.js';
-import { normalizeAxis, shapesEqual } from './shape.js';
-import { withTemps } from './temps.js';
-import { checkAdamParams, checkSgdParams } from './validate.js';
+import type { AdamStepParams, ComputeBackend, SgdStepParams } from '../../backend.js';
+import { ShapeMismatchError } from '../../core/errors.js';
+import { type DeviceBuffer, type NDArray, viewOf } from '../../core/ndarray.js';
+import { normalizeAxis, shapesEqual } from '../../core/shape.js';
+import { withTemps } from '../../core/temps.js';
+import { checkAdamParams, checkSgdParams } from '../../contract/validate.js';
 
-export { withTemps } from './temps.js';
+export { withTemps } from '../../core/temps.js';
 
 /** The most negative finite float32: a stand-in for −Inf in label-0 terms (see softmaxCrossEntropyComposite). */
 const NEG_FLT_MAX = -3.4028234663852886e38;

@@ -2,11 +2,11 @@
  * Operand checks of the convolution and pooling composites (conv.ts, pool.ts): typed errors before
  * anything is allocated.
  */
-import type { ComputeBackend } from './backend.js';
-import type { DType } from './dtype.js';
-import { DTypeError, InvalidArgumentError, ShapeMismatchError } from './errors.js';
-import type { NDArray } from './ndarray.js';
-import { describeValue } from './validate.js';
+import type { ComputeBackend } from '../../backend.js';
+import type { DType } from '../../core/dtype.js';
+import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '../../core/errors.js';
+import type { NDArray } from '../../core/ndarray.js';
+import { describeValue } from '../../contract/validate.js';
 
 /** What the composites use of a backend: the public ops plus BaseBackend's view check. */
 export type ConvHost = ComputeBackend & { check(x: NDArray, op: string, arg?: string): void };

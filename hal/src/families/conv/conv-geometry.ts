@@ -1,5 +1,5 @@
 /**
- * The geometry shared by convolution and pooling (hal/src/conv.ts, hal/src/pool.ts): options in
+ * The geometry shared by convolution and pooling (hal/src/families/conv/conv.ts, pool.ts): options in
  * PyTorch's names (stride, padding, dilation, groups, ceilMode) resolved per spatial axis into
  * explicit [before, after] zero padding and output sizes. Inputs are channels-first, NCHW-style:
  * [N, C, ...spatial] with 1 to 3 spatial axes.
@@ -9,9 +9,9 @@
  * end padding is dropped (PyTorch's rule). `padding: 'same'` pads so that o = ⌈n/s⌉, the odd pixel at
  * the end (ONNX SAME_UPPER, TensorFlow 'SAME'); 'same-lower' puts it at the start (ONNX SAME_LOWER).
  */
-import { InvalidArgumentError, ShapeMismatchError } from './errors.js';
-import type { NDArray } from './ndarray.js';
-import { describeValue } from './validate.js';
+import { InvalidArgumentError, ShapeMismatchError } from '../../core/errors.js';
+import type { NDArray } from '../../core/ndarray.js';
+import { describeValue } from '../../contract/validate.js';
 
 /**
  * Zero padding of the spatial axes: one integer for every side, one per axis (both sides), one

@@ -4,7 +4,7 @@
  */
 import type { ConvHost } from './conv-check.js';
 import { type ConvOptions, type ConvTransposeOptions, convComposite, convTransposeComposite } from './conv.js';
-import type { NDArray } from './ndarray.js';
+import type { NDArray } from '../../core/ndarray.js';
 import { type AvgPoolOptions, avgPoolComposite, maxPoolComposite, type PoolOptions } from './pool.js';
 import { type ResizeOptions, resizeComposite } from './resize.js';
 

@@ -17,10 +17,10 @@
  */
 import { type ConvHost, checkConvOperands, convGradDims } from './conv-check.js';
 import { type ConvPadding, type PerAxis, perAxis, type WindowGeometry, windowGeometry } from './conv-geometry.js';
-import type { DType } from './dtype.js';
-import { DTypeError, InvalidArgumentError } from './errors.js';
-import { asStridedView, type NDArray } from './ndarray.js';
-import { withTemps } from './temps.js';
+import type { DType } from '../../core/dtype.js';
+import { DTypeError, InvalidArgumentError } from '../../core/errors.js';
+import { asStridedView, type NDArray } from '../../core/ndarray.js';
+import { withTemps } from '../../core/temps.js';
 
 export interface ConvOptions {
   /** Step between windows per spatial axis (default 1). */

@@ -16,10 +16,10 @@
 import type { ConvHost } from './conv-check.js';
 import { type ConvPadding, type PerAxis, perAxis, type WindowGeometry, windowGeometry } from './conv-geometry.js';
 import { col2im, cropTo, padSpatial, windowsView } from './conv.js';
-import { DTypeError, InvalidArgumentError, ShapeMismatchError } from './errors.js';
-import { asStridedView, type NDArray } from './ndarray.js';
-import { isContiguous } from './strided.js';
-import { withTemps } from './temps.js';
+import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '../../core/errors.js';
+import { asStridedView, type NDArray } from '../../core/ndarray.js';
+import { isContiguous } from '../../core/strided.js';
+import { withTemps } from '../../core/temps.js';
 
 export interface PoolOptions {
   /** Window size per spatial axis. */

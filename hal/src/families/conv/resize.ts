@@ -12,10 +12,10 @@
  * x·(n_in − 1)/(n_out' − 1); asymmetric x/s; tf_half_pixel_for_nn (x + ½)/s; tf_crop_and_resize
  * start·(n_in − 1) + x·(end − start)·(n_in − 1)/(n_out' − 1) with the roi's start and end.
  */
-import type { ComputeBackend } from './backend.js';
-import { DTypeError, InvalidArgumentError } from './errors.js';
-import type { NDArray } from './ndarray.js';
-import { describeValue } from './validate.js';
+import type { ComputeBackend } from '../../backend.js';
+import { DTypeError, InvalidArgumentError } from '../../core/errors.js';
+import type { NDArray } from '../../core/ndarray.js';
+import { describeValue } from '../../contract/validate.js';
 
 export type ResizeMode = 'nearest' | 'linear' | 'cubic';
 export type CoordinateTransformationMode =

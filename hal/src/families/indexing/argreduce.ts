@@ -6,13 +6,13 @@
  * compilers may fold: isnan(x) = 1 − [|x| < Inf] − [FLT_MAX < |x|]. A backend with the optional
  * argReduceKernel hook (hooks.ts) replaces the composite with one pass per row.
  */
-import { DTypeError, InvalidArgumentError } from './errors.js';
-import { type DeviceBuffer, type NDArray, viewOf } from './ndarray.js';
-import type { BinaryOp, ReduceOp, UnaryOp } from './ops.js';
-import { normalizeAxis, sizeOf } from './shape.js';
-import { withTemps } from './temps.js';
-import { describeValue } from './validate.js';
-import type { DType } from './dtype.js';
+import { DTypeError, InvalidArgumentError } from '../../core/errors.js';
+import { type DeviceBuffer, type NDArray, viewOf } from '../../core/ndarray.js';
+import type { BinaryOp, ReduceOp, UnaryOp } from '../../ops/index.js';
+import { normalizeAxis, sizeOf } from '../../core/shape.js';
+import { withTemps } from '../../core/temps.js';
+import { describeValue } from '../../contract/validate.js';
+import type { DType } from '../../core/dtype.js';
 
 export interface ArgReduceOptions {
   /** The last index among ties (ONNX select_last_index) instead of the first. */

@@ -9,12 +9,12 @@
  * applied in index order (row-major over the index tuples): replace keeps the last. Every argument is
  * checked before anything is allocated. Table entries: ops/index-ops.ts.
  */
-import type { ComputeBackend } from './backend.js';
-import { DTypeError, InvalidArgumentError, ShapeMismatchError } from './errors.js';
+import type { ComputeBackend } from '../../backend.js';
+import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '../../core/errors.js';
 import { SCATTER_REDUCTIONS, type ScatterReduction } from './indexing.js';
-import { type DeviceBuffer, type NDArray, viewOf } from './ndarray.js';
-import { normalizeAxis, sizeOf } from './shape.js';
-import { describeValue } from './validate.js';
+import { type DeviceBuffer, type NDArray, viewOf } from '../../core/ndarray.js';
+import { normalizeAxis, sizeOf } from '../../core/shape.js';
+import { describeValue } from '../../contract/validate.js';
 
 /** The N-dimensional index methods of every backend (BaseBackend's). Semantics: ops/index-ops.ts. */
 export interface IndexingNDMethods {

@@ -14,12 +14,12 @@
  * its update; scatter applies the updates in index order (replace: the last one wins). Table entries:
  * ops/index-ops.ts; the N-dimensional forms (gatherND, scatterND, scatterElements): indexing-nd.ts.
  */
-import { DTypeError, InvalidArgumentError, ShapeMismatchError } from './errors.js';
-import type { LayoutHost } from './layout.js';
-import { type DeviceBuffer, type NDArray, reshapeView, viewOf } from './ndarray.js';
-import type { BinaryOp } from './ops.js';
-import { normalizeAxis, sizeOf } from './shape.js';
-import { checkAxis, describeValue } from './validate.js';
+import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '../../core/errors.js';
+import type { LayoutHost } from '../layout/layout.js';
+import { type DeviceBuffer, type NDArray, reshapeView, viewOf } from '../../core/ndarray.js';
+import type { BinaryOp } from '../../ops/index.js';
+import { normalizeAxis, sizeOf } from '../../core/shape.js';
+import { checkAxis, describeValue } from '../../contract/validate.js';
 
 /**
  * gather's fill for an index out of range: NaN (float32, float16, float64), INT32_MIN (int32), −128 (int8), 255

@@ -10,11 +10,11 @@
  *   and temporary memory O(K·D) int32: backends with a kernel (all of this repository's) override it.
  * - 'mul': UnsupportedOpError (the product in index order needs a kernel).
  */
-import { UnsupportedOpError } from './errors.js';
+import { UnsupportedOpError } from '../../core/errors.js';
 import type { ScatterReduction } from './indexing.js';
-import type { DeviceBuffer, NDArray } from './ndarray.js';
-import type { BinaryOp, ReduceOp } from './ops.js';
-import { withTemps } from './temps.js';
+import type { DeviceBuffer, NDArray } from '../../core/ndarray.js';
+import type { BinaryOp, ReduceOp } from '../../ops/index.js';
+import { withTemps } from '../../core/temps.js';
 
 /** What the composite uses of a BaseBackend. */
 export interface ScatterCompositeHost {

@@ -4,10 +4,10 @@
  * it; split and flip are views. Every argument is checked before anything is allocated. The methods
  * are installed on BaseBackend's prototype (base.ts) and typed by LayoutMethods (backend.ts).
  */
-import type { DType } from './dtype.js';
-import { DTypeError, InvalidArgumentError, ShapeMismatchError } from './errors.js';
-import { type DeviceBuffer, type NDArray, shrinkView, strideView, viewOf } from './ndarray.js';
-import { contiguousStrides, normalizeAxes, normalizeAxis, sizeOf } from './shape.js';
+import type { DType } from '../../core/dtype.js';
+import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '../../core/errors.js';
+import { type DeviceBuffer, type NDArray, shrinkView, strideView, viewOf } from '../../core/ndarray.js';
+import { contiguousStrides, normalizeAxes, normalizeAxis, sizeOf } from '../../core/shape.js';
 import {
   checkAxesArg,
   checkAxis,
@@ -17,7 +17,7 @@ import {
   checkPadWidths,
   checkPairs,
   describeValue,
-} from './validate.js';
+} from '../../contract/validate.js';
 
 /**
  * NumPy's pad modes: `constant` (value), `edge` (repeat the edge), `reflect` (mirror without the edge), `wrap`

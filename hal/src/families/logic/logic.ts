@@ -5,15 +5,15 @@
  * x ≠ x, isinf |x| = Inf, isfinite |x| < Inf, logicalNot x XOR true, bitwiseNot x XOR −1 — one or
  * two kernels each. Table entries: ops/logic-ops.ts.
  */
-import type { Operand } from './backend.js';
-import { type DType, isFloatDType, isIntDType } from './dtype.js';
-import { DTypeError, InvalidArgumentError, UnsupportedOpError } from './errors.js';
-import type { DeviceBuffer, NDArray } from './ndarray.js';
-import { expandView, viewOf } from './ndarray.js';
-import type { BinaryOp, ReduceOp, UnaryOp } from './ops.js';
-import { broadcastShapes, normalizeAxes, sizeOf } from './shape.js';
-import { withTemps } from './temps.js';
-import { checkAxesArg, checkBoolean, describeValue } from './validate.js';
+import type { Operand } from '../../backend.js';
+import { type DType, isFloatDType, isIntDType } from '../../core/dtype.js';
+import { DTypeError, InvalidArgumentError, UnsupportedOpError } from '../../core/errors.js';
+import type { DeviceBuffer, NDArray } from '../../core/ndarray.js';
+import { expandView, viewOf } from '../../core/ndarray.js';
+import type { BinaryOp, ReduceOp, UnaryOp } from '../../ops/index.js';
+import { broadcastShapes, normalizeAxes, sizeOf } from '../../core/shape.js';
+import { withTemps } from '../../core/temps.js';
+import { checkAxesArg, checkBoolean, describeValue } from '../../contract/validate.js';
 
 /** What the bool methods use of a BaseBackend (its protected members included). */
 interface LogicHost {

@@ -2,8 +2,8 @@
  * Frames of fused kernels that BaseBackend hands to backends (base.ts): they allocate the outputs,
  * call the kernel and free temporaries, so that a fused override writes only its arithmetic.
  */
-import type { ComputeBackend } from './backend.js';
-import { type DeviceBuffer, type NDArray, viewOf } from './ndarray.js';
+import type { ComputeBackend } from '../../backend.js';
+import { type DeviceBuffer, type NDArray, viewOf } from '../../core/ndarray.js';
 
 /** A view as a kernel takes it, and whether it is a temporary to free after the kernel. */
 export type KernelOperand = { view: NDArray; temp: boolean };

@@ -17,12 +17,12 @@
  * padded with one 0 and gathered again, ignored targets reading that 0. Every argument is checked before
  * anything is allocated.
  */
-import type { ComputeBackend } from './backend.js';
-import { DTypeError, InvalidArgumentError, ShapeMismatchError } from './errors.js';
-import type { NDArray } from './ndarray.js';
-import { broadcastShapes, sizeOf } from './shape.js';
-import { withTemps } from './temps.js';
-import { describeValue } from './validate.js';
+import type { ComputeBackend } from '../../backend.js';
+import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '../../core/errors.js';
+import type { NDArray } from '../../core/ndarray.js';
+import { broadcastShapes, sizeOf } from '../../core/shape.js';
+import { withTemps } from '../../core/temps.js';
+import { describeValue } from '../../contract/validate.js';
 
 export type LossReduction = 'none' | 'sum' | 'mean';
 

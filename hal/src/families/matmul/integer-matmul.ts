@@ -4,8 +4,8 @@
  * a [..., M, Kc, 1] × b [..., 1, Kc, N] in int32 (products wrap), summed over the slab axis; slabs
  * sized so one product array stays under 2^22 elements.
  */
-import type { ComputeBackend } from './backend.js';
-import type { NDArray } from './ndarray.js';
+import type { ComputeBackend } from '../../backend.js';
+import type { NDArray } from '../../core/ndarray.js';
 
 export function integerMatmulComposite(be: ComputeBackend, a: NDArray, b: NDArray): NDArray {
   const r = a.shape.length;

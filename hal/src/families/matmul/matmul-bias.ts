@@ -6,10 +6,10 @@
  * matmul then add. Either way each element is the product rounded to float32, then the sum rounded once
  * more (int32: both wrap modulo 2^32).
  */
-import type { ComputeBackend } from './backend.js';
-import { DTypeError, ShapeMismatchError } from './errors.js';
-import type { NDArray } from './ndarray.js';
-import { broadcastShapes } from './shape.js';
+import type { ComputeBackend } from '../../backend.js';
+import { DTypeError, ShapeMismatchError } from '../../core/errors.js';
+import type { NDArray } from '../../core/ndarray.js';
+import { broadcastShapes } from '../../core/shape.js';
 
 /**
  * Checks bias (a live array of the backend, checked by the caller) against the product of a and b, of

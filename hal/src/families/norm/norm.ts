@@ -5,12 +5,12 @@
  * `layerNormKernel` / `layerNormBackwardKernel` (hooks.ts) runs each as fused kernels instead, on 2-D
  * views [rows, D] of the operands. Every argument is checked before anything is allocated.
  */
-import type { ComputeBackend } from './backend.js';
-import { DTypeError, InvalidArgumentError, ShapeMismatchError } from './errors.js';
-import { type DeviceBuffer, type NDArray, viewOf } from './ndarray.js';
-import { sizeOf } from './shape.js';
-import { withTemps } from './temps.js';
-import { describeValue } from './validate.js';
+import type { ComputeBackend } from '../../backend.js';
+import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '../../core/errors.js';
+import { type DeviceBuffer, type NDArray, viewOf } from '../../core/ndarray.js';
+import { sizeOf } from '../../core/shape.js';
+import { withTemps } from '../../core/temps.js';
+import { describeValue } from '../../contract/validate.js';
 
 export interface LayerNormOptions {
   /** Added to the variance (default 1e−5, PyTorch's). */

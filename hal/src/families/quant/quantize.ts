@@ -5,15 +5,15 @@
  * the HAL's elementwise ops, casts, integer matmul and conv's im2col (conv.ts). Table entries:
  * ops/quant-ops.ts.
  */
-import { type ConvHost, checkConvOperands } from './conv-check.js';
-import { type ConvOptions, convComposite, isDepthwise } from './conv.js';
-import type { DType } from './dtype.js';
-import { DTypeError, InvalidArgumentError, ShapeMismatchError } from './errors.js';
-import { type DeviceBuffer, expandView, type NDArray, viewOf } from './ndarray.js';
-import type { BinaryOp, UnaryOp } from './ops.js';
-import { withTemps } from './temps.js';
-import { broadcastShapes, normalizeAxis, sizeOf } from './shape.js';
-import { describeValue } from './validate.js';
+import { type ConvHost, checkConvOperands } from '../conv/conv-check.js';
+import { type ConvOptions, convComposite, isDepthwise } from '../conv/conv.js';
+import type { DType } from '../../core/dtype.js';
+import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '../../core/errors.js';
+import { type DeviceBuffer, expandView, type NDArray, viewOf } from '../../core/ndarray.js';
+import type { BinaryOp, UnaryOp } from '../../ops/index.js';
+import { withTemps } from '../../core/temps.js';
+import { broadcastShapes, normalizeAxis, sizeOf } from '../../core/shape.js';
+import { describeValue } from '../../contract/validate.js';
 
 /** What the quantization methods use of a BaseBackend (its protected members included). */
 interface QuantHost {

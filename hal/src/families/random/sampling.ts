@@ -1,16 +1,16 @@
 /**
  * Random numbers on the device: uniform, normal and Bernoulli samples from the Philox4x32-10 stream of
- * a seed (hal/src/philox.ts), the same on every backend. One kernel hook fills uniforms
+ * a seed (hal/src/core/philox.ts), the same on every backend. One kernel hook fills uniforms
  * (randomUniformKernel, exact integer arithmetic: bit-identical everywhere); normals and Bernoulli
  * samples are composed from it with HAL ops.
  */
-import type { ComputeBackend } from './backend.js';
-import { InvalidArgumentError } from './errors.js';
-import { type DeviceBuffer, type NDArray, viewOf } from './ndarray.js';
-import { type PhiloxStream, philoxStream } from './philox.js';
-import { assertShape, sizeOf } from './shape.js';
-import { withTemps } from './temps.js';
-import { describeValue } from './validate.js';
+import type { ComputeBackend } from '../../backend.js';
+import { InvalidArgumentError } from '../../core/errors.js';
+import { type DeviceBuffer, type NDArray, viewOf } from '../../core/ndarray.js';
+import { type PhiloxStream, philoxStream } from '../../core/philox.js';
+import { assertShape, sizeOf } from '../../core/shape.js';
+import { withTemps } from '../../core/temps.js';
+import { describeValue } from '../../contract/validate.js';
 
 export interface RandomUniformOptions {
   /** Lower bound (default 0). */

@@ -14,13 +14,13 @@
  * each block are gathered, and the candidates — still in position order among equal values, since
  * blocks keep their order — go through the next round until one block remains.
  */
-import type { ConvHost } from './conv-check.js';
-import { DTypeError, InvalidArgumentError } from './errors.js';
-import type { DType } from './dtype.js';
-import { asStridedView, type DeviceBuffer, type NDArray, viewOf } from './ndarray.js';
-import { normalizeAxis, sizeOf } from './shape.js';
-import { withTemps } from './temps.js';
-import { describeValue } from './validate.js';
+import type { ConvHost } from '../conv/conv-check.js';
+import { DTypeError, InvalidArgumentError } from '../../core/errors.js';
+import type { DType } from '../../core/dtype.js';
+import { asStridedView, type DeviceBuffer, type NDArray, viewOf } from '../../core/ndarray.js';
+import { normalizeAxis, sizeOf } from '../../core/shape.js';
+import { withTemps } from '../../core/temps.js';
+import { describeValue } from '../../contract/validate.js';
 
 export interface CumsumOptions {
   /** Sum the elements before j only (ONNX exclusive): y_0 = 0. */

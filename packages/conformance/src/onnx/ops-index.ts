@@ -1,6 +1,6 @@
 /**
  * ONNX index ops on the HAL's gather, oneHot, gatherND, scatterND and scatterElements
- * (hal/src/indexing.ts, indexing-nd.ts). Indices (int64, or float for
+ * (hal/src/families/indexing/indexing.ts, indexing-nd.ts). Indices (int64, or float for
  * OneHot) are host inputs: read as numbers, checked to fit int32, uploaded as int32. Gather and
  * GatherElements need indices in range (ONNX leaves others undefined), so one out of range is not
  * expressible rather than the HAL's NaN fill.

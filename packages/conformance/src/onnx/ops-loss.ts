@@ -1,5 +1,5 @@
 /**
- * ONNX losses on the HAL's loss composites (hal/src/losses.ts): NegativeLogLikelihoodLoss on nllLoss and
+ * ONNX losses on the HAL's loss composites (hal/src/families/loss/losses.ts): NegativeLogLikelihoodLoss on nllLoss and
  * SoftmaxCrossEntropyLoss on crossEntropy (its optional second output, log_prob, is logSoftmax along
  * dim 1). Both are PyTorch's rules, which ONNX's reference implementations follow: ignored targets give
  * 0 and no weight, 'mean' divides by the weights of the targets kept. The labels (int64) are host

@@ -1,6 +1,6 @@
 /**
  * ONNX Conv, ConvTranspose, MaxPool, AveragePool, Resize and Upsample on the HAL's conv, convTranspose,
- * maxPool, avgPool and resize (hal/src/conv.ts, hal/src/pool.ts, hal/src/resize.ts). The attributes map
+ * maxPool, avgPool and resize (hal/src/families/conv/: conv.ts, pool.ts, resize.ts). The attributes map
  * one to one: pads [b1.., e1..] → [before, after] pairs, auto_pad SAME_UPPER/SAME_LOWER/VALID →
  * 'same'/'same-lower'/'valid', group → groups, ceil_mode, count_include_pad; Conv's and ConvTranspose's
  * bias B is added per channel.

@@ -1,5 +1,5 @@
 /**
- * ONNX CumSum and TopK on the HAL's cumsum and topk (hal/src/scan.ts). CumSum's axis and TopK's K are
+ * ONNX CumSum and TopK on the HAL's cumsum and topk (hal/src/families/scan/scan.ts). CumSum's axis and TopK's K are
  * host inputs (int32 or int64 scalars, K a one-element tensor); TopK's int64 Indices output is the HAL's
  * int32. The attributes map one to one: exclusive, reverse; axis (default −1), largest, sorted.
  */

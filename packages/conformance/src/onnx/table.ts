@@ -131,7 +131,7 @@ export const missing = (what: string): OpMapping => ({
 /**
  * The HAL's integer dtypes under their ONNX names (int64 tensors run as int32: runner.ts), and the
  * narrow ones: int8 and uint8 compute in int32 and wrap modulo 2^8 as NumPy's integer arithmetic, which
- * ONNX's references use; float16 computes in float32 and rounds each result (hal/src/narrow.ts).
+ * ONNX's references use; float16 computes in float32 and rounds each result (hal/src/contract/narrow.ts).
  */
 export const INT_TYPES = ['int32', 'int8', 'uint8'] as const;
 export const isIntType = (t: string | undefined): boolean => t === 'int32' || t === 'int8' || t === 'uint8';
