@@ -28,7 +28,7 @@ import { flat, packDims, stridedParams } from './kernel-params.js';
 import { copyWgsl, copyWords, fillWgsl } from './kernels/copy.js';
 import { binaryExpr, binaryWgsl, elementwiseWords, unaryExpr, unaryWgsl } from './kernels/elementwise.js';
 import { binaryVec4Wgsl, unaryVec4Wgsl, vec4Key, vec4Plan } from './kernels/elementwise-vec4.js';
-import { reduceWgsl, reduceWords } from './kernels/reduce.js';
+import { reduceLevels, reduceWgsl, reduceWords } from './kernels/reduce.js';
 import { coalesce, floatBits, grid, rankSlots } from './layout.js';
 
 /** What these dispatches need of the backend. */
@@ -153,10 +153,11 @@ export function dispatchReduce(
   const identity = floatBits(REDUCE_OP_DEFS[op].identity.float32);
   const params = [outputs, count, x.offset, identity, ...packDims(ck, R), ...packDims(cr, R)];
   const groups: [number, number, number] = perThread ? flat(outputs) : [...grid(outputs), 1];
+  const levels = reduceLevels(op, x.dtype, count, perThread);
   ctx.batch.dispatch(
     op,
-    `reduce/${op}/${x.dtype}/${perThread}/${R}/${kr}${rr}`,
-    () => reduceWgsl(op, x.dtype, perThread, R, kr === 2 ? R : kr, rr === 2 ? R : rr),
+    `reduce/${op}/${x.dtype}/${perThread}/${R}/${kr}${rr}/${levels}`,
+    () => reduceWgsl(op, x.dtype, perThread, R, kr === 2 ? R : kr, rr === 2 ? R : rr, levels),
     reduceWords(R),
     params,
     [ctx.gpu(x.buffer), ctx.gpu(out)],

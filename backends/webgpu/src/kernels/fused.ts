@@ -1,11 +1,13 @@
 /**
  * WGSL fused training kernels: the SGD update in place (one invocation per parameter element) and
- * softmax cross-entropy (one invocation per row). The Adam update, which groups parameters, is adam.ts.
+ * softmax cross-entropy (one invocation per row; Σ exp summed pairwise: pairwise.ts). The Adam update,
+ * which groups parameters, is adam.ts.
  *
  * SGD params: 0 n · 1 lr · 2 momentum · 3 weight decay · 4 use momentum. Softmax CE: 0 rows · 1 classes · 2
  * with grad · 3 -Inf bits.
  */
 import { FLAT_ARGS, FLAT_INDEX, paramsPrelude } from '../layout.js';
+import { pairwiseLoop } from './pairwise.js';
 
 export function sgdWgsl(): string {
   return `${paramsPrelude(5)}
@@ -41,7 +43,7 @@ export function softmaxCrossEntropyWgsl(): string {
   var s = 0.0;
   // NaN carried explicitly through exp and log (a NaN or +Inf logit makes the row NaN, hal/src/ops.ts):
   // some adapters' exp(NaN) and log(NaN) are not NaN (SwiftShader: exp(NaN) = Inf).
-  for (var c = 0u; c < C; c++) { let d = z[r + c] - mx; s += select(exp(d), d, is_nan(d)); }
+  ${pairwiseLoop('c', 'C', 'let d = z[r + c] - mx;', [{ acc: 's', term: 'select(exp(d), d, is_nan(d))' }])}
   let lse = select(log(s), s, is_nan(s));
   var l = 0.0;
   for (var c = 0u; c < C; c++) {

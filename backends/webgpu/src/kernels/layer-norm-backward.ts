@@ -1,15 +1,16 @@
 /**
  * WGSL layerNormBackward's dx (the layerNormBackwardKernel hook; semantics: hal/src/ops/norm-ops.ts):
  * one invocation per row of [rows, D] (any strides) sums ĝ = g·weight and ĝ·x̂ over the row (x̂ = (x −
- * mean)·rstd, Kahan-compensated), then writes dx = rstd·(ĝ − mean(ĝ) − x̂·mean(ĝ·x̂)). dweight and dbias
- * are layer-norm-params.ts.
+ * mean)·rstd; both summed pairwise: pairwise.ts), then writes dx = rstd·(ĝ − mean(ĝ) − x̂·mean(ĝ·x̂)).
+ * dweight and dbias are layer-norm-params.ts.
  *
  * Params: 0 rows · 1 D · 2 has weight · 3 unused · 4 g offset · 5 g row stride · 6 g column stride ·
  * 7 x offset · 8 x row stride · 9 x column stride · 10 mean offset · 11 mean stride · 12 rstd offset ·
  * 13 rstd stride · 14 weight offset · 15 weight stride.
  */
 import { paramsPrelude } from '../layout.js';
-import { kahan, NORM_ARGS, NORM_INDEX, NORM_THREADS } from './layer-norm.js';
+import { NORM_ARGS, NORM_INDEX, NORM_THREADS } from './layer-norm.js';
+import { pairwiseLoop } from './pairwise.js';
 
 export const LAYER_NORM_BACKWARD_WORDS = 16;
 
@@ -34,13 +35,11 @@ export const layerNormBackwardWgsl = `${NORM_BACKWARD_PRELUDE}
   let rows = u32(p(0u)); let D = u32(p(1u));
   if (idx >= rows) { return; }
   let mean = meanAt(idx); let rstd = rstdAt(idx);
-  var s1 = 0.0; var c1 = 0.0; var s2 = 0.0; var c2 = 0.0;
-  for (var d = 0u; d < D; d++) {
-    let gw = gAt(idx, d) * wAt(d);
-    let xh = (xAt(idx, d) - mean) * rstd;
-    ${kahan('s1', 'c1', 'gw')}
-    ${kahan('s2', 'c2', 'gw * xh')}
-  }
+  var s1 = 0.0; var s2 = 0.0;
+  ${pairwiseLoop('d', 'D', 'let gw = gAt(idx, d) * wAt(d); let xh = (xAt(idx, d) - mean) * rstd;', [
+    { acc: 's1', term: 'gw' },
+    { acc: 's2', term: 'gw * xh' },
+  ])}
   let m1 = s1 / f32(D); let m2 = s2 / f32(D);
   let o = idx * D;
   for (var d = 0u; d < D; d++) {

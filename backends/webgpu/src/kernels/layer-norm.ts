@@ -1,7 +1,7 @@
 /**
  * WGSL layerNorm forward (the layerNormKernel hook; semantics: hal/src/ops/norm-ops.ts): one invocation
  * per row of x [rows, D] (any strides) reads the row three times — the mean, the biased variance of
- * the centred values (both Kahan-compensated), then y = (x − mean)·rstd·weight + bias — and writes y
+ * the centred values (both summed pairwise: pairwise.ts), then y = (x − mean)·rstd·weight + bias — and writes y
  * [rows, D] and the row's mean and rstd. No workgroup memory: rows are independent, and on a software
  * adapter a barrier costs more than a row of 64.
  *
@@ -9,6 +9,7 @@
  * column stride · 7 weight offset · 8 weight stride · 9 bias offset · 10 bias stride.
  */
 import { paramsPrelude } from '../layout.js';
+import { pairwiseLoop } from './pairwise.js';
 
 export const LAYER_NORM_WORDS = 11;
 export const NORM_THREADS = 64;
@@ -17,10 +18,6 @@ export const NORM_THREADS = 64;
 export const NORM_INDEX = `let idx = (wid.y * nwg.x + wid.x) * ${NORM_THREADS}u + lid.x;`;
 export const NORM_ARGS =
   '@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_id) lid: vec3u';
-
-/** WGSL: Kahan-compensated `acc += term` (with its compensation `comp`). */
-export const kahan = (acc: string, comp: string, term: string): string =>
-  `{ let yk = (${term}) - ${comp}; let tk = ${acc} + yk; ${comp} = (tk - ${acc}) - yk; ${acc} = tk; }`;
 
 export const layerNormWgsl = `${paramsPrelude(LAYER_NORM_WORDS)}
 @group(0) @binding(1) var<storage, read> x: array<f32>;
@@ -35,11 +32,11 @@ export const layerNormWgsl = `${paramsPrelude(LAYER_NORM_WORDS)}
   if (idx >= rows) { return; }
   let flags = p(3u);
   let xo = p(4u) + i32(idx) * p(5u); let xs = p(6u);
-  var s = 0.0; var cs = 0.0;
-  for (var d = 0u; d < D; d++) ${kahan('s', 'cs', 'x[xo + i32(d) * xs]')}
+  var s = 0.0;
+  ${pairwiseLoop('d', 'D', '', [{ acc: 's', term: 'x[xo + i32(d) * xs]' }], { tag: 'ps' })}
   let mean = s / f32(D);
-  var v = 0.0; var cv = 0.0;
-  for (var d = 0u; d < D; d++) { let c = x[xo + i32(d) * xs] - mean; ${kahan('v', 'cv', 'c * c')} }
+  var v = 0.0;
+  ${pairwiseLoop('d', 'D', 'let c = x[xo + i32(d) * xs] - mean;', [{ acc: 'v', term: 'c * c' }], { tag: 'pv' })}
   let rstd = 1.0 / sqrt(v / f32(D) + pf(2u));
   let yo = idx * D;
   for (var d = 0u; d < D; d++) {

@@ -1,9 +1,11 @@
 /**
  * WGSL reductions (sum, max, min, prod) over any axes. Kept and reduced dims arrive coalesced. Large reductions:
- * one 256-invocation workgroup per output, each invocation sums a strided share with Kahan
- * compensation, then a tree in workgroup memory. Small reductions (≤ 64 elements), and every reduction
- * on a software adapter (a workgroup runs on one CPU thread, and a barrier switches between its
- * invocations): one invocation per output. WGSL lets compilers assume no NaN or infinity (LLVM-based
+ * one 256-invocation workgroup per output, each invocation reduces a strided share, then a tree in workgroup
+ * memory. Small reductions (≤ 64 elements), and every reduction on a software adapter (a workgroup runs on one
+ * CPU thread, and a barrier switches between its invocations): one invocation per output. float32 sums are
+ * pairwise (pairwise.ts: blocks of 8 and a binary counter of partial sums, ~log2(n)·u·Σ|x|), in both forms: a
+ * Kahan-compensated sum is not kept, as Mesa's NIR folds its compensation (a + b) − a to b and leaves a naive
+ * float32 sum (see pairwise.ts). WGSL lets compilers assume no NaN or infinity (LLVM-based
  * drivers then fold float class tests away), so float inputs are read as u32 bits and classified as
  * integers: sums add only finite terms and track NaN/±Inf in flags, combined at the end; NaN propagates
  * through max and min likewise. Products multiply the magnitudes of finite nonzero terms and track the
@@ -16,6 +18,7 @@
  */
 import type { DType, ReduceOp } from '@polyhal/hal';
 import { FLAT_ARGS, FLAT_INDEX, paramsPrelude } from '../layout.js';
+import { PAIRWISE_MAX_LEVELS, pairwiseLevels, pairwiseLoop } from './pairwise.js';
 
 /** Param words for R dimension slots (kept and reduced dims each get R). */
 export const reduceWords = (R: number): number => 4 + 4 * R;
@@ -41,9 +44,22 @@ const PROD_FLAGS = `let special = (bits & 0x7f800000u) == 0x7f800000u;
       flags = (flags ^ ((bits >> 28u) & 8u)) | select(0u, select(1u, 4u, isNan), special) | select(0u, 16u, isZero);
       acc = acc * bitcast<f32>(select(bits & 0x7fffffffu, 0x3f800000u, special || isZero));`;
 
+/** Invocations of a workgroup that share one output of a large reduction. */
+export const REDUCE_GROUP = 256;
+
+/**
+ * The counter levels of a float32 sum's kernel over `count` elements per output (pairwise.ts), 0 for the other
+ * ops and dtypes (no counter): part of the pipeline's identity.
+ */
+export function reduceLevels(op: ReduceOp, dtype: DType, count: number, perThread: boolean): number {
+  if (op !== 'sum' || dtype !== 'float32') return 0;
+  return pairwiseLevels(perThread ? count : Math.ceil(count / REDUCE_GROUP));
+}
+
 /**
  * keptRank, reducedRank: the coalesced ranks of the kept and reduced dims (a rank of 0 or 1 is unravelled
- * without a division: a software adapter divides integers lane by lane).
+ * without a division: a software adapter divides integers lane by lane). levels: reduceLevels of the
+ * dispatch (a float32 sum's kernel serves counts up to its capacity).
  */
 export function reduceWgsl(
   op: ReduceOp,
@@ -52,6 +68,7 @@ export function reduceWgsl(
   R: number,
   keptRank = R,
   reducedRank = R,
+  levels = PAIRWISE_MAX_LEVELS,
 ): string {
   const t = dtype === 'float32' ? 'f32' : 'i32';
   const float = dtype === 'float32';
@@ -60,6 +77,7 @@ export function reduceWgsl(
   // The float identity comes from its bits in word 3 (WGSL has no infinite literal); int32's are constants.
   const intInit = { sum: '0', max: '-2147483647 - 1', min: '2147483647', prod: '1' }[op];
   const initExpr = float ? 'pf(3u)' : intInit;
+  const pairwise = float && op === 'sum';
   const combine = extreme
     ? float
       ? `if ((bits & 0x7fffffffu) > 0x7f800000u || v ${cmp} acc) { acc = v; }`
@@ -68,14 +86,11 @@ export function reduceWgsl(
       ? float
         ? PROD_FLAGS
         : 'acc = acc * v;'
-      : float
-        ? // Kahan summation of the finite terms; non-finite terms add 0 (an exact integer select) and set flags.
+      : pairwise
+        ? // the finite terms are summed pairwise; a non-finite term adds 0 (an exact integer select) and sets flags
           `let special = (bits & 0x7f800000u) == 0x7f800000u;
       flags |= select(0u, select(select(1u, 2u, (bits & 0x80000000u) != 0u), 4u, (bits & 0x7fffffu) != 0u), special);
-      let vf = bitcast<f32>(select(bits, 0u, special));
-      let yk = vf - comp; let tk = acc + yk;
-      comp = (tk - acc) - yk;
-      acc = tk;`
+      let vf = bitcast<f32>(select(bits, 0u, special));`
         : 'acc = acc + v;';
   // Sums: NaN if any NaN or both infinities were seen, else ±Inf if one was, else the finite sum.
   // Products: NaN if a NaN, or an infinity and a zero, were seen; else ±Inf, ±0 or ±|product|.
@@ -99,12 +114,18 @@ export function reduceWgsl(
     res = select(res, 0x7fc00000u, (fl & 4u) != 0u || (fl & 3u) == 3u);
     out[o] = bitcast<f32>(res);`;
   const base = `var base = p(2u);\n  ${unravel('base', 'o', 4, 4 + R, R, keptRank)}`;
-  const body = `for (var r = START; r < u32(p(1u)); r += STEP) {
-      var off = base;
-      ${unravel('off', 'r', 4 + 2 * R, 4 + 3 * R, R, reducedRank)}
-      ${dtype === 'float32' ? 'let bits = x[off]; let v = bitcast<f32>(bits);' : 'let v = x[off];'}
-      ${combine}
-    }`;
+  const element = (r: string): string => `var off = base;
+      ${unravel('off', r, 4 + 2 * R, 4 + 3 * R, R, reducedRank)}
+      ${float ? 'let bits = x[off]; let v = bitcast<f32>(bits);' : 'let v = x[off];'}
+      ${combine}`;
+  // One invocation reduces elements start, start + step, … below the count (param 1).
+  const body = (start: string, step: number): string => {
+    if (!pairwise) return `for (var r = ${start}; r < u32(p(1u)); r += ${step}u) {\n      ${element('r')}\n    }`;
+    const terms = [{ acc: 'acc', term: 'vf' }];
+    if (step === 1) return pairwiseLoop('r', 'u32(p(1u))', element('r'), terms, { levels });
+    const count = `select(0u, (u32(p(1u)) - ${start} + ${step - 1}u) / ${step}u, ${start} < u32(p(1u)))`;
+    return pairwiseLoop('j', count, `let r = ${start} + j * ${step}u; ${element('r')}`, terms, { levels });
+  };
   const prelude = `${paramsPrelude(reduceWords(R))}
 @group(0) @binding(1) var<storage, read> x: array<${dtype === 'float32' ? 'u32' : 'i32'}>;
 @group(0) @binding(2) var<storage, read_write> out: array<${t}>;
@@ -117,9 +138,8 @@ export function reduceWgsl(
   if (o >= u32(p(0u))) { return; }
   ${base}
   var acc: ${t} = ${initExpr};
-  var comp: ${t} = ${t}(0);
   var flags = 0u;
-  ${body.replace('START', '0u').replace('STEP', '1u')}
+  ${body('0u', 1)}
   ${finish('acc', 'flags')}
 }`;
   }
@@ -129,23 +149,22 @@ export function reduceWgsl(
       : `s[lid.x] = ${op}(s[lid.x], s[lid.x + stride]);`
     : `s[lid.x] = s[lid.x] ${op === 'prod' ? '*' : '+'} s[lid.x + stride];`;
   return `${prelude}
-var<workgroup> s: array<${t}, 256>;
-var<workgroup> sf: array<u32, 256>;
-@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
-    @builtin(local_invocation_id) lid: vec3u) {
+var<workgroup> s: array<${t}, ${REDUCE_GROUP}>;
+var<workgroup> sf: array<u32, ${REDUCE_GROUP}>;
+@compute @workgroup_size(${REDUCE_GROUP}) fn main(@builtin(workgroup_id) wid: vec3u,
+    @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
   let o = wid.y * nwg.x + wid.x;
   let live = o < u32(p(0u));
   var acc: ${t} = ${initExpr};
-  var comp: ${t} = ${t}(0);
   var flags = 0u;
   if (live) {
     ${base}
-    ${body.replace('START', 'lid.x').replace('STEP', '256u')}
+    ${body('lid.x', REDUCE_GROUP)}
   }
   s[lid.x] = acc;
   sf[lid.x] = flags;
   workgroupBarrier();
-  for (var stride = 128u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = ${REDUCE_GROUP / 2}u; stride > 0u; stride = stride >> 1u) {
     if (lid.x < stride) { ${merge} let f0 = sf[lid.x]; let f1 = sf[lid.x + stride];
       sf[lid.x] = ((f0 | f1) & ~8u) | ((f0 ^ f1) & 8u); }
     workgroupBarrier();
