@@ -72,3 +72,14 @@ describe('README code blocks run as written', () => {
     300_000,
   );
 });
+
+// The main job's figures in the README come from recorded runs (benches/results/main-job/*.json, written by
+// `polyhal --json`), through scripts/main-job-figures.mjs: a hand-edited figure fails here.
+test("the README's main job figures are generated from the recorded runs", () => {
+  const r = run(process.execPath, ['scripts/main-job-figures.mjs', '--check']);
+  expect(r.status === 0 ? 'up to date' : `${r.stdout}\n${r.stderr}`.trim()).toBe('up to date');
+  for (const f of readdirSync(join(root, 'benches/results/main-job')).filter((n) => n.endsWith('.json'))) {
+    const { runs } = JSON.parse(readFileSync(join(root, 'benches/results/main-job', f), 'utf8'));
+    for (const rec of runs) expect(readme).toContain(`| ${rec.testAccuracy.toFixed(4)} |`);
+  }
+});

@@ -161,7 +161,7 @@ async function main(argv: string[]): Promise<number> {
     .description('Train a model on real MNIST digits (8,000 train / 2,000 test) on a PolyHAL backend.')
     .addOption(new Option('--backend <name>', 'auto, all, or a backend name (cpu, wasm, webgpu)').default('auto'))
     .addOption(new Option('--model <kind>', 'model').choices(['mlp', 'cnn', 'vit']).default('mlp'))
-    .option('--epochs <n>', 'epochs (default: 12 for mlp, 8 for cnn, 30 for vit)', positiveInt('--epochs'))
+    .option('--epochs <n>', 'epochs (default: 12 for mlp, 8 for cnn, 40 for vit)', positiveInt('--epochs'))
     .option('--batch-size <n>', 'batch size', positiveInt('--batch-size'), 64)
     .option('--seed <n>', 'seed for the split, the initial weights and the shuffling', nonNegativeInt('--seed'), 0)
     .option('--lr <x>', 'Adam learning rate (default: 0.001 for mlp and vit, 0.003 for cnn)', positiveFloat('--lr'))
@@ -217,7 +217,7 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
   }
-  const epochs = o.epochs ?? { mlp: 12, cnn: 8, vit: 30 }[o.model];
+  const epochs = o.epochs ?? { mlp: 12, cnn: 8, vit: 40 }[o.model];
   o.lr ??= o.model === 'cnn' ? 3e-3 : 1e-3;
   const record = (r: Awaited<ReturnType<typeof runOne>>): RunRecord => ({
     model: o.model,
