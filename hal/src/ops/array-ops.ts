@@ -7,7 +7,6 @@
  * kernel). The conformance tolerances and docs/OPS.md derive from these entries; the conformance
  * runner keeps one typed runner per entry, so an entry without one does not compile.
  */
-import type { DType } from '../core/dtype.js';
 import { CONV_OP_DEFS } from './conv-ops.js';
 import { INDEX_OP_DEFS } from './index-ops.js';
 import { LAYOUT_OP_DEFS } from './layout-ops.js';
@@ -15,27 +14,9 @@ import { LOGIC_OP_DEFS } from './logic-ops.js';
 import { QUANT_OP_DEFS } from './quant-ops.js';
 import { LOSS_OP_DEFS } from './loss-ops.js';
 import { NORM_OP_DEFS } from './norm-ops.js';
-import { type Accuracy, EXACT } from './types.js';
+import { type ArrayOpDef, EXACT } from './types.js';
 import { RANDOM_OP_DEFS } from './random-ops.js';
 import { SCAN_OP_DEFS } from './scan-ops.js';
-
-export interface ArrayOpDef {
-  kind: 'movement' | 'contraction' | 'composite' | 'optimizer' | 'random' | 'indexing';
-  /** The call with its shapes. */
-  signature: string;
-  /** The rule for special values, errors and edge cases, in sentences. */
-  semantics: string;
-  dtypes: readonly DType[];
-  /**
-   * Allowed error per dtype (relative to the oracle's error scale: Σ|terms| for dot products); `wgsl` a
-   * looser bound for backends that declare `arithmetic: 'wgsl'`, with the reason.
-   */
-  accuracy: { float32: Accuracy; int32?: Accuracy; wgsl?: { accuracy: Accuracy; why: string } };
-  /** Where the gradient rule is (autograd), or null when the op has none. */
-  grad: string | null;
-  /** Composites and optimizer steps: the default composition from primitives. */
-  composition?: string;
-}
 
 const ALL_DTYPES = ['float32', 'int32', 'bool', 'int8', 'uint8', 'float16', 'float64'] as const;
 const F32 = ['float32'] as const;

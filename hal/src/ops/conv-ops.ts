@@ -2,7 +2,7 @@
  * Table entries of the convolution and pooling composites (hal/src/families/conv/conv.ts, pool.ts). They
  * join ARRAY_OP_DEFS (array-ops.ts) as kind 'composite'. Geometry (padding modes, ceil mode): conv-geometry.ts.
  */
-import type { ArrayOpDef } from './array-ops.js';
+import type { ArrayOpDef } from './types.js';
 import { EXACT } from './types.js';
 
 const F32 = ['float32'] as const;

@@ -5,7 +5,7 @@
  * is JAX's fill mode: negative indices count from the end, indices out of range read a fill value
  * (gather) or are dropped (scatterAdd) — never silently clamped to a neighbour's data.
  */
-import type { ArrayOpDef } from './array-ops.js';
+import type { ArrayOpDef } from './types.js';
 import { EXACT } from './types.js';
 
 const INDEX_RULE =

@@ -5,7 +5,7 @@ import { REDUCE_OP_DEFS } from './reduce.js';
 import type { BinaryOpDef } from './types.js';
 import { UNARY_OP_DEFS } from './unary.js';
 
-export { ARRAY_OP_DEFS, type ArrayOp, type ArrayOpDef, type MovementOp } from './array-ops.js';
+export { ARRAY_OP_DEFS, type ArrayOp, type MovementOp } from './array-ops.js';
 export { BINARY_OP_DEFS } from './binary.js';
 export { REDUCE_OP_DEFS } from './reduce.js';
 export { UNARY_OP_DEFS } from './unary.js';

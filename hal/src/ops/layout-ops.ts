@@ -2,7 +2,7 @@
  * Table entries of the layout ops (hal/src/families/layout/layout.ts): joins, splits, repeats, reversals and masks of
  * arrays, all exact and on float32 and int32. They join ARRAY_OP_DEFS (array-ops.ts) as movement ops.
  */
-import type { ArrayOpDef } from './array-ops.js';
+import type { ArrayOpDef } from './types.js';
 import { EXACT } from './types.js';
 
 const ALL_DTYPES = ['float32', 'int32', 'bool', 'int8', 'uint8', 'float16', 'float64'] as const;

@@ -3,7 +3,7 @@
  * and isfinite, and the negations logicalNot and bitwiseNot. They join ARRAY_OP_DEFS (array-ops.ts).
  * The comparisons and the binary logical and bitwise ops are binary-table entries (binary-logic.ts).
  */
-import type { ArrayOpDef } from './array-ops.js';
+import type { ArrayOpDef } from './types.js';
 import { EXACT } from './types.js';
 
 const EXACT_ALL = { float32: EXACT, int32: EXACT };

@@ -4,7 +4,7 @@
  * binary_cross_entropy_with_logits) and ONNX's NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
  * They join ARRAY_OP_DEFS (array-ops.ts) as composites: every backend inherits them.
  */
-import type { ArrayOpDef } from './array-ops.js';
+import type { ArrayOpDef } from './types.js';
 
 const F32 = ['float32'] as const;
 

@@ -4,7 +4,7 @@
  * (array-ops.ts) as composites: every backend inherits them; a backend may run them as fused kernels
  * (the layerNormKernel and layerNormBackwardKernel hooks).
  */
-import type { ArrayOpDef } from './array-ops.js';
+import type { ArrayOpDef } from './types.js';
 
 const F32 = ['float32'] as const;
 

@@ -3,7 +3,7 @@
  * matmulInteger and convInteger, with ONNX's semantics, and matmulIntegerToFloat, with ONNX Runtime's
  * (com.microsoft). They join ARRAY_OP_DEFS (array-ops.ts).
  */
-import type { ArrayOpDef } from './array-ops.js';
+import type { ArrayOpDef } from './types.js';
 import { EXACT, ULP4 } from './types.js';
 
 const EXACT_ALL = { float32: EXACT, int32: EXACT };

@@ -4,7 +4,7 @@
  * hal/src/families/random/sampling.ts). The uniforms are exact integer arithmetic, so they and the Bernoulli samples
  * are bit-identical on every backend; normals go through float32 log, sqrt, cos and sin.
  */
-import type { ArrayOpDef } from './array-ops.js';
+import type { ArrayOpDef } from './types.js';
 import { EXACT } from './types.js';
 
 const F32 = ['float32'] as const;

@@ -2,7 +2,7 @@
  * Table entries of the scan and selection composites (hal/src/families/scan/scan.ts): cumsum and topk. They join
  * ARRAY_OP_DEFS (array-ops.ts) as kind 'composite'.
  */
-import type { ArrayOpDef } from './array-ops.js';
+import type { ArrayOpDef } from './types.js';
 import { EXACT } from './types.js';
 
 export const SCAN_OP_DEFS = {

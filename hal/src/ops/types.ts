@@ -158,3 +158,22 @@ export interface ReduceOpDef {
   accuracy: { float32: Accuracy; int32?: Accuracy; perTerm?: Accuracy };
   grad: ReduceGradRule | null;
 }
+
+/** An entry of ARRAY_OP_DEFS (array-ops.ts and the family tables it joins): movement, matmul, composites, ... */
+export interface ArrayOpDef {
+  kind: 'movement' | 'contraction' | 'composite' | 'optimizer' | 'random' | 'indexing';
+  /** The call with its shapes. */
+  signature: string;
+  /** The rule for special values, errors and edge cases, in sentences. */
+  semantics: string;
+  dtypes: readonly DType[];
+  /**
+   * Allowed error per dtype (relative to the oracle's error scale: Σ|terms| for dot products); `wgsl` a
+   * looser bound for backends that declare `arithmetic: 'wgsl'`, with the reason.
+   */
+  accuracy: { float32: Accuracy; int32?: Accuracy; wgsl?: { accuracy: Accuracy; why: string } };
+  /** Where the gradient rule is (autograd), or null when the op has none. */
+  grad: string | null;
+  /** Composites and optimizer steps: the default composition from primitives. */
+  composition?: string;
+}
