@@ -19,15 +19,25 @@ const runs = readdirSync(dir)
 const order = { mlp: 0, cnn: 1, vit: 2 };
 runs.sort((a, b) => order[a.model] - order[b.model] || b.epochs - a.epochs || a.file.localeCompare(b.file));
 
+// Columns: [header, right-aligned?, cell]; cells are padded as the formatter (Biome) lays out a table.
+const columns = [
+  ['model', false, (r) => r.model],
+  ['epochs', true, (r) => String(r.epochs)],
+  ['backend', false, (r) => r.backend],
+  ['test accuracy', true, (r) => r.testAccuracy.toFixed(4)],
+  ['seconds', true, (r) => r.seconds.toFixed(1)],
+  ['peak MiB', true, (r) => (r.peakBytes / 2 ** 20).toFixed(1)],
+  ['device', false, (r) => r.device.replace(/\|/g, '/')],
+  ['record', false, (r) => `[${r.file}](benches/results/main-job/${r.file})`],
+];
+const cells = runs.map((r) => columns.map(([, , cell]) => cell(r)));
+const widths = columns.map(([h], i) => Math.max(3, h.length, ...cells.map((c) => c[i].length)));
+const line = (row) =>
+  `| ${row.map((c, i) => (columns[i][1] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join(' | ')} |`;
 const rows = [
-  '| model | epochs | backend | test accuracy | seconds | peak MiB | device | record |',
-  '| ----- | -----: | ------- | ------------: | ------: | -------: | ------ | ------ |',
-  ...runs.map(
-    (r) =>
-      `| ${r.model} | ${r.epochs} | ${r.backend} | ${r.testAccuracy.toFixed(4)} | ${r.seconds.toFixed(1)} | ` +
-      `${(r.peakBytes / 2 ** 20).toFixed(1)} | ${r.device.replace(/\|/g, '/')} | ` +
-      `[${r.file}](benches/results/main-job/${r.file}) |`,
-  ),
+  line(columns.map(([h]) => h)),
+  `| ${widths.map((w, i) => (columns[i][1] ? `${'-'.repeat(w - 1)}:` : '-'.repeat(w))).join(' | ')} |`,
+  ...cells.map(line),
 ];
 const block = `${BEGIN}\n${rows.join('\n')}\n${END}`;
 const text = readFileSync(readme, 'utf8');

@@ -34,6 +34,8 @@ for (const [runtime, [bin, args]] of Object.entries(others)) {
   const r = spawnSync(bin, args, {
     cwd: root,
     encoding: 'utf8',
+    // One JSON line per backend of every case's result: over 1 MiB in all (spawnSync's default maxBuffer).
+    maxBuffer: 256 * 2 ** 20,
     env: { ...process.env, POLYHAL_BUN_WEBGPU: join(tools, 'bun-webgpu', 'index.js') },
   });
   for (const line of r.stdout.split('\n').filter((l) => l.startsWith('{'))) {

@@ -3,7 +3,7 @@
  * element). NaN handling is explicit on bit patterns, because WGSL lets compilers assume finite math
  * in comparisons and min/max; the float32 comparisons (hal/src/ops/binary-logic.ts) are decided on the
  * bits altogether and write a bool (i32 0/1) output. bool operands (i32 0/1) take the int32 expressions.
- * Semantics: hal/src/ops.ts.
+ * Semantics: hal/src/ops/index.ts.
  *
  * Params (i32 words): 0 n · 2 offset a · 3 offset b · 4.. shape · then strides of a, then of b.
  */
@@ -158,7 +158,7 @@ fn fmod_exact(x: f32, y: f32) -> f32 {
   if (e >= 1) { mag = (u32(e) << 23u) | ((r << u32(23 - k)) & 0x7fffffu); }
   return bitcast<f32>(mag | sign);
 }
-// NumPy's floored remainder (hal/src/ops.ts): the exact fmod, plus y when the signs differ (one
+// NumPy's floored remainder (hal/src/ops/index.ts): the exact fmod, plus y when the signs differ (one
 // rounding); a zero result keeps x's sign. Special operands are decided on bits (WGSL may assume
 // finite math): x ±Inf or NaN, y NaN or ±0 → NaN; x mod ±Inf = x when x is ±0 or has y's sign, else y.
 fn fmod_floored(x: f32, y: f32) -> f32 {

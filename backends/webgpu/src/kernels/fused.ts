@@ -41,7 +41,7 @@ export function softmaxCrossEntropyWgsl(): string {
   var mx = pf(3u); // -Inf, passed in: WGSL has no infinite constant
   for (var c = 0u; c < C; c++) { let v = z[r + c]; if (is_nan(v) || v > mx) { mx = v; } }
   var s = 0.0;
-  // NaN carried explicitly through exp and log (a NaN or +Inf logit makes the row NaN, hal/src/ops.ts):
+  // NaN carried explicitly through exp and log (a NaN or +Inf logit makes the row NaN, hal/src/ops/index.ts):
   // some adapters' exp(NaN) and log(NaN) are not NaN (SwiftShader: exp(NaN) = Inf).
   ${pairwiseLoop('c', 'C', 'let d = z[r + c] - mx;', [{ acc: 's', term: 'select(exp(d), d, is_nan(d))' }])}
   let lse = select(log(s), s, is_nan(s));
@@ -50,7 +50,7 @@ export function softmaxCrossEntropyWgsl(): string {
     let logp = z[r + c] - mx - lse;
     let lab = y[r + c];
     if (lab != 0.0 || is_nan(logp)) { l -= lab * logp; }
-    // xlogy: a label-0 term is 0 unless log p is NaN (hal/src/ops.ts)
+    // xlogy: a label-0 term is 0 unless log p is NaN (hal/src/ops/index.ts)
     // NaN log p → NaN gradient, explicitly: some adapters' exp(NaN) is not NaN (SwiftShader gives Inf).
     if (p(2u) != 0) { grad[r + c] = select(exp(logp) - lab, logp, is_nan(logp)); }
   }

@@ -1,5 +1,6 @@
 /**
- * WGSL gather on the three-dim operands of hal/src/indexing.ts: x [O, D, I], indices [K], out [O, K, I].
+ * WGSL gather on the three-dim operands of hal/src/families/indexing/indexing.ts: x [O, D, I], indices [K],
+ * out [O, K, I].
  * An index i reads i + D when negative; outside [0, D) it writes the fill bits (NaN float32, INT32_MIN
  * int32, 1 bool). Scatter: kernels/scatter.ts.
  *

@@ -1,5 +1,5 @@
 /**
- * WGSL for float16 arrays stored in 2 bytes per element (the packedFloat16 hook, hal/src/hooks.ts):
+ * WGSL for float16 arrays stored in 2 bytes per element (the packedFloat16 hook, hal/src/contract/hooks.ts):
  * IEEE binary16 bits, element i in the low (i even) or high (i odd) half of u32 word i/2, the byte layout
  * of WGSL's array<f16>. Core WGSL on every adapter, shader-f16 or not: the kernels decode the bits to
  * f32 and encode f32 results back with integer operations (f16Wgsl), so that neither an adapter's

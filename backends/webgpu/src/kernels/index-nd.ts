@@ -1,6 +1,6 @@
 /**
  * WGSL kernels for oneHot and for the flat positions of gatherND/scatterND index tuples (the optional
- * hooks oneHotKernel and tuplePositionsKernel, hal/src/hooks.ts). One invocation per output element.
+ * hooks oneHotKernel and tuplePositionsKernel, hal/src/contract/hooks.ts). One invocation per output element.
  *
  * oneHot params: 0 n (N·depth) · 1 depth · 2 indices offset · 3 stride.
  * positions params: 0 L · 1 q · 2 indices offset · 3 row stride · 4 component stride · 5 rows per batch ·

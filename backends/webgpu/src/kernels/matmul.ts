@@ -18,7 +18,7 @@ import { paramsPrelude } from '../layout.js';
 export const matmulWords = (R: number): number => 11 + 3 * R;
 
 /**
- * A GEMM's bias (matmul with a bias, hal/src/matmul-bias.ts) for the store: binding 4 and, after the
+ * A GEMM's bias (matmul with a bias, hal/src/families/matmul/matmul-bias.ts) for the store: binding 4 and, after the
  * matmulWords(R) params, the bias view's offset and its strides along M and N (batch strides are 0).
  */
 export function biasDecl(R: number): string {

@@ -1,5 +1,5 @@
 /**
- * WGSL for per-tensor quantizeLinear (the optional hook quantizeKernel, hal/src/hooks.ts): one invocation per
+ * WGSL for per-tensor quantizeLinear (the optional hook quantizeKernel, hal/src/contract/hooks.ts): one invocation per
  * element computes saturate(round_half_even(x / scale) + zeroPoint) into int8 or uint8 (i32 storage), NaN → 0,
  * as the composite's div, round, add and cast kernels do one after the other (the same WGSL expressions:
  * the builtin quotient, WGSL's round, which is half to even, and the cast's NaN test on bits).

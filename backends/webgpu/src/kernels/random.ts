@@ -1,5 +1,5 @@
 /**
- * Philox4x32-10 uniforms in one dispatch (hal/src/philox.ts): invocation j computes block (b0, b1) + j
+ * Philox4x32-10 uniforms in one dispatch (hal/src/core/philox.ts): invocation j computes block (b0, b1) + j
  * and writes its four words' uniforms (word q to out[4j + q − skip] where that lies in [0, n)). WGSL
  * has a 32-bit u32 multiply but no 64-bit product: the high word comes from 16-bit halves.
  * Params: n, key (k0, k1), block (b0, b1), skip — u32 bits in i32 words.

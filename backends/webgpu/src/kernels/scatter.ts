@@ -1,6 +1,6 @@
 /**
- * WGSL scatter on the three-dim operands of hal/src/indexing.ts: the target and out [O, D, I], indices
- * [K], updates [O, K, I]. An index i reads i + D when negative; an update whose index lies outside
+ * WGSL scatter on the three-dim operands of hal/src/families/indexing/indexing.ts: the target and out
+ * [O, D, I], indices [K], updates [O, K, I]. An index i reads i + D when negative; an update whose index lies outside
  * [0, D) is dropped. Deterministic without float atomics (which WGSL lacks), in three stages over the
  * indices, then one pass over the output:
  * 1. `init`: head[j] = −1 for each of the D positions.

@@ -1,6 +1,6 @@
 /**
  * WGSL selection kernels on x [O, n, I] (any strides): argmax/argmin and topk along axis 1, one
- * invocation per row scanning it in order (the host kernels' rule, hal/src/host-scan.ts). Rows too few
+ * invocation per row scanning it in order (the host kernels' rule, hal/src/host/host-scan.ts). Rows too few
  * to fill the device are cut into C chunks: a first pass writes each chunk's candidates (their positions,
  * and for topk their values) to [O, C·k, I], a second pass scans those candidates in chunk order. Chunks
  * and candidates come in position order, so "the first among equals" carries through both passes.

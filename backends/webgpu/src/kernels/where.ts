@@ -1,7 +1,7 @@
 /**
  * WGSL where: out = cond ? x : y over strided, broadcast operands of out's shape (one invocation per
  * output element). cond is bool (i32 0/1); x, y and out are moved as u32 words, so float32 NaN payloads
- * and −0 survive and one shader serves float32, int32 and bool. Semantics: hal/src/logic.ts.
+ * and −0 survive and one shader serves float32, int32 and bool. Semantics: hal/src/families/logic/logic.ts.
  *
  * Params (i32 words): 0 n · 1 offset cond · 2 offset x · 3 offset y · 4.. shape · then strides of cond,
  * of x, of y.
