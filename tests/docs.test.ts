@@ -44,7 +44,7 @@ describe.each(pages.map((p) => [p]))('%s: code blocks run as written', (page) =>
   const excerpts = blocks.filter((b) => b.excerptOf);
   const commands = commandsOf(blocks).filter(([, c]) => !README_SETUP.has(c));
 
-  test('blocks left out say why: an excerpt names a file that holds it verbatim, a block not run gives a reason', () => {
+  test('blocks left out say why: an excerpt is verbatim in the file it names, a block not run gives a reason', () => {
     for (const b of excerpts)
       expect({ line: b.line, verbatim: read(b.excerptOf!).includes(b.code) }).toEqual({
         line: b.line,

@@ -66,7 +66,8 @@ export function commandsOf(blocks: Block[]): [number, string][] {
 
 /**
  * Runs one command line from `root`, each `&&` part in turn (parts in `skip` are left to others), expecting
- * exit 0, and returns each part's stdout; files a part wrote into the repository's top folder (e.g. a --json report) are removed afterwards.
+ * exit 0, and returns each part's stdout; files a part wrote into the repository's top folder (e.g. a --json
+ * report) are removed afterwards.
  */
 export function runCommand(root: string, command: string, skip: ReadonlySet<string> = new Set()): Map<string, string> {
   const before = new Set(readdirSync(root));
