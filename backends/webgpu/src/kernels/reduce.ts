@@ -48,8 +48,8 @@ const PROD_FLAGS = `let special = (bits & 0x7f800000u) == 0x7f800000u;
 export const REDUCE_GROUP = 256;
 
 /**
- * The counter levels of a float32 sum's kernel over `count` elements per output (pairwise.ts), 0 for the other
- * ops and dtypes (no counter): part of the pipeline's identity.
+ * The counter levels of a float32 sum's kernel over `count` elements per output (pairwiseLevels: 0 for at most
+ * one block per invocation), 0 for the other ops and dtypes: part of the pipeline's identity.
  */
 export function reduceLevels(op: ReduceOp, dtype: DType, count: number, perThread: boolean): number {
   if (op !== 'sum' || dtype !== 'float32') return 0;
