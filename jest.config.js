@@ -13,6 +13,7 @@ export default {
     '^@polyhal/backend-reference$': '<rootDir>/backends/reference/src/index.ts',
     '^@polyhal/conformance$': '<rootDir>/packages/conformance/src/index.ts',
     '^@polyhal/autograd$': '<rootDir>/packages/autograd/src/index.ts',
+    '^@polyhal/models$': '<rootDir>/packages/models/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: { '^.+\\.tsx?$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tests/tsconfig.json' }] },

@@ -1,11 +1,12 @@
-// Benchmark suite 'vit': one training step of the main job's Vision Transformer (packages/cli/src/vit.ts:
+// Benchmark suite 'vit': one training step of the main job's Vision Transformer (packages/models/src/vit.ts:
 // 7×7 patches → 16 tokens, linear patch embedding, class token, learned position embedding, 4 pre-norm
 // encoder blocks of width 64 with 4-head self-attention and a GELU MLP of 128, final LayerNorm, linear
 // head) at batch 64: forward, softmax cross-entropy, backward and an AdamW step (weight decay 0.05, as the
-// CLI trains it). Ours is the CLI's own model; theirs is the same network in TensorFlow.js: tf.layers.dense,
-// LayerNorm from tf.moments (eps 1e-5, as ours), attention from matMul, softmax, reshape and transpose,
-// exact GELU (the layers' 'gelu' activation, from erf), gradients by tf.variableGrads and AdamW written with
-// tf ops. Both get the same random digit-shaped inputs [64, 784] in [0, 1] and labels.
+// CLI trains it). Ours is the main job's own model (@polyhal/models); theirs is the same network in
+// TensorFlow.js: tf.layers.dense, LayerNorm from tf.moments (eps 1e-5, as ours), attention from matMul,
+// softmax, reshape and transpose, exact GELU (the layers' 'gelu' activation, from erf), gradients by
+// tf.variableGrads and AdamW written with tf ops. Both get the same random digit-shaped inputs [64, 784]
+// in [0, 1] and labels.
 // Not tf.layers.layerNormalization: its call tiles the moments, gamma and beta to the input's shape, and
 // Tile's gradient is one slice and one add per copy (about 20,000 kernels per step here); with it and
 // tf.tile for the class token (tf.broadcastTo's gradient is one sum), a TensorFlow.js step took 1.3× as
@@ -114,7 +115,7 @@ function tfAdamW(tf, variables) {
 
 export const VIT_SUITES = {
   async vit(be, tf) {
-    const { VisionTransformer } = await import('../packages/cli/dist/vit.js');
+    const { VisionTransformer } = await import('@polyhal/models');
     const r = mulberry32(31);
     const x = Float32Array.from({ length: BATCH * 784 }, () => r());
     const y = new Float32Array(BATCH * 10);

@@ -9,7 +9,7 @@
 import { writeFileSync } from 'node:fs';
 import { AdamW, crossEntropy, scope, Tensor } from '@polyhal/autograd';
 import { createWebGpuBackend } from '@polyhal/backend-webgpu';
-import { VisionTransformer } from '../packages/cli/src/vit.js';
+import { VisionTransformer } from '@polyhal/models';
 
 const label = process.argv[2] && !process.argv[2].startsWith('--') ? process.argv[2] : 'ViT step';
 const be = await createWebGpuBackend();

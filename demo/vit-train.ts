@@ -1,12 +1,12 @@
 /**
  * Vision Transformer training for the demo page, shared by the page (cpu and webgpu, on its main
- * thread) and its Worker (wasm with 2 threads): the main job's model (packages/cli/src/vit.ts: 7×7
+ * thread) and its Worker (wasm with 2 threads): the main job's model (packages/models/src/vit.ts: 7×7
  * patches, 4 blocks at width 64) trained with AdamW, a linear warm-up and cosine decay on the page's
  * 600 embedded digits (each shifted by up to 1 pixel), then tested on its 200 test digits.
  */
 import { type ComputeBackend, InvalidArgumentError, mulberry32 } from '@polyhal/hal';
 import * as ag from '@polyhal/autograd';
-import { randomShift, VisionTransformer } from '../packages/cli/src/vit.js';
+import { randomShift, VisionTransformer } from '@polyhal/models';
 
 /**
  * The page's embedded digits: `x` holds 784 pixels (0–255) per digit, row-major; `y` the labels 0–9

@@ -310,6 +310,7 @@ describe('packaging: the published tarballs in an empty consumer project', () =>
     'backends/reference',
     'packages/conformance',
     'packages/autograd',
+    'packages/models',
     'packages/cli',
   ])(
     'the README of %s (as installed) has an example, and it runs',

@@ -1,7 +1,7 @@
 import { packageConfig } from '../../rollup.base.mjs';
 
-// main: the command; vit: the Vision Transformer as a module of its own, for the benchmark harness (benches/).
-const [js] = packageConfig(import.meta.url, { main: 'src/main.ts', vit: 'src/vit.ts' });
+// main: the command (its models come from @polyhal/models).
+const [js] = packageConfig(import.meta.url, { main: 'src/main.ts' });
 export default {
   ...js,
   output: js.output

@@ -19,6 +19,7 @@ export const PUBLISHED = [
   'backends/reference',
   'packages/conformance',
   'packages/autograd',
+  'packages/models',
   'packages/cli',
 ];
 

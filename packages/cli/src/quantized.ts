@@ -7,8 +7,9 @@
  */
 import { DataLoader, dequantize, type Module, noGrad, quantize, scope, Tensor } from '@polyhal/autograd';
 import type { ComputeBackend } from '@polyhal/hal';
+import { type ModelKind, toModelInput } from '@polyhal/models';
 import type { MnistSplit } from './mnist.js';
-import { evaluate, type ModelKind, toModelInput } from './train.js';
+import { evaluate } from './train.js';
 
 export interface QuantizedResult {
   layers: number;

@@ -8,26 +8,20 @@ import { type ComputeBackend, InvalidArgumentError, mulberry32 } from '@polyhal/
 import {
   Adam,
   AdamW,
-  Conv2d,
   CosineAnnealingLR,
   crossEntropy,
   DataLoader,
-  Flatten,
-  Linear,
   type Module,
   noGrad,
   profile,
   type ProfileReport,
-  ReLU,
-  reshape,
   scope,
-  Sequential,
   type Tensor,
 } from '@polyhal/autograd';
+import { buildModel, type ModelKind, randomShift, toModelInput } from '@polyhal/models';
 import type { MnistSplit } from './mnist.js';
-import { randomShift, VisionTransformer } from './vit.js';
 
-export type ModelKind = 'mlp' | 'cnn' | 'vit';
+export type { ModelKind } from '@polyhal/models';
 
 export interface TrainOptions {
   model: ModelKind;
@@ -69,28 +63,6 @@ export class NonFiniteLossError extends Error {
     );
     this.name = 'NonFiniteLossError';
   }
-}
-
-export function buildModel(kind: ModelKind, backend: ComputeBackend, seed: number): Module {
-  if (kind === 'vit') return new VisionTransformer({ backend, seed });
-  if (kind === 'mlp')
-    return new Sequential(
-      new Linear(784, 256, { backend, rng: seed }),
-      new ReLU(),
-      new Linear(256, 10, { backend, rng: seed + 1 }),
-    );
-  return new Sequential(
-    new Conv2d(1, 16, 5, { backend, rng: seed, stride: 2, padding: 2 }), // → [16, 14, 14]
-    new ReLU(),
-    new Conv2d(16, 32, 5, { backend, rng: seed + 1, stride: 2, padding: 2 }), // → [32, 7, 7]
-    new ReLU(),
-    new Flatten(),
-    new Linear(32 * 7 * 7, 10, { backend, rng: seed + 2 }),
-  );
-}
-
-export function toModelInput(kind: ModelKind, x: Tensor): Tensor {
-  return kind === 'cnn' ? reshape(x, [x.shape[0]!, 1, 28, 28]) : x;
 }
 
 /** Fraction of test digits whose largest logit is the label. */
