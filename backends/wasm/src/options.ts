@@ -27,5 +27,9 @@ export const WASM_OPTION_SPECS: OptionSpecs = {
   threads: { type: 'integer', min: 1, max: 256, values: ['auto'], doc: 'threads, the calling one included' },
   threadThreshold: { type: 'number', min: 0, doc: 'multiply-adds from which a matmul is split over threads' },
   elementwiseThreadThreshold: { type: 'number', min: 0, doc: 'output elements from which an elementwise op is split' },
-  relaxedSimd: { type: 'boolean', values: ['auto'] },
+  relaxedSimd: {
+    type: 'boolean',
+    values: ['auto'],
+    doc: 'relaxed SIMD (fused multiply-add in matmul): "auto" where the runtime has it, false never, true required',
+  },
 };

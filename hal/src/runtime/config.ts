@@ -35,7 +35,7 @@ export const CONFIG_MAX_BYTES = 2 ** 20;
 const CONFIG_SPECS: OptionSpecs = {
   backend: { type: 'string' as const, doc: 'a registered backend name or "auto"' },
   prefer: { type: 'string[]' as const, doc: 'order for auto' },
-  fallback: { type: 'boolean' as const },
+  fallback: { type: 'boolean' as const, doc: 'when the named backend fails to start, try the others by priority' },
   options: { type: 'object' as const, doc: 'options for the backend factories' },
 };
 

@@ -105,7 +105,7 @@ export interface CreateBackendOptions {
 const CREATE_SPECS: OptionSpecs = {
   backend: { type: 'string', doc: 'a registered backend name or "auto"' },
   prefer: { type: 'string[]', doc: 'order for auto' },
-  fallback: { type: 'boolean' },
+  fallback: { type: 'boolean', doc: 'when the named backend fails to start, try the others by priority' },
   options: { type: 'object', doc: 'options for the backend factories' },
   env: { type: 'object', doc: 'environment to read POLYHAL_BACKEND from' },
   configPath: { type: 'string', doc: 'path of polyhal.config.json, or null for none' },
