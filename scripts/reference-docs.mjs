@@ -7,29 +7,15 @@
 //   node scripts/reference-docs.mjs --check  exits 1 if a page differs from a fresh rendering
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BASE_OPTION_SPECS } from '@polyhal/hal';
+import { BASE_OPTION_SPECS, CONFIG_OPTION_SPECS, CREATE_BACKEND_OPTION_SPECS } from '@polyhal/hal';
 import { cpuBackendEntry } from '@polyhal/backend-cpu';
 import { referenceBackendEntry } from '@polyhal/backend-reference';
 import { wasmBackendEntry } from '@polyhal/backend-wasm';
 import { webgpuBackendEntry } from '@polyhal/backend-webgpu';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-
-/**
- * createBackend's and the config file's specs are module-private in hal (registry.ts, config.ts): they are
- * read from the built bundle, where each is one plain object literal of JSON-like values.
- */
-function privateSpecs(name) {
-  const file = createRequire(import.meta.url)
-    .resolve('@polyhal/hal')
-    .replace(/index\.c?js$/, 'index.js');
-  const m = new RegExp(`^const ${name} = (\\{[\\s\\S]*?\\n\\});$`, 'm').exec(readFileSync(file, 'utf8'));
-  if (!m) throw new Error(`${name} not found in ${file}: rebuild hal (npx turbo run build)`);
-  return new Function(`return ${m[1]};`)();
-}
 
 /** The value column: type, range and literal values, as validateOptions accepts them. */
 function typeOf(spec) {
@@ -86,7 +72,7 @@ function optionsPage() {
     '',
     "`createBackend(options)`'s own options (`hal/src/runtime/registry.ts`). `configPath` also takes `null`.",
     '',
-    specTable(privateSpecs('CREATE_SPECS')),
+    specTable(CREATE_BACKEND_OPTION_SPECS),
     '',
     '## polyhal.config.json',
     '',
@@ -94,7 +80,7 @@ function optionsPage() {
     "createBackend's `backend` nor POLYHAL_BACKEND names one; its `options` always apply, and createBackend's",
     '`options` override them key by key.',
     '',
-    specTable(privateSpecs('CONFIG_SPECS'), 'key'),
+    specTable(CONFIG_OPTION_SPECS, 'key'),
     '',
     '## Backend options',
     '',

@@ -253,6 +253,7 @@ export {
 export {
   BACKEND_PACKAGES,
   type BackendEntry,
+  CREATE_BACKEND_OPTION_SPECS,
   createBackend,
   type CreateBackendOptions,
   type PolyHalConfig,
@@ -303,7 +304,13 @@ export {
 export { type AxisSplit, splitReduceAxes } from './core/reduce-plan.js';
 export { isNodeLike, nodeBuiltin, type NodeBuiltinName } from './runtime/platform.js';
 export { BASE_OPTION_SPECS, type OptionSpec, type OptionSpecs, validateOptions } from './runtime/options.js';
-export { CONFIG_FILE_NAME, CONFIG_MAX_BYTES, loadConfig, type LoadedConfig } from './runtime/config.js';
+export {
+  CONFIG_FILE_NAME,
+  CONFIG_MAX_BYTES,
+  CONFIG_OPTION_SPECS,
+  loadConfig,
+  type LoadedConfig,
+} from './runtime/config.js';
 export {
   BINARY_OP_SET,
   checkAdamParams,

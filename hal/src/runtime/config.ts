@@ -32,7 +32,8 @@ export const CONFIG_FILE_NAME = 'polyhal.config.json';
 /** The largest config file read, in bytes (1 MiB); a larger one is an InvalidArgumentError. */
 export const CONFIG_MAX_BYTES = 2 ** 20;
 
-const CONFIG_SPECS: OptionSpecs = {
+/** The keys of polyhal.config.json, as loadConfig checks them (docs/reference/OPTIONS.md is generated from these). */
+export const CONFIG_OPTION_SPECS: OptionSpecs = {
   backend: { type: 'string' as const, doc: 'a registered backend name or "auto"' },
   prefer: { type: 'string[]' as const, doc: 'order for auto' },
   fallback: { type: 'boolean' as const, doc: 'when the named backend fails to start, try the others by priority' },
@@ -88,7 +89,7 @@ export async function loadConfig(path?: string | null, cwd?: string): Promise<Lo
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     throw new InvalidArgumentError(`${file} must hold a JSON object`);
-  validateOptions(file, parsed, CONFIG_SPECS, 'key');
+  validateOptions(file, parsed, CONFIG_OPTION_SPECS, 'key');
   return { file, config: parsed as PolyHalConfig };
 }
 

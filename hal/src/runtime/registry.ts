@@ -102,7 +102,8 @@ export interface CreateBackendOptions {
   configPath?: string | null;
 }
 
-const CREATE_SPECS: OptionSpecs = {
+/** createBackend's own options, as it checks them (docs/reference/OPTIONS.md is generated from these). */
+export const CREATE_BACKEND_OPTION_SPECS: OptionSpecs = {
   backend: { type: 'string', doc: 'a registered backend name or "auto"' },
   prefer: { type: 'string[]', doc: 'order for auto' },
   fallback: { type: 'boolean', doc: 'when the named backend fails to start, try the others by priority' },
@@ -125,7 +126,7 @@ function checkCreateOptions(options: unknown): asserts options is CreateBackendO
     throw new InvalidArgumentError(
       `createBackend: option 'configPath' must be a path (a string) or null, got ${kind(configPath)}`,
     );
-  validateOptions('createBackend', rest, CREATE_SPECS);
+  validateOptions('createBackend', rest, CREATE_BACKEND_OPTION_SPECS);
 }
 
 /** An empty backend name is an error (never a silent 'auto'); so is an empty `prefer`. */
