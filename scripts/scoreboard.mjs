@@ -7,14 +7,12 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { matrix, runConformance, runOnnxNodeTests } from '@polyhal/conformance';
+import { DEFAULT_BACKENDS } from '@polyhal/hal';
 
 const root = process.cwd();
-const BACKENDS = ['cpu', 'wasm', 'webgpu'];
-const factories = {
-  cpu: async () => new (await import('@polyhal/backend-cpu')).CpuBackend(),
-  wasm: async () => (await import('@polyhal/backend-wasm')).createWasmBackend(),
-  webgpu: async () => (await import('@polyhal/backend-webgpu')).createWebGpuBackend(),
-};
+// The default set of KNOWN_BACKENDS (cpu, wasm, webgpu), each created with its defaults.
+const BACKENDS = DEFAULT_BACKENDS.map((b) => b.name);
+const factories = Object.fromEntries(DEFAULT_BACKENDS.map((b) => [b.name, async () => (await b.load()).create()]));
 
 const results = [];
 for (const b of BACKENDS) results.push({ ...(await runConformance(factories[b])), backend: b, runtime: 'Node' });

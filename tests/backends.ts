@@ -3,16 +3,15 @@
  * comma list; under CI=true it defaults to every backend in the repo, so a backend that cannot start
  * fails the run instead of being skipped.
  */
-import type { ComputeBackend } from '@polyhal/hal';
-import { CpuBackend } from '@polyhal/backend-cpu';
-import { createWasmBackend } from '@polyhal/backend-wasm';
-import { createWebGpuBackend } from '@polyhal/backend-webgpu';
+import { type ComputeBackend, DEFAULT_BACKENDS } from '@polyhal/hal';
 
-export const REPO_BACKENDS: Record<string, () => Promise<ComputeBackend>> = {
-  cpu: async () => new CpuBackend(),
-  wasm: () => createWasmBackend(),
-  webgpu: () => createWebGpuBackend(),
-};
+// Loaded here, when this module loads (as static imports did): each package registers its backend.
+const entries = await Promise.all(DEFAULT_BACKENDS.map((b) => b.load()));
+
+/** The default set of KNOWN_BACKENDS (cpu, wasm, webgpu), in that order, each created with its defaults. */
+export const REPO_BACKENDS: Record<string, () => Promise<ComputeBackend>> = Object.fromEntries(
+  entries.map((entry) => [entry.name, () => entry.create()]),
+);
 
 export function requiredBackends(env: Record<string, string | undefined> = process.env): string[] {
   const raw = env['REQUIRE_BACKENDS'];

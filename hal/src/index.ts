@@ -265,6 +265,12 @@ export {
   type SelectionSource,
   unregisterBackend,
 } from './runtime/registry.js';
+export {
+  DEFAULT_BACKENDS,
+  KNOWN_BACKENDS,
+  type KnownBackend,
+  type KnownBackendName,
+} from './runtime/known-backends.js';
 export { mulberry32, normal, type Rng } from './core/random.js';
 export {
   bitsToUniform,

@@ -9,20 +9,19 @@ import type { ComputeBackend } from '../backend.js';
 import { loadConfig, type PolyHalConfig } from './config.js';
 import { BackendUnavailableError, InvalidArgumentError, UnknownBackendError } from '../core/errors.js';
 import { type OptionSpecs, validateOptions } from './options.js';
+import { KNOWN_BACKENDS } from './known-backends.js';
 
 export type { PolyHalConfig } from './config.js';
 
 /**
- * The backends of this project and the package that registers each (for "import X" hints). A
- * null-prototype object: look names up with Object.hasOwn (`constructor` is no backend).
+ * The backends of this project and the package that registers each (for "import X" hints), from
+ * KNOWN_BACKENDS. A null-prototype object: look names up with Object.hasOwn (`constructor` is no backend).
  */
 export const BACKEND_PACKAGES: Readonly<Record<string, string>> = Object.freeze(
-  Object.assign(Object.create(null) as Record<string, string>, {
-    cpu: '@polyhal/backend-cpu',
-    wasm: '@polyhal/backend-wasm',
-    webgpu: '@polyhal/backend-webgpu',
-    reference: '@polyhal/backend-reference',
-  }),
+  Object.assign(
+    Object.create(null) as Record<string, string>,
+    Object.fromEntries(KNOWN_BACKENDS.map((b) => [b.name, b.package])),
+  ),
 );
 
 /** The package of one of this project's backends, or undefined for any other name. */

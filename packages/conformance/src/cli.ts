@@ -21,7 +21,7 @@ import { closeSync, constants, existsSync, openSync, type Stats, statSync, unlin
 import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import type { ComputeBackend } from '@polyhal/hal';
+import { type ComputeBackend, DEFAULT_BACKENDS } from '@polyhal/hal';
 import { htmlReport, textTable } from './report.js';
 import { onnxTextReport } from './onnx/report.js';
 import { type OnnxNodeTestsResult, runOnnxNodeTests } from './onnx/runner.js';
@@ -36,34 +36,21 @@ import {
   selectContractCases,
 } from './runner.js';
 
-/** Our backends by name (a Map: a name such as '__proto__' or 'toString' is no backend). */
-const BUILT_IN = new Map<string, () => Promise<BackendFactory>>([
-  [
-    'cpu',
+/**
+ * Our backends by name: the default set of KNOWN_BACKENDS (cpu, wasm, webgpu), each created with its
+ * defaults. A Map: a name such as '__proto__' or 'toString' is no backend.
+ */
+const BUILT_IN = new Map<string, () => Promise<BackendFactory>>(
+  DEFAULT_BACKENDS.map((b) => [
+    b.name,
     async () => {
-      const m = (await import('@polyhal/backend-cpu' as string)) as { CpuBackend: new () => ComputeBackend };
-      return () => new m.CpuBackend();
+      const entry = await b.load();
+      return () => entry.create();
     },
-  ],
-  [
-    'wasm',
-    async () => {
-      const m = (await import('@polyhal/backend-wasm' as string)) as {
-        createWasmBackend: () => Promise<ComputeBackend>;
-      };
-      return () => m.createWasmBackend();
-    },
-  ],
-  [
-    'webgpu',
-    async () => {
-      const m = (await import('@polyhal/backend-webgpu' as string)) as {
-        createWebGpuBackend: () => Promise<ComputeBackend>;
-      };
-      return () => m.createWebGpuBackend();
-    },
-  ],
-]);
+  ]),
+);
+/** The values --backend takes, for --help and the unknown-backend error: 'cpu, wasm, webgpu, all'. */
+const BACKEND_CHOICES = `${[...BUILT_IN.keys()].join(', ')}, all`;
 
 /** A module path: its default export, `createBackend`, or its only exported function is the factory. */
 async function moduleFactory(path: string): Promise<BackendFactory> {
@@ -173,7 +160,7 @@ export async function main(argv: string[]): Promise<number> {
   const program = new Command()
     .name('polyhal-conformance')
     .description('Run the PolyHAL conformance suite against backends and the float64 oracle.')
-    .option('--backend <name>', 'cpu, wasm, webgpu, all, or a path to a module exporting a backend factory', 'all')
+    .option('--backend <name>', `${BACKEND_CHOICES}, or a path to a module exporting a backend factory`, 'all')
     .option('--json <file>', 'write the result matrix as JSON')
     .option('--html <file>', 'write an HTML report')
     .option('--seed <n>', `input seed (0 to ${MAX_SEED})`, decimalInt('--seed', 0, MAX_SEED), 1)
@@ -242,7 +229,7 @@ export async function main(argv: string[]): Promise<number> {
       const isModule = name.includes('/') || name.endsWith('.js') || name.endsWith('.mjs');
       const builtIn = BUILT_IN.get(name);
       if (!builtIn && !isModule)
-        throw new UsageError(`unknown backend '${name}' (cpu, wasm, webgpu, all, or a module path)`);
+        throw new UsageError(`unknown backend '${name}' (${BACKEND_CHOICES}, or a module path)`);
       const load = builtIn ? builtIn() : moduleFactory(name);
       let timer: ReturnType<typeof setTimeout> | undefined;
       const expired = new Promise<never>((_, reject) => {
