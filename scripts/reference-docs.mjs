@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BASE_OPTION_SPECS, CONFIG_OPTION_SPECS, CREATE_BACKEND_OPTION_SPECS } from '@polyhal/hal';
+import { BASE_OPTION_SPECS, CONFIG_OPTION_SPECS, CREATE_BACKEND_OPTION_SPECS, optionRange } from '@polyhal/hal';
 import { cpuBackendEntry } from '@polyhal/backend-cpu';
 import { referenceBackendEntry } from '@polyhal/backend-reference';
 import { wasmBackendEntry } from '@polyhal/backend-wasm';
@@ -21,14 +21,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 function typeOf(spec) {
   const lit = (spec.values ?? []).map((v) => `\`${JSON.stringify(v)}\``);
   if (spec.type === 'string' && lit.length) return lit.join(', ');
-  const range =
-    spec.min !== undefined && spec.max !== undefined
-      ? ` in [${spec.min}, ${spec.max}]`
-      : spec.min !== undefined
-        ? ` ≥ ${spec.min}`
-        : spec.max !== undefined
-          ? ` ≤ ${spec.max}`
-          : '';
+  const range = optionRange(spec);
   return `${spec.type}${range}${lit.length ? `, or ${lit.join(', ')}` : ''}`;
 }
 

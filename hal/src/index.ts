@@ -309,7 +309,13 @@ export {
 } from './core/strided.js';
 export { type AxisSplit, splitReduceAxes } from './core/reduce-plan.js';
 export { isNodeLike, nodeBuiltin, type NodeBuiltinName } from './runtime/platform.js';
-export { BASE_OPTION_SPECS, type OptionSpec, type OptionSpecs, validateOptions } from './runtime/options.js';
+export {
+  BASE_OPTION_SPECS,
+  type OptionSpec,
+  type OptionSpecs,
+  optionRange,
+  validateOptions,
+} from './runtime/options.js';
 export {
   CONFIG_FILE_NAME,
   CONFIG_MAX_BYTES,

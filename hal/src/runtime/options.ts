@@ -26,15 +26,15 @@ export const BASE_OPTION_SPECS: OptionSpecs = {
   memoryLimit: { type: 'number', min: 1, doc: 'upper bound on live buffer bytes' },
 };
 
+/** A numeric option's bounds in words: ' in [1, 8]', ' ≥ 1', ' ≤ 4' or '' (docs/reference/OPTIONS.md uses it too). */
+export function optionRange(spec: OptionSpec): string {
+  if (spec.min !== undefined && spec.max !== undefined) return ` in [${spec.min}, ${spec.max}]`;
+  if (spec.min !== undefined) return ` ≥ ${spec.min}`;
+  return spec.max !== undefined ? ` ≤ ${spec.max}` : '';
+}
+
 function describe(spec: OptionSpec): string {
-  const range =
-    spec.min !== undefined && spec.max !== undefined
-      ? ` in [${spec.min}, ${spec.max}]`
-      : spec.min !== undefined
-        ? ` ≥ ${spec.min}`
-        : spec.max !== undefined
-          ? ` ≤ ${spec.max}`
-          : '';
+  const range = optionRange(spec);
   const literals = (spec.values ?? []).map((v) => JSON.stringify(v));
   if (spec.type === 'string' && literals.length) return `one of ${literals.join(', ')}`;
   const base = {
