@@ -31,7 +31,8 @@ export interface KnownBackend<N extends string = string> {
  * Imports a package by a name held in a variable, so that tsc and bundlers leave the specifier to run
  * time (hal declares no dependency on the backend packages).
  */
-const importPackage = (pkg: string): Promise<Record<string, unknown>> => import(pkg);
+const importPackage = (pkg: string): Promise<Record<string, unknown>> =>
+  import(/* webpackIgnore: true */ /* @vite-ignore */ pkg);
 
 function known<const N extends string>(
   name: N,
