@@ -334,8 +334,8 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     }
     // [..., M, K] · [K, N] with batch rows that merge into M (a Linear layer on a batch of sequences):
     // one [B·M, K] · [K, N] product instead of B small ones — the same values, row-major alike. The row
-    // count is B·M, counted from a's shape: never divided out of the output's size, where N may be 0.
-    const rows = sizeOf(a.shape.slice(0, -1));
+    // count is B·M, the batch's size times M: never divided out of the output's size, where N may be 0.
+    const rows = sizeOf(batch) * m;
     let flat = b.shape.length === 2 && a.shape.length > 2 ? reshapeView(a, [rows, k]) : null;
     const fused = bias != null && this.matmulBiasKernel ? expandView(bias, outShape) : null;
     const flatBias = fused && flat ? reshapeView(fused, [rows, n]) : null;

@@ -91,6 +91,19 @@ export function checkPairs(
     );
 }
 
+/**
+ * An op's options argument: undefined (→ {}) or a plain object whose own keys are all in `keys`; else
+ * InvalidArgumentError naming the op and the key (or what was passed instead of an object).
+ */
+export function checkOptionsObject(options: unknown, op: string, keys: readonly string[]): Record<string, unknown> {
+  if (options === undefined) return {};
+  if (options === null || typeof options !== 'object' || Array.isArray(options))
+    throw new InvalidArgumentError(`${op}: options must be an object, got ${describeValue(options)}`);
+  for (const k of Object.keys(options))
+    if (!keys.includes(k)) throw new InvalidArgumentError(`${op}: unknown option '${k}' (options: ${keys.join(', ')})`);
+  return options as Record<string, unknown>;
+}
+
 /** Throws InvalidArgumentError unless `v` is a number (NaN and ±Inf are numbers: they follow ops.ts). */
 export function checkNumber(v: unknown, op: string, arg: string): asserts v is number {
   if (typeof v !== 'number') throw new InvalidArgumentError(`${op}: ${arg} must be a number, got ${describeValue(v)}`);

@@ -22,7 +22,7 @@ import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '../../core
 import type { NDArray } from '../../core/ndarray.js';
 import { broadcastShapes, sizeOf } from '../../core/shape.js';
 import { withTemps } from '../../core/temps.js';
-import { describeValue } from '../../contract/validate.js';
+import { checkOptionsObject, describeValue } from '../../contract/validate.js';
 
 export type LossReduction = 'none' | 'sum' | 'mean';
 
@@ -68,15 +68,6 @@ type LossHost = ComputeBackend & { check(x: NDArray, op: string, arg?: string): 
 const shp = (x: NDArray | readonly number[]): string => `[${('shape' in x ? x.shape : x).join(', ')}]`;
 const REDUCTIONS: readonly string[] = ['none', 'sum', 'mean'];
 
-function checkOptions(options: unknown, op: string, keys: readonly string[]): Record<string, unknown> {
-  if (options === undefined) return {};
-  if (options === null || typeof options !== 'object' || Array.isArray(options))
-    throw new InvalidArgumentError(`${op}: options must be an object, got ${describeValue(options)}`);
-  for (const k of Object.keys(options))
-    if (!keys.includes(k)) throw new InvalidArgumentError(`${op}: unknown option '${k}' (options: ${keys.join(', ')})`);
-  return options as Record<string, unknown>;
-}
-
 function reductionOf(v: unknown, op: string): LossReduction {
   if (v === undefined) return 'mean';
   if (typeof v !== 'string' || !REDUCTIONS.includes(v))
@@ -100,7 +91,7 @@ interface ClassTargets {
 function checkClassTargets(be: LossHost, op: string, scores: NDArray, labels: NDArray, options: unknown): ClassTargets {
   const arg = op === 'nllLoss' ? 'logProbs' : 'logits';
   const keys = ['weight', 'ignoreIndex', 'reduction', ...(op === 'crossEntropy' ? ['labelSmoothing'] : [])];
-  const o = checkOptions(options, op, keys);
+  const o = checkOptionsObject(options, op, keys);
   checkFloat(be, scores, op, arg);
   be.check(labels, op, 'labels');
   if (labels.dtype !== 'int32')
@@ -219,7 +210,7 @@ function binaryCrossEntropyWithLogits(
   options?: BinaryCrossEntropyOptions,
 ): NDArray {
   const op = 'binaryCrossEntropyWithLogits';
-  const o = checkOptions(options, op, ['weight', 'posWeight', 'reduction']);
+  const o = checkOptionsObject(options, op, ['weight', 'posWeight', 'reduction']);
   checkFloat(be, x, op, 'logits');
   checkFloat(be, y, op, 'targets');
   if (x.shape.length !== y.shape.length || x.shape.some((d, i) => d !== y.shape[i]))

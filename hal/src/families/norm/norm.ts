@@ -10,7 +10,7 @@ import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '../../core
 import { type DeviceBuffer, type NDArray, viewOf } from '../../core/ndarray.js';
 import { sizeOf } from '../../core/shape.js';
 import { withTemps } from '../../core/temps.js';
-import { describeValue } from '../../contract/validate.js';
+import { checkOptionsObject, describeValue } from '../../contract/validate.js';
 
 export interface LayerNormOptions {
   /** Added to the variance (default 1e−5, PyTorch's). */
@@ -86,15 +86,6 @@ function checkFloat(be: NormHost, x: NDArray, op: string, arg: string): void {
   if (x.dtype !== 'float32') throw new DTypeError(`${op}: ${arg} must be float32, got ${x.dtype}`);
 }
 
-function checkOptions(options: unknown, op: string, keys: readonly string[]): Record<string, unknown> {
-  if (options === undefined) return {};
-  if (options === null || typeof options !== 'object' || Array.isArray(options))
-    throw new InvalidArgumentError(`${op}: options must be an object, got ${describeValue(options)}`);
-  for (const k of Object.keys(options))
-    if (!keys.includes(k)) throw new InvalidArgumentError(`${op}: unknown option '${k}' (options: ${keys.join(', ')})`);
-  return options as Record<string, unknown>;
-}
-
 function checkDims(v: unknown, rank: number, op: string): number {
   const dims = v ?? 1;
   if (!Number.isInteger(dims) || (dims as number) < 1 || (dims as number) > rank)
@@ -141,7 +132,7 @@ function layerNorm(
   options?: LayerNormOptions,
 ): { y: NDArray; mean: NDArray; rstd: NDArray } {
   const op = 'layerNorm';
-  const o = checkOptions(options, op, ['eps', 'dims']);
+  const o = checkOptionsObject(options, op, ['eps', 'dims']);
   checkFloat(be, x, op, 'x');
   const dims = checkDims(o['dims'], x.shape.length, op);
   const eps = o['eps'] ?? 1e-5;
@@ -195,7 +186,7 @@ function layerNormBackward(
   options?: LayerNormBackwardOptions,
 ): { dx: NDArray; dweight?: NDArray; dbias?: NDArray } {
   const op = 'layerNormBackward';
-  const o = checkOptions(options, op, ['dims', 'paramGrads']);
+  const o = checkOptionsObject(options, op, ['dims', 'paramGrads']);
   checkFloat(be, x, op, 'x');
   const dims = checkDims(o['dims'], x.shape.length, op);
   const paramGrads = o['paramGrads'] ?? false;
