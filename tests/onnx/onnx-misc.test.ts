@@ -3,7 +3,7 @@ import { Attrs, type NodeContext, ONNX_OPS, type OnnxAttribute } from '@polyhal/
 import type { ComputeBackend, NDArray } from '@polyhal/hal';
 import { REPO_BACKENDS, requiredBackends } from '../support/backends.js';
 
-// The ONNX mappings composed from HAL ops (packages/conformance/src/onnx/ops-misc.ts) on the inputs
+// The ONNX mappings composed from HAL ops (packages/onnx/src/ops-misc.ts) on the inputs
 // ONNX's node tests do not have: NaN and ±Inf, where np.where(x > alpha, x, 0) gives 0 for NaN and a
 // product by a 0/1 mask would give NaN; Hardmax's NaN and ties; the coerced-2-D Hardmax of opset < 13;
 // exact window values.

@@ -3,7 +3,7 @@ import { Attrs, type NodeContext, ONNX_OPS, type OnnxAttribute } from '@polyhal/
 import type { ComputeBackend, NDArray } from '@polyhal/hal';
 import { REPO_BACKENDS, requiredBackends } from '../support/backends.js';
 
-// ONNX CumSum and TopK (packages/conformance/src/onnx/ops-scan.ts). ONNX's CumSum node tests are float64,
+// ONNX CumSum and TopK (packages/onnx/src/ops-scan.ts). ONNX's CumSum node tests are float64,
 // which webgpu does not have; these run the same inputs and expected outputs (the examples of the ONNX
 // operator specification) in float32 and int32 on every backend, with the axis as an int32 or int64 host
 // scalar.

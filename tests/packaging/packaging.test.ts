@@ -308,6 +308,7 @@ describe('packaging: the published tarballs in an empty consumer project', () =>
     'backends/wasm',
     'backends/webgpu',
     'backends/reference',
+    'packages/onnx',
     'packages/conformance',
     'packages/autograd',
     'packages/models',

@@ -17,6 +17,7 @@ export const PUBLISHED = [
   'backends/wasm',
   'backends/webgpu',
   'backends/reference',
+  'packages/onnx',
   'packages/conformance',
   'packages/autograd',
   'packages/models',

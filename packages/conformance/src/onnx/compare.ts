@@ -11,7 +11,7 @@ import type { BackendCapabilities, HostArray } from '@polyhal/hal';
 import { ulpDistance } from '../compare.js';
 import { ulp16 } from '../oracle-dtype.js';
 import { CLASS_DOMAINS, DIVISOR_DOMAIN_OPS, type Tolerance, toleranceFor } from '../tolerances.js';
-import type { Contract } from './table.js';
+import type { Contract } from '@polyhal/onnx';
 
 export const ONNX_RTOL = 1e-3;
 export const ONNX_ATOL = 1e-7;

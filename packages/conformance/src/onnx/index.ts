@@ -5,7 +5,7 @@ export {
   type OnnxTestResult,
 } from './runner.js';
 export { onnxReasonKinds, onnxReasons, onnxTextReport, type OnnxReasonCount } from './report.js';
-export { ONNX_OPS, onnxOpsMapped } from './ops.js';
+export { ONNX_OPS, onnxOpsMapped } from '@polyhal/onnx';
 export {
   Attrs,
   NotExpressible,
@@ -14,7 +14,7 @@ export {
   type NodeContext,
   type OpMapping,
   type ReasonKind,
-} from './table.js';
+} from '@polyhal/onnx';
 export { compareOnnx, ONNX_ATOL, ONNX_RTOL, type OnnxComparison } from './compare.js';
 export {
   decodeModel,
@@ -24,5 +24,5 @@ export {
   type OnnxNode,
   type OnnxTensor,
   type OnnxValueInfo,
-} from './proto.js';
-export { OnnxDecodeError } from './wire.js';
+} from '@polyhal/onnx';
+export { OnnxDecodeError } from '@polyhal/onnx';

@@ -13,9 +13,9 @@ import {
 } from '@polyhal/hal';
 import { type BackendFactory, runtimeDescription } from '../runner.js';
 import { compareOnnx } from './compare.js';
-import { ONNX_OPS } from './ops.js';
-import { decodeModel, decodeTensor, type OnnxModel, type OnnxTensor, type OnnxValueInfo } from './proto.js';
-import { Attrs, type Contract, type NodeContext, NotExpressible, type ReasonKind } from './table.js';
+import { ONNX_OPS } from '@polyhal/onnx';
+import { decodeModel, decodeTensor, type OnnxModel, type OnnxTensor, type OnnxValueInfo } from '@polyhal/onnx';
+import { Attrs, type Contract, type NodeContext, NotExpressible, type ReasonKind } from '@polyhal/onnx';
 
 /** The result of one ONNX node test on one backend. */
 export interface OnnxTestResult {

@@ -1,0 +1,3 @@
+import { packageConfig } from '../../rollup.base.mjs';
+
+export default packageConfig(import.meta.url);
