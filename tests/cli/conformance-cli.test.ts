@@ -233,7 +233,7 @@ describe('polyhal-conformance CLI', () => {
   );
 
   test('the reference backend, loaded as a module path, passes every case (strict class)', () => {
-    const r = report('../../backends/reference/dist/index.js');
+    const r = report('../../../backends/reference/dist/index.js');
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^reference — .*: ${allCases} passed, 0 failed`, 'm'));
