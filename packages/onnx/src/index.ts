@@ -18,9 +18,13 @@ export {
   type ReasonKind,
 } from './table.js';
 export {
+  type DecodeModelOptions,
   decodeModel,
   decodeTensor,
+  type ExternalDataLoader,
   type OnnxAttribute,
+  type OnnxExternalData,
+  type OnnxGraph,
   type OnnxModel,
   type OnnxNode,
   type OnnxTensor,

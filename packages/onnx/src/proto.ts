@@ -1,317 +1,114 @@
 /**
  * Decoding of ONNX protobuf files with protobufjs: ModelProto (`model.onnx`) and TensorProto
- * (`input_N.pb`, `output_N.pb`), into plain objects. The schema is the subset of ONNX's `onnx.proto`
- * (IR version 8, ONNX 1.12; proto2) that single-node models and their test data use, with ONNX's own
+ * (`input_N.pb`, `output_N.pb`), into plain objects. The schema (proto-schema.ts) is the subset of ONNX's
+ * `onnx.proto` a model's graphs, their subgraphs (If, Loop, Scan bodies) and test data use, with ONNX's own
  * field numbers and names; fields outside it are skipped by the decoder, as protobuf requires.
  */
-import protobuf from 'protobufjs/light.js';
+import { onnxType } from './proto-schema.js';
+import {
+  type ExternalDataLoader,
+  type Int64,
+  int64Clamped,
+  int64ToNumber,
+  type OnnxTensor,
+  onnxDTypeName,
+  type TensorContext,
+  tensorFrom,
+} from './proto-tensor.js';
 import { decodeChecked, OnnxDecodeError } from './wire.js';
 
+export {
+  type ExternalDataLoader,
+  int64ToBigInt,
+  int64ToNumber,
+  ONNX_DTYPES,
+  type OnnxExternalData,
+  type OnnxTensor,
+  onnxDTypeName,
+} from './proto-tensor.js';
 export { OnnxDecodeError } from './wire.js';
 
-const f = (type: string, id: number, rule?: 'repeated') => (rule ? { type, id, rule } : { type, id });
-
-/** ONNX's onnx.proto (subset), as a protobufjs JSON descriptor. */
-const ONNX_SCHEMA = {
-  nested: {
-    onnx: {
-      nested: {
-        AttributeProto: {
-          fields: {
-            name: f('string', 1),
-            ref_attr_name: f('string', 21),
-            doc_string: f('string', 13),
-            type: f('int32', 20),
-            f: f('float', 2),
-            i: f('int64', 3),
-            s: f('bytes', 4),
-            t: f('TensorProto', 5),
-            g: f('GraphProto', 6),
-            floats: f('float', 7, 'repeated'),
-            ints: f('int64', 8, 'repeated'),
-            strings: f('bytes', 9, 'repeated'),
-            tensors: f('TensorProto', 10, 'repeated'),
-            graphs: f('GraphProto', 11, 'repeated'),
-          },
-        },
-        ValueInfoProto: { fields: { name: f('string', 1), type: f('TypeProto', 2), doc_string: f('string', 3) } },
-        NodeProto: {
-          fields: {
-            input: f('string', 1, 'repeated'),
-            output: f('string', 2, 'repeated'),
-            name: f('string', 3),
-            op_type: f('string', 4),
-            domain: f('string', 7),
-            attribute: f('AttributeProto', 5, 'repeated'),
-            doc_string: f('string', 6),
-          },
-        },
-        ModelProto: {
-          fields: {
-            ir_version: f('int64', 1),
-            opset_import: f('OperatorSetIdProto', 8, 'repeated'),
-            producer_name: f('string', 2),
-            producer_version: f('string', 3),
-            domain: f('string', 4),
-            model_version: f('int64', 5),
-            doc_string: f('string', 6),
-            graph: f('GraphProto', 7),
-          },
-        },
-        GraphProto: {
-          fields: {
-            node: f('NodeProto', 1, 'repeated'),
-            name: f('string', 2),
-            initializer: f('TensorProto', 5, 'repeated'),
-            doc_string: f('string', 10),
-            input: f('ValueInfoProto', 11, 'repeated'),
-            output: f('ValueInfoProto', 12, 'repeated'),
-            value_info: f('ValueInfoProto', 13, 'repeated'),
-          },
-        },
-        TensorProto: {
-          fields: {
-            dims: f('int64', 1, 'repeated'),
-            data_type: f('int32', 2),
-            float_data: f('float', 4, 'repeated'),
-            int32_data: f('int32', 5, 'repeated'),
-            string_data: f('bytes', 6, 'repeated'),
-            int64_data: f('int64', 7, 'repeated'),
-            name: f('string', 8),
-            doc_string: f('string', 12),
-            raw_data: f('bytes', 9),
-            data_location: f('int32', 14),
-            double_data: f('double', 10, 'repeated'),
-            uint64_data: f('uint64', 11, 'repeated'),
-          },
-        },
-        TensorShapeProto: {
-          fields: { dim: f('Dimension', 1, 'repeated') },
-          nested: {
-            Dimension: {
-              oneofs: { value: { oneof: ['dim_value', 'dim_param'] } },
-              fields: { dim_value: f('int64', 1), dim_param: f('string', 2), denotation: f('string', 3) },
-            },
-          },
-        },
-        TypeProto: {
-          oneofs: {
-            value: { oneof: ['tensor_type', 'sequence_type', 'map_type', 'optional_type', 'sparse_tensor_type'] },
-          },
-          fields: {
-            tensor_type: f('Tensor', 1),
-            sequence_type: f('Sequence', 4),
-            map_type: f('Map', 5),
-            optional_type: f('Optional', 9),
-            sparse_tensor_type: f('SparseTensor', 8),
-            denotation: f('string', 6),
-          },
-          nested: {
-            Tensor: { fields: { elem_type: f('int32', 1), shape: f('TensorShapeProto', 2) } },
-            Sequence: { fields: { elem_type: f('TypeProto', 1) } },
-            Map: { fields: { key_type: f('int32', 1), value_type: f('TypeProto', 2) } },
-            Optional: { fields: { elem_type: f('TypeProto', 1) } },
-            SparseTensor: { fields: { elem_type: f('int32', 1), shape: f('TensorShapeProto', 2) } },
-          },
-        },
-        OperatorSetIdProto: { fields: { domain: f('string', 1), version: f('int64', 2) } },
-      },
-    },
-  },
-};
-
-let root: protobuf.Root | undefined;
-function type(name: string): protobuf.Type {
-  root ??= protobuf.Root.fromJSON(ONNX_SCHEMA).resolveAll() as protobuf.Root; // resolvedType, for checkWire
-  return root.lookupType(`onnx.${name}`);
-}
-
-/** An int64 as protobufjs returns it: a number, or a Long where the `long` package is loaded. */
-type Int64 = number | { low: number; high: number; unsigned?: boolean } | string;
-
-/** A protobufjs int64 as a JS number; throws RangeError past ±2^53 (a value a JS number cannot hold). */
-export function int64ToNumber(v: Int64 | null | undefined): number {
-  if (v === null || v === undefined) return 0;
-  let n: number;
-  if (typeof v === 'number') n = v;
-  else if (typeof v === 'string') n = Number(v);
-  else n = v.unsigned ? (v.high >>> 0) * 2 ** 32 + (v.low >>> 0) : v.high * 2 ** 32 + (v.low >>> 0);
-  if (!Number.isSafeInteger(n)) throw new RangeError(`int64 value ${String(n)} is outside the safe integer range`);
-  return n;
-}
-
-/** ONNX TensorProto.DataType codes (onnx.proto) → names. */
-export const ONNX_DTYPES: Record<number, string> = {
-  0: 'undefined',
-  1: 'float32',
-  2: 'uint8',
-  3: 'int8',
-  4: 'uint16',
-  5: 'int16',
-  6: 'int32',
-  7: 'int64',
-  8: 'string',
-  9: 'bool',
-  10: 'float16',
-  11: 'float64',
-  12: 'uint32',
-  13: 'uint64',
-  14: 'complex64',
-  15: 'complex128',
-  16: 'bfloat16',
-};
-export const onnxDTypeName = (code: number): string => ONNX_DTYPES[code] ?? `data type ${code}`;
-
 /**
- * A decoded tensor. `data`: float32 and float16 (its exact values) → Float32Array,
- * int32/int16/int8/uint8/uint16/bool → Int32Array, int64 → BigInt64Array, float64 → Float64Array;
- * undefined for types whose values are not decoded (string, bfloat16, complex, uint32/uint64) — `dtype`
- * still names them.
+ * A decoded attribute: its name, ONNX attribute type code and value. INT and INTS values are numbers, clamped
+ * to ±2^53 (int64Clamped: ONNX's INT64_MAX/MIN sentinels keep their meaning); GRAPH and GRAPHS are decoded
+ * graphs (If's branches, Loop's and Scan's bodies); SPARSE_TENSOR(S) and TYPE_PROTO(S) are not decoded
+ * (value undefined, type kept).
  */
-export interface OnnxTensor {
-  name: string;
-  dtype: string;
-  dims: number[];
-  data?: Float32Array | Int32Array | BigInt64Array | Float64Array;
-}
-
-/** A decoded attribute: its name, ONNX attribute type code and value (numbers for int64). */
 export interface OnnxAttribute {
   name: string;
-  /** AttributeProto.AttributeType: 1 FLOAT, 2 INT, 3 STRING, 4 TENSOR, 5 GRAPH, 6 FLOATS, 7 INTS, 8 STRINGS, ... */
+  /**
+   * AttributeProto.AttributeType: 1 FLOAT, 2 INT, 3 STRING, 4 TENSOR, 5 GRAPH, 6 FLOATS, 7 INTS, 8 STRINGS,
+   * 9 TENSORS, 10 GRAPHS, 11 SPARSE_TENSOR, 12 SPARSE_TENSORS, 13 TYPE_PROTO, 14 TYPE_PROTOS. An attribute
+   * without one (IR version 1) gets the type of the field that holds its value.
+   */
   type: number;
-  value: number | string | number[] | string[] | OnnxTensor | unknown;
+  value: number | string | number[] | string[] | OnnxTensor | OnnxTensor[] | OnnxGraph | OnnxGraph[] | undefined;
 }
 
 export interface OnnxNode {
+  /** NodeProto.name: decodeModel always sets it ('' where the producer gave none). */
+  name?: string;
   opType: string;
   domain: string;
+  /** Value names; '' marks an omitted optional input or output. */
   inputs: string[];
   outputs: string[];
   attributes: OnnxAttribute[];
 }
 
-/** A graph input or output: name and, for tensors, element type and shape (null dims are symbolic). */
+/**
+ * A value's declared type: name and, for tensors, element type and shape. A `null` dim is symbolic or
+ * unknown; `dimParams[i]` is its name where the producer gave one (e.g. 'batch_size'). `shape` is undefined
+ * where the rank is unknown.
+ */
 export interface OnnxValueInfo {
   name: string;
   /** 'tensor', 'sequence', 'map', 'optional', 'sparse_tensor' or 'unknown'. */
   kind: string;
   dtype?: string;
   shape?: (number | null)[];
+  dimParams?: (string | null)[];
 }
 
-export interface OnnxModel {
-  irVersion: number;
-  /** Operator set versions by domain ('' is the default ONNX domain, also spelled 'ai.onnx'). */
-  opsets: Map<string, number>;
+/**
+ * A GraphProto: the main graph, or a subgraph held by a GRAPH/GRAPHS attribute. A subgraph's nodes may read
+ * values of the graphs around it by name (outer scope); its `inputs` are the values the op passes in (Loop:
+ * iteration number, condition, loop-carried values; Scan: state and scan slices; If: none).
+ */
+export interface OnnxGraph {
+  name: string;
   nodes: OnnxNode[];
   initializers: OnnxTensor[];
   inputs: OnnxValueInfo[];
   outputs: OnnxValueInfo[];
+  /** GraphProto.value_info: types and shapes of intermediate values, where the producer recorded them. */
+  valueInfo: OnnxValueInfo[];
+}
+
+/** A ModelProto: its main graph's fields (an OnnxGraph), with the model's versions and metadata. */
+export interface OnnxModel extends OnnxGraph {
+  irVersion: number;
+  /** Operator set versions by domain ('' is the default ONNX domain, also spelled 'ai.onnx'). */
+  opsets: Map<string, number>;
+  producerName: string;
+  producerVersion: string;
+  /** ModelProto.metadata_props. */
+  metadata: Map<string, string>;
+}
+
+export interface DecodeModelOptions {
+  /** Where the bytes came from (a path or URL): error messages start with it. */
+  source?: string;
+  /**
+   * Reads the bytes of tensors stored outside the model (`data_location = EXTERNAL`); without it such a tensor
+   * is an OnnxDecodeError naming it. Node.js: `externalDataFromDirectory(dirname(path), fs)`.
+   */
+  externalData?: ExternalDataLoader;
 }
 
 type Msg = Record<string, unknown>;
-const str = (b: Uint8Array): string => new TextDecoder().decode(b);
-
-function littleEndian<T>(raw: Uint8Array, bytes: number, make: (buf: ArrayBuffer, n: number) => T): T {
-  const copy = new Uint8Array(raw.length);
-  copy.set(raw); // aligned copy; ONNX raw_data is little-endian, as are the hosts we run on
-  return make(copy.buffer, raw.length / bytes);
-}
-
-/** The value of IEEE 754 binary16 bits `h`. */
-function half(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1;
-  const e = (h >> 10) & 31;
-  const f = h & 1023;
-  if (e === 31) return f ? Number.NaN : sign * Infinity;
-  return sign * (e === 0 ? f * 2 ** -24 : (1024 + f) * 2 ** (e - 25));
-}
-
-/** Bytes per element of raw_data, for the dtypes whose data is decoded. */
-const RAW_BYTES: Record<string, number> = {
-  float32: 4,
-  float16: 2,
-  float64: 8,
-  int64: 8,
-  int32: 4,
-  int16: 2,
-  uint16: 2,
-  int8: 1,
-  uint8: 1,
-  bool: 1,
-};
-
-function tensorFrom(m: Msg): OnnxTensor {
-  const code = (m['data_type'] as number | undefined) ?? 0;
-  const name = (m['name'] as string | undefined) ?? '';
-  if (code === 0) throw new OnnxDecodeError(`tensor '${name}' has no data_type`);
-  const dtype = onnxDTypeName(code);
-  const dims = ((m['dims'] as Int64[] | undefined) ?? []).map(int64ToNumber);
-  const negative = dims.find((d) => d < 0);
-  if (negative !== undefined) throw new OnnxDecodeError(`tensor '${name}' has dimension ${negative}`);
-  const raw = m['raw_data'] as Uint8Array | undefined;
-  const hasRaw = raw !== undefined && raw.length > 0;
-  const size = dims.reduce((p, d) => p * d, 1);
-  const bytes = RAW_BYTES[dtype];
-  if (hasRaw && bytes !== undefined && raw.length % bytes !== 0)
-    throw new OnnxDecodeError(`tensor '${name}': raw_data of ${raw.length} bytes is no whole number of ${dtype}`);
-  let data: OnnxTensor['data'];
-  switch (dtype) {
-    case 'float32':
-      data = hasRaw
-        ? littleEndian(raw, 4, (b, n) => new Float32Array(b, 0, n))
-        : Float32Array.from((m['float_data'] as number[] | undefined) ?? []);
-      break;
-    case 'float16': // raw_data: 2 bytes each; int32_data: one uint16 bit pattern per element
-      data = Float32Array.from(
-        hasRaw
-          ? littleEndian(raw, 2, (b, n) => new Uint16Array(b, 0, n))
-          : ((m['int32_data'] as number[] | undefined) ?? []),
-        half,
-      );
-      break;
-    case 'float64':
-      data = hasRaw
-        ? littleEndian(raw, 8, (b, n) => new Float64Array(b, 0, n))
-        : Float64Array.from((m['double_data'] as number[] | undefined) ?? []);
-      break;
-    case 'int64':
-      data = hasRaw
-        ? littleEndian(raw, 8, (b, n) => new BigInt64Array(b, 0, n))
-        : BigInt64Array.from(((m['int64_data'] as Int64[] | undefined) ?? []).map((v) => BigInt(int64ToNumber(v))));
-      break;
-    case 'int32':
-    case 'int16':
-    case 'int8':
-    case 'uint16':
-    case 'uint8':
-    case 'bool': {
-      if (!hasRaw) data = Int32Array.from((m['int32_data'] as number[] | undefined) ?? []);
-      else if (dtype === 'int32') data = littleEndian(raw, 4, (b, n) => new Int32Array(b, 0, n));
-      else {
-        const src = littleEndian(raw, 1, (b) => b);
-        const view =
-          dtype === 'int16'
-            ? new Int16Array(src)
-            : dtype === 'uint16'
-              ? new Uint16Array(src)
-              : dtype === 'int8'
-                ? new Int8Array(src)
-                : new Uint8Array(src);
-        data = Int32Array.from(view);
-      }
-      break;
-    }
-    default:
-      data = undefined;
-  }
-  if (data && data.length !== size)
-    throw new OnnxDecodeError(
-      `tensor '${name}' of shape [${dims.join(', ')}] holds ${data.length} values, not ${size}`,
-    );
-  return { name, dtype, dims, data };
-}
+const str = (b: Uint8Array | undefined): string => (b ? new TextDecoder().decode(b) : '');
+const list = <T>(v: unknown): T[] => (v as T[] | undefined) ?? [];
 
 function valueInfoFrom(m: Msg): OnnxValueInfo {
   const name = (m['name'] as string | undefined) ?? '';
@@ -323,90 +120,149 @@ function valueInfoFrom(m: Msg): OnnxValueInfo {
     );
     return { name, kind: kind ? kind.replace(/_type$/, '') : 'unknown' };
   }
-  const dims = ((tensor['shape'] as Msg | undefined)?.['dim'] as Msg[] | undefined) ?? [];
-  const shape = tensor['shape']
-    ? dims.map((d) =>
-        d['dim_value'] !== undefined && d['dim_value'] !== null ? int64ToNumber(d['dim_value'] as Int64) : null,
-      )
-    : undefined;
-  return { name, kind: 'tensor', dtype: onnxDTypeName((tensor['elem_type'] as number | undefined) ?? 0), shape };
+  const dtype = onnxDTypeName((tensor['elem_type'] as number | undefined) ?? 0);
+  const shapeMsg = tensor['shape'] as Msg | undefined;
+  if (!shapeMsg) return { name, kind: 'tensor', dtype };
+  const dims = list<Msg>(shapeMsg['dim']);
+  const has = (d: Msg, k: string) => d[k] !== undefined && d[k] !== null;
+  const shape = dims.map((d) =>
+    has(d, 'dim_value') ? int64ToNumber(d['dim_value'] as Int64, `value '${name}' dimension`) : null,
+  );
+  const info: OnnxValueInfo = { name, kind: 'tensor', dtype, shape };
+  if (dims.some((d) => has(d, 'dim_param'))) info.dimParams = dims.map((d) => (d['dim_param'] as string) ?? null);
+  return info;
 }
 
-function attributeFrom(m: Msg): OnnxAttribute {
-  const type = (m['type'] as number | undefined) ?? 0;
+/** The field that holds each attribute type's value (for attributes that carry no type: IR version 1). */
+const ATTRIBUTE_FIELDS = ['', 'f', 'i', 's', 't', 'g', 'floats', 'ints', 'strings', 'tensors', 'graphs'];
+
+function attributeFrom(m: Msg, where: string, ctx: TensorContext): OnnxAttribute {
   const name = (m['name'] as string | undefined) ?? '';
+  let type = (m['type'] as number | undefined) ?? 0;
+  if (type === 0) {
+    const k = ATTRIBUTE_FIELDS.findIndex((f, i) => i > 0 && m[f] !== undefined && (i < 6 || list(m[f]).length));
+    type = Math.max(k, 0);
+  }
+  const at = `${where} attribute '${name}'`;
   let value: OnnxAttribute['value'];
   switch (type) {
     case 1:
-      value = m['f'] as number;
+      value = (m['f'] as number | undefined) ?? 0;
       break;
     case 2:
-      value = int64ToNumber(m['i'] as Int64);
+      value = int64Clamped(m['i'] as Int64);
       break;
     case 3:
-      value = str(m['s'] as Uint8Array);
+      value = str(m['s'] as Uint8Array | undefined);
       break;
     case 4:
-      value = tensorFrom(m['t'] as Msg);
+      value = tensorIn(m['t'] as Msg | undefined, at, ctx);
+      break;
+    case 5:
+      value = graphFrom((m['g'] as Msg | undefined) ?? {}, `${at}: graph`, ctx);
       break;
     case 6:
-      value = [...((m['floats'] as number[] | undefined) ?? [])];
+      value = [...list<number>(m['floats'])];
       break;
     case 7:
-      value = ((m['ints'] as Int64[] | undefined) ?? []).map(int64ToNumber);
+      value = list<Int64>(m['ints']).map(int64Clamped);
       break;
     case 8:
-      value = ((m['strings'] as Uint8Array[] | undefined) ?? []).map(str);
+      value = list<Uint8Array>(m['strings']).map(str);
+      break;
+    case 9:
+      value = list<Msg>(m['tensors']).map((t) => tensorIn(t, at, ctx));
+      break;
+    case 10:
+      value = list<Msg>(m['graphs']).map((g, i) => graphFrom(g, `${at}: graph ${i}`, ctx));
       break;
     default:
-      value = undefined; // graphs, sparse tensors, type protos: never mapped
+      value = undefined; // sparse tensors, type protos: never mapped
   }
   return { name, type, value };
 }
 
+/** A tensor of an attribute or initializer, its errors prefixed with where it is. */
+function tensorIn(m: Msg | undefined, where: string, ctx: TensorContext): OnnxTensor {
+  try {
+    return tensorFrom(m ?? {}, ctx);
+  } catch (e) {
+    throw new OnnxDecodeError(`${where}: ${(e as Error).message}`);
+  }
+}
+
+function nodeFrom(n: Msg, i: number, where: string, ctx: TensorContext): OnnxNode {
+  const name = (n['name'] as string | undefined) ?? '';
+  const opType = (n['op_type'] as string | undefined) ?? '';
+  const at = `${where} node ${i}${name ? ` '${name}'` : ''}${opType ? ` (${opType})` : ''}`;
+  if (!opType) throw new OnnxDecodeError(`${at} has no op_type`);
+  return {
+    name,
+    opType,
+    domain: (n['domain'] as string | undefined) ?? '',
+    inputs: [...list<string>(n['input'])],
+    outputs: [...list<string>(n['output'])],
+    attributes: list<Msg>(n['attribute']).map((a) => attributeFrom(a, at, ctx)),
+  };
+}
+
+/** A GraphProto; `where` names it in errors ("the graph", "... attribute 'then_branch': graph"). */
+function graphFrom(g: Msg, where: string, ctx: TensorContext): OnnxGraph {
+  const name = (g['name'] as string | undefined) ?? '';
+  const at = name ? `${where} '${name}'` : where;
+  return {
+    name,
+    nodes: list<Msg>(g['node']).map((n, i) => nodeFrom(n, i, `${at}`, ctx)),
+    initializers: list<Msg>(g['initializer']).map((t, i) => tensorIn(t, `${at} initializer ${i}`, ctx)),
+    inputs: list<Msg>(g['input']).map(valueInfoFrom),
+    outputs: list<Msg>(g['output']).map(valueInfoFrom),
+    valueInfo: list<Msg>(g['value_info']).map(valueInfoFrom),
+  };
+}
+
 /**
- * Decodes a ModelProto (the bytes of a `model.onnx`). Throws OnnxDecodeError on bytes that are not one:
- * empty, malformed protobuf (a varint or length past the end, a bad wire type), or a model without
- * ir_version, opset_import (from IR version 3) or graph, or with a node without op_type.
+ * Decodes a ModelProto (the bytes of a `model.onnx`), with every subgraph of its GRAPH and GRAPHS attributes.
+ * Throws OnnxDecodeError (its message starts with `options.source` where given, then "not an ONNX
+ * ModelProto", then where: the node, attribute or tensor) on bytes that are not one: empty, malformed
+ * protobuf (a varint or length past the end, a bad wire type, messages nested deeper than 64), a model
+ * without ir_version, opset_import (from IR version 3) or graph, a node without op_type, a tensor whose
+ * values do not fill its shape, an int64 dimension beyond 2^53, or external data that cannot be read.
  */
-export function decodeModel(bytes: Uint8Array): OnnxModel {
-  return decodeChecked(bytes, type('ModelProto'), (m) => {
-    if (m['ir_version'] === undefined) throw new OnnxDecodeError('no ir_version');
-    const irVersion = int64ToNumber(m['ir_version'] as Int64);
-    const g = m['graph'] as Msg | undefined;
-    if (!g) throw new OnnxDecodeError('no graph');
-    const opsets = new Map<string, number>();
-    for (const o of m['opset_import'] as Msg[]) {
-      const d = (o['domain'] as string | undefined) ?? '';
-      opsets.set(d === 'ai.onnx' ? '' : d, int64ToNumber(o['version'] as Int64));
-    }
-    if (irVersion >= 3 && !opsets.size) throw new OnnxDecodeError(`no opset_import (IR version ${irVersion})`);
-    const nodes = ((g['node'] as Msg[] | undefined) ?? []).map((n, i) => {
-      if (!n['op_type']) throw new OnnxDecodeError(`node ${i} of the graph has no op_type`);
+export function decodeModel(bytes: Uint8Array, options: DecodeModelOptions = {}): OnnxModel {
+  const ctx: TensorContext = options.externalData ? { externalData: options.externalData } : {};
+  return decodeChecked(
+    bytes,
+    onnxType('ModelProto'),
+    (m) => {
+      if (m['ir_version'] === undefined) throw new OnnxDecodeError('no ir_version');
+      const irVersion = int64ToNumber(m['ir_version'] as Int64, 'ir_version');
+      const g = m['graph'] as Msg | undefined;
+      if (!g) throw new OnnxDecodeError('no graph');
+      const opsets = new Map<string, number>();
+      for (const o of list<Msg>(m['opset_import'])) {
+        const d = (o['domain'] as string | undefined) ?? '';
+        opsets.set(d === 'ai.onnx' ? '' : d, int64ToNumber(o['version'] as Int64, `opset of domain '${d}'`));
+      }
+      if (irVersion >= 3 && !opsets.size) throw new OnnxDecodeError(`no opset_import (IR version ${irVersion})`);
+      const metadata = new Map(list<Msg>(m['metadata_props']).map((e) => [e['key'] as string, e['value'] as string]));
       return {
-        opType: n['op_type'] as string,
-        domain: (n['domain'] as string | undefined) ?? '',
-        inputs: [...((n['input'] as string[] | undefined) ?? [])],
-        outputs: [...((n['output'] as string[] | undefined) ?? [])],
-        attributes: ((n['attribute'] as Msg[] | undefined) ?? []).map(attributeFrom),
+        irVersion,
+        opsets,
+        producerName: (m['producer_name'] as string | undefined) ?? '',
+        producerVersion: (m['producer_version'] as string | undefined) ?? '',
+        metadata,
+        ...graphFrom(g, 'the graph', ctx),
       };
-    });
-    return {
-      irVersion,
-      opsets,
-      nodes,
-      initializers: ((g['initializer'] as Msg[] | undefined) ?? []).map(tensorFrom),
-      inputs: ((g['input'] as Msg[] | undefined) ?? []).map(valueInfoFrom),
-      outputs: ((g['output'] as Msg[] | undefined) ?? []).map(valueInfoFrom),
-    };
-  });
+    },
+    options.source,
+  );
 }
 
 /**
  * Decodes a TensorProto (the bytes of an `input_N.pb`/`output_N.pb`). Throws OnnxDecodeError on bytes that
- * are not one: empty, malformed protobuf, no data_type, a negative dimension, or data that does not fill
- * the shape.
+ * are not one: empty, malformed protobuf, no data_type, a negative dimension, data that does not fill the
+ * shape, or external data (a lone tensor file has no directory to read it from).
  */
-export function decodeTensor(bytes: Uint8Array): OnnxTensor {
-  return decodeChecked(bytes, type('TensorProto'), tensorFrom);
+export function decodeTensor(bytes: Uint8Array, options: { source?: string } = {}): OnnxTensor {
+  return decodeChecked(bytes, onnxType('TensorProto'), (m) => tensorFrom(m), options.source);
 }

@@ -78,14 +78,20 @@ function checkWire(bytes: Uint8Array, start: number, end: number, t: protobuf.Ty
  * `bytes` decoded as message type `t` into a plain object (arrays for repeated fields, absent fields
  * absent), after checkWire, and given to `build`; any fault of the bytes, there or in `build` (an int64
  * past 2^53, a tensor whose data does not fill its shape), is an OnnxDecodeError whose message starts
- * "not an ONNX <type>" (or "empty file (0 bytes)").
+ * "not an ONNX <type>" (or "empty file (0 bytes)"), after `source: ` where a source is given.
  */
-export function decodeChecked<T>(bytes: Uint8Array, t: protobuf.Type, build: (m: Record<string, unknown>) => T): T {
-  if (bytes.length === 0) throw new OnnxDecodeError(`empty file (0 bytes), not an ONNX ${t.name}`);
+export function decodeChecked<T>(
+  bytes: Uint8Array,
+  t: protobuf.Type,
+  build: (m: Record<string, unknown>) => T,
+  source?: string,
+): T {
+  const from = source ? `${source}: ` : '';
+  if (bytes.length === 0) throw new OnnxDecodeError(`${from}empty file (0 bytes), not an ONNX ${t.name}`);
   try {
     checkWire(bytes, 0, bytes.length, t);
     return build(t.toObject(t.decode(bytes), { arrays: true, defaults: false }));
   } catch (e) {
-    throw new OnnxDecodeError(`not an ONNX ${t.name}: ${(e as Error).message}`);
+    throw new OnnxDecodeError(`${from}not an ONNX ${t.name}: ${(e as Error).message}`);
   }
 }
