@@ -27,10 +27,12 @@ export type DeviceType = 'cpu' | 'gpu';
  *   3 + 2·|x| ulp, sin/cos within 2^-11 absolute on [-π, π] only, float32 accumulation. GPUs.
  */
 export type ArithmeticClass = 'ieee-correctly-rounded' | 'wgsl';
+/** Every ArithmeticClass, strictest first: what `capabilitiesOf` accepts for `capabilities.arithmetic`. */
 export const ARITHMETIC_CLASSES: readonly ArithmeticClass[] = ['ieee-correctly-rounded', 'wgsl'];
 
 /** What a backend declares about its arithmetic (see ArithmeticClass). */
 export interface BackendCapabilities {
+  /** The class of float32 arithmetic (its accuracy rules); the conformance tolerances follow it. */
   readonly arithmetic: ArithmeticClass;
   /** Whether a·b + c may be computed with one rounding (a fused multiply-add) in matmul or elementwise code. */
   readonly fusedMultiplyAdd: boolean;
@@ -69,16 +71,23 @@ export type Operand = NDArray | number;
  * it if it has arrived (undefined otherwise; rethrows a failure), `poll()` says whether it has settled.
  */
 export interface ReadHandle<T> {
+  /** Resolves with the data once the read completes; rejects with the read's typed error. */
   wait(): Promise<T>;
+  /** The data if it has arrived, else undefined; rethrows the read's error if it failed. Never blocks. */
   tryRecv(): T | undefined;
+  /** Whether the read has settled (arrived or failed). Never blocks. */
   poll(): boolean;
 }
 
 /** Hyper-parameters of one Adam/AdamW step (Kingma & Ba 2015; Loshchilov & Hutter 2019 for AdamW). */
 export interface AdamStepParams {
+  /** Learning rate, finite and ≥ 0. */
   lr: number;
+  /** Decay of the first moment m (mean of gradients), in [0, 1); 0.9 is the usual choice. */
   beta1: number;
+  /** Decay of the second moment v (mean of squared gradients), in [0, 1); 0.999 is the usual choice. */
   beta2: number;
+  /** Added to √v̂ in the denominator, ≥ 0 (1e-8 usually): keeps the step finite where v̂ is 0. */
   eps: number;
   /** Decoupled weight decay (AdamW) when > 0: p ← p − lr·wd·p before the Adam update. */
   weightDecay: number;
@@ -88,24 +97,14 @@ export interface AdamStepParams {
 
 /** Hyper-parameters of one SGD step: v ← momentum·v + (g + wd·p); p ← p − lr·v. */
 export interface SgdStepParams {
+  /** Learning rate, finite and ≥ 0. */
   lr: number;
+  /** Momentum factor, finite and ≥ 0; 0 means plain SGD (no velocity buffer needed). */
   momentum: number;
+  /** L2 weight decay added to the gradient (g + wd·p), finite and ≥ 0. */
   weightDecay: number;
 }
 
-/**
- * The contract every backend fulfils. User-facing ops take NDArrays (strided views) and return new
- * contiguous NDArrays that the caller owns and frees with `free`/`deallocate`. Ops enqueue and return
- * at once; `read` resolves with the data once queued work is done; `synchronize()` waits for all of it.
- *
- * Errors: ShapeMismatchError, DTypeError, OutOfMemoryError, UseAfterFreeError, DeviceMismatchError,
- * InvalidArgumentError, UnsupportedOpError — always thrown before any output is allocated or any
- * input is touched. Every argument is validated (BaseBackend, hal/src/contract/validate.ts): null, undefined or
- * a wrong type where an array, buffer, shape, axis list, pair list, number or boolean is expected is
- * an InvalidArgumentError naming the op and the argument (never a bare TypeError); a view reaching
- * outside its buffer is an InvalidArgumentError; an op name outside UNARY_OPS/BINARY_OPS/REDUCE_OPS is
- * an UnsupportedOpError naming op, dtype and backend. Async methods (`read`) reject with these errors.
- */
 /**
  * One method per elementwise op of the op table (hal/src/ops/): `be.exp(x)` is `be.unary('exp', x)`,
  * `be.add(a, b)` is `be.binary('add', a, b)`. Derived from the table, so a new op gets its method.
@@ -123,6 +122,19 @@ export type ReduceMethods = {
   [K in ReduceOp]: (x: NDArray, axes?: number | readonly number[], keepdims?: boolean) => NDArray;
 };
 
+/**
+ * The contract every backend fulfils. User-facing ops take NDArrays (strided views) and return new
+ * contiguous NDArrays that the caller owns and frees with `free`/`deallocate`. Ops enqueue and return
+ * at once; `read` resolves with the data once queued work is done; `synchronize()` waits for all of it.
+ *
+ * Errors: ShapeMismatchError, DTypeError, OutOfMemoryError, UseAfterFreeError, DeviceMismatchError,
+ * InvalidArgumentError, UnsupportedOpError — always thrown before any output is allocated or any
+ * input is touched. Every argument is validated (BaseBackend, hal/src/contract/validate.ts): null, undefined or
+ * a wrong type where an array, buffer, shape, axis list, pair list, number or boolean is expected is
+ * an InvalidArgumentError naming the op and the argument (never a bare TypeError); a view reaching
+ * outside its buffer is an InvalidArgumentError; an op name outside UNARY_OPS/BINARY_OPS/REDUCE_OPS is
+ * an UnsupportedOpError naming op, dtype and backend. Async methods (`read`) reject with these errors.
+ */
 export interface ComputeBackend extends ElementwiseMethods, ReduceMethods, LayoutMethods {
   /** Registry name: `cpu`, `wasm`, `webgpu`, ... */
   readonly name: string;
@@ -130,6 +142,7 @@ export interface ComputeBackend extends ElementwiseMethods, ReduceMethods, Layou
   readonly id: string;
   /** Human-readable device, e.g. "JavaScript (V8 11.3, 2 cores)" or the GPU adapter's description. */
   readonly deviceName: string;
+  /** Where it computes: `cpu` (JavaScript, WASM) or `gpu` (a WebGPU adapter). */
   readonly deviceType: DeviceType;
   /**
    * The arithmetic this backend implements (tolerances of the conformance suite follow it). Optional:
@@ -142,7 +155,14 @@ export interface ComputeBackend extends ElementwiseMethods, ReduceMethods, Layou
   /** Number of live (allocated, not freed) buffers; used by leak checks. */
   liveBufferCount(): number;
   /** Bytes held by live buffers, and the highest value that has reached since creation. */
-  memoryStats(): { liveBytes: number; peakBytes: number; liveBuffers: number };
+  memoryStats(): {
+    /** Bytes held by live buffers now. */
+    liveBytes: number;
+    /** The highest `liveBytes` since the backend was created. */
+    peakBytes: number;
+    /** Number of live buffers (as liveBufferCount()). */
+    liveBuffers: number;
+  };
 
   /**
    * Allocates `size` elements of `dtype` (contents unspecified). InvalidArgumentError unless `size` is a
@@ -159,12 +179,14 @@ export interface ComputeBackend extends ElementwiseMethods, ReduceMethods, Layou
    * (ShapeMismatchError otherwise).
    */
   write(buffer: DeviceBuffer, data: HostArray): void;
+  /** The seed's name for `write`: the same call, the same checks and errors. */
   copyToDevice(buffer: DeviceBuffer, data: HostArray): void;
   /**
    * Copies an array (any view) or a whole buffer back to the host (copy from device), after queued
    * work completes. Rejects with InvalidArgumentError for anything else, UseAfterFreeError if freed.
    */
   read(x: NDArray | DeviceBuffer): Promise<HostArray>;
+  /** The seed's name for `read`: the same call, the same checks and errors. */
   copyFromDevice(x: NDArray | DeviceBuffer): Promise<HostArray>;
   /** Starts a read of everything queued so far and returns a handle to poll or await; bad arguments throw at once. */
   readHandle(x: NDArray | DeviceBuffer): ReadHandle<HostArray>;
@@ -191,20 +213,59 @@ export interface ComputeBackend extends ElementwiseMethods, ReduceMethods, Layou
 
   // Elementwise ops: `binary(op, a, b)` with NumPy broadcasting and `unary(op, x)`, plus one method per
   // op of the op table (`add(a, b)`, `exp(x)`, ...: ElementwiseMethods). Semantics: docs/OPS.md.
+  /**
+   * Binary op `op` of the op table (BINARY_OPS) on a and b broadcast together (NumPy rules; a number is a
+   * scalar of the other operand's dtype) → a new array of the broadcast shape, of the operands' dtype (bool
+   * for comparisons). ShapeMismatchError when the shapes do not broadcast; DTypeError for mixed dtypes;
+   * UnsupportedOpError for an op outside the table or a dtype the op does not take (`binaryTakes`).
+   */
   binary(op: BinaryOp, a: Operand, b: Operand): NDArray;
+  /**
+   * Unary op `op` of the op table (UNARY_OPS) elementwise → a new array of x's shape and dtype.
+   * UnsupportedOpError for an op outside the table or a dtype the op does not take (`unaryTakes`).
+   */
   unary(op: UnaryOp, x: NDArray): NDArray;
 
   // Reductions over any set of axes: an integer, an array of integers (negative count from the end;
   // out of range or repeated: InvalidArgumentError) or undefined for all; keepdims a boolean. Plus one
   // method per reduction of the op table (`sum`, `max`, `min`, `prod`: ReduceMethods).
+  /**
+   * Mean over `axes` (sum × 1/n; NaN over an empty axis), float32 or float64 (UnsupportedOpError otherwise).
+   * Reduced dims are dropped, or kept as size 1 with `keepdims`.
+   */
   mean(x: NDArray, axes?: number | readonly number[], keepdims?: boolean): NDArray;
+  /**
+   * Reduction `op` of the op table (REDUCE_OPS: sum, prod, max, min) over `axes` (all when undefined):
+   * sum of nothing is 0, prod 1, max −Inf, min +Inf; NaN propagates. Reduced dims are dropped, or kept as
+   * size 1 with `keepdims`. UnsupportedOpError for an op outside the table or a dtype it does not take.
+   */
   reduce(op: ReduceOp, x: NDArray, axes?: number | readonly number[], keepdims?: boolean): NDArray;
 
   // Movement: views without a copy (reshape copies only when the strides do not allow a view).
+  /**
+   * The same elements in row-major order as `shape` (one dim may be -1, inferred): a view when the strides
+   * allow, else a contiguous copy. ShapeMismatchError when the element counts differ.
+   */
   reshape(x: NDArray, shape: readonly number[]): NDArray;
+  /**
+   * A view with dims reordered, no copy: out.shape[i] = x.shape[perm[i]]. InvalidArgumentError unless perm is
+   * a permutation of 0..rank−1.
+   */
   permute(x: NDArray, perm: readonly number[]): NDArray;
+  /**
+   * A view broadcast to `shape` (NumPy rules: new leading dims, size-1 dims repeated with stride 0), no copy.
+   * ShapeMismatchError when a dim is neither equal to the target's nor 1.
+   */
   expand(x: NDArray, shape: readonly number[]): NDArray;
+  /**
+   * A view keeping `[start, end)` of each dim (`bounds[i] = [start, end]`, 0 ≤ start ≤ end ≤ dim), no copy.
+   * InvalidArgumentError unless there is one valid pair per dimension.
+   */
   shrink(x: NDArray, bounds: readonly (readonly [number, number])[]): NDArray;
+  /**
+   * A view taking every `steps[i]`-th element of dim i (`x[::2]`; negative walks backwards, `x[::-1]`), no copy.
+   * InvalidArgumentError for a step of 0 or not one step per dimension.
+   */
   stride(x: NDArray, steps: readonly number[]): NDArray;
   /**
    * Pads each dimension with `pads[i] = [before, after]` elements (a new array): `value` in mode
@@ -230,7 +291,15 @@ export interface ComputeBackend extends ElementwiseMethods, ReduceMethods, Layou
   matmul(a: NDArray, b: NDArray, bias?: NDArray | null): NDArray;
 
   // Composite ops: built once from primitives; a backend may override any of them with a fused kernel.
+  /**
+   * exp(x − max) / Σ exp(x − max) along `axis` (default −1), for float x: same shape and dtype as x.
+   * InvalidArgumentError for an axis out of range.
+   */
   softmax(x: NDArray, axis?: number): NDArray;
+  /**
+   * (x − max) − log Σ exp(x − max) along `axis` (default −1), for float x: same shape and dtype as x, stable
+   * for large logits. InvalidArgumentError for an axis out of range.
+   */
   logSoftmax(x: NDArray, axis?: number): NDArray;
   /** float32 x → log Σ exp(x) over the axes (all when absent), stably; −Inf over an empty axis. */
   logsumexp(x: NDArray, axes?: number | readonly number[], keepdims?: boolean): NDArray;
@@ -240,7 +309,16 @@ export interface ComputeBackend extends ElementwiseMethods, ReduceMethods, Layou
    * Terms whose label is 0 contribute 0 (a masked −Inf logit keeps the loss finite); see ops.ts.
    * ShapeMismatchError unless both are [N, C]; DTypeError unless both are float32.
    */
-  softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad?: boolean): { loss: NDArray; grad?: NDArray };
+  softmaxCrossEntropy(
+    logits: NDArray,
+    labels: NDArray,
+    withGrad?: boolean,
+  ): {
+    /** Per-row loss, [N]. */
+    loss: NDArray;
+    /** softmax(logits) − labels, [N, C]; present only with `withGrad`. */
+    grad?: NDArray;
+  };
   /**
    * One Adam/AdamW update, in place on param, m and v (distinct float32 buffers of the gradient's size).
    * InvalidArgumentError, before anything is written, unless every hyper-parameter is finite with
@@ -255,30 +333,26 @@ export interface ComputeBackend extends ElementwiseMethods, ReduceMethods, Layou
   sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void;
 }
 
-/**
- * Random arrays from the Philox4x32-10 stream of a seed, the same on every backend: `randomUniform`,
- * `randomNormal`, `bernoulli` (RandomMethods, hal/src/families/random/sampling.ts).
- */
+// Random arrays from the Philox4x32-10 stream of a seed, the same on every backend: `randomUniform`,
+// `randomNormal`, `bernoulli` (RandomMethods, hal/src/families/random/sampling.ts).
 export interface ComputeBackend extends RandomMethods {}
-/** gather, scatterAdd, scatter and oneHot (IndexingMethods, hal/src/families/indexing/indexing.ts). */
+// gather, scatterAdd, scatter and oneHot (IndexingMethods, hal/src/families/indexing/indexing.ts).
 export interface ComputeBackend extends IndexingMethods {}
-/** gatherND, scatterND and scatterElements (IndexingNDMethods, hal/src/families/indexing/indexing-nd.ts). */
+// gatherND, scatterND and scatterElements (IndexingNDMethods, hal/src/families/indexing/indexing-nd.ts).
 export interface ComputeBackend extends IndexingNDMethods {}
-/** argmax and argmin (ArgReduceMethods, hal/src/families/indexing/argreduce.ts). */
+// argmax and argmin (ArgReduceMethods, hal/src/families/indexing/argreduce.ts).
 export interface ComputeBackend extends ArgReduceMethods {}
-/** conv, convTranspose, maxPool and avgPool (ConvMethods, hal/src/families/conv/conv-methods.ts). */
+// conv, convTranspose, maxPool and avgPool (ConvMethods, hal/src/families/conv/conv-methods.ts).
 export interface ComputeBackend extends ConvMethods {}
-/** where, any, all, isnan, isinf, isfinite, logicalNot and bitwiseNot (LogicMethods, families/logic/logic.ts). */
+// where, any, all, isnan, isinf, isfinite, logicalNot and bitwiseNot (LogicMethods, families/logic/logic.ts).
 export interface ComputeBackend extends LogicMethods {}
 
-/**
- * quantizeLinear, dequantizeLinear, matmulInteger, convInteger and matmulIntegerToFloat (QuantMethods,
- * hal/src/families/quant/quantize.ts).
- */
+// quantizeLinear, dequantizeLinear, matmulInteger, convInteger and matmulIntegerToFloat (QuantMethods,
+// hal/src/families/quant/quantize.ts).
 export interface ComputeBackend extends QuantMethods {}
-/** nllLoss, crossEntropy and binaryCrossEntropyWithLogits (LossMethods, hal/src/families/loss/losses.ts). */
+// nllLoss, crossEntropy and binaryCrossEntropyWithLogits (LossMethods, hal/src/families/loss/losses.ts).
 export interface ComputeBackend extends LossMethods {}
-/** layerNorm and layerNormBackward (NormMethods, hal/src/families/norm/norm.ts). */
+// layerNorm and layerNormBackward (NormMethods, hal/src/families/norm/norm.ts).
 export interface ComputeBackend extends NormMethods {}
-/** cumsum and topk (ScanMethods, hal/src/families/scan/scan.ts). */
+// cumsum and topk (ScanMethods, hal/src/families/scan/scan.ts).
 export interface ComputeBackend extends ScanMethods {}
