@@ -29,7 +29,7 @@ import { CASES } from '@polyhal/conformance';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 describe('op table', () => {
-  test("the HAL op lists and int32 sets are the table's entries, in table order (the WASM op codes)", () => {
+  test("the HAL op lists and int32 sets are the table's entries, in table order", () => {
     expect([...UNARY_OPS]).toEqual(Object.keys(UNARY_OP_DEFS));
     expect([...BINARY_OPS]).toEqual(Object.keys(BINARY_OP_DEFS));
     expect([...INT32_UNARY_OPS]).toEqual(UNARY_OPS.filter((op) => (UNARY_OP_DEFS[op] as UnaryOpDef).i32));
@@ -135,7 +135,7 @@ describe('op table', () => {
 
 // The reductions' entries (hal/src/ops/reduce.ts), held to themselves the same way.
 describe('op table: reductions', () => {
-  test("REDUCE_OPS and INT32_REDUCE_OPS are the table's entries, in table order (the WASM op codes)", () => {
+  test("REDUCE_OPS and INT32_REDUCE_OPS are the table's entries, in table order", () => {
     expect([...REDUCE_OPS]).toEqual(Object.keys(REDUCE_OP_DEFS));
     expect([...INT32_REDUCE_OPS]).toEqual(REDUCE_OPS.filter((op) => (REDUCE_OP_DEFS[op] as ReduceOpDef).i32));
   });

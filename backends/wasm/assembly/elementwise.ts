@@ -9,16 +9,16 @@ import {
 } from './binary-scalar';
 import { erf64, erfc64, sigmoid64 } from './special';
 import { vacosh, vasinh, vcosh, vexpm1, vlog1p, vsinh, vsoftplus } from './vmath';
+// The op codes by name (scripts/op-codes.mjs, from the op table; src/ dispatches with the same codes).
+import {
+  ABS, ACOS, ACOSH, ADD, ASIN, ASINH, ATAN, ATANH, BIT_SHIFT_LEFT, BIT_SHIFT_RIGHT, BITWISE_AND, BITWISE_OR,
+  BITWISE_XOR, CEIL, CMPLT, COSH, DIV, EQUAL, ERF, EXP, EXP2, EXPM1, FLOOR, FLOOR_DIV, FMOD, GELU, GELU_GRAD,
+  GELU_TANH, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL, LOG, LOG1P, LOG2, LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR,
+  MAXIMUM, MINIMUM, MOD, MUL, NEG, NOT_EQUAL, POW, RECIP, RELU, ROUND, SIGMOID, SIGN, SILU, SIN, SINH,
+  SOFTPLUS, SQRT, SUB, TAN, TANH, TRUNC, TRUNC_DIV,
+} from './generated/op-codes';
 
-// Op codes shared with src/dispatch-elementwise.ts (the op table's order).
-export const ADD = 0, SUB = 1, MUL = 2, DIV = 3, MAXIMUM = 4, MOD = 5, CMPLT = 6, MINIMUM = 7, POW = 8;
-// hal/src/ops/binary-logic.ts: the comparisons (→ bool 0/1), the truncated fmod, logical (bool) and bitwise (int32).
-export const EQUAL = 9, NOT_EQUAL = 10, LESS = 11, LESS_EQUAL = 12, GREATER = 13, GREATER_EQUAL = 14, FMOD = 15;
-export const LOGICAL_AND = 16, LOGICAL_OR = 17, LOGICAL_XOR = 18, BITWISE_AND = 19, BITWISE_OR = 20, BITWISE_XOR = 21;
-// hal/src/ops/binary-int.ts: the rounded divisions (float32, int32) and the int32 shifts.
-export const FLOOR_DIV = 22, TRUNC_DIV = 23, BIT_SHIFT_LEFT = 24, BIT_SHIFT_RIGHT = 25;
-// hal/src/ops/binary.ts: gelu's gradient g·(Φ(x) + x·φ(x)), in f64 and rounded once.
-export const GELU_GRAD = 26;
+// gelu's gradient (GELU_GRAD, hal/src/ops/binary.ts): g·(Φ(x) + x·φ(x)), in f64 and rounded once.
 const ONE_OVER_SQRT_2PI: f64 = 0.3989422804014327;
 function geluGradF(x: f32, g: f32): f32 {
   if (x == Infinity) return g;
@@ -26,11 +26,6 @@ function geluGradF(x: f32, g: f32): f32 {
   const v = <f64>x;
   return <f32>(<f64>g * (0.5 * erfc64(-v * Math.SQRT1_2) + v * Math.exp(-0.5 * v * v) * ONE_OVER_SQRT_2PI));
 }
-export const NEG = 0, EXP = 1, LOG = 2, RELU = 3, SIGMOID = 4, TANH = 5, SQRT = 6, RECIP = 7, EXP2 = 8,
-    LOG2 = 9, SIN = 10, COS = 11, ABS = 12;
-export const SIGN = 13, FLOOR = 14, CEIL = 15, ROUND = 16, TRUNC = 17;
-export const ERF = 18, LOG1P = 19, EXPM1 = 20, SOFTPLUS = 21, GELU = 22, GELU_TANH = 23, SILU = 24;
-export const TAN = 25, ASIN = 26, ACOS = 27, ATAN = 28, SINH = 29, COSH = 30, ASINH = 31, ACOSH = 32, ATANH = 33;
 // geluTanh(x) = x·sigmoid(2√(2/π)·(x + 0.044715·x³))
 const GELU_2C: f64 = 1.5957691216057308, GELU_A: f64 = 0.044715;
 
@@ -44,6 +39,11 @@ const GELU_2C: f64 = 1.5957691216057308, GELU_A: f64 = 0.044715;
     case MINIMUM: return f32x4.min(a, b); // NaN-propagating, as maximum
     default: return v128.and(f32x4.lt(a, b), f32x4.splat(1.0));
   }
+}
+
+/** The ops with an f32x4 form (vbin). */
+@inline function hasVbin(op: i32): bool {
+  return op == ADD || op == SUB || op == MUL || op == DIV || op == MAXIMUM || op == CMPLT || op == MINIMUM;
 }
 
 @inline function fmodFloored(x: f32, y: f32): f32 {
@@ -109,8 +109,7 @@ export function binaryF32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
       pa += <usize>i << 2;
       pb += <usize>i << 2;
     }
-    // The ops with an f32x4 form (vbin): codes up to MINIMUM but MOD.
-    if (op <= MINIMUM && op != MOD && (aStep == 1 || aStep == 0) && (bStep == 1 || bStep == 0)) {
+    if (hasVbin(op) && (aStep == 1 || aStep == 0) && (bStep == 1 || bStep == 0)) {
       const sa = f32x4.splat(load<f32>(pa));
       const sb = f32x4.splat(load<f32>(pb));
       const ia = <usize>(aStep << 4);

@@ -4,6 +4,8 @@
 // int32) and scatter skips the update. scatter applies the updates in index order (replace keeps the
 // last; add and mul combine in that order): deterministic.
 
+import { SCATTER_ADD, SCATTER_NONE } from './generated/op-codes';
+
 @inline function position(i: i32, dim: i32): i32 {
   const j = i < 0 ? i + dim : i;
   return j >= 0 && j < dim ? j : -1;
@@ -45,8 +47,8 @@ export function gather32(
 
 /**
  * out [O, D, I] = target, then updates[o, k, i] combined at [o, position(idx[k]), i] for k = 0, 1, ...
- * — `red` 0: replaced, 1: added, 2: multiplied (`isInt`: int32, wrapping; else float32, rounded at
- * each step).
+ * — `red` SCATTER_NONE: replaced, SCATTER_ADD: added, SCATTER_MUL: multiplied (`isInt`: int32, wrapping; else
+ * float32, rounded at each step).
  */
 export function scatter32(
   red: i32, isInt: i32, t: usize, tOff: i32, to: i32, td: i32, ti: i32, o: i32, dim: i32, n: i32,
@@ -81,12 +83,12 @@ export function scatter32(
 
 /** n contiguous updates at v combined into q: replace by memory.copy, add with SIMD (four lanes at a time). */
 function combineRow(red: i32, isInt: i32, q: usize, v: usize, n: i32): void {
-  if (red == 0) {
+  if (red == SCATTER_NONE) {
     memory.copy(q, v, <usize>n << 2);
     return;
   }
   let c = 0;
-  if (red == 1) {
+  if (red == SCATTER_ADD) {
     for (; c + 4 <= n; c += 4) {
       const o = <usize>c << 2;
       const a = v128.load(q + o);
@@ -97,12 +99,12 @@ function combineRow(red: i32, isInt: i32, q: usize, v: usize, n: i32): void {
   combineStrided(red, isInt, q + (<usize>c << 2), v + (<usize>c << 2), 0, 1, n - c);
 }
 
-/** n updates from u at element p, stride ui, combined into the contiguous row q (red 0 replace, 1 add, 2 mul). */
+/** n updates from u at element p, stride ui, combined into the contiguous row q (replace, add or multiply). */
 function combineStrided(red: i32, isInt: i32, q: usize, u: usize, p: i32, ui: i32, n: i32): void {
   for (let c = 0; c < n; c++) {
     const v = u + (<usize>p << 2);
-    if (red == 0) store<i32>(q, load<i32>(v));
-    else if (red == 1) {
+    if (red == SCATTER_NONE) store<i32>(q, load<i32>(v));
+    else if (red == SCATTER_ADD) {
       if (isInt) store<i32>(q, load<i32>(q) + load<i32>(v));
       else store<f32>(q, load<f32>(q) + load<f32>(v));
     } else if (isInt) store<i32>(q, load<i32>(q) * load<i32>(v));

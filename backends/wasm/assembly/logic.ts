@@ -3,7 +3,7 @@
 // whose output is bool (int32 0 or 1), and where. Rows whose steps are all 0 or 1 run on f32x4/i32x4;
 // other steps run scalar. Semantics: hal/src/ops/binary-logic.ts and hal/src/families/logic/logic.ts.
 
-import { EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL, NOT_EQUAL } from './elementwise';
+import { EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL, NOT_EQUAL } from './generated/op-codes';
 
 // IEEE comparisons: false with a NaN operand except ≠, which is true; −0 = +0. True lanes are −1: masked to 1.
 @inline function vcmp(op: i32, a: v128, b: v128): v128 {

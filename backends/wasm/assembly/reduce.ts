@@ -1,5 +1,5 @@
-// Reductions over a kept plan × reduced plan (see src/kernels.ts). `op` is the reduction's index in
-// the HAL's op table (REDUCE_OPS): 0 sum, 1 max, 2 min, 3 prod. float32 sums and products accumulate
+// Reductions over a kept plan × reduced plan (see src/kernels.ts). `op` is the reduction's code
+// (SUM, MAX, MIN, PROD: generated/op-codes.ts, from the HAL's REDUCE_OPS). float32 sums and products accumulate
 // in float64 (f64x2 lanes on contiguous rows), so their error does not grow with n. `outer` mode, used
 // when a kept axis has the smallest stride (column sums), accumulates whole output rows in a float64
 // scratch instead. Every count here (kN, kRows, rN, rRows) is below 2^31: the caller folds broadcast
@@ -7,10 +7,7 @@
 // prod ^ reps, max and min unchanged) — so a broadcast view of 2^32 and more elements never reaches an
 // i32 counter.
 
-const SUM = 0;
-const MAX = 1;
-const MIN = 2;
-const PROD = 3;
+import { MAX, MIN, PROD, SUM } from './generated/op-codes';
 
 @inline function initF(op: i32): f64 {
   return op == MAX ? -Infinity : op == MIN ? Infinity : op == PROD ? 1 : 0;

@@ -4,23 +4,15 @@
  * kernel in linear memory (withPlan), and an output of at least elementwiseThreadThreshold elements
  * is split across the worker pool by rows, or by element ranges when there are few long rows.
  */
-import {
-  BINARY_OPS,
-  type BinaryOp,
-  contiguousStrides,
-  type DeviceBuffer,
-  type NDArray,
-  planRows,
-  type RowPlan,
-  type UnaryOp,
-  UNARY_OPS,
-} from '@polyhal/hal';
+import { contiguousStrides, type DeviceBuffer, type NDArray, planRows, type RowPlan } from '@polyhal/hal';
 import { type WasmContext, withPlan } from './context.js';
 import type { JobKernel } from './threads.js';
 
-/** The kernels' op codes (binaryF32/binaryI32, unaryF32/unaryI32 switch on them): the op table's order. */
-export const BINARY_CODES = Object.fromEntries(BINARY_OPS.map((op, i) => [op, i])) as Record<BinaryOp, number>;
-export const UNARY_CODES = Object.fromEntries(UNARY_OPS.map((op, i) => [op, i])) as Record<UnaryOp, number>;
+/**
+ * The kernels' op codes by op name (binaryF32/binaryI32/compareF32 and unaryF32/unaryI32 switch on them),
+ * written with the kernels' constants by scripts/op-codes.mjs from the op table.
+ */
+export { BINARY_CODES, UNARY_CODES } from './generated/op-codes.js';
 
 const rowMajor = contiguousStrides;
 

@@ -97,7 +97,7 @@ export interface KernelExports {
   fillF32(out: number, n: number, value: number): void;
   fillI32(out: number, n: number, value: number): void;
   reduceF32(
-    /** The reduction's index in REDUCE_OPS (0 sum, 1 max, 2 min, 3 prod). */
+    /** The reduction's code, REDUCE_CODES[op] (generated/op-codes.ts). */
     op: number,
     x: number,
     kN: number,
@@ -114,7 +114,7 @@ export interface KernelExports {
     reps: number,
   ): void;
   reduceI32(
-    /** The reduction's index in REDUCE_OPS (0 sum, 1 max, 2 min, 3 prod). */
+    /** The reduction's code, REDUCE_CODES[op] (generated/op-codes.ts). */
     op: number,
     x: number,
     kN: number,
@@ -186,7 +186,7 @@ export interface KernelExports {
   /** assembly/gather.ts: x (ptr, offset, strides o/d/i), O, D, I, indices (ptr, offset, stride), K, out, fill bits. */
   gather32(...args: number[]): void;
   /**
-   * assembly/gather.ts: reduction (0 none, 1 add, 2 mul), isInt, target (ptr, offset, strides), O, D, I,
+   * assembly/gather.ts: reduction (SCATTER_CODES: none, add, mul), isInt, target (ptr, offset, strides), O, D, I,
    * indices (ptr, offset, stride), K, updates (ptr, offset, strides), out.
    */
   scatter32(...args: number[]): void;

@@ -19,7 +19,6 @@ import {
   planRows,
   type ReduceOp,
   type RowPlan,
-  SCATTER_REDUCTIONS,
   type ScatterReduction,
   type SgdStepParams,
   splitReduceAxes,
@@ -28,7 +27,6 @@ import {
   storageToHost,
   type UnaryOp,
   REDUCE_OP_DEFS,
-  REDUCE_OPS,
   UnsupportedOpError,
 } from '@polyhal/hal';
 import type { PhiloxStream } from '@polyhal/hal';
@@ -38,6 +36,7 @@ import { BINARY_CODES, dispatchBinary, dispatchUnary, dispatchWhere, UNARY_CODES
 import { dispatchAdam, dispatchSgd, dispatchSoftmaxCrossEntropy } from './dispatch-fused.js';
 import { dispatchMatmul } from './dispatch-matmul.js';
 import { dispatchPhilox } from './dispatch-random.js';
+import { REDUCE_CODES, SCATTER_CODES } from './generated/op-codes.js';
 import { WasmHeap } from './memory.js';
 import type { KernelExports } from './module.js';
 import type { WasmBackendOptions } from './options.js';
@@ -370,8 +369,7 @@ export class WasmBackend extends BaseBackend {
       red.shape.push(d);
       red.strides.push(s);
     });
-    // The kernels' op code is the reduction's index in the op table: 0 sum, 1 max, 2 min, 3 prod.
-    const code = REDUCE_OPS.indexOf(op);
+    const code = REDUCE_CODES[op]; // reduceF32/reduceI32's code (scripts/op-codes.mjs)
     // An int32 product repeats by x^reps modulo 2^32: odd x have order dividing 2^30 and even x reach 0
     // by x^32, so an exponent ≥ 32 congruent to reps modulo 2^30 gives the same result and fits an i32.
     if (op === 'prod' && reps >= 2 ** 31) repsI32 = (reps % 2 ** 30) + 2 ** 30;
@@ -481,7 +479,7 @@ export class WasmBackend extends BaseBackend {
     const [u, uOff, uo, uk, ui] = this.view3(updates);
     const idx = [this.ptr(indices.buffer), indices.offset, indices.strides[0]!, indices.shape[0]!];
     const isInt = target.dtype !== 'float32' ? 1 : 0;
-    const red = SCATTER_REDUCTIONS.indexOf(reduction);
+    const red = SCATTER_CODES[reduction];
     this.k.scatter32(red, isInt, ...this.view3(target), ...idx, u!, uOff!, uo!, uk!, ui!, this.ptr(out));
   }
 

@@ -1,8 +1,8 @@
 /**
- * The integer-valued divisions and the shifts, appended to the binary table after binary-logic.ts (the
- * order numbers the WASM kernels' op codes): floorDiv (NumPy floor_divide, Python //, PyTorch
- * div(rounding_mode='floor')), truncDiv (C's /, PyTorch div(rounding_mode='trunc')), then the int32
- * shifts bitShiftLeft and bitShiftRight (PyTorch bitwise_left_shift, bitwise_right_shift).
+ * The integer-valued divisions and the shifts, appended to the binary table after binary-logic.ts:
+ * floorDiv (NumPy floor_divide, Python //, PyTorch div(rounding_mode='floor')), truncDiv (C's /,
+ * PyTorch div(rounding_mode='trunc')), then the int32 shifts bitShiftLeft and bitShiftRight (PyTorch
+ * bitwise_left_shift, bitwise_right_shift).
  *
  * float32 floorDiv and truncDiv are exact: the float32 rounding of floor (trunc) of the exact quotient.
  * floor(x/y) of the rounded quotient is not: float32 1/0.1 rounds to 10, while the float32 0.1 exceeds 1/10

@@ -1,8 +1,8 @@
 /**
- * The binary ops beyond arithmetic, appended to the binary table (binary.ts; the order numbers the
- * WASM kernels' op codes): the six comparisons (float32, int32; equal and notEqual also bool) and
- * the truncated remainder fmod, then the logical ops on bool and the bitwise ops on int32. A result of
- * dtype bool is stored as an int32 0/1 (dtype.ts). None is differentiable except fmod.
+ * The binary ops beyond arithmetic, appended to the binary table (binary.ts): the six comparisons
+ * (float32, int32; equal and notEqual also bool) and the truncated remainder fmod, then the logical ops
+ * on bool and the bitwise ops on int32. A result of dtype bool is stored as an int32 0/1 (dtype.ts).
+ * None is differentiable except fmod.
  */
 import type { NDArray } from '../core/ndarray.js';
 import { withTemps } from '../core/temps.js';

@@ -1,6 +1,7 @@
 /**
  * The elementwise binary ops (NumPy broadcasting through strides): one entry each (see types.ts).
- * The ORDER is the ops' numbering in the WASM kernels: append new ops at the end.
+ * The WASM kernels' op codes are generated from the entries' names (backends/wasm/scripts/op-codes.mjs),
+ * so an entry may go anywhere.
  */
 import type { NDArray } from '../core/ndarray.js';
 import { withTemps } from '../core/temps.js';

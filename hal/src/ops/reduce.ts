@@ -1,6 +1,6 @@
 /**
- * The reductions: one entry each (see ReduceOpDef in types.ts). The ORDER is the ops' numbering in
- * the WASM kernels (`REDUCE_OPS[i]` is op code i): append new ops at the end. `mean` is not an entry:
+ * The reductions: one entry each (see ReduceOpDef in types.ts); the WASM kernels' op codes are generated
+ * from the entries' names (backends/wasm/scripts/op-codes.mjs), so order is free. `mean` is not an entry:
  * it is composed as sum × (1/n) by the HAL.
  */
 import type { NDArray } from '../core/ndarray.js';

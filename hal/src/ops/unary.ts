@@ -1,7 +1,7 @@
 /**
- * The elementwise unary ops: one entry each (see types.ts). The ORDER is the ops' numbering in the
- * WASM kernels (`UNARY_OPS[i]` is op code i): append new ops at the end — of the last family file
- * spread in below (unary-rounding.ts, unary-special.ts, then unary-trig.ts).
+ * The elementwise unary ops: one entry each (see types.ts), spread in from family files below
+ * (unary-rounding.ts, unary-special.ts, unary-trig.ts). The WASM kernels' op codes are generated from the
+ * entries' names (backends/wasm/scripts/op-codes.mjs), so an entry may go anywhere.
  */
 import { withTemps } from '../core/temps.js';
 import { EXACT, TRANSCENDENTAL, ULP1, ULP4, type UnaryOpDef } from './types.js';
