@@ -17,7 +17,7 @@ import {
   softmaxComposite,
   softmaxCrossEntropyComposite,
 } from './families/composite/composites.js';
-import { type DType, DTYPE_LIST, intRange, isDType, type StorageArray } from './core/dtype.js';
+import { type DType, DTYPE_LIST, dtypeDescriptor, isDType, isNarrow } from './core/dtype.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError, UnsupportedOpError } from './core/errors.js';
 import {
   type DeviceBuffer,
@@ -40,10 +40,9 @@ import {
   type UnaryOp,
   unaryTakes,
 } from './ops/index.js';
-import { installNarrowKernels } from './contract/narrow.js';
 import { broadcastShapes, contiguousStrides, normalizeAxes, sizeOf } from './core/shape.js';
 import { softmaxCrossEntropyFrame } from './families/loss/fused.js';
-import { type BaseBackendOptions, StorageBackend } from './contract/storage-backend.js';
+import { StorageBackend } from './contract/storage-backend.js';
 import { withTemps } from './core/temps.js';
 import { type PhiloxStream, philoxUniformFill } from './core/philox.js';
 import { installRandomOps, type RandomMethods } from './families/random/sampling.js';
@@ -85,23 +84,36 @@ import {
   UNARY_OP_SET,
 } from './contract/validate.js';
 
-export { type HookSpec, missingHooks, OPTIONAL_HOOKS, REQUIRED_HOOKS } from './contract/hooks.js';
+import type { HookArgs, HookResult } from './contract/hooks.js';
+export {
+  type BackendHooks,
+  type HookSpec,
+  missingHooks,
+  OPTIONAL_HOOKS,
+  type OptionalBackendHooks,
+  REQUIRED_HOOKS,
+} from './contract/hooks.js';
 export type { BaseBackendOptions } from './contract/storage-backend.js';
 
 /**
  * The HAL implemented once over a small set of kernels. A backend extends this class and implements
- * the hook set REQUIRED_HOOKS (hal/src/contract/hooks.ts): four storage hooks and ten kernels (unary, binary,
+ * the hooks of BackendHooks (hal/src/contract/hooks.ts): four storage hooks and ten kernels (unary, binary,
  * reduce, copy, copyInto, fill, gather, scatterAdd, matmul, where); every user-facing op — validation,
  * broadcasting, typed errors, composites such as softmax — comes from here, so all backends behave
- * alike. Composites and optimizer steps (OPTIONAL_HOOKS) may be overridden with fused kernels. Guide:
+ * alike. Composites and optimizer steps (OptionalBackendHooks) may be overridden with fused kernels. Guide:
  * docs/WRITING-A-BACKEND.md.
+ *
+ * Every op calls its kernels through one routing step, `this.route` (kernel-router.ts), which hands each
+ * hook the dtypes it takes: int8, uint8 and float16 as their storage dtype, narrowed after computing; float64
+ * to host kernels (each dtype's route is in its descriptor, core/dtype.ts).
  *
  * Kernel contracts: `out` is a fresh contiguous buffer of the output's size (except `assign` and
  * in-place optimizer steps); input views already have the output's shape (broadcast with stride 0)
  * for unary/binary; reduce axes are sorted and unique. The constructor throws BackendHookError naming
  * every required hook the subclass lacks (a plain-JS subclass is checked the same way).
  * Buffer bookkeeping, construction and checks (allocate, free, read, write, fromArray, full, check,
- * checkBuffer...) come from StorageBackend (storage-backend.ts); the ops and composites are here.
+ * checkBuffer...) come from StorageBackend (storage-backend.ts), as do the required hooks' abstract
+ * declarations; the ops and composites are here.
  */
 // The elementwise and reduction methods are defined on the prototype from the op table (end of file).
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: methods defined on the prototype
@@ -110,30 +122,6 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   abstract readonly deviceType: DeviceType;
   /** The strict class unless a backend declares otherwise (see ArithmeticClass). */
   readonly capabilities: BackendCapabilities = STRICT_CAPABILITIES;
-
-  /** Throws BackendHookError naming every required hook the subclass lacks (StorageBackend). */
-  constructor(options: BaseBackendOptions = {}, defaultLimit?: number) {
-    super(options, defaultLimit);
-    // int8, uint8 and float16 reach the kernels as their storage dtype, narrowed after computing (narrow.ts)
-    installNarrowKernels(this);
-  }
-
-  // ---- kernels: what a backend implements besides the storage hooks (contracts: hooks.ts, REQUIRED_HOOKS) ----
-  protected abstract unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void;
-  protected abstract binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void;
-  protected abstract reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void;
-  /** Materializes `x` into `out` (same element count), converting dtype if they differ. */
-  protected abstract copyKernel(x: NDArray, out: DeviceBuffer): void;
-  /** Writes `x` into `out` at `offset + Σ i_k·strides[k]` (pad, concat, tile, trilu: layout.ts). */
-  protected abstract copyIntoKernel(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void;
-  /** x [O, D, I], indices int32 [K] → out [O, K, I] (the fill rule of indexing.ts out of range). */
-  protected abstract gatherKernel(x: NDArray, indices: NDArray, out: DeviceBuffer): void;
-  /** target [O, D, I] + updates [O, K, I] added at indices [K] in index order → out [O, D, I]. */
-  protected abstract scatterAddKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer): void;
-  /** a: [...B, M, K], b: [...B, K, N] with identical batch shapes → out [...B, M, N]. */
-  protected abstract matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void;
-  /** out[i] = cond[i] ? x[i] : y[i]; cond bool (int32 0/1), x and y of out's dtype, all of out's shape. */
-  protected abstract whereKernel(cond: NDArray, x: NDArray, y: NDArray, out: DeviceBuffer): void;
 
   // ---- elementwise ----
   binary(op: BinaryOp, a: Operand, b: Operand): NDArray {
@@ -160,7 +148,7 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
       const vb = arr(b);
       const shape = broadcastShapes(va.shape, vb.shape);
       const out = this.allocate(sizeOf(shape), binaryResult(op, dtype));
-      this.guard(out, () => this.binaryKernel(op, expandView(va, shape), expandView(vb, shape), out));
+      this.guard(out, () => this.route.binary(op, expandView(va, shape), expandView(vb, shape), out));
       return viewOf(out, shape);
     } finally {
       for (const t of temps) this.free(t);
@@ -173,7 +161,7 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
       throw new UnsupportedOpError(String(op), x.dtype, this.name, `unary ops: ${[...UNARY_OP_SET].join(', ')}`);
     if (!dtypeTaken(unaryTakes(op), x.dtype)) throw new UnsupportedOpError(op, x.dtype, this.name);
     const out = this.allocate(sizeOf(x.shape), x.dtype);
-    this.guard(out, () => this.unaryKernel(op, x, out));
+    this.guard(out, () => this.route.unary(op, x, out));
     return viewOf(out, x.shape);
   }
 
@@ -194,11 +182,13 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     const ax = normalizeAxes(axes, x.shape.length);
     const kept = x.shape.filter((_, i) => !ax.includes(i));
     const shape = keepdims ? x.shape.map((d, i) => (ax.includes(i) ? 1 : d)) : kept;
-    // max and min over nothing in int8/uint8: the dtype's minimum and maximum (int32's would wrap to 0, −1)
-    if ((x.dtype === 'int8' || x.dtype === 'uint8') && (op === 'max' || op === 'min') && sizeOf(x.shape) === 0)
-      return this.full(shape, intRange(x.dtype)[op === 'max' ? 0 : 1], x.dtype);
+    // max and min over nothing in a narrow integer dtype (int8, uint8): its minimum and maximum (int32's
+    // would wrap to 0, −1)
+    const range = isNarrow(x.dtype) ? dtypeDescriptor(x.dtype).range : undefined;
+    if (range && (op === 'max' || op === 'min') && sizeOf(x.shape) === 0)
+      return this.full(shape, range[op === 'max' ? 0 : 1], x.dtype);
     const out = this.allocate(sizeOf(kept), x.dtype);
-    this.guard(out, () => this.reduceKernel(op, x, ax, out));
+    this.guard(out, () => this.route.reduce(op, x, ax, out));
     return viewOf(out, shape);
   }
 
@@ -283,8 +273,8 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   // Materialization is copyIntoKernel (a view written at row-major strides); copyKernel only converts dtypes.
   private copyAs(x: NDArray, dtype: DType): NDArray {
     const out = this.allocate(sizeOf(x.shape), dtype);
-    if (dtype !== x.dtype) this.guard(out, () => this.copyKernel(x, out));
-    else if (out.size > 0) this.guard(out, () => this.copyIntoKernel(x, out, contiguousStrides(x.shape), 0));
+    if (dtype !== x.dtype) this.guard(out, () => this.route.copy(x, out));
+    else if (out.size > 0) this.guard(out, () => this.route.copyInto(x, out, contiguousStrides(x.shape), 0));
     return viewOf(out, x.shape);
   }
 
@@ -303,13 +293,13 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     if (value.buffer === target) {
       const tmp = this.contiguous(value);
       try {
-        this.copyIntoKernel(tmp, target, contiguousStrides(tmp.shape), 0);
+        this.route.copyInto(tmp, target, contiguousStrides(tmp.shape), 0);
       } finally {
         this.free(tmp);
       }
       return;
     }
-    if (target.size > 0) this.copyIntoKernel(value, target, contiguousStrides(value.shape), 0);
+    if (target.size > 0) this.route.copyInto(value, target, contiguousStrides(value.shape), 0);
   }
 
   // ---- matmul ----
@@ -344,7 +334,7 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     const eb = flat ? b : expandView(b, [...batch, k, n]);
     const out = this.allocate(sizeOf(outShape), 'float32');
     if (n > 0 && fused) this.guard(out, () => this.matmulBiasKernel!(ea, eb, flatBias ?? fused, out));
-    else if (n > 0 || !flat) this.guard(out, () => this.matmulKernel(ea, eb, out));
+    else if (n > 0 || !flat) this.guard(out, () => this.route.matmul(ea, eb, out));
     const r = viewOf(out, outShape);
     return bias != null && !fused ? addBias(this, r, bias) : r;
   }
@@ -353,7 +343,7 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
    * Optional hook: out = a @ b + bias on float32 operands as matmulKernel takes them, bias a view of the
    * kernel's output shape (hal/src/families/matmul/matmul-bias.ts). Without it, matmul with a bias is matmul then add.
    */
-  protected matmulBiasKernel?(a: NDArray, b: NDArray, bias: NDArray, out: DeviceBuffer): void;
+  protected matmulBiasKernel?(...args: HookArgs<'matmulBiasKernel'>): HookResult<'matmulBiasKernel'>;
 
   /**
    * Integer matmul with an int32 result, exact modulo 2^32, of int32, int8 or uint8 operands (each its
@@ -378,7 +368,7 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     return viewOf(out, outShape);
   }
   /** Optional integer matmul (hooks.ts); without it, integer matmul is the composite of integer-matmul.ts. */
-  protected integerMatmulKernel?(a: NDArray, b: NDArray, out: DeviceBuffer): void;
+  protected integerMatmulKernel?(...args: HookArgs<'integerMatmulKernel'>): HookResult<'integerMatmulKernel'>;
 
   // ---- composites (override with fused kernels where it pays) ----
   /** softmax along `axis` (default -1). Throws InvalidArgumentError for an axis out of range. */
@@ -463,58 +453,37 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
    * no copy, element 0 first. With it the backend has float64, whose kernels run on the host
    * (host-float64.ts); without it creating a float64 array throws UnsupportedOpError.
    */
-  protected hostStorage?(buffer: DeviceBuffer): StorageArray;
+  protected hostStorage?(...args: HookArgs<'hostStorage'>): HookResult<'hostStorage'>;
+  /**
+   * Optional (hooks.ts): true to store float16 in 2 bytes per element (IEEE binary16), the kernels reading
+   * and writing binary16 in the float32 storage alias; without it float16 lives in float32 storage.
+   */
+  protected packedFloat16?(...args: HookArgs<'packedFloat16'>): HookResult<'packedFloat16'>;
   /** Optional fused cumsum (hooks.ts); without it, cumsum is the blocked-scan composite of scan.ts. */
-  protected cumsumKernel?(x: NDArray, out: DeviceBuffer, exclusive: boolean, reverse: boolean): void;
+  protected cumsumKernel?(...args: HookArgs<'cumsumKernel'>): HookResult<'cumsumKernel'>;
   /** Optional fused topk (hooks.ts; false declines); without it, topk is the tournament composite of scan.ts. */
-  protected topkKernel?(
-    x: NDArray,
-    k: number,
-    largest: boolean,
-    values: DeviceBuffer,
-    indices: DeviceBuffer,
-  ): boolean | void;
+  protected topkKernel?(...args: HookArgs<'topkKernel'>): HookResult<'topkKernel'>;
   /** Optional fused argmax/argmin along axis 1 of [O, n, I] (hooks.ts); without it, argreduce.ts's composite. */
-  protected argReduceKernel?(op: 'argmax' | 'argmin', x: NDArray, lastIndex: boolean, out: DeviceBuffer): void;
+  protected argReduceKernel?(...args: HookArgs<'argReduceKernel'>): HookResult<'argReduceKernel'>;
   /** Optional fused oneHot: indices [N] → out [N, depth] float32 (hooks.ts); without it, a gather of the identity. */
-  protected oneHotKernel?(indices: NDArray, depth: number, out: DeviceBuffer): void;
+  protected oneHotKernel?(...args: HookArgs<'oneHotKernel'>): HookResult<'oneHotKernel'>;
   /** Optional fused per-tensor quantizeLinear: x [n] → out [n] int8/uint8 (hooks.ts); without it, 3–4 kernels. */
-  protected quantizeKernel?(x: NDArray, scale: NDArray, zeroPoint: NDArray | null, out: DeviceBuffer): void;
+  protected quantizeKernel?(...args: HookArgs<'quantizeKernel'>): HookResult<'quantizeKernel'>;
   /**
    * Optional int8 product with a rescaling store: a [...B, M, K] · b [...B, K, N] int8 → out float32,
    * f32(Σ a·b) · (aScale · bScale[n]) + bias[n] (hooks.ts); without it, matmulIntegerToFloat is 4 ops.
    */
   protected integerMatmulToFloatKernel?(
-    a: NDArray,
-    b: NDArray,
-    aScale: NDArray,
-    bScale: NDArray,
-    bias: NDArray | null,
-    out: DeviceBuffer,
-  ): void;
+    ...args: HookArgs<'integerMatmulToFloatKernel'>
+  ): HookResult<'integerMatmulToFloatKernel'>;
   /** Optional fused flat positions of gatherND/scatterND index tuples [L, q] into out [L] (hooks.ts). */
-  protected tuplePositionsKernel?(indices: NDArray, dims: readonly number[], batch: number, out: DeviceBuffer): void;
+  protected tuplePositionsKernel?(...args: HookArgs<'tuplePositionsKernel'>): HookResult<'tuplePositionsKernel'>;
   /** Optional fused layerNorm on [rows, D] views (hooks.ts); without it, the composite of norm.ts. */
-  protected layerNormKernel?(
-    x: NDArray,
-    weight: NDArray | null,
-    bias: NDArray | null,
-    eps: number,
-    y: DeviceBuffer,
-    mean: DeviceBuffer,
-    rstd: DeviceBuffer,
-  ): void;
+  protected layerNormKernel?(...args: HookArgs<'layerNormKernel'>): HookResult<'layerNormKernel'>;
   /** Optional fused layerNormBackward on [rows, D] views (hooks.ts); without it, the composite of norm.ts. */
   protected layerNormBackwardKernel?(
-    g: NDArray,
-    x: NDArray,
-    mean: NDArray,
-    rstd: NDArray,
-    weight: NDArray | null,
-    dx: DeviceBuffer,
-    dweight: DeviceBuffer | null,
-    dbias: DeviceBuffer | null,
-  ): void;
+    ...args: HookArgs<'layerNormBackwardKernel'>
+  ): HookResult<'layerNormBackwardKernel'>;
   protected randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void {
     const host = new Float32Array(out.size);
     philoxUniformFill(host, s);
@@ -560,6 +529,18 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     return softmaxCrossEntropyFrame(this, logits, labels, withGrad, kernel, needWhole ? (x) => this.whole(x) : null);
   }
 }
+
+// Compile-time: the defaults BaseBackend gives four optional hooks have their interface's parameters
+// (overrides are checked against these declarations; the other hooks are declared through HookArgs).
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type Holds<T extends true> = T;
+// biome-ignore lint/correctness/noUnusedVariables: a compile-time check, never used
+type DefaultHooksTyped = Holds<
+  | Same<Parameters<BaseBackend['adamStepKernel']>, HookArgs<'adamStepKernel'>>
+  | Same<Parameters<BaseBackend['sgdStepKernel']>, HookArgs<'sgdStepKernel'>>
+  | Same<Parameters<BaseBackend['scatterKernel']>, HookArgs<'scatterKernel'>>
+  | Same<Parameters<BaseBackend['randomUniformKernel']>, HookArgs<'randomUniformKernel'>>
+>;
 
 // The named elementwise and reduction methods (ElementwiseMethods, ReduceMethods), one per op table
 // entry, all through unary/binary/reduce.

@@ -1,4 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -157,5 +158,61 @@ describe('docs/WRITING-A-BACKEND.md tells the truth', () => {
   test('it documents every hook: each required hook with its signature, each optional hook by name', () => {
     for (const h of REQUIRED_HOOKS) expect(guide).toContain(`\`${h.signature}\``);
     for (const h of OPTIONAL_HOOKS) expect(guide).toContain(`\`${h.name}(`);
+  });
+});
+
+describe('the hooks are declared once (BackendHooks, OptionalBackendHooks in hal/src/contract/hooks.ts)', () => {
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+  const source = (file: string) => readFileSync(join(root, file), 'utf8');
+
+  test("hook-specs.ts and the guide's hook tables are what scripts/hooks-doc.mjs renders from them (--check)", () => {
+    const r = spawnSync(process.execPath, ['scripts/hooks-doc.mjs', '--check'], { cwd: root, encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+  });
+
+  test('each hook in REQUIRED_HOOKS and OPTIONAL_HOOKS is a method of its interface with that signature', () => {
+    const hooks = source('hal/src/contract/hooks.ts');
+    const body = (name: string) => hooks.slice(hooks.indexOf(`export interface ${name} {`)).split('\n}\n')[0]!;
+    const flat = (s: string) => s.replace(/\s+/g, ' ').replace(/\( /g, '(').replace(/, \)/g, ')');
+    const declared = (name: string) =>
+      [...flat(body(name)).matchAll(/\*\/ (\w+)\??(\(.*?\): [^;]+);/g)].map((m) => `${m[1]}${m[2]}`);
+    expect(declared('BackendHooks')).toEqual(REQUIRED_HOOKS.map((h) => h.signature));
+    expect(declared('OptionalBackendHooks')).toEqual(OPTIONAL_HOOKS.map((h) => h.signature));
+  });
+
+  test('StorageBackend declares every required hook abstract, BaseBackend every optional one, typed by name', () => {
+    // one line per declaration, however the formatter wrapped it
+    const flat = (s: string) => s.replace(/\s+/g, ' ').replace(/\( /g, '(').replace(/,? \)/g, ')');
+    const storage = flat(source('hal/src/contract/storage-backend.ts'));
+    const base = flat(source('hal/src/base.ts'));
+    const typed = (text: string, abstract: boolean) =>
+      [
+        ...text.matchAll(
+          new RegExp(
+            `protected ${abstract ? 'abstract ' : ''}(\\w+)\\??\\(\\.\\.\\.args: HookArgs<'(\\w+)'>\\): HookResult<'(\\w+)'>;`,
+            'g',
+          ),
+        ),
+      ].map((m) => {
+        expect([m[2], m[3]]).toEqual([m[1], m[1]]);
+        return m[1]!;
+      });
+    expect(typed(storage, true)).toEqual(REQUIRED_HOOKS.map((h) => h.name));
+    // the optional hooks with a default are methods (their parameters checked by DefaultHooksTyped in base.ts)
+    const defaults = ['adamStepKernel', 'sgdStepKernel', 'scatterKernel', 'randomUniformKernel'];
+    for (const d of defaults) expect(base).toMatch(new RegExp(`protected ${d}\\(`));
+    expect(new Set([...typed(base, false), ...defaults])).toEqual(new Set(OPTIONAL_HOOKS.map((h) => h.name)));
+  });
+
+  test("no hook is patched onto an instance: a backend's hooks are its class's methods", () => {
+    const hookNames = [...REQUIRED_HOOKS, ...OPTIONAL_HOOKS].map((h) => h.name);
+    for (const be of [new CpuBackend(), new ReferenceBackend()]) {
+      try {
+        expect(Object.getOwnPropertyNames(be).filter((p) => hookNames.includes(p))).toEqual([]);
+      } finally {
+        be.dispose();
+      }
+    }
   });
 });

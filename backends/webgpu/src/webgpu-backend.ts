@@ -179,7 +179,7 @@ export class WebGpuBackend extends BaseBackend {
 
   // ---- storage ----
   /** float16 takes 2 bytes per element here: binary16 bits, two to a 32-bit word (dispatch-half.ts). */
-  packedFloat16(): boolean {
+  override packedFloat16(): boolean {
     return true;
   }
 

@@ -12,7 +12,7 @@
  * Casts follow `cast`'s rules (base.ts): from float64, to an integer truncate and saturate (NaN → 0),
  * to float32 and float16 round once to nearest even; to float64 every dtype converts exactly.
  */
-import { type DType, intRange, isFloatDType, roundFloat16, type StorageArray } from '../core/dtype.js';
+import { type DType, dtypeDescriptor, hostValue, isFloatDType, type StorageArray } from '../core/dtype.js';
 import { hostCumsum, hostTopk } from '../host/host-scan.js';
 import type { DeviceBuffer, NDArray } from '../core/ndarray.js';
 import { BINARY_OP_DEFS, REDUCE_OP_DEFS, UNARY_OP_DEFS } from '../ops/index.js';
@@ -23,34 +23,22 @@ import { planRows } from '../core/strided.js';
 /** What these kernels use of a backend: its storage of a buffer as a host typed array (no copy). */
 export type HostStorage = (buffer: DeviceBuffer) => StorageArray;
 
-/** `v` as an element of `dtype` holds it, for results computed in float64 (ints wrap, as int32 arithmetic). */
+/**
+ * `v` as an element of `dtype` holds it, for results computed in float64: the dtype's `hostValue` (ints wrap,
+ * as int32 arithmetic; floats round once).
+ */
 export function storeAs(dtype: DType, v: number): number {
-  switch (dtype) {
-    case 'float64':
-      return v;
-    case 'float32':
-      return Math.fround(v);
-    case 'float16':
-      return roundFloat16(v);
-    case 'bool':
-      return v !== 0 ? 1 : 0;
-    case 'int32':
-      return v | 0;
-    case 'int8':
-      return ((v | 0) << 24) >> 24;
-    case 'uint8':
-      return v & 255;
-  }
+  return hostValue(dtype, v);
 }
 
-/** `v` of dtype `from` cast to `to` by `cast`'s rules (base.ts). */
+/**
+ * `v` of dtype `from` cast to `to` by `cast`'s rules (base.ts): float → integer truncates and saturates at
+ * the integer dtype's range (NaN → 0); every other pair converts as a host number does (hostValue).
+ */
 export function castValue(from: DType, to: DType, v: number): number {
-  if (to === 'bool') return v !== 0 ? 1 : 0;
-  if (to === 'float64') return v;
-  if (to === 'float32') return Math.fround(v);
-  if (to === 'float16') return roundFloat16(v);
-  if (!isFloatDType(from)) return storeAs(to, v); // integer → integer: wrap
-  const [lo, hi] = intRange(to as 'int32' | 'int8' | 'uint8');
+  const range = dtypeDescriptor(to).range;
+  if (!range || !isFloatDType(from)) return hostValue(to, v);
+  const [lo, hi] = range;
   return v !== v ? 0 : v <= lo ? lo : v >= hi ? hi : Math.trunc(v);
 }
 

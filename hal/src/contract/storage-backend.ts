@@ -1,8 +1,9 @@
 /**
  * Buffer bookkeeping of the HAL, the base of BaseBackend (base.ts): the live-buffer table, memory
  * limit and statistics, allocation and freeing, host writes and reads, fromArray and full, dispose,
- * and the checks that every entry point runs on its arrays and buffers. The four storage hooks and
- * fillKernel are declared here; the other kernels and the ops themselves are BaseBackend's.
+ * and the checks that every entry point runs on its arrays and buffers. The required hooks (BackendHooks,
+ * hooks.ts) are declared here, abstract, with their interface's types, as is the routing step every op
+ * calls them through (`route`, kernel-router.ts); the ops themselves are BaseBackend's.
  */
 import type { ReadHandle } from '../backend.js';
 import {
@@ -27,7 +28,8 @@ import {
   UnsupportedOpError,
   UseAfterFreeError,
 } from '../core/errors.js';
-import { missingHooks } from './hooks.js';
+import { type HookArgs, type HookResult, missingHooks } from './hooks.js';
+import { KernelRouter, type RoutedBackend, routeOf } from './kernel-router.js';
 import { type DeviceBuffer, isWholeBuffer, type NDArray, viewOf } from '../core/ndarray.js';
 import { isStorageAlias, storageBuffer } from './narrow.js';
 import { assertShape, sizeOf } from '../core/shape.js';
@@ -71,17 +73,42 @@ export abstract class StorageBackend {
     this.memoryLimit = options.memoryLimit ?? defaultLimit;
   }
 
-  // ---- storage hooks and fill: what a backend implements (contracts: hooks.ts, REQUIRED_HOOKS) ----
-  // They receive buffers typed as their storage dtype (narrow.ts: storageBuffer), never int8, uint8 or float16.
-  // `dtype` is the array's own (float16 on a backend with the packedFloat16 hook takes 2 bytes per element).
-  protected abstract createStorage(buffer: DeviceBuffer, dtype: DType): void;
-  protected abstract destroyStorage(buffer: DeviceBuffer): void;
-  /** Writes a whole buffer: a Float32Array for float32 (and float16), an Int32Array (0/1 for bool) otherwise. */
-  protected abstract writeStorage(buffer: DeviceBuffer, data: StorageArray): void;
-  /** Reads a whole buffer (an Int32Array for int32 and bool). */
-  protected abstract readStorage(buffer: DeviceBuffer): Promise<StorageArray>;
-  /** Sets every element of `out` to `value` (the kernel of `full`). */
-  protected abstract fillKernel(out: DeviceBuffer, value: number): void;
+  /**
+   * The routing step between the ops and the kernel hooks (kernel-router.ts): every op calls its kernels
+   * as `this.route.unary(...)`, `this.route.gather(...)`, ..., which hand each hook the dtypes it takes.
+   */
+  protected readonly route: KernelRouter = new KernelRouter(this as unknown as RoutedBackend);
+
+  // ---- the required hooks (BackendHooks, hooks.ts: signatures and contracts there) ----
+  // Buffers reach them typed as their storage dtype (narrow.ts: storageBuffer), never int8, uint8 or float16.
+  /** {@inheritDoc BackendHooks.createStorage} */
+  protected abstract createStorage(...args: HookArgs<'createStorage'>): HookResult<'createStorage'>;
+  /** {@inheritDoc BackendHooks.destroyStorage} */
+  protected abstract destroyStorage(...args: HookArgs<'destroyStorage'>): HookResult<'destroyStorage'>;
+  /** {@inheritDoc BackendHooks.writeStorage} */
+  protected abstract writeStorage(...args: HookArgs<'writeStorage'>): HookResult<'writeStorage'>;
+  /** {@inheritDoc BackendHooks.readStorage} */
+  protected abstract readStorage(...args: HookArgs<'readStorage'>): HookResult<'readStorage'>;
+  /** {@inheritDoc BackendHooks.unaryKernel} */
+  protected abstract unaryKernel(...args: HookArgs<'unaryKernel'>): HookResult<'unaryKernel'>;
+  /** {@inheritDoc BackendHooks.binaryKernel} */
+  protected abstract binaryKernel(...args: HookArgs<'binaryKernel'>): HookResult<'binaryKernel'>;
+  /** {@inheritDoc BackendHooks.reduceKernel} */
+  protected abstract reduceKernel(...args: HookArgs<'reduceKernel'>): HookResult<'reduceKernel'>;
+  /** {@inheritDoc BackendHooks.copyKernel} */
+  protected abstract copyKernel(...args: HookArgs<'copyKernel'>): HookResult<'copyKernel'>;
+  /** {@inheritDoc BackendHooks.copyIntoKernel} */
+  protected abstract copyIntoKernel(...args: HookArgs<'copyIntoKernel'>): HookResult<'copyIntoKernel'>;
+  /** {@inheritDoc BackendHooks.fillKernel} */
+  protected abstract fillKernel(...args: HookArgs<'fillKernel'>): HookResult<'fillKernel'>;
+  /** {@inheritDoc BackendHooks.gatherKernel} */
+  protected abstract gatherKernel(...args: HookArgs<'gatherKernel'>): HookResult<'gatherKernel'>;
+  /** {@inheritDoc BackendHooks.scatterAddKernel} */
+  protected abstract scatterAddKernel(...args: HookArgs<'scatterAddKernel'>): HookResult<'scatterAddKernel'>;
+  /** {@inheritDoc BackendHooks.matmulKernel} */
+  protected abstract matmulKernel(...args: HookArgs<'matmulKernel'>): HookResult<'matmulKernel'>;
+  /** {@inheritDoc BackendHooks.whereKernel} */
+  protected abstract whereKernel(...args: HookArgs<'whereKernel'>): HookResult<'whereKernel'>;
   /** A contiguous copy of `x` (BaseBackend's op, through copyIntoKernel); `read` uses it for strided views. */
   abstract contiguous(x: NDArray): NDArray;
 
@@ -147,12 +174,13 @@ export abstract class StorageBackend {
   }
 
   /**
-   * Whether arrays of `dtype` can be created here: every dtype, float64 only with the optional
-   * hostStorage hook (its kernels run on the host: host-float64.ts).
+   * Whether arrays of `dtype` can be created here: every dtype, those of route `host` (float64) only with the
+   * optional hostStorage hook (their kernels run on the host: host-float64.ts).
    */
   supportsDType(dtype: DType): boolean {
     return (
-      isDType(dtype) && (dtype !== 'float64' || typeof (this as { hostStorage?: unknown }).hostStorage === 'function')
+      isDType(dtype) &&
+      (routeOf(dtype) !== 'host' || typeof (this as { hostStorage?: unknown }).hostStorage === 'function')
     );
   }
 
@@ -170,9 +198,9 @@ export abstract class StorageBackend {
     if (!this.supportsDType(dtype))
       throw new UnsupportedOpError(
         'allocate',
-        'float64',
+        dtype,
         this.name,
-        'float64 needs storage the host addresses (the hostStorage hook: cpu, wasm, reference); cast to float32',
+        `${dtype} needs storage the host addresses (the hostStorage hook: cpu, wasm, reference); cast to float32`,
       );
     const byteLength = size * (dtype === 'float16' && this.hasPackedFloat16() ? 2 : bytesPerElement(dtype));
     const available = this.memoryAvailable();
@@ -316,7 +344,7 @@ export abstract class StorageBackend {
     const buffer = this.allocate(sizeOf(shape), dtype);
     // As the typed arrays convert (hostValue): bool any nonzero value (NaN included) is true, stored as 1;
     // int8/uint8 wrap; float16 rounds to nearest even.
-    this.fillKernel(buffer, dtype === 'bool' ? hostValue(dtype, value) : value);
+    this.route.fill(buffer, dtype === 'bool' ? hostValue(dtype, value) : value);
     return viewOf(buffer, shape);
   }
 

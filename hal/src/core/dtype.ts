@@ -35,12 +35,130 @@ import { DTypeError } from './errors.js';
  */
 export type DType = 'float32' | 'int32' | 'bool' | 'int8' | 'uint8' | 'float16' | 'float64';
 
-/** All dtypes the HAL knows, in a stable order (used by conformance reports). */
-export const DTYPES: readonly DType[] = ['float32', 'int32', 'bool', 'int8', 'uint8', 'float16', 'float64'];
+/**
+ * How the kernels meet a dtype (hal/src/contract/kernel-router.ts routes every kernel call by it):
+ * - `native`: the backend's own kernels take it (float32, int32, bool);
+ * - `narrow`: stored in its wider `storage` dtype; kernels compute there and copyKernel narrows the result;
+ * - `host`: kernels touching it run on the host (host-float64.ts) through the optional `hostStorage` hook,
+ *   and a backend without that hook cannot create it.
+ */
+export type DTypeRoute = 'native' | 'narrow' | 'host';
 
-/** The dtypes stored in a wider storage dtype, narrowed after every computing kernel (narrow.ts). */
-export type NarrowDType = 'int8' | 'uint8' | 'float16';
-export const NARROW_DTYPES: readonly NarrowDType[] = ['int8', 'uint8', 'float16'];
+/** The dtypes a device stores: what storage hooks exchange and kernels compute in. */
+export type StorageDType = 'float32' | 'int32' | 'float64';
+
+/**
+ * Everything the HAL needs to know about a dtype, in one record (DTYPE_DESCRIPTORS): the functions of this
+ * file and the kernel routing (kernel-router.ts, host-float64.ts) read it; a new dtype is one descriptor
+ * plus the kernels its route asks for (docs/guide/adding-a-dtype.md).
+ */
+export interface DTypeDescriptor {
+  /** The dtype its elements are stored and computed in on a device (`storageDType`). */
+  readonly storage: StorageDType;
+  /** Bytes per element on a device (`bytesPerElement`). */
+  readonly bytes: number;
+  /** `float` (isFloatDType), `int` (isIntDType) or `bool`. */
+  readonly kind: 'float' | 'int' | 'bool';
+  /** How kernels meet it (DTypeRoute). */
+  readonly route: DTypeRoute;
+  /** The [min, max] of an integer dtype (`intRange`): casts from floats saturate there. */
+  readonly range?: readonly [number, number];
+  /** A host number as an element of the dtype holds it (`hostValue`): ints wrap, floats round. */
+  readonly fromHost: (v: number) => number;
+  /** The host typed array of its data (`read`, `write`, `newHostArray`; TypedArrayFor). */
+  readonly hostArray:
+    | Float32ArrayConstructor
+    | Int32ArrayConstructor
+    | Uint8ArrayConstructor
+    | Int8ArrayConstructor
+    | Float64ArrayConstructor;
+  /**
+   * A narrow dtype's gather fill for an index out of range where its storage kernel's fill (int32's −2^31)
+   * is not a value of the dtype (JAX's fills: int8 −128, uint8 255); float16 keeps float32's NaN.
+   */
+  readonly gatherFill?: number;
+}
+
+const INT32_RANGE = [-2147483648, 2147483647] as const;
+
+/** The descriptor of every dtype, in a stable order (DTYPES, conformance reports). */
+export const DTYPE_DESCRIPTORS = {
+  float32: {
+    storage: 'float32',
+    bytes: 4,
+    kind: 'float',
+    route: 'native',
+    fromHost: Math.fround,
+    hostArray: Float32Array,
+  },
+  int32: {
+    storage: 'int32',
+    bytes: 4,
+    kind: 'int',
+    route: 'native',
+    range: INT32_RANGE,
+    fromHost: (v: number) => v | 0,
+    hostArray: Int32Array,
+  },
+  bool: {
+    storage: 'int32',
+    bytes: 4,
+    kind: 'bool',
+    route: 'native',
+    fromHost: (v: number) => (v !== 0 ? 1 : 0),
+    hostArray: Uint8Array,
+  },
+  int8: {
+    storage: 'int32',
+    bytes: 4,
+    kind: 'int',
+    route: 'narrow',
+    range: [-128, 127],
+    fromHost: (v: number) => wrapInt8(v | 0),
+    hostArray: Int8Array,
+    gatherFill: -128,
+  },
+  uint8: {
+    storage: 'int32',
+    bytes: 4,
+    kind: 'int',
+    route: 'narrow',
+    range: [0, 255],
+    fromHost: (v: number) => (v | 0) & 255,
+    hostArray: Uint8Array,
+    gatherFill: 255,
+  },
+  float16: {
+    storage: 'float32',
+    bytes: 4,
+    kind: 'float',
+    route: 'narrow',
+    fromHost: (v: number) => roundFloat16(v),
+    hostArray: Float32Array,
+  },
+  float64: {
+    storage: 'float64',
+    bytes: 8,
+    kind: 'float',
+    route: 'host',
+    fromHost: (v: number) => +v,
+    hostArray: Float64Array,
+  },
+} as const satisfies { readonly [D in DType]: DTypeDescriptor };
+
+/** All dtypes the HAL knows, in a stable order (used by conformance reports). */
+export const DTYPES: readonly DType[] = Object.keys(DTYPE_DESCRIPTORS) as DType[];
+
+/** The dtypes stored in a wider storage dtype, narrowed after every computing kernel (route `narrow`). */
+export type NarrowDType = {
+  [D in DType]: (typeof DTYPE_DESCRIPTORS)[D]['route'] extends 'narrow' ? D : never;
+}[DType];
+export const NARROW_DTYPES: readonly NarrowDType[] = DTYPES.filter(isNarrow);
+
+/** The descriptor of `dtype` (its storage, size, kind, route, host conversions). */
+export function dtypeDescriptor(dtype: DType): DTypeDescriptor {
+  return DTYPE_DESCRIPTORS[dtype];
+}
 
 /** The typed array that holds host-side data of a dtype (float16: a Float32Array of float16 values). */
 export type TypedArrayFor<D extends DType> = D extends 'float32' | 'float16'
@@ -63,42 +181,32 @@ export type StorageArray = Float32Array | Int32Array | Float64Array;
 
 /** Bytes per element on a device: 8 for float64, 4 for the rest (bool, int8, uint8, float16 in 32-bit storage). */
 export function bytesPerElement(dtype: DType): number {
-  switch (dtype) {
-    case 'float64':
-      return 8;
-    case 'float32':
-    case 'int32':
-    case 'bool':
-    case 'int8':
-    case 'uint8':
-    case 'float16':
-      return 4;
-  }
+  return DTYPE_DESCRIPTORS[dtype].bytes;
 }
 
 /** The dtype a buffer is stored as: float32 for float32 and float16, float64 for float64, int32 for the rest. */
-export function storageDType(dtype: DType): 'float32' | 'int32' | 'float64' {
-  return dtype === 'float32' || dtype === 'float16' ? 'float32' : dtype === 'float64' ? 'float64' : 'int32';
+export function storageDType(dtype: DType): StorageDType {
+  return DTYPE_DESCRIPTORS[dtype].storage;
 }
 
 /** Whether `dtype` is narrow (int8, uint8, float16): stored wider and narrowed after computing kernels. */
 export function isNarrow(dtype: DType): dtype is NarrowDType {
-  return dtype === 'int8' || dtype === 'uint8' || dtype === 'float16';
+  return DTYPE_DESCRIPTORS[dtype].route === 'narrow';
 }
 
 /** Whether `dtype` is a floating-point dtype (float32, float16, float64). */
 export function isFloatDType(dtype: DType): boolean {
-  return dtype === 'float32' || dtype === 'float16' || dtype === 'float64';
+  return DTYPE_DESCRIPTORS[dtype].kind === 'float';
 }
 
 /** Whether `dtype` is an integer dtype (int32, int8, uint8; not bool). */
 export function isIntDType(dtype: DType): boolean {
-  return dtype === 'int32' || dtype === 'int8' || dtype === 'uint8';
+  return DTYPE_DESCRIPTORS[dtype].kind === 'int';
 }
 
 /** The range [min, max] of an integer dtype (int32, int8, uint8). */
 export function intRange(dtype: 'int32' | 'int8' | 'uint8'): readonly [number, number] {
-  return dtype === 'int8' ? [-128, 127] : dtype === 'uint8' ? [0, 255] : [-2147483648, 2147483647];
+  return DTYPE_DESCRIPTORS[dtype].range;
 }
 
 const F16_MAX_ROUNDED = 65520; // the midpoint between 65504 (the largest float16) and 2^16: ties go to ±Inf
@@ -138,40 +246,12 @@ export const wrapUint8 = (v: number): number => v & 255;
  * bool v ≠ 0 (NaN is true, as NumPy's bool(nan)); float16 roundFloat16; float64 the number itself.
  */
 export function hostValue(dtype: DType, v: number): number {
-  switch (dtype) {
-    case 'float64':
-      return +v;
-    case 'float32':
-      return Math.fround(v);
-    case 'int32':
-      return v | 0;
-    case 'int8':
-      return wrapInt8(v | 0);
-    case 'uint8':
-      return (v | 0) & 255;
-    case 'bool':
-      return v !== 0 ? 1 : 0;
-    case 'float16':
-      return roundFloat16(v);
-  }
+  return DTYPE_DESCRIPTORS[dtype].fromHost(v);
 }
 
 /** Allocates a zero-filled host array of `size` elements of `dtype` (its TypedArrayFor). */
 export function newHostArray(dtype: DType, size: number): HostArray {
-  switch (dtype) {
-    case 'float32':
-    case 'float16':
-      return new Float32Array(size);
-    case 'int32':
-      return new Int32Array(size);
-    case 'int8':
-      return new Int8Array(size);
-    case 'bool':
-    case 'uint8':
-      return new Uint8Array(size);
-    case 'float64':
-      return new Float64Array(size);
-  }
+  return new DTYPE_DESCRIPTORS[dtype].hostArray(size);
 }
 
 /** Allocates zero-filled storage for `size` elements of `dtype` (its storageDType): for backends. */
@@ -210,16 +290,10 @@ export function hostToStorage(dtype: DType, data: ArrayLike<number>): StorageArr
 
 /** Storage of `dtype` (its storageDType) as host data of `dtype` (a copy for bool and the narrow dtypes). */
 export function storageToHost(dtype: DType, data: StorageArray): HostArray {
-  switch (dtype) {
-    case 'bool':
-      return storageToBool(data);
-    case 'int8':
-      return Int8Array.from(data);
-    case 'uint8':
-      return Uint8Array.from(data);
-    default:
-      return data; // float32, int32, float64, float16 (a Float32Array of float16 values)
-  }
+  if (dtype === 'bool') return storageToBool(data);
+  // float32, int32, float64 and float16 (a Float32Array of float16 values) as they are; int8, uint8 a copy
+  const host = DTYPE_DESCRIPTORS[dtype].hostArray;
+  return data instanceof host ? data : host.from(data);
 }
 
 /**
@@ -267,10 +341,10 @@ export const DTYPE_LIST = `${DTYPES.slice(0, -1).join(', ')} or ${DTYPES[DTYPES.
  * saturates (NaN → 0); int → int8/uint8 wraps modulo 2^8; → float16 roundFloat16.
  */
 export function narrowCast(dtype: NarrowDType, fromFloat: boolean): (v: number) => number {
-  if (dtype === 'float16') return roundFloat16;
-  const [lo, hi] = intRange(dtype);
-  if (fromFloat) return (v) => (v !== v ? 0 : v <= lo ? lo : v >= hi ? hi : Math.trunc(v) | 0);
-  return dtype === 'int8' ? wrapInt8 : wrapUint8;
+  const d: DTypeDescriptor = DTYPE_DESCRIPTORS[dtype];
+  if (d.kind === 'float' || !d.range || !fromFloat) return d.fromHost; // round, or wrap an int32 value
+  const [lo, hi] = d.range;
+  return (v) => (v !== v ? 0 : v <= lo ? lo : v >= hi ? hi : Math.trunc(v) | 0);
 }
 
 /**

@@ -14,6 +14,7 @@
  * its update; scatter applies the updates in index order (replace: the last one wins). Table entries:
  * ops/index-ops.ts; the N-dimensional forms (gatherND, scatterND, scatterElements): indexing-nd.ts.
  */
+
 import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '../../core/errors.js';
 import type { LayoutHost } from '../layout/layout.js';
 import { type DeviceBuffer, type NDArray, reshapeView, viewOf } from '../../core/ndarray.js';
@@ -59,15 +60,6 @@ export interface IndexingMethods {
 export interface IndexingHost extends LayoutHost {
   contiguous(x: NDArray): NDArray;
   binary(op: BinaryOp, a: NDArray | number, b: NDArray | number): NDArray;
-  gatherKernel(x: NDArray, indices: NDArray, out: DeviceBuffer): void;
-  scatterAddKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer): void;
-  scatterKernel(
-    target: NDArray,
-    indices: NDArray,
-    updates: NDArray,
-    out: DeviceBuffer,
-    reduction: ScatterReduction,
-  ): void;
   oneHotKernel?(indices: NDArray, depth: number, out: DeviceBuffer): void;
 }
 
@@ -107,7 +99,7 @@ function gather(be: IndexingHost, x: NDArray, indices: NDArray, axis = 0): NDArr
     if (out.size === 0) return;
     const temps: NDArray[] = [];
     try {
-      be.gatherKernel(as(be, x, [outer, x.shape[ax]!, inner], temps), as(be, indices, [k], temps), out);
+      be.route.gather(as(be, x, [outer, x.shape[ax]!, inner], temps), as(be, indices, [k], temps), out);
     } finally {
       for (const t of temps) be.free(t);
     }
@@ -155,8 +147,8 @@ function scatterAlong(
       const t = as(be, target, [outer, target.shape[ax]!, inner], temps);
       const i = as(be, indices, [k], temps);
       const u = as(be, updates, [outer, k, inner], temps);
-      if (op === 'scatterAdd') be.scatterAddKernel(t, i, u, out);
-      else be.scatterKernel(t, i, u, out, reduction);
+      if (op === 'scatterAdd') be.route.scatterAdd(t, i, u, out);
+      else be.route.scatter(t, i, u, out, reduction);
     } finally {
       for (const t of temps) be.free(t);
     }
@@ -190,9 +182,9 @@ function oneHot(be: IndexingHost, indices: NDArray, depth: number): NDArray {
   const one = be.allocate(1, 'float32');
   let rows: NDArray | null = null;
   try {
-    be.fillKernel(eye, 0);
-    be.fillKernel(one, 1);
-    if (depth > 0) be.copyIntoKernel({ ...viewOf(one, []), shape: [depth], strides: [0] }, eye, [depth + 1], 0);
+    be.route.fill(eye, 0);
+    be.route.fill(one, 1);
+    if (depth > 0) be.route.copyInto({ ...viewOf(one, []), shape: [depth], strides: [0] }, eye, [depth + 1], 0);
     rows = gather(be, viewOf(eye, [depth, depth]), indices, 0);
     return be.binary('cmplt', 0.5, rows);
   } finally {

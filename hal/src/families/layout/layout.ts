@@ -4,6 +4,7 @@
  * it; split and flip are views. Every argument is checked before anything is allocated. The methods
  * are installed on BaseBackend's prototype (base.ts) and typed by LayoutMethods (backend.ts).
  */
+import type { KernelRouter } from '../../contract/kernel-router.js';
 import type { DType } from '../../core/dtype.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '../../core/errors.js';
 import { type DeviceBuffer, type NDArray, shrinkView, strideView, viewOf } from '../../core/ndarray.js';
@@ -50,8 +51,8 @@ export interface LayoutHost {
   deallocate(b: DeviceBuffer): void;
   free(x: NDArray): void;
   guard(out: DeviceBuffer, run: () => void): void;
-  fillKernel(out: DeviceBuffer, value: number): void;
-  copyIntoKernel(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void;
+  /** The kernels, routed by dtype (kernel-router.ts): fill and copyInto here. */
+  readonly route: KernelRouter;
 }
 
 /** One run of a padded dim: output positions out..out+len−1 read input positions src, src+step, ... */
@@ -128,7 +129,7 @@ export function padArray(
   const out = be.allocate(sizeOf(shape), x.dtype);
   be.guard(out, () => {
     if (mode === 'constant' && sizeOf(shape) > sizeOf(x.shape))
-      be.fillKernel(out, x.dtype === 'bool' ? (value !== 0 ? 1 : 0) : value);
+      be.route.fill(out, x.dtype === 'bool' ? (value !== 0 ? 1 : 0) : value);
     if (sizeOf(x.shape) === 0) return;
     const boxes = padBoxes(x.shape.map((d, i) => padRuns(d, pads[i]![0], pads[i]![1], mode)));
     for (const box of boxes) {
@@ -144,7 +145,7 @@ export function padArray(
         strides: box.map((r, i) => r.step * x.strides[i]!),
         offset: src,
       };
-      be.copyIntoKernel(view, out, strides, dst);
+      be.route.copyInto(view, out, strides, dst);
     }
   });
   return viewOf(out, shape);
@@ -181,7 +182,7 @@ function concat(be: LayoutHost, xs: readonly NDArray[], axis = 0, op = 'concat')
   be.guard(out, () => {
     let offset = 0;
     for (const x of xs) {
-      if (sizeOf(x.shape) > 0) be.copyIntoKernel(x, out, strides, offset);
+      if (sizeOf(x.shape) > 0) be.route.copyInto(x, out, strides, offset);
       offset += x.shape[ax]! * strides[ax]!;
     }
   });
@@ -259,7 +260,7 @@ function tile(be: LayoutHost, x: NDArray, reps: readonly number[]): NDArray {
       shape: dims.flatMap((d, i) => [r[i]!, d]),
       strides: xs.flatMap((s) => [0, s]),
     };
-    be.copyIntoKernel(
+    be.route.copyInto(
       view,
       out,
       dims.flatMap((d, i) => [d * strides[i]!, strides[i]!]),
@@ -300,23 +301,23 @@ function trilu(be: LayoutHost, x: NDArray, k = 0, upper = true): NDArray {
     // The dropped diagonals t = j − i as columns c = t + m − 1 of S: [lo, hi).
     const [lo, hi] = upper ? [0, Math.min(l, Math.max(0, k + m - 1))] : [Math.min(l, Math.max(0, k + m)), l];
     if (hi <= lo) {
-      be.copyIntoKernel(x, out, outStrides, 0);
+      be.route.copyInto(x, out, outStrides, 0);
       return;
     }
     if (lo === 0 && hi === l) {
-      be.fillKernel(out, 0);
+      be.route.fill(out, 0);
       return;
     }
     const s = be.allocate(sizeOf(batch) * m * l, x.dtype);
     const zero = be.allocate(1, x.dtype);
     try {
       const sStrides = [...contiguousStrides([...batch, m * l]).slice(0, r - 2), l - 1, 1];
-      be.copyIntoKernel(x, s, sStrides, m - 1);
-      be.fillKernel(zero, 0);
+      be.route.copyInto(x, s, sStrides, m - 1);
+      be.route.fill(zero, 0);
       const zeros: NDArray = { ...viewOf(zero, []), shape: [...batch, m, hi - lo], strides: new Array(r).fill(0) };
-      be.copyIntoKernel(zeros, s, [...sStrides.slice(0, r - 2), l, 1], lo);
+      be.route.copyInto(zeros, s, [...sStrides.slice(0, r - 2), l, 1], lo);
       const skewed: NDArray = { ...viewOf(s), shape: [...x.shape], strides: sStrides, offset: m - 1 };
-      be.copyIntoKernel(skewed, out, outStrides, 0);
+      be.route.copyInto(skewed, out, outStrides, 0);
     } finally {
       be.deallocate(s);
       be.deallocate(zero);

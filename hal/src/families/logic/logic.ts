@@ -5,12 +5,13 @@
  * x ≠ x, isinf |x| = Inf, isfinite |x| < Inf, logicalNot x XOR true, bitwiseNot x XOR −1 — one or
  * two kernels each. Table entries: ops/logic-ops.ts.
  */
+import type { KernelRouter } from '../../contract/kernel-router.js';
 import type { Operand } from '../../backend.js';
 import { type DType, isFloatDType, isIntDType } from '../../core/dtype.js';
 import { DTypeError, InvalidArgumentError, UnsupportedOpError } from '../../core/errors.js';
 import type { DeviceBuffer, NDArray } from '../../core/ndarray.js';
 import { expandView, viewOf } from '../../core/ndarray.js';
-import type { BinaryOp, ReduceOp, UnaryOp } from '../../ops/index.js';
+import type { BinaryOp, UnaryOp } from '../../ops/index.js';
 import { broadcastShapes, normalizeAxes, sizeOf } from '../../core/shape.js';
 import { withTemps } from '../../core/temps.js';
 import { checkAxesArg, checkBoolean, describeValue } from '../../contract/validate.js';
@@ -25,8 +26,8 @@ interface LogicHost {
   full(shape: readonly number[], value: number, dtype?: DType): NDArray;
   unary(op: UnaryOp, x: NDArray): NDArray;
   binary(op: BinaryOp, a: Operand, b: Operand): NDArray;
-  whereKernel(cond: NDArray, x: NDArray, y: NDArray, out: DeviceBuffer): void;
-  reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void;
+  /** The kernels, routed by dtype (kernel-router.ts): where and reduce here. */
+  readonly route: KernelRouter;
 }
 
 /** The bool methods of every backend. Semantics: ops/logic-ops.ts. */
@@ -75,7 +76,7 @@ function where(be: LogicHost, cond: NDArray, x: Operand, y: Operand): NDArray {
     const vy = typeof y === 'number' ? t(be.full([], y, dtype)) : y;
     const shape = broadcastShapes(broadcastShapes(cond.shape, vx.shape), vy.shape);
     const out = be.allocate(sizeOf(shape), dtype);
-    be.guard(out, () => be.whereKernel(expandView(cond, shape), expandView(vx, shape), expandView(vy, shape), out));
+    be.guard(out, () => be.route.where(expandView(cond, shape), expandView(vx, shape), expandView(vy, shape), out));
     return viewOf(out, shape);
   });
 }
@@ -91,7 +92,7 @@ function anyAll(be: LogicHost, op: 'any' | 'all', x: NDArray, axes?: number | re
   const shape = keepdims ? x.shape.map((d, i) => (ax.includes(i) ? 1 : d)) : kept;
   if (ax.some((a) => x.shape[a] === 0)) return be.full(shape, op === 'any' ? 0 : 1, 'bool');
   const out = be.allocate(sizeOf(kept), 'bool');
-  be.guard(out, () => be.reduceKernel(op === 'any' ? 'max' : 'min', x, ax, out));
+  be.guard(out, () => be.route.reduce(op === 'any' ? 'max' : 'min', x, ax, out));
   return viewOf(out, shape);
 }
 

@@ -14,6 +14,7 @@
  * each block are gathered, and the candidates — still in position order among equal values, since
  * blocks keep their order — go through the next round until one block remains.
  */
+import type { KernelRouter } from '../../contract/kernel-router.js';
 import type { ConvHost } from '../conv/conv-check.js';
 import { DTypeError, InvalidArgumentError } from '../../core/errors.js';
 import type { DType } from '../../core/dtype.js';
@@ -67,6 +68,8 @@ interface ScanKernelHost {
   guard(out: DeviceBuffer, run: () => void): void;
   cumsumKernel?(x: NDArray, out: DeviceBuffer, exclusive: boolean, reverse: boolean): void;
   topkKernel?(x: NDArray, k: number, largest: boolean, values: DeviceBuffer, indices: DeviceBuffer): boolean | void;
+  /** The kernels, routed by dtype (kernel-router.ts): cumsum and topk here, where the hooks exist. */
+  readonly route: KernelRouter;
 }
 
 function checkOperand(be: ConvHost, x: NDArray, op: string): void {
@@ -157,7 +160,7 @@ export function cumsumComposite(be: ConvHost, x: NDArray, axis: number, options:
     return withTemps(be, (t) => {
       const x3 = asThreeDims(be, x, ax, t);
       const out = host.allocate(sizeOf(x.shape), x.dtype);
-      host.guard(out, () => host.cumsumKernel!(x3, out, exclusive, reverse));
+      host.guard(out, () => host.route.cumsum(x3, out, exclusive, reverse));
       return viewOf(out, x.shape);
     });
   return withTemps(be, (t) => {
@@ -299,7 +302,7 @@ export function topkComposite(
       let done: boolean | void;
       try {
         indices = host.allocate(sizeOf(outShape), 'int32');
-        done = host.topkKernel!(x3, k, largest, values, indices);
+        done = host.route.topk(x3, k, largest, values, indices);
       } catch (e) {
         host.deallocate(values);
         if (indices) host.deallocate(indices);
