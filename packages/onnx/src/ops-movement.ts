@@ -160,11 +160,12 @@ const slice: OpMapping = {
 
 /**
  * Pad: pads from the input (opset ≥ 11; [begin_0, ..., begin_n, end_0, ..., end_n]) with
- * constant_value from input 2, or from the attributes pads/value (before); modes constant, edge,
- * reflect and wrap are the HAL's pad modes of the same names. Negative pads crop.
+ * constant_value from input 2, or from the attributes pads/value (before); from opset 18 the pads may
+ * cover only the axes of input 3 (the others are not padded). Modes constant, edge, reflect and wrap are
+ * the HAL's pad modes of the same names. Negative pads crop.
  */
 const pad: OpMapping = {
-  host: [1, 2],
+  host: [1, 2, 3],
   dtypes: FI,
   contract: EXACT,
   plan: (ctx) => {
@@ -173,10 +174,19 @@ const pad: OpMapping = {
       throw new NotExpressible('attribute', `Pad mode '${mode}'`);
     const shape = ctx.inputShapes[0]!;
     const r = shape.length;
-    const pads = ctx.opset >= 11 ? required(ctx, 1, 'pads') : ctx.attrs.ints('pads');
+    const given = ctx.opset >= 11 ? required(ctx, 1, 'pads') : ctx.attrs.ints('pads');
     const value = ctx.opset >= 11 ? (ctx.numbers(2)?.[0] ?? 0) : ctx.attrs.float('value', 0);
-    if (!pads || pads.length !== 2 * r)
-      throw new NotExpressible('input', `Pad: ${pads?.length ?? 0} pads for rank ${r}`);
+    const axesIn = ctx.opset >= 18 ? ctx.numbers(3) : undefined;
+    if (ctx.opset < 18 && ctx.node.inputs.length > 3 && ctx.node.inputs[3] !== '')
+      throw new NotExpressible('input', `Pad: an axes input before opset 18`);
+    const axes = axesIn?.map((a) => normAxis(a, r, 'Pad')) ?? shape.map((_, i) => i);
+    if (!given || given.length !== 2 * axes.length || new Set(axes).size !== axes.length)
+      throw new NotExpressible('input', `Pad: ${given?.length ?? 0} pads for ${axes.length} axes of rank ${r}`);
+    const pads = Array<number>(2 * r).fill(0);
+    axes.forEach((a, i) => {
+      pads[a] = given[i]!;
+      pads[a + r] = given[i + axes.length]!;
+    });
     const crop = shape.map((d, i) => [Math.max(0, -pads[i]!), d - Math.max(0, -pads[i + r]!)] as [number, number]);
     const grow = shape.map((_, i) => [Math.max(0, pads[i]!), Math.max(0, pads[i + r]!)] as [number, number]);
     return (be, [x]) => [be.pad(pads.some((p) => p < 0) ? be.shrink(x!, crop) : x!, grow, value, mode)];
@@ -280,12 +290,16 @@ const spaceToDepth: OpMapping = {
   },
 };
 
-/** ONNX data type codes the HAL has: 1 float, 2 uint8, 3 int8, 6 int32, 9 bool, 10 float16, 11 double. */
+/**
+ * ONNX data type codes the HAL has: 1 float, 2 uint8, 3 int8, 6 int32, 9 bool, 10 float16, 11 double, and 7
+ * int64, held as int32 (as every int64 device value).
+ */
 const HAL_TYPE: Record<number, DType> = {
   1: 'float32',
   2: 'uint8',
   3: 'int8',
   6: 'int32',
+  7: 'int32',
   9: 'bool',
   10: 'float16',
   11: 'float64',
@@ -295,7 +309,8 @@ const HAL_TYPE: Record<number, DType> = {
  * Cast (`to`) and CastLike (the second input's dtype) between float32, float16, float64, int32, int8,
  * uint8 and bool, by the HAL's cast rules (base.ts): to float16 rounds to nearest even once, from float64
  * too (NumPy's astype), float to an integer truncates and saturates (out of range ONNX leaves undefined;
- * its tests stay in range).
+ * its tests stay in range). To int64 is to int32 (int64 device values are int32): a float beyond int32's
+ * range saturates there where int64 would hold it.
  */
 const cast = (like: boolean): OpMapping => ({
   dtypes: [...NUMERIC_TYPES, 'bool'],

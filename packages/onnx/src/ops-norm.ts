@@ -51,15 +51,25 @@ const normalize = (
   eps: number,
 ): NDArray => be.add(be.div(be.mul(scale, be.sub(x, mean)), be.sqrt(be.add(variance, eps))), bias);
 
-/** BatchNormalization in inference (training_mode = 0): the given mean and variance; momentum has no effect there. */
+/**
+ * BatchNormalization in inference: the given mean and variance; momentum has no effect there. Opset 6 needs
+ * is_test = 1 and opsets 6–8 spatial = 1 (per-channel statistics, what opset 9 made the only form); from
+ * opset 14 training_mode = 0. The running-statistics outputs exist in training only: a node that asks for
+ * them is not expressible.
+ */
 const batchNorm: OpMapping = {
   plan: (ctx) => {
-    if (ctx.opset < 9)
-      throw new NotExpressible('attribute', `BatchNormalization of opset ${ctx.opset} (spatial, is_test)`);
+    const op = 'BatchNormalization';
+    if (ctx.opset < 6) throw new NotExpressible('attribute', `${op} of opset ${ctx.opset} (consumed_inputs)`);
+    if (ctx.opset === 6 && ctx.attrs.int('is_test', 0) !== 1)
+      throw new NotExpressible('attribute', `${op} is_test=0 (training)`);
+    if (ctx.opset < 9 && ctx.attrs.int('spatial', 1) !== 1)
+      throw new NotExpressible('attribute', `${op} spatial=0 (per-element statistics)`);
     const eps = ctx.attrs.float('epsilon', 1e-5);
     ctx.attrs.float('momentum', 0.9);
-    if (ctx.attrs.int('training_mode', 0) !== 0)
-      throw new NotExpressible('attribute', 'BatchNormalization training_mode=1');
+    if (ctx.attrs.int('training_mode', 0) !== 0) throw new NotExpressible('attribute', `${op} training_mode=1`);
+    if (ctx.node.outputs.slice(1).some((o) => o !== ''))
+      throw new NotExpressible('input', `${op}: the running-statistics outputs (training only)`);
     const rank = ctx.inputShapes[0]!.length;
     if (rank < 2) throw new NotExpressible('input', `BatchNormalization of rank ${rank}`);
     return (be, [x, s, b, mean, variance]) => [

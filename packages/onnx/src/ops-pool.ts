@@ -206,10 +206,15 @@ const resize: OpMapping = {
   },
 };
 
-/** Upsample (and Resize-10): x_ori = x / scale (asymmetric), nearest rounds down. */
+/**
+ * Upsample (and Resize-10): x_ori = x / scale (asymmetric), nearest rounds down; the scales from input 1
+ * (Upsample from opset 9, Resize-10) or the `scales` attribute (Upsample 7 and 8).
+ */
 function upsamplePlan(ctx: NodeContext, mode: string, scalesInput: number): ReturnType<OpMapping['plan']> {
   if (mode !== 'nearest' && mode !== 'linear') throw new NotExpressible('attribute', `Upsample mode '${mode}'`);
-  const scales = ctx.numbers(scalesInput);
+  const fromAttr = ctx.node.opType === 'Upsample' && ctx.opset < 9;
+  if (fromAttr && ctx.opset < 7) throw new NotExpressible('attribute', `Upsample of opset ${ctx.opset}`);
+  const scales = fromAttr ? ctx.attrs.floats('scales') : ctx.numbers(scalesInput);
   if (!scales) throw new NotExpressible('input', 'Upsample without scales');
   const o = {
     scales,

@@ -58,6 +58,12 @@ export class Attrs {
   ints(name: string): number[] | undefined {
     return this.get(name, 7, 'a list of ints') as number[] | undefined;
   }
+  floats(name: string): number[] | undefined {
+    return this.get(name, 6, 'a list of floats') as number[] | undefined;
+  }
+  strings(name: string): string[] | undefined {
+    return this.get(name, 8, 'a list of strings') as string[] | undefined;
+  }
   tensor(name: string): OnnxTensor | undefined {
     return this.get(name, 4, 'a tensor') as OnnxTensor | undefined;
   }

@@ -1,0 +1,158 @@
+/**
+ * Single-node ONNX cases checked against an independent peer, onnxruntime-node (CPU provider, graph
+ * optimizations off, in a child process): each case becomes a node-test directory in ONNX's layout
+ * (`test_NAME/model.onnx`, `test_data_set_0/input_N.pb`, `output_N.pb`) whose expected outputs ONNX Runtime
+ * computed, so the conformance kit's runner (packages/conformance/src/onnx/runner.ts) runs them exactly as ONNX's own tests.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  type AttrSpec,
+  type DTypeName,
+  encodeTensor,
+  type ModelOptions,
+  singleNodeModel,
+  type TensorSpec,
+  type ValueSpec,
+} from './onnx-builder.js';
+
+const CHILD = fileURLToPath(new URL('./ort-child.mjs', import.meta.url));
+
+interface OrtResult {
+  error?: string;
+  outputs?: Record<string, { type: string; dims: number[]; data: (number | string)[] }>;
+}
+
+/**
+ * A node input: random values in [lo, hi) unless `data` is given: integers for integer types; for float types
+ * multiples of 1/8 unless `continuous`, so that sums of products (Conv, MatMul, pooling) are exact in float32
+ * in any order and a float32 peer's result is the exact one the HAL's conv/matmul bounds are measured from.
+ */
+export interface InputCase {
+  name: string;
+  dtype?: DTypeName;
+  shape: readonly number[];
+  data?: readonly (number | bigint)[];
+  range?: readonly [number, number];
+  continuous?: boolean;
+  /** An initializer of the model (a constant: Resize's scales, Slice's starts) rather than a graph input. */
+  init?: boolean;
+}
+
+export interface OpCase {
+  /** The test's name (its directory is `test_NAME`). */
+  name: string;
+  op: string;
+  opset: number;
+  inputs: readonly InputCase[];
+  /** Output names and dtypes (default one float32 output 'y'). */
+  outputs?: readonly { name: string; dtype?: DTypeName }[];
+  attrs?: Record<string, AttrSpec>;
+  /** The node's input names where they differ from `inputs` ('' for an omitted optional input). */
+  nodeInputs?: readonly string[];
+  options?: ModelOptions;
+}
+
+/** mulberry32: a small seeded generator (the data differ per case name, the same each run). */
+function rng(seed: string): () => number {
+  let a = [...seed].reduce((h, c) => Math.imul(h ^ c.charCodeAt(0), 2654435761) >>> 0, 0x9e3779b9);
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const INT = new Set<DTypeName>(['int8', 'uint8', 'int16', 'uint16', 'int32', 'int64', 'uint32', 'uint64', 'bool']);
+
+function values(c: InputCase, next: () => number): (number | bigint)[] {
+  if (c.data) return [...c.data];
+  const dtype = c.dtype ?? 'float32';
+  const [lo, hi] = c.range ?? (dtype === 'bool' ? [0, 2] : INT.has(dtype) ? [-10, 10] : [-2, 2]);
+  const n = c.shape.reduce((p, d) => p * d, 1);
+  return Array.from({ length: n }, () => {
+    const v = lo + (hi - lo) * next();
+    if (!INT.has(dtype)) return c.continuous ? Math.fround(v) : Math.round(v * 8) / 8;
+    return dtype === 'int64' ? BigInt(Math.floor(v)) : Math.floor(v);
+  });
+}
+
+const ORT_TYPES: Record<string, DTypeName> = {
+  float32: 'float32',
+  float64: 'float64',
+  int64: 'int64',
+  int32: 'int32',
+  int8: 'int8',
+  uint8: 'uint8',
+  bool: 'bool',
+};
+
+/** The model of a case, and the feeds it was run with (graph inputs in order, with their values). */
+export function caseModel(c: OpCase): { model: Uint8Array; feeds: { spec: ValueSpec; data: (number | bigint)[] }[] } {
+  const next = rng(c.name);
+  const inits: TensorSpec[] = [];
+  const feeds: { spec: ValueSpec; data: (number | bigint)[] }[] = [];
+  for (const i of c.inputs) {
+    const dtype = i.dtype ?? 'float32';
+    const data = values(i, next);
+    if (i.init) inits.push({ name: i.name, dtype, dims: i.shape, data });
+    else feeds.push({ spec: { name: i.name, dtype, shape: i.shape }, data });
+  }
+  const outputs = (c.outputs ?? [{ name: 'y' }]).map((o) => ({ name: o.name, dtype: o.dtype ?? 'float32' }));
+  const model = singleNodeModel(
+    c.op,
+    feeds.map((f) => f.spec),
+    outputs,
+    c.attrs ?? {},
+    {
+      opset: c.opset,
+      ...c.options,
+      initializers: inits,
+      nodeInputs: c.nodeInputs ?? c.inputs.map((i) => i.name),
+    },
+  );
+  return { model, feeds };
+}
+
+/**
+ * Writes each case as `dir/test_NAME` with onnxruntime's outputs as the expected ones (one child process,
+ * tests/support/ort-child.mjs, runs them all). Rejects, naming the case, where onnxruntime refuses the model:
+ * a case that is not valid ONNX is a fault of the case.
+ */
+export function writeOrtCases(dir: string, cases: readonly OpCase[]): void {
+  const built = cases.map((c) => ({ c, ...caseModel(c), root: join(dir, `test_${c.name}`) }));
+  for (const { root, model, feeds } of built) {
+    mkdirSync(join(root, 'test_data_set_0'), { recursive: true });
+    writeFileSync(join(root, 'model.onnx'), model);
+    feeds.forEach((f, k) => {
+      const t = encodeTensor({ dtype: f.spec.dtype, dims: f.spec.shape as number[], data: f.data });
+      writeFileSync(join(root, 'test_data_set_0', `input_${k}.pb`), t);
+    });
+  }
+  const jobs = built.map(({ root, feeds }) => ({
+    model: join(root, 'model.onnx'),
+    feeds: feeds.map((f) => ({ name: f.spec.name, type: f.spec.dtype, dims: f.spec.shape, data: f.data.map(String) })),
+  }));
+  const child = spawnSync(process.execPath, [CHILD], {
+    input: JSON.stringify(jobs),
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  });
+  if (child.status !== 0) throw new Error(`onnxruntime child process: ${child.stderr || child.error?.message}`);
+  const results = JSON.parse(child.stdout) as OrtResult[];
+  built.forEach(({ c, root }, j) => {
+    const r = results[j]!;
+    if (r.error !== undefined) throw new Error(`case ${c.name}: onnxruntime: ${r.error}`);
+    (c.outputs ?? [{ name: 'y' }]).forEach((o, k) => {
+      const t = r.outputs![o.name]!;
+      const dtype = ORT_TYPES[t.type];
+      if (!dtype) throw new Error(`case ${c.name}: onnxruntime output of type ${t.type}`);
+      const data = dtype === 'int64' ? t.data.map((v) => BigInt(v)) : t.data.map(Number);
+      writeFileSync(join(root, 'test_data_set_0', `output_${k}.pb`), encodeTensor({ dtype, dims: t.dims, data }));
+    });
+  });
+}
