@@ -34,13 +34,12 @@ import { type DeviceBuffer, isWholeBuffer, type NDArray, viewOf } from '../core/
 import { isStorageAlias, storageBuffer } from './narrow.js';
 import { assertShape, sizeOf } from '../core/shape.js';
 import { checkHostData, checkNumber, checkView, checkWriteData, describeValue } from './validate.js';
+import type { BaseBackendOptions } from '../runtime/options.js';
 
 let instanceCounter = 0;
 
-export interface BaseBackendOptions {
-  /** Upper bound on live bytes; allocations past it throw OutOfMemoryError. */
-  memoryLimit?: number;
-}
+/** The options every backend takes (`memoryLimit`), derived from BASE_OPTION_SPECS (runtime/options.ts). */
+export type { BaseBackendOptions } from '../runtime/options.js';
 
 /**
  * Storage and buffer bookkeeping shared by every backend: BaseBackend extends it (a backend extends

@@ -13,32 +13,30 @@
  * and the file.
  */
 import { InvalidArgumentError } from '../core/errors.js';
-import { type OptionSpecs, validateOptions } from './options.js';
+import { defineOptions, type OptionsOf, typedOption, validateOptions } from './options.js';
 import { nodeBuiltin } from './platform.js';
-
-/** The shape of polyhal.config.json. */
-export interface PolyHalConfig {
-  /** A registered backend name, or 'auto'. */
-  backend?: string;
-  /** Order for 'auto'. */
-  prefer?: string[];
-  /** Try other backends when the named one fails to start. */
-  fallback?: boolean;
-  /** Options for the backend factories (e.g. { "memoryLimit": 1073741824, "threads": 2 }). */
-  options?: Record<string, unknown>;
-}
 
 export const CONFIG_FILE_NAME = 'polyhal.config.json';
 /** The largest config file read, in bytes (1 MiB); a larger one is an InvalidArgumentError. */
 export const CONFIG_MAX_BYTES = 2 ** 20;
 
-/** The keys of polyhal.config.json, as loadConfig checks them (docs/reference/OPTIONS.md is generated from these). */
-export const CONFIG_OPTION_SPECS: OptionSpecs = {
-  backend: { type: 'string' as const, doc: 'a registered backend name or "auto"' },
-  prefer: { type: 'string[]' as const, doc: 'order for auto' },
-  fallback: { type: 'boolean' as const, doc: 'when the named backend fails to start, try the others by priority' },
-  options: { type: 'object' as const, doc: 'options for the backend factories' },
-};
+/**
+ * The keys of polyhal.config.json, as loadConfig checks them: PolyHalConfig is derived from them, and
+ * docs/reference/OPTIONS.md is generated from them. createBackend takes the same four (registry.ts).
+ */
+export const CONFIG_OPTION_SPECS = defineOptions({
+  /** A registered backend name, or 'auto'. */
+  backend: { type: 'string', doc: 'a registered backend name or "auto"' },
+  /** Order for 'auto'. */
+  prefer: { type: 'string[]', doc: 'order for auto' },
+  /** Try other backends when the named one fails to start. */
+  fallback: { type: 'boolean', doc: 'when the named backend fails to start, try the others by priority' },
+  /** Options for the backend factories (e.g. { "memoryLimit": 1073741824, "threads": 2 }). */
+  options: typedOption<Record<string, unknown>>({ type: 'object', doc: 'options for the backend factories' }),
+});
+
+/** The shape of polyhal.config.json (from CONFIG_OPTION_SPECS). */
+export type PolyHalConfig = OptionsOf<typeof CONFIG_OPTION_SPECS>;
 
 interface Stats {
   isFile(): boolean;

@@ -1,8 +1,10 @@
 /**
  * Backend options as data: each backend declares the options its factory takes (type, range, the
- * literal values it also accepts), and every way of passing them — a factory call, `createBackend`,
- * `polyhal.config.json` — is checked against that declaration before anything starts. An unknown key
- * or an ill-typed value throws InvalidArgumentError naming the key; it is never ignored or coerced.
+ * literal values it also accepts) once, as specs, and every way of passing them — a factory call,
+ * `createBackend`, `polyhal.config.json` — is checked against that declaration before anything starts.
+ * An unknown key or an ill-typed value throws InvalidArgumentError naming the key; it is never ignored or
+ * coerced. The TypeScript type of the options is derived from the same specs (`OptionsOf`), and
+ * docs/reference/OPTIONS.md is rendered from them (scripts/reference-docs.mjs).
  */
 import { InvalidArgumentError } from '../core/errors.js';
 
@@ -17,14 +19,74 @@ export interface OptionSpec {
   values?: readonly (string | number | boolean)[];
   /** One line for messages and docs, e.g. 'bytes of live buffers'. */
   doc?: string;
+  /**
+   * Type-level only, never set: the option's TypeScript type where `type` says too little (an 'object'
+   * that is a GPUDevice, a `string | null`). Give it with `typedOption<T>(spec)`.
+   */
+  readonly valueType?: unknown;
 }
 
 export type OptionSpecs = Readonly<Record<string, OptionSpec>>;
 
-/** Options every backend takes (BaseBackendOptions). */
-export const BASE_OPTION_SPECS: OptionSpecs = {
+/** The literal values of spec S (`values`), or never. */
+type OptionLiterals<S> = S extends { readonly values: readonly (infer L)[] } ? L : never;
+
+/** The TypeScript type of `type`: number, boolean, string (never when `values` lists the strings), string[], object. */
+type OptionBase<S> = S extends { type: 'integer' | 'number' }
+  ? number
+  : S extends { type: 'boolean' }
+    ? boolean
+    : S extends { type: 'string' }
+      ? [OptionLiterals<S>] extends [never]
+        ? string
+        : never
+      : S extends { type: 'string[]' }
+        ? string[]
+        : object;
+
+/**
+ * The TypeScript type of the values spec S accepts: its `valueType` where `typedOption` gave one, else
+ * its `type` (integer and number → number, string[] → string[], object → object) or its literal `values`
+ * (`{ type: 'integer', values: ['auto'] }` → number | 'auto'; `{ type: 'string', values: ['op', 'batch'] }`
+ * → 'op' | 'batch').
+ */
+export type OptionValue<S extends OptionSpec> = S extends { readonly valueType?: infer T }
+  ? unknown extends T
+    ? OptionBase<S> | OptionLiterals<S>
+    : T
+  : OptionBase<S> | OptionLiterals<S>;
+
+/**
+ * The options object specs S describe: every key optional, each of its spec's OptionValue; each key's
+ * doc comment is the one written on its spec. `WasmBackendOptions` is `OptionsOf<typeof WASM_OPTION_SPECS>`.
+ */
+export type OptionsOf<S extends OptionSpecs> = { -readonly [K in keyof S]?: OptionValue<S[K]> };
+
+/**
+ * Declares option specs, keeping their literal types (`type`, `values`) so that `OptionsOf<typeof specs>`
+ * is the options' TypeScript type: the specs are the one declaration of the options. Returns `specs`.
+ */
+export function defineOptions<const S extends OptionSpecs>(specs: S): S {
+  return specs;
+}
+
+/**
+ * `spec` with its value's TypeScript type given as T, for what `type` cannot say (an 'object' that is a
+ * GPUDevice or a record of strings, a 'string' that may also be null where the caller checks it).
+ * Validation still follows `spec` (type-level only: returns `spec` itself).
+ */
+export function typedOption<T>(spec: OptionSpec): OptionSpec & { readonly valueType?: T } {
+  return spec as OptionSpec & { readonly valueType?: T };
+}
+
+/** Options every backend takes (BaseBackendOptions = OptionsOf<typeof BASE_OPTION_SPECS>). */
+export const BASE_OPTION_SPECS = defineOptions({
+  /** Upper bound on live bytes; allocations past it throw OutOfMemoryError. */
   memoryLimit: { type: 'number', min: 1, doc: 'upper bound on live buffer bytes' },
-};
+});
+
+/** The options every backend takes: `memoryLimit` (bytes). */
+export type BaseBackendOptions = OptionsOf<typeof BASE_OPTION_SPECS>;
 
 /** A numeric option's bounds in words: ' in [1, 8]', ' ≥ 1', ' ≤ 4' or '' (docs/reference/OPTIONS.md uses it too). */
 export function optionRange(spec: OptionSpec): string {

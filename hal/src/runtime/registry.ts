@@ -6,9 +6,9 @@
  * was chosen and why every other candidate was rejected.
  */
 import type { ComputeBackend } from '../backend.js';
-import { loadConfig, type PolyHalConfig } from './config.js';
+import { CONFIG_OPTION_SPECS, loadConfig, type PolyHalConfig } from './config.js';
 import { BackendUnavailableError, InvalidArgumentError, UnknownBackendError } from '../core/errors.js';
-import { type OptionSpecs, validateOptions } from './options.js';
+import { defineOptions, type OptionSpecs, type OptionsOf, typedOption, validateOptions } from './options.js';
 import { KNOWN_BACKENDS } from './known-backends.js';
 
 export type { PolyHalConfig } from './config.js';
@@ -77,20 +77,24 @@ export interface SelectionReport {
 }
 
 /**
- * createBackend's own options. Each is checked (InvalidArgumentError naming it): an unknown key, a
- * value of the wrong type, an empty backend name or an empty `prefer`; `options: null` is not an object.
+ * createBackend's own options, as it checks them (CreateBackendOptions is derived from them and
+ * docs/reference/OPTIONS.md generated from them): the config file's four keys (CONFIG_OPTION_SPECS),
+ * then `env` and `configPath`.
  */
-export interface CreateBackendOptions {
+export const CREATE_BACKEND_OPTION_SPECS = defineOptions({
   /** A registered name, or 'auto'. Overrides the environment and the config file. */
-  backend?: string;
+  backend: CONFIG_OPTION_SPECS.backend,
   /** Order for 'auto' (default: registered priorities). */
-  prefer?: readonly string[];
+  prefer: typedOption<readonly string[]>(CONFIG_OPTION_SPECS.prefer),
   /** When an explicitly named backend fails to initialize, try the others by priority instead of throwing. */
-  fallback?: boolean;
+  fallback: CONFIG_OPTION_SPECS.fallback,
   /** Options passed to the backend's factory (e.g. { memoryLimit }). */
-  options?: Record<string, unknown>;
+  options: CONFIG_OPTION_SPECS.options,
   /** Environment to read POLYHAL_BACKEND from (default: process.env where it exists). */
-  env?: Record<string, string | undefined>;
+  env: typedOption<Record<string, string | undefined>>({
+    type: 'object',
+    doc: 'environment to read POLYHAL_BACKEND from',
+  }),
   /**
    * Path of the config file. Default: the first polyhal.config.json found walking up from the working
    * directory to the project root, the nearest folder with a package.json or .git (config.ts; Node-compatible
@@ -98,18 +102,15 @@ export interface CreateBackendOptions {
    * The config's `backend` applies only when neither `backend` nor POLYHAL_BACKEND names one; its
    * `options` always apply (these `options` override them key by key).
    */
-  configPath?: string | null;
-}
+  configPath: typedOption<string | null>({ type: 'string', doc: 'path of polyhal.config.json, or null for none' }),
+});
 
-/** createBackend's own options, as it checks them (docs/reference/OPTIONS.md is generated from these). */
-export const CREATE_BACKEND_OPTION_SPECS: OptionSpecs = {
-  backend: { type: 'string', doc: 'a registered backend name or "auto"' },
-  prefer: { type: 'string[]', doc: 'order for auto' },
-  fallback: { type: 'boolean', doc: 'when the named backend fails to start, try the others by priority' },
-  options: { type: 'object', doc: 'options for the backend factories' },
-  env: { type: 'object', doc: 'environment to read POLYHAL_BACKEND from' },
-  configPath: { type: 'string', doc: 'path of polyhal.config.json, or null for none' },
-};
+/**
+ * createBackend's own options (CREATE_BACKEND_OPTION_SPECS). Each is checked (InvalidArgumentError naming
+ * it): an unknown key, a value of the wrong type, an empty backend name or an empty `prefer`; `options: null`
+ * is not an object.
+ */
+export type CreateBackendOptions = OptionsOf<typeof CREATE_BACKEND_OPTION_SPECS>;
 
 /** Checks createBackend's options object itself: an object, its keys, and their types. */
 function checkCreateOptions(options: unknown): asserts options is CreateBackendOptions {
