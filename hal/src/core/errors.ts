@@ -13,6 +13,7 @@ export class PolyHalError extends Error {
 export class ShapeMismatchError extends PolyHalError {
   constructor(
     message: string,
+    /** The shapes involved, in the order the message names them (empty when the message says it all). */
     readonly shapes: readonly (readonly number[])[] = [],
   ) {
     super(message);
@@ -29,7 +30,9 @@ export class OutOfMemoryError extends PolyHalError {
    * largest typed array, ...) in place of the default text, which blames the backend's memoryLimit.
    */
   constructor(
+    /** Bytes the failed allocation asked for. */
     readonly requestedBytes: number,
+    /** Bytes that could still be allocated when it failed (memoryAvailable()). */
     readonly availableBytes: number,
     backend: string,
     detail?: string,
@@ -49,7 +52,9 @@ export class UseAfterFreeError extends PolyHalError {}
 /** A backend that cannot run here; `reason` says why (no adapter, no SIMD, ...). */
 export class BackendUnavailableError extends PolyHalError {
   constructor(
+    /** The registry name of the backend (`webgpu`, `wasm`, ...). */
     readonly backend: string,
+    /** Why it cannot run: no adapter, no SIMD, a failed probe's message, ... */
     readonly reason: string,
   ) {
     super(`backend '${backend}' is unavailable: ${reason}`);
@@ -62,8 +67,11 @@ export class BackendUnavailableError extends PolyHalError {
  */
 export class UnsupportedOpError extends PolyHalError {
   constructor(
+    /** The op's name as called (`matmul`, `pow`, an unknown name as given). */
     readonly op: string,
+    /** The dtype it was called with. */
     readonly dtype: string,
+    /** The backend's registry name. */
     readonly backend: string,
     hint?: string,
   ) {
@@ -74,7 +82,9 @@ export class UnsupportedOpError extends PolyHalError {
 /** A backend name that no registered backend has; `available` lists the registered names. */
 export class UnknownBackendError extends PolyHalError {
   constructor(
+    /** The name asked for (an option, POLYHAL_BACKEND or polyhal.config.json). */
     readonly requested: string,
+    /** The names registered at the time. */
     readonly available: readonly string[],
     hint?: string,
   ) {
@@ -98,7 +108,9 @@ export class InvalidArgumentError extends PolyHalError {}
  */
 export class BackendHookError extends PolyHalError {
   constructor(
+    /** The backend class's name. */
     readonly backend: string,
+    /** Every required hook the class lacks, by name. */
     readonly missing: readonly string[],
     signatures: readonly string[] = missing,
   ) {

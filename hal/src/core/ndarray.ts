@@ -8,10 +8,15 @@ import { isContiguous, mergeable } from './strided.js';
  * `owner` identifies the backend instance that allocated it (mixing owners is a DeviceMismatchError).
  */
 export interface DeviceBuffer {
+  /** Unique among the owner's buffers (for diagnostics and leak reports). */
   readonly id: number;
+  /** The element type. */
   readonly dtype: DType;
+  /** Length in elements. */
   readonly size: number;
+  /** Length in bytes (size × bytesPerElement(dtype)). */
   readonly byteLength: number;
+  /** The `id` of the backend instance that allocated it (`cpu#1`). */
   readonly owner: string;
 }
 
@@ -22,10 +27,15 @@ export interface DeviceBuffer {
  * reads it or `contiguous` materializes it.
  */
 export interface NDArray {
+  /** The buffer the view reads; several views may share one. */
   readonly buffer: DeviceBuffer;
+  /** The element type (the buffer's). */
   readonly dtype: DType;
+  /** Size of each dimension; `[]` is a scalar. */
   readonly shape: readonly number[];
+  /** Elements to step per index of each dimension (0 repeats it; negative walks backwards). */
   readonly strides: readonly number[];
+  /** Element index, in the buffer, of element (0, 0, ...). */
   readonly offset: number;
 }
 

@@ -15,8 +15,11 @@ import { describeValue } from './errors.js';
 
 /** The Philox4x32 multipliers and Weyl key increments (Random123's PHILOX_M4x32_0/1, PHILOX_W32_0/1). */
 export const PHILOX_M0 = 0xd2511f53;
+/** The second Philox4x32 multiplier (PHILOX_M4x32_1). */
 export const PHILOX_M1 = 0xcd9e8d57;
+/** The Weyl increment of key word 0 per round (PHILOX_W32_0, the golden ratio's bits). */
 export const PHILOX_W0 = 0x9e3779b9;
+/** The Weyl increment of key word 1 per round (PHILOX_W32_1, √3 − 1's bits). */
 export const PHILOX_W1 = 0xbb67ae85;
 
 /** Where a kernel's output starts in a stream: what the randomUniformKernel hook receives. */

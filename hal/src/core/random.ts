@@ -1,6 +1,7 @@
 /** A small seeded PRNG (mulberry32): uniform floats in [0, 1). Used for reproducible inputs and weights. */
 export type Rng = () => number;
 
+/** A mulberry32 generator seeded with `seed` (taken as a uint32): the same seed gives the same sequence. */
 export function mulberry32(seed: number): Rng {
   let a = seed >>> 0;
   return () => {

@@ -6,7 +6,9 @@
  */
 
 export interface AxisSplit {
+  /** The dims not reduced, in order, with the view's strides: the output's row-major shape. */
   kept: { shape: number[]; strides: number[] };
+  /** The reduced dims, in order, with the view's strides: the elements of one output. */
   reduced: { shape: number[]; strides: number[] };
 }
 

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, ShapeMismatchError } from './errors.js';
 
+/** The size of each dimension, outermost first; `[]` is a scalar. Sizes are integers ≥ 0. */
 export type Shape = readonly number[];
 
 /** Number of elements of a shape (1 for a scalar `[]`, 0 if any dimension is 0). */
@@ -90,6 +91,7 @@ export function normalizeAxis(axis: number, rank: number): number {
   return normalizeAxes(axis, rank)[0]!;
 }
 
+/** Whether two shapes have the same rank and the same size in each dimension. */
 export function shapesEqual(a: Shape, b: Shape): boolean {
   return a.length === b.length && a.every((d, i) => d === b[i]);
 }

@@ -8,7 +8,9 @@
 
 /** A strided view's layout: element (i0, i1, ...) lies `Σ ik·strides[k]` elements past its offset. */
 export interface StridedLayout {
+  /** Size of each dimension. */
   readonly shape: readonly number[];
+  /** Elements to step per index of each dimension. */
   readonly strides: readonly number[];
 }
 

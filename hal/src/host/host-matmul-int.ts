@@ -32,6 +32,10 @@ export function batchOffsets(
   return out;
 }
 
+/**
+ * out [...B, M, N] (contiguous) = a [...B, M, K] · b [...B, K, N] over int32 storage, wrapping modulo 2^32;
+ * the batch dims already broadcast to one shape. Shapes are trusted (the HAL checked them).
+ */
 export function hostIntMatmul(a: HostView, b: HostView, out: Int32Array): void {
   const r = a.shape.length;
   const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];

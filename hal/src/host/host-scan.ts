@@ -8,9 +8,13 @@ import type { StorageArray } from '../core/dtype.js';
 
 /** A strided operand in host memory: element (o, j, i) at offset + o·s0 + j·s1 + i·s2. */
 export interface HostView {
+  /** The backing storage (a typed array of the dtype's storage type, e.g. Int32Array for int32 and bool). */
   data: StorageArray;
+  /** The view's shape ([O, n, I] for the scan kernels). */
   shape: readonly number[];
+  /** Element strides per dim (0 for a broadcast dim). */
   strides: readonly number[];
+  /** Element offset of element (0, 0, ...) in `data`. */
   offset: number;
 }
 

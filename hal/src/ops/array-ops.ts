@@ -23,6 +23,10 @@ const F32 = ['float32'] as const;
 const EXACT_BOTH = { float32: EXACT, int32: EXACT };
 const MOVEMENT_GRAD = 'autograd movement.ts (the inverse movement of g)';
 
+/**
+ * The op table beyond elementwise ops and reductions: op name → ArrayOpDef (kind, signature, dtypes,
+ * semantics, accuracy, where the gradient lives), joined from the family tables.
+ */
 export const ARRAY_OP_DEFS = {
   reshape: {
     kind: 'movement',
@@ -218,5 +222,7 @@ export const ARRAY_OP_DEFS = {
   ...NORM_OP_DEFS,
 } as const satisfies Record<string, ArrayOpDef>;
 
+/** The name of an ARRAY_OP_DEFS entry (`matmul`, `reshape`, `softmax`, ...). */
 export type ArrayOp = keyof typeof ARRAY_OP_DEFS;
+/** The ArrayOps of kind 'movement': the views and copies (reshape, permute, expand, pad, ...). */
 export type MovementOp = { [K in ArrayOp]: (typeof ARRAY_OP_DEFS)[K]['kind'] extends 'movement' ? K : never }[ArrayOp];

@@ -97,6 +97,10 @@ function powInt32(x: number, y: number): number {
 const isZero = (be: GradOps, x: NDArray, t: <A extends NDArray>(a: A) => A): NDArray =>
   t(be.sub(1, t(be.add(t(be.cmplt(x, 0)), t(be.cmplt(0, x))))));
 
+/**
+ * The elementwise binary op table: op name → BinaryOpDef. Each entry gives `be.<op>(a, b)` its semantics,
+ * dtypes, float64 reference, case domains, accuracy and gradient rule; BINARY_OPS lists the names.
+ */
 export const BINARY_OP_DEFS = {
   add: {
     semantics: 'x + y (IEEE): Inf + −Inf = NaN, −0 + −0 = −0. int32 wraps modulo 2^32.',

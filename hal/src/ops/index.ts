@@ -68,17 +68,22 @@ export * from './types.js';
  * Allowed errors: each table entry's `accuracy`; other ops in the conformance tolerance table.
  */
 export const UNARY_OPS = Object.keys(UNARY_OP_DEFS) as readonly UnaryOp[];
+/** The name of an elementwise unary op: a key of UNARY_OP_DEFS (`neg`, `exp`, `relu`, ...). */
 export type UnaryOp = keyof typeof UNARY_OP_DEFS;
 
+/** The elementwise binary ops, in the table's order: the keys of BINARY_OP_DEFS (`add`, `mul`, `less`, ...). */
 export const BINARY_OPS = Object.keys(BINARY_OP_DEFS) as readonly BinaryOp[];
+/** The name of an elementwise binary op: a key of BINARY_OP_DEFS. */
 export type BinaryOp = keyof typeof BINARY_OP_DEFS;
 
 /** Reductions a backend implements (the table's entries); `mean` is composed as sum × (1/n) in the HAL. */
 export const REDUCE_OPS = Object.keys(REDUCE_OP_DEFS) as readonly ReduceOp[];
+/** The name of a reduction: a key of REDUCE_OP_DEFS (`sum`, `prod`, `max`, `min`). */
 export type ReduceOp = keyof typeof REDUCE_OP_DEFS;
 
 /** Ops defined for int32 operands (beyond movement, copy and cast): those whose entry has an int32 reference. */
 export const INT32_UNARY_OPS: ReadonlySet<UnaryOp> = new Set(UNARY_OPS.filter((op) => 'i32' in UNARY_OP_DEFS[op]));
+/** The binary ops that take int32 operands (their entry's `takes`, or an int32 reference). */
 export const INT32_BINARY_OPS: ReadonlySet<BinaryOp> = new Set(
   BINARY_OPS.filter((op) => binaryTakes(op).includes('int32')),
 );
@@ -93,6 +98,7 @@ export function binaryTakes(op: BinaryOp): readonly DType[] {
 export function binaryResult(op: BinaryOp, dtype: DType): DType {
   return (BINARY_OP_DEFS[op] as BinaryOpDef).returns ?? dtype;
 }
+/** The reductions that take int32 (their entry has an int32 fold): wrapping sum and prod, max, min. */
 export const INT32_REDUCE_OPS: ReadonlySet<ReduceOp> = new Set(REDUCE_OPS.filter((op) => 'i32' in REDUCE_OP_DEFS[op]));
 
 /**

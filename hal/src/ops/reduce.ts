@@ -25,6 +25,10 @@ function extremeGrad(be: GradOps, g: NDArray, x: NDArray, out: NDArray, isMax: b
   });
 }
 
+/**
+ * The reduction table: op name → ReduceOpDef (sum, max, min, prod). Each entry gives `be.<op>(x, axes,
+ * keepdims)` its semantics, identity, float64 fold, accuracy and gradient rule; REDUCE_OPS lists the names.
+ */
 export const REDUCE_OP_DEFS = {
   sum: {
     semantics:

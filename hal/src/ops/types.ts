@@ -22,14 +22,19 @@ export type Domain =
  * entry says `scale: 'operands'`). NaN must meet NaN and ±Inf the same infinity, always.
  */
 export interface Accuracy {
+  /** Absolute error allowed, ≥ 0 (the floor near zero). */
   abs: number;
+  /** Error allowed relative to the error scale, ≥ 0 (one float32 ulp is about 1.2e-7). */
   rel: number;
 }
 
 /** Named accuracies. float32 rounds with relative error ≤ 2^-24, so one ulp is rel 1.2e-7. */
 export const EXACT: Accuracy = { abs: 0, rel: 0 };
+/** One float32 ulp: a correctly rounded result. */
 export const ULP1: Accuracy = { abs: 0, rel: 1.2e-7 };
+/** Two float32 ulps. */
 export const ULP2: Accuracy = { abs: 0, rel: 2.4e-7 };
+/** Four float32 ulps. */
 export const ULP4: Accuracy = { abs: 0, rel: 4.8e-7 };
 /** Transcendentals: a few ulps, and an absolute floor near zero. */
 export const TRANSCENDENTAL: Accuracy = { abs: 1e-7, rel: 4.8e-7 };
@@ -39,27 +44,49 @@ export const TRANSCENDENTAL: Accuracy = { abs: 1e-7, rel: 4.8e-7 };
  * ComputeBackend, whose elementwise methods are themselves derived from this table.
  */
 export interface GradOps {
+  /** {@inheritDoc ComputeBackend.neg} */
   neg(x: NDArray): NDArray;
+  /** {@inheritDoc ComputeBackend.sin} */
   sin(x: NDArray): NDArray;
+  /** {@inheritDoc ComputeBackend.cos} */
   cos(x: NDArray): NDArray;
+  /** {@inheritDoc ComputeBackend.sinh} */
   sinh(x: NDArray): NDArray;
+  /** {@inheritDoc ComputeBackend.cosh} */
   cosh(x: NDArray): NDArray;
+  /** {@inheritDoc ComputeBackend.sqrt} */
   sqrt(x: NDArray): NDArray;
+  /** {@inheritDoc ComputeBackend.exp} */
   exp(x: NDArray): NDArray;
+  /** {@inheritDoc ComputeBackend.log} */
   log(x: NDArray): NDArray;
+  /** {@inheritDoc ComputeBackend.sigmoid} */
   sigmoid(x: NDArray): NDArray;
+  /** {@inheritDoc ComputeBackend.erf} */
   erf(x: NDArray): NDArray;
+  /** {@inheritDoc ComputeBackend.pow} */
   pow(a: NDArray | number, b: NDArray | number): NDArray;
+  /** {@inheritDoc ComputeBackend.full} */
   full(shape: readonly number[], value: number, dtype?: DType): NDArray;
+  /** {@inheritDoc ComputeBackend.mul} */
   mul(a: NDArray | number, b: NDArray | number): NDArray;
+  /** {@inheritDoc ComputeBackend.div} */
   div(a: NDArray | number, b: NDArray | number): NDArray;
+  /** {@inheritDoc ComputeBackend.sub} */
   sub(a: NDArray | number, b: NDArray | number): NDArray;
+  /** {@inheritDoc ComputeBackend.add} */
   add(a: NDArray | number, b: NDArray | number): NDArray;
+  /** {@inheritDoc ComputeBackend.cmplt} */
   cmplt(a: NDArray | number, b: NDArray | number): NDArray;
+  /** {@inheritDoc ComputeBackend.binary} */
   binary(op: 'geluGrad', a: NDArray, b: NDArray): NDArray;
+  /** {@inheritDoc ComputeBackend.reduce} */
   reduce(op: 'sum' | 'prod', x: NDArray, axes: readonly number[], keepdims: boolean): NDArray;
+  /** {@inheritDoc ComputeBackend.expand} */
   expand(x: NDArray, shape: readonly number[]): NDArray;
+  /** {@inheritDoc ComputeBackend.contiguous} */
   contiguous(x: NDArray): NDArray;
+  /** {@inheritDoc ComputeBackend.free} */
   free(x: NDArray): void;
 }
 
@@ -82,6 +109,7 @@ export type GradRule = (
  * anything (elements with finite inputs outside it are not compared; NaN/±Inf inputs always are).
  */
 export interface WgslAccuracy {
+  /** The looser bound (absent: the strict bound, within `domain` only). */
   accuracy?: Accuracy;
   /** Whether the (finite) inputs of an element lie where WGSL bounds the error. */
   domain?: (...inputs: number[]) => boolean;
@@ -101,6 +129,7 @@ interface OpDefBase {
   grad: GradRule | null;
 }
 
+/** An entry of UNARY_OP_DEFS: one elementwise unary op, from its semantics to its gradient rule. */
 export interface UnaryOpDef extends OpDefBase {
   /** The float64 reference, computed in plain JS (never a backend's kernel). */
   f64: (x: number) => number;
@@ -110,7 +139,9 @@ export interface UnaryOpDef extends OpDefBase {
   domain: Domain;
 }
 
+/** An entry of BINARY_OP_DEFS: one elementwise binary op (broadcasting), from its semantics to its gradient rule. */
 export interface BinaryOpDef extends OpDefBase {
+  /** The float64 reference, computed in plain JS (never a backend's kernel). */
   f64: (x: number, y: number) => number;
   /** The int32 reference (wrap-around); also the bool reference, on 0/1, for ops that take bool. */
   i32?: (x: number, y: number) => number;
@@ -126,6 +157,7 @@ export interface BinaryOpDef extends OpDefBase {
    * sub); |y| where the result is bounded by the divisor (mod; |result| when y is infinite).
    */
   scale?: 'result' | 'operands' | 'divisor';
+  /** Inputs of the ordinary float32 cases, per operand (special values are always added). */
   domain: [Domain, Domain];
   /** Inputs of the int32 cases (when `i32` is present). */
   int32Domain?: [Domain, Domain];
@@ -138,6 +170,7 @@ export interface BinaryOpDef extends OpDefBase {
  */
 export type ReduceGradRule = (be: GradOps, g: NDArray, x: NDArray, out: NDArray, axes: readonly number[]) => NDArray;
 
+/** An entry of REDUCE_OP_DEFS: one reduction over any set of axes, from its identity to its gradient rule. */
 export interface ReduceOpDef {
   /** The rule for special values and empty axes, in sentences (printed in docs/OPS.md). */
   semantics: string;
@@ -156,16 +189,22 @@ export interface ReduceOpDef {
    * in float32 (arithmetic 'wgsl'), whose error grows with the count (products).
    */
   accuracy: { float32: Accuracy; int32?: Accuracy; perTerm?: Accuracy };
+  /** The gradient rule, or null where the reduction is not differentiable. */
   grad: ReduceGradRule | null;
 }
 
 /** An entry of ARRAY_OP_DEFS (array-ops.ts and the family tables it joins): movement, matmul, composites, ... */
 export interface ArrayOpDef {
+  /**
+   * What the op is: a view or copy (movement), a dot product (contraction: matmul, conv), a composition of
+   * primitives a backend may fuse (composite), an in-place optimizer step, a random sampler, or an index op.
+   */
   kind: 'movement' | 'contraction' | 'composite' | 'optimizer' | 'random' | 'indexing';
   /** The call with its shapes. */
   signature: string;
   /** The rule for special values, errors and edge cases, in sentences. */
   semantics: string;
+  /** The dtypes the op takes (other dtypes: UnsupportedOpError or DTypeError). */
   dtypes: readonly DType[];
   /**
    * Allowed error per dtype (relative to the oracle's error scale: Σ|terms| for dot products); `wgsl` a

@@ -18,6 +18,10 @@ const EXP_RULE = 'WGSL: exp/exp2 within 3 + 2·|x| ulp (checked for |x| ≤ 23, 
 const LOG_RULE = 'WGSL: log/log2 within 3 ulp outside [0.5, 2] and 2^-21 absolute inside; subnormal inputs may flush';
 const TRIG_RULE = 'WGSL: sin/cos within 2^-11 absolute on [-π, π] only';
 
+/**
+ * The elementwise unary op table: op name → UnaryOpDef. Each entry gives `be.<op>(x)` its semantics, float64
+ * reference, case domain, accuracy and gradient rule; UNARY_OPS lists the names.
+ */
 export const UNARY_OP_DEFS = {
   neg: {
     semantics: 'Negation: flips the sign bit (−0 ↔ 0, NaN stays NaN). int32 wraps: −(−2^31) = −2^31.',

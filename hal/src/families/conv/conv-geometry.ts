@@ -18,6 +18,10 @@ import { describeValue } from '../../contract/validate.js';
  * [before, after] pair per axis, or 'valid' (none), 'same' (o = ⌈n/s⌉, extra at the end) or 'same-lower'.
  */
 export type ConvPadding = number | readonly number[] | readonly (readonly [number, number])[] | ConvPaddingMode;
+/**
+ * Padding by name: 'valid' pads nothing; 'same' pads so that o = ⌈n/s⌉, the odd element at the end (ONNX
+ * SAME_UPPER, TensorFlow 'SAME'); 'same-lower' puts it at the start (ONNX SAME_LOWER).
+ */
 export type ConvPaddingMode = 'valid' | 'same' | 'same-lower';
 
 /** Per-axis integers: one number for every spatial axis, or one per axis. */
@@ -27,13 +31,17 @@ export type PerAxis = number | readonly number[];
 export interface WindowGeometry {
   /** Spatial input sizes. */
   input: number[];
+  /** Kernel (window) size per axis. */
   kernel: number[];
+  /** Step between windows per axis. */
   stride: number[];
+  /** Step between kernel taps per axis (a window spans d·(k − 1) + 1 input positions). */
   dilation: number[];
   /** Zero padding [before, after] per axis, including the end padding ceil mode's last window reads. */
   pads: [number, number][];
   /** The padding the caller asked for (before ceil mode's extension): what count-include-pad counts. */
   userPads: [number, number][];
+  /** Spatial output sizes: ⌊(in + before + after − d·(k − 1) − 1) / s⌋ + 1 (rounded up with ceil mode). */
   output: number[];
 }
 
@@ -69,11 +77,17 @@ function explicitPads(padding: ConvPadding | undefined, rank: number, op: string
   });
 }
 
+/** What windowGeometry resolves: a window op's options with the kernel size known per axis. */
 export interface WindowOptions {
+  /** Kernel (window) size per spatial axis, each ≥ 1. */
   kernel: readonly number[];
+  /** Step between windows (default 1). */
   stride?: PerAxis;
+  /** Zero padding (default 0): see ConvPadding. */
   padding?: ConvPadding;
+  /** Step between kernel taps (default 1). */
   dilation?: PerAxis;
+  /** Output size rounded up: a last partial window that starts inside the input or its padding counts. */
   ceilMode?: boolean;
 }
 

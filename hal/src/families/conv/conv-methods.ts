@@ -8,6 +8,7 @@ import type { NDArray } from '../../core/ndarray.js';
 import { type AvgPoolOptions, avgPoolComposite, maxPoolComposite, type PoolOptions } from './pool.js';
 import { type ResizeOptions, resizeComposite } from './resize.js';
 
+/** conv, convTranspose, maxPool, avgPool and resize: the window ops every ComputeBackend has. */
 export interface ConvMethods {
   /**
    * x [N, C, ...in] (1–3 spatial axes), w [O, C/groups, ...k] → [N, O, ...out], float32; cross-correlation

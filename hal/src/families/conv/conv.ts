@@ -22,6 +22,7 @@ import { DTypeError, InvalidArgumentError } from '../../core/errors.js';
 import { asStridedView, type NDArray } from '../../core/ndarray.js';
 import { withTemps } from '../../core/temps.js';
 
+/** Options of `conv` (and autograd's Conv1d/2d/3d): PyTorch's convNd and ONNX Conv attributes. */
 export interface ConvOptions {
   /** Step between windows per spatial axis (default 1). */
   stride?: PerAxis;
@@ -33,13 +34,17 @@ export interface ConvOptions {
   groups?: number;
 }
 
+/** Options of `convTranspose`: PyTorch's conv_transposeNd and ONNX ConvTranspose attributes. */
 export interface ConvTransposeOptions {
+  /** Step between the input positions' windows in the output, per spatial axis (default 1). */
   stride?: PerAxis;
   /** Cropped from each end of the full output: integers or [before, after] pairs (default 0). */
   padding?: number | readonly number[] | readonly (readonly [number, number])[];
   /** Zeros appended at the end of each spatial axis (default 0). */
   outputPadding?: PerAxis;
+  /** Step between kernel taps per spatial axis (default 1). */
   dilation?: PerAxis;
+  /** Channel groups: C and O divisible by it (default 1). */
   groups?: number;
 }
 

@@ -21,6 +21,7 @@ import { asStridedView, type NDArray } from '../../core/ndarray.js';
 import { isContiguous } from '../../core/strided.js';
 import { withTemps } from '../../core/temps.js';
 
+/** Options of `maxPool` (and the base of avgPool's): PyTorch max_poolNd and ONNX MaxPool attributes. */
 export interface PoolOptions {
   /** Window size per spatial axis. */
   kernelSize: PerAxis;
@@ -34,6 +35,7 @@ export interface PoolOptions {
   ceilMode?: boolean;
 }
 
+/** Options of `avgPool`: PoolOptions plus whether padded positions count (PyTorch avg_poolNd, ONNX AveragePool). */
 export interface AvgPoolOptions extends PoolOptions {
   /** Divide by the kernel size including padded positions (default true, PyTorch). */
   countIncludePad?: boolean;

@@ -17,7 +17,13 @@ import { DTypeError, InvalidArgumentError } from '../../core/errors.js';
 import type { NDArray } from '../../core/ndarray.js';
 import { describeValue } from '../../contract/validate.js';
 
+/** Interpolation per axis: nearest neighbour, linear (2 taps) or cubic convolution (4 taps); as ONNX Resize. */
 export type ResizeMode = 'nearest' | 'linear' | 'cubic';
+/**
+ * How an output coordinate maps to an input coordinate, as ONNX Resize defines each: `half_pixel` (the
+ * default; PyTorch align_corners=False), `pytorch_half_pixel`, `align_corners`, `asymmetric` (x·in/out),
+ * `tf_half_pixel_for_nn` and `tf_crop_and_resize` (with `roi`).
+ */
 export type CoordinateTransformationMode =
   | 'half_pixel'
   | 'pytorch_half_pixel'
@@ -25,15 +31,20 @@ export type CoordinateTransformationMode =
   | 'asymmetric'
   | 'tf_half_pixel_for_nn'
   | 'tf_crop_and_resize';
+/** How `nearest` rounds a fractional input coordinate (default round_prefer_floor), as ONNX Resize. */
 export type NearestMode = 'round_prefer_floor' | 'round_prefer_ceil' | 'floor' | 'ceil';
 
+/** Options of `resize`: ONNX Resize's attributes and inputs (sizes or scales, roi). */
 export interface ResizeOptions {
   /** Output size per axis (all axes); or give `scales`. */
   sizes?: readonly number[];
   /** Scale per axis (output size ⌊n·s⌋); used by the coordinate transformation when given. */
   scales?: readonly number[];
+  /** Interpolation (default 'nearest'). */
   mode?: ResizeMode;
+  /** Output → input coordinate mapping (default 'half_pixel'). */
   coordinateTransformationMode?: CoordinateTransformationMode;
+  /** Rounding of `nearest` (default 'round_prefer_floor'). */
   nearestMode?: NearestMode;
   /** Cubic convolution's a (default −0.75, PyTorch's and ONNX's; TensorFlow uses −0.5). */
   cubicCoeffA?: number;
@@ -56,9 +67,13 @@ const TRANSFORMS = [
 
 /** The taps of one axis: per output position, n input indices and weights; `outside` marks extrapolation. */
 export interface AxisTaps {
+  /** Taps per output position: 2 (nearest, as weights 1 and 0; linear) or 4 (cubic). */
   n: number;
+  /** index[t][x]: the input index of tap t for output position x (clamped into the input). */
   index: Int32Array[];
+  /** weight[t][x]: the weight of tap t for output position x. */
   weight: Float64Array[];
+  /** outside[x] = 1 where output position x maps outside the input (tf_crop_and_resize: extrapolationValue). */
   outside: Uint8Array;
 }
 

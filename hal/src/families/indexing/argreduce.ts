@@ -14,6 +14,7 @@ import { withTemps } from '../../core/temps.js';
 import { describeValue } from '../../contract/validate.js';
 import type { DType } from '../../core/dtype.js';
 
+/** Options of argmax and argmin. */
 export interface ArgReduceOptions {
   /** The last index among ties (ONNX select_last_index) instead of the first. */
   lastIndex?: boolean;

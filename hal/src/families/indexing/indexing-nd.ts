@@ -38,6 +38,7 @@ export interface FlatIndexPlan {
   readonly flatShape: number[];
   /** The flat positions (int32; out of range ≥ flatShape[0]); a view of the indices when `owned` is false. */
   readonly index: NDArray;
+  /** Whether `index` is a new array the caller frees (true) or a view of the caller's indices (false). */
   readonly owned: boolean;
 }
 

@@ -24,8 +24,10 @@ import { broadcastShapes, sizeOf } from '../../core/shape.js';
 import { withTemps } from '../../core/temps.js';
 import { checkOptionsObject, describeValue } from '../../contract/validate.js';
 
+/** How a loss reduces its per-element terms: 'none' keeps them, 'sum' adds them, 'mean' averages them. */
 export type LossReduction = 'none' | 'sum' | 'mean';
 
+/** Options of `nllLoss` (PyTorch nll_loss, ONNX NegativeLogLikelihoodLoss). */
 export interface NllLossOptions {
   /** float32 [C]: each class's weight (default 1). */
   weight?: NDArray;
@@ -35,11 +37,13 @@ export interface NllLossOptions {
   reduction?: LossReduction;
 }
 
+/** Options of `crossEntropy`: NllLossOptions plus label smoothing (PyTorch cross_entropy). */
 export interface CrossEntropyOptions extends NllLossOptions {
   /** ε in [0, 1]: the target distribution is (1 − ε)·one-hot + ε/C (default 0). */
   labelSmoothing?: number;
 }
 
+/** Options of `binaryCrossEntropyWithLogits` (PyTorch binary_cross_entropy_with_logits). */
 export interface BinaryCrossEntropyOptions {
   /** float32, broadcast to the logits' shape: each element's weight. */
   weight?: NDArray;

@@ -12,6 +12,7 @@ import { sizeOf } from '../../core/shape.js';
 import { withTemps } from '../../core/temps.js';
 import { checkOptionsObject, describeValue } from '../../contract/validate.js';
 
+/** Options of `layerNorm`. */
 export interface LayerNormOptions {
   /** Added to the variance (default 1e−5, PyTorch's). */
   eps?: number;
@@ -19,6 +20,7 @@ export interface LayerNormOptions {
   dims?: number;
 }
 
+/** Options of `layerNormBackward`. */
 export interface LayerNormBackwardOptions {
   /** How many trailing dims were normalized (default 1). */
   dims?: number;
@@ -248,6 +250,7 @@ function layerNormBackward(
   });
 }
 
+/** Installs layerNorm and layerNormBackward on BaseBackend's prototype. */
 export function installNormOps(proto: object): void {
   const methods: Record<string, (this: NormHost, ...a: never[]) => unknown> = {
     layerNorm(this: NormHost, x: NDArray, w: NDArray | null, b: NDArray | null, o?: LayerNormOptions) {

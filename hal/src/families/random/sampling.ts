@@ -12,6 +12,7 @@ import { assertShape, sizeOf } from '../../core/shape.js';
 import { withTemps } from '../../core/temps.js';
 import { describeValue } from '../../contract/validate.js';
 
+/** Options of `randomUniform`: values in [low, high). */
 export interface RandomUniformOptions {
   /** Lower bound (default 0). */
   low?: number;
@@ -21,6 +22,7 @@ export interface RandomUniformOptions {
   offset?: number;
 }
 
+/** Options of `randomNormal`: values from N(mean, std²). */
 export interface RandomNormalOptions {
   /** Mean (default 0). */
   mean?: number;
@@ -30,6 +32,7 @@ export interface RandomNormalOptions {
   offset?: number;
 }
 
+/** Options of `bernoulli`. */
 export interface BernoulliOptions {
   /** Stream position of the first element (default 0). */
   offset?: number;
@@ -110,6 +113,10 @@ export function scaleUniform(be: ComputeBackend, u: NDArray, options: RandomUnif
   });
 }
 
+/**
+ * Checks randomUniform's options: an options object with finite `low` ≤ `high` and a finite difference;
+ * InvalidArgumentError otherwise.
+ */
 export function checkUniformOptions(options: RandomUniformOptions): void {
   checkOptions(options, 'randomUniform');
   const low = options.low ?? 0;
