@@ -17,7 +17,7 @@ import {
   softmaxComposite,
   softmaxCrossEntropyComposite,
 } from './families/composite/composites.js';
-import { type DType, DTYPE_LIST, dtypeDescriptor, isDType, isNarrow } from './core/dtype.js';
+import { type DType, DTYPE_LIST, dtypeDescriptor, isDType, isIntDType, isNarrow } from './core/dtype.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError, UnsupportedOpError } from './core/errors.js';
 import {
   type DeviceBuffer,
@@ -306,7 +306,7 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   matmul(a: NDArray, b: NDArray, bias?: NDArray | null): NDArray {
     this.check(a, 'matmul', 'a');
     this.check(b, 'matmul', 'b');
-    const int = a.dtype === b.dtype && (a.dtype === 'int32' || a.dtype === 'int8' || a.dtype === 'uint8');
+    const int = a.dtype === b.dtype && isIntDType(a.dtype);
     if (!int && (a.dtype !== 'float32' || b.dtype !== 'float32'))
       throw new UnsupportedOpError('matmul', a.dtype !== 'float32' ? a.dtype : b.dtype, this.name);
     const [m, k, n] = matmulDims(a, b);

@@ -1,7 +1,7 @@
 /**
  * float64 kernels on host memory. A backend whose storage the host can address implements the optional
  * hook `hostStorage(buffer)` (cpu, wasm, reference); on it BaseBackend runs every kernel that touches a
- * float64 array here (narrow.ts routes them), so one implementation serves every such backend and no
+ * float64 array here (kernel-router.ts routes them), so one implementation serves every such backend and no
  * backend kernel ever meets float64. webgpu has no such hook (WGSL has no f64): creating a float64
  * array there throws UnsupportedOpError.
  *

@@ -12,7 +12,7 @@ import { DTypeError } from './errors.js';
  * - `int8`, `uint8` and `float16` are *narrow* dtypes: stored on a device in a wide storage dtype
  *   (`storageDType`: int32 for the integers, float32 for float16, 4 bytes per element), holding only
  *   values the dtype represents. Every op whose result is narrow computes in the storage dtype and then
- *   narrows (hal/src/contract/narrow.ts, in one place for every backend): int8 and uint8 wrap modulo 2^8 (two's
+ *   narrows (hal/src/contract/kernel-router.ts, in one place for every backend): int8 and uint8 wrap modulo 2^8 (two's
  *   complement, as NumPy and PyTorch integer arithmetic do), float16 rounds to nearest, ties to even,
  *   overflowing to ±Inf (IEEE 754 binary16; NaN stays NaN, −0 stays −0, gradual underflow down to the
  *   subnormal 2^-24). int8 and uint8 take the ops int32 takes; float16 the elementwise ops and
@@ -83,6 +83,7 @@ const INT32_RANGE = [-2147483648, 2147483647] as const;
 
 /** The descriptor of every dtype, in a stable order (DTYPES, conformance reports). */
 export const DTYPE_DESCRIPTORS = {
+  /** The working dtype of every op. */
   float32: {
     storage: 'float32',
     bytes: 4,
@@ -91,6 +92,7 @@ export const DTYPE_DESCRIPTORS = {
     fromHost: Math.fround,
     hostArray: Float32Array,
   },
+  /** Labels, indices and the integer ops, wrapping modulo 2^32. */
   int32: {
     storage: 'int32',
     bytes: 4,
@@ -100,6 +102,7 @@ export const DTYPE_DESCRIPTORS = {
     fromHost: (v: number) => v | 0,
     hostArray: Int32Array,
   },
+  /** Comparisons' results and the logical ops' operands: an int32 0 or 1 on a device. */
   bool: {
     storage: 'int32',
     bytes: 4,
@@ -108,6 +111,7 @@ export const DTYPE_DESCRIPTORS = {
     fromHost: (v: number) => (v !== 0 ? 1 : 0),
     hostArray: Uint8Array,
   },
+  /** Narrow: int32 storage holding −128 … 127, computed in int32 and wrapped modulo 2^8. */
   int8: {
     storage: 'int32',
     bytes: 4,
@@ -118,6 +122,7 @@ export const DTYPE_DESCRIPTORS = {
     hostArray: Int8Array,
     gatherFill: -128,
   },
+  /** Narrow: int32 storage holding 0 … 255, computed in int32 and wrapped modulo 2^8. */
   uint8: {
     storage: 'int32',
     bytes: 4,
@@ -128,6 +133,7 @@ export const DTYPE_DESCRIPTORS = {
     hostArray: Uint8Array,
     gatherFill: 255,
   },
+  /** Narrow: float32 storage holding float16 values, computed in float32 and rounded once. */
   float16: {
     storage: 'float32',
     bytes: 4,
@@ -136,6 +142,7 @@ export const DTYPE_DESCRIPTORS = {
     fromHost: (v: number) => roundFloat16(v),
     hostArray: Float32Array,
   },
+  /** On the host: backends with the hostStorage hook only; host-float64.ts computes it. */
   float64: {
     storage: 'float64',
     bytes: 8,
@@ -144,7 +151,7 @@ export const DTYPE_DESCRIPTORS = {
     fromHost: (v: number) => +v,
     hostArray: Float64Array,
   },
-} as const satisfies { readonly [D in DType]: DTypeDescriptor };
+} as const satisfies Record<DType, DTypeDescriptor>;
 
 /** All dtypes the HAL knows, in a stable order (used by conformance reports). */
 export const DTYPES: readonly DType[] = Object.keys(DTYPE_DESCRIPTORS) as DType[];
