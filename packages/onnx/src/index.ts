@@ -1,7 +1,20 @@
 /**
- * @polyhal/onnx: ONNX models on any PolyHAL backend. The protobuf decoder (`decodeModel`,
- * `decodeTensor`) and the op table (`ONNX_OPS`: ONNX op type → its lowering onto the HAL).
+ * @polyhal/onnx: ONNX models on any PolyHAL backend. `InferenceSession` runs a whole model (the API of
+ * onnxruntime-web's session); underneath, the protobuf decoder (`decodeModel`, `decodeTensor`) and the op
+ * table (`ONNX_OPS`: ONNX op type → its lowering onto the HAL).
  */
+export { InferenceSession, type SessionOptions } from './session.js';
+export type { RunStats } from './executor.js';
+export type { BackendTensor, Feeds, FeedValue, OutputTensor, TensorData, TensorDataArray } from './feeds.js';
+export {
+  type FeedProblem,
+  OnnxFeedError,
+  OnnxGraphError,
+  OnnxInt64RangeError,
+  OnnxNodeError,
+  OnnxUnsupportedError,
+  type UnsupportedNode,
+} from './errors.js';
 export { ONNX_OPS, onnxOpsMapped } from './ops.js';
 export {
   Attrs,

@@ -1,0 +1,254 @@
+/**
+ * InferenceSession: an ONNX model on a PolyHAL backend, with the API of onnxruntime-web's session.
+ *
+ * ```ts
+ * const session = await InferenceSession.create(modelBytesOrPath, { backend: 'wasm' });
+ * const { y } = await session.run({ x: { dtype: 'float32', dims: [1, 3], data: new Float32Array(3) } });
+ * await session.release();
+ * ```
+ */
+import {
+  type ComputeBackend,
+  createBackend,
+  DEFAULT_BACKENDS,
+  type DeviceBuffer,
+  InvalidArgumentError,
+  KNOWN_BACKENDS,
+  nodeBuiltin,
+  registeredBackends,
+  type SelectionReport,
+  UseAfterFreeError,
+} from '@polyhal/hal';
+import { dedupe, dryRun, staticCheck } from './check.js';
+import { OnnxUnsupportedError } from './errors.js';
+import { emptyStats, type Exec, type RunStats, runGraph } from './executor.js';
+import { type Feeds, type OutputTensor, type PreparedFeed, prepareFeeds, toOutput } from './feeds.js';
+import { Graph } from './graph.js';
+import { type DecodeModelOptions, decodeModel, type OnnxModel, type OnnxValueInfo } from './proto.js';
+import { deviceDType } from './types.js';
+import { constantValue, Heap, readHost, Scope, Value } from './values.js';
+
+export interface SessionOptions {
+  /**
+   * Where the model runs: a backend name ('cpu', 'wasm', 'webgpu', 'reference': this project's are
+   * imported when named), a ComputeBackend instance (used as is: `release()` does not dispose it), or
+   * omitted for the usual selection (`createBackend()`: POLYHAL_BACKEND, polyhal.config.json, else the
+   * best available of webgpu, wasm, cpu).
+   */
+  backend?: string | ComputeBackend;
+  /**
+   * Values of symbolic input dims by name (onnxruntime's freeDimensionOverrides): a feed must have them,
+   * and the check at create plans every node with them.
+   */
+  freeDimensionOverrides?: Readonly<Record<string, number>>;
+}
+
+type Fs = {
+  promises: { readFile(p: string): Promise<Uint8Array> };
+  readFileSync(p: string): Uint8Array;
+};
+
+/** The bytes of a model and where they came from (a path is read with Node's fs, a URL fetched elsewhere). */
+async function load(model: unknown): Promise<{ bytes: Uint8Array; options: DecodeModelOptions }> {
+  if (model instanceof Uint8Array) return { bytes: model, options: {} };
+  if (model instanceof ArrayBuffer) return { bytes: new Uint8Array(model), options: {} };
+  if (typeof model !== 'string')
+    throw new InvalidArgumentError('InferenceSession.create: the model must be a Uint8Array, an ArrayBuffer or a path');
+  const fs = await nodeBuiltin<Fs>('fs');
+  if (fs) {
+    const dir = model.includes('/') ? model.slice(0, model.lastIndexOf('/')) : '.';
+    const externalData = (location: string, offset: number, length: number): Uint8Array => {
+      const all = fs.readFileSync(`${dir}/${location}`);
+      return all.subarray(offset, length >= 0 ? offset + length : undefined);
+    };
+    return { bytes: await fs.promises.readFile(model), options: { source: model, externalData } };
+  }
+  const res = await fetch(model);
+  if (!res.ok) throw new InvalidArgumentError(`InferenceSession.create: fetching ${model} answered ${res.status}`);
+  return { bytes: new Uint8Array(await res.arrayBuffer()), options: { source: model } };
+}
+
+const isBackend = (b: unknown): b is ComputeBackend =>
+  typeof b === 'object' && b !== null && typeof (b as ComputeBackend).fromArray === 'function';
+
+async function resolveBackend(
+  b: unknown,
+): Promise<{ backend: ComputeBackend; owned: boolean; report?: SelectionReport }> {
+  if (isBackend(b)) return { backend: b, owned: false };
+  if (b !== undefined && typeof b !== 'string')
+    throw new InvalidArgumentError(
+      'InferenceSession.create: options.backend must be a backend name or a ComputeBackend',
+    );
+  // this project's backends register when their package is imported: import the ones named (or the default set)
+  const wanted = b === undefined ? DEFAULT_BACKENDS : KNOWN_BACKENDS.filter((k) => k.name === b);
+  const loaded = new Set(registeredBackends());
+  await Promise.allSettled(wanted.filter((k) => !loaded.has(k.name)).map((k) => k.load()));
+  const { backend, report } = await createBackend(b === undefined ? {} : { backend: b });
+  return { backend, owned: true, report };
+}
+
+export class InferenceSession {
+  /** Names of the inputs `run` takes (initializers excluded), in the model's order. */
+  readonly inputNames: readonly string[];
+  /** Names of the outputs `run` returns, in the model's order. */
+  readonly outputNames: readonly string[];
+  /** The inputs' declared types and dims (null: symbolic, `dimParams` names it). */
+  readonly inputMetadata: readonly OnnxValueInfo[];
+  readonly outputMetadata: readonly OnnxValueInfo[];
+  private released = false;
+  private queue: Promise<unknown> = Promise.resolve();
+  private last: RunStats | undefined;
+
+  private constructor(
+    /** The backend the model runs on. */
+    readonly backend: ComputeBackend,
+    private readonly owned: boolean,
+    /** How the backend was chosen (where the session created it). */
+    readonly selection: SelectionReport | undefined,
+    private readonly graph: Graph,
+    private readonly opset: number,
+    private readonly constants: Map<Graph, Map<string, Value>>,
+    private readonly pinned: Set<DeviceBuffer>,
+    private readonly fixed: Readonly<Record<string, number>>,
+  ) {
+    this.inputMetadata = graph.inputs;
+    this.outputMetadata = graph.outputs;
+    this.inputNames = graph.inputs.map((v) => v.name);
+    this.outputNames = graph.outputs.map((v) => v.name);
+  }
+
+  /**
+   * Decodes the model (bytes, or a path read with Node's fs / a URL fetched where there is no fs),
+   * picks the backend, checks the whole graph and uploads the constants once.
+   *
+   * Errors: OnnxDecodeError (not an ONNX model), OnnxGraphError (a value never defined or defined twice, a
+   * cycle), OnnxUnsupportedError listing every node the session cannot run (op, node name, reason) before
+   * anything is computed, OnnxInt64RangeError (an int64 constant beyond int32), InvalidArgumentError (bad
+   * options), and createBackend's errors (UnknownBackendError, BackendUnavailableError).
+   */
+  static async create(
+    model: Uint8Array | ArrayBuffer | string,
+    options: SessionOptions = {},
+  ): Promise<InferenceSession> {
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidArgumentError('InferenceSession.create: options must be an object');
+    const fixed = options.freeDimensionOverrides ?? {};
+    for (const [k, v] of Object.entries(fixed))
+      if (!Number.isInteger(v) || v < 0)
+        throw new InvalidArgumentError(`InferenceSession.create: freeDimensionOverrides.${k} must be a size, not ${v}`);
+    const { bytes, options: decodeOptions } = await load(model);
+    const decoded: OnnxModel = decodeModel(bytes, decodeOptions);
+    const opset = decoded.opsets.get('') ?? 1;
+    const graph = new Graph(decoded, opset);
+    const { backend, owned, report } = await resolveBackend(options.backend);
+    const pinned = new Set<DeviceBuffer>();
+    try {
+      const failures = dedupe([...staticCheck(graph, backend), ...(await dryRun(graph, backend, opset, fixed))]);
+      if (failures.length) throw new OnnxUnsupportedError(failures);
+      const constants = new Map<Graph, Map<string, Value>>();
+      const upload = (g: Graph): void => {
+        const m = new Map<string, Value>();
+        for (const [name, c] of g.constants) {
+          if (!deviceDType(c.type)) continue;
+          const v = constantValue(backend, c, name, c.type.startsWith('float'));
+          if (v.dev) pinned.add(v.dev.buffer);
+          m.set(name, v);
+        }
+        constants.set(g, m);
+        for (const n of g.nodes) for (const sub of n.subgraphs.values()) upload(sub);
+      };
+      upload(graph);
+      return new InferenceSession(backend, owned, report, graph, opset, constants, pinned, fixed);
+    } catch (e) {
+      for (const b of pinned) backend.deallocate(b);
+      if (owned) backend.dispose();
+      throw e;
+    }
+  }
+
+  /** What the last run did: nodes on the host and the device, plans made, read-backs, peak memory (bytes). */
+  get lastRun(): RunStats | undefined {
+    return this.last && { ...this.last };
+  }
+
+  /** Bytes of device memory the constants hold (uploaded once, freed by release()). */
+  get constantBytes(): number {
+    let n = 0;
+    for (const b of this.pinned) n += b.byteLength;
+    return n;
+  }
+
+  /**
+   * Runs the model on `feeds` (every input by name: `{ dtype | type, dims, data }` — an onnxruntime Tensor
+   * works as is — or a tensor of a backend such as an @polyhal/autograd Tensor) and resolves with every
+   * output by name, on the host. Runs queue one after another. Every buffer a run creates is freed before
+   * it settles, on success or failure.
+   *
+   * Errors: OnnxFeedError and OnnxInt64RangeError for bad feeds (before anything is uploaded);
+   * OnnxUnsupportedError for a node that its run-time shapes make unsupported; OnnxNodeError for a node
+   * that fails (its cause: the HAL's ShapeMismatchError, OutOfMemoryError, ...); UseAfterFreeError after
+   * release().
+   */
+  run(feeds: Feeds): Promise<Record<string, OutputTensor>> {
+    if (this.released) return Promise.reject(new UseAfterFreeError('InferenceSession.run: the session was released'));
+    const next = this.queue.then(() => this.runNow(feeds));
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async runNow(feeds: Feeds): Promise<Record<string, OutputTensor>> {
+    const be = this.backend;
+    const prepared = prepareFeeds(this.graph.inputs, feeds, be, this.fixed);
+    const heap = new Heap(be, this.pinned);
+    const stats = emptyStats();
+    const scope = new Scope(heap, undefined, this.constantsOf(this.graph));
+    try {
+      for (const p of prepared) scope.set(p.name, await this.feedValue(p, heap));
+      const x: Exec = { be, heap, opset: this.opset, stats, constants: (g) => this.constantsOf(g) };
+      await runGraph(this.graph, scope, x);
+      const out: Record<string, OutputTensor> = {};
+      for (const info of this.graph.outputs) {
+        const v = scope.get(info.name)!;
+        out[info.name] = toOutput(v.type, v.dims, v.host ?? (await be.read(v.dev!)));
+      }
+      return out;
+    } finally {
+      scope.clear();
+      if (heap.held) heap.freeAll();
+      stats.peakBytes = heap.peakBytes;
+      this.last = stats;
+    }
+  }
+
+  private constantsOf(g: Graph): ReadonlyMap<string, Value> {
+    return this.constants.get(g)!;
+  }
+
+  private async feedValue(p: PreparedFeed, heap: Heap): Promise<Value> {
+    const be = this.backend;
+    if (p.host) return new Value(p.type, p.dims, p.host);
+    if (p.array) {
+      heap.callerPinned.add(p.array.buffer);
+      return new Value(p.type, p.dims, undefined, p.array);
+    }
+    const dtype = deviceDType(p.type)!;
+    const data = p.upload ?? (await readHost(p.foreign!.backend, p.foreign!.value));
+    const v = new Value(p.type, p.dims);
+    heap.attach(v, be.fromArray(data, p.dims, dtype));
+    return v;
+  }
+
+  /**
+   * Frees the constants and, where the session created its backend, disposes it (a backend passed in
+   * stays usable), once the runs already asked for have settled. A run asked for after release() rejects
+   * with UseAfterFreeError; releasing twice does nothing.
+   */
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    await this.queue;
+    for (const b of this.pinned) this.backend.deallocate(b);
+    this.pinned.clear();
+    if (this.owned) this.backend.dispose();
+  }
+}
