@@ -91,14 +91,23 @@ const ORT_TYPES: Record<string, DTypeName> = {
   bool: 'bool',
 };
 
-/** The model of a case, and the feeds it was run with (graph inputs in order, with their values). */
-export function caseModel(c: OpCase): { model: Uint8Array; feeds: { spec: ValueSpec; data: (number | bigint)[] }[] } {
+/** Values of a feed or an expected output. */
+export type Values = (number | bigint)[];
+
+/** The model of a case, the feeds it runs with (graph inputs in order) and every input's values by name. */
+export function caseModel(c: OpCase): {
+  model: Uint8Array;
+  feeds: { spec: ValueSpec; data: Values }[];
+  values: Map<string, Values>;
+} {
   const next = rng(c.name);
   const inits: TensorSpec[] = [];
-  const feeds: { spec: ValueSpec; data: (number | bigint)[] }[] = [];
+  const feeds: { spec: ValueSpec; data: Values }[] = [];
+  const all = new Map<string, Values>();
   for (const i of c.inputs) {
     const dtype = i.dtype ?? 'float32';
     const data = values(i, next);
+    all.set(i.name, data);
     if (i.init) inits.push({ name: i.name, dtype, dims: i.shape, data });
     else feeds.push({ spec: { name: i.name, dtype, shape: i.shape }, data });
   }
@@ -115,24 +124,30 @@ export function caseModel(c: OpCase): { model: Uint8Array; feeds: { spec: ValueS
       nodeInputs: c.nodeInputs ?? c.inputs.map((i) => i.name),
     },
   );
-  return { model, feeds };
+  return { model, feeds, values: all };
+}
+
+/** Writes `dir/test_NAME`: the model, its feeds and, where given, the expected outputs (in the case's order). */
+export function writeCase(dir: string, c: OpCase, expected?: readonly TensorSpec[]): string {
+  const { model, feeds } = caseModel(c);
+  const root = join(dir, `test_${c.name}`);
+  mkdirSync(join(root, 'test_data_set_0'), { recursive: true });
+  writeFileSync(join(root, 'model.onnx'), model);
+  feeds.forEach((f, k) => {
+    const t = encodeTensor({ dtype: f.spec.dtype, dims: f.spec.shape as number[], data: f.data });
+    writeFileSync(join(root, 'test_data_set_0', `input_${k}.pb`), t);
+  });
+  expected?.forEach((t, k) => writeFileSync(join(root, 'test_data_set_0', `output_${k}.pb`), encodeTensor(t)));
+  return root;
 }
 
 /**
  * Writes each case as `dir/test_NAME` with onnxruntime's outputs as the expected ones (one child process,
- * tests/support/ort-child.mjs, runs them all). Rejects, naming the case, where onnxruntime refuses the model:
- * a case that is not valid ONNX is a fault of the case.
+ * tests/support/ort-child.mjs, runs them all), and returns those outputs by case name. Throws, naming the
+ * case, where onnxruntime refuses the model: a case that is not valid ONNX is a fault of the case.
  */
-export function writeOrtCases(dir: string, cases: readonly OpCase[]): void {
-  const built = cases.map((c) => ({ c, ...caseModel(c), root: join(dir, `test_${c.name}`) }));
-  for (const { root, model, feeds } of built) {
-    mkdirSync(join(root, 'test_data_set_0'), { recursive: true });
-    writeFileSync(join(root, 'model.onnx'), model);
-    feeds.forEach((f, k) => {
-      const t = encodeTensor({ dtype: f.spec.dtype, dims: f.spec.shape as number[], data: f.data });
-      writeFileSync(join(root, 'test_data_set_0', `input_${k}.pb`), t);
-    });
-  }
+export function writeOrtCases(dir: string, cases: readonly OpCase[]): Record<string, TensorSpec[]> {
+  const built = cases.map((c) => ({ c, root: writeCase(dir, c), feeds: caseModel(c).feeds }));
   const jobs = built.map(({ root, feeds }) => ({
     model: join(root, 'model.onnx'),
     feeds: feeds.map((f) => ({ name: f.spec.name, type: f.spec.dtype, dims: f.spec.shape, data: f.data.map(String) })),
@@ -144,15 +159,19 @@ export function writeOrtCases(dir: string, cases: readonly OpCase[]): void {
   });
   if (child.status !== 0) throw new Error(`onnxruntime child process: ${child.stderr || child.error?.message}`);
   const results = JSON.parse(child.stdout) as OrtResult[];
+  const expected: Record<string, TensorSpec[]> = {};
   built.forEach(({ c, root }, j) => {
     const r = results[j]!;
     if (r.error !== undefined) throw new Error(`case ${c.name}: onnxruntime: ${r.error}`);
-    (c.outputs ?? [{ name: 'y' }]).forEach((o, k) => {
+    expected[c.name] = (c.outputs ?? [{ name: 'y' }]).map((o, k) => {
       const t = r.outputs![o.name]!;
       const dtype = ORT_TYPES[t.type];
       if (!dtype) throw new Error(`case ${c.name}: onnxruntime output of type ${t.type}`);
       const data = dtype === 'int64' ? t.data.map((v) => BigInt(v)) : t.data.map(Number);
-      writeFileSync(join(root, 'test_data_set_0', `output_${k}.pb`), encodeTensor({ dtype, dims: t.dims, data }));
+      const spec: TensorSpec = { dtype, dims: t.dims, data };
+      writeFileSync(join(root, 'test_data_set_0', `output_${k}.pb`), encodeTensor(spec));
+      return spec;
     });
   });
+  return expected;
 }

@@ -2,7 +2,7 @@
  * THE ONNX op table: ONNX op type (default domain) → its lowering onto the HAL. An op type absent
  * from it is "not expressible: missing op". Families live in ops-elementwise.ts, ops-reduce.ts,
  * ops-movement.ts, ops-linalg.ts, ops-norm.ts, ops-constant.ts, ops-pool.ts, ops-index.ts,
- * ops-misc.ts, ops-logic.ts and ops-scan.ts.
+ * ops-misc.ts, ops-logic.ts, ops-scan.ts and ops-recurrent.ts.
  */
 import { CONSTANT_OPS } from './ops-constant.js';
 import { ELEMENTWISE_OPS } from './ops-elementwise.js';
@@ -14,6 +14,7 @@ import { MISC_OPS } from './ops-misc.js';
 import { MOVEMENT_OPS } from './ops-movement.js';
 import { NORM_OPS } from './ops-norm.js';
 import { POOL_OPS } from './ops-pool.js';
+import { RECURRENT_OPS } from './ops-recurrent.js';
 import { REDUCE_OPS_ONNX } from './ops-reduce.js';
 import { SCAN_OPS } from './ops-scan.js';
 import type { OpMapping } from './table.js';
@@ -32,6 +33,7 @@ export const ONNX_OPS: Readonly<Record<string, OpMapping>> = Object.freeze({
   ...MISC_OPS,
   ...LOGIC_OPS,
   ...SCAN_OPS,
+  ...RECURRENT_OPS,
 });
 
 /** The ONNX op types the table maps (sorted). */
