@@ -8,8 +8,12 @@ export {
   boolToStorage,
   bytesPerElement,
   type DType,
+  DTYPE_DESCRIPTORS,
   DTYPE_LIST,
+  type DTypeDescriptor,
+  dtypeDescriptor,
   dtypeOfArray,
+  type DTypeRoute,
   DTYPES,
   float16Bits,
   float16FromBits,
@@ -30,6 +34,7 @@ export {
   roundFloat16,
   type StorageArray,
   storageDType,
+  type StorageDType,
   storageToBool,
   storageToHost,
   type TypedArrayFor,
@@ -130,13 +135,17 @@ export {
   STRICT_CAPABILITIES,
 } from './backend.js';
 export {
+  type BackendHooks,
   BaseBackend,
   type BaseBackendOptions,
   type HookSpec,
   missingHooks,
   OPTIONAL_HOOKS,
+  type OptionalBackendHooks,
   REQUIRED_HOOKS,
 } from './base.js';
+export type { AnyHooks, HookArgs, HookResult } from './contract/hooks.js';
+export { KernelRouter, type RoutedBackend, routeOf } from './contract/kernel-router.js';
 export {
   installLayoutOps,
   type LayoutHost,
