@@ -320,9 +320,13 @@ export { type AxisSplit, splitReduceAxes } from './core/reduce-plan.js';
 export { isNodeLike, nodeBuiltin, type NodeBuiltinName } from './runtime/platform.js';
 export {
   BASE_OPTION_SPECS,
+  defineOptions,
   type OptionSpec,
   type OptionSpecs,
+  type OptionsOf,
+  type OptionValue,
   optionRange,
+  typedOption,
   validateOptions,
 } from './runtime/options.js';
 export {

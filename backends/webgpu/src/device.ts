@@ -3,66 +3,11 @@
  * else the `webgpu` npm package (Dawn) in Node. No adapter → BackendUnavailableError with the reason.
  */
 import { BackendUnavailableError, isNodeLike, nodeBuiltin } from '@polyhal/hal';
-import type { GpuDeviceLike, GpuLike, GpuPowerPreference } from './gpu-types.js';
-import type { TileName } from './kernels/matmul.js';
+import type { GpuDeviceLike, GpuLike } from './gpu-types.js';
+import type { WebGpuOptions } from './options.js';
 
-export interface WebGpuOptions {
-  /** A GPUDevice to use as is (its adapter info is then unknown unless `adapterInfo` is given). */
-  device?: GpuDeviceLike;
-  /** A GPU object (navigator.gpu or the webgpu package's create()). */
-  gpu?: GpuLike;
-  powerPreference?: GpuPowerPreference;
-  /** Dawn toggles for the Node `webgpu` package, e.g. ['enable-dawn-features=allow_unsafe_apis']. */
-  dawnFlags?: string[];
-  /** Upper bound on live buffer bytes (default: min(2 GiB, the adapter's maxBufferSize·4)). */
-  memoryLimit?: number;
-  /**
-   * Bytes of freed storage buffers kept for reuse (default 512 MiB); past it the least recently
-   * freed are destroyed. Raise it when one op's buffers are larger (e.g. 8192² float32 is 256 MiB).
-   */
-  maxPooledBytes?: number;
-  /** Ops encoded per command-buffer submission (default 64). */
-  batchSize?: number;
-  /**
-   * int8 products ('auto', default: products of at most INT8_DIRECT_MACS multiply-adds read their operands
-   * as they are, larger ones are packed first for the tiled dot4I8Packed or subgroup-matrix kernel;
-   * 'always': every product of 16 or more rows is packed, for tests and benchmarks of the packed kernels).
-   */
-  int8Packing?: 'auto' | 'always';
-  /**
-   * The kernel of large packed int8 products: 'subgroup-matrix' or 'auto' (default): tensor cores where the
-   * adapter offers `chromium-experimental-subgroup-matrix` (i8×i8→i32 at 16×16×32, subgroups of 32), else
-   * dot4; 'dot4': dot4I8Packed always. With Dawn's robustness off (`dawnFlags` naming `disable_robustness`)
-   * large products take a 128×128 tile, with it on a 64×128 one (benches/results/h100-int8/tuned/).
-   */
-  int8Kernel?: 'auto' | 'subgroup-matrix' | 'dot4';
-  /**
-   * The subgroup-matrix tile of every packed int8 product ('auto' = by robustness and size, as above; the others
-   * for tests and benchmarks: '128x128' needs 20 KiB of workgroup memory, else 64×128 is used). On the dot4 path
-   * '128x128' forces the register-blocked 128×128 kernel and '64x128' the 64×64 one, whatever the product's size.
-   */
-  int8Tile?: 'auto' | '128x128' | '64x128';
-  /** Force one matmul tile for every size ('auto' = shape-aware choice; others for tests and benchmarks). */
-  matmulTile?: 'auto' | TileName;
-  /**
-   * Split-K count for matmuls: 'auto' (default) splits K when the output has
-   * too few tiles to fill the GPU (see `chooseSplitK`); a number forces it (1 = never split).
-   */
-  matmulSplitK?: 'auto' | number;
-  /**
-   * WebGPU error scopes. Every submission has one (errors found at encoder finish or submit, e.g. of
-   * a dispatch, name the ops of that submission). 'op' (default) adds one to each op that creates a
-   * pipeline or a bind group, so errors raised at once name their op (an op on cached ones creates
-   * nothing and needs none); 'batch' skips those (less CPU per op).
-   */
-  errorScopes?: 'op' | 'batch';
-  /**
-   * How float16 kernels convert between binary16 and f32 (the same bits either way): 'auto' (default)
-   * checks the adapter's pack2x16float/unpack2x16float against the exact integer conversions at creation
-   * and uses them if they agree ('hardware'), else 'integer'. See `float16Conversions` on the backend.
-   */
-  float16Conversions?: 'auto' | 'integer' | 'hardware';
-}
+/** The options (declared once, as specs, in options.ts). */
+export type { WebGpuOptions } from './options.js';
 
 export interface AcquiredDevice {
   device: GpuDeviceLike;

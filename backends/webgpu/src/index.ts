@@ -1,75 +1,17 @@
-import {
-  BackendUnavailableError,
-  BASE_OPTION_SPECS,
-  type BackendEntry,
-  type OptionSpecs,
-  registerBackend,
-  validateOptions,
-} from '@polyhal/hal';
+import { BackendUnavailableError, type BackendEntry, registerBackend, validateOptions } from '@polyhal/hal';
 import { acquireDevice, adapterInfo, requestAdapter, type WebGpuOptions } from './device.js';
 import { checkHardwareFloat16Once } from './half-check.js';
-import { TILES } from './kernels/matmul.js';
+import { WEBGPU_OPTION_SPECS } from './options.js';
 import { WebGpuBackend } from './webgpu-backend.js';
 
 export { WebGpuBackend, GpuError } from './webgpu-backend.js';
 export { findGpu, hasVulkanLoader, type WebGpuOptions } from './device.js';
+export { WEBGPU_OPTION_SPECS } from './options.js';
 export { checkHardwareFloat16, type HalfCheck } from './half-check.js';
 export { f16Wgsl, type HalfConversions } from './kernels/half.js';
 export type { GpuDeviceLike, GpuLike, GpuPowerPreference } from './gpu-types.js';
 export { chooseSplitK, chooseTile, TILES, type Tile, type TileName } from './kernels/matmul.js';
 export { NO_YIELD_WARN_OPS, NO_YIELD_WARNING_CODE } from './loop-watch.js';
-
-/** The options createWebGpuBackend takes (checked: InvalidArgumentError names a bad key). */
-export const WEBGPU_OPTION_SPECS: OptionSpecs = {
-  ...BASE_OPTION_SPECS,
-  device: { type: 'object', doc: 'a GPUDevice to use as is' },
-  gpu: { type: 'object', doc: "a GPU object (navigator.gpu or the webgpu package's create())" },
-  powerPreference: {
-    type: 'string',
-    values: ['low-power', 'high-performance'],
-    doc: 'which adapter to request (GPURequestAdapterOptions.powerPreference)',
-  },
-  dawnFlags: { type: 'string[]', doc: 'Dawn toggles for the Node webgpu package' },
-  maxPooledBytes: { type: 'number', min: 0, doc: 'bytes of freed buffers kept for reuse' },
-  batchSize: { type: 'integer', min: 1, doc: 'ops per submission' },
-  matmulTile: {
-    type: 'string',
-    values: ['auto', ...Object.keys(TILES)],
-    doc: 'one matmul tile for every size; "auto" chooses by shape (the others are for tests and benchmarks)',
-  },
-  matmulSplitK: {
-    type: 'integer',
-    min: 1,
-    max: 1024,
-    values: ['auto'],
-    doc: 'split-K count of matmuls; "auto" splits K when the output has too few tiles to fill the GPU, 1 never',
-  },
-  errorScopes: {
-    type: 'string',
-    values: ['op', 'batch'],
-    doc: 'WebGPU error scopes: "op" adds one per op that creates a pipeline (errors name it), "batch" per submission',
-  },
-  float16Conversions: {
-    type: 'string',
-    values: ['auto', 'integer', 'hardware'],
-    doc: 'binary16 ↔ f32 conversion of float16 kernels; "auto" uses the hardware ones if they match the integer ones',
-  },
-  int8Packing: {
-    type: 'string',
-    values: ['auto', 'always'],
-    doc: 'int8 products: "auto" packs the large ones, "always" every one of 16 or more rows',
-  },
-  int8Kernel: {
-    type: 'string',
-    values: ['auto', 'subgroup-matrix', 'dot4'],
-    doc: 'kernel of large packed int8 products; "auto": subgroup matrices where the adapter offers them, else dot4',
-  },
-  int8Tile: {
-    type: 'string',
-    values: ['auto', '128x128', '64x128'],
-    doc: 'tile of every packed int8 product; "auto" by robustness and size (the others for tests and benchmarks)',
-  },
-};
 
 /**
  * Creates a WebGPU backend on the best adapter (or on an injected `device`/`gpu`). Throws

@@ -1,0 +1,105 @@
+/**
+ * The options of the WebGPU backend, declared once: WEBGPU_OPTION_SPECS, which createWebGpuBackend and the
+ * registry check them against (and docs/reference/OPTIONS.md renders), and WebGpuOptions, the options'
+ * TypeScript type derived from it (what createWebGpuBackend and WebGpuBackend take).
+ */
+import { BASE_OPTION_SPECS, defineOptions, type OptionsOf, typedOption } from '@polyhal/hal';
+import type { GpuDeviceLike, GpuLike } from './gpu-types.js';
+import { TILES, type TileName } from './kernels/matmul.js';
+
+/** The options createWebGpuBackend takes (checked: InvalidArgumentError names a bad key). */
+export const WEBGPU_OPTION_SPECS = defineOptions({
+  ...BASE_OPTION_SPECS,
+  /** Upper bound on live buffer bytes (default: min(2 GiB, the adapter's maxBufferSize·4)). */
+  memoryLimit: BASE_OPTION_SPECS.memoryLimit,
+  /** A GPUDevice to use as is (its adapter info is then unknown unless `adapterInfo` is given). */
+  device: typedOption<GpuDeviceLike>({ type: 'object', doc: 'a GPUDevice to use as is' }),
+  /** A GPU object (navigator.gpu or the webgpu package's create()). */
+  gpu: typedOption<GpuLike>({ type: 'object', doc: "a GPU object (navigator.gpu or the webgpu package's create())" }),
+  powerPreference: {
+    type: 'string',
+    values: ['low-power', 'high-performance'],
+    doc: 'which adapter to request (GPURequestAdapterOptions.powerPreference)',
+  },
+  /** Dawn toggles for the Node `webgpu` package, e.g. ['enable-dawn-features=allow_unsafe_apis']. */
+  dawnFlags: { type: 'string[]', doc: 'Dawn toggles for the Node webgpu package' },
+  /**
+   * Bytes of freed storage buffers kept for reuse (default 512 MiB); past it the least recently
+   * freed are destroyed. Raise it when one op's buffers are larger (e.g. 8192² float32 is 256 MiB).
+   */
+  maxPooledBytes: { type: 'number', min: 0, doc: 'bytes of freed buffers kept for reuse' },
+  /** Ops encoded per command-buffer submission (default 64). */
+  batchSize: { type: 'integer', min: 1, doc: 'ops per submission' },
+  /** Force one matmul tile for every size ('auto' = shape-aware choice; others for tests and benchmarks). */
+  matmulTile: {
+    type: 'string',
+    values: ['auto', ...(Object.keys(TILES) as TileName[])],
+    doc: 'one matmul tile for every size; "auto" chooses by shape (the others are for tests and benchmarks)',
+  },
+  /**
+   * Split-K count for matmuls: 'auto' (default) splits K when the output has
+   * too few tiles to fill the GPU (see `chooseSplitK`); a number forces it (1 = never split).
+   */
+  matmulSplitK: {
+    type: 'integer',
+    min: 1,
+    max: 1024,
+    values: ['auto'],
+    doc: 'split-K count of matmuls; "auto" splits K when the output has too few tiles to fill the GPU, 1 never',
+  },
+  /**
+   * WebGPU error scopes. Every submission has one (errors found at encoder finish or submit, e.g. of
+   * a dispatch, name the ops of that submission). 'op' (default) adds one to each op that creates a
+   * pipeline or a bind group, so errors raised at once name their op (an op on cached ones creates
+   * nothing and needs none); 'batch' skips those (less CPU per op).
+   */
+  errorScopes: {
+    type: 'string',
+    values: ['op', 'batch'],
+    doc: 'WebGPU error scopes: "op" adds one per op that creates a pipeline (errors name it), "batch" per submission',
+  },
+  /**
+   * How float16 kernels convert between binary16 and f32 (the same bits either way): 'auto' (default)
+   * checks the adapter's pack2x16float/unpack2x16float against the exact integer conversions at creation
+   * and uses them if they agree ('hardware'), else 'integer'. See `float16Conversions` on the backend.
+   */
+  float16Conversions: {
+    type: 'string',
+    values: ['auto', 'integer', 'hardware'],
+    doc: 'binary16 ↔ f32 conversion of float16 kernels; "auto" uses the hardware ones if they match the integer ones',
+  },
+  /**
+   * int8 products ('auto', default: products of at most INT8_DIRECT_MACS multiply-adds read their operands
+   * as they are, larger ones are packed first for the tiled dot4I8Packed or subgroup-matrix kernel;
+   * 'always': every product of 16 or more rows is packed, for tests and benchmarks of the packed kernels).
+   */
+  int8Packing: {
+    type: 'string',
+    values: ['auto', 'always'],
+    doc: 'int8 products: "auto" packs the large ones, "always" every one of 16 or more rows',
+  },
+  /**
+   * The kernel of large packed int8 products: 'subgroup-matrix' or 'auto' (default): tensor cores where the
+   * adapter offers `chromium-experimental-subgroup-matrix` (i8×i8→i32 at 16×16×32, subgroups of 32), else
+   * dot4; 'dot4': dot4I8Packed always. With Dawn's robustness off (`dawnFlags` naming `disable_robustness`)
+   * large products take a 128×128 tile, with it on a 64×128 one (benches/results/h100-int8/tuned/).
+   */
+  int8Kernel: {
+    type: 'string',
+    values: ['auto', 'subgroup-matrix', 'dot4'],
+    doc: 'kernel of large packed int8 products; "auto": subgroup matrices where the adapter offers them, else dot4',
+  },
+  /**
+   * The subgroup-matrix tile of every packed int8 product ('auto' = by robustness and size, as above; the others
+   * for tests and benchmarks: '128x128' needs 20 KiB of workgroup memory, else 64×128 is used). On the dot4 path
+   * '128x128' forces the register-blocked 128×128 kernel and '64x128' the 64×64 one, whatever the product's size.
+   */
+  int8Tile: {
+    type: 'string',
+    values: ['auto', '128x128', '64x128'],
+    doc: 'tile of every packed int8 product; "auto" by robustness and size (the others for tests and benchmarks)',
+  },
+});
+
+/** What createWebGpuBackend and WebGpuBackend take (OptionsOf WEBGPU_OPTION_SPECS). */
+export type WebGpuOptions = OptionsOf<typeof WEBGPU_OPTION_SPECS>;
