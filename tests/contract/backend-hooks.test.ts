@@ -186,15 +186,9 @@ describe('the hooks are declared once (BackendHooks, OptionalBackendHooks in hal
     const flat = (s: string) => s.replace(/\s+/g, ' ').replace(/\( /g, '(').replace(/,? \)/g, ')');
     const storage = flat(source('hal/src/contract/storage-backend.ts'));
     const base = flat(source('hal/src/base.ts'));
+    const declaration = String.raw`(\w+)\??\(\.\.\.args: HookArgs<'(\w+)'>\): HookResult<'(\w+)'>;`;
     const typed = (text: string, abstract: boolean) =>
-      [
-        ...text.matchAll(
-          new RegExp(
-            `protected ${abstract ? 'abstract ' : ''}(\\w+)\\??\\(\\.\\.\\.args: HookArgs<'(\\w+)'>\\): HookResult<'(\\w+)'>;`,
-            'g',
-          ),
-        ),
-      ].map((m) => {
+      [...text.matchAll(new RegExp(`protected ${abstract ? 'abstract ' : ''}${declaration}`, 'g'))].map((m) => {
         expect([m[2], m[3]]).toEqual([m[1], m[1]]);
         return m[1]!;
       });
