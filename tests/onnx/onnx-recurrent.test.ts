@@ -26,7 +26,7 @@ interface RnnForm {
   H?: number;
   direction?: 'forward' | 'reverse' | 'bidirectional';
   bias?: boolean;
-  lens?: number[];
+  lens?: readonly number[];
   initial?: boolean;
   peepholes?: boolean;
   batchFirst?: boolean;

@@ -20,7 +20,8 @@ import {
 
 const CHILD = fileURLToPath(new URL('./ort-child.mjs', import.meta.url));
 
-interface OrtResult {
+/** One job's outputs by name (int64 data as decimal strings), or onnxruntime's error. */
+export interface OrtResult {
   error?: string;
   outputs?: Record<string, { type: string; dims: number[]; data: (number | string)[] }>;
 }
@@ -91,6 +92,23 @@ const ORT_TYPES: Record<string, DTypeName> = {
   bool: 'bool',
 };
 
+/** A model file for onnxruntime and its feeds (int64 values as decimal strings). */
+export interface OrtJob {
+  model: string;
+  feeds: { name: string; type: string; dims: readonly number[]; data: readonly string[] }[];
+}
+
+/** Runs models on onnxruntime-node in one child process (tests/support/ort-child.mjs). */
+export function runOrt(jobs: readonly OrtJob[]): OrtResult[] {
+  const child = spawnSync(process.execPath, [CHILD], {
+    input: JSON.stringify(jobs),
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  });
+  if (child.status !== 0) throw new Error(`onnxruntime child process: ${child.stderr || child.error?.message}`);
+  return JSON.parse(child.stdout) as OrtResult[];
+}
+
 /** Values of a feed or an expected output. */
 export type Values = (number | bigint)[];
 
@@ -148,17 +166,18 @@ export function writeCase(dir: string, c: OpCase, expected?: readonly TensorSpec
  */
 export function writeOrtCases(dir: string, cases: readonly OpCase[]): Record<string, TensorSpec[]> {
   const built = cases.map((c) => ({ c, root: writeCase(dir, c), feeds: caseModel(c).feeds }));
-  const jobs = built.map(({ root, feeds }) => ({
-    model: join(root, 'model.onnx'),
-    feeds: feeds.map((f) => ({ name: f.spec.name, type: f.spec.dtype, dims: f.spec.shape, data: f.data.map(String) })),
-  }));
-  const child = spawnSync(process.execPath, [CHILD], {
-    input: JSON.stringify(jobs),
-    encoding: 'utf8',
-    maxBuffer: 1 << 28,
-  });
-  if (child.status !== 0) throw new Error(`onnxruntime child process: ${child.stderr || child.error?.message}`);
-  const results = JSON.parse(child.stdout) as OrtResult[];
+  const jobs = built.map(
+    ({ root, feeds }): OrtJob => ({
+      model: join(root, 'model.onnx'),
+      feeds: feeds.map((f) => ({
+        name: f.spec.name,
+        type: f.spec.dtype,
+        dims: f.spec.shape as number[],
+        data: f.data.map(String),
+      })),
+    }),
+  );
+  const results = runOrt(jobs);
   const expected: Record<string, TensorSpec[]> = {};
   built.forEach(({ c, root }, j) => {
     const r = results[j]!;

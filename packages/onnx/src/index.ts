@@ -43,4 +43,5 @@ export {
   type OnnxTensor,
   type OnnxValueInfo,
 } from './proto.js';
+export { externalDataFromDirectory, type SyncFileSystem } from './proto-external.js';
 export { OnnxDecodeError } from './wire.js';
