@@ -110,7 +110,7 @@ export async function dryRun(
           : new Value(info.dtype!, dims, undefined, meta.full(dims, 0, dtype)),
       );
     }
-    const x: Exec = { be: meta, heap, opset, stats: emptyStats(), constants, dry: failures };
+    const x: Exec = { be: meta, heap, opset, stats: emptyStats(), constants, folded: new Map(), dry: failures };
     await runGraph(g, scope, x);
     scope.clear();
   } finally {

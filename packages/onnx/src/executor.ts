@@ -59,9 +59,17 @@ export interface Exec {
   readonly stats: RunStats;
   /** The constants of a graph as values on `be`. */
   constants(g: Graph): ReadonlyMap<string, Value>;
+  /**
+   * Outputs of nodes whose inputs are all constants, computed once and kept (pinned) for the session:
+   * shape arithmetic on a subgraph's view of outer constants, a weight's transposition.
+   */
+  readonly folded: Map<GNode, (Value | undefined)[]>;
   /** Set in a dry pass: the unsupported nodes found. */
   readonly dry?: UnsupportedNode[];
 }
+
+/** Ops whose outputs differ from run to run with the same inputs: never folded. */
+const RANDOM = /^(Random|Bernoulli|Multinomial)/;
 
 /** Runs every node of `g` in `scope` (where its inputs are bound); its outputs are left bound there. */
 export async function runGraph(g: Graph, scope: Scope, x: Exec): Promise<void> {
@@ -92,6 +100,12 @@ async function runNode(n: GNode, g: Graph, scope: Scope, x: Exec): Promise<void>
     throw new OnnxNodeError(n.op, n.name, g.path, new Error(`its input '${absent}' was not produced`));
   }
   if (CONTROL_FLOW_OPS.has(n.op)) return runControlFlow(n, scope, inputs, x, runGraph);
+  const cached = x.folded.get(n);
+  if (cached) {
+    n.node.outputs.forEach((name, k) => name !== '' && cached[k] && scope.set(name, cached[k]));
+    return;
+  }
+  const fold = inputs.some((v) => v) && inputs.every((v) => !v || v.pinned) && !RANDOM.test(n.op);
   if (HOST_OPS.has(n.op) && (DIMS_ONLY_OPS.has(n.op) || inputs.every((v) => !v || v.host))) {
     const out = evalHost(
       n.node,
@@ -101,7 +115,9 @@ async function runNode(n: GNode, g: Graph, scope: Scope, x: Exec): Promise<void>
       n.outputTypes,
     );
     if (out) {
-      scope.set(n.node.outputs[0]!, Value.fromHost(out[0]!));
+      const v = Value.fromHost(out[0]!, fold);
+      scope.set(n.node.outputs[0]!, v);
+      if (fold) x.folded.set(n, [v]);
       x.stats.hostNodes++;
       return;
     }
@@ -133,6 +149,7 @@ async function runNode(n: GNode, g: Graph, scope: Scope, x: Exec): Promise<void>
     x.stats.plans++;
   }
   const devIn = inputs.map((v, i) => (v && !host.has(i) ? v.dev : undefined));
+  const kept: (Value | undefined)[] = [];
   execute(
     x,
     (be) => lowered(be, devIn),
@@ -141,9 +158,13 @@ async function runNode(n: GNode, g: Graph, scope: Scope, x: Exec): Promise<void>
         const y = outs[k];
         if (name === '' || !y) return;
         const t = n.outputTypes[k]!;
-        scope.set(name, new Value(t && deviceDType(t) === y.dtype ? t : y.dtype, y.shape, undefined, y));
+        const v = new Value(t && deviceDType(t) === y.dtype ? t : y.dtype, y.shape, undefined, undefined, fold);
+        x.heap.attach(v, y); // a folded output is pinned: the session keeps its buffer
+        scope.set(name, v);
+        kept[k] = v;
       }),
   );
+  if (fold) x.folded.set(n, kept);
   x.stats.deviceNodes++;
 }
 

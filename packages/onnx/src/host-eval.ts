@@ -357,6 +357,30 @@ const OPS: Record<string, { attrs: readonly string[]; run: (a: Args) => HostTens
       return make(outType, [n], (i) => f(start! + f(i * delta!)));
     },
   },
+  Transpose: {
+    attrs: ['perm'],
+    run: ({ inputs, attr, outType }) => {
+      const x = inputs[0]!;
+      const r = x.dims.length;
+      const perm = (attr('perm') as number[] | undefined) ?? x.dims.map((_, k) => r - 1 - k);
+      if (perm.length !== r || [...perm].sort().some((p, k) => p !== k)) decline();
+      const dims = perm.map((p) => x.dims[p]!);
+      const strides = stridesOf(x.dims);
+      return make(
+        outType,
+        dims,
+        (i) =>
+          x.data[
+            gatherIndex(
+              dims,
+              i,
+              perm.map((p) => strides[p]!),
+              (_, c) => c,
+            )
+          ]!,
+      );
+    },
+  },
   Expand: {
     attrs: [],
     run: ({ inputs, outType }) => {

@@ -23,7 +23,7 @@ import { dedupe, dryRun, staticCheck } from './check.js';
 import { OnnxUnsupportedError } from './errors.js';
 import { emptyStats, type Exec, type RunStats, runGraph } from './executor.js';
 import { type Feeds, type OutputTensor, type PreparedFeed, prepareFeeds, toOutput } from './feeds.js';
-import { Graph } from './graph.js';
+import { type GNode, Graph } from './graph.js';
 import { type DecodeModelOptions, decodeModel, type OnnxModel, type OnnxValueInfo } from './proto.js';
 import { deviceDType } from './types.js';
 import { constantValue, Heap, readHost, Scope, Value } from './values.js';
@@ -98,6 +98,8 @@ export class InferenceSession {
   private released = false;
   private queue: Promise<unknown> = Promise.resolve();
   private last: RunStats | undefined;
+  /** Outputs of nodes whose inputs are all constants, computed by the first run that reaches them. */
+  private readonly folded = new Map<GNode, (Value | undefined)[]>();
 
   private constructor(
     /** The backend the model runs on. */
@@ -204,7 +206,14 @@ export class InferenceSession {
     const scope = new Scope(heap, undefined, this.constantsOf(this.graph));
     try {
       for (const p of prepared) scope.set(p.name, await this.feedValue(p, heap));
-      const x: Exec = { be, heap, opset: this.opset, stats, constants: (g) => this.constantsOf(g) };
+      const x: Exec = {
+        be,
+        heap,
+        opset: this.opset,
+        stats,
+        constants: (g) => this.constantsOf(g),
+        folded: this.folded,
+      };
       await runGraph(this.graph, scope, x);
       const out: Record<string, OutputTensor> = {};
       for (const info of this.graph.outputs) {
