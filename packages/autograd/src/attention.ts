@@ -7,6 +7,7 @@ import { InvalidArgumentError, ShapeMismatchError } from '@polyhal/hal';
 import { type LayerOptions, Linear, Module } from './nn.js';
 import { Tensor } from './tensor.js';
 
+/** Options of scaledDotProductAttention and MultiHeadAttention.attend. */
 export interface AttentionOptions {
   /** Added to the scores before softmax, broadcast to [..., L, S] (−Inf hides a key). */
   mask?: Tensor;
@@ -48,13 +49,16 @@ export function scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor, optio
  * (batch first); forward(x) is self-attention. Init: each projection as Linear's (U(±1/√E)).
  */
 export class MultiHeadAttention extends Module {
+  /** embedDim / numHeads: each head's width. */
   readonly headDim: number;
   private readonly q: Linear;
   private readonly k: Linear;
   private readonly v: Linear;
   private readonly out: Linear;
   constructor(
+    /** E: the inputs' and output's last dim. */
     readonly embedDim: number,
+    /** Heads; embedDim must be a multiple (InvalidArgumentError otherwise). */
     readonly numHeads: number,
     opts: LayerOptions & { bias?: boolean },
   ) {
@@ -97,6 +101,7 @@ export class MultiHeadAttention extends Module {
     return this.out.forward(heads.permute([0, 2, 1, 3]).reshape([N, L, this.embedDim]));
   }
 
+  /** Self-attention: x [N, L, E] → [N, L, E] (attend(x, x, x), no mask). */
   forward(x: Tensor): Tensor {
     return this.attend(x, x, x);
   }

@@ -6,29 +6,46 @@
 import { type ComputeBackend, InvalidArgumentError, mulberry32, ShapeMismatchError } from '@polyhal/hal';
 import { Tensor } from './tensor.js';
 
+/** What a DataLoader batches, and how. */
 export interface DataLoaderOptions {
   /** Row-major samples: n × prod(inputShape) values. */
   inputs: Float32Array;
   /** Row-major labels: n × prod(labelShape) values. */
   labels: Float32Array;
+  /** One sample's input shape (a batch's x is [n, ...inputShape]). */
   inputShape: readonly number[];
+  /** One sample's label shape (a batch's y is [n, ...labelShape]). */
   labelShape: readonly number[];
+  /** Samples per batch, a positive integer (InvalidArgumentError otherwise). */
   batchSize: number;
+  /** Where the batches are uploaded. */
   backend: ComputeBackend;
+  /** Shuffle the samples each epoch (default false: in order). */
   shuffle?: boolean;
+  /** Seed of the shuffle (default 0): epoch e's order depends only on the seed and e. */
   seed?: number;
+  /** Leave out the last batch when it has fewer than batchSize samples (default false). */
   dropLast?: boolean;
 }
 
+/** One batch: float32 tensors on the loader's backend, disposed when the next batch is requested. */
 export interface Batch {
+  /** Inputs [n, ...inputShape], n ≤ batchSize. */
   x: Tensor;
+  /** Labels [n, ...labelShape]. */
   y: Tensor;
   /** Batch number within the epoch. */
   index: number;
 }
 
+/**
+ * Batches of (x, y) from host arrays: `for await (const { x, y } of loader)` is one epoch. ShapeMismatchError
+ * when inputs and labels do not make whole samples of their shapes.
+ */
 export class DataLoader implements AsyncIterable<Batch> {
+  /** Batches per epoch. */
   readonly length: number;
+  /** Number of samples. */
   readonly size: number;
   private epoch = 0;
   private readonly inSize: number;

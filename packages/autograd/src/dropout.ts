@@ -9,6 +9,7 @@ import { Module } from './nn.js';
 import { record } from './ops.js';
 import type { Tensor } from './tensor.js';
 
+/** Options of the functional `dropout`. */
 export interface DropoutOptions {
   /** Seed of the mask's stream (an integer in [0, 2^53)). */
   seed: number;
@@ -58,13 +59,16 @@ export class Dropout extends Module {
   offset = 0;
 
   constructor(
+    /** Probability of dropping each element, in [0, 1] (InvalidArgumentError otherwise; 1 drops everything). */
     readonly p = 0.5,
+    /** Seed of the masks' Philox stream; each forward continues the stream at `offset`. */
     readonly seed = 0,
   ) {
     super();
     checkP(p, 'Dropout');
   }
 
+  /** x with elements dropped and the rest scaled by 1/(1 − p) in training mode; x itself in eval mode. */
   forward(x: Tensor): Tensor {
     if (!this.training || this.p === 0) return x;
     const out = dropout(x, this.p, { seed: this.seed, offset: this.offset });

@@ -28,6 +28,7 @@ import {
 import { mean, record, softmaxCrossEntropy, sum } from './ops.js';
 import { Tensor } from './tensor.js';
 
+/** Options of `nllLoss` (PyTorch nll_loss). */
 export interface LossOptions {
   /** float32 [C] class weights (a constant). */
   weight?: Tensor;
@@ -37,16 +38,19 @@ export interface LossOptions {
   reduction?: LossReduction;
 }
 
+/** Options of `crossEntropy`: LossOptions plus label smoothing (PyTorch cross_entropy). */
 export interface CrossEntropyLossOptions extends LossOptions {
   /** ε in [0, 1]: targets (1 − ε)·one-hot + ε/C (class indices only). */
   labelSmoothing?: number;
 }
 
+/** Options of `binaryCrossEntropyWithLogits` (PyTorch binary_cross_entropy_with_logits). */
 export interface BceWithLogitsOptions {
   /** Element weights broadcast to the logits (a constant). */
   weight?: Tensor;
   /** Weights of positive targets broadcast to the logits, usually [C] (a constant). */
   posWeight?: Tensor;
+  /** 'mean' (default, over every element), 'sum' or 'none'. */
   reduction?: LossReduction;
 }
 

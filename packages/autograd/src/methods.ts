@@ -44,14 +44,19 @@ export type TableMethods = { [K in UnaryOp]: () => Tensor } & { [K in BinaryOp]:
 export interface OpMethods {
   /** this: [..., M, K] · other: [..., K, N] → [..., M, N]. */
   matmul(other: Tensor, bias?: Tensor | null): Tensor;
+  /** Mean over the axes (all when absent); NaN over an empty axis. float32. */
   mean(axes?: Axes, keepdims?: boolean): Tensor;
   /** log Σ exp over the axes (all when absent), stably. */
   logsumexp(axes?: Axes, keepdims?: boolean): Tensor;
+  /** The same elements as `shape` (one dim may be −1); a view when the strides allow. */
   reshape(shape: readonly number[]): Tensor;
+  /** The dims from `startDim` (default 1, as the Flatten layer) merged into one: [N, C, H, W] → [N, C·H·W]. */
   flatten(startDim?: number): Tensor;
+  /** Dims reordered: out.shape[i] = shape[perm[i]] (a view). */
   permute(perm: readonly number[]): Tensor;
   /** Swaps the last two dims (a view). */
   transpose(): Tensor;
+  /** Broadcast to `shape` (a view; size-1 dims repeat); the gradient sums over the repeats. */
   expand(shape: readonly number[]): Tensor;
   /** mode: 'constant' (default, `value`), 'edge', 'reflect' or 'wrap'. */
   pad(pads: readonly (readonly [number, number])[], value?: number, mode?: PadMode): Tensor;
@@ -71,9 +76,13 @@ export interface OpMethods {
   argmax(axis?: number, keepdims?: boolean, options?: ArgReduceOptions): Tensor;
   /** int32 index of the smallest element along axis (flattened when absent). */
   argmin(axis?: number, keepdims?: boolean, options?: ArgReduceOptions): Tensor;
+  /** `[start, end)` of each dim (a view). */
   shrink(bounds: readonly (readonly [number, number])[]): Tensor;
+  /** Every steps[i]-th element of each dim; negative steps walk backwards (a view). */
   stride(steps: readonly number[]): Tensor;
+  /** softmax along `axis` (default −1). */
   softmax(axis?: number): Tensor;
+  /** log-softmax along `axis` (default −1), stable for large logits. */
   logSoftmax(axis?: number): Tensor;
   /** this: logits [N, C], labels [N, C] → per-row loss [N]. */
   softmaxCrossEntropy(labels: Tensor): Tensor;

@@ -15,17 +15,23 @@ type ConvLayerOptions = LayerOptions & ConvOptions & { bias?: boolean };
 
 /** An N-d convolution layer; Conv1d and Conv2d fix the spatial rank. */
 export class ConvNd extends Module {
+  /** Kernel size per spatial axis (resolved from a number or a list). */
   readonly kernelSize: number[];
+  /** stride, padding, dilation and groups, as passed to `conv`. */
   readonly options: ConvOptions;
   /**
    * Set by `quantize` (quantize.ts) on Conv1d/Conv2d: an int8 product (convInteger) in place of the float32
    * one; `observer` sees every input while a model is calibrated.
    */
   quantization: { forward(layer: ConvNd, x: Tensor): Tensor; dispose(): void } | null = null;
+  /** Called with every input while `calibrate` (quantize.ts) records activation ranges; null otherwise. */
   observer: ((x: Tensor) => void) | null = null;
   constructor(
+    /** Number of spatial axes (1 for Conv1d, 2 for Conv2d and ConvTranspose2d). */
     readonly rank: number,
+    /** Input channels C. */
     readonly inChannels: number,
+    /** Output channels O. */
     readonly outChannels: number,
     kernelSize: PerAxis,
     opts: ConvLayerOptions,
@@ -53,19 +59,22 @@ export class ConvNd extends Module {
     if (bias !== false) this.params.set('bias', parameter(backend, [outChannels], bound, rng));
   }
 
-  /** The weight [O, C/groups, ...k] ([C, O/groups, ...k] transposed) and bias [O] (absent with bias: false). */
+  /** The weight [O, C/groups, ...k] ([C, O/groups, ...k] transposed). */
   get weight(): Tensor {
     return this.param('weight');
   }
+  /** The bias [O], or null when built with `bias: false`. */
   get bias(): Tensor | null {
     return this.params.get('bias') ?? null;
   }
 
+  /** y [N, O, ...] plus the bias broadcast over N and the spatial axes (y itself without a bias). */
   protected addBias(y: Tensor): Tensor {
     if (!this.params.has('bias')) return y;
     return add(y, reshape(this.param('bias'), [1, this.outChannels, ...this.kernelSize.map(() => 1)]));
   }
 
+  /** x [N, C, ...in] → [N, O, ...out] (conv's shape rule); ShapeMismatchError when C differs from inChannels. */
   forward(x: Tensor): Tensor {
     this.observer?.(x);
     if (this.quantization) return this.quantization.forward(this, x);
@@ -100,6 +109,7 @@ export class ConvTranspose2d extends ConvNd {
     super(2, inChannels, outChannels, kernelSize, rest, true);
     this.tOptions = { ...this.options, padding, outputPadding };
   }
+  /** x [N, C, H, W] → [N, O, Ho, Wo] with Ho = (H − 1)·s − pads + d·(kh − 1) + outputPadding + 1 (as convTranspose). */
   override forward(x: Tensor): Tensor {
     return this.addBias(convTransposeFn(x, this.param('weight'), this.tOptions, 'ConvTranspose2d'));
   }
@@ -110,6 +120,7 @@ class Pool extends Module {
   constructor(
     private readonly rank: number,
     private readonly kind: 'max' | 'avg',
+    /** The window: kernelSize, stride (default kernelSize), padding, dilation, ceilMode, countIncludePad. */
     readonly options: { kernelSize: PerAxis } & Omit<ConvOptions, 'groups'> & {
         ceilMode?: boolean;
         countIncludePad?: boolean;
@@ -118,6 +129,7 @@ class Pool extends Module {
     super();
     perAxis(options.kernelSize, rank, 1, this.constructor.name, 'kernelSize');
   }
+  /** x [N, C, ...in] → [N, C, ...out]: each window's maximum (MaxPool) or mean (AvgPool). */
   forward(x: Tensor): Tensor {
     const name = `${this.kind === 'max' ? 'MaxPool' : 'AvgPool'}${this.rank}d`;
     return this.kind === 'max' ? maxPool(x, this.options, name) : avgPool(x, this.options, name);
@@ -126,21 +138,25 @@ class Pool extends Module {
 
 type PoolLayerOptions = Omit<ConvOptions, 'groups'> & { ceilMode?: boolean };
 
+/** x [N, C, L] → [N, C, Lo]: each window's maximum (PyTorch nn.MaxPool1d). */
 export class MaxPool1d extends Pool {
   constructor(kernelSize: PerAxis, options: PoolLayerOptions = {}) {
     super(1, 'max', { kernelSize, ...options });
   }
 }
+/** x [N, C, H, W] → [N, C, Ho, Wo]: each window's maximum (PyTorch nn.MaxPool2d). */
 export class MaxPool2d extends Pool {
   constructor(kernelSize: PerAxis, options: PoolLayerOptions = {}) {
     super(2, 'max', { kernelSize, ...options });
   }
 }
+/** x [N, C, L] → [N, C, Lo]: each window's mean (PyTorch nn.AvgPool1d; countIncludePad default true). */
 export class AvgPool1d extends Pool {
   constructor(kernelSize: PerAxis, options: PoolLayerOptions & { countIncludePad?: boolean } = {}) {
     super(1, 'avg', { kernelSize, ...options });
   }
 }
+/** x [N, C, H, W] → [N, C, Ho, Wo]: each window's mean (PyTorch nn.AvgPool2d; countIncludePad default true). */
 export class AvgPool2d extends Pool {
   constructor(kernelSize: PerAxis, options: PoolLayerOptions & { countIncludePad?: boolean } = {}) {
     super(2, 'avg', { kernelSize, ...options });

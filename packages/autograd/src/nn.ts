@@ -17,12 +17,15 @@ import { gather } from './indexing.js';
 import { keep } from './scope.js';
 import { Tensor } from './tensor.js';
 
+/** What every layer's constructor takes: where its parameters live and how they are initialized. */
 export interface LayerOptions {
+  /** The backend the parameters are allocated on (move them later with `await module.to(other)`). */
   backend: ComputeBackend;
   /** Seed or RNG for the initial weights (default seed 0). */
   rng?: Rng | number;
 }
 
+/** An Rng from a seed (mulberry32; default seed 0) or an Rng itself, returned as is. */
 export const toRng = (r: Rng | number | undefined): Rng => (typeof r === 'function' ? r : mulberry32(r ?? 0));
 
 /** A parameter: uniform in [−bound, bound], requiresGrad, exempt from scopes. */
@@ -45,13 +48,22 @@ function normalParameter(be: ComputeBackend, shape: number[], rng: Rng): Tensor 
   return keep(Tensor.fromArray(be, data, shape, { requiresGrad: true }));
 }
 
+/**
+ * The base of every layer (PyTorch nn.Module): named parameters, buffers and child modules, registered by
+ * subclasses' constructors; `forward` computes the output. Parameters are kept out of scopes (`keep`), so a
+ * module lives until `dispose()`.
+ */
 export abstract class Module {
+  /** Training mode (default) or evaluation mode, set by train()/eval(): Dropout and BatchNorm differ in them. */
   training = true;
+  /** This module's own parameters by name (`weight`, `bias`), in registration order. */
   protected readonly params = new Map<string, Tensor>();
   /** State that is not trained (e.g. BatchNorm's running statistics): in stateDict, not in parameters(). */
   protected readonly buffers = new Map<string, Tensor>();
+  /** Child modules by name: their parameters appear as `name.param` in namedParameters and stateDict. */
   protected readonly children = new Map<string, Module>();
 
+  /** The layer's computation on input x (shapes per subclass); records the graph when x needs gradients. */
   abstract forward(x: Tensor): Tensor;
 
   /** Every parameter of this module and its children, in registration order. */
@@ -66,6 +78,7 @@ export abstract class Module {
     return all;
   }
 
+  /** Every parameter with its dotted name (`0.weight`, `encoder.1.bias`), this module's first, then each child's. */
   namedParameters(prefix = ''): [string, Tensor][] {
     const own: [string, Tensor][] = [...this.params].map(([k, t]) => [`${prefix}${k}`, t]);
     for (const [name, child] of this.children) own.push(...child.namedParameters(`${prefix}${name}.`));
@@ -85,12 +98,14 @@ export abstract class Module {
     return this;
   }
 
+  /** Sets training mode (`on`, default true) on this module and every descendant; returns this module. */
   train(on = true): this {
     this.training = on;
     for (const c of this.children.values()) c.train(on);
     return this;
   }
 
+  /** Sets evaluation mode (train(false)): Dropout passes inputs through, BatchNorm uses running statistics. */
   eval(): this {
     return this.train(false);
   }
@@ -165,6 +180,7 @@ export abstract class Module {
     for (const c of this.children.values()) c.dispose();
   }
 
+  /** The registered parameter `name` (it must exist: subclasses call it with their own names). */
   protected param(name: string): Tensor {
     return this.params.get(name)!;
   }
@@ -176,7 +192,9 @@ export abstract class Module {
  */
 export class Linear extends Module {
   constructor(
+    /** Size of each input's last dim. */
     readonly inFeatures: number,
+    /** Size of each output's last dim. */
     readonly outFeatures: number,
     opts: LayerOptions & { bias?: boolean },
   ) {
@@ -192,16 +210,19 @@ export class Linear extends Module {
    * float32 product; `observer` sees every input while a model is calibrated.
    */
   quantization: { forward(layer: Linear, x: Tensor): Tensor; dispose(): void } | null = null;
+  /** Called with every input while `calibrate` (quantize.ts) records activation ranges; null otherwise. */
   observer: ((x: Tensor) => void) | null = null;
 
-  /** The weight [out, in] and bias [out] (absent when built with bias: false). */
+  /** The weight [out, in]. */
   get weight(): Tensor {
     return this.param('weight');
   }
+  /** The bias [out], or null when built with `bias: false`. */
   get bias(): Tensor | null {
     return this.params.get('bias') ?? null;
   }
 
+  /** x [..., in] → [..., out] float32 (int8 through the quantized path once `quantize` has run). */
   forward(x: Tensor): Tensor {
     this.observer?.(x);
     if (this.quantization) return this.quantization.forward(this, x);
@@ -218,7 +239,9 @@ export class Linear extends Module {
  */
 export class Embedding extends Module {
   constructor(
+    /** Number of rows (the index range). */
     readonly numEmbeddings: number,
+    /** Length of each row. */
     readonly embeddingDim: number,
     opts: LayerOptions,
   ) {
@@ -232,6 +255,7 @@ export class Embedding extends Module {
     this.params.set('weight', normalParameter(opts.backend, [numEmbeddings, embeddingDim], toRng(opts.rng)));
   }
 
+  /** int32 indices [...] → [..., embeddingDim]: the weight's rows; DTypeError for non-int32 indices. */
   forward(indices: Tensor): Tensor {
     return gather(this.param('weight'), indices, 0);
   }
@@ -241,11 +265,13 @@ class Activation extends Module {
   constructor(private readonly fn: (x: Tensor) => Tensor) {
     super();
   }
+  /** The function applied to x: elementwise for the activations (same shape), a reshape for Flatten. */
   forward(x: Tensor): Tensor {
     return this.fn(x);
   }
 }
 
+/** max(x, 0) elementwise, as PyTorch's nn.ReLU. */
 export class ReLU extends Activation {
   constructor() {
     super(relu);
@@ -265,11 +291,13 @@ export class SiLU extends Activation {
     super(silu);
   }
 }
+/** 1/(1 + e^−x) elementwise, as PyTorch's nn.Sigmoid. */
 export class Sigmoid extends Activation {
   constructor() {
     super(sigmoid);
   }
 }
+/** tanh(x) elementwise, as PyTorch's nn.Tanh. */
 export class Tanh extends Activation {
   constructor() {
     super(tanh);
@@ -284,12 +312,14 @@ export class Flatten extends Activation {
 
 /** Applies modules in order. */
 export class Sequential extends Module {
+  /** The modules, in the order they apply (children named '0', '1', ...). */
   readonly layers: Module[];
   constructor(...layers: Module[]) {
     super();
     this.layers = layers;
     layers.forEach((m, i) => this.children.set(String(i), m));
   }
+  /** Each layer's forward on the previous one's output. */
   forward(x: Tensor): Tensor {
     let h = x;
     for (const m of this.layers) h = m.forward(h);

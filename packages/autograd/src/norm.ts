@@ -109,9 +109,11 @@ const ones = (opts: LayerOptions, shape: readonly number[], value: number, requi
 
 /** y = layerNorm(x) over the trailing `normalizedShape`; weight 1 and bias 0 at start (elementwiseAffine). */
 export class LayerNorm extends Module {
+  /** The trailing shape normalized over (and the shape of weight and bias). */
   readonly normalizedShape: readonly number[];
   constructor(
     normalizedShape: number | readonly number[],
+    /** eps (default 1e-5); elementwiseAffine (default true): a weight and bias; bias (default true). */
     readonly options: LayerOptions & { eps?: number; elementwiseAffine?: boolean; bias?: boolean },
   ) {
     super();
@@ -121,6 +123,7 @@ export class LayerNorm extends Module {
       if (options.bias !== false) this.params.set('bias', ones(options, this.normalizedShape, 0, true));
     }
   }
+  /** x [..., ...normalizedShape] → the same shape; ShapeMismatchError when x's trailing dims differ. */
   forward(x: Tensor): Tensor {
     return layerNorm(
       x,
@@ -134,15 +137,18 @@ export class LayerNorm extends Module {
 
 /** y = rmsNorm(x) over the trailing `normalizedShape`; weight 1 at start. */
 export class RMSNorm extends Module {
+  /** The trailing shape normalized over (and the weight's shape). */
   readonly normalizedShape: readonly number[];
   constructor(
     normalizedShape: number | readonly number[],
+    /** eps (rmsNorm's default when absent); elementwiseAffine (default true): a weight. */
     readonly options: LayerOptions & { eps?: number; elementwiseAffine?: boolean },
   ) {
     super();
     this.normalizedShape = typeof normalizedShape === 'number' ? [normalizedShape] : [...normalizedShape];
     if (options.elementwiseAffine !== false) this.params.set('weight', ones(options, this.normalizedShape, 1, true));
   }
+  /** x [..., ...normalizedShape] → the same shape; ShapeMismatchError when x's trailing dims differ. */
   forward(x: Tensor): Tensor {
     return rmsNorm(x, this.normalizedShape, this.params.get('weight') ?? null, this.options.eps);
   }
@@ -157,7 +163,9 @@ export class RMSNorm extends Module {
  */
 export class BatchNorm extends Module {
   constructor(
+    /** Channels C (dim 1 of the input). */
     readonly numFeatures: number,
+    /** eps (default 1e-5), momentum of the running statistics (default 0.1), affine (default true). */
     readonly options: LayerOptions & { eps?: number; momentum?: number; affine?: boolean },
   ) {
     super();
@@ -169,6 +177,10 @@ export class BatchNorm extends Module {
     this.buffers.set('runningVar', ones(options, [numFeatures], 1, false));
   }
 
+  /**
+   * x [N, C, ...] → the same shape. ShapeMismatchError unless dim 1 is numFeatures; in training,
+   * InvalidArgumentError when a channel has a single value.
+   */
   forward(x: Tensor): Tensor {
     if (x.rank < 2 || x.shape[1] !== this.numFeatures)
       throw new ShapeMismatchError(`BatchNorm: input [${x.shape}] has no channel dim 1 of ${this.numFeatures}`, [
@@ -244,8 +256,11 @@ export function groupNorm(
 /** y = groupNorm(x, numGroups) with a per-channel weight (1) and bias (0) when `affine` (default). */
 export class GroupNorm extends Module {
   constructor(
+    /** Groups the channels are split into; numChannels must be a multiple (InvalidArgumentError). */
     readonly numGroups: number,
+    /** Channels C (dim 1 of the input). */
     readonly numChannels: number,
+    /** eps (default 1e-5), affine (default true): a per-channel weight and bias. */
     readonly options: LayerOptions & { eps?: number; affine?: boolean },
   ) {
     super();
@@ -256,6 +271,7 @@ export class GroupNorm extends Module {
       this.params.set('bias', ones(options, [numChannels], 0, true));
     }
   }
+  /** x [N, C, ...] → the same shape; ShapeMismatchError unless dim 1 is numChannels. */
   forward(x: Tensor): Tensor {
     if (x.rank < 2 || x.shape[1] !== this.numChannels)
       throw new ShapeMismatchError(`GroupNorm: input [${x.shape}] has no channel dim 1 of ${this.numChannels}`, [

@@ -81,6 +81,7 @@ export function record(
   });
 }
 
+/** A binary op's operand: a tensor, or a number taken as a constant of the other operand's dtype. */
 export type Scalarish = Tensor | number;
 
 /** An elementwise binary op of the table on tensors (a number operand becomes a constant); gradient from the table. */
@@ -118,14 +119,21 @@ export function binaryOp(op: BinaryOp, a: Scalarish, b: Scalarish): Tensor {
   return out;
 }
 
+/** a + b elementwise, broadcast (NumPy rules); a number operand is a constant of the tensor's dtype. */
 export const add = (a: Scalarish, b: Scalarish): Tensor => binaryOp('add', a, b);
+/** a − b elementwise, broadcast. */
 export const sub = (a: Scalarish, b: Scalarish): Tensor => binaryOp('sub', a, b);
+/** a · b elementwise, broadcast. */
 export const mul = (a: Scalarish, b: Scalarish): Tensor => binaryOp('mul', a, b);
+/** a / b elementwise, broadcast; IEEE division (x/0 = ±Inf, 0/0 = NaN). */
 export const div = (a: Scalarish, b: Scalarish): Tensor => binaryOp('div', a, b);
+/** The larger of a and b elementwise, broadcast; NaN if either is NaN. */
 export const maximum = (a: Scalarish, b: Scalarish): Tensor => binaryOp('maximum', a, b);
+/** a mod b elementwise, broadcast: floored, the result takes b's sign (NumPy %, Python %). */
 export const mod = (a: Scalarish, b: Scalarish): Tensor => binaryOp('mod', a, b);
 /** a < b → 1, else 0 (no gradient). */
 export const cmplt = (a: Scalarish, b: Scalarish): Tensor => binaryOp('cmplt', a, b);
+/** The smaller of a and b elementwise, broadcast; NaN if either is NaN. */
 export const minimum = (a: Scalarish, b: Scalarish): Tensor => binaryOp('minimum', a, b);
 /** a^b with IEEE special values (docs/OPS.md); gradients b·a^(b−1) and a^b·log a. */
 export const pow = (a: Scalarish, b: Scalarish): Tensor => binaryOp('pow', a, b);
@@ -135,28 +143,47 @@ export function unaryOp(op: UnaryOp, x: Tensor): Tensor {
   return record(op, [x], (be, [v]) => be.unary(op, v!), UNARY_GRADS[op].grad);
 }
 
+/** −x elementwise. */
 export const neg = (x: Tensor): Tensor => unaryOp('neg', x);
+/** e^x elementwise. */
 export const exp = (x: Tensor): Tensor => unaryOp('exp', x);
+/** Natural logarithm elementwise: log(0) = −Inf, log(x < 0) = NaN. */
 export const log = (x: Tensor): Tensor => unaryOp('log', x);
+/** max(x, 0) elementwise (gradient 0 at x ≤ 0). */
 export const relu = (x: Tensor): Tensor => unaryOp('relu', x);
+/** 1/(1 + e^−x) elementwise, without overflow. */
 export const sigmoid = (x: Tensor): Tensor => unaryOp('sigmoid', x);
+/** Hyperbolic tangent elementwise. */
 export const tanh = (x: Tensor): Tensor => unaryOp('tanh', x);
+/** √x elementwise; √(−1) = NaN. */
 export const sqrt = (x: Tensor): Tensor => unaryOp('sqrt', x);
+/** 1/x elementwise; 1/0 = Inf. */
 export const recip = (x: Tensor): Tensor => unaryOp('recip', x);
+/** 2^x elementwise. */
 export const exp2 = (x: Tensor): Tensor => unaryOp('exp2', x);
+/** Base-2 logarithm elementwise. */
 export const log2 = (x: Tensor): Tensor => unaryOp('log2', x);
+/** Sine elementwise (radians). */
 export const sin = (x: Tensor): Tensor => unaryOp('sin', x);
+/** Cosine elementwise (radians). */
 export const cos = (x: Tensor): Tensor => unaryOp('cos', x);
+/** |x| elementwise. */
 export const abs = (x: Tensor): Tensor => unaryOp('abs', x);
 /** −1, 0 or 1 (gradient 0, as for floor, ceil, round and trunc). */
 export const sign = (x: Tensor): Tensor => unaryOp('sign', x);
+/** Largest integer ≤ x, elementwise (gradient 0). */
 export const floor = (x: Tensor): Tensor => unaryOp('floor', x);
+/** Smallest integer ≥ x, elementwise (gradient 0). */
 export const ceil = (x: Tensor): Tensor => unaryOp('ceil', x);
 /** To the nearest integer, ties to even (np.round). */
 export const round = (x: Tensor): Tensor => unaryOp('round', x);
+/** x rounded toward zero, elementwise (gradient 0). */
 export const trunc = (x: Tensor): Tensor => unaryOp('trunc', x);
+/** The error function elementwise. */
 export const erf = (x: Tensor): Tensor => unaryOp('erf', x);
+/** log(1 + x) elementwise, accurate near 0. */
 export const log1p = (x: Tensor): Tensor => unaryOp('log1p', x);
+/** e^x − 1 elementwise, accurate near 0. */
 export const expm1 = (x: Tensor): Tensor => unaryOp('expm1', x);
 /** log(1 + e^x), without overflow. */
 export const softplus = (x: Tensor): Tensor => unaryOp('softplus', x);
@@ -166,14 +193,23 @@ export const gelu = (x: Tensor): Tensor => unaryOp('gelu', x);
 export const geluTanh = (x: Tensor): Tensor => unaryOp('geluTanh', x);
 /** SiLU (swish) x·sigmoid(x). */
 export const silu = (x: Tensor): Tensor => unaryOp('silu', x);
+/** Tangent elementwise (radians). */
 export const tan = (x: Tensor): Tensor => unaryOp('tan', x);
+/** Arcsine elementwise; NaN outside [−1, 1]. */
 export const asin = (x: Tensor): Tensor => unaryOp('asin', x);
+/** Arccosine elementwise; NaN outside [−1, 1]. */
 export const acos = (x: Tensor): Tensor => unaryOp('acos', x);
+/** Arctangent elementwise. */
 export const atan = (x: Tensor): Tensor => unaryOp('atan', x);
+/** Hyperbolic sine elementwise. */
 export const sinh = (x: Tensor): Tensor => unaryOp('sinh', x);
+/** Hyperbolic cosine elementwise. */
 export const cosh = (x: Tensor): Tensor => unaryOp('cosh', x);
+/** Inverse hyperbolic sine elementwise. */
 export const asinh = (x: Tensor): Tensor => unaryOp('asinh', x);
+/** Inverse hyperbolic cosine elementwise; NaN below 1. */
 export const acosh = (x: Tensor): Tensor => unaryOp('acosh', x);
+/** Inverse hyperbolic tangent elementwise; ±Inf at ±1, NaN beyond. */
 export const atanh = (x: Tensor): Tensor => unaryOp('atanh', x);
 
 /**

@@ -66,6 +66,7 @@ export abstract class Optimizer {
    * optimizer, the argument and the value) otherwise, at construction.
    */
   constructor(
+    /** The parameters it updates, in order (the state of parameter i is created at its first update). */
     readonly params: Tensor[],
     lr: number,
   ) {
@@ -91,6 +92,7 @@ export abstract class Optimizer {
   get lr(): number {
     return this.rate;
   }
+  /** Sets the learning rate used from the next step: finite and ≥ 0, else InvalidArgumentError (unchanged). */
   set lr(v: number) {
     this.rate = hyper(this.constructor.name, 'lr', v, nonNegative, '≥ 0');
   }
@@ -140,6 +142,7 @@ export abstract class Optimizer {
     });
   }
 
+  /** Updates parameter `p` (index `index` in params) in place from its gradient, without recording a graph. */
   protected abstract update(p: Tensor, index: number): void;
 
   /** Number of state buffers per parameter (moments, velocity). */
@@ -180,6 +183,7 @@ export abstract class Optimizer {
   }
 }
 
+/** Options of SGD; every other key is an InvalidArgumentError. */
 export interface SgdOptions {
   /** Learning rate, finite and > 0 (required). */
   lr: number;
@@ -195,7 +199,9 @@ export interface SgdOptions {
  * InvalidArgumentError naming SGD, the option and the value.
  */
 export class SGD extends Optimizer {
+  /** Momentum factor (0: plain SGD, no velocity state). */
   readonly momentum: number;
+  /** L2 weight decay added to the gradient. */
   readonly weightDecay: number;
   protected readonly stateSize: number;
   constructor(params: Tensor[], opts: SgdOptions) {
@@ -207,6 +213,7 @@ export class SGD extends Optimizer {
     this.weightDecay = hyper(owner, 'weightDecay', option(o, 'weightDecay', 0), nonNegative, '≥ 0');
     this.stateSize = this.momentum > 0 ? 1 : 0;
   }
+  /** v ← momentum·v + (g + wd·p); p ← p − lr·v (v = g + wd·p without momentum), one sgdStep on the HAL. */
   protected update(p: Tensor, i: number): void {
     const velocity = this.momentum > 0 ? this.stateOf(i)[0]! : null;
     p.backend.sgdStep(p.value.buffer, p.grad!.value, velocity, {
@@ -217,6 +224,7 @@ export class SGD extends Optimizer {
   }
 }
 
+/** Options of Adam and AdamW; every other key (amsgrad, weight_decay, ...) is an InvalidArgumentError. */
 export interface AdamOptions {
   /** Learning rate, finite and > 0 (default 1e-3). */
   lr?: number;
@@ -236,9 +244,13 @@ const ADAM_KEYS = ['lr', 'betas', 'eps', 'weightDecay'];
  * (amsgrad, weight_decay, ...) is an InvalidArgumentError naming the optimizer, the option and the value.
  */
 export class Adam extends Optimizer {
+  /** [β1, β2]: the decay rates of the first and second moment estimates. */
   readonly betas: [number, number];
+  /** ε added to √v̂ in the denominator. */
   readonly eps: number;
+  /** Weight decay: L2 added to the gradient (Adam) or decoupled, p ← p − lr·wd·p (AdamW). */
   readonly weightDecay: number;
+  /** Whether weight decay is decoupled from the gradient (AdamW) rather than L2 (Adam). */
   protected readonly decoupled: boolean = false;
   protected readonly stateSize = 2;
   constructor(params: Tensor[], opts: AdamOptions = {}) {
@@ -253,6 +265,7 @@ export class Adam extends Optimizer {
     this.eps = hyper(owner, 'eps', option(o, 'eps', 1e-8), positive, '> 0');
     this.weightDecay = hyper(owner, 'weightDecay', option(o, 'weightDecay', 0), nonNegative, '≥ 0');
   }
+  /** One Adam/AdamW step of parameter i on the HAL (adamStep), with bias correction for step stepCount. */
   protected update(p: Tensor, i: number): void {
     const be = p.backend;
     const [m, v] = this.stateOf(i) as [DeviceBuffer, DeviceBuffer];
@@ -287,6 +300,7 @@ export class Adam extends Optimizer {
 
 /** AdamW (Loshchilov & Hutter, 2019): decoupled weight decay, default 0.01. */
 export class AdamW extends Adam {
+  /** Always true: AdamW's weight decay is decoupled. */
   protected override readonly decoupled = true;
   constructor(params: Tensor[], opts: AdamOptions = {}) {
     const o = optionsOf(new.target.name, opts, ADAM_KEYS);
@@ -310,8 +324,11 @@ export class StepLR {
   private epoch = 0;
   private readonly base: number;
   constructor(
+    /** The optimizer whose lr it sets. */
     readonly optimizer: Optimizer,
+    /** Epochs between decays. */
     readonly stepSize: number,
+    /** Factor applied at each decay (default 0.1). */
     readonly gamma = 0.1,
   ) {
     checkScheduled('StepLR', optimizer);
@@ -319,6 +336,7 @@ export class StepLR {
     hyper('StepLR', 'gamma', gamma, positive, '> 0');
     this.base = optimizer.lr;
   }
+  /** Ends an epoch: lr = initial lr · gamma^⌊epoch / stepSize⌋. */
   step(): void {
     this.epoch++;
     this.optimizer.lr = this.base * this.gamma ** Math.floor(this.epoch / this.stepSize);
@@ -337,9 +355,13 @@ export class CosineAnnealingLR {
    * InvalidArgumentError otherwise, at construction (before the optimizer's lr is touched).
    */
   constructor(
+    /** The optimizer whose lr it sets. */
     readonly optimizer: Optimizer,
+    /** Steps of the whole schedule (warm-up included). */
     readonly tMax: number,
+    /** The final learning rate (default 0). */
     readonly etaMin = 0,
+    /** Steps of linear warm-up before the cosine (default 0). */
     readonly warmupSteps = 0,
   ) {
     const owner = 'CosineAnnealingLR';
@@ -350,6 +372,7 @@ export class CosineAnnealingLR {
     this.base = optimizer.lr;
     if (warmupSteps > 0) optimizer.lr = this.base / warmupSteps;
   }
+  /** Advances one step (at most tMax; later calls keep lr at etaMin) and sets the optimizer's lr. */
   step(): void {
     this.t = Math.min(this.t + 1, this.tMax);
     const w = this.warmupSteps;

@@ -40,6 +40,7 @@ export const PROFILED_METHODS: ReadonlySet<string> = new Set([
 
 const FREES = new Set(['free', 'deallocate']);
 
+/** One backend method's line of a ProfileReport. */
 export interface ProfileRow {
   /** The backend method. */
   op: string;
@@ -53,6 +54,7 @@ export interface ProfileRow {
   share: number;
 }
 
+/** What Profiler.stop() returns: where the time of the profiled stretch went, per backend method. */
 export interface ProfileReport {
   /** The backend's registry name. */
   backend: string;
@@ -72,6 +74,7 @@ export interface ProfileReport {
   table(): string;
 }
 
+/** A backend wrapped by `profile`, with start/stop around the stretch to time. */
 export interface Profiler {
   /** The wrapped backend: build and run everything through it (outside start()/stop() it only forwards). */
   readonly backend: ComputeBackend;
@@ -83,6 +86,7 @@ export interface Profiler {
   stop(): Promise<ProfileReport>;
 }
 
+/** Options of `profile`. */
 export interface ProfileOptions {
   /** Replay each call alone between synchronize() calls (default: when the backend has no readSync). */
   replay?: boolean;

@@ -19,6 +19,10 @@ import { Tensor } from './tensor.js';
 
 /** What `quantize` did: the quantized layers' names and their activation scales. */
 export interface QuantizationReport {
+  /**
+   * One entry per quantized layer, in model order: its dotted name, the int8 scale of its input
+   * (from calibration: max |x| / 127) and the largest of its per-output-channel weight scales.
+   */
   layers: { name: string; inputScale: number; weightScaleMax: number }[];
 }
 

@@ -8,6 +8,10 @@ import { type ResizeOptions, resizeBackward } from '@polyhal/hal';
 import { record } from './ops.js';
 import type { Tensor } from './tensor.js';
 
+/**
+ * x [...] float32 → [...sizes] (or ⌊shape·scales⌋): the HAL's resize, differentiable in x. InvalidArgumentError
+ * for bad options, DTypeError for a non-float32 x (as the HAL's resize).
+ */
 export function resize(x: Tensor, options: ResizeOptions): Tensor {
   const shape = [...x.shape];
   return record(

@@ -6,8 +6,11 @@
  * Scopes nest and follow the code that runs between `scope` entering and its promise settling; two
  * scopes running concurrently (interleaved awaits) would share tracking, so run them one after another.
  */
+/** What a scope tracks and frees: a tensor, or anything else with the same two members. */
 export interface Disposable {
+  /** Frees what it holds; a second call does nothing. */
   dispose(): void;
+  /** Whether dispose() has run. */
   readonly isDisposed: boolean;
 }
 
@@ -78,6 +81,7 @@ export function scope<T>(fn: () => T): T {
 
 /** How leaks found by the garbage collector are reported (default: console.warn). */
 export let leakReporter: (message: string) => void = (m) => console.warn(m);
+/** Replaces leakReporter (e.g. to collect leak messages in tests, or to throw). */
 export function setLeakReporter(fn: (message: string) => void): void {
   leakReporter = fn;
 }

@@ -18,9 +18,12 @@ import { type Disposable, leakRegistry, track } from './scope.js';
 export class Storage {
   private refs = 0;
   constructor(
+    /** The backend that owns the buffer. */
     readonly backend: ComputeBackend,
+    /** The array whose buffer is shared (freed with `backend.free` at the last release). */
     readonly array: NDArray,
   ) {}
+  /** Counts one more holder (a tensor or a view of it). */
   retain(): void {
     this.refs++;
   }
@@ -40,7 +43,9 @@ export class Storage {
 
 /** One recorded op of the graph: its inputs and its gradient rule (see ops.ts). */
 export interface GradNode {
+  /** The op's name (`matmul`, `add`, ...): what `gradFn` shows. */
   op: string;
+  /** The op's tensor inputs, in order: backward sends one gradient to each that requires one. */
   inputs: Tensor[];
   /**
    * d(loss)/d(inputs) given d(loss)/d(output); null where an input needs no gradient. Runs its HAL
@@ -80,6 +85,7 @@ export function noGrad<T>(fn: () => T): T {
   }
 }
 
+/** Whether ops record a graph now: false inside `noGrad`, true otherwise. */
 export function isGradEnabled(): boolean {
   return gradEnabled;
 }
@@ -96,8 +102,11 @@ let nextTensorId = 1;
 export interface Tensor extends TableMethods, OpMethods, MultiMethods {}
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: methods.ts defines them on the prototype
 export class Tensor implements Disposable {
+  /** Unique per process, in creation order (messages and leak reports name tensors by it). */
   readonly id = nextTensorId++;
+  /** Whether backward computes a gradient for this tensor (and ops on it record a graph). */
   requiresGrad: boolean;
+  /** The gradient accumulated by backward() (same shape), or null; the optimizer's zeroGrad frees it. */
   grad: Tensor | null = null;
   /** The op that produced this tensor, while its graph is alive. */
   node: GradNode | null;
@@ -139,9 +148,11 @@ export class Tensor implements Disposable {
     track(this);
   }
 
+  /** The backend holding the tensor's data (changed by moveTo/to). */
   get backend(): ComputeBackend {
     return this._backend;
   }
+  /** The HAL array behind the tensor (a view of the shared storage), for calls on `backend` directly. */
   get value(): NDArray {
     return this._value;
   }
@@ -159,6 +170,7 @@ export class Tensor implements Disposable {
     return new Tensor(backend, backend.fromArray(data, shape, opts.dtype), { requiresGrad: opts.requiresGrad });
   }
 
+  /** A tensor of `shape` filled with `value` (dtype float32 unless given; int32 truncates). */
   static full(
     backend: ComputeBackend,
     shape: readonly number[],
@@ -168,18 +180,23 @@ export class Tensor implements Disposable {
     return new Tensor(backend, backend.full(shape, value, opts.dtype), { requiresGrad: opts.requiresGrad });
   }
 
+  /** Size of each dimension. */
   get shape(): readonly number[] {
     return this.value.shape;
   }
+  /** The element type. */
   get dtype(): DType {
     return this.value.dtype;
   }
+  /** Number of dimensions (0 for a scalar). */
   get rank(): number {
     return this.value.shape.length;
   }
+  /** Number of elements (the product of the shape). */
   get size(): number {
     return this.value.shape.reduce((p, d) => p * d, 1);
   }
+  /** Whether dispose() has run (any op on the tensor then throws UseAfterFreeError). */
   get isDisposed(): boolean {
     return this.disposed;
   }
@@ -195,6 +212,7 @@ export class Tensor implements Disposable {
     return isWholeBuffer(this.value);
   }
 
+  /** Throws UseAfterFreeError naming `op` and this tensor when it was disposed. */
   assertLive(op: string): void {
     if (this.disposed)
       throw new UseAfterFreeError(`${op}: tensor ${this.id} [${this.shape.join(', ')}] was already disposed`);
