@@ -344,8 +344,11 @@ export type HookResult<K extends keyof AnyHooks> = ReturnType<AnyHooks[K]>;
 
 /** One hook: its name, its TypeScript signature and its contract in one line (rendered from its docstring). */
 export interface HookSpec {
+  /** The hook's method name (`createStorage`, `unaryKernel`, ...). */
   readonly name: string;
+  /** Its TypeScript signature, as a backend author writes it. */
   readonly signature: string;
+  /** What it must do, in one line (from its docstring). */
   readonly contract: string;
 }
 

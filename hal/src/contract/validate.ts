@@ -14,8 +14,11 @@ import { normalizeAxis, sizeOf } from '../core/shape.js';
 // describeValue is declared in core/errors.ts (core's philox needs it); the contract re-exports it.
 export { describeValue };
 
+/** UNARY_OPS as a set of strings: whether a name given at run time is a unary op of the table. */
 export const UNARY_OP_SET: ReadonlySet<string> = new Set(UNARY_OPS);
+/** BINARY_OPS as a set of strings: whether a name given at run time is a binary op of the table. */
 export const BINARY_OP_SET: ReadonlySet<string> = new Set(BINARY_OPS);
+/** REDUCE_OPS as a set of strings: whether a name given at run time is a reduction of the table. */
 export const REDUCE_OP_SET: ReadonlySet<string> = new Set(REDUCE_OPS);
 
 const shapeOf = (x: NDArray): string => `[${x.shape.join(', ')}]`;
@@ -109,6 +112,7 @@ export function checkNumber(v: unknown, op: string, arg: string): asserts v is n
   if (typeof v !== 'number') throw new InvalidArgumentError(`${op}: ${arg} must be a number, got ${describeValue(v)}`);
 }
 
+/** Throws InvalidArgumentError naming `op` and `arg` unless `v` is a boolean. */
 export function checkBoolean(v: unknown, op: string, arg: string): asserts v is boolean {
   if (typeof v !== 'boolean')
     throw new InvalidArgumentError(`${op}: ${arg} must be a boolean, got ${describeValue(v)}`);

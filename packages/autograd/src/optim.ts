@@ -244,7 +244,7 @@ const ADAM_KEYS = ['lr', 'betas', 'eps', 'weightDecay'];
  * (amsgrad, weight_decay, ...) is an InvalidArgumentError naming the optimizer, the option and the value.
  */
 export class Adam extends Optimizer {
-  /** [β1, β2]: the decay rates of the first and second moment estimates. */
+  /** β1 and β2, the decay rates of the first and second moment estimates. */
   readonly betas: [number, number];
   /** ε added to √v̂ in the denominator. */
   readonly eps: number;

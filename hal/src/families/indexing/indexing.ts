@@ -39,6 +39,7 @@ export const GATHER_FILL = {
 
 /** How scatter combines an update with the value at its position: replace it, add to it, multiply it. */
 export type ScatterReduction = 'none' | 'add' | 'mul';
+/** Every ScatterReduction, as scatter and scatterElements check them. */
 export const SCATTER_REDUCTIONS: readonly ScatterReduction[] = Object.freeze(['none', 'add', 'mul']);
 
 /** The index methods of every backend (BaseBackend's). Semantics: ops/index-ops.ts. */
@@ -58,8 +59,11 @@ export interface IndexingMethods {
 
 /** What the index ops use of a BaseBackend (its protected members included). */
 export interface IndexingHost extends LayoutHost {
+  /** {@inheritDoc ComputeBackend.contiguous} */
   contiguous(x: NDArray): NDArray;
+  /** {@inheritDoc ComputeBackend.binary} */
   binary(op: BinaryOp, a: NDArray | number, b: NDArray | number): NDArray;
+  /** The optional oneHot hook (hooks.ts); without it, oneHot gathers rows of an identity matrix. */
   oneHotKernel?(indices: NDArray, depth: number, out: DeviceBuffer): void;
 }
 

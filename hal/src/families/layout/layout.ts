@@ -25,6 +25,7 @@ import {
  * (periodic).
  */
 export type PadMode = 'constant' | 'edge' | 'reflect' | 'wrap';
+/** Every PadMode, as pad checks its mode. */
 export const PAD_MODES: readonly PadMode[] = ['constant', 'edge', 'reflect', 'wrap'];
 
 /** The layout methods of every backend (BaseBackend's, through copyIntoKernel). Semantics: ops/layout-ops.ts. */
@@ -45,11 +46,17 @@ export interface LayoutMethods {
 
 /** What the layout ops use of a BaseBackend (its protected members included). */
 export interface LayoutHost {
+  /** {@inheritDoc ComputeBackend.name} */
   readonly name: string;
+  /** Throws unless x is a live, well-formed array of this backend (StorageBackend.check), naming op and arg. */
   check(x: NDArray, op: string, arg?: string): void;
+  /** {@inheritDoc ComputeBackend.allocate} */
   allocate(size: number, dtype: DType): DeviceBuffer;
+  /** {@inheritDoc ComputeBackend.deallocate} */
   deallocate(b: DeviceBuffer): void;
+  /** {@inheritDoc ComputeBackend.free} */
   free(x: NDArray): void;
+  /** Runs a kernel into the fresh buffer `out`; frees `out` if the kernel throws, so nothing leaks. */
   guard(out: DeviceBuffer, run: () => void): void;
   /** The kernels, routed by dtype (kernel-router.ts): fill and copyInto here. */
   readonly route: KernelRouter;
@@ -57,9 +64,13 @@ export interface LayoutHost {
 
 /** One run of a padded dim: output positions out..out+len−1 read input positions src, src+step, ... */
 export interface PadRun {
+  /** The first output position of the run. */
   out: number;
+  /** The input position the first output reads. */
   src: number;
+  /** Input positions advance by this per output (−1 for a mirrored run, 0 for a repeated edge). */
   step: -1 | 0 | 1;
+  /** Number of output positions in the run. */
   len: number;
 }
 

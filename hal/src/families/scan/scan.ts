@@ -23,6 +23,7 @@ import { normalizeAxis, sizeOf } from '../../core/shape.js';
 import { withTemps } from '../../core/temps.js';
 import { describeValue } from '../../contract/validate.js';
 
+/** Options of cumsum (ONNX CumSum's attributes). */
 export interface CumsumOptions {
   /** Sum the elements before j only (ONNX exclusive): y_0 = 0. */
   exclusive?: boolean;
@@ -30,6 +31,7 @@ export interface CumsumOptions {
   reverse?: boolean;
 }
 
+/** Options of topk (ONNX TopK's attributes). */
 export interface TopKOptions {
   /** The largest elements (default); false: the smallest. */
   largest?: boolean;
@@ -37,6 +39,7 @@ export interface TopKOptions {
   sorted?: boolean;
 }
 
+/** cumsum and topk: the scan and selection methods every ComputeBackend has (BaseBackend's). */
 export interface ScanMethods {
   /**
    * Running sums of x (float32, float64 or int32, int32 wrapping) along `axis` → x.shape (NumPy cumsum, ONNX
@@ -149,6 +152,7 @@ function inclusiveScan(be: ConvHost, x: NDArray, reverse: boolean): NDArray {
   });
 }
 
+/** cumsum composed from HAL ops (the blocked scan above), for backends without the cumsumKernel hook. */
 export function cumsumComposite(be: ConvHost, x: NDArray, axis: number, options: CumsumOptions = {}): NDArray {
   checkOperand(be, x, 'cumsum');
   const ax = checkAxisOf(axis, x.shape.length, 'cumsum');
@@ -276,6 +280,7 @@ function topkRound(be: ConvHost, c: Round, k: number, largest: boolean, b: numbe
   return { values, indices };
 }
 
+/** topk composed from HAL ops (the tournament above), for backends without the topkKernel hook. */
 export function topkComposite(
   be: ConvHost,
   x: NDArray,
