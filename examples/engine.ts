@@ -1,7 +1,9 @@
 /**
  * The one thing the examples need from an ONNX runtime: create a session from a model's bytes, run it on named
- * tensors, release it. Two adapters: onnxruntime (node or web: the same API) and PolyHAL's InferenceSession.
+ * tensors, release it. Two adapters: PolyHAL's InferenceSession (@polyhal/onnx) and onnxruntime (node or web:
+ * the same API).
  */
+import { InferenceSession, type SessionOptions } from '@polyhal/onnx';
 import type * as Ort from 'onnxruntime-node';
 
 /** A tensor as the examples pass it: element type, shape and row-major data. */
@@ -54,6 +56,36 @@ export function fromOnnxRuntime(ort: OrtModule, options: Ort.InferenceSession.Se
         for (const [name, t] of Object.entries(out)) {
           if (t.type !== 'float32' && t.type !== 'int64') throw new Error(`output '${name}': unexpected ${t.type}`);
           res[name] = { type: t.type, dims: [...t.dims], data: t.data as Float32Array | BigInt64Array };
+        }
+        return res;
+      },
+      release: () => session.release(),
+    };
+  };
+}
+
+/**
+ * Sessions on PolyHAL: `fromPolyhal('wasm')` runs the models with @polyhal/onnx's InferenceSession on that
+ * backend ('cpu', 'wasm', 'webgpu', a ComputeBackend instance, or undefined for PolyHAL's usual selection).
+ */
+export function fromPolyhal(
+  backend?: SessionOptions['backend'],
+  options: Omit<SessionOptions, 'backend'> = {},
+): CreateSession {
+  return async (model) => {
+    const session = await InferenceSession.create(model, { ...options, backend });
+    return {
+      inputNames: session.inputNames,
+      outputNames: session.outputNames,
+      async run(feeds) {
+        const out = await session.run(feeds);
+        const res: Record<string, Tensor> = {};
+        for (const [name, t] of Object.entries(out)) {
+          if (t.dtype === 'float32' && t.data instanceof Float32Array)
+            res[name] = { type: 'float32', dims: t.dims, data: t.data };
+          else if (t.dtype === 'int64' && t.data instanceof BigInt64Array)
+            res[name] = { type: 'int64', dims: t.dims, data: t.data };
+          else throw new Error(`output '${name}': unexpected ${t.dtype}`);
         }
         return res;
       },

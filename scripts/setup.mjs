@@ -1,7 +1,8 @@
 // `npm test`'s set-up step (pretest): installs what the tests need and this machine lacks, and says so.
 //  1. Debian packages: Mesa's lavapipe (software Vulkan, so WebGPU runs without a GPU; Dawn needs Mesa
-//     ≥ 24, which bookworm has only in bookworm-backports), Debian's Chromium (the browser tests) and
-//     libonnx-testdata (ONNX's backend node tests, read by the conformance kit; never committed).
+//     ≥ 24, which bookworm has only in bookworm-backports), Debian's Chromium (the browser tests),
+//     fonts-dejavu-core (the OCR example's test lines) and libonnx-testdata (ONNX's backend node tests,
+//     read by the conformance kit; never committed).
 //     Installed with apt-get as root, or through sudo; without either it stops at once and prints the
 //     exact commands to run.
 //  2. The extra JavaScript runtimes (Deno, Bun, Node.js LTS lines) from npm into .tools/.
@@ -56,6 +57,12 @@ const NEEDS = [
     what: "Debian's Chromium (the browser tests)",
     present: () => existsSync('/usr/bin/chromium'),
     packages: ['chromium'],
+    backports: false,
+  },
+  {
+    what: 'the DejaVu fonts (the OCR example draws its test lines in DejaVu Sans)',
+    present: () => existsSync('/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf'),
+    packages: ['fonts-dejavu-core'],
     backports: false,
   },
   {
