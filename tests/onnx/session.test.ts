@@ -9,6 +9,7 @@ import {
   OnnxUnsupportedError,
   type OutputTensor,
 } from '@polyhal/onnx';
+import * as ort from 'onnxruntime-web';
 import { REPO_BACKENDS, requiredBackends } from '../support/backends.js';
 import { attr, encodeModel, type GraphSpec, type NodeSpec } from '../support/onnx-builder.js';
 
@@ -157,9 +158,8 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
         expect(e.message).toMatch(message);
         expect(be.liveBufferCount()).toBe(live);
       }
-      // an onnxruntime-style Tensor ({ type, dims, data }) is a feed as it is
-      const ortLike = { type: 'float32', dims: [1, 3], data: Float32Array.of(0.5, -1, 2), size: 3, location: 'cpu' };
-      const { y } = await s.run({ x: ortLike as never });
+      // onnxruntime-web's Tensor ({ type, dims, data, ... }) is a feed as it is
+      const { y } = await s.run({ x: new ort.Tensor('float32', Float32Array.of(0.5, -1, 2), [1, 3]) });
       expectClose(y!, mlpOracle([0.5, -1, 2], 1), 2e-6);
       await s.release();
     });
