@@ -326,7 +326,6 @@ export {
   type OptionsOf,
   type OptionValue,
   optionRange,
-  typedOption,
   validateOptions,
 } from './runtime/options.js';
 export {

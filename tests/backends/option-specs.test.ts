@@ -13,7 +13,6 @@ import {
   type OptionSpecs,
   type OptionsOf,
   type PolyHalConfig,
-  typedOption,
   validateOptions,
 } from '@polyhal/hal';
 import type { CpuBackendOptions } from '@polyhal/backend-cpu';
@@ -81,7 +80,7 @@ describe('option specs, the one declaration of each option', () => {
     expect(same<WebGpuOptions, WebGpu>(true)).toBe(true);
   });
 
-  test('OptionsOf reads type, values and typedOption', () => {
+  test('OptionsOf reads type and values, and takes refined types for what JSON types cannot say', () => {
     const specs = defineOptions({
       n: { type: 'integer', min: 0 },
       mode: { type: 'string', values: ['a', 'b'] },
@@ -89,7 +88,7 @@ describe('option specs, the one declaration of each option', () => {
       flag: { type: 'boolean', values: ['auto'] },
       list: { type: 'string[]' },
       thing: { type: 'object' },
-      path: typedOption<string | null>({ type: 'string' }),
+      path: { type: 'string' },
     });
     type Expected = {
       n?: number;
@@ -98,10 +97,24 @@ describe('option specs, the one declaration of each option', () => {
       flag?: boolean | 'auto';
       list?: string[];
       thing?: object;
-      path?: string | null;
+      path?: string;
     };
     expect(same<OptionsOf<typeof specs>, Expected>(true)).toBe(true);
-    expect(typedOption<number>(specs.n)).toBe(specs.n); // type-level only: the spec itself
+    type Refined = OptionsOf<typeof specs, { thing: Map<string, number>; path: string | null }>;
+    type RefinedExpected = {
+      n?: number;
+      mode?: 'a' | 'b';
+      name?: string;
+      flag?: boolean | 'auto';
+      list?: string[];
+      thing?: Map<string, number>;
+      path?: string | null;
+    };
+    expect(same<Refined, RefinedExpected>(true)).toBe(true);
+    // @ts-expect-error a refined key must be one of the specs' keys
+    const typo: OptionsOf<typeof specs, { pth: string | null }> = {};
+    expect(typo).toEqual({});
+    expect(defineOptions(specs)).toBe(specs);
   });
 
   test.each(TABLES)('%s: the specs hold only what validation and the docs read', (_name, specs) => {

@@ -3,7 +3,7 @@
  * registry check them against (and docs/reference/OPTIONS.md renders), and WebGpuOptions, the options'
  * TypeScript type derived from it (what createWebGpuBackend and WebGpuBackend take).
  */
-import { BASE_OPTION_SPECS, defineOptions, type OptionsOf, typedOption } from '@polyhal/hal';
+import { BASE_OPTION_SPECS, defineOptions, type OptionsOf } from '@polyhal/hal';
 import type { GpuDeviceLike, GpuLike } from './gpu-types.js';
 import { TILES, type TileName } from './kernels/matmul.js';
 
@@ -13,9 +13,9 @@ export const WEBGPU_OPTION_SPECS = defineOptions({
   /** Upper bound on live buffer bytes (default: min(2 GiB, the adapter's maxBufferSize·4)). */
   memoryLimit: BASE_OPTION_SPECS.memoryLimit,
   /** A GPUDevice to use as is (its adapter info is then unknown unless `adapterInfo` is given). */
-  device: typedOption<GpuDeviceLike>({ type: 'object', doc: 'a GPUDevice to use as is' }),
+  device: { type: 'object', doc: 'a GPUDevice to use as is' },
   /** A GPU object (navigator.gpu or the webgpu package's create()). */
-  gpu: typedOption<GpuLike>({ type: 'object', doc: "a GPU object (navigator.gpu or the webgpu package's create())" }),
+  gpu: { type: 'object', doc: "a GPU object (navigator.gpu or the webgpu package's create())" },
   powerPreference: {
     type: 'string',
     values: ['low-power', 'high-performance'],
@@ -101,5 +101,8 @@ export const WEBGPU_OPTION_SPECS = defineOptions({
   },
 });
 
-/** What createWebGpuBackend and WebGpuBackend take (OptionsOf WEBGPU_OPTION_SPECS). */
-export type WebGpuOptions = OptionsOf<typeof WEBGPU_OPTION_SPECS>;
+/**
+ * What createWebGpuBackend and WebGpuBackend take (OptionsOf WEBGPU_OPTION_SPECS): `device` and `gpu` are
+ * the consumer's GPUDevice and GPU where it has WebGPU types (gpu-types.ts), else object.
+ */
+export type WebGpuOptions = OptionsOf<typeof WEBGPU_OPTION_SPECS, { device: GpuDeviceLike; gpu: GpuLike }>;

@@ -13,7 +13,7 @@
  * and the file.
  */
 import { InvalidArgumentError } from '../core/errors.js';
-import { defineOptions, type OptionsOf, typedOption, validateOptions } from './options.js';
+import { defineOptions, type OptionsOf, validateOptions } from './options.js';
 import { nodeBuiltin } from './platform.js';
 
 export const CONFIG_FILE_NAME = 'polyhal.config.json';
@@ -32,11 +32,11 @@ export const CONFIG_OPTION_SPECS = defineOptions({
   /** Try other backends when the named one fails to start. */
   fallback: { type: 'boolean', doc: 'when the named backend fails to start, try the others by priority' },
   /** Options for the backend factories (e.g. { "memoryLimit": 1073741824, "threads": 2 }). */
-  options: typedOption<Record<string, unknown>>({ type: 'object', doc: 'options for the backend factories' }),
+  options: { type: 'object', doc: 'options for the backend factories' },
 });
 
 /** The shape of polyhal.config.json (from CONFIG_OPTION_SPECS). */
-export type PolyHalConfig = OptionsOf<typeof CONFIG_OPTION_SPECS>;
+export type PolyHalConfig = OptionsOf<typeof CONFIG_OPTION_SPECS, { options: Record<string, unknown> }>;
 
 interface Stats {
   isFile(): boolean;

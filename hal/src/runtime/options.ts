@@ -19,11 +19,6 @@ export interface OptionSpec {
   values?: readonly (string | number | boolean)[];
   /** One line for messages and docs, e.g. 'bytes of live buffers'. */
   doc?: string;
-  /**
-   * Type-level only, never set: the option's TypeScript type where `type` says too little (an 'object'
-   * that is a GPUDevice, a `string | null`). Give it with `typedOption<T>(spec)`.
-   */
-  readonly valueType?: unknown;
 }
 
 export type OptionSpecs = Readonly<Record<string, OptionSpec>>;
@@ -45,22 +40,24 @@ type OptionBase<S> = S extends { type: 'integer' | 'number' }
         : object;
 
 /**
- * The TypeScript type of the values spec S accepts: its `valueType` where `typedOption` gave one, else
- * its `type` (integer and number → number, string[] → string[], object → object) or its literal `values`
- * (`{ type: 'integer', values: ['auto'] }` → number | 'auto'; `{ type: 'string', values: ['op', 'batch'] }`
- * → 'op' | 'batch').
+ * The TypeScript type of the values spec S accepts: its `type` (integer and number → number, string[] →
+ * string[], object → object) or its literal `values` (`{ type: 'integer', values: ['auto'] }` → number |
+ * 'auto'; `{ type: 'string', values: ['op', 'batch'] }` → 'op' | 'batch').
  */
-export type OptionValue<S extends OptionSpec> = S extends { readonly valueType?: infer T }
-  ? unknown extends T
-    ? OptionBase<S> | OptionLiterals<S>
-    : T
-  : OptionBase<S> | OptionLiterals<S>;
+export type OptionValue<S extends OptionSpec> = OptionBase<S> | OptionLiterals<S>;
 
 /**
- * The options object specs S describe: every key optional, each of its spec's OptionValue; each key's
- * doc comment is the one written on its spec. `WasmBackendOptions` is `OptionsOf<typeof WASM_OPTION_SPECS>`.
+ * The options object specs S describe: every key optional, of its spec's OptionValue, or of its type in
+ * `Refined` where the spec's JSON-level type says too little (an 'object' that is a GPUDevice or a record
+ * of strings, a 'string' that may also be null); each key's doc comment is the one written on its spec.
+ * `WasmBackendOptions` is `OptionsOf<typeof WASM_OPTION_SPECS>`.
  */
-export type OptionsOf<S extends OptionSpecs> = { -readonly [K in keyof S]?: OptionValue<S[K]> };
+export type OptionsOf<
+  S extends OptionSpecs,
+  Refined extends { [K in keyof Refined]: K extends keyof S ? unknown : never } = Record<never, never>,
+> = {
+  -readonly [K in keyof S]?: K extends keyof Refined ? Refined[K] : OptionValue<S[K]>;
+};
 
 /**
  * Declares option specs, keeping their literal types (`type`, `values`) so that `OptionsOf<typeof specs>`
@@ -68,15 +65,6 @@ export type OptionsOf<S extends OptionSpecs> = { -readonly [K in keyof S]?: Opti
  */
 export function defineOptions<const S extends OptionSpecs>(specs: S): S {
   return specs;
-}
-
-/**
- * `spec` with its value's TypeScript type given as T, for what `type` cannot say (an 'object' that is a
- * GPUDevice or a record of strings, a 'string' that may also be null where the caller checks it).
- * Validation still follows `spec` (type-level only: returns `spec` itself).
- */
-export function typedOption<T>(spec: OptionSpec): OptionSpec & { readonly valueType?: T } {
-  return spec as OptionSpec & { readonly valueType?: T };
 }
 
 /** Options every backend takes (BaseBackendOptions = OptionsOf<typeof BASE_OPTION_SPECS>). */

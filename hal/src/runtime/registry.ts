@@ -8,7 +8,7 @@
 import type { ComputeBackend } from '../backend.js';
 import { CONFIG_OPTION_SPECS, loadConfig, type PolyHalConfig } from './config.js';
 import { BackendUnavailableError, InvalidArgumentError, UnknownBackendError } from '../core/errors.js';
-import { defineOptions, type OptionSpecs, type OptionsOf, typedOption, validateOptions } from './options.js';
+import { defineOptions, type OptionSpecs, type OptionsOf, validateOptions } from './options.js';
 import { KNOWN_BACKENDS } from './known-backends.js';
 
 export type { PolyHalConfig } from './config.js';
@@ -85,16 +85,13 @@ export const CREATE_BACKEND_OPTION_SPECS = defineOptions({
   /** A registered name, or 'auto'. Overrides the environment and the config file. */
   backend: CONFIG_OPTION_SPECS.backend,
   /** Order for 'auto' (default: registered priorities). */
-  prefer: typedOption<readonly string[]>(CONFIG_OPTION_SPECS.prefer),
+  prefer: CONFIG_OPTION_SPECS.prefer,
   /** When an explicitly named backend fails to initialize, try the others by priority instead of throwing. */
   fallback: CONFIG_OPTION_SPECS.fallback,
   /** Options passed to the backend's factory (e.g. { memoryLimit }). */
   options: CONFIG_OPTION_SPECS.options,
   /** Environment to read POLYHAL_BACKEND from (default: process.env where it exists). */
-  env: typedOption<Record<string, string | undefined>>({
-    type: 'object',
-    doc: 'environment to read POLYHAL_BACKEND from',
-  }),
+  env: { type: 'object', doc: 'environment to read POLYHAL_BACKEND from' },
   /**
    * Path of the config file. Default: the first polyhal.config.json found walking up from the working
    * directory to the project root, the nearest folder with a package.json or .git (config.ts; Node-compatible
@@ -102,7 +99,7 @@ export const CREATE_BACKEND_OPTION_SPECS = defineOptions({
    * The config's `backend` applies only when neither `backend` nor POLYHAL_BACKEND names one; its
    * `options` always apply (these `options` override them key by key).
    */
-  configPath: typedOption<string | null>({ type: 'string', doc: 'path of polyhal.config.json, or null for none' }),
+  configPath: { type: 'string', doc: 'path of polyhal.config.json, or null for none' },
 });
 
 /**
@@ -110,7 +107,15 @@ export const CREATE_BACKEND_OPTION_SPECS = defineOptions({
  * it): an unknown key, a value of the wrong type, an empty backend name or an empty `prefer`; `options: null`
  * is not an object.
  */
-export type CreateBackendOptions = OptionsOf<typeof CREATE_BACKEND_OPTION_SPECS>;
+export type CreateBackendOptions = OptionsOf<
+  typeof CREATE_BACKEND_OPTION_SPECS,
+  {
+    prefer: readonly string[];
+    options: Record<string, unknown>;
+    env: Record<string, string | undefined>;
+    configPath: string | null; // null: no config file (checked by createBackend before the specs)
+  }
+>;
 
 /** Checks createBackend's options object itself: an object, its keys, and their types. */
 function checkCreateOptions(options: unknown): asserts options is CreateBackendOptions {
