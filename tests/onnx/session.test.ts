@@ -410,6 +410,19 @@ describe('InferenceSession.create checks the whole graph first', () => {
     expect(c.message).toMatch(/n1, n2 form a cycle/);
   });
 
+  test('freeDimensionOverrides fix symbolic dims by name: the check at create and every feed use them', async () => {
+    const s = await InferenceSession.create(encodeModel(MLP), { backend: be, freeDimensionOverrides: { batch: 2 } });
+    const x = values(6, 8);
+    expectClose((await s.run({ x: f32([2, 3], x) }))['y']!, mlpOracle(x, 2), 2e-6);
+    const e = await rejection(() => s.run({ x: f32([3, 3], values(9, 8)) }));
+    expect(e).toBeInstanceOf(OnnxFeedError);
+    expect(e.message).toMatch(/dims \[3, 3\], the model expects \[2, 3\]/);
+    await s.release();
+    await expect(
+      InferenceSession.create(encodeModel(MLP), { backend: be, freeDimensionOverrides: { batch: -1 } }),
+    ).rejects.toThrow(/freeDimensionOverrides.batch must be a size/);
+  });
+
   test('nodes out of order run in topological order; a backend by name is created and disposed', async () => {
     const model = encodeModel({
       nodes: [

@@ -20,7 +20,7 @@ import {
   UseAfterFreeError,
 } from '@polyhal/hal';
 import { dedupe, dryRun, staticCheck } from './check.js';
-import { OnnxUnsupportedError } from './errors.js';
+import { OnnxGraphError, OnnxUnsupportedError } from './errors.js';
 import { emptyStats, type Exec, type RunStats, runGraph } from './executor.js';
 import { type Feeds, type OutputTensor, type PreparedFeed, prepareFeeds, toOutput } from './feeds.js';
 import { type GNode, Graph } from './graph.js';
@@ -217,7 +217,9 @@ export class InferenceSession {
       await runGraph(this.graph, scope, x);
       const out: Record<string, OutputTensor> = {};
       for (const info of this.graph.outputs) {
-        const v = scope.get(info.name)!;
+        const v = scope.get(info.name);
+        if (!v)
+          throw new OnnxGraphError(`the model's output '${info.name}' was not produced (an omitted optional output?)`);
         out[info.name] = toOutput(v.type, v.dims, v.host ?? (await be.read(v.dev!)));
       }
       return out;
