@@ -80,33 +80,33 @@ export abstract class StorageBackend {
 
   // ---- the required hooks (BackendHooks, hooks.ts: signatures and contracts there) ----
   // Buffers reach them typed as their storage dtype (narrow.ts: storageBuffer), never int8, uint8 or float16.
-  /** {@inheritDoc BackendHooks.createStorage} */
+  /** The required hook `createStorage`: its contract is its docstring in BackendHooks (hooks.ts). */
   protected abstract createStorage(...args: HookArgs<'createStorage'>): HookResult<'createStorage'>;
-  /** {@inheritDoc BackendHooks.destroyStorage} */
+  /** The required hook `destroyStorage`: its contract is its docstring in BackendHooks (hooks.ts). */
   protected abstract destroyStorage(...args: HookArgs<'destroyStorage'>): HookResult<'destroyStorage'>;
-  /** {@inheritDoc BackendHooks.writeStorage} */
+  /** The required hook `writeStorage`: its contract is its docstring in BackendHooks (hooks.ts). */
   protected abstract writeStorage(...args: HookArgs<'writeStorage'>): HookResult<'writeStorage'>;
-  /** {@inheritDoc BackendHooks.readStorage} */
+  /** The required hook `readStorage`: its contract is its docstring in BackendHooks (hooks.ts). */
   protected abstract readStorage(...args: HookArgs<'readStorage'>): HookResult<'readStorage'>;
-  /** {@inheritDoc BackendHooks.unaryKernel} */
+  /** The required hook `unaryKernel`: its contract is its docstring in BackendHooks (hooks.ts). */
   protected abstract unaryKernel(...args: HookArgs<'unaryKernel'>): HookResult<'unaryKernel'>;
-  /** {@inheritDoc BackendHooks.binaryKernel} */
+  /** The required hook `binaryKernel`: its contract is its docstring in BackendHooks (hooks.ts). */
   protected abstract binaryKernel(...args: HookArgs<'binaryKernel'>): HookResult<'binaryKernel'>;
-  /** {@inheritDoc BackendHooks.reduceKernel} */
+  /** The required hook `reduceKernel`: its contract is its docstring in BackendHooks (hooks.ts). */
   protected abstract reduceKernel(...args: HookArgs<'reduceKernel'>): HookResult<'reduceKernel'>;
-  /** {@inheritDoc BackendHooks.copyKernel} */
+  /** The required hook `copyKernel`: its contract is its docstring in BackendHooks (hooks.ts). */
   protected abstract copyKernel(...args: HookArgs<'copyKernel'>): HookResult<'copyKernel'>;
-  /** {@inheritDoc BackendHooks.copyIntoKernel} */
+  /** The required hook `copyIntoKernel`: its contract is its docstring in BackendHooks (hooks.ts). */
   protected abstract copyIntoKernel(...args: HookArgs<'copyIntoKernel'>): HookResult<'copyIntoKernel'>;
-  /** {@inheritDoc BackendHooks.fillKernel} */
+  /** The required hook `fillKernel`: its contract is its docstring in BackendHooks (hooks.ts). */
   protected abstract fillKernel(...args: HookArgs<'fillKernel'>): HookResult<'fillKernel'>;
-  /** {@inheritDoc BackendHooks.gatherKernel} */
+  /** The required hook `gatherKernel`: its contract is its docstring in BackendHooks (hooks.ts). */
   protected abstract gatherKernel(...args: HookArgs<'gatherKernel'>): HookResult<'gatherKernel'>;
-  /** {@inheritDoc BackendHooks.scatterAddKernel} */
+  /** The required hook `scatterAddKernel`: its contract is its docstring in BackendHooks (hooks.ts). */
   protected abstract scatterAddKernel(...args: HookArgs<'scatterAddKernel'>): HookResult<'scatterAddKernel'>;
-  /** {@inheritDoc BackendHooks.matmulKernel} */
+  /** The required hook `matmulKernel`: its contract is its docstring in BackendHooks (hooks.ts). */
   protected abstract matmulKernel(...args: HookArgs<'matmulKernel'>): HookResult<'matmulKernel'>;
-  /** {@inheritDoc BackendHooks.whereKernel} */
+  /** The required hook `whereKernel`: its contract is its docstring in BackendHooks (hooks.ts). */
   protected abstract whereKernel(...args: HookArgs<'whereKernel'>): HookResult<'whereKernel'>;
   /** A contiguous copy of `x` (BaseBackend's op, through copyIntoKernel); `read` uses it for strided views. */
   abstract contiguous(x: NDArray): NDArray;
