@@ -164,7 +164,7 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
       await s.release();
     });
 
-    test('int64: values beyond int32 are a typed error, never wrapped; int64 outputs are BigInt64Array', async () => {
+    test('int64: exact on the host, beyond int32 a typed error on a device (never wrapped)', async () => {
       if (!be) return;
       // y = x + 1 on int64; shape of x as a second output
       const model = encodeModel({
@@ -181,17 +181,18 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
       });
       const s = await InferenceSession.create(model, { backend: be });
       const live = be.liveBufferCount();
+      // a small int64 feed stays on the host, where int64 arithmetic is exact
       const big = 2n ** 31n;
-      const e = await rejection(() => s.run({ x: { dtype: 'int64', dims: [2], data: BigInt64Array.of(1n, big) } }));
-      expect(e).toBeInstanceOf(OnnxInt64RangeError);
-      expect(e.message).toMatch(/'x': int64 value 2147483648 is outside int32's range/);
-      expect(be.liveBufferCount()).toBe(live);
-      // large (device-side) feeds too
+      const small = await s.run({ x: { dtype: 'int64', dims: [2], data: BigInt64Array.of(1n, big) } });
+      expect(small['y']!.data).toEqual(BigInt64Array.of(2n, big + 1n));
+      expect(s.lastRun).toMatchObject({ hostNodes: 2, deviceNodes: 0 });
+      // a large one goes to the device, as int32: a value beyond that is a typed error before any upload
       const long = BigInt64Array.from({ length: 2000 }, (_, i) => BigInt(i));
       long[1999] = -(2n ** 40n);
-      await expect(s.run({ x: { dtype: 'int64', dims: [2000], data: long } })).rejects.toBeInstanceOf(
-        OnnxInt64RangeError,
-      );
+      const e = await rejection(() => s.run({ x: { dtype: 'int64', dims: [2000], data: long } }));
+      expect(e).toBeInstanceOf(OnnxInt64RangeError);
+      expect(e.message).toMatch(/'x': int64 value -1099511627776 is outside int32's range/);
+      expect(be.liveBufferCount()).toBe(live);
       const out = await s.run({ x: { dtype: 'int64', dims: [3], data: [5, -7, 2 ** 31 - 2] } });
       expect(out['y']!.data).toEqual(BigInt64Array.of(6n, -6n, 2n ** 31n - 1n));
       expect(out['s']!.data).toEqual(BigInt64Array.of(3n));
@@ -209,6 +210,25 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
       const before = be.liveBufferCount();
       await expect(InferenceSession.create(wide, { backend: be })).rejects.toBeInstanceOf(OnnxInt64RangeError);
       expect(be.liveBufferCount()).toBe(before);
+      // a host value beyond int32 that a device op reads (a small feed added to a large one): named, at upload
+      const mixed = encodeModel({
+        nodes: [{ op: 'Add', inputs: ['x', 'big'], outputs: ['y'] }],
+        inputs: [
+          { name: 'x', dtype: 'int64', shape: [1] },
+          { name: 'big', dtype: 'int64', shape: [2000] },
+        ],
+        outputs: [{ name: 'y', dtype: 'int64', shape: [2000] }],
+      });
+      const m = await InferenceSession.create(mixed, { backend: be });
+      const live2 = be.liveBufferCount();
+      const zeros = { dtype: 'int64', dims: [2000], data: new BigInt64Array(2000) };
+      const e2 = await rejection(() => m.run({ x: { dtype: 'int64', dims: [1], data: [2 ** 32] }, big: zeros }));
+      expect(e2).toBeInstanceOf(OnnxInt64RangeError);
+      expect(e2.message).toMatch(/'x': int64 value 4294967296/);
+      expect(be.liveBufferCount()).toBe(live2);
+      const ok = await m.run({ x: { dtype: 'int64', dims: [1], data: [-3] }, big: zeros });
+      expect(ok['y']!.data).toEqual(new BigInt64Array(2000).fill(-3n));
+      await m.release();
     });
 
     test('shape arithmetic (Shape, Gather, Unsqueeze, Concat, Slice, Cast, Mul) runs on the host', async () => {

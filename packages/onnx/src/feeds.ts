@@ -94,7 +94,8 @@ function half(h: number): number {
 /**
  * Checks `feeds` against the model's inputs and says where each one's values go. Throws OnnxFeedError
  * (a name the model has no input for, a missing input, another type, rank or fixed dim, data that does
- * not fill the dims, a disposed tensor) and OnnxInt64RangeError (an int64 value beyond int32), before
+ * not fill the dims, a disposed tensor) and OnnxInt64RangeError (an int64 value beyond int32 in a feed
+ * too large to stay on the host: a small one goes there, and is checked when a device op reads it), before
  * anything is uploaded. `fixed`: dims fixed by name (freeDimensionOverrides).
  */
 export function prepareFeeds(
@@ -187,20 +188,31 @@ function prepareData(info: OnnxValueInfo, f: unknown, fixed: Readonly<Record<str
       'data',
       `run(feeds): input '${name}' has ${String(data.length)} values for dims [${dims.join(', ')}] (${sizeOf(dims)})`,
     );
-  const values = numbersOf(name, type, data);
-  const small = type !== 'float32' && type !== 'float16' && type !== 'float64' && values.length <= HOST_MAX;
-  return small ? { name, type, dims, host: Float64Array.from(values) } : { name, type, dims, upload: values };
+  // small integer and bool feeds stay on the host, where shape arithmetic reads them
+  const onHost = type !== 'float32' && type !== 'float16' && type !== 'float64' && data.length <= HOST_MAX;
+  const values = numbersOf(name, type, data, onHost);
+  return onHost ? { name, type, dims, host: Float64Array.from(values) } : { name, type, dims, upload: values };
 }
 
-/** The values as numbers, checked: int64 within int32 (the HAL's storage for it), float16 bits decoded. */
-function numbersOf(name: string, type: string, data: ArrayLike<number | bigint | boolean>): ArrayLike<number> {
+/**
+ * The values as numbers, checked, float16 bits decoded. int64: on the host any value, clamped to ±2^53 (as
+ * the decoder clamps ONNX's INT64_MAX/MIN sentinels: Slice's open ends keep their meaning; arithmetic that
+ * leaves ±2^53 is not done on the host); for the device within int32, the HAL's storage for it.
+ */
+function numbersOf(
+  name: string,
+  type: string,
+  data: ArrayLike<number | bigint | boolean>,
+  onHost: boolean,
+): ArrayLike<number> {
   if (type === 'int64') {
-    const out = new Int32Array(data.length);
+    const out = onHost ? new Float64Array(data.length) : new Int32Array(data.length);
+    const [lo, hi] = onHost ? [-(2n ** 53n), 2n ** 53n] : [-(2n ** 31n), 2n ** 31n - 1n];
     for (let i = 0; i < data.length; i++) {
       const v = data[i]!;
       const n = typeof v === 'bigint' ? v : BigInt(Math.trunc(Number(v)));
-      if (n < -(2n ** 31n) || n >= 2n ** 31n) throw new OnnxInt64RangeError(name, n);
-      out[i] = Number(n);
+      if (!onHost && (n < lo || n > hi)) throw new OnnxInt64RangeError(name, n);
+      out[i] = Number(n < lo ? lo : n > hi ? hi : n);
     }
     return out;
   }
