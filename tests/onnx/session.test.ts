@@ -9,6 +9,7 @@ import {
   OnnxUnsupportedError,
   type OutputTensor,
 } from '@polyhal/onnx';
+import { Tensor } from '@polyhal/autograd';
 import * as ort from 'onnxruntime-web';
 import { REPO_BACKENDS, requiredBackends } from '../support/backends.js';
 import { attr, encodeModel, type GraphSpec, type NodeSpec } from '../support/onnx-builder.js';
@@ -308,23 +309,29 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
       await s.release();
     });
 
-    test('a tensor of the session backend feeds in place (not freed); another backend is copied', async () => {
+    test('an autograd Tensor on the session backend feeds in place, not freed; another backend is copied', async () => {
       if (!be) return;
       const s = await InferenceSession.create(encodeModel(MLP), { backend: be });
+      const live = be.liveBufferCount();
       const x = values(6, 4);
-      const arr = be.fromArray(x, [2, 3], 'float32');
-      const { y } = await s.run({ x: { backend: be, value: arr } });
+      const t = Tensor.fromArray(be, x, [2, 3]);
+      const { y } = await s.run({ x: t });
       expectClose(y!, mlpOracle(x, 2), 2e-6);
-      expect(Array.from(await be.read(arr))).toEqual(Array.from(Float32Array.from(x))); // still live
-      be.free(arr);
+      expect(Array.from(await t.data())).toEqual(Array.from(Float32Array.from(x))); // still the caller's
+      t.dispose();
+      expect(be.liveBufferCount()).toBe(live);
+      await expect(s.run({ x: t })).rejects.toThrow(/'x' is a disposed tensor/);
       const cpu = await REPO_BACKENDS['cpu']!();
-      const other = cpu.fromArray(x, [2, 3], 'float32');
-      const { y: y2 } = await s.run({ x: { backend: cpu, value: other } });
+      const other = Tensor.fromArray(cpu, x, [2, 3]);
+      const { y: y2 } = await s.run({ x: other });
       expectClose(y2!, mlpOracle(x, 2), 2e-6);
       cpu.dispose();
-      await expect(
-        s.run({ x: { backend: be, value: be.fromArray([1, 2, 3], [3], 'float32'), isDisposed: true } }),
-      ).rejects.toBeInstanceOf(OnnxFeedError);
+      // the tensor's dtype is checked against the input's (an int32 one would feed an int64 input)
+      const ints = Tensor.fromArray(be, [1, 2, 3], [1, 3], { dtype: 'int32' });
+      const e = await rejection(() => s.run({ x: ints }));
+      ints.dispose();
+      expect(e).toBeInstanceOf(OnnxFeedError);
+      expect(e.message).toMatch(/is a tensor of int32, the model expects float32/);
       await s.release();
     });
 

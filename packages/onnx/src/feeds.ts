@@ -156,7 +156,7 @@ function prepareArray(
     throw new OnnxFeedError(
       info.name,
       'dtype',
-      `run(feeds): input '${info.name}' is a ${x.dtype} tensor, the model expects ${type}` +
+      `run(feeds): input '${info.name}' is a tensor of ${x.dtype}, the model expects ${type}` +
         (type === 'int64' ? ' (an int32 tensor feeds it: the HAL runs int64 as int32)' : ''),
     );
   checkDims(info, x.shape, fixed);
