@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { type ComputeBackend, PolyHalError, UseAfterFreeError } from '@polyhal/hal';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type ComputeBackend, InvalidArgumentError, PolyHalError, UseAfterFreeError } from '@polyhal/hal';
 import {
   InferenceSession,
   OnnxFeedError,
@@ -435,6 +438,34 @@ describe('InferenceSession.create checks the whole graph first', () => {
     const c = await rejection(() => InferenceSession.create(cycle, { backend: be }));
     expect(c).toBeInstanceOf(OnnxGraphError);
     expect(c.message).toMatch(/n1, n2 form a cycle/);
+  });
+
+  test('a path: the model read with fs, its external data from its directory; an unreadable path', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'polyhal-session-'));
+    try {
+      // MLP with W stored outside the model, at offset 8 of weights.bin
+      const bytes = new Uint8Array(8 + 48);
+      new Float32Array(bytes.buffer, 8, 12).set(W);
+      writeFileSync(join(dir, 'weights.bin'), bytes);
+      const external = { location: 'weights.bin', offset: '8', length: '48' };
+      const model = encodeModel({
+        ...MLP,
+        initializers: [
+          { name: 'W', dtype: 'float32', dims: [3, 4], external },
+          { name: 'b', dtype: 'float32', dims: [4], data: B },
+        ],
+      });
+      writeFileSync(join(dir, 'mlp.onnx'), model);
+      const s = await InferenceSession.create(join(dir, 'mlp.onnx'), { backend: be });
+      const x = values(3, 12);
+      expectClose((await s.run({ x: f32([1, 3], x) }))['y']!, mlpOracle(x, 1), 2e-6);
+      await s.release();
+      const e = await rejection(() => InferenceSession.create(join(dir, 'absent.onnx'), { backend: be }));
+      expect(e).toBeInstanceOf(InvalidArgumentError);
+      expect(e.message).toMatch(/cannot read .*absent\.onnx/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('freeDimensionOverrides fix symbolic dims by name: the check at create and every feed use them', async () => {

@@ -25,6 +25,7 @@ import { emptyStats, type Exec, type RunStats, runGraph } from './executor.js';
 import { type Feeds, type OutputTensor, type PreparedFeed, prepareFeeds, toOutput } from './feeds.js';
 import { type GNode, Graph } from './graph.js';
 import { type DecodeModelOptions, decodeModel, type OnnxModel, type OnnxValueInfo } from './proto.js';
+import { externalDataFromDirectory, type SyncFileSystem } from './proto-external.js';
 import { deviceDType } from './types.js';
 import { constantValue, Heap, readHost, Scope, Value } from './values.js';
 
@@ -43,27 +44,33 @@ export interface SessionOptions {
   freeDimensionOverrides?: Readonly<Record<string, number>>;
 }
 
-type Fs = {
-  promises: { readFile(p: string): Promise<Uint8Array> };
-  readFileSync(p: string): Uint8Array;
-};
+type Fs = SyncFileSystem & { promises: { readFile(p: string): Promise<Uint8Array> } };
 
-/** The bytes of a model and where they came from (a path is read with Node's fs, a URL fetched elsewhere). */
+/**
+ * The bytes of a model and where they came from: a path is read with Node's fs (external data from the
+ * model's directory), a URL (or a path where there is no fs: browsers) fetched.
+ */
 async function load(model: unknown): Promise<{ bytes: Uint8Array; options: DecodeModelOptions }> {
   if (model instanceof Uint8Array) return { bytes: model, options: {} };
   if (model instanceof ArrayBuffer) return { bytes: new Uint8Array(model), options: {} };
   if (typeof model !== 'string')
     throw new InvalidArgumentError('InferenceSession.create: the model must be a Uint8Array, an ArrayBuffer or a path');
-  const fs = await nodeBuiltin<Fs>('fs');
+  const fs = /^(https?|blob|data):/i.test(model) ? undefined : await nodeBuiltin<Fs>('fs');
   if (fs) {
-    const dir = model.includes('/') ? model.slice(0, model.lastIndexOf('/')) : '.';
-    const externalData = (location: string, offset: number, length: number): Uint8Array => {
-      const all = fs.readFileSync(`${dir}/${location}`);
-      return all.subarray(offset, length >= 0 ? offset + length : undefined);
-    };
-    return { bytes: await fs.promises.readFile(model), options: { source: model, externalData } };
+    const cut = Math.max(model.lastIndexOf('/'), model.lastIndexOf('\\'));
+    const externalData = externalDataFromDirectory(cut >= 0 ? model.slice(0, cut) : '.', fs);
+    try {
+      return { bytes: await fs.promises.readFile(model), options: { source: model, externalData } };
+    } catch (e) {
+      throw new InvalidArgumentError(`InferenceSession.create: cannot read ${model}: ${(e as Error).message}`);
+    }
   }
-  const res = await fetch(model);
+  let res: Response;
+  try {
+    res = await fetch(model);
+  } catch (e) {
+    throw new InvalidArgumentError(`InferenceSession.create: cannot fetch ${model}: ${(e as Error).message}`);
+  }
   if (!res.ok) throw new InvalidArgumentError(`InferenceSession.create: fetching ${model} answered ${res.status}`);
   return { bytes: new Uint8Array(await res.arrayBuffer()), options: { source: model } };
 }
