@@ -15,16 +15,23 @@ type Arg =
   | { kind: 'buffer'; call: number; output: number }
   | { kind: 'value'; value: unknown };
 
+/** One HAL call of a recording. */
 export interface RecordedCall {
+  /** Its position in the recording (0, 1, ...). */
   index: number;
+  /** The backend method called (`matmul`, `fromArray`, ...). */
   method: string;
+  /** Its arguments: arrays and buffers by the call and output that produced them, other values as given. */
   args: Arg[];
   /** Host data of uploads (fromArray/write), so a replay needs nothing else. */
   data?: number[];
 }
 
+/** What `recording(backend)` returns: the backend to run the program on, and the calls it logs. */
 export interface Recording {
+  /** A proxy of the backend that logs each recorded call, then forwards it. */
   backend: ComputeBackend;
+  /** The calls so far, in order (the log grows as the program runs). */
   calls: RecordedCall[];
 }
 
@@ -100,10 +107,15 @@ export function recording(be: ComputeBackend): Recording {
   return { backend: proxy, calls };
 }
 
+/** The first call whose result on backend B differs from A's beyond its op's tolerance. */
 export interface Divergence {
+  /** The call, as recorded. */
   call: RecordedCall;
+  /** Its method (call.method). */
   method: string;
+  /** The largest absolute difference between A's and B's results. */
   maxAbsError: number;
+  /** The call, its shapes and errors in words. */
   message: string;
   /** A standalone script (ESM) that reproduces the call on any backend from the recorded inputs. */
   reproduction: string;

@@ -21,6 +21,10 @@ import type { ResizeParams, WindowParams } from './oracle-conv.js';
 import type { Generator } from './random.js';
 import { randomCases } from './random-runners.js';
 
+/**
+ * A view an input is seen through after upload, so that a case exercises strided operands: one movement op
+ * (permute, stride, shrink, expand) with its argument, or `transpose` (the last two dims swapped).
+ */
 export type ViewSpec =
   | { permute: number[] }
   | { stride: number[] }
@@ -28,24 +32,36 @@ export type ViewSpec =
   | { expand: number[] }
   | { transpose: true };
 
+/** One input of a case: its stored shape, how its values are drawn, its dtype and the view the op sees. */
 export interface InputSpec {
+  /** The shape uploaded (before `view`). */
   shape: number[];
+  /** The seeded distribution its values are drawn from (rounded to the dtype). */
   gen: Generator;
   /** Explicit values (row-major, prod(shape) of them), used instead of `gen` (property-based tests). */
   values?: number[];
+  /** The input's dtype (default: the case's). */
   dtype?: DType;
   /** Applied after upload, so the op sees a strided view (stored shape is `shape`). */
   view?: ViewSpec;
 }
 
+/** What a case exercises, and so how the runner runs it: a table op of each kind, or a family's runner. */
 export type CaseKind = 'unary' | 'binary' | 'reduce' | 'movement' | 'matmul' | 'composite' | 'optimizer' | 'random';
 
+/** One conformance case: an op on seeded inputs, checked against the float64 oracle within the op's tolerance. */
 export interface Case {
+  /** Unique and stable: op, dtype, shapes, view and parameters (`add/float32/[3,1]+[1,4]`); --filter matches it. */
   id: string;
+  /** How the runner runs it. */
   kind: CaseKind;
+  /** The op's name in the op table. */
   op: string;
+  /** The dtype whose tolerances apply (usually the inputs'). */
   dtype: DType;
+  /** The operands, in the op's order. */
   inputs: InputSpec[];
+  /** The op's other arguments, by the op's own parameter names; each op reads the ones it takes. */
   params?: {
     axes?: number[];
     keepdims?: boolean;

@@ -7,11 +7,15 @@
  */
 import type { ComputeBackend, DeviceBuffer, HostArray, NDArray } from '@polyhal/hal';
 
+/** A buffer still alive, with where it was allocated. */
 export interface LeakReport {
+  /** The live buffer. */
   buffer: DeviceBuffer;
+  /** The JavaScript stack of its allocation. */
   stack: string;
 }
 
+/** A backend wrapped by `checked`: the same backend, plus `leaks()` and the wrapped `inner`. */
 export type CheckedBackend = ComputeBackend & {
   /** Buffers allocated through this wrapper and not freed, with their allocation stacks. */
   leaks(): LeakReport[];
@@ -51,6 +55,10 @@ function poison(buffer: DeviceBuffer): HostArray {
   return (buffer.dtype === 'float64' ? new Float64Array(n) : new Float32Array(n)).fill(NaN);
 }
 
+/**
+ * Wraps `be` (any ComputeBackend) so that memory bugs fail loudly: fresh buffers hold garbage, freed ones are
+ * poisoned, live ones keep their allocation stack, and a read that misses queued work throws StaleReadError.
+ */
 export function checked(be: ComputeBackend): CheckedBackend {
   const live = new Map<number, LeakReport>();
   let n = 0;

@@ -2,9 +2,13 @@ import type { Ref } from './oracle.js';
 import { oRound16, ulp16 } from './oracle-dtype.js';
 import type { Tolerance } from './tolerances.js';
 
+/** The result of comparing a backend's output with the oracle's, element by element. */
 export interface Comparison {
+  /** Whether every compared element is within the tolerance (NaN meeting NaN, ±Inf the same infinity). */
   pass: boolean;
+  /** Largest |got − want| over the compared elements. */
   maxAbsError: number;
+  /** Largest |got − want| / |want| over the compared elements with want ≠ 0. */
   maxRelError: number;
   /** Largest distance in float32 units in the last place (0 for exact). */
   maxUlpError: number;
@@ -23,6 +27,7 @@ function ordered(v: number): number {
   return b < 0 ? -2147483648 - b : b;
 }
 
+/** The number of float32 values between a and b (0 when equal or both NaN; Infinity when one is NaN). */
 export function ulpDistance(a: number, b: number): number {
   if (Number.isNaN(a) || Number.isNaN(b)) return Number.isNaN(a) && Number.isNaN(b) ? 0 : Infinity;
   return Math.abs(ordered(a) - ordered(b));

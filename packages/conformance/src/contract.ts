@@ -6,8 +6,11 @@
 import type { ComputeBackend, NDArray } from '@polyhal/hal';
 import type { BackendFactory, CaseResult } from './runner.js';
 
+/** One error-contract case: a bad call and the typed error it must raise. */
 export interface ContractCase {
+  /** `contract/<error>/<op>`, e.g. `contract/shape-mismatch/add`. */
   id: string;
+  /** Runs the bad call on `be` (a second backend from `factory` where two are needed) and judges it. */
   run: (be: ComputeBackend, factory: BackendFactory) => Promise<CaseResult>;
 }
 
@@ -62,6 +65,7 @@ function expectError(id: string, errorName: string, bad: Bad): ContractCase {
   };
 }
 
+/** Every error-contract case, run after the op cases by runConformance and the jest adapter. */
 export const CONTRACT_CASES: readonly ContractCase[] = [
   expectError('shape-mismatch/add', 'ShapeMismatchError', (be, k) => {
     const b = be.full([4], 1);

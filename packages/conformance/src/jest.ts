@@ -6,14 +6,24 @@
 import type { ComputeBackend } from '@polyhal/hal';
 import { type BackendFactory, type CaseResult, runCase, selectCases, selectContractCases } from './runner.js';
 
+/** The jest globals the adapter uses (jest's own, or any runner with the same shape: vitest's, ...). */
 export interface JestLike {
+  /** jest's `describe`. */
   describe: (name: string, fn: () => void) => void;
+  /** jest's `test`, with a timeout in ms. */
   test: (name: string, fn: () => Promise<void>, timeout?: number) => void;
+  /** jest's `expect`; only `toBe` is used. */
   expect: (v: unknown) => { toBe: (w: unknown) => void };
+  /** jest's `beforeAll`, with a timeout in ms. */
   beforeAll: (fn: () => Promise<void>, timeout?: number) => void;
+  /** jest's `afterAll`. */
   afterAll: (fn: () => void | Promise<void>) => void;
 }
 
+/**
+ * Defines one jest test per conformance case and per error-contract case on the backend `factory` makes
+ * (once, in beforeAll), under `describe('conformance: <name>')`; `filter` keeps cases whose id contains it.
+ */
 export function defineConformanceTests(
   name: string,
   factory: BackendFactory,

@@ -16,14 +16,19 @@ import {
 } from '@polyhal/hal';
 import { oIntRange, oIsFloat, oIsInt, oStoreInt } from './oracle-dtype.js';
 
+/** An oracle value: a row-major float64 array with the shape and dtype the backend's result must have. */
 export interface Ref {
+  /** The result's shape. */
   shape: number[];
+  /** The exact (float64) values, row-major; compared after rounding to `dtype`. */
   data: Float64Array;
+  /** The dtype the backend's result must have. */
   dtype: DType;
   /** Error scale per element; absent = |data|. */
   scale?: Float64Array;
 }
 
+/** A Ref of `shape` holding `values` (row-major, copied), of `dtype` (default float32). */
 export function ref(shape: number[], values: ArrayLike<number>, dtype: DType = 'float32'): Ref {
   return { shape: [...shape], data: Float64Array.from(values), dtype };
 }
@@ -60,6 +65,7 @@ function gather(x: Ref, shape: number[], source: (idx: number[]) => number[] | n
   return { shape, data: out, dtype: x.dtype };
 }
 
+/** NumPy's broadcast shape of a and b; throws (a plain Error: a bad case) when they do not broadcast. */
 export function oBroadcastShape(a: readonly number[], b: readonly number[]): number[] {
   const r = Math.max(a.length, b.length);
   const out: number[] = [];
@@ -72,6 +78,7 @@ export function oBroadcastShape(a: readonly number[], b: readonly number[]): num
   return out;
 }
 
+/** The oracle of expand: x broadcast to `shape` (size-1 and missing leading dims repeated). */
 export function oExpand(x: Ref, shape: number[]): Ref {
   const lead = shape.length - x.shape.length;
   return gather(x, shape, (idx) => idx.slice(lead).map((v, d) => (x.shape[d] === 1 ? 0 : v)));
@@ -170,10 +177,12 @@ export function oReduce(op: string, x: Ref, axes: number[], keepdims: boolean): 
   return { shape, data, dtype: x.dtype, scale };
 }
 
+/** The oracle of reshape: the same row-major values as `shape` (no −1: the runner resolves it). */
 export function oReshape(x: Ref, shape: number[]): Ref {
   return { shape: [...shape], data: x.data.slice(), dtype: x.dtype };
 }
 
+/** The oracle of permute: out[idx] = x[idx permuted back], out.shape[d] = x.shape[perm[d]]. */
 export function oPermute(x: Ref, perm: number[]): Ref {
   const shape = perm.map((p) => x.shape[p]!);
   return gather(x, shape, (idx) => {
@@ -183,6 +192,7 @@ export function oPermute(x: Ref, perm: number[]): Ref {
   });
 }
 
+/** The oracle of shrink: [start, end) of each dim. */
 export function oShrink(x: Ref, bounds: [number, number][]): Ref {
   return gather(
     x,
@@ -191,6 +201,7 @@ export function oShrink(x: Ref, bounds: [number, number][]): Ref {
   );
 }
 
+/** The oracle of stride: every steps[d]-th element of dim d, from the end for a negative step. */
 export function oStride(x: Ref, steps: number[]): Ref {
   const shape = x.shape.map((d, i) => Math.ceil(d / Math.abs(steps[i]!)));
   return gather(x, shape, (idx) =>
@@ -198,6 +209,7 @@ export function oStride(x: Ref, steps: number[]): Ref {
   );
 }
 
+/** The oracle of constant pad: `pads[d] = [before, after]` elements of `value` around each dim. */
 export function oPad(x: Ref, pads: [number, number][], value: number): Ref {
   const shape = x.shape.map((d, i) => d + pads[i]![0] + pads[i]![1]);
   return gather(

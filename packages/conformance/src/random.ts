@@ -52,6 +52,7 @@ export const SPECIAL_VALUES: readonly number[] = [
   1e-7,
 ];
 
+/** `size` values drawn from `gen` with `rng`, each rounded to float32 (integers for `int`, 0/1 for `onehot`). */
 export function generate(gen: Generator, size: number, rng: Rng): number[] {
   const out = new Array<number>(size);
   let hot = 0;

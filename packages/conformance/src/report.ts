@@ -6,13 +6,21 @@ import { CASES } from './cases.js';
 import type { CaseResult, ConformanceResult } from './runner.js';
 import { alignColumns, sci as fmt } from './text-columns.js';
 
+/** One op × dtype cell of a backend's result matrix. */
 export interface MatrixCell {
+  /** The op's name. */
   op: string;
+  /** The cases' dtype. */
   dtype: string;
+  /** Cases run for this op and dtype. */
   cases: number;
+  /** Cases that failed. */
   failed: number;
+  /** Largest absolute error over the cases. */
   maxAbsError: number;
+  /** Largest error in float32 ulps over the cases. */
   maxUlpError: number;
+  /** Elements not compared (outside the backend's guaranteed domain), over the cases. */
   skipped: number;
   /** Cases needing a dtype the backend lacks, which it refused as required (UnsupportedOpError). */
   unsupported: number;
@@ -127,6 +135,7 @@ export function textTable(results: ConformanceResult[]): string {
 const esc = (s: string): string =>
   s.replace(/[&<>"]/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[ch]!);
 
+/** A standalone HTML page: each backend's op × dtype matrix and its failed cases (what --html writes). */
 export function htmlReport(results: ConformanceResult[]): string {
   const sections = results.map((r) => {
     const rows = matrix(r)

@@ -30,16 +30,26 @@ import { FLOAT32_ACCUMULATION, FLOAT32_MAX, inDomain, reduceTolerance, tolerance
 
 export { caseInputs } from './case-exec.js';
 
+/** Makes a fresh backend (sync or async): the suite creates its own, and disposes it at the end. */
 export type BackendFactory = () => ComputeBackend | Promise<ComputeBackend>;
 
+/** The outcome of one case on one backend. */
 export interface CaseResult {
+  /** The case's id. */
   id: string;
+  /** The op it exercised. */
   op: string;
+  /** The case's dtype. */
   dtype: string;
+  /** The case's kind (CaseKind), or `contract` for an error-contract case. */
   kind: string;
+  /** Whether every output met its tolerance (or the expected typed error was thrown), without a leak. */
   pass: boolean;
+  /** Largest |got − want| over the outputs. */
   maxAbsError: number;
+  /** Largest relative error over the outputs. */
   maxRelError: number;
+  /** Largest error in float32 ulps over the outputs. */
   maxUlpError: number;
   /** Elements outside the backend's guaranteed domain for the op (not compared). */
   skipped?: number;
@@ -48,20 +58,29 @@ export interface CaseResult {
    * the case passes when creating an array of it throws UnsupportedOpError naming it, as the HAL requires.
    */
   unsupported?: string;
+  /** Why it failed (the first failing element, the error thrown, a leak); absent on a pass. */
   message?: string;
 }
 
+/** What runConformance returns: one result per case, the counts, and what ran where. */
 export interface ConformanceResult {
+  /** The backend's registry name. */
   backend: string;
+  /** The backend's device. */
   deviceName: string;
+  /** The JavaScript runtime and version (runtimeDescription()). */
   runtime: string;
   /** The arithmetic class whose tolerances were applied, from the backend's declared capabilities. */
   capabilities: BackendCapabilities;
   /** False when the backend declares no capabilities (the strict class applies). */
   capabilitiesDeclared: boolean;
+  /** The run seed the inputs were drawn with. */
   seed: number;
+  /** One result per case run, in suite order. */
   results: CaseResult[];
+  /** Cases that passed. */
   passed: number;
+  /** Cases that failed. */
   failed: number;
   /** Set when a case timed out and the run stopped there: that case's id. */
   timedOut?: string;
@@ -72,6 +91,7 @@ export interface ConformanceResult {
   startError?: string;
 }
 
+/** Options of runConformance. */
 export interface ConformanceOptions {
   /** Run seed (default 1): inputs are derived from it and the case id. */
   seed?: number;
@@ -96,7 +116,9 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
 /** A backend factory or a case that did not settle within `timeoutMs`; `what` names it. */
 export class ConformanceTimeoutError extends Error {
   constructor(
+    /** What did not settle: "the backend factory" or a case's id. */
     readonly what: string,
+    /** The limit it ran past, in ms. */
     readonly timeoutMs: number,
   ) {
     super(`${what} did not settle within ${timeoutMs} ms`);
@@ -113,6 +135,7 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([p, expired]).finally(() => clearTimeout(timer));
 }
 
+/** The runtime this runs in, with its version: `Node 20.20.2`, `Deno 2.9.6`, `Bun 1.4.4` or a browser's user agent. */
 export function runtimeDescription(): string {
   const g = globalThis as {
     process?: { versions?: { node?: string; bun?: string } };
@@ -244,11 +267,13 @@ export async function runCase(be: ComputeBackend, c: Case, seed = 1): Promise<Ca
   }
 }
 
+/** The suite's cases whose id contains `filter` (or matches it); all of them without one. */
 export function selectCases(filter?: string | RegExp): Case[] {
   if (!filter) return [...CASES];
   return CASES.filter((c) => (typeof filter === 'string' ? c.id.includes(filter) : filter.test(c.id)));
 }
 
+/** The error-contract cases whose id contains `filter` (or matches it); all of them without one. */
 export function selectContractCases(filter?: string | RegExp): ContractCase[] {
   if (!filter) return [...CONTRACT_CASES];
   return CONTRACT_CASES.filter((c) => (typeof filter === 'string' ? c.id.includes(filter) : filter.test(c.id)));

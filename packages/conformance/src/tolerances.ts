@@ -27,7 +27,9 @@ import {
  * relative to Σ|terms| that grows with the accumulation order (blocked/pairwise: ~log n ulps).
  */
 export interface Tolerance {
+  /** Absolute error allowed, ≥ 0. */
   abs: number;
+  /** Error allowed relative to the element's error scale, ≥ 0 (one float32 ulp ≈ 1.2e-7). */
   rel: number;
 }
 
@@ -117,6 +119,7 @@ export function reduceTolerance(op: string, tol: Tolerance, count: number, arith
   if (!per || !FLOAT32_ACCUMULATION.has(arithmetic)) return tol;
   return { abs: tol.abs + per.abs * count, rel: tol.rel + per.rel * count };
 }
+/** The largest finite float32, 3.4028234663852886e38 (beyond it a float32 result overflows to ±Inf). */
 export const FLOAT32_MAX = 3.4028234663852886e38;
 
 /**

@@ -8,8 +8,11 @@
 import { type ComputeBackend, mulberry32, type Rng } from '@polyhal/hal';
 import { concat, keep, LayerNorm, Linear, Module, MultiHeadAttention, noGrad, Tensor } from '@polyhal/autograd';
 
+/** Options of VisionTransformer: where it lives, its seed and its size. */
 export interface VitOptions {
+  /** The backend its parameters are allocated on. */
   backend: ComputeBackend;
+  /** Seed of every initial weight (default 0): the same seed gives the same model on every backend. */
   seed?: number;
   /** Token width (default 64). */
   width?: number;
@@ -52,9 +55,13 @@ class EncoderBlock extends Module {
   }
 }
 
+/** The ViT above: forward(x [N, 784] float32 pixels) → [N, 10] logits. */
 export class VisionTransformer extends Module {
+  /** Patch side in pixels. */
   readonly patch: number;
+  /** Patches per image, (28 / patch)²; the encoder sees tokens + 1 with the class token. */
   readonly tokens: number;
+  /** Token width. */
   readonly width: number;
   private readonly embed: Linear;
   private readonly blocks: EncoderBlock[];

@@ -13,7 +13,9 @@ import { ulp16 } from '../oracle-dtype.js';
 import { CLASS_DOMAINS, DIVISOR_DOMAIN_OPS, type Tolerance, toleranceFor } from '../tolerances.js';
 import type { Contract } from '@polyhal/onnx';
 
+/** ONNX's own node-test check, relative part: |got − want| ≤ ONNX_ATOL + ONNX_RTOL·|want| (its runner's defaults). */
 export const ONNX_RTOL = 1e-3;
+/** ONNX's own node-test check, absolute part (see ONNX_RTOL). */
 export const ONNX_ATOL = 1e-7;
 
 /** HAL ops whose NumPy float32 reference is correctly rounded (no slack for the reference's own error). */
@@ -37,12 +39,17 @@ const CORRECTLY_ROUNDED = new Set([
 ]);
 const REFERENCE_SLACK = 4.8e-7; // 4 ulps
 
+/** The result of comparing one output of an ONNX node test with its expected data. */
 export interface OnnxComparison {
+  /** Whether every element is within the applied contract. */
   pass: boolean;
+  /** Largest |got − want|. */
   maxAbsError: number;
+  /** Largest distance in float32 ulps (0 for exact). */
   maxUlpError: number;
   /** The contract applied, in words: "onnx", "exact" or "onnx ∩ hal:exp (…)". */
   applied: string;
+  /** The first element out of tolerance: its flat index, the backend's value and the expected one. */
   firstFailure?: { index: number; got: number; want: number };
 }
 

@@ -8,9 +8,13 @@ import type { OnnxNodeTestsResult, OnnxTestResult } from './runner.js';
 
 /** A not-expressible reason with the number of tests it accounts for and some of their ops. */
 export interface OnnxReasonCount {
+  /** What is missing: an op, a dtype, an attribute, an input form, a multi-node graph (ReasonKind). */
   kind: string;
+  /** The reason in words, e.g. "dtype float64". */
   reason: string;
+  /** How many tests it accounts for. */
   tests: number;
+  /** Some of the ops of those tests. */
   ops: string[];
 }
 

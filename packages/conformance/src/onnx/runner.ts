@@ -23,6 +23,7 @@ export interface OnnxTestResult {
   test: string;
   /** The node's op type ('' when the model has no single node). */
   op: string;
+  /** passed, failed, or not expressible on the HAL (then `kind` and `reason` say why). */
   status: 'passed' | 'failed' | 'not-expressible';
   /**
    * For not-expressible: what is missing — an op, a dtype, an attribute (or its value), an input form, a
@@ -33,24 +34,37 @@ export interface OnnxTestResult {
   reason?: string;
   /** Data sets run (each is one set of inputs and expected outputs). */
   dataSets: number;
+  /** Largest |got − want| over the outputs of every data set. */
   maxAbsError?: number;
+  /** Largest distance in float32 ulps over the outputs of every data set. */
   maxUlpError?: number;
   /** The comparison applied: "exact", "onnx" (rtol 1e-3, atol 1e-7) or "onnx ∩ hal:OP (...)". */
   contract?: string;
 }
 
+/** What runOnnxNodeTests returns: one result per test directory, and the counts. */
 export interface OnnxNodeTestsResult {
+  /** The backend's registry name. */
   backend: string;
+  /** The backend's device. */
   deviceName: string;
+  /** The JavaScript runtime and version (runtimeDescription()). */
   runtime: string;
+  /** The arithmetic the backend declared (its tolerances follow it). */
   capabilities: BackendCapabilities;
+  /** The directory of node tests that was run. */
   dir: string;
+  /** One result per test, in directory order. */
   results: OnnxTestResult[];
+  /** Tests that passed. */
   passed: number;
+  /** Tests that ran and failed. */
   failed: number;
+  /** Tests whose node the HAL cannot express (an op, dtype or attribute it lacks). */
   notExpressible: number;
 }
 
+/** Options of runOnnxNodeTests. */
 export interface OnnxNodeTestsOptions {
   /** Only tests whose directory name contains this string (or matches this RegExp). */
   filter?: string | RegExp;
