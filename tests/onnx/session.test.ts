@@ -497,5 +497,12 @@ describe('InferenceSession.create checks the whole graph first', () => {
     expect(nums(y!)).toEqual([-1, -2, -3]);
     await s.release();
     expect(() => s.backend.fromArray([1], [1])).toThrow(); // disposed
+    // no backend: createBackend's usual selection, reported
+    const auto = await InferenceSession.create(model);
+    expect(Object.keys(REPO_BACKENDS)).toContain(auto.backend.name);
+    expect(auto.selection?.chosen).toBe(auto.backend.name);
+    expect(nums((await auto.run({ x: f32([3], [4, 0, -1]) }))['y']!)).toEqual([-4, -0, -1]);
+    await auto.release();
+    await expect(InferenceSession.create(model, { backend: 'no-such-backend' })).rejects.toThrow(/no-such-backend/);
   });
 });
