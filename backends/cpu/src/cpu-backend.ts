@@ -35,6 +35,7 @@ import type { Strided } from './kernels/strided.js';
 import { unaryKernel } from './kernels/unary.js';
 import { whereKernel } from './kernels/where.js';
 
+/** Options of CpuBackend: those every backend takes (memoryLimit), nothing of its own. */
 export type CpuBackendOptions = BaseBackendOptions;
 
 function describeHost(): string {

@@ -23,11 +23,17 @@ import { binary, copy, copyInto, gather, matmul, reduce, scatter, type Storage, 
 import { bitsToUniform, type PhiloxStream, philox4x32 } from '@polyhal/hal';
 import { store } from './scalar.js';
 
+/** Options of ReferenceBackend: those every backend takes (memoryLimit), nothing of its own. */
 export type ReferenceBackendOptions = BaseBackendOptions;
 
 /** Default limit on live bytes (as the HAL counts them, 4 per element): 1 GiB, 2 GiB of float64 storage. */
 export const REFERENCE_DEFAULT_MEMORY_LIMIT = 2 ** 30;
 
+/**
+ * A float64 JavaScript backend written only against BaseBackend's hooks: every kernel computes in float64 and
+ * rounds once to the dtype, so float32 results are correctly rounded. The worked example of
+ * docs/WRITING-A-BACKEND.md.
+ */
 export class ReferenceBackend extends BaseBackend {
   readonly name = 'reference';
   readonly deviceName = 'JavaScript float64 reference kernels (host CPU)';

@@ -26,9 +26,11 @@ import { isNodeLike, nodeBuiltin, PolyHalError } from '@polyhal/hal';
 /** A wasm kernel that trapped (or a worker that failed or died) while running a part of an op. */
 export class WasmKernelError extends PolyHalError {
   constructor(
+    /** The kernel's export name in the module. */
     readonly kernel: string,
     /** The participant: 0 is the calling thread, 1… the workers. */
     readonly thread: number,
+    /** The trap's or the worker's message. */
     readonly reason: string,
   ) {
     super(`wasm: kernel ${kernel} failed on ${thread === 0 ? 'the calling thread' : `worker ${thread}`}: ${reason}`);

@@ -108,6 +108,7 @@ export class WasmBackend extends BaseBackend {
     this.pool?.terminate();
   }
 
+  /** Reads an array (any view) or a whole buffer synchronously: wasm memory is host memory. Errors as `read`. */
   readonly readSync = (x: NDArray | DeviceBuffer): HostArray => {
     const view = this.readView(x, 'readSync');
     const n = view.shape.reduce((p, d) => p * d, 1);

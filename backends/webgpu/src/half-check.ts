@@ -46,7 +46,9 @@ const SHADER = (count: number, conversions: string): string => `${conversions}
 
 /** What the check found: `ok`, and the first difference when not. */
 export interface HalfCheck {
+  /** Whether the device's float16 encode and decode agree with the host's for every value tried. */
   ok: boolean;
+  /** The first difference in words, or what agreed when ok. */
   detail: string;
 }
 

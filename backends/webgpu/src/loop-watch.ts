@@ -17,6 +17,7 @@
 /** Ops within one turn of the event loop after which the warning is given. */
 export const NO_YIELD_WARN_OPS = 20_000;
 
+/** The `code` of the process warning given then (filter it with process.on('warning')). */
 export const NO_YIELD_WARNING_CODE = 'POLYHAL_WEBGPU_NO_YIELD';
 
 type Warn = (message: string) => void;

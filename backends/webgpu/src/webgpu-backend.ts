@@ -71,9 +71,11 @@ export class WebGpuBackend extends BaseBackend {
     fusedMultiplyAdd: true,
     flushesSubnormals: true,
   });
+  /** Whether the adapter is a software one (lavapipe, SwiftShader); auto selection ranks it below wasm. */
   readonly isSoftware: boolean;
   /** The kernel int8 matmul runs on this device: 'subgroup matrices (tensor cores)' or 'dot4I8Packed'. */
   readonly int8MatmulPath: string;
+  /** The GPUDevice it runs on (given in the options, or requested from the adapter). */
   readonly device: GpuDeviceLike;
   private readonly gpuBuffers = new Map<number, GPUBuffer>();
   /** Ids of the float16 buffers: 2 bytes per element (dispatch-half.ts). */
