@@ -484,6 +484,10 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   protected layerNormBackwardKernel?(
     ...args: HookArgs<'layerNormBackwardKernel'>
   ): HookResult<'layerNormBackwardKernel'>;
+  /**
+   * The default of the optional randomUniformKernel hook (hooks.ts): the Philox uniforms computed on the host
+   * and written into `out`. A backend overrides it to fill on the device (the same bits).
+   */
   protected randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void {
     const host = new Float32Array(out.size);
     philoxUniformFill(host, s);

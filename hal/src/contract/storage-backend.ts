@@ -57,6 +57,7 @@ export abstract class StorageBackend {
   private liveBytes = 0;
   private peakBytes = 0;
   private disposed = false;
+  /** Bytes that live buffers may hold in all (the `memoryLimit` option; each backend has its default). */
   protected memoryLimit: number;
 
   /** Throws BackendHookError listing every required hook (REQUIRED_HOOKS) that the subclass lacks. */
@@ -372,6 +373,10 @@ export abstract class StorageBackend {
     return viewOf(this.checkBuffer(x, op, 'x'));
   }
 
+  /**
+   * Returns `buffer` if it is a live buffer of this backend instance; else InvalidArgumentError (not a
+   * buffer), DeviceMismatchError (another instance's) or UseAfterFreeError (freed), naming `op` and `arg`.
+   */
   protected checkBuffer(buffer: DeviceBuffer, op: string, arg = 'buffer'): DeviceBuffer {
     this.assertOpen();
     if (buffer === null || typeof buffer !== 'object' || typeof buffer.owner !== 'string') {

@@ -16,6 +16,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 import { defineOptions, type OptionsOf, validateOptions } from './options.js';
 import { nodeBuiltin } from './platform.js';
 
+/** The config file's name, searched for from the working directory up to the project root. */
 export const CONFIG_FILE_NAME = 'polyhal.config.json';
 /** The largest config file read, in bytes (1 MiB); a larger one is an InvalidArgumentError. */
 export const CONFIG_MAX_BYTES = 2 ** 20;
@@ -61,6 +62,7 @@ interface Path {
 export interface LoadedConfig {
   /** Absolute path of the file. */
   file: string;
+  /** Its contents, checked against CONFIG_OPTION_SPECS. */
   config: PolyHalConfig;
 }
 

@@ -14,6 +14,7 @@ export interface OptionSpec {
   type: 'integer' | 'number' | 'boolean' | 'string' | 'string[]' | 'object';
   /** Inclusive bounds for 'integer' and 'number'. */
   min?: number;
+  /** Inclusive upper bound for 'integer' and 'number'. */
   max?: number;
   /** Literal values accepted as well (e.g. 'auto'); for type 'string', the only accepted values. */
   values?: readonly (string | number | boolean)[];
@@ -21,6 +22,7 @@ export interface OptionSpec {
   doc?: string;
 }
 
+/** A set of options by key: what a backend declares (BackendEntry.options) and validateOptions checks. */
 export type OptionSpecs = Readonly<Record<string, OptionSpec>>;
 
 /** The literal values of spec S (`values`), or never. */

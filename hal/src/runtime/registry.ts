@@ -31,6 +31,7 @@ function packageOf(name: string): string | undefined {
 
 /** What a backend's availability probe found. */
 export interface ProbeResult {
+  /** Whether the backend can start here. */
   available: boolean;
   /** Why it is unavailable (no adapter, no SIMD, ...), or a remark when available. */
   reason?: string;
@@ -40,7 +41,9 @@ export interface ProbeResult {
   device?: string;
 }
 
+/** A backend as the registry knows it: how to probe it, create it and rank it (each backend package exports one). */
 export interface BackendEntry {
+  /** The name createBackend, POLYHAL_BACKEND and polyhal.config.json use (`cpu`, `wasm`, `webgpu`, ...). */
   name: string;
   /** Higher is preferred by `auto`: webgpu 300, wasm 200, cpu 100. */
   priority: number;
@@ -55,20 +58,30 @@ export interface BackendEntry {
   options?: OptionSpecs;
 }
 
+/** Where the backend choice came from: createBackend's argument, POLYHAL_BACKEND, polyhal.config.json, or auto. */
 export type SelectionSource = 'explicit' | 'env' | 'config' | 'auto';
 
+/** One backend considered by createBackend, in the order they were considered. */
 export interface SelectionAttempt {
+  /** The backend's name. */
   backend: string;
+  /** Chosen; rejected (not registered, unavailable or failed to start); or not tried (ranked after the chosen one). */
   outcome: 'chosen' | 'rejected' | 'not tried';
+  /** Why, in words: the ranking or request that chose it and its device, or the reason it was rejected. */
   reason: string;
 }
 
+/** What createBackend tried and why it chose what it chose; `toString()` prints it. */
 export interface SelectionReport {
   /** What asked for the backend and what it asked for. */
   source: SelectionSource;
+  /** The name asked for, or 'auto'. */
   requested: string;
+  /** The name of the backend returned. */
   chosen: string;
+  /** Its device (`deviceName`). */
   deviceName: string;
+  /** Every backend considered, in order. */
   attempts: SelectionAttempt[];
   /** The polyhal.config.json that was read (absolute path), if any. */
   configFile?: string;
@@ -167,6 +180,7 @@ export function registerBackend(entry: BackendEntry): void {
   registry().set(entry.name, entry);
 }
 
+/** Removes backend `name` from the registry; returns whether it was registered. */
 export function unregisterBackend(name: string): boolean {
   return registry().delete(name);
 }
