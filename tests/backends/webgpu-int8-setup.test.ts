@@ -4,7 +4,7 @@ import { dot4Tile, int8Setup } from '../../backends/webgpu/src/dispatch-matmul-i
 // The webgpu backend's choice of int8 kernels from its options and device (no device needed): subgroup
 // matrices where the device has them unless int8Kernel is 'dot4'; the 128×128 tile only with Dawn's
 // robustness off (or forced by int8Tile) and 20 KiB of workgroup memory; int8Packing 'always' packs every
-// product of 16 or more rows. The H100 figures behind these rules: benches/results/h100-int8/tuned/.
+// product of 16 or more rows. The H100 figures behind these rules: benches/results/h100/webgpu-int8-*.json.
 const OFF = ['enable-dawn-features=allow_unsafe_apis,disable_robustness'];
 const ON = ['enable-dawn-features=allow_unsafe_apis'];
 

@@ -65,7 +65,7 @@ export type Int8Setup = Pick<
 /**
  * The int8 kernels of a device from its options (`int8Kernel`, `int8Tile`, `int8Packing`, `dawnFlags`),
  * whether it has subgroup matrices enabled, and its workgroup memory (bytes). 'auto' takes subgroup
- * matrices where the device has them: measured on an H100 (benches/results/h100-int8/tuned/), with Dawn's
+ * matrices where the device has them: measured on an H100 (benches/results/h100/webgpu-int8-*.json), with Dawn's
  * robustness on they ran at 147–241 TOPS (4096 / 8192) against the 128-tile dot4 kernel's 69–73; with it
  * off, 363–430. The 128×128 tile needs robustness off ('auto'; with its bounds checks the 64×128 tile is
  * faster) and 20 KiB of workgroup memory.

@@ -10,7 +10,7 @@
  * The code is generated unrolled: every accumulator is a named register, chained through its four dot
  * products (acc = dot4I8Packed(x, y) + acc, measured faster than one sum of four), every index a
  * compile-time offset from the invocation's base. Params and the `rescale` store as kernels/matmul-int.ts.
- * Measured on an NVIDIA H100 (benches/results/h100-int8/README.md): 69–74 TOPS at 4096 and 8192, 1.54–1.67×
+ * Measured on an NVIDIA H100 (benches/results/h100/webgpu-int8-matmul.json): 69–74 TOPS at 4096 and 8192, 1.54–1.67×
  * the float32 GEMM; the 64-tile kernel 48–53.
  */
 import { paramsPrelude } from '../layout.js';

@@ -11,9 +11,9 @@
  *    `subgroupMatrixMatmulWgsl` of kernels/matmul-subgroup-matrix.ts (tensor cores on NVIDIA).
  *  - `int8GemvWgsl`: products of fewer than 16 rows (batch-1 inference), where a 64-row tile would be
  *    mostly padding: one invocation per output over the unpacked operands (no packing passes).
- * Measured on an NVIDIA H100 with `benches/webgpu-int8-probe.ts`: dot4I8Packed 48–53 TOPS (64-tile); through
+ * Measured on an NVIDIA H100 with `benches/probes/webgpu-int8-probe.ts`: dot4I8Packed 48–53 TOPS (64-tile); through
  * the backend the 128-tile dot4 kernel runs at 69–74 TOPS (4096, 8192), 1.54–1.67× float32
- * (`benches/results/h100-int8/`).
+ * (`benches/results/h100/webgpu-int8-*.json`).
  *
  * `rescale` variants of the kernels that write C (dot4, few rows, the crop after subgroup matrices) store
  * float32 f32(sum) · (aScale · bScale[n]) + bias[n] instead (the integerMatmulToFloatKernel hook).

@@ -10,8 +10,8 @@
  * conflicts), at 80 they fall in 8 distinct ones. The next slab is loaded into registers while the current one
  * is multiplied, and workgroups walk groups of 8 tile rows column by column, for L2 reuse.
  *
- * Measured on an H100 (`benches/webgpu-int8-sgm-tune.ts`, `benches/results/h100-int8/tuned/`), TOPS at
- * 4096 / 8192: `large` (fm 4, fn 4: 128×128 tiles, 20 KiB of workgroup memory) 363–375 / 395–432 with Dawn's
+ * Measured on an H100 (`benches/probes/webgpu-int8-sgm-tune.ts`, `benches/results/h100/webgpu-int8-sgm-tune.json`),
+ * TOPS at 4096 / 8192: `large` (fm 4, fn 4: 128×128 tiles, 20 KiB of workgroup memory) 363–375 / 395–432 with Dawn's
  * robustness off, 137–162 / 172–173 with it on; `medium` (fm 2, fn 4: 64×128, 15 KiB) 303–305 / 337–346 off,
  * 147–221 / 224–236 on. The large tile without the row padding ran at 251 / 279 (off); the one-subgroup 32×64
  * kernel before them at 118–144.

@@ -101,7 +101,7 @@ export function canLoadVec4(
  * Skinny outputs (N ≤ 16 or M ≤ 16 against ≥ 64 on the other side) get a tile of their width (the
  * backend runs N ≤ 4 and M ≤ 4 on the matrix-vector kernel instead, kernels/gemv.ts, unless a tile is forced).
  * Otherwise the largest tile that still gives the GPU enough workgroups to fill its cores. Measured on an H200
- * (benches/results/h200): 128×128 wins from 2048 on (≥ 256 workgroups); at 1024, 128×64 (tall) beat
+ * (benches/results/h200/webgpu-matmul.json): 128×128 wins from 2048 on (≥ 256 workgroups); at 1024, 128×64 (tall) beat
  * 64×128 in two sweeps out of two (18.7/17.7 vs 18.2/14.0 TFLOP/s); 64×64 below.
  */
 export function chooseTile(m: number, n: number, batch: number, minGroups = 256): Tile {
@@ -136,7 +136,7 @@ const prologue = (R: number): string => `let M = u32(p(0u)); let N = u32(p(1u));
 /**
  * Split-K count: 1 unless the output has fewer than `minGroups` workgroups of tile t; then the
  * smallest power of two (≤ 8) that reaches minGroups, keeping each split at least 256 deep in K.
- * Measured on an H200 (benches/results/h200/matmul-*.json): neutral at 1024² (tall 128×64: 24.5
+ * Measured on an H200 (benches/results/h200/webgpu-matmul.json): neutral at 1024² (tall 128×64: 24.5
  * TFLOP/s split 2 or not; large 128×128: 17.0 unsplit, 25.5 split 2); it matters most for small
  * outputs with a long K (e.g. 64×64·8192: 1 workgroup unsplit, 8 split).
  */
@@ -167,7 +167,7 @@ export function batchOffsets(R: number, item = 'wid.z'): string {
  * invocations of a row read consecutive vec4s (no bank conflicts) and write C coalesced; the
  * accumulators are vec4 along columns.
  *
- * Measured on an H200 and not kept (benches/results/h200/): double-buffered slabs (one barrier per
+ * Measured on an H200 and not kept (benches/results/h200/webgpu-matmul.json): double-buffered slabs (one barrier per
  * slab; slower twice), grouped workgroup order for L2 (42.3 vs 45.4 TFLOP/s at 4096), the BK loop
  * written out (equal: the driver unrolls it), vec4 C stores (slower), 128×256 and 256×128 tiles, and
  * 128-invocation tiles with 8×8 outputs each (64×128: 41.7, 128×64: 34.6 TFLOP/s at 4096), and

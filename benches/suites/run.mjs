@@ -1,19 +1,19 @@
-// npm run bench -- [--suite matmul,elementwise,latency,softmaxCrossEntropy,mlpStep,conv|all] [--backend
-// cpu,wasm,webgpu|all] [--out benches/results]
+// npm run bench -- [--suite matmul,elementwise,latency,softmaxCrossEntropy,mlpStep,conv,...|all] [--backend
+// cpu,wasm,webgpu|all] [--machine node-2core] [--out benches/results]
 // Each PolyHAL backend against its TensorFlow.js 4.22 counterpart, in one process, on the same inputs.
-// Writes bench.json (rows + machine + versions), one SVG chart per suite and BENCH.md (a markdown table).
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+// Writes one results file per suite, <out>/<machine>/<suite>.json (benches/lib/results.mjs), replacing the
+// runs of the backends measured now; then `node scripts/results-docs.mjs` regenerates docs/results/.
 import { Command } from 'commander';
-import { machine, versions } from './lib.mjs';
-import { markdown, svg } from './report.mjs';
-import { SUITES } from './suites.mjs';
+import { machine as host, versions } from '../lib/harness.mjs';
+import { machineKey, recordHarnessRun, RESULTS_DIR } from '../lib/results.mjs';
+import { SUITES } from './index.mjs';
 
 const program = new Command()
   .name('bench')
   .option('--suite <names>', `comma list of ${Object.keys(SUITES).join(', ')}, or all`, 'all')
   .option('--backend <names>', 'comma list of cpu, wasm, webgpu, or all', 'all')
-  .option('--out <dir>', 'output folder', 'benches/results')
+  .option('--machine <name>', 'results folder of this machine (a GPU machine names its card: h100, h200)', machineKey())
+  .option('--out <dir>', 'results root', RESULTS_DIR)
   .exitOverride();
 try {
   program.parse(process.argv.slice(2), { from: 'user' });
@@ -47,15 +47,24 @@ const factories = {
   wasm: async () => (await import('@polyhal/backend-wasm')).createWasmBackend({ threads: 1 }),
   webgpu: async () => (await import('@polyhal/backend-webgpu')).createWebGpuBackend({ gpu }),
 };
-const rows = [];
-const devices = [];
+const written = new Set();
+// BENCH_ROWS (a regexp) runs some rows of a suite only: they are merged into the recorded run, not replacing it.
+const merge = Boolean(process.env.BENCH_ROWS);
 for (const name of backends) {
   const be = await factories[name]();
   await tf.setBackend(name);
   await tf.ready();
   const software = Boolean(be.isSoftware);
-  devices.push(`${name}: ${be.deviceName}`);
+  const run = (rows) => ({
+    backend: name,
+    date: new Date().toISOString(),
+    host: host(),
+    device: be.deviceName,
+    versions: versions(),
+    rows,
+  });
   for (const s of suites) {
+    const rows = [];
     process.stdout.write(`${s} on ${name} … `);
     let out;
     try {
@@ -64,9 +73,8 @@ for (const name of backends) {
       // The peer may lack a kernel (tfjs-wasm has no Conv2DBackpropFilter): record it, keep going.
       console.log(`failed: ${e.message.split('\n')[0]}`);
       rows.push({
-        suite: s,
+        name: s,
         size: 0,
-        backend: name,
         peer: `tfjs-${name}`,
         unit: 'ms',
         work: 0,
@@ -77,13 +85,13 @@ for (const name of backends) {
         ratio: null,
         peerError: e.message.split('\n')[0],
       });
+      written.add(recordHarnessRun(o.machine, s, run(rows), { dir: o.out, merge }));
       continue;
     }
     for (const r of out) {
       rows.push({
-        suite: r.suite,
+        name: r.suite,
         size: r.size,
-        backend: name,
         peer: `tfjs-${name}`,
         unit: r.unit,
         work: r.work,
@@ -105,19 +113,10 @@ for (const name of backends) {
         )
         .join(', '),
     );
+    written.add(recordHarnessRun(o.machine, s, run(rows), { dir: o.out, merge }));
   }
   be.dispose();
 }
-const result = { date: new Date().toISOString(), machine: machine(), devices, versions: versions(), rows };
-mkdirSync(o.out, { recursive: true });
-writeFileSync(join(o.out, 'bench.json'), JSON.stringify(result, null, 2));
-writeFileSync(join(o.out, 'BENCH.md'), markdown(result));
-for (const s of [...new Set(rows.map((r) => r.suite))]) {
-  const chart = svg(
-    s,
-    rows.filter((r) => r.suite === s && r.peerMedianMs !== null),
-  );
-  if (chart) writeFileSync(join(o.out, `${s.replace(/[^A-Za-z0-9]+/g, '-').replace(/-+$/, '')}.svg`), chart);
-}
-console.log(`wrote ${join(o.out, 'bench.json')}, BENCH.md and SVG charts`);
+for (const path of written) console.log(`wrote ${path}`);
+console.log('now run node scripts/results-docs.mjs to regenerate docs/results/');
 process.exit(0);

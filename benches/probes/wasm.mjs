@@ -1,18 +1,18 @@
 // @polyhal/backend-wasm vs @tensorflow/tfjs-backend-wasm 4.22.0, one process, same inputs, 1 thread:
-// the cases of benches/wasm-cases.mjs (matmul 256/512/1024, add and relu over 1M and 16M elements,
+// the cases of benches/probes/wasm-cases.mjs (matmul 256/512/1024, add and relu over 1M and 16M elements,
 // kernel time), then PolyHAL on 2 threads: matmul 1024, add and relu over 16M elements. The same
-// cases in Chromium: benches/wasm-browser.mjs.
+// cases in Chromium: benches/probes/wasm-browser.mjs.
 //
 // Where the runtime has WebAssembly relaxed SIMD (Chrome ≥ 114, Node ≥ 22, Deno, Bun; Node 20 with
 // --experimental-wasm-relaxed-simd) both PolyHAL builds run side by side: plain SIMD
 // (`relaxedSimd: false`) and relaxed SIMD (fused multiply-add in matmul).
-//   node benches/wasm.mjs                                   # plain SIMD only on Node 20
-//   node --experimental-wasm-relaxed-simd benches/wasm.mjs  # both builds
-//   BENCH_JSON=out.json node benches/wasm.mjs               # also write the rows as JSON
+//   node benches/probes/wasm.mjs                                   # plain SIMD only on Node 20
+//   node --experimental-wasm-relaxed-simd benches/probes/wasm.mjs  # both builds
+//   BENCH_JSON=out.json node benches/probes/wasm.mjs               # also write the rows as JSON
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-wasm';
 import { createWasmBackend, hasRelaxedSimd } from '@polyhal/backend-wasm';
-import { group, machine, roundRatio, versions } from './lib.mjs';
+import { group, machine, roundRatio, versions } from '../lib/harness.mjs';
 import { rand, wasmCases } from './wasm-cases.mjs';
 
 await tf.setBackend('wasm');

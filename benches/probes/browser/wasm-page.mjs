@@ -1,5 +1,5 @@
-// Chromium side of benches/wasm-browser.mjs (bundled by esbuild). window.polyhalBench.single(): every
-// case of benches/wasm-cases.mjs with tfjs-wasm on 1 thread (SIMD). window.polyhalBench.threads():
+// Chromium side of benches/probes/wasm-browser.mjs (bundled by esbuild). window.polyhalBench.single(): every
+// case of benches/probes/wasm-cases.mjs with tfjs-wasm on 1 thread (SIMD). window.polyhalBench.threads():
 // matmul 1024 with 2 threads — tfjs-wasm's threaded build on this page (asked for 2 threads; the
 // count its thread pool reports is returned as tfjsThreads) against PolyHAL inside a dedicated Worker
 // (a page's main thread may not block, so that is where PolyHAL gets threads), alternating blocks.

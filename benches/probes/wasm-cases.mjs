@@ -1,10 +1,10 @@
-// The wasm benchmark's cases, shared by Node (benches/wasm.mjs) and Chromium (benches/wasm-browser.mjs):
+// The wasm benchmark's cases, shared by Node (benches/probes/wasm.mjs) and Chromium (benches/probes/wasm-browser.mjs):
 // matmul f32 N×N (GFLOP/s), add and relu over 1M and 16M elements, each PolyHAL build against
 // TensorFlow.js's wasm backend (already set up by the caller) on the same inputs. Kernel time: inputs
 // and outputs stay on the backend (both compute synchronously inside the call). Tasks are timed in
 // rotating rounds; ratios are medians of per-round ratios (tfjs time / ours).
 import { mulberry32 } from '@polyhal/hal';
-import { group, roundRatio } from './rounds.mjs';
+import { group, roundRatio } from '../lib/rounds.mjs';
 
 export const rand = (n, seed) => {
   const r = mulberry32(seed);

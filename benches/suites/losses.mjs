@@ -2,7 +2,7 @@
 // counterparts on the same [4096, 1000] inputs, forward, reduced to the mean: crossEntropy with int32
 // class labels vs tf.losses.softmaxCrossEntropy with the one-hot labels it needs, and
 // binaryCrossEntropyWithLogits vs tf.losses.sigmoidCrossEntropy (both on soft targets).
-import { force, pair, rand } from './suites.mjs';
+import { force, pair, rand } from './common.mjs';
 
 const [N, C] = [4096, 1000];
 

@@ -6,7 +6,7 @@
  *   node webgpu-int8-matmul.mjs [--sizes 4096,8192] [--reps 10] [--toggles allow_unsafe_apis]
  *     [--kernel auto|subgroup-matrix|dot4] [--tile auto|128x128|64x128] [--json f]
  * (--toggles: Dawn's `enable-dawn-features`; subgroup matrices need allow_unsafe_apis, and
- * disable_robustness lifts Dawn's bounds checks: see benches/results/h100-int8/README.md; `none`: no toggles,
+ * disable_robustness lifts Dawn's bounds checks: see benches/results/h100/webgpu-int8-matmul.json; `none`: no toggles,
  * the dot4I8Packed path a browser gets.)
  */
 import { writeFileSync } from 'node:fs';

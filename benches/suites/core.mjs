@@ -1,49 +1,8 @@
-// Benchmark suites: each runs one PolyHAL backend and its TensorFlow.js counterpart on the same
-// inputs and returns rows { suite, size, unit, work } + timings. On GPUs results are forced the way a
+// The core suites of `npm run bench`: each runs one PolyHAL backend and its TensorFlow.js counterpart on the
+// same inputs and returns rows { suite, size, unit, work } + timings. On GPUs results are forced the way a
 // user would read them (one element after the last queued op); CPU backends compute in the call.
-import { mulberry32 } from '@polyhal/hal';
 import * as ag from '@polyhal/autograd';
-import { pair as timePair, solo } from './lib.mjs';
-import { CONVOLUTION_SUITES } from './suite-convolution.mjs';
-import { LOSS_SUITES } from './suite-losses.mjs';
-import { VIT_SUITES } from './suite-vit.mjs';
-import { VOCABULARY_SUITES } from './suite-vocabulary.mjs';
-
-/** Both timed; when the peer cannot run the workload, PolyHAL alone with the peer's error recorded. */
-export async function pair(ours, theirs, opts) {
-  const t = await timePair(ours, theirs, opts);
-  if (t.peerError) return { ours: await solo(ours, opts), theirs: null, peerError: t.peerError };
-  return t;
-}
-
-export const rand = (n, seed) => {
-  const r = mulberry32(seed);
-  return Float32Array.from({ length: n }, () => r() * 2 - 1);
-};
-const readOne = async (be, x) => {
-  const v = be.shrink(
-    x,
-    x.shape.map(() => [0, 1]),
-  );
-  await be.read(v);
-};
-// On a GPU the result must be read to force the work. CPU backends (cpu, wasm and their tfjs peers)
-// compute inside the call, so their kernels are timed alone: tfjs-wasm's one-element read of a large
-// tensor (slice, then data) costs more than the op itself (55 ms after a 16M-element add of 16 ms),
-// which would credit PolyHAL with TensorFlow.js's read path.
-export const force = async (be, x) => {
-  if (be.deviceType === 'gpu') await readOne(be, x);
-};
-export const forceTf = async (be, tf, c) => {
-  if (be.deviceType !== 'gpu') return;
-  const o = tf.slice(
-    c,
-    c.shape.map(() => 0),
-    c.shape.map(() => 1),
-  );
-  await o.data();
-  o.dispose();
-};
+import { force, forceTf, pair, rand, readOne } from './common.mjs';
 
 /** 8,000 real digits from the mnist package (images in [0, 1], one-hot labels), in the package's order. */
 let mnistCache;
@@ -62,11 +21,7 @@ async function mnist8000() {
   }
   return (mnistCache = { x, y });
 }
-
-export const SUITES = {
-  ...VOCABULARY_SUITES,
-  ...LOSS_SUITES,
-  ...CONVOLUTION_SUITES,
+export const CORE_SUITES = {
   async matmul(be, tf, { software }) {
     const sizes =
       be.name === 'cpu'
@@ -397,6 +352,4 @@ export const SUITES = {
     tw.dispose();
     return [{ suite: 'Conv2d 5×5/2 fwd+bwd [32,1,28,28]→16', size: n, unit: 'ms', work: 0, ...t }];
   },
-  // Last in `all`: the heaviest suite.
-  ...VIT_SUITES,
 };

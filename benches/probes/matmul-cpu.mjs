@@ -1,5 +1,5 @@
 // matmul f32 square N×N: @polyhal/backend-cpu vs @tensorflow/tfjs-backend-cpu, one process, same inputs.
-// Usage: node benches/matmul-cpu.mjs [--sizes 128,256,512,1024]
+// Usage: node benches/probes/matmul-cpu.mjs [--sizes 128,256,512,1024]
 import { Bench } from 'tinybench';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';

@@ -6,7 +6,7 @@
 // N-dimensional index rows: gatherND of 65536 index pairs and of 2048 rows against tf.gatherND; scatterND
 // of 64 rows (duplicates included) into a [256, 256] target, replacing (tf.tensorScatterUpdate) and adding
 // onto zeros (tf.scatterND, which sums duplicates). BENCH_ROWS=<regexp> runs only the rows whose name matches.
-import { force, forceTf, pair, rand } from './suites.mjs';
+import { force, forceTf, pair, rand } from './common.mjs';
 
 const N = 1024;
 

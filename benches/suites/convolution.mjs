@@ -2,7 +2,7 @@
 // resize forward against their TensorFlow.js counterparts on the same values. Ours take NCHW, tfjs NHWC (its only
 // layout): each side gets its input in its own layout, transposed before timing. Work: multiply-adds × 2
 // for the convolutions (GFLOP/s), input bytes read for the pools and output bytes for resize (GB/s).
-import { force, forceTf, pair, rand } from './suites.mjs';
+import { force, forceTf, pair, rand } from './common.mjs';
 
 export const CONVOLUTION_SUITES = {
   async convolution(be, tf) {

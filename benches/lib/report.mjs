@@ -1,32 +1,6 @@
-// Turns benchmark rows into a markdown table and one SVG chart per suite (PolyHAL vs peer per backend).
+// One SVG chart of a harness row over its sizes (PolyHAL vs peer per backend), for docs/results/charts/ (written by
+// scripts/results-docs.mjs from benches/results). Rows: { backend, size, unit, work, medianMs, peer, peerMedianMs }.
 const COLORS = { cpu: '#1f77b4', wasm: '#2ca02c', webgpu: '#d62728' };
-
-export function markdown(result) {
-  const lines = [
-    `Measured ${result.date} on ` +
-      `${result.machine}${result.devices.length ? `; devices: ${result.devices.join('; ')}` : ''}.`,
-    'Ratio = peer time / PolyHAL time (above 1: PolyHAL is faster). Medians of interleaved tinybench rounds.',
-    '',
-    '| suite | size | backend | peer | PolyHAL | peer | ratio |',
-    '|---|---|---|---|---|---|---|',
-  ];
-  for (const r of result.rows) {
-    const mem = r.peakBytes !== undefined ? ` (peak ${(r.peakBytes / 2 ** 20).toFixed(1)} MiB)` : '';
-    const peerMem = r.peerPeakBytes !== undefined ? ` (peak ${(r.peerPeakBytes / 2 ** 20).toFixed(1)} MiB)` : '';
-    const fmt = (ms) =>
-      !Number.isFinite(ms)
-        ? '—'
-        : r.unit === 'ms' || !r.work
-          ? `${ms.toFixed(3)} ms`
-          : `${(r.work / (ms / 1000)).toFixed(2)} ${r.unit}`;
-    lines.push(
-      `| ${r.suite} | ${r.size} | ${r.backend} | ${r.peer} | ${fmt(r.medianMs)}${mem} | ` +
-        `${r.peerMedianMs === null ? `cannot run: ${r.peerError}` : fmt(r.peerMedianMs) + peerMem} | ` +
-        `${r.ratio === null ? '—' : `${r.ratio.toFixed(2)}×`} |`,
-    );
-  }
-  return `${lines.join('\n')}\n`;
-}
 
 /** A log-x line chart of throughput (or time) against size for one suite. */
 export function svg(suite, rows) {

@@ -11,9 +11,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { createWebGpuBackend } from '@polyhal/backend-webgpu';
 import type { ModelKind } from '@polyhal/models';
-import { splitMnist } from '../packages/cli/src/mnist.js';
-import { formatQuantized, type QuantizedResult, quantizedReport } from '../packages/cli/src/quantized.js';
-import { train } from '../packages/cli/src/train.js';
+import { splitMnist } from '../../packages/cli/src/mnist.js';
+import { formatQuantized, type QuantizedResult, quantizedReport } from '../../packages/cli/src/quantized.js';
+import { train } from '../../packages/cli/src/train.js';
 
 const arg = (name: string, def: string): string => {
   const i = process.argv.indexOf(`--${name}`);

@@ -1,4 +1,4 @@
-// Dedicated Worker of benches/browser/wasm-page.mjs: PolyHAL wasm with 2 threads (this Worker plus a
+// Dedicated Worker of benches/probes/browser/wasm-page.mjs: PolyHAL wasm with 2 threads (this Worker plus a
 // nested one on shared memory). { setup: n } → { device }; { run: k } → { ms } (mean of k matmuls).
 import { createWasmBackend } from '@polyhal/backend-wasm';
 import { rand } from '../wasm-cases.mjs';

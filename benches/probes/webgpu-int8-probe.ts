@@ -11,7 +11,7 @@
  * transposed ([N, K], packed along K) for dot4. Correctness is checked exactly against a host GEMM at
  * 256×256×256 (and 128×256×384); then TOPS = 2·M·N·K / time at each size, time
  * from the first of R queued dispatches to onSubmittedWorkDone. PolyHAL's float32 matmul on the same
- * GPU is `benches/webgpu-matmul.ts`.
+ * GPU is `benches/probes/webgpu-matmul.ts`.
  *   node webgpu-int8-probe.mjs [--sizes 4096,8192] [--reps 10] [--kernels sgm-direct,sgm-shared,dot4]
  */
 import { mulberry32 } from '@polyhal/hal';

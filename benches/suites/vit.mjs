@@ -13,7 +13,7 @@
 // long on cpu and 4× as long on wasm as with the moments below.
 import * as ag from '@polyhal/autograd';
 import { mulberry32 } from '@polyhal/hal';
-import { pair } from './suites.mjs';
+import { pair } from './common.mjs';
 
 const [BATCH, WIDTH, DEPTH, HEADS, HIDDEN, PATCH] = [64, 64, 4, 4, 128, 7];
 const [LR, BETA1, BETA2, EPS, DECAY] = [1e-3, 0.9, 0.999, 1e-8, 0.05];

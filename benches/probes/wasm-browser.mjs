@@ -1,9 +1,9 @@
 // @polyhal/backend-wasm vs @tensorflow/tfjs-backend-wasm 4.22.0 in headless Chromium (Debian's
-// /usr/bin/chromium, or POLYHAL_CHROMIUM), one page, same inputs: the cases of benches/wasm-cases.mjs on
+// /usr/bin/chromium, or POLYHAL_CHROMIUM), one page, same inputs: the cases of benches/probes/wasm-cases.mjs on
 // 1 thread, then matmul 1024 on 2 threads (tfjs-wasm's threaded build on the page, PolyHAL inside a
 // dedicated Worker). The page is served cross-origin isolated from 127.0.0.1; nothing is downloaded.
-//   npm run build && node benches/wasm-browser.mjs      # BENCH_JSON=out.json to also write the rows
-//   BENCH_OPTIONS='{"sizes":[256],"elementwise":[1048576]}' node benches/wasm-browser.mjs   # fewer cases
+//   npm run build && node benches/probes/wasm-browser.mjs      # BENCH_JSON=out.json to also write the rows
+//   BENCH_OPTIONS='{"sizes":[256],"elementwise":[1048576]}' node benches/probes/wasm-browser.mjs   # fewer cases
 import { build } from 'esbuild';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { machine, versions } from './lib.mjs';
+import { machine, versions } from '../lib/harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const out = mkdtempSync(join(tmpdir(), 'polyhal-wasm-bench-'));
