@@ -6,11 +6,13 @@ import { DTypeError, InvalidArgumentError, PolyHalError } from '@polyhal/hal';
 
 /** One node the session cannot run: its op type, its name ('' when the model gives none) and why. */
 export interface UnsupportedNode {
+  /** The node's op type (`Conv`, `LSTM`, ...). */
   op: string;
   /** The node's name, or `#i` (its index in its graph) when the model gives it none. */
   node: string;
   /** 'op' (no lowering), 'dtype', 'attribute', 'input' (a value of an input the lowering cannot take), 'graph'. */
   kind: string;
+  /** Why, in words (e.g. "dtype float64", "attribute auto_pad = 'VALID' is not supported"). */
   reason: string;
   /** The If/Loop/Scan nodes (outermost first) whose subgraph holds the node; empty at the top level. */
   path: readonly string[];
@@ -24,7 +26,10 @@ const describeNode = (u: UnsupportedNode): string => `${[...u.path, u.node].join
  * lowering depends on run-time shapes or values it cannot reproduce.
  */
 export class OnnxUnsupportedError extends PolyHalError {
-  constructor(readonly nodes: readonly UnsupportedNode[]) {
+  constructor(
+    /** Every node the session cannot run, in graph order (subgraphs' nodes with their path). */
+    readonly nodes: readonly UnsupportedNode[],
+  ) {
     const shown = nodes.slice(0, 20).map((u) => `  ${describeNode(u)}`);
     if (nodes.length > 20) shown.push(`  ... and ${nodes.length - 20} more`);
     const count = `${nodes.length} node${nodes.length === 1 ? '' : 's'}`;
@@ -48,7 +53,9 @@ export type FeedProblem = 'unknown' | 'missing' | 'dtype' | 'shape' | 'data';
  */
 export class OnnxFeedError extends InvalidArgumentError {
   constructor(
+    /** The feed's name (an input of the model, or the unknown name given). */
     readonly input: string,
+    /** What is wrong with it. */
     readonly problem: FeedProblem,
     message: string,
   ) {
@@ -62,7 +69,9 @@ export class OnnxFeedError extends InvalidArgumentError {
  */
 export class OnnxInt64RangeError extends DTypeError {
   constructor(
+    /** The ONNX value (input, initializer or node output) holding it. */
     readonly value: string,
+    /** The first value that does not fit. */
     readonly offending: bigint | number,
   ) {
     super(
@@ -78,9 +87,13 @@ export class OnnxInt64RangeError extends DTypeError {
  */
 export class OnnxNodeError extends PolyHalError {
   constructor(
+    /** The node's op type. */
     readonly op: string,
+    /** The node's name, or `#i` (its index in its graph). */
     readonly node: string,
+    /** The If/Loop/Scan nodes (outermost first) whose subgraph holds it; empty at the top level. */
     readonly path: readonly string[],
+    /** The error the lowering or the backend threw. */
     override readonly cause: unknown,
   ) {
     const why = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);

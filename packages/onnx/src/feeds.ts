@@ -29,9 +29,13 @@ export type TensorDataArray =
  * onnxruntime) or a Float32Array of values for float16.
  */
 export interface TensorData {
+  /** The ONNX element type (this name or `type`). */
   readonly dtype?: string;
+  /** The ONNX element type under onnxruntime's name (this or `dtype`). */
   readonly type?: string;
+  /** The shape. */
   readonly dims: readonly number[];
+  /** prod(dims) values, row-major, in a container of the type (see above). */
   readonly data: TensorDataArray;
 }
 
@@ -41,11 +45,15 @@ export interface TensorData {
  * on another backend it is copied. Its dtype is the HAL's: int32 feeds an int64 input (int64 runs as int32).
  */
 export interface BackendTensor {
+  /** The backend holding it. */
   readonly backend: ComputeBackend;
+  /** The array (any view). */
   readonly value: NDArray;
+  /** true when disposed: such a feed is an OnnxFeedError. */
   readonly isDisposed?: boolean;
 }
 
+/** One feed: host data, or a tensor already on a backend. */
 export type FeedValue = TensorData | BackendTensor;
 /** Model input name → its value. */
 export type Feeds = Readonly<Record<string, FeedValue>>;
@@ -57,8 +65,11 @@ export type Feeds = Readonly<Record<string, FeedValue>>;
 export interface OutputTensor {
   /** The ONNX element type; `type` repeats it under onnxruntime's name. */
   readonly dtype: string;
+  /** The ONNX element type again (onnxruntime's name for it). */
   readonly type: string;
+  /** The output's shape. */
   readonly dims: readonly number[];
+  /** prod(dims) values, row-major. */
   readonly data: Float32Array | Float64Array | Int32Array | BigInt64Array | Int8Array | Uint8Array;
 }
 

@@ -19,6 +19,7 @@ import { REDUCE_OPS_ONNX } from './ops-reduce.js';
 import { SCAN_OPS } from './ops-scan.js';
 import type { OpMapping } from './table.js';
 
+/** Every ONNX operator mapped onto HAL ops, by op type: how each is lowered and compared (OpMapping). */
 export const ONNX_OPS: Readonly<Record<string, OpMapping>> = Object.freeze({
   ...ELEMENTWISE_OPS,
   ...REDUCE_OPS_ONNX,

@@ -7,9 +7,13 @@ import type { ExternalDataLoader } from './proto-tensor.js';
 
 /** The synchronous file calls the loader uses (Node.js's `node:fs` has them). */
 export interface SyncFileSystem {
+  /** Opens `path` for reading; returns a file descriptor. */
   openSync(path: string, flags: 'r'): number;
+  /** The open file's size in bytes. */
   fstatSync(fd: number): { size: number | bigint };
+  /** Reads up to `length` bytes at file position `position` into buffer[offset...]; returns the count read. */
   readSync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): number;
+  /** Closes the descriptor. */
   closeSync(fd: number): void;
 }
 

@@ -69,8 +69,11 @@ export const onnxDTypeName = (code: number): string => ONNX_DTYPES[code] ?? `dat
  * bytes.
  */
 export interface OnnxExternalData {
+  /** The file, relative to the model's directory. */
   location: string;
+  /** Byte offset in the file (0 when the model gives none). */
   offset: number;
+  /** Byte length (absent: the tensor's size). */
   length?: number;
 }
 
@@ -88,10 +91,15 @@ export type ExternalDataLoader = (location: string, offset: number, length: numb
  * still names them. `external`: where the values came from, for a tensor stored outside the model.
  */
 export interface OnnxTensor {
+  /** The tensor's name ('' when it has none, as in some attributes). */
   name: string;
+  /** The ONNX element type's name (`float32`, `int64`, `string`, ...). */
   dtype: string;
+  /** The shape. */
   dims: number[];
+  /** The values, row-major (see above); undefined for types not decoded. */
   data?: Float32Array | Int32Array | BigInt64Array | Float64Array;
+  /** Where the values were stored, for a tensor stored outside the model. */
   external?: OnnxExternalData;
 }
 

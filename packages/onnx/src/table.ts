@@ -16,7 +16,9 @@ export type ReasonKind = 'op' | 'dtype' | 'attribute' | 'input' | 'graph';
 /** Thrown by a plan (or by the runner) when a node cannot be run faithfully on the HAL. */
 export class NotExpressible extends Error {
   constructor(
+    /** What is missing. */
     readonly kind: ReasonKind,
+    /** Why, in words (e.g. "dtype float64"). */
     readonly reason: string,
   ) {
     super(`not expressible (${kind}): ${reason}`);
@@ -27,6 +29,7 @@ export class NotExpressible extends Error {
 /** A node's attributes; records which ones a plan read, so unread ones are never silently ignored. */
 export class Attrs {
   private readonly byName = new Map<string, OnnxAttribute>();
+  /** The names a plan asked for (present or not): `unread()` is what remains. */
   readonly read = new Set<string>();
   constructor(
     private readonly op: string,
@@ -34,6 +37,7 @@ export class Attrs {
   ) {
     for (const a of attributes) this.byName.set(a.name, a);
   }
+  /** Whether the node has attribute `name` (marks it read). */
   has(name: string): boolean {
     this.read.add(name);
     return this.byName.has(name);
@@ -46,24 +50,31 @@ export class Attrs {
       throw new NotExpressible('attribute', `${this.op}: attribute '${name}' is not ${what} (type ${a.type})`);
     return a.value;
   }
+  /** INT attribute `name`, or `fallback` when absent; NotExpressible('attribute') when of another type. */
   int(name: string, fallback: number): number {
     return (this.get(name, 2, 'an int') as number | undefined) ?? fallback;
   }
+  /** FLOAT attribute `name`, or `fallback` when absent; NotExpressible('attribute') when of another type. */
   float(name: string, fallback: number): number {
     return (this.get(name, 1, 'a float') as number | undefined) ?? fallback;
   }
+  /** STRING attribute `name`, or `fallback` when absent; NotExpressible('attribute') when of another type. */
   string(name: string, fallback: string): string {
     return (this.get(name, 3, 'a string') as string | undefined) ?? fallback;
   }
+  /** INTS attribute `name`, or undefined when absent; NotExpressible('attribute') when of another type. */
   ints(name: string): number[] | undefined {
     return this.get(name, 7, 'a list of ints') as number[] | undefined;
   }
+  /** FLOATS attribute `name`, or undefined when absent; NotExpressible('attribute') when of another type. */
   floats(name: string): number[] | undefined {
     return this.get(name, 6, 'a list of floats') as number[] | undefined;
   }
+  /** STRINGS attribute `name`, or undefined when absent; NotExpressible('attribute') when of another type. */
   strings(name: string): string[] | undefined {
     return this.get(name, 8, 'a list of strings') as string[] | undefined;
   }
+  /** TENSOR attribute `name`, or undefined when absent; NotExpressible('attribute') when of another type. */
   tensor(name: string): OnnxTensor | undefined {
     return this.get(name, 4, 'a tensor') as OnnxTensor | undefined;
   }
@@ -75,12 +86,15 @@ export class Attrs {
 
 /** What a plan sees: the node, its opset, attributes, dtypes and the values of its host inputs. */
 export interface NodeContext {
+  /** The node being planned. */
   node: OnnxNode;
   /** Version of the default ONNX domain the model imports. */
   opset: number;
+  /** Its attributes (reading one marks it used). */
   attrs: Attrs;
   /** ONNX dtype name of each node input ('' where an optional input is omitted). */
   inputTypes: string[];
+  /** ONNX dtype name of each node output, from the graph's declarations or inference. */
   outputTypes: string[];
   /** Shape of each node input in the test data (undefined where omitted). */
   inputShapes: (readonly number[] | undefined)[];
@@ -109,6 +123,7 @@ export type Contract =
   /** Also within the conformance tolerance of this HAL op for the backend's arithmetic class. */
   | { kind: 'hal'; op: string };
 
+/** How one ONNX operator runs on the HAL: the inputs read on the host, the dtypes, the contract, the plan. */
 export interface OpMapping {
   /** Node inputs read on the host (int64 shapes, axes, pads; scalar bounds): never uploaded. */
   host?: readonly number[];
@@ -140,6 +155,7 @@ export const missing = (what: string): OpMapping => ({
  * ONNX's references use; float16 computes in float32 and rounds each result (hal/src/contract/narrow.ts).
  */
 export const INT_TYPES = ['int32', 'int8', 'uint8'] as const;
+/** Whether ONNX dtype name `t` is one of INT_TYPES. */
 export const isIntType = (t: string | undefined): boolean => t === 'int32' || t === 'int8' || t === 'uint8';
 /** float32, float16, float64 (on backends that have it: runner.ts) and the integer dtypes. */
 export const NUMERIC_TYPES = ['float32', 'float16', 'float64', ...INT_TYPES] as const;
