@@ -54,6 +54,7 @@ export interface BackendTensor {
 }
 
 /** One feed: host data, or a tensor already on a backend. */
+/** One input's value: host data, or a tensor that lives on a backend. */
 export type FeedValue = TensorData | BackendTensor;
 /** Model input name → its value. */
 export type Feeds = Readonly<Record<string, FeedValue>>;

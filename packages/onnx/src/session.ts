@@ -44,6 +44,34 @@ export interface SessionOptions {
   freeDimensionOverrides?: Readonly<Record<string, number>>;
 }
 
+/** A node that has just run, as `RunOptions.onNode` sees it. */
+export interface NodeRun {
+  /** The node's name, or `#i` (its index in its graph) where the model gives none. */
+  readonly node: string;
+  /** Its op type. */
+  readonly op: string;
+  /** The If/Loop/Scan nodes (outermost first) whose subgraph holds the node; empty at the top level. */
+  readonly path: readonly string[];
+  /** Its output names in the model's order ('' marks an omitted optional output). */
+  readonly outputNames: readonly string[];
+  /**
+   * Its outputs on the host by name (a device read per output, as `run` returns outputs). Valid only until
+   * the callback's promise settles: the run frees values after their last use.
+   */
+  read(): Promise<Record<string, OutputTensor>>;
+}
+
+/** Options of one `InferenceSession.run`. */
+export interface RunOptions {
+  /**
+   * Opt-in observer, called after each node has run (nodes of If/Loop/Scan subgraphs too, once per
+   * iteration) with the node and a reader of its outputs. The run waits for the promise it returns; an error
+   * it throws fails the run. For debugging, per-node timing and per-node conformance
+   * (`polyhal-conformance --onnx-model`); without it a run reads nothing back but its outputs.
+   */
+  readonly onNode?: (n: NodeRun) => void | Promise<void>;
+}
+
 type Fs = SyncFileSystem & { promises: { readFile(p: string): Promise<Uint8Array> } };
 
 /**
@@ -94,6 +122,25 @@ async function resolveBackend(
   return { backend, owned: true, report };
 }
 
+/** The executor's hook for `RunOptions.onNode`: the node's identity and a reader of its outputs. */
+function observer(be: ComputeBackend, onNode: NonNullable<RunOptions['onNode']>): Exec['observe'] {
+  return async (n, g, scope) => {
+    const read = async (): Promise<Record<string, OutputTensor>> => {
+      const out: Record<string, OutputTensor> = {};
+      for (const name of n.node.outputs) {
+        const v = name === '' ? undefined : scope.get(name);
+        if (v) out[name] = toOutput(v.type, v.dims, v.host ?? (await be.read(v.dev!)));
+      }
+      return out;
+    };
+    await onNode({ node: n.name, op: n.op, path: g.path, outputNames: n.node.outputs, read });
+  };
+}
+
+/**
+ * An ONNX model ready to run on one backend: `create` decodes and checks it and uploads its constants,
+ * `run` computes its outputs from feeds, `release` frees what it holds.
+ */
 export class InferenceSession {
   /** Names of the inputs `run` takes (initializers excluded), in the model's order. */
   readonly inputNames: readonly string[];
@@ -101,6 +148,7 @@ export class InferenceSession {
   readonly outputNames: readonly string[];
   /** The inputs' declared types and dims (null: symbolic, `dimParams` names it). */
   readonly inputMetadata: readonly OnnxValueInfo[];
+  /** The outputs' declared types and dims, as the model declares them. */
   readonly outputMetadata: readonly OnnxValueInfo[];
   private released = false;
   private queue: Promise<unknown> = Promise.resolve();
@@ -196,16 +244,16 @@ export class InferenceSession {
    * Errors: OnnxFeedError and OnnxInt64RangeError for bad feeds (before anything is uploaded);
    * OnnxUnsupportedError for a node that its run-time shapes make unsupported; OnnxNodeError for a node
    * that fails (its cause: the HAL's ShapeMismatchError, OutOfMemoryError, ...); UseAfterFreeError after
-   * release().
+   * release(). `options.onNode` observes each node as it runs (see RunOptions).
    */
-  run(feeds: Feeds): Promise<Record<string, OutputTensor>> {
+  run(feeds: Feeds, options: RunOptions = {}): Promise<Record<string, OutputTensor>> {
     if (this.released) return Promise.reject(new UseAfterFreeError('InferenceSession.run: the session was released'));
-    const next = this.queue.then(() => this.runNow(feeds));
+    const next = this.queue.then(() => this.runNow(feeds, options));
     this.queue = next.catch(() => undefined);
     return next;
   }
 
-  private async runNow(feeds: Feeds): Promise<Record<string, OutputTensor>> {
+  private async runNow(feeds: Feeds, options: RunOptions): Promise<Record<string, OutputTensor>> {
     const be = this.backend;
     const prepared = prepareFeeds(this.graph.inputs, feeds, be, this.fixed);
     const heap = new Heap(be, this.pinned);
@@ -220,6 +268,7 @@ export class InferenceSession {
         stats,
         constants: (g) => this.constantsOf(g),
         folded: this.folded,
+        observe: options.onNode && observer(be, options.onNode),
       };
       await runGraph(this.graph, scope, x);
       const out: Record<string, OutputTensor> = {};
