@@ -31,14 +31,21 @@ fn biasAt(m: u32, n: u32) -> f32 { return bias[u32(p(${w}u) + i32(m) * p(${w + 1
 export const gemmWords = (R: number, bias: boolean): number => matmulWords(R) + (bias ? 3 : 0);
 const splitWord = (R: number): number => 10 + 3 * R;
 
+/** A GEMM tiling: each workgroup computes a bm×bn block of C over k-slices of bk; each thread a tm×tn sub-block. */
 export interface Tile {
+  /** Rows of C per workgroup. */
   bm: number;
+  /** Columns of C per workgroup. */
   bn: number;
+  /** Depth of each k-slice staged in workgroup memory. */
   bk: number;
+  /** Rows of C per thread (the workgroup has (bm/tm)·(bn/tn) threads). */
   tm: number;
+  /** Columns of C per thread. */
   tn: number;
 }
 
+/** The name of a tiling of TILES (the `matmulTile` option forces one). */
 export type TileName =
   | 'small'
   | 'medium'
@@ -53,6 +60,7 @@ export type TileName =
   | 'cols16'
   | 'rows4'
   | 'rows16';
+/** The tilings the GEMM kernel is compiled with, by name; chooseTile picks one per shape. */
 export const TILES: Record<TileName, Tile> = {
   small: { bm: 32, bn: 32, bk: 16, tm: 2, tn: 2 },
   medium: { bm: 64, bn: 64, bk: 16, tm: 4, tn: 4 },
