@@ -66,6 +66,11 @@ export interface Exec {
   readonly folded: Map<GNode, (Value | undefined)[]>;
   /** Set in a dry pass: the unsupported nodes found. */
   readonly dry?: UnsupportedNode[];
+  /**
+   * Called after each node of `g` (and of its subgraphs) has run, with its outputs bound in `scope` and
+   * before any is released; the run waits for it (`InferenceSession.run`'s `onNode`).
+   */
+  readonly observe?: (n: GNode, g: Graph, scope: Scope) => Promise<void>;
 }
 
 /** Ops whose outputs differ from run to run with the same inputs: never folded. */
@@ -81,6 +86,7 @@ export async function runGraph(g: Graph, scope: Scope, x: Exec): Promise<void> {
       if (!x.dry) throw wrap(e, n, g);
       if (e instanceof OnnxUnsupportedError) x.dry.push(...e.nodes.filter((u) => u.kind !== 'input'));
     }
+    if (x.observe) await x.observe(n, g, scope);
     for (const v of n.release) scope.drop(v);
   }
 }

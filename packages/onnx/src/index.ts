@@ -3,7 +3,7 @@
  * onnxruntime-web's session); underneath, the protobuf decoder (`decodeModel`, `decodeTensor`) and the op
  * table (`ONNX_OPS`: ONNX op type → its lowering onto the HAL).
  */
-export { InferenceSession, type SessionOptions } from './session.js';
+export { InferenceSession, type NodeRun, type RunOptions, type SessionOptions } from './session.js';
 export type { RunStats } from './executor.js';
 export type { BackendTensor, Feeds, FeedValue, OutputTensor, TensorData, TensorDataArray } from './feeds.js';
 export {
