@@ -82,7 +82,7 @@ export const WEBGPU_OPTION_SPECS = defineOptions({
    * The kernel of large packed int8 products: 'subgroup-matrix' or 'auto' (default): tensor cores where the
    * adapter offers `chromium-experimental-subgroup-matrix` (i8×i8→i32 at 16×16×32, subgroups of 32), else
    * dot4; 'dot4': dot4I8Packed always. With Dawn's robustness off (`dawnFlags` naming `disable_robustness`)
-   * large products take a 128×128 tile, with it on a 64×128 one (benches/results/h100-int8/tuned/).
+   * large products take a 128×128 tile, with it on a 64×128 one (benches/results/h100/webgpu-int8-*.json).
    */
   int8Kernel: {
     type: 'string',
