@@ -24,8 +24,9 @@ export function int64ToBigInt(v: Int64 | null | undefined, what = 'an int64'): b
 /** A protobufjs int64 as a JS number; OnnxDecodeError (naming `what`) past ±(2^53 − 1). */
 export function int64ToNumber(v: Int64 | null | undefined, what = 'an int64'): number {
   if (v === null || v === undefined) return 0;
-  const n = typeof v === 'number' ? v : Number(int64ToBigInt(v, what));
-  if (!Number.isSafeInteger(n)) throw new OnnxDecodeError(`${what}: int64 value ${String(n)} is beyond ±2^53`);
+  const exact = typeof v === 'number' ? v : int64ToBigInt(v, what);
+  const n = Number(exact);
+  if (!Number.isSafeInteger(n)) throw new OnnxDecodeError(`${what}: int64 value ${String(exact)} is beyond ±2^53`);
   return n;
 }
 
@@ -221,6 +222,8 @@ export function tensorFrom(m: Msg, ctx: TensorContext = {}): OnnxTensor {
   if (negative !== undefined) throw new OnnxDecodeError(`${what} has dimension ${negative}`);
   const size = dims.reduce((p, d) => p * d, 1);
   const shape = `[${dims.join(', ')}]`;
+  /** The element count in words, exact past 2^53. */
+  const count = () => String(dims.reduce((p, d) => p * BigInt(d), 1n));
   const bytes = RAW_BYTES[dtype];
   if ((m['data_location'] as number | undefined) === 1) {
     const external = externalFrom(m, name);
@@ -231,7 +234,7 @@ export function tensorFrom(m: Msg, ctx: TensorContext = {}): OnnxTensor {
         `${what} of ${dtype} ${shape} needs ${need} bytes; its external data has length ${external.length}`,
       );
     if (!Number.isSafeInteger(need) || !Number.isSafeInteger(external.offset + need))
-      throw new OnnxDecodeError(`${what} of ${dtype} ${shape} claims ${need} bytes`);
+      throw new OnnxDecodeError(`${what} of ${dtype} ${shape} claims ${count()} elements of ${bytes} bytes`);
     if (!ctx.externalData)
       throw new OnnxDecodeError(
         `${what} is stored in external file '${external.location}': decode with an external data loader`,
@@ -256,7 +259,7 @@ export function tensorFrom(m: Msg, ctx: TensorContext = {}): OnnxTensor {
     throw new OnnxDecodeError(`${what}: raw_data of ${raw.length} bytes is no whole number of ${dtype}`);
   // compare counts before decoding: a shape of many GB over a few bytes is an error, never an allocation
   const held = hasRaw ? raw.length / bytes : countFields(dtype, m);
-  if (held !== size) throw new OnnxDecodeError(`${what} of shape ${shape} holds ${held} values, not ${size}`);
+  if (held !== size) throw new OnnxDecodeError(`${what} of shape ${shape} holds ${held} values, not ${count()}`);
   return { name, dtype, dims, data: hasRaw ? fromBytes(dtype, raw) : fromFields(dtype, m, name) };
 }
 

@@ -125,9 +125,12 @@ function valueInfoFrom(m: Msg): OnnxValueInfo {
   if (!shapeMsg) return { name, kind: 'tensor', dtype };
   const dims = list<Msg>(shapeMsg['dim']);
   const has = (d: Msg, k: string) => d[k] !== undefined && d[k] !== null;
-  const shape = dims.map((d) =>
-    has(d, 'dim_value') ? int64ToNumber(d['dim_value'] as Int64, `value '${name}' dimension`) : null,
-  );
+  const shape = dims.map((d) => {
+    if (!has(d, 'dim_value')) return null;
+    const n = int64ToNumber(d['dim_value'] as Int64, `value '${name}' dimension`);
+    if (n < 0) throw new OnnxDecodeError(`value '${name}' has dimension ${n}`);
+    return n;
+  });
   const info: OnnxValueInfo = { name, kind: 'tensor', dtype, shape };
   if (dims.some((d) => has(d, 'dim_param'))) info.dimParams = dims.map((d) => (d['dim_param'] as string) ?? null);
   return info;
@@ -182,14 +185,18 @@ function attributeFrom(m: Msg, where: string, ctx: TensorContext): OnnxAttribute
   return { name, type, value };
 }
 
-/** A tensor of an attribute or initializer, its errors prefixed with where it is. */
-function tensorIn(m: Msg | undefined, where: string, ctx: TensorContext): OnnxTensor {
+/** `f()`, its errors prefixed with where it is. */
+function within<T>(where: string, f: () => T): T {
   try {
-    return tensorFrom(m ?? {}, ctx);
+    return f();
   } catch (e) {
     throw new OnnxDecodeError(`${where}: ${(e as Error).message}`);
   }
 }
+
+/** A tensor of an attribute or initializer, its errors prefixed with where it is. */
+const tensorIn = (m: Msg | undefined, where: string, ctx: TensorContext): OnnxTensor =>
+  within(where, () => tensorFrom(m ?? {}, ctx));
 
 function nodeFrom(n: Msg, i: number, where: string, ctx: TensorContext): OnnxNode {
   const name = (n['name'] as string | undefined) ?? '';
@@ -214,9 +221,9 @@ function graphFrom(g: Msg, where: string, ctx: TensorContext): OnnxGraph {
     name,
     nodes: list<Msg>(g['node']).map((n, i) => nodeFrom(n, i, `${at}`, ctx)),
     initializers: list<Msg>(g['initializer']).map((t, i) => tensorIn(t, `${at} initializer ${i}`, ctx)),
-    inputs: list<Msg>(g['input']).map(valueInfoFrom),
-    outputs: list<Msg>(g['output']).map(valueInfoFrom),
-    valueInfo: list<Msg>(g['value_info']).map(valueInfoFrom),
+    inputs: list<Msg>(g['input']).map((v, i) => within(`${at} input ${i}`, () => valueInfoFrom(v))),
+    outputs: list<Msg>(g['output']).map((v, i) => within(`${at} output ${i}`, () => valueInfoFrom(v))),
+    valueInfo: list<Msg>(g['value_info']).map((v, i) => within(`${at} value_info ${i}`, () => valueInfoFrom(v))),
   };
 }
 

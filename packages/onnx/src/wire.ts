@@ -23,10 +23,13 @@ function wireType(field: protobuf.Field): number {
 
 /** Messages nest at most this deep (graphs in attributes); deeper is not an ONNX file. */
 const MAX_DEPTH = 64;
+/** Protobuf's largest field number, 2^29 − 1. */
+const MAX_FIELD = 536_870_911;
 
 /**
  * Checks that `bytes[start, end)` is well-formed protobuf for message type `t`, descending into fields of
- * message types: every tag, varint and length ends by `end`, every wire type is 0, 1, 2 or 5, and a known
+ * message types: every tag, varint and length ends by `end`, every field number is in [1, 2^29 − 1], every wire
+ * type is 0, 1, 2 or 5, and a known
  * field has its type's wire type (or 2, packed, for a repeated number). Throws OnnxDecodeError, naming the
  * byte offset and the field; protobufjs then decodes bytes that hold no surprise.
  */
@@ -52,6 +55,9 @@ function checkWire(bytes: Uint8Array, start: number, end: number, t: protobuf.Ty
     const id = Math.floor(tag / 8);
     const wire = tag % 8;
     if (id === 0) throw new OnnxDecodeError(`field number 0 at byte ${at} of ${t.name}`);
+    // protobuf's largest field number; protobufjs reads a tag as 32 bits, so a larger one would alias a field
+    if (id > MAX_FIELD)
+      throw new OnnxDecodeError(`field number ${id} at byte ${at} of ${t.name} is beyond ${MAX_FIELD}`);
     const field = t.fieldsById[id];
     const name = field ? `${t.name}.${field.name}` : `field ${id} of ${t.name}`;
     const want = field ? wireType(field) : wire;
