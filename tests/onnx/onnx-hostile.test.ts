@@ -12,6 +12,7 @@ import {
   NotExpressible,
   ONNX_OPS,
   OnnxDecodeError,
+  type OnnxAttribute,
   type OnnxGraph,
 } from '@polyhal/onnx';
 import { REPO_BACKENDS } from '../support/backends.js';
@@ -266,7 +267,7 @@ describe('malformed protobuf', () => {
 describe('int64 beyond int32 where the HAL holds int64 as int32', () => {
   const big = 2n ** 40n;
   test('Constant: a typed refusal naming the value, never a wrapped number', () => {
-    const node = (attributes: Parameters<typeof Attrs>[1]) => ({
+    const node = (attributes: OnnxAttribute[]) => ({
       node: { opType: 'Constant', domain: '', inputs: [], outputs: ['k'], attributes: [...attributes] },
       opset: 13,
       attrs: new Attrs('Constant', attributes),
@@ -277,11 +278,12 @@ describe('int64 beyond int32 where the HAL holds int64 as int32', () => {
       numbers: () => undefined,
     });
     const tensor = { name: 'k', dtype: 'int64', dims: [2], data: BigInt64Array.of(1n, big) };
-    for (const attributes of [
+    const forms: OnnxAttribute[][] = [
       [{ name: 'value', type: 4, value: tensor }],
       [{ name: 'value_ints', type: 7, value: [1, Number(big)] }],
       [{ name: 'value_int', type: 2, value: -Number(big) }],
-    ]) {
+    ];
+    for (const attributes of forms) {
       let thrown: unknown;
       try {
         ONNX_OPS['Constant']!.plan(node(attributes));
