@@ -4,6 +4,7 @@
  * [--lr X] [--profile] [--quantize] [--json FILE]
  * `--profile` times one training step op by op on each selected backend, prints the table and exits
  * without training (see profileRun).
+ * `polyhal run model.onnx [...]` runs an ONNX model instead (run.ts).
  * Bad input (unknown backend, non-positive numbers, numbers not in decimal such as `0x1`, malformed flags,
  * a batch larger than the training set) prints a clear message and exits 2. A training step with a
  * non-finite loss (a diverging run) stops training with a message naming the step, and exits 1.
@@ -17,6 +18,7 @@ import '@polyhal/backend-webgpu';
 import { loadMnist } from './mnist.js';
 import { formatQuantized, quantizedReport } from './quantized.js';
 import { checkWritable, type EpochRecord, type RunRecord, writeRecord } from './record.js';
+import { addRunCommand, type RunJob, runModel } from './run.js';
 import { type ModelKind, NonFiniteLossError, profileStep, train, type TrainResult } from './train.js';
 
 /** Per-step losses of two backends may drift apart by float32 rounding; beyond this they disagree. */
@@ -178,7 +180,16 @@ async function main(argv: string[]): Promise<number> {
       "write the run's figures (per-epoch loss and test accuracy, seconds, peak memory, device) as JSON",
     )
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+    // the main job's options come before a subcommand; `polyhal run ...` takes its own
+    .enablePositionalOptions()
+    .usage('[options]\n       polyhal run <model> [options]')
+    .action(() => {});
+  let job: RunJob | undefined;
+  addRunCommand(program, (j) => {
+    job = j;
+  });
+  for (const c of program.commands) c.exitOverride().configureOutput({ writeErr: (s) => process.stderr.write(s) });
   try {
     program.parse(argv, { from: 'user' });
   } catch (e) {
@@ -186,6 +197,7 @@ async function main(argv: string[]): Promise<number> {
       return e.code === 'commander.helpDisplayed' || e.code === 'commander.version' ? 0 : 2;
     throw e;
   }
+  if (job) return runModel(job);
   const o = program.opts<Cli>();
   const known = registeredBackends();
   if (o.backend !== 'auto' && o.backend !== 'all' && !known.includes(o.backend)) {

@@ -6,6 +6,9 @@
  *   polyhal-conformance --backend ... --onnx-node-tests DIR [--json out.json] [--filter TEST] [--timeout MS]
  *     runs ONNX's backend node tests (DIR: onnx/backend/test/data/node) instead of the suite: passed /
  *     failed / not expressible per op × backend, the reasons grouped; --json gets the per-test rows.
+ *   polyhal-conformance --backend ... --onnx-model model.onnx [--input name=file]... [--tolerance X] [--json out]
+ *     runs a whole ONNX model on each backend and compares every node's outputs with the reference backend's
+ *     (onnx-model-cli.ts: its exit codes; --seed seeds the inputs given no file, --timeout bounds each run).
  * Numbers are decimal integers: --seed 0 to 2^32 − 1, --timeout 1 to 2^31 − 1 ms. --json and --html are
  * checked before any backend is created: a path whose directory is missing, a directory, or a file that
  * cannot be written is bad usage.
@@ -25,6 +28,7 @@ import { type ComputeBackend, DEFAULT_BACKENDS } from '@polyhal/hal';
 import { htmlReport, textTable } from './report.js';
 import { onnxTextReport } from './onnx/report.js';
 import { type OnnxNodeTestsResult, runOnnxNodeTests } from './onnx/runner.js';
+import { onnxModelCommand } from './onnx-model-cli.js';
 import {
   type BackendFactory,
   type ConformanceResult,
@@ -156,6 +160,34 @@ function writeReport(flag: string, path: string, text: string): boolean {
   }
 }
 
+/** A parser of --tolerance: a decimal number in (0, 1]. */
+function tolerance(v: string): number {
+  const n = Number(v);
+  if (!/^(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(v) || !(n > 0 && n <= 1))
+    throw new InvalidArgumentError(`--tolerance must be a decimal number in (0, 1], e.g. 1e-4, got '${v}'.`);
+  return n;
+}
+
+/** What is wrong with the --onnx-model options together, if anything. */
+function onnxModelUsage(o: {
+  onnxModel?: string;
+  onnxNodeTests?: string;
+  html?: string;
+  filter?: string;
+  input?: string[];
+  tolerance?: number;
+}): string | undefined {
+  if (o.onnxModel === undefined) {
+    if (o.input) return '--input applies to --onnx-model';
+    if (o.tolerance !== undefined) return '--tolerance applies to --onnx-model';
+    return undefined;
+  }
+  if (o.onnxNodeTests !== undefined) return '--onnx-model and --onnx-node-tests are separate runs: give one';
+  if (o.html !== undefined) return '--html is not available with --onnx-model (use --json)';
+  if (o.filter !== undefined) return '--filter is not available with --onnx-model (it runs the whole model)';
+  return undefined;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const program = new Command()
     .name('polyhal-conformance')
@@ -169,6 +201,23 @@ export async function main(argv: string[]): Promise<number> {
       '--onnx-node-tests <dir>',
       "run ONNX's backend node tests from this directory (test_*/model.onnx, test_data_set_*/*.pb) " +
         'instead of the suite',
+    )
+    .option(
+      '--onnx-model <file>',
+      "run a whole ONNX model on each backend and compare every node's outputs with the reference backend's " +
+        'instead of the suite',
+    )
+    .option(
+      '--input <name=file>',
+      '--onnx-model: the values of input name, from a .npy or TensorProto (.pb) file (repeatable; inputs ' +
+        'given no file get seeded values where their dims are fixed)',
+      (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
+    )
+    .option(
+      '--tolerance <x>',
+      '--onnx-model: the error allowed per node output, relative to its largest |value| (default 1e-4; ' +
+        '3e-4 on webgpu)',
+      tolerance,
     )
     .option(
       '--timeout <ms>',
@@ -192,13 +241,22 @@ export async function main(argv: string[]): Promise<number> {
     filter?: string;
     timeout: number;
     onnxNodeTests?: string;
+    onnxModel?: string;
+    input?: string[];
+    tolerance?: number;
   }>();
+  const modelProblem = onnxModelUsage(o);
+  if (modelProblem) {
+    console.error(`error: ${modelProblem}`);
+    return 2;
+  }
   if (o.onnxNodeTests !== undefined && o.html !== undefined) {
     console.error('error: --html is not available with --onnx-node-tests (use --json for the per-test rows)');
     return 2;
   }
   if (
     o.onnxNodeTests === undefined &&
+    o.onnxModel === undefined &&
     o.filter !== undefined &&
     selectCases(o.filter).length + selectContractCases(o.filter).length === 0
   ) {
@@ -223,6 +281,7 @@ export async function main(argv: string[]): Promise<number> {
   const results: ConformanceResult[] = [];
   let factoryTimedOut = false;
   const onnxRuns: OnnxNodeTestsResult[] = [];
+  const modelBackends: { name: string; factory: BackendFactory }[] = [];
   for (const name of names) {
     let factory: BackendFactory;
     try {
@@ -239,6 +298,10 @@ export async function main(argv: string[]): Promise<number> {
     } catch (e) {
       console.error(`error: ${name}: ${(e as Error).message}`);
       return 2;
+    }
+    if (o.onnxModel !== undefined) {
+      modelBackends.push({ name, factory });
+      continue;
     }
     if (o.onnxNodeTests !== undefined) {
       try {
@@ -271,6 +334,19 @@ export async function main(argv: string[]): Promise<number> {
       break;
     }
   }
+  if (o.onnxModel !== undefined)
+    return onnxModelCommand(
+      {
+        model: o.onnxModel,
+        inputs: o.input ?? [],
+        seed: o.seed,
+        tolerance: o.tolerance,
+        // a whole model takes longer than a case: 300 s unless --timeout says otherwise
+        timeoutMs: program.getOptionValueSource('timeout') === 'default' ? undefined : o.timeout,
+        writeJson: o.json === undefined ? undefined : (text) => writeReport('--json', o.json!, text),
+      },
+      modelBackends,
+    );
   if (o.onnxNodeTests !== undefined) {
     console.log(onnxTextReport(onnxRuns));
     if (o.json && !writeReport('--json', o.json, JSON.stringify(onnxRuns, null, 2))) return 2;

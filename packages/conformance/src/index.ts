@@ -11,3 +11,8 @@ export * from './report.js';
 export * from './checked.js';
 export * from './bisect.js';
 export * from './onnx/index.js';
+export * from './onnx-model.js';
+export * from './onnx-model-compare.js';
+export * from './onnx-model-inputs.js';
+export * from './onnx-model-npy.js';
+export * from './onnx-model-report.js';
