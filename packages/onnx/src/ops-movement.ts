@@ -317,6 +317,7 @@ const cast = (like: boolean): OpMapping => ({
   contract: EXACT,
   plan: (ctx) => {
     const to = like ? ctx.outputTypes[0] : HAL_TYPE[ctx.attrs.int('to', 0)];
+    ctx.attrs.int('saturate', 1); // opset 19: float8 targets only, none of which the HAL has
     if (!isDType(to)) throw new NotExpressible('dtype', `${ctx.node.opType} to ${ctx.outputTypes[0]}`);
     return (be, [x]) => [x!.dtype === to ? x! : be.cast(x!, to)];
   },

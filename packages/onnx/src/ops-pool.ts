@@ -9,7 +9,7 @@
  * at the start otherwise).
  */
 import type { ConvPadding, NDArray } from '@polyhal/hal';
-import { type NodeContext, NotExpressible, type OpMapping } from './table.js';
+import { type NodeContext, NotExpressible, normAxis, type OpMapping } from './table.js';
 
 interface Window {
   sp: number;
@@ -189,8 +189,25 @@ const resize: OpMapping = {
       const v = ctx.node.inputs[i] ? ctx.numbers(i) : undefined;
       return v && v.length > 0 ? v : undefined;
     };
-    const [roi, scales, sizes] = [nonEmpty(1), nonEmpty(2), nonEmpty(3)];
+    let [roi, scales, sizes] = [nonEmpty(1), nonEmpty(2), nonEmpty(3)];
     if (!scales && !sizes) throw new NotExpressible('input', 'Resize without scales or sizes');
+    // opset 18: no antialiasing, the 'stretch' policy, and `axes` (the others keep their size: scale 1)
+    if (ctx.attrs.int('antialias', 0) !== 0) throw new NotExpressible('attribute', 'Resize antialias=1');
+    const policy = ctx.attrs.string('keep_aspect_ratio_policy', 'stretch');
+    if (policy !== 'stretch') throw new NotExpressible('attribute', `Resize keep_aspect_ratio_policy '${policy}'`);
+    const axes = ctx.attrs.ints('axes');
+    if (axes) {
+      const shape = ctx.inputShapes[0]!;
+      const r = shape.length;
+      const ax = axes.map((a) => normAxis(a, r, 'Resize'));
+      const full = (v: number[] | undefined, other: (i: number) => number): number[] | undefined =>
+        v && shape.map((_, i) => (ax.includes(i) ? v[ax.indexOf(i)]! : other(i)));
+      if ([scales, sizes].some((v) => v && v.length !== ax.length) || (roi && roi.length !== 2 * ax.length))
+        throw new NotExpressible('input', `Resize: scales, sizes or roi not of ${ax.length} axes`);
+      scales = full(scales, () => 1);
+      sizes = full(sizes, (i) => shape[i]!);
+      roi = roi && [...full(roi.slice(0, ax.length), () => 0)!, ...full(roi.slice(ax.length), () => 1)!];
+    }
     const o = {
       sizes,
       scales: sizes ? undefined : scales,
