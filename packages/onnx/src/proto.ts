@@ -35,6 +35,7 @@ export { OnnxDecodeError } from './wire.js';
  * (value undefined, type kept).
  */
 export interface OnnxAttribute {
+  /** The attribute's name (`axis`, `pads`, `then_branch`, ...). */
   name: string;
   /**
    * AttributeProto.AttributeType: 1 FLOAT, 2 INT, 3 STRING, 4 TENSOR, 5 GRAPH, 6 FLOATS, 7 INTS, 8 STRINGS,
@@ -42,17 +43,23 @@ export interface OnnxAttribute {
    * without one (IR version 1) gets the type of the field that holds its value.
    */
   type: number;
+  /** The value, by type (see above); undefined for the types not decoded. */
   value: number | string | number[] | string[] | OnnxTensor | OnnxTensor[] | OnnxGraph | OnnxGraph[] | undefined;
 }
 
+/** A NodeProto: one operator application of a graph. */
 export interface OnnxNode {
   /** NodeProto.name: decodeModel always sets it ('' where the producer gave none). */
   name?: string;
+  /** The operator (`Conv`, `Add`, `If`, ...). */
   opType: string;
+  /** The operator set's domain ('' is the default ONNX domain). */
   domain: string;
   /** Value names; '' marks an omitted optional input or output. */
   inputs: string[];
+  /** The names of the values it produces, in order. */
   outputs: string[];
+  /** Its attributes, in the model's order. */
   attributes: OnnxAttribute[];
 }
 
@@ -62,11 +69,15 @@ export interface OnnxNode {
  * where the rank is unknown.
  */
 export interface OnnxValueInfo {
+  /** The value's name. */
   name: string;
   /** 'tensor', 'sequence', 'map', 'optional', 'sparse_tensor' or 'unknown'. */
   kind: string;
+  /** For a tensor: the element type's name (`float32`, `int64`, ...). */
   dtype?: string;
+  /** For a tensor: the dims, null where symbolic or unknown; undefined where the rank is unknown. */
   shape?: (number | null)[];
+  /** For each dim, its symbolic name where the producer gave one, else null. */
   dimParams?: (string | null)[];
 }
 
@@ -76,10 +87,15 @@ export interface OnnxValueInfo {
  * iteration number, condition, loop-carried values; Scan: state and scan slices; If: none).
  */
 export interface OnnxGraph {
+  /** GraphProto.name. */
   name: string;
+  /** The nodes, in the model's order (a topological order, as ONNX requires). */
   nodes: OnnxNode[];
+  /** The constant tensors (weights), by name. */
   initializers: OnnxTensor[];
+  /** The graph's inputs, in order. */
   inputs: OnnxValueInfo[];
+  /** The graph's outputs. */
   outputs: OnnxValueInfo[];
   /** GraphProto.value_info: types and shapes of intermediate values, where the producer recorded them. */
   valueInfo: OnnxValueInfo[];
@@ -87,15 +103,19 @@ export interface OnnxGraph {
 
 /** A ModelProto: its main graph's fields (an OnnxGraph), with the model's versions and metadata. */
 export interface OnnxModel extends OnnxGraph {
+  /** ModelProto.ir_version: the ONNX IR version the file was written with. */
   irVersion: number;
   /** Operator set versions by domain ('' is the default ONNX domain, also spelled 'ai.onnx'). */
   opsets: Map<string, number>;
+  /** The tool that wrote the model (`pytorch`, `tf2onnx`, ...); '' when not given. */
   producerName: string;
+  /** Its version; '' when not given. */
   producerVersion: string;
   /** ModelProto.metadata_props. */
   metadata: Map<string, string>;
 }
 
+/** Options of decodeModel. */
 export interface DecodeModelOptions {
   /** Where the bytes came from (a path or URL): error messages start with it. */
   source?: string;
