@@ -13,6 +13,7 @@ import type { OutputTensor } from '@polyhal/onnx';
  * docs/guide/running-onnx-models.md).
  */
 export const ONNX_MODEL_TOLERANCE: Readonly<Record<string, number>> = { webgpu: 3e-4 };
+/** The per-node tolerance of a backend that ONNX_MODEL_TOLERANCE does not list: 1e-4 of the output's scale. */
 export const ONNX_MODEL_DEFAULT_TOLERANCE = 1e-4;
 
 /** The tolerance of `backend`: the table's, else ONNX_MODEL_DEFAULT_TOLERANCE. */
@@ -23,11 +24,15 @@ export const modelTolerance = (backend: string): number =>
 export interface OutputComparison {
   /** The node's name (`#i` where the model gives none), with the If/Loop/Scan nodes holding it, outermost first. */
   node: string;
+  /** The If/Loop/Scan nodes holding the node, outermost first (empty at the top level). */
   path: readonly string[];
+  /** The node's op type. */
   op: string;
   /** The output value's name. */
   output: string;
+  /** The output's dtype on the backend. */
   dtype: string;
+  /** The output's dims on the backend. */
   dims: readonly number[];
   /** max |backend − reference| over the elements (Infinity where a NaN or an infinity does not match). */
   maxAbsError: number;
@@ -37,6 +42,7 @@ export interface OutputComparison {
   error: number;
   /** The error allowed: the backend's tolerance for floats, 0 for integers and bools. */
   tolerance: number;
+  /** Whether error ≤ tolerance (and the dtype and dims match the reference's). */
   pass: boolean;
   /** Why it failed where no number says it: a dtype or dims other than the reference's, a missing output. */
   reason?: string;

@@ -19,8 +19,11 @@ export class ModelInputError extends InvalidArgumentError {
 }
 
 /** One `--input name=file`: the model input's name and the file's path. */
+/** One `--input name=file` of the CLI, parsed. */
 export interface ModelInputSpec {
+  /** The model input it feeds. */
   readonly name: string;
+  /** The file holding its values (.npy or a serialized TensorProto). */
   readonly path: string;
 }
 
@@ -147,9 +150,13 @@ export function generatedInput(info: OnnxValueInfo, seed: number, position = 0):
 
 /** Where each input's values came from, for reports: the file, or "generated (seed N)". */
 export interface InputSource {
+  /** The model input. */
   readonly name: string;
+  /** Its ONNX element type. */
   readonly dtype: string;
+  /** Its dims as fed. */
   readonly dims: readonly number[];
+  /** The file it was read from, or "generated (seed N)". */
   readonly from: string;
 }
 

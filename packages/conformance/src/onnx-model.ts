@@ -13,10 +13,13 @@ import { type BackendFactory, ConformanceTimeoutError } from './runner.js';
 
 /** A backend to check: its name (for reports and the tolerance table) and its factory. */
 export interface ModelBackend {
+  /** Its name (`cpu`, `wasm`, `webgpu`, ...): reports and the tolerance table use it. */
   readonly name: string;
+  /** Makes the backend the model runs on (the run disposes it). */
   readonly factory: BackendFactory;
 }
 
+/** Options of runOnnxModel. */
 export interface OnnxModelOptions {
   /**
    * Feeds by input name (every input). `polyhal-conformance` builds them with `modelFeeds`: `--input` files,
@@ -35,7 +38,9 @@ export interface OnnxModelOptions {
 
 /** One backend's run of the model, node by node against the reference. */
 export interface OnnxModelBackendResult {
+  /** The backend's name. */
   backend: string;
+  /** Its device. */
   deviceName: string;
   /** passed: every output within tolerance; failed: some beyond it; error: the run did not finish. */
   status: 'passed' | 'failed' | 'error';
@@ -57,17 +62,21 @@ export interface OnnxModelBackendResult {
   ms: number;
 }
 
+/** What runOnnxModel returns: the reference it compared with, the inputs, and one result per backend. */
 export interface OnnxModelResult {
   /** The model's path, or 'model' for bytes. */
   model: string;
   /** The backend every node was compared with, and its device. */
   reference: string;
+  /** The reference backend's device. */
   referenceDevice: string;
   /** Why the reference is not the `reference` backend, where it is not. */
   referenceNote?: string;
+  /** Each input, with where its values came from. */
   inputs: readonly InputSource[];
   /** Nodes the reference run observed. */
   nodes: number;
+  /** One result per backend checked, in the order given. */
   results: OnnxModelBackendResult[];
 }
 
