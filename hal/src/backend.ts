@@ -1,17 +1,17 @@
 import type { DType, HostArray } from './core/dtype.js';
 import type { DeviceBuffer, NDArray } from './core/ndarray.js';
 import { InvalidArgumentError } from './core/errors.js';
-import type { RandomMethods } from './families/random/sampling.js';
-import type { ArgReduceMethods } from './families/indexing/argreduce.js';
+import type { BinaryOp, ReduceOp, UnaryOp } from './ops/index.js';
 import type { ConvMethods } from './families/conv/conv-methods.js';
-import type { LogicMethods } from './families/logic/logic.js';
-import type { QuantMethods } from './families/quant/quantize.js';
+import type { ArgReduceMethods } from './families/indexing/argreduce.js';
 import type { IndexingMethods } from './families/indexing/indexing.js';
 import type { IndexingNDMethods } from './families/indexing/indexing-nd.js';
-import type { BinaryOp, ReduceOp, UnaryOp } from './ops/index.js';
 import type { LayoutMethods, PadMode } from './families/layout/layout.js';
+import type { LogicMethods } from './families/logic/logic.js';
 import type { LossMethods } from './families/loss/losses.js';
 import type { NormMethods } from './families/norm/norm.js';
+import type { QuantMethods } from './families/quant/quantize.js';
+import type { RandomMethods } from './families/random/sampling.js';
 import type { ScanMethods } from './families/scan/scan.js';
 
 /** `cpu` for backends that compute on the host CPU (pure JS, WASM); `gpu` for GPU adapters. */
@@ -123,6 +123,28 @@ export type ReduceMethods = {
 };
 
 /**
+ * The op families, one interface each, in one list: the methods derived from the op table (ElementwiseMethods,
+ * ReduceMethods) and those of each folder of hal/src/families/ (layout, indexing, argmax/argmin, conv and
+ * pooling, bool ops, quantization, losses, normalization, scans, random arrays). ComputeBackend has all of
+ * them; BaseBackend gets them from its table of families (FAMILIES, base.ts), which the compiler checks
+ * against this list.
+ */
+export interface FamilyMethods
+  extends ElementwiseMethods,
+    ReduceMethods,
+    LayoutMethods,
+    IndexingMethods,
+    IndexingNDMethods,
+    ArgReduceMethods,
+    ConvMethods,
+    LogicMethods,
+    QuantMethods,
+    LossMethods,
+    NormMethods,
+    ScanMethods,
+    RandomMethods {}
+
+/**
  * The contract every backend fulfils. User-facing ops take NDArrays (strided views) and return new
  * contiguous NDArrays that the caller owns and frees with `free`/`deallocate`. Ops enqueue and return
  * at once; `read` resolves with the data once queued work is done; `synchronize()` waits for all of it.
@@ -134,8 +156,11 @@ export type ReduceMethods = {
  * an InvalidArgumentError naming the op and the argument (never a bare TypeError); a view reaching
  * outside its buffer is an InvalidArgumentError; an op name outside UNARY_OPS/BINARY_OPS/REDUCE_OPS is
  * an UnsupportedOpError naming op, dtype and backend. Async methods (`read`) reject with these errors.
+ *
+ * Its members: the storage, movement, matmul, composite and optimizer methods declared here, and the methods
+ * of every op family (FamilyMethods).
  */
-export interface ComputeBackend extends ElementwiseMethods, ReduceMethods, LayoutMethods {
+export interface ComputeBackend extends FamilyMethods {
   /** Registry name: `cpu`, `wasm`, `webgpu`, ... */
   readonly name: string;
   /** Unique per instance (`cpu#1`); buffers remember it. */
@@ -332,27 +357,3 @@ export interface ComputeBackend extends ElementwiseMethods, ReduceMethods, Layou
    */
   sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void;
 }
-
-// Random arrays from the Philox4x32-10 stream of a seed, the same on every backend: `randomUniform`,
-// `randomNormal`, `bernoulli` (RandomMethods, hal/src/families/random/sampling.ts).
-export interface ComputeBackend extends RandomMethods {}
-// gather, scatterAdd, scatter and oneHot (IndexingMethods, hal/src/families/indexing/indexing.ts).
-export interface ComputeBackend extends IndexingMethods {}
-// gatherND, scatterND and scatterElements (IndexingNDMethods, hal/src/families/indexing/indexing-nd.ts).
-export interface ComputeBackend extends IndexingNDMethods {}
-// argmax and argmin (ArgReduceMethods, hal/src/families/indexing/argreduce.ts).
-export interface ComputeBackend extends ArgReduceMethods {}
-// conv, convTranspose, maxPool and avgPool (ConvMethods, hal/src/families/conv/conv-methods.ts).
-export interface ComputeBackend extends ConvMethods {}
-// where, any, all, isnan, isinf, isfinite, logicalNot and bitwiseNot (LogicMethods, families/logic/logic.ts).
-export interface ComputeBackend extends LogicMethods {}
-
-// quantizeLinear, dequantizeLinear, matmulInteger, convInteger and matmulIntegerToFloat (QuantMethods,
-// hal/src/families/quant/quantize.ts).
-export interface ComputeBackend extends QuantMethods {}
-// nllLoss, crossEntropy and binaryCrossEntropyWithLogits (LossMethods, hal/src/families/loss/losses.ts).
-export interface ComputeBackend extends LossMethods {}
-// layerNorm and layerNormBackward (NormMethods, hal/src/families/norm/norm.ts).
-export interface ComputeBackend extends NormMethods {}
-// cumsum and topk (ScanMethods, hal/src/families/scan/scan.ts).
-export interface ComputeBackend extends ScanMethods {}

@@ -3,9 +3,8 @@ import {
   type BackendCapabilities,
   type ComputeBackend,
   type DeviceType,
-  type ElementwiseMethods,
+  type FamilyMethods,
   type Operand,
-  type ReduceMethods,
   type SgdStepParams,
   STRICT_CAPABILITIES,
 } from './backend.js';
@@ -45,27 +44,22 @@ import { softmaxCrossEntropyFrame } from './families/loss/fused.js';
 import { StorageBackend } from './contract/storage-backend.js';
 import { withTemps } from './core/temps.js';
 import { type PhiloxStream, philoxUniformFill } from './core/philox.js';
-import { installRandomOps, type RandomMethods } from './families/random/sampling.js';
+import { RANDOM_METHODS } from './families/random/sampling.js';
 import { type ScatterCompositeHost, scatterKernelComposite } from './families/indexing/scatter-composite.js';
 import { integerMatmulComposite } from './families/matmul/integer-matmul.js';
 import { addBias, checkMatmulBias } from './families/matmul/matmul-bias.js';
-import { installTableMethods } from './contract/table-methods.js';
-import { type ArgReduceMethods, installArgReduceOps } from './families/indexing/argreduce.js';
-import { type ConvMethods, installConvOps } from './families/conv/conv-methods.js';
-import { type IndexingMethods, installIndexingOps, type ScatterReduction } from './families/indexing/indexing.js';
-import { installIndexingNDOps, type IndexingNDMethods } from './families/indexing/indexing-nd.js';
-import {
-  installLayoutOps,
-  type LayoutHost,
-  type LayoutMethods,
-  type PadMode,
-  padArray,
-} from './families/layout/layout.js';
-import { installLogicOps, type LogicMethods } from './families/logic/logic.js';
-import { installQuantOps, type QuantMethods } from './families/quant/quantize.js';
-import { installLossOps, type LossMethods } from './families/loss/losses.js';
-import { installNormOps, type NormMethods } from './families/norm/norm.js';
-import { installScanOps, type ScanMethods } from './families/scan/scan.js';
+import { ELEMENTWISE_METHODS, REDUCE_METHODS } from './contract/table-methods.js';
+import { defineFamilyMethods } from './contract/family-table.js';
+import { ARG_REDUCE_METHODS } from './families/indexing/argreduce.js';
+import { CONV_METHODS } from './families/conv/conv-methods.js';
+import { INDEXING_METHODS, type ScatterReduction } from './families/indexing/indexing.js';
+import { INDEXING_ND_METHODS } from './families/indexing/indexing-nd.js';
+import { LAYOUT_METHODS, type LayoutHost, type PadMode, padArray } from './families/layout/layout.js';
+import { LOGIC_METHODS } from './families/logic/logic.js';
+import { QUANT_METHODS } from './families/quant/quantize.js';
+import { LOSS_METHODS } from './families/loss/losses.js';
+import { NORM_METHODS } from './families/norm/norm.js';
+import { SCAN_METHODS } from './families/scan/scan.js';
 import {
   BINARY_OP_SET,
   checkAdamParams,
@@ -115,7 +109,7 @@ export type { BaseBackendOptions } from './contract/storage-backend.js';
  * checkBuffer...) come from StorageBackend (storage-backend.ts), as do the required hooks' abstract
  * declarations; the ops and composites are here.
  */
-// The elementwise and reduction methods are defined on the prototype from the op table (end of file).
+// The op families' methods (FamilyMethods) are defined on the prototype from FAMILIES (end of file).
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: methods defined on the prototype
 export abstract class BaseBackend extends StorageBackend implements ComputeBackend {
   abstract readonly deviceName: string;
@@ -546,37 +540,34 @@ type DefaultHooksTyped = Holds<
   | Same<Parameters<BaseBackend['randomUniformKernel']>, HookArgs<'randomUniformKernel'>>
 >;
 
-// The named elementwise and reduction methods (ElementwiseMethods, ReduceMethods), one per op table
-// entry, all through unary/binary/reduce.
-export interface BaseBackend extends ElementwiseMethods, ReduceMethods, LayoutMethods {}
-installLayoutOps(BaseBackend.prototype);
-// gather, scatterAdd, scatter and oneHot (hal/src/families/indexing/indexing.ts).
-export interface BaseBackend extends IndexingMethods {}
-installIndexingOps(BaseBackend.prototype);
-// gatherND, scatterND and scatterElements (hal/src/families/indexing/indexing-nd.ts).
-export interface BaseBackend extends IndexingNDMethods {}
-installIndexingNDOps(BaseBackend.prototype);
-// argmax and argmin (hal/src/families/indexing/argreduce.ts).
-export interface BaseBackend extends ArgReduceMethods {}
-installArgReduceOps(BaseBackend.prototype);
-// nllLoss, crossEntropy and binaryCrossEntropyWithLogits (hal/src/families/loss/losses.ts).
-export interface BaseBackend extends LossMethods {}
-installLossOps(BaseBackend.prototype);
-// layerNorm and layerNormBackward (hal/src/families/norm/norm.ts).
-export interface BaseBackend extends NormMethods {}
-installNormOps(BaseBackend.prototype);
-// conv, convTranspose, maxPool and avgPool (hal/src/families/conv/conv-methods.ts).
-export interface BaseBackend extends ConvMethods {}
-installConvOps(BaseBackend.prototype);
-// where, any, all, isnan, isinf, isfinite, logicalNot and bitwiseNot (hal/src/families/logic/logic.ts).
-export interface BaseBackend extends LogicMethods {}
-installLogicOps(BaseBackend.prototype);
-export interface BaseBackend extends QuantMethods {}
-installQuantOps(BaseBackend.prototype);
-// cumsum and topk (hal/src/families/scan/scan.ts).
-export interface BaseBackend extends ScanMethods {}
-installScanOps(BaseBackend.prototype);
-// randomUniform, randomNormal and bernoulli (hal/src/families/random/sampling.ts).
-export interface BaseBackend extends RandomMethods {}
-installRandomOps(BaseBackend.prototype);
-installTableMethods(BaseBackend.prototype);
+/**
+ * The op families BaseBackend is composed of, in one table: for each family, the functions that implement its
+ * methods interface (FamilyMethods, backend.ts), from the family's folder (hal/src/families/<family>/, and
+ * contract/table-methods.ts for the two derived from the op table). The compiler holds each entry to its
+ * interface (each is a FamilyTable: every method, with its parameters and result) and the table as a whole to
+ * FamilyMethods (no method missing, none extra); defineFamilyMethods defines them on BaseBackend's prototype
+ * when this module is evaluated, and refuses a name defined twice.
+ */
+export const FAMILIES = Object.freeze({
+  elementwise: ELEMENTWISE_METHODS, // exp, add, ...: one per elementwise op of the op table
+  reduce: REDUCE_METHODS, // sum, prod, max, min: one per reduction of the op table
+  layout: LAYOUT_METHODS, // concat, stack, split, tile, flip, trilu
+  indexing: INDEXING_METHODS, // gather, scatterAdd, scatter, oneHot
+  indexingND: INDEXING_ND_METHODS, // gatherND, scatterND, scatterElements
+  argReduce: ARG_REDUCE_METHODS, // argmax, argmin
+  conv: CONV_METHODS, // conv, convTranspose, maxPool, avgPool, resize
+  logic: LOGIC_METHODS, // where, any, all, isnan, isinf, isfinite, logicalNot, bitwiseNot
+  quant: QUANT_METHODS, // quantizeLinear, dequantizeLinear, matmulInteger, convInteger, matmulIntegerToFloat
+  loss: LOSS_METHODS, // nllLoss, crossEntropy, binaryCrossEntropyWithLogits
+  norm: NORM_METHODS, // layerNorm, layerNormBackward
+  scan: SCAN_METHODS, // cumsum, topk
+  random: RANDOM_METHODS, // randomUniform, randomNormal, bernoulli
+});
+
+// Compile-time: FAMILIES defines exactly the methods of FamilyMethods.
+type TableKeys<T> = { [F in keyof T]: keyof T[F] }[keyof T];
+// biome-ignore lint/correctness/noUnusedVariables: a compile-time check, never used
+type FamiliesComplete = Holds<Same<TableKeys<typeof FAMILIES>, keyof FamilyMethods>>;
+
+export interface BaseBackend extends FamilyMethods {}
+defineFamilyMethods(BaseBackend.prototype, FAMILIES);

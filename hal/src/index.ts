@@ -1,25 +1,24 @@
 /**
- * The public surface of @polyhal/hal, name by name: what users and backend authors import. Each
- * statement lists what one module contributes (a name that a module re-exports is listed once, at its
- * first module). Keep the statements' order: it sets the order the modules are evaluated in (biome.json
- * leaves imports and exports unsorted for that reason).
+ * The public surface of @polyhal/hal, name by name: what users of a backend import — the ComputeBackend
+ * contract and its op families' interfaces, NDArray views, dtypes, shapes, typed errors, the op table, and
+ * backend selection (createBackend, the registry, the config file). Each statement lists what one module
+ * contributes.
+ *
+ * The API for writing a backend (BaseBackend, its hooks, the routing step, dtype storage, host kernels,
+ * composites, argument checks, Philox, option specs) is `@polyhal/hal/internal` (internal.ts). The names of it
+ * that 0.1 exported from here are still exported here for one release, as the same bindings (the last two
+ * statements): import them from `@polyhal/hal/internal`; the per-family installers (installLayoutOps, ...) are
+ * deprecated, BaseBackend being composed from FAMILIES.
  */
 export {
-  boolToStorage,
   bytesPerElement,
   type DType,
-  DTYPE_DESCRIPTORS,
   DTYPE_LIST,
-  type DTypeDescriptor,
-  dtypeDescriptor,
   dtypeOfArray,
-  type DTypeRoute,
   DTYPES,
   float16Bits,
   float16FromBits,
   type HostArray,
-  hostToStorage,
-  hostValue,
   inferDType,
   intRange,
   isDType,
@@ -27,24 +26,14 @@ export {
   isIntDType,
   isNarrow,
   NARROW_DTYPES,
-  narrowCast,
   type NarrowDType,
   newHostArray,
-  newStorageArray,
   roundFloat16,
-  type StorageArray,
-  storageDType,
-  type StorageDType,
-  storageToBool,
-  storageToHost,
   type TypedArrayFor,
-  wrapInt8,
-  wrapUint8,
 } from './core/dtype.js';
 export {
   BackendHookError,
   BackendUnavailableError,
-  describeValue,
   DeviceMismatchError,
   DTypeError,
   InvalidArgumentError,
@@ -109,7 +98,6 @@ export {
   type DeviceBuffer,
   expandView,
   inferShape,
-  isWholeBuffer,
   type NDArray,
   permuteView,
   reshapeView,
@@ -128,137 +116,55 @@ export {
   type ComputeBackend,
   type DeviceType,
   type ElementwiseMethods,
+  type FamilyMethods,
   type Operand,
   type ReadHandle,
   type ReduceMethods,
   type SgdStepParams,
   STRICT_CAPABILITIES,
 } from './backend.js';
-export {
-  type BackendHooks,
-  BaseBackend,
-  type BaseBackendOptions,
-  type HookSpec,
-  missingHooks,
-  OPTIONAL_HOOKS,
-  type OptionalBackendHooks,
-  REQUIRED_HOOKS,
-} from './base.js';
-export type { AnyHooks, HookArgs, HookResult } from './contract/hooks.js';
-export { KernelRouter, type RoutedBackend, routeOf } from './contract/kernel-router.js';
-export {
-  installLayoutOps,
-  type LayoutHost,
-  type LayoutMethods,
-  PAD_MODES,
-  padArray,
-  padBoxes,
-  type PadMode,
-  type PadRun,
-  padRuns,
-} from './families/layout/layout.js';
-export {
-  GATHER_FILL,
-  type IndexingHost,
-  type IndexingMethods,
-  installIndexingOps,
-  SCATTER_REDUCTIONS,
-  type ScatterReduction,
-} from './families/indexing/indexing.js';
-export {
-  checkGatherND,
-  checkScatterElements,
-  checkScatterND,
-  type FlatIndexPlan,
-  gatherNDPlan,
-  type IndexingNDMethods,
-  installIndexingNDOps,
-  scatterElementsPlan,
-  scatterNDPlan,
-} from './families/indexing/indexing-nd.js';
-export { type ArgReduceMethods, type ArgReduceOptions, installArgReduceOps } from './families/indexing/argreduce.js';
-export {
-  type BinaryCrossEntropyOptions,
-  type CrossEntropyOptions,
-  installLossOps,
-  type LossMethods,
-  type LossReduction,
-  type NllLossOptions,
+export { type LayoutMethods, PAD_MODES, type PadMode } from './families/layout/layout.js';
+export { type IndexingMethods, SCATTER_REDUCTIONS, type ScatterReduction } from './families/indexing/indexing.js';
+export type { IndexingNDMethods } from './families/indexing/indexing-nd.js';
+export type { ArgReduceMethods, ArgReduceOptions } from './families/indexing/argreduce.js';
+export type {
+  BinaryCrossEntropyOptions,
+  CrossEntropyOptions,
+  LossMethods,
+  LossReduction,
+  NllLossOptions,
 } from './families/loss/losses.js';
-export {
-  installNormOps,
-  type LayerNormBackwardOptions,
-  type LayerNormOptions,
-  type NormMethods,
-} from './families/norm/norm.js';
-export {
-  type ConvPadding,
-  type ConvPaddingMode,
-  type PerAxis,
-  perAxis,
-  spatialRank,
-  type WindowGeometry,
-  windowGeometry,
-  type WindowOptions,
-} from './families/conv/conv-geometry.js';
-export { checkConvOperands, convGradDims, type ConvHost } from './families/conv/conv-check.js';
-export {
-  col2im,
-  convComposite,
-  type ConvOptions,
-  convTransposeComposite,
-  type ConvTransposeOptions,
-  convWeightGrad,
-  cropTo,
-  isDepthwise,
-  padSpatial,
-  windowsView,
-} from './families/conv/conv.js';
-export {
-  avgPoolComposite,
-  avgPoolGrad,
-  type AvgPoolOptions,
-  maxPoolComposite,
-  maxPoolGrad,
-  poolGeometry,
-  type PoolOptions,
-} from './families/conv/pool.js';
-export {
-  type AxisTaps,
-  axisTaps,
-  type CoordinateTransformationMode,
-  type NearestMode,
-  resizeBackward,
-  resizeComposite,
-  type ResizeMode,
-  type ResizeOptions,
+export type { LayerNormBackwardOptions, LayerNormOptions, NormMethods } from './families/norm/norm.js';
+export type { ConvPadding, ConvPaddingMode, PerAxis, WindowOptions } from './families/conv/conv-geometry.js';
+export type { ConvOptions, ConvTransposeOptions } from './families/conv/conv.js';
+export type { AvgPoolOptions, PoolOptions } from './families/conv/pool.js';
+export type {
+  CoordinateTransformationMode,
+  NearestMode,
+  ResizeMode,
+  ResizeOptions,
 } from './families/conv/resize.js';
-export { type ConvMethods, installConvOps } from './families/conv/conv-methods.js';
-export { installLogicOps, type LogicMethods } from './families/logic/logic.js';
-export { installQuantOps, type QuantMethods } from './families/quant/quantize.js';
+export type { ConvMethods } from './families/conv/conv-methods.js';
+export type { LogicMethods } from './families/logic/logic.js';
+export type { QuantMethods } from './families/quant/quantize.js';
+export type { CumsumOptions, ScanMethods, TopKOptions } from './families/scan/scan.js';
+export type {
+  BernoulliOptions,
+  RandomMethods,
+  RandomNormalOptions,
+  RandomUniformOptions,
+} from './families/random/sampling.js';
 export {
-  CUMSUM_BLOCK,
-  cumsumComposite,
-  type CumsumOptions,
-  installScanOps,
-  type ScanMethods,
-  TOPK_BLOCK,
-  topkComposite,
-  type TopKOptions,
-} from './families/scan/scan.js';
-export { hostArgReduce, hostCumsum, hostTopk, type HostView } from './host/host-scan.js';
-export { hostOneHot, hostTuplePositions } from './host/host-index.js';
-export { batchOffsets, hostIntMatmul } from './host/host-matmul-int.js';
-export {
-  adamStepComposite,
-  adamStepConstants,
-  logSoftmaxComposite,
-  logsumexpComposite,
-  sgdStepComposite,
-  softmaxComposite,
-  softmaxCrossEntropyComposite,
-  withTemps,
-} from './families/composite/composites.js';
+  type CellActivation,
+  type GruCellOptions,
+  type GruGateOrder,
+  gruCell,
+  gruCellBackward,
+  type LstmCellOptions,
+  type LstmGateOrder,
+  lstmCell,
+  lstmCellBackward,
+} from './families/recurrent/cells.js';
 export {
   BACKEND_PACKAGES,
   type BackendEntry,
@@ -280,11 +186,113 @@ export {
   type KnownBackend,
   type KnownBackendName,
 } from './runtime/known-backends.js';
-export { mulberry32, normal, type Rng } from './core/random.js';
+export type { BaseBackendOptions, OptionSpec, OptionSpecs, OptionsOf, OptionValue } from './runtime/options.js';
 export {
+  CONFIG_FILE_NAME,
+  CONFIG_MAX_BYTES,
+  CONFIG_OPTION_SPECS,
+  loadConfig,
+  type LoadedConfig,
+} from './runtime/config.js';
+export { mulberry32, normal, type Rng } from './core/random.js';
+
+// For one release: the backend-author API of 0.1, now at @polyhal/hal/internal (the same bindings).
+export {
+  adamStepComposite,
+  adamStepConstants,
+  type AnyHooks,
+  avgPoolComposite,
+  avgPoolGrad,
+  type AxisSplit,
+  type AxisTaps,
+  axisTaps,
+  type BackendHooks,
+  BASE_OPTION_SPECS,
+  BaseBackend,
+  batchOffsets,
+  bernoulliComposite,
+  BINARY_OP_SET,
   bitsToUniform,
+  boolToStorage,
+  checkAdamParams,
+  checkAxesArg,
+  checkAxis,
+  checkBoolean,
+  checkConvOperands,
+  checkGatherND,
+  checkHostData,
+  checkIntList,
+  checkNumber,
+  checkPadWidths,
+  checkPairs,
+  checkScatterElements,
+  checkScatterND,
   checkSeed,
+  checkSgdParams,
+  checkSoftmaxCrossEntropyOperands,
+  checkStepBuffers,
+  checkUniformOptions,
+  checkView,
+  checkWriteData,
+  coalesce,
+  col2im,
+  convComposite,
+  convGradDims,
+  type ConvHost,
+  convTransposeComposite,
+  convWeightGrad,
+  cropTo,
+  CUMSUM_BLOCK,
+  cumsumComposite,
+  defineOptions,
+  describeValue,
+  DTYPE_DESCRIPTORS,
+  type DTypeDescriptor,
+  dtypeDescriptor,
+  type DTypeRoute,
+  type FlatIndexPlan,
+  GATHER_FILL,
+  gatherNDPlan,
+  type HookArgs,
+  type HookResult,
+  type HookSpec,
+  hostArgReduce,
+  hostCumsum,
+  hostIntMatmul,
+  hostOneHot,
+  hostToStorage,
+  hostTopk,
+  hostTuplePositions,
+  hostValue,
+  type HostView,
+  type IndexingHost,
+  isContiguous,
+  isDepthwise,
+  isNodeLike,
+  isWholeBuffer,
+  KernelRouter,
+  type LayoutHost,
+  logSoftmaxComposite,
+  logsumexpComposite,
+  matmulDims,
+  maxPoolComposite,
+  maxPoolGrad,
+  mergeable,
+  missingHooks,
   mulhi32,
+  narrowCast,
+  newStorageArray,
+  nodeBuiltin,
+  type NodeBuiltinName,
+  OPTIONAL_HOOKS,
+  type OptionalBackendHooks,
+  optionRange,
+  padArray,
+  padBoxes,
+  type PadRun,
+  padRuns,
+  padSpatial,
+  perAxis,
   PHILOX_M0,
   PHILOX_M1,
   PHILOX_W0,
@@ -293,67 +301,57 @@ export {
   type PhiloxStream,
   philoxStream,
   philoxUniformFill,
-} from './core/philox.js';
-export {
-  bernoulliComposite,
-  type BernoulliOptions,
-  checkUniformOptions,
-  installRandomOps,
   PI_BELOW,
-  type RandomMethods,
-  randomNormalComposite,
-  type RandomNormalOptions,
-  type RandomUniformOptions,
-  scaleUniform,
-  uniformStream,
-} from './families/random/sampling.js';
-export {
-  coalesce,
-  isContiguous,
-  mergeable,
   planMatmulBatch,
   planRows,
-  type RowPlan,
-  type StridedLayout,
-} from './core/strided.js';
-export { type AxisSplit, splitReduceAxes } from './core/reduce-plan.js';
-export { isNodeLike, nodeBuiltin, type NodeBuiltinName } from './runtime/platform.js';
-export {
-  BASE_OPTION_SPECS,
-  defineOptions,
-  type OptionSpec,
-  type OptionSpecs,
-  type OptionsOf,
-  type OptionValue,
-  optionRange,
-  validateOptions,
-} from './runtime/options.js';
-export {
-  CONFIG_FILE_NAME,
-  CONFIG_MAX_BYTES,
-  CONFIG_OPTION_SPECS,
-  loadConfig,
-  type LoadedConfig,
-} from './runtime/config.js';
-export {
-  BINARY_OP_SET,
-  checkAdamParams,
-  checkAxesArg,
-  checkAxis,
-  checkBoolean,
-  checkHostData,
-  checkIntList,
-  checkNumber,
-  checkPadWidths,
-  checkPairs,
-  checkSgdParams,
-  checkSoftmaxCrossEntropyOperands,
-  checkStepBuffers,
-  checkView,
-  checkWriteData,
-  matmulDims,
+  poolGeometry,
+  randomNormalComposite,
   REDUCE_OP_SET,
+  REQUIRED_HOOKS,
+  resizeBackward,
+  resizeComposite,
+  type RoutedBackend,
+  routeOf,
+  type RowPlan,
+  scaleUniform,
+  scatterElementsPlan,
+  scatterNDPlan,
+  sgdStepComposite,
   sgdVelocity,
+  softmaxComposite,
+  softmaxCrossEntropyComposite,
+  spatialRank,
+  splitReduceAxes,
+  type StorageArray,
+  storageBuffer,
+  storageDType,
+  type StorageDType,
+  storageToBool,
+  storageToHost,
+  storageView,
+  type StridedLayout,
+  TOPK_BLOCK,
+  topkComposite,
   UNARY_OP_SET,
-} from './contract/validate.js';
-export { storageBuffer, storageView } from './contract/narrow.js';
+  uniformStream,
+  validateOptions,
+  type WindowGeometry,
+  windowGeometry,
+  windowsView,
+  withTemps,
+  wrapInt8,
+  wrapUint8,
+} from './internal.js';
+export {
+  installArgReduceOps,
+  installConvOps,
+  installIndexingNDOps,
+  installIndexingOps,
+  installLayoutOps,
+  installLogicOps,
+  installLossOps,
+  installNormOps,
+  installQuantOps,
+  installRandomOps,
+  installScanOps,
+} from './families/installers.js';

@@ -3,6 +3,7 @@
  * pool.ts and resize.ts. Table entries: ops/conv-ops.ts.
  */
 import type { ConvHost } from './conv-check.js';
+import type { FamilyTable } from '../../contract/family-table.js';
 import { type ConvOptions, type ConvTransposeOptions, convComposite, convTransposeComposite } from './conv.js';
 import type { NDArray } from '../../core/ndarray.js';
 import { type AvgPoolOptions, avgPoolComposite, maxPoolComposite, type PoolOptions } from './pool.js';
@@ -32,25 +33,21 @@ export interface ConvMethods {
   resize(x: NDArray, options: ResizeOptions): NDArray;
 }
 
-/** Installs conv, convTranspose, maxPool, avgPool and resize on BaseBackend's prototype. */
-export function installConvOps(proto: object): void {
-  const methods: Record<string, (this: ConvHost, ...a: never[]) => unknown> = {
-    conv(this: ConvHost, x: NDArray, w: NDArray, o?: ConvOptions) {
-      return convComposite(this, x, w, o);
-    },
-    convTranspose(this: ConvHost, x: NDArray, w: NDArray, o?: ConvTransposeOptions) {
-      return convTransposeComposite(this, x, w, o);
-    },
-    maxPool(this: ConvHost, x: NDArray, o: PoolOptions) {
-      return maxPoolComposite(this, x, o);
-    },
-    avgPool(this: ConvHost, x: NDArray, o: AvgPoolOptions) {
-      return avgPoolComposite(this, x, o);
-    },
-    resize(this: ConvHost, x: NDArray, o: ResizeOptions) {
-      return resizeComposite(this, x, o);
-    },
-  };
-  for (const [name, value] of Object.entries(methods))
-    Object.defineProperty(proto, name, { value, writable: true, configurable: true });
-}
+/** The conv methods (ConvMethods) as BaseBackend has them (FAMILIES, base.ts): the composites of this folder. */
+export const CONV_METHODS: FamilyTable<ConvMethods> = {
+  conv(x: NDArray, w: NDArray, o?: ConvOptions) {
+    return convComposite(this, x, w, o);
+  },
+  convTranspose(x: NDArray, w: NDArray, o?: ConvTransposeOptions) {
+    return convTransposeComposite(this, x, w, o);
+  },
+  maxPool(x: NDArray, o: PoolOptions) {
+    return maxPoolComposite(this, x, o);
+  },
+  avgPool(x: NDArray, o: AvgPoolOptions) {
+    return avgPoolComposite(this, x, o);
+  },
+  resize(x: NDArray, o: ResizeOptions) {
+    return resizeComposite(this, x, o);
+  },
+} satisfies FamilyTable<ConvMethods, ConvHost>;

@@ -7,6 +7,7 @@
  * argReduceKernel hook (hooks.ts) replaces the composite with one pass per row.
  */
 import { DTypeError, InvalidArgumentError } from '../../core/errors.js';
+import type { FamilyTable } from '../../contract/family-table.js';
 import { type DeviceBuffer, type NDArray, viewOf } from '../../core/ndarray.js';
 import type { BinaryOp, ReduceOp, UnaryOp } from '../../ops/index.js';
 import { normalizeAxis, sizeOf } from '../../core/shape.js';
@@ -127,14 +128,12 @@ function argExtreme(
   });
 }
 
-/** Installs argmax and argmin on BaseBackend's prototype. */
-export function installArgReduceOps(proto: object): void {
-  for (const op of ['argmax', 'argmin'] as const)
-    Object.defineProperty(proto, op, {
-      value(this: ArgHost, x: NDArray, axis?: number, keepdims = false, options: ArgReduceOptions = {}) {
-        return argExtreme(this, op, x, axis, keepdims, options);
-      },
-      writable: true,
-      configurable: true,
-    });
-}
+/** argmax and argmin (ArgReduceMethods) as BaseBackend has them (FAMILIES, base.ts). */
+export const ARG_REDUCE_METHODS: FamilyTable<ArgReduceMethods> = {
+  argmax(x: NDArray, axis?: number, keepdims = false, options: ArgReduceOptions = {}) {
+    return argExtreme(this, 'argmax', x, axis, keepdims, options);
+  },
+  argmin(x: NDArray, axis?: number, keepdims = false, options: ArgReduceOptions = {}) {
+    return argExtreme(this, 'argmin', x, axis, keepdims, options);
+  },
+} satisfies FamilyTable<ArgReduceMethods, ArgHost>;

@@ -10,6 +10,7 @@
  * checked before anything is allocated. Table entries: ops/index-ops.ts.
  */
 import type { ComputeBackend } from '../../backend.js';
+import type { FamilyTable } from '../../contract/family-table.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '../../core/errors.js';
 import { SCATTER_REDUCTIONS, type ScatterReduction } from './indexing.js';
 import { type DeviceBuffer, type NDArray, viewOf } from '../../core/ndarray.js';
@@ -365,26 +366,15 @@ function scatterElements(
   return scatterFlat(be, target, updates, scatterElementsPlan(be, target, indices, updates, axis, red), red);
 }
 
-/** Installs the N-dimensional index methods on BaseBackend's prototype. */
-export function installIndexingNDOps(proto: object): void {
-  const methods: Record<string, (this: Host, ...a: never[]) => unknown> = {
-    gatherND(this: Host, x: NDArray, indices: NDArray, batchDims?: number) {
-      return gatherND(this, x, indices, batchDims);
-    },
-    scatterND(this: Host, target: NDArray, indices: NDArray, updates: NDArray, reduction?: ScatterReduction) {
-      return scatterND(this, target, indices, updates, reduction);
-    },
-    scatterElements(
-      this: Host,
-      target: NDArray,
-      indices: NDArray,
-      updates: NDArray,
-      axis?: number,
-      reduction?: ScatterReduction,
-    ) {
-      return scatterElements(this, target, indices, updates, axis, reduction);
-    },
-  };
-  for (const [name, value] of Object.entries(methods))
-    Object.defineProperty(proto, name, { value, writable: true, configurable: true });
-}
+/** gatherND, scatterND and scatterElements (IndexingNDMethods) as BaseBackend has them (FAMILIES, base.ts). */
+export const INDEXING_ND_METHODS: FamilyTable<IndexingNDMethods> = {
+  gatherND(x: NDArray, indices: NDArray, batchDims?: number) {
+    return gatherND(this, x, indices, batchDims);
+  },
+  scatterND(target: NDArray, indices: NDArray, updates: NDArray, reduction?: ScatterReduction) {
+    return scatterND(this, target, indices, updates, reduction);
+  },
+  scatterElements(target: NDArray, indices: NDArray, updates: NDArray, axis?: number, reduction?: ScatterReduction) {
+    return scatterElements(this, target, indices, updates, axis, reduction);
+  },
+} satisfies FamilyTable<IndexingNDMethods, Host>;

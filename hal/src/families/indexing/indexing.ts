@@ -16,6 +16,7 @@
  */
 
 import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '../../core/errors.js';
+import type { FamilyTable } from '../../contract/family-table.js';
 import type { LayoutHost } from '../layout/layout.js';
 import { type DeviceBuffer, type NDArray, reshapeView, viewOf } from '../../core/ndarray.js';
 import type { BinaryOp } from '../../ops/index.js';
@@ -198,37 +199,18 @@ function oneHot(be: IndexingHost, indices: NDArray, depth: number): NDArray {
   }
 }
 
-/** Installs the index methods on BaseBackend's prototype. */
-export function installIndexingOps(proto: object): void {
-  const methods: Record<string, (this: IndexingHost, ...a: never[]) => unknown> = {
-    gather(this: IndexingHost, x: NDArray, indices: NDArray, axis?: number) {
-      return gather(this, x, indices, axis);
-    },
-    scatterAdd(this: IndexingHost, target: NDArray, indices: NDArray, updates: NDArray, axis?: number) {
-      return scatterAlong(this, 'scatterAdd', target, indices, updates, axis === undefined ? 0 : axis, 'add');
-    },
-    scatter(
-      this: IndexingHost,
-      target: NDArray,
-      indices: NDArray,
-      updates: NDArray,
-      axis?: number,
-      reduction?: ScatterReduction,
-    ) {
-      return scatterAlong(
-        this,
-        'scatter',
-        target,
-        indices,
-        updates,
-        axis === undefined ? 0 : axis,
-        reduction ?? 'none',
-      );
-    },
-    oneHot(this: IndexingHost, indices: NDArray, depth: number) {
-      return oneHot(this, indices, depth);
-    },
-  };
-  for (const [name, value] of Object.entries(methods))
-    Object.defineProperty(proto, name, { value, writable: true, configurable: true });
-}
+/** gather, scatterAdd, scatter and oneHot (IndexingMethods) as BaseBackend has them (FAMILIES, base.ts). */
+export const INDEXING_METHODS: FamilyTable<IndexingMethods> = {
+  gather(x: NDArray, indices: NDArray, axis?: number) {
+    return gather(this, x, indices, axis);
+  },
+  scatterAdd(target: NDArray, indices: NDArray, updates: NDArray, axis?: number) {
+    return scatterAlong(this, 'scatterAdd', target, indices, updates, axis === undefined ? 0 : axis, 'add');
+  },
+  scatter(target: NDArray, indices: NDArray, updates: NDArray, axis?: number, reduction?: ScatterReduction) {
+    return scatterAlong(this, 'scatter', target, indices, updates, axis === undefined ? 0 : axis, reduction ?? 'none');
+  },
+  oneHot(indices: NDArray, depth: number) {
+    return oneHot(this, indices, depth);
+  },
+} satisfies FamilyTable<IndexingMethods, IndexingHost>;

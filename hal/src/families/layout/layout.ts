@@ -2,9 +2,10 @@
  * Layout ops of BaseBackend built on one kernel, `copyIntoKernel` (a strided view written into a buffer
  * at given strides and offset; hooks.ts): pad in every mode, concat, stack, tile and trilu copy with
  * it; split and flip are views. Every argument is checked before anything is allocated. The methods
- * are installed on BaseBackend's prototype (base.ts) and typed by LayoutMethods (backend.ts).
+ * are defined on BaseBackend's prototype from FAMILIES (base.ts) and typed by LayoutMethods.
  */
 import type { KernelRouter } from '../../contract/kernel-router.js';
+import type { FamilyTable } from '../../contract/family-table.js';
 import type { DType } from '../../core/dtype.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '../../core/errors.js';
 import { type DeviceBuffer, type NDArray, shrinkView, strideView, viewOf } from '../../core/ndarray.js';
@@ -337,28 +338,24 @@ function trilu(be: LayoutHost, x: NDArray, k = 0, upper = true): NDArray {
   return viewOf(out, x.shape);
 }
 
-/** Installs the layout methods on BaseBackend's prototype. */
-export function installLayoutOps(proto: object): void {
-  const methods: Record<string, (this: LayoutHost, ...a: never[]) => unknown> = {
-    concat(this: LayoutHost, xs: readonly NDArray[], axis?: number) {
-      return concat(this, xs, axis);
-    },
-    stack(this: LayoutHost, xs: readonly NDArray[], axis?: number) {
-      return stack(this, xs, axis);
-    },
-    split(this: LayoutHost, x: NDArray, s: number | readonly number[], axis?: number) {
-      return split(this, x, s, axis);
-    },
-    tile(this: LayoutHost, x: NDArray, reps: readonly number[]) {
-      return tile(this, x, reps);
-    },
-    flip(this: LayoutHost, x: NDArray, axes?: number | readonly number[]) {
-      return flip(this, x, axes);
-    },
-    trilu(this: LayoutHost, x: NDArray, k?: number, upper?: boolean) {
-      return trilu(this, x, k, upper);
-    },
-  };
-  for (const [name, value] of Object.entries(methods))
-    Object.defineProperty(proto, name, { value, writable: true, configurable: true });
-}
+/** The layout methods (LayoutMethods) as BaseBackend has them (FAMILIES, base.ts): built on copyIntoKernel. */
+export const LAYOUT_METHODS: FamilyTable<LayoutMethods> = {
+  concat(xs: readonly NDArray[], axis?: number) {
+    return concat(this, xs, axis);
+  },
+  stack(xs: readonly NDArray[], axis?: number) {
+    return stack(this, xs, axis);
+  },
+  split(x: NDArray, s: number | readonly number[], axis?: number) {
+    return split(this, x, s, axis);
+  },
+  tile(x: NDArray, reps: readonly number[]) {
+    return tile(this, x, reps);
+  },
+  flip(x: NDArray, axes?: number | readonly number[]) {
+    return flip(this, x, axes);
+  },
+  trilu(x: NDArray, k?: number, upper?: boolean) {
+    return trilu(this, x, k, upper);
+  },
+} satisfies FamilyTable<LayoutMethods, LayoutHost>;

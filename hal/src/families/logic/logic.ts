@@ -6,6 +6,7 @@
  * two kernels each. Table entries: ops/logic-ops.ts.
  */
 import type { KernelRouter } from '../../contract/kernel-router.js';
+import type { FamilyTable } from '../../contract/family-table.js';
 import type { Operand } from '../../backend.js';
 import { type DType, isFloatDType, isIntDType } from '../../core/dtype.js';
 import { DTypeError, InvalidArgumentError, UnsupportedOpError } from '../../core/errors.js';
@@ -101,43 +102,39 @@ function constant(be: LogicHost, x: NDArray, value: number): NDArray {
   return be.full(x.shape, value, 'bool');
 }
 
-/** Installs where, any, all, isnan, isinf, isfinite, logicalNot and bitwiseNot on BaseBackend's prototype. */
-export function installLogicOps(proto: object): void {
-  const methods: Record<string, (this: LogicHost, ...a: never[]) => unknown> = {
-    where(this: LogicHost, cond: NDArray, x: Operand, y: Operand) {
-      return where(this, cond, x, y);
-    },
-    any(this: LogicHost, x: NDArray, axes?: number | readonly number[], keepdims?: boolean) {
-      return anyAll(this, 'any', x, axes, keepdims);
-    },
-    all(this: LogicHost, x: NDArray, axes?: number | readonly number[], keepdims?: boolean) {
-      return anyAll(this, 'all', x, axes, keepdims);
-    },
-    isnan(this: LogicHost, x: NDArray) {
-      this.check(x, 'isnan');
-      return isFloatDType(x.dtype) ? this.binary('notEqual', x, x) : constant(this, x, 0);
-    },
-    isinf(this: LogicHost, x: NDArray) {
-      this.check(x, 'isinf');
-      if (!isFloatDType(x.dtype)) return constant(this, x, 0);
-      return withTemps(this, (t) => this.binary('equal', t(this.unary('abs', x)), Infinity));
-    },
-    isfinite(this: LogicHost, x: NDArray) {
-      this.check(x, 'isfinite');
-      if (!isFloatDType(x.dtype)) return constant(this, x, 1);
-      return withTemps(this, (t) => this.binary('less', t(this.unary('abs', x)), Infinity));
-    },
-    logicalNot(this: LogicHost, x: NDArray) {
-      this.check(x, 'logicalNot');
-      if (x.dtype !== 'bool') throw new UnsupportedOpError('logicalNot', x.dtype, this.name);
-      return this.binary('logicalXor', x, 1);
-    },
-    bitwiseNot(this: LogicHost, x: NDArray) {
-      this.check(x, 'bitwiseNot');
-      if (!isIntDType(x.dtype)) throw new UnsupportedOpError('bitwiseNot', x.dtype, this.name);
-      return this.binary('bitwiseXor', x, -1);
-    },
-  };
-  for (const [name, value] of Object.entries(methods))
-    Object.defineProperty(proto, name, { value, writable: true, configurable: true });
-}
+/** The bool methods (LogicMethods) as BaseBackend has them (FAMILIES, base.ts). */
+export const LOGIC_METHODS: FamilyTable<LogicMethods> = {
+  where(cond: NDArray, x: Operand, y: Operand) {
+    return where(this, cond, x, y);
+  },
+  any(x: NDArray, axes?: number | readonly number[], keepdims?: boolean) {
+    return anyAll(this, 'any', x, axes, keepdims);
+  },
+  all(x: NDArray, axes?: number | readonly number[], keepdims?: boolean) {
+    return anyAll(this, 'all', x, axes, keepdims);
+  },
+  isnan(x: NDArray) {
+    this.check(x, 'isnan');
+    return isFloatDType(x.dtype) ? this.binary('notEqual', x, x) : constant(this, x, 0);
+  },
+  isinf(x: NDArray) {
+    this.check(x, 'isinf');
+    if (!isFloatDType(x.dtype)) return constant(this, x, 0);
+    return withTemps(this, (t) => this.binary('equal', t(this.unary('abs', x)), Infinity));
+  },
+  isfinite(x: NDArray) {
+    this.check(x, 'isfinite');
+    if (!isFloatDType(x.dtype)) return constant(this, x, 1);
+    return withTemps(this, (t) => this.binary('less', t(this.unary('abs', x)), Infinity));
+  },
+  logicalNot(x: NDArray) {
+    this.check(x, 'logicalNot');
+    if (x.dtype !== 'bool') throw new UnsupportedOpError('logicalNot', x.dtype, this.name);
+    return this.binary('logicalXor', x, 1);
+  },
+  bitwiseNot(x: NDArray) {
+    this.check(x, 'bitwiseNot');
+    if (!isIntDType(x.dtype)) throw new UnsupportedOpError('bitwiseNot', x.dtype, this.name);
+    return this.binary('bitwiseXor', x, -1);
+  },
+} satisfies FamilyTable<LogicMethods, LogicHost>;

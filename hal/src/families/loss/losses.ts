@@ -18,6 +18,7 @@
  * anything is allocated.
  */
 import type { ComputeBackend } from '../../backend.js';
+import type { FamilyTable } from '../../contract/family-table.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '../../core/errors.js';
 import type { NDArray } from '../../core/ndarray.js';
 import { broadcastShapes, sizeOf } from '../../core/shape.js';
@@ -260,19 +261,15 @@ function binaryCrossEntropyWithLogits(
   });
 }
 
-/** Installs the loss functions on BaseBackend's prototype. */
-export function installLossOps(proto: object): void {
-  const methods: Record<string, (this: LossHost, ...a: never[]) => unknown> = {
-    nllLoss(this: LossHost, logProbs: NDArray, labels: NDArray, options?: NllLossOptions) {
-      return nllLoss(this, logProbs, labels, options);
-    },
-    crossEntropy(this: LossHost, logits: NDArray, labels: NDArray, options?: CrossEntropyOptions) {
-      return crossEntropy(this, logits, labels, options);
-    },
-    binaryCrossEntropyWithLogits(this: LossHost, x: NDArray, y: NDArray, options?: BinaryCrossEntropyOptions) {
-      return binaryCrossEntropyWithLogits(this, x, y, options);
-    },
-  };
-  for (const [name, value] of Object.entries(methods))
-    Object.defineProperty(proto, name, { value, writable: true, configurable: true });
-}
+/** The loss methods (LossMethods) as BaseBackend has them (FAMILIES, base.ts): composed from primitives. */
+export const LOSS_METHODS: FamilyTable<LossMethods> = {
+  nllLoss(logProbs: NDArray, labels: NDArray, options?: NllLossOptions) {
+    return nllLoss(this, logProbs, labels, options);
+  },
+  crossEntropy(logits: NDArray, labels: NDArray, options?: CrossEntropyOptions) {
+    return crossEntropy(this, logits, labels, options);
+  },
+  binaryCrossEntropyWithLogits(x: NDArray, y: NDArray, options?: BinaryCrossEntropyOptions) {
+    return binaryCrossEntropyWithLogits(this, x, y, options);
+  },
+} satisfies FamilyTable<LossMethods, LossHost>;

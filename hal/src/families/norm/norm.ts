@@ -6,6 +6,7 @@
  * views [rows, D] of the operands. Every argument is checked before anything is allocated.
  */
 import type { ComputeBackend } from '../../backend.js';
+import type { FamilyTable } from '../../contract/family-table.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '../../core/errors.js';
 import { type DeviceBuffer, type NDArray, viewOf } from '../../core/ndarray.js';
 import { sizeOf } from '../../core/shape.js';
@@ -250,24 +251,19 @@ function layerNormBackward(
   });
 }
 
-/** Installs layerNorm and layerNormBackward on BaseBackend's prototype. */
-export function installNormOps(proto: object): void {
-  const methods: Record<string, (this: NormHost, ...a: never[]) => unknown> = {
-    layerNorm(this: NormHost, x: NDArray, w: NDArray | null, b: NDArray | null, o?: LayerNormOptions) {
-      return layerNorm(this, x, w, b, o);
-    },
-    layerNormBackward(
-      this: NormHost,
-      g: NDArray,
-      x: NDArray,
-      mean: NDArray,
-      rstd: NDArray,
-      w: NDArray | null,
-      o?: LayerNormBackwardOptions,
-    ) {
-      return layerNormBackward(this, g, x, mean, rstd, w, o);
-    },
-  };
-  for (const [name, value] of Object.entries(methods))
-    Object.defineProperty(proto, name, { value, writable: true, configurable: true });
-}
+/** The norm methods (NormMethods) as BaseBackend has them (FAMILIES, base.ts): the fused hooks, else composites. */
+export const NORM_METHODS: FamilyTable<NormMethods> = {
+  layerNorm(x: NDArray, w: NDArray | null, b: NDArray | null, o?: LayerNormOptions) {
+    return layerNorm(this, x, w, b, o);
+  },
+  layerNormBackward(
+    g: NDArray,
+    x: NDArray,
+    mean: NDArray,
+    rstd: NDArray,
+    w: NDArray | null,
+    o?: LayerNormBackwardOptions,
+  ) {
+    return layerNormBackward(this, g, x, mean, rstd, w, o);
+  },
+} satisfies FamilyTable<NormMethods, NormHost>;

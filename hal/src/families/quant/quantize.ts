@@ -6,6 +6,7 @@
  * ops/quant-ops.ts.
  */
 import { type ConvHost, checkConvOperands } from '../conv/conv-check.js';
+import type { FamilyTable } from '../../contract/family-table.js';
 import { type ConvOptions, convComposite, isDepthwise } from '../conv/conv.js';
 import type { DType } from '../../core/dtype.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '../../core/errors.js';
@@ -292,34 +293,29 @@ function convInteger(
   });
 }
 
-/** Installs the quantization methods (QuantMethods) on BaseBackend's prototype. */
-export function installQuantOps(proto: object): void {
-  const methods: Record<string, (this: QuantHost, ...a: never[]) => unknown> = {
-    quantizeLinear(this: QuantHost, x: NDArray, scale: NDArray, zeroPoint?: NDArray, axis?: number) {
-      return quantizeLinear(this, x, scale, zeroPoint, axis);
-    },
-    dequantizeLinear(this: QuantHost, x: NDArray, scale: NDArray, zeroPoint?: NDArray, axis?: number) {
-      return dequantizeLinear(this, x, scale, zeroPoint, axis);
-    },
-    matmulInteger(this: QuantHost, a: NDArray, b: NDArray, aZeroPoint?: NDArray, bZeroPoint?: NDArray) {
-      return matmulInteger(this, a, b, aZeroPoint, bZeroPoint);
-    },
-    convInteger(this: QuantHost, x: NDArray, w: NDArray, xZeroPoint?: NDArray, wZeroPoint?: NDArray, o?: ConvOptions) {
-      return convInteger(this, x, w, xZeroPoint, wZeroPoint, o);
-    },
-    matmulIntegerToFloat(
-      this: QuantHost,
-      a: NDArray,
-      b: NDArray,
-      aScale: NDArray,
-      bScale: NDArray,
-      aZeroPoint?: NDArray,
-      bZeroPoint?: NDArray,
-      bias?: NDArray,
-    ) {
-      return matmulIntegerToFloat(this, a, b, aScale, bScale, aZeroPoint, bZeroPoint, bias);
-    },
-  };
-  for (const [name, value] of Object.entries(methods))
-    Object.defineProperty(proto, name, { value, writable: true, configurable: true });
-}
+/** The quantization methods (QuantMethods) as BaseBackend has them (FAMILIES, base.ts). */
+export const QUANT_METHODS: FamilyTable<QuantMethods> = {
+  quantizeLinear(x: NDArray, scale: NDArray, zeroPoint?: NDArray, axis?: number) {
+    return quantizeLinear(this, x, scale, zeroPoint, axis);
+  },
+  dequantizeLinear(x: NDArray, scale: NDArray, zeroPoint?: NDArray, axis?: number) {
+    return dequantizeLinear(this, x, scale, zeroPoint, axis);
+  },
+  matmulInteger(a: NDArray, b: NDArray, aZeroPoint?: NDArray, bZeroPoint?: NDArray) {
+    return matmulInteger(this, a, b, aZeroPoint, bZeroPoint);
+  },
+  convInteger(x: NDArray, w: NDArray, xZeroPoint?: NDArray, wZeroPoint?: NDArray, o?: ConvOptions) {
+    return convInteger(this, x, w, xZeroPoint, wZeroPoint, o);
+  },
+  matmulIntegerToFloat(
+    a: NDArray,
+    b: NDArray,
+    aScale: NDArray,
+    bScale: NDArray,
+    aZeroPoint?: NDArray,
+    bZeroPoint?: NDArray,
+    bias?: NDArray,
+  ) {
+    return matmulIntegerToFloat(this, a, b, aScale, bScale, aZeroPoint, bZeroPoint, bias);
+  },
+} satisfies FamilyTable<QuantMethods, QuantHost>;

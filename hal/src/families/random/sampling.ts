@@ -5,6 +5,7 @@
  * samples are composed from it with HAL ops.
  */
 import type { ComputeBackend } from '../../backend.js';
+import type { FamilyTable } from '../../contract/family-table.js';
 import { InvalidArgumentError } from '../../core/errors.js';
 import { type DeviceBuffer, type NDArray, viewOf } from '../../core/ndarray.js';
 import { type PhiloxStream, philoxStream } from '../../core/philox.js';
@@ -206,23 +207,19 @@ interface RandomHost extends ComputeBackend {
   randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void;
 }
 
-/** Defines RandomMethods on BaseBackend's prototype: randomUniform on the hook, the others composed. */
-export function installRandomOps(proto: object): void {
-  const methods = {
-    randomUniform(this: RandomHost, shape: readonly number[], seed: number, options: RandomUniformOptions = {}) {
-      checkUniformOptions(options);
-      const u = uniformStream(this, 'randomUniform', shape, seed, options.offset, (out, s) =>
-        this.guard(out, () => this.randomUniformKernel(out, s)),
-      );
-      return scaleUniform(this, u, options);
-    },
-    randomNormal(this: ComputeBackend, shape: readonly number[], seed: number, options: RandomNormalOptions = {}) {
-      return randomNormalComposite(this, shape, seed, options);
-    },
-    bernoulli(this: ComputeBackend, shape: readonly number[], p: number, seed: number, options: BernoulliOptions = {}) {
-      return bernoulliComposite(this, shape, p, seed, options);
-    },
-  } satisfies Record<keyof RandomMethods, unknown>;
-  for (const [name, value] of Object.entries(methods))
-    Object.defineProperty(proto, name, { value, writable: true, configurable: true });
-}
+/** The random methods (RandomMethods) as BaseBackend has them (FAMILIES, base.ts): randomUniform on the hook. */
+export const RANDOM_METHODS: FamilyTable<RandomMethods> = {
+  randomUniform(shape: readonly number[], seed: number, options: RandomUniformOptions = {}) {
+    checkUniformOptions(options);
+    const u = uniformStream(this, 'randomUniform', shape, seed, options.offset, (out, s) =>
+      this.guard(out, () => this.randomUniformKernel(out, s)),
+    );
+    return scaleUniform(this, u, options);
+  },
+  randomNormal(shape: readonly number[], seed: number, options: RandomNormalOptions = {}) {
+    return randomNormalComposite(this, shape, seed, options);
+  },
+  bernoulli(shape: readonly number[], p: number, seed: number, options: BernoulliOptions = {}) {
+    return bernoulliComposite(this, shape, p, seed, options);
+  },
+} satisfies FamilyTable<RandomMethods, RandomHost>;

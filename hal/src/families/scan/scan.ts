@@ -15,6 +15,7 @@
  * blocks keep their order — go through the next round until one block remains.
  */
 import type { KernelRouter } from '../../contract/kernel-router.js';
+import type { FamilyTable } from '../../contract/family-table.js';
 import type { ConvHost } from '../conv/conv-check.js';
 import { DTypeError, InvalidArgumentError } from '../../core/errors.js';
 import type { DType } from '../../core/dtype.js';
@@ -339,16 +340,12 @@ export function topkComposite(
   });
 }
 
-/** Installs cumsum and topk on BaseBackend's prototype. */
-export function installScanOps(proto: object): void {
-  const methods: Record<string, (this: ConvHost, ...a: never[]) => unknown> = {
-    cumsum(this: ConvHost, x: NDArray, axis: number, o?: CumsumOptions) {
-      return cumsumComposite(this, x, axis, o);
-    },
-    topk(this: ConvHost, x: NDArray, k: number, axis?: number, o?: TopKOptions) {
-      return topkComposite(this, x, k, axis, o);
-    },
-  };
-  for (const [name, value] of Object.entries(methods))
-    Object.defineProperty(proto, name, { value, writable: true, configurable: true });
-}
+/** The scan methods (ScanMethods) as BaseBackend has them (FAMILIES, base.ts): the fused hooks, else composites. */
+export const SCAN_METHODS: FamilyTable<ScanMethods> = {
+  cumsum(x: NDArray, axis: number, o?: CumsumOptions) {
+    return cumsumComposite(this, x, axis, o);
+  },
+  topk(x: NDArray, k: number, axis?: number, o?: TopKOptions) {
+    return topkComposite(this, x, k, axis, o);
+  },
+} satisfies FamilyTable<ScanMethods, ConvHost>;
