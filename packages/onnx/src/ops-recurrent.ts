@@ -13,10 +13,13 @@
  * initial_h/c [D, B, H]; P [D, 3·H] → Y [T, D, B, H], Y_h and Y_c [D, B, H]. G = 4 (LSTM: gates i, o, f, c),
  * 3 (GRU: z, r, h), 1 (RNN).
  */
-import type { ComputeBackend, NDArray } from '@polyhal/hal';
+import { type ComputeBackend, gruCell, lstmCell, type NDArray } from '@polyhal/hal';
 import { NotExpressible, type NodeContext, type OpMapping } from './table.js';
 
 type Act = (be: ComputeBackend, x: NDArray) => NDArray;
+
+/** The cells' intermediates are left to the executor's tracking backend, which frees them after the node. */
+const leave = (): void => {};
 type Kind = 'LSTM' | 'GRU' | 'RNN';
 
 const GATES: Record<Kind, number> = { LSTM: 4, GRU: 3, RNN: 1 };
@@ -187,6 +190,9 @@ function runDirection(
   let h = state(5);
   let c = kind === 'LSTM' ? state(6) : undefined;
   const peep = kind === 'LSTM' && p.has(7) ? dir(be, inputs[7]!, d) : undefined; // [3·H]: i, o, f
+  // GRU: R's gate blocks z, r (linear_before_reset 0) and Rb_h padded to the three blocks (linear_before_reset 1)
+  const rzT = kind === 'GRU' ? gate(be, rt, 0, 2 * H) : rt;
+  const rbhPadded = rbh && be.concat([be.full([2 * H], 0), rbh], 0);
   const clip = (v: NDArray): NDArray => (p.clip === undefined ? v : be.minimum(be.maximum(v, -p.clip), p.clip));
   const ys: NDArray[] = new Array(T);
   for (let k = 0; k < T; k++) {
@@ -202,24 +208,29 @@ function runDirection(
     let hNew: NDArray;
     let cNew: NDArray | undefined;
     if (kind === 'LSTM') {
-      const gates = be.add(xt, be.matmul(h, rt));
-      const peephole = (v: NDArray, k2: number, cell: NDArray) =>
-        peep ? be.add(v, be.mul(cols(peep, k2 * H, (k2 + 1) * H), cell)) : v;
-      const i = f(be, clip(peephole(gate(be, gates, 0, H), 0, c!)));
-      const fg = p.inputForget ? be.sub(1, i) : f(be, clip(peephole(gate(be, gates, 2, H), 2, c!)));
-      const cc = g!(be, clip(gate(be, gates, 3, H)));
-      cNew = be.add(be.mul(fg, c!), be.mul(i, cc));
-      const o = f(be, clip(peephole(gate(be, gates, 1, H), 1, cNew)));
-      hNew = be.mul(o, hAct!(be, cNew));
+      // the shared cell (hal families/recurrent), in ONNX's gate order i, o, f, c
+      const step = lstmCell(be, be.add(xt, be.matmul(h, rt)), c!, {
+        order: 'iofc',
+        gateActivation: f,
+        cellActivation: g!,
+        outputActivation: hAct!,
+        clip: p.clip,
+        peepholes: peep && { i: cols(peep, 0, H), o: cols(peep, H, 2 * H), f: cols(peep, 2 * H, 3 * H) },
+        coupleInputForget: p.inputForget,
+        track: leave,
+      });
+      hNew = step.h;
+      cNew = step.c;
     } else if (kind === 'GRU') {
-      const rzh = p.linearBeforeReset ? be.matmul(h, rt) : be.matmul(h, gate(be, rt, 0, 2 * H));
-      const z = f(be, clip(be.add(gate(be, xt, 0, H), gate(be, rzh, 0, H))));
-      const rr = f(be, clip(be.add(gate(be, xt, 1, H), gate(be, rzh, 1, H))));
-      const inner = p.linearBeforeReset
-        ? be.mul(rr, rbh ? be.add(gate(be, rzh, 2, H), rbh) : gate(be, rzh, 2, H))
-        : be.matmul(be.mul(rr, h), gate(be, rt, 2, H));
-      const hh = g!(be, clip(be.add(gate(be, xt, 2, H), inner)));
-      hNew = be.add(be.mul(be.sub(1, z), hh), be.mul(z, h));
+      // the shared cell in ONNX's order z, r, h; linear_before_reset 0 multiplies r ⊙ h by R_h in the cell
+      hNew = gruCell(be, xt, p.linearBeforeReset ? be.matmul(h, rt, rbhPadded ?? null) : be.matmul(h, rzT), h, {
+        order: 'zrh',
+        gateActivation: f,
+        candidateActivation: g!,
+        clip: p.clip,
+        recurrentCandidate: p.linearBeforeReset ? undefined : (rh) => be.matmul(rh, gate(be, rt, 2, H)),
+        track: leave,
+      });
     } else hNew = f(be, clip(be.add(xt, be.matmul(h, rt))));
     if (p.lens) {
       // rows past their length keep their state and output 0
