@@ -155,6 +155,17 @@ export type {
   RandomUniformOptions,
 } from './families/random/sampling.js';
 export {
+  type CellActivation,
+  type GruCellOptions,
+  type GruGateOrder,
+  gruCell,
+  gruCellBackward,
+  type LstmCellOptions,
+  type LstmGateOrder,
+  lstmCell,
+  lstmCellBackward,
+} from './families/recurrent/cells.js';
+export {
   BACKEND_PACKAGES,
   type BackendEntry,
   CREATE_BACKEND_OPTION_SPECS,
