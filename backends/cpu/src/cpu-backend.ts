@@ -1,29 +1,31 @@
 import {
   type AdamStepParams,
-  BaseBackend,
   type SgdStepParams,
   type BaseBackendOptions,
   type BinaryOp,
   type DeviceBuffer,
-  GATHER_FILL,
   type HostArray,
+  isNarrow,
+  type NDArray,
+  type ReduceOp,
+  type ScatterReduction,
+  type UnaryOp,
+} from '@polyhal/hal';
+import {
+  BaseBackend,
+  GATHER_FILL,
   hostCumsum,
   hostIntMatmul,
   hostArgReduce,
   hostOneHot,
   hostTuplePositions,
   hostTopk,
-  isNarrow,
   isWholeBuffer,
-  type NDArray,
   newStorageArray,
-  type ReduceOp,
-  type ScatterReduction,
   type StorageArray,
   storageToHost,
-  type UnaryOp,
-} from '@polyhal/hal';
-import { type PhiloxStream, philoxUniformFill } from '@polyhal/hal';
+} from '@polyhal/hal/internal';
+import { type PhiloxStream, philoxUniformFill } from '@polyhal/hal/internal';
 import { binaryKernel } from './kernels/binary.js';
 import { copyKernel, stridedCopy } from './kernels/copy.js';
 import { gatherKernel, scatterKernel } from './kernels/index.js';

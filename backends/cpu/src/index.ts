@@ -1,4 +1,5 @@
-import { BASE_OPTION_SPECS, type BackendEntry, registerBackend, validateOptions } from '@polyhal/hal';
+import { type BackendEntry, registerBackend } from '@polyhal/hal';
+import { BASE_OPTION_SPECS, validateOptions } from '@polyhal/hal/internal';
 import { CpuBackend, type CpuBackendOptions } from './cpu-backend.js';
 
 export { CpuBackend, type CpuBackendOptions } from './cpu-backend.js';

@@ -1,4 +1,5 @@
-import { BASE_OPTION_SPECS, type BackendEntry, registerBackend, validateOptions } from '@polyhal/hal';
+import { type BackendEntry, registerBackend } from '@polyhal/hal';
+import { BASE_OPTION_SPECS, validateOptions } from '@polyhal/hal/internal';
 import { ReferenceBackend, type ReferenceBackendOptions } from './reference-backend.js';
 
 export { REFERENCE_DEFAULT_MEMORY_LIMIT, ReferenceBackend, type ReferenceBackendOptions } from './reference-backend.js';

@@ -8,13 +8,13 @@
 import {
   type BinaryOp,
   type DType,
-  GATHER_FILL,
   type NDArray,
   type ReduceOp,
   type ScatterReduction,
   type UnaryOp,
   UnsupportedOpError,
 } from '@polyhal/hal';
+import { GATHER_FILL } from '@polyhal/hal/internal';
 import { binaryFloat, binaryInt, castNarrow, castToInt32, store, unaryFloat, unaryInt } from './scalar.js';
 import { rowMajor, sizeOfShape, type Walked, walk } from './strided.js';
 

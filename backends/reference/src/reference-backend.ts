@@ -7,20 +7,19 @@
  * contract (float64 arrays run on the HAL's host kernels: hostStorage). Clarity over speed: use
  * @polyhal/backend-cpu or @polyhal/backend-wasm to compute.
  */
-import {
-  BaseBackend,
-  type BackendCapabilities,
-  type BaseBackendOptions,
-  type BinaryOp,
-  type DeviceBuffer,
-  type NDArray,
-  type ReduceOp,
-  type ScatterReduction,
-  type StorageArray,
-  type UnaryOp,
+import type {
+  BackendCapabilities,
+  BaseBackendOptions,
+  BinaryOp,
+  DeviceBuffer,
+  NDArray,
+  ReduceOp,
+  ScatterReduction,
+  UnaryOp,
 } from '@polyhal/hal';
+import { BaseBackend, type StorageArray } from '@polyhal/hal/internal';
 import { binary, copy, copyInto, gather, matmul, reduce, scatter, type Storage, unary, where } from './kernels.js';
-import { bitsToUniform, type PhiloxStream, philox4x32 } from '@polyhal/hal';
+import { bitsToUniform, type PhiloxStream, philox4x32 } from '@polyhal/hal/internal';
 import { store } from './scalar.js';
 
 /** Options of ReferenceBackend: those every backend takes (memoryLimit), nothing of its own. */

@@ -4,7 +4,8 @@
  * the linear-memory address of a buffer; and withPlan, which lends a row plan's start lists to a
  * kernel in temporary blocks of linear memory.
  */
-import type { DeviceBuffer, RowPlan } from '@polyhal/hal';
+import type { DeviceBuffer } from '@polyhal/hal';
+import type { RowPlan } from '@polyhal/hal/internal';
 import type { WasmHeap } from './memory.js';
 import type { KernelExports } from './module.js';
 import type { JobKernel } from './threads.js';

@@ -3,7 +3,8 @@
  * coalesced dims are rank ≥ 2 runs copyNd, which walks the dims itself (no row list; large copies are
  * split across the worker pool along the outermost dim); rank 0 or 1 runs copyRows over a row plan.
  */
-import { coalesce, type DeviceBuffer, type DType, isNarrow, type NDArray, planRows } from '@polyhal/hal';
+import { type DeviceBuffer, type DType, isNarrow, type NDArray } from '@polyhal/hal';
+import { coalesce, planRows } from '@polyhal/hal/internal';
 import { type WasmContext, withPlan } from './context.js';
 import type { KernelExports } from './module.js';
 

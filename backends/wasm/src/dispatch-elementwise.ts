@@ -4,7 +4,8 @@
  * kernel in linear memory (withPlan), and an output of at least elementwiseThreadThreshold elements
  * is split across the worker pool by rows, or by element ranges when there are few long rows.
  */
-import { contiguousStrides, type DeviceBuffer, type NDArray, planRows, type RowPlan } from '@polyhal/hal';
+import { contiguousStrides, type DeviceBuffer, type NDArray } from '@polyhal/hal';
+import { planRows, type RowPlan } from '@polyhal/hal/internal';
 import { type WasmContext, withPlan } from './context.js';
 import type { JobKernel } from './threads.js';
 

@@ -3,13 +3,8 @@
  * over a contiguous parameter and its state, SIMD-free scalar loops; memory-bound) and softmax
  * cross-entropy over [N, C] logits. Operands arrive validated and whole-buffer contiguous.
  */
-import {
-  type AdamStepParams,
-  adamStepConstants,
-  type DeviceBuffer,
-  type NDArray,
-  type SgdStepParams,
-} from '@polyhal/hal';
+import type { AdamStepParams, DeviceBuffer, NDArray, SgdStepParams } from '@polyhal/hal';
+import { adamStepConstants } from '@polyhal/hal/internal';
 import type { WasmContext } from './context.js';
 
 /** adamF32: param, m and v updated in place from `grad` (a whole buffer of param's size). */

@@ -3,7 +3,8 @@
  * rows, broadcast batch dims included), split by rows across the worker pool, in whole micro-kernel
  * panels, when M·N·K reaches threadThreshold; each part packs into its own scratch block.
  */
-import { type DeviceBuffer, InvalidArgumentError, type NDArray, planMatmulBatch } from '@polyhal/hal';
+import { type DeviceBuffer, InvalidArgumentError, type NDArray } from '@polyhal/hal';
+import { planMatmulBatch } from '@polyhal/hal/internal';
 import type { WasmContext } from './context.js';
 import type { KernelExports } from './module.js';
 

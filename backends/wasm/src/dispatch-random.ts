@@ -3,7 +3,8 @@
  * step) over the whole buffer, split across the thread pool by element ranges from
  * `elementwiseThreadThreshold` elements (each range starts its own block and word of the stream).
  */
-import type { DeviceBuffer, PhiloxStream } from '@polyhal/hal';
+import type { DeviceBuffer } from '@polyhal/hal';
+import type { PhiloxStream } from '@polyhal/hal/internal';
 import type { WasmContext } from './context.js';
 
 /** philoxF32's arguments for out[start, start + len): out pointer, n, key, block (low, high), skip. */

@@ -1,10 +1,5 @@
-import {
-  type BackendEntry,
-  BackendUnavailableError,
-  nodeBuiltin,
-  registerBackend,
-  validateOptions,
-} from '@polyhal/hal';
+import { type BackendEntry, BackendUnavailableError, registerBackend } from '@polyhal/hal';
+import { nodeBuiltin, validateOptions } from '@polyhal/hal/internal';
 import {
   createSharedMemory,
   hasRelaxedSimd,

@@ -3,7 +3,8 @@
  * registry check them against (and docs/reference/OPTIONS.md renders), and WasmBackendOptions, the
  * options' TypeScript type derived from it (what createWasmBackend and WasmBackend take).
  */
-import { BASE_OPTION_SPECS, defineOptions, type OptionsOf } from '@polyhal/hal';
+import type { OptionsOf } from '@polyhal/hal';
+import { BASE_OPTION_SPECS, defineOptions } from '@polyhal/hal/internal';
 
 /** The options createWasmBackend takes (checked: InvalidArgumentError names a bad key). */
 export const WASM_OPTION_SPECS = defineOptions({

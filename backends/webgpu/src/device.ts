@@ -2,7 +2,8 @@
  * Finding a WebGPU device: an injected GPUDevice or GPU object, else `navigator.gpu` (browsers, Deno),
  * else the `webgpu` npm package (Dawn) in Node. No adapter → BackendUnavailableError with the reason.
  */
-import { BackendUnavailableError, isNodeLike, nodeBuiltin } from '@polyhal/hal';
+import { BackendUnavailableError } from '@polyhal/hal';
+import { isNodeLike, nodeBuiltin } from '@polyhal/hal/internal';
 import type { GpuDeviceLike, GpuLike } from './gpu-types.js';
 import type { WebGpuOptions } from './options.js';
 

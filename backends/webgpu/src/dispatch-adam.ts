@@ -5,7 +5,8 @@
  * Adam without a new API. Held work is encoded before anything else is encoded, read, written or
  * submitted, so every op still sees the updates in call order.
  */
-import { type AdamStepParams, adamStepConstants, type DeviceBuffer, type NDArray } from '@polyhal/hal';
+import type { AdamStepParams, DeviceBuffer, NDArray } from '@polyhal/hal';
+import { adamStepConstants } from '@polyhal/hal/internal';
 import type { CommandBatch } from './encoder.js';
 import { adamWgsl, adamWords } from './kernels/adam.js';
 import { floatBits, grid } from './layout.js';

@@ -7,14 +7,13 @@ import {
   type BinaryOp,
   type DeviceBuffer,
   float16Bits,
-  isContiguous,
   type NDArray,
   REDUCE_OP_DEFS,
   type ReduceOp,
-  splitReduceAxes,
   type UnaryOp,
   UnsupportedOpError,
 } from '@polyhal/hal';
+import { isContiguous, splitReduceAxes } from '@polyhal/hal/internal';
 import {
   dispatchBinaryHalf,
   dispatchCopyHalf,

@@ -12,11 +12,11 @@ import {
   type DeviceBuffer,
   type DType,
   float16FromBits,
-  isContiguous,
   type NDArray,
   type UnaryOp,
   viewOf,
 } from '@polyhal/hal';
+import { isContiguous } from '@polyhal/hal/internal';
 import type { CommandBatch } from './encoder.js';
 import { copyWords } from './kernels/copy.js';
 import { elementwiseWords } from './kernels/elementwise.js';

@@ -8,7 +8,8 @@
  * hook; int8 operands only) the kernels that write C store f32(sum) · (aScale · bScale[n]) + bias[n] into
  * a float32 `out`. Kernels: kernels/matmul-int.ts.
  */
-import { batchOffsets, type DeviceBuffer, type NDArray } from '@polyhal/hal';
+import type { DeviceBuffer, NDArray } from '@polyhal/hal';
+import { batchOffsets } from '@polyhal/hal/internal';
 import type { WebGpuOptions } from './device.js';
 import type { CommandBatch } from './encoder.js';
 import { flat } from './kernel-params.js';

@@ -1,4 +1,5 @@
-import { BackendUnavailableError, type BackendEntry, registerBackend, validateOptions } from '@polyhal/hal';
+import { BackendUnavailableError, type BackendEntry, registerBackend } from '@polyhal/hal';
+import { validateOptions } from '@polyhal/hal/internal';
 import { acquireDevice, adapterInfo, requestAdapter, type WebGpuOptions } from './device.js';
 import { checkHardwareFloat16Once } from './half-check.js';
 import { WEBGPU_OPTION_SPECS } from './options.js';

@@ -3,7 +3,8 @@
  * registry check them against (and docs/reference/OPTIONS.md renders), and WebGpuOptions, the options'
  * TypeScript type derived from it (what createWebGpuBackend and WebGpuBackend take).
  */
-import { BASE_OPTION_SPECS, defineOptions, type OptionsOf } from '@polyhal/hal';
+import type { OptionsOf } from '@polyhal/hal';
+import { BASE_OPTION_SPECS, defineOptions } from '@polyhal/hal/internal';
 import type { GpuDeviceLike, GpuLike } from './gpu-types.js';
 import { TILES, type TileName } from './kernels/matmul.js';
 

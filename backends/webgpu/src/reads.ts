@@ -3,7 +3,8 @@
  * class), submitted with the open work. A read of an array that holds the result of failed work
  * rejects with that work's GpuError; a copy lost with other work of its submission is retried alone.
  */
-import { BackendUnavailableError, type DeviceBuffer, PolyHalError, type StorageArray } from '@polyhal/hal';
+import { BackendUnavailableError, type DeviceBuffer, PolyHalError } from '@polyhal/hal';
+import type { StorageArray } from '@polyhal/hal/internal';
 import type { CommandBatch } from './encoder.js';
 import { GpuError } from './gpu-error.js';
 import { BufferPool } from './pool.js';

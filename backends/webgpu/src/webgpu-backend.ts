@@ -2,21 +2,18 @@ import {
   type AdamStepParams,
   type BackendCapabilities,
   BackendUnavailableError,
-  BaseBackend,
   type BinaryOp,
   type DeviceBuffer,
   type DType,
-  GATHER_FILL,
-  isContiguous,
   type NDArray,
   type ReduceOp,
   type ScatterReduction,
   type SgdStepParams,
-  type StorageArray,
   type UnaryOp,
   viewOf,
 } from '@polyhal/hal';
-import type { PhiloxStream } from '@polyhal/hal';
+import { BaseBackend, GATHER_FILL, isContiguous, type StorageArray } from '@polyhal/hal/internal';
+import type { PhiloxStream } from '@polyhal/hal/internal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import { AdamGroups, MAX_ADAM_SLOTS } from './dispatch-adam.js';
 import {

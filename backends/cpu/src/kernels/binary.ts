@@ -4,7 +4,8 @@
  * One monomorphic loop per op and row; values are computed in float64 and rounded once on store.
  * Semantics: the op table (floored mod, NaN-propagating maximum and minimum, cmplt NaN → 0, IEEE pow).
  */
-import { type BinaryOp, type StorageArray, UnsupportedOpError } from '@polyhal/hal';
+import { type BinaryOp, UnsupportedOpError } from '@polyhal/hal';
+import type { StorageArray } from '@polyhal/hal/internal';
 import { erfc } from './special.js';
 import { planRows, rowMajor, type Strided } from './strided.js';
 

@@ -5,7 +5,8 @@
  * NaN → 0), and the narrowing casts into int8, uint8 and float16 storage (`narrowCast`: saturate or wrap,
  * round to nearest even).
  */
-import { type NarrowDType, narrowCast, type StorageArray } from '@polyhal/hal';
+import type { NarrowDType } from '@polyhal/hal';
+import { narrowCast, type StorageArray } from '@polyhal/hal/internal';
 import { planRows, rowMajor, type Strided } from './strided.js';
 
 const I32_MAX = 2147483647;

@@ -5,7 +5,8 @@
  * fill (GATHER_FILL: NaN, INT32_MIN, 1) and scatter skips the update. scatter applies the updates in index
  * order (k ascending): replace keeps the last, add and mul combine in that order — deterministic.
  */
-import type { ScatterReduction, StorageArray } from '@polyhal/hal';
+import type { ScatterReduction } from '@polyhal/hal';
+import type { StorageArray } from '@polyhal/hal/internal';
 import { copyKernel } from './copy.js';
 import type { Strided } from './strided.js';
 

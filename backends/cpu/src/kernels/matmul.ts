@@ -5,7 +5,7 @@
  * cost nothing extra), and a 4×4 register-blocked micro-kernel with 16 scalar float64 accumulators
  * runs over panel pairs that stay in L1.
  */
-import { planMatmulBatch } from '@polyhal/hal';
+import { planMatmulBatch } from '@polyhal/hal/internal';
 import type { Strided } from './strided.js';
 
 const KC = 256;

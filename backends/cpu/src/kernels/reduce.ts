@@ -5,7 +5,8 @@
  * reduced axis, each output is a tight inner loop; otherwise (e.g. a column sum of [N, C]) whole rows
  * of outputs accumulate at once into a float64 scratch.
  */
-import { type StorageArray, REDUCE_OP_DEFS, type ReduceOp, splitReduceAxes, UnsupportedOpError } from '@polyhal/hal';
+import { REDUCE_OP_DEFS, type ReduceOp, UnsupportedOpError } from '@polyhal/hal';
+import { type StorageArray, splitReduceAxes } from '@polyhal/hal/internal';
 import { planRows, type RowPlan, type Strided } from './strided.js';
 
 const FOLDS: readonly ReduceOp[] = ['sum', 'max', 'min', 'prod'];

@@ -2,7 +2,7 @@
  * Strided operands of the CPU kernels: a typed array plus a view (shape, strides, offset in elements).
  * Iteration is planned by the HAL's `planRows`.
  */
-import type { StorageArray } from '@polyhal/hal';
+import type { StorageArray } from '@polyhal/hal/internal';
 
 export { planRows, type RowPlan } from '@polyhal/hal';
 

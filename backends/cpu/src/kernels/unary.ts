@@ -3,7 +3,8 @@
  * float64 Math functions (erf: special.ts) and round once to float32 (well inside the tolerance table). relu and abs on
  * contiguous float32 run branch-free on the bit pattern (random signs would defeat the branch predictor).
  */
-import { type StorageArray, type UnaryOp, UnsupportedOpError } from '@polyhal/hal';
+import { type UnaryOp, UnsupportedOpError } from '@polyhal/hal';
+import type { StorageArray } from '@polyhal/hal/internal';
 import { erf, normalCdf } from './special.js';
 import { planRows, rowMajor, type Strided } from './strided.js';
 

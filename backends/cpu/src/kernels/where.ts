@@ -3,7 +3,7 @@
  * int32 0/1), one row at a time; values are copied as stored (float32 NaN payloads and −0 survive, as
  * a Float32Array element assignment keeps them).
  */
-import type { StorageArray } from '@polyhal/hal';
+import type { StorageArray } from '@polyhal/hal/internal';
 import { planRows, rowMajor, type Strided } from './strided.js';
 
 export function whereKernel(cond: Strided, x: Strided, y: Strided, out: StorageArray): void {

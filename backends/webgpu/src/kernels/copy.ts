@@ -7,7 +7,8 @@
  *
  * Params: 0 n · 2 offset src · 3 offset dst · 4.. shape, src strides, dst strides. Fill: 0 n · 1 value bits.
  */
-import { type DType, isNarrow, storageDType } from '@polyhal/hal';
+import { type DType, isNarrow } from '@polyhal/hal';
+import { storageDType } from '@polyhal/hal/internal';
 import { FLAT_ARGS, FLAT_INDEX, paramsPrelude, stridedOffsets } from '../layout.js';
 
 /** Param words for R dimension slots. */
