@@ -5,6 +5,7 @@ export { compareF32, where32 } from './logic';
 export { copyRows, copyNd, fillF32, fillI32 } from './copy';
 export { reduceF32, reduceI32 } from './reduce';
 export { gemm, gemmRowBlock, packBytesA, packBytesB } from './matmul';
+export { convGemm, convPackA, convPackBytesA, convScratchBytes, depthwiseConv, depthwiseScratchBytes } from './conv';
 export { gemmI16, gemmI32, packI16 } from './matmul-int';
 export { adamF32, sgdF32, softmaxCrossEntropyF32 } from './fused';
 export { philoxF32 } from './random';

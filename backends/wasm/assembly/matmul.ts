@@ -94,7 +94,7 @@ function packA(a: usize, sam: i32, sak: i32, i0: i32, mc: i32, k0: i32, kc: i32,
   }
 }
 
-function micro(kc: i32, pa: usize, pb: usize, c: usize, ldc: usize, rows: i32, cols: i32, tmp: usize): void {
+export function micro(kc: i32, pa: usize, pb: usize, c: usize, ldc: usize, rows: i32, cols: i32, tmp: usize): void {
   let c00 = f32x4.splat(0), c01 = f32x4.splat(0), c10 = f32x4.splat(0), c11 = f32x4.splat(0);
   let c20 = f32x4.splat(0), c21 = f32x4.splat(0), c30 = f32x4.splat(0), c31 = f32x4.splat(0);
   let c40 = f32x4.splat(0), c41 = f32x4.splat(0), c50 = f32x4.splat(0), c51 = f32x4.splat(0);

@@ -144,6 +144,18 @@ export interface KernelExports {
     rowEnd: number,
   ): void;
   gemmRowBlock(): number;
+  /**
+   * assembly/conv.ts: one group's y[M, P] = w · im2col(x) over pixels [colStart, colEnd), the geometry and
+   * pointers in the parameter block at `params` (GEO_* words); `scratch` holds convScratchBytes().
+   */
+  convGemm(params: number, colStart: number, colEnd: number, scratch: number): void;
+  /** Packs w [M, K] for convGemm into convPackBytesA(M, K) bytes at dst. */
+  convPackA(w: number, M: number, K: number, dst: number): void;
+  convPackBytesA(M: number, K: number): number;
+  convScratchBytes(): number;
+  /** Depthwise conv of planes [planeStart, planeEnd); `scratch` holds depthwiseScratchBytes(params). */
+  depthwiseConv(params: number, planeStart: number, planeEnd: number, scratch: number): void;
+  depthwiseScratchBytes(params: number): number;
   packBytesA(): number;
   packBytesB(n: number): number;
   adamF32(
@@ -231,9 +243,33 @@ export function kernelModule(threaded = false, relaxed = false): Promise<WebAsse
       : relaxed
         ? KERNELS_RELAXED_WASM_BASE64
         : KERNELS_WASM_BASE64;
-    compiled.set(key, (m = WebAssembly.compile(decodeBase64(b64))));
+    compiled.set(key, (m = compile(decodeBase64(b64))));
   }
   return m;
+}
+
+/**
+ * Compiles on the calling thread where the runtime allows it (Node, Deno, Bun, workers), else
+ * asynchronously (a browser's main thread refuses modules over 4 KiB). WebAssembly.compile and
+ * WebAssembly.instantiate queue behind the background compilation of other modules: beside
+ * onnxruntime-web's 10 MB module in one Node process, these 84 KB waited 4-5 s for it (each), where
+ * compiling and instantiating them here takes milliseconds.
+ */
+function compile(bytes: Uint8Array<ArrayBuffer>): Promise<WebAssembly.Module> {
+  try {
+    return Promise.resolve(new WebAssembly.Module(bytes));
+  } catch {
+    return WebAssembly.compile(bytes);
+  }
+}
+
+/** Instantiates on the calling thread where allowed (see compile), else asynchronously. */
+async function instantiate(module: WebAssembly.Module, imports: WebAssembly.Imports): Promise<WebAssembly.Instance> {
+  try {
+    return new WebAssembly.Instance(module, imports);
+  } catch {
+    return WebAssembly.instantiate(module, imports);
+  }
 }
 
 /** Pages (64 KiB) a wasm32 memory may have: 4 GiB. The builds of scripts/embed.mjs declare this maximum. */
@@ -268,7 +304,7 @@ export async function instantiateKernels(
   relaxed = false,
   maxBytes = MAX_MEMORY_PAGES * 65536,
 ): Promise<KernelExports> {
-  const instance = await WebAssembly.instantiate(await kernelModule(Boolean(memory), relaxed), {
+  const instance = await instantiate(await kernelModule(Boolean(memory), relaxed), {
     env: memory ? { memory, abort } : { abort },
   });
   const exports = instance.exports as unknown as KernelExports;
