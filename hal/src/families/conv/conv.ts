@@ -6,11 +6,13 @@
  * - conv: im2col as ONE strided view of the padded input ([N, ...out, C, ...k], NumPy as_strided:
  *   stride·step between windows, dilation·step inside one) materialized by the copy kernel, then one
  *   matmul ([N·P, C·K] · [C·K, O]), or one batched matmul over the groups ([g, N·P, C/g·K] · [g, C/g·K, O/g]).
- * - convTranspose (conv's adjoint in x): the matmul [N·P, C] · [C, O·K] gives every input pixel's
- *   contribution to each kernel tap; col2im then adds the taps at their output offsets, one spatial
- *   axis at a time (a box is separable): the taps' rows are zero-dilated by the stride once, each tap
- *   is padded to its offset d·tap and summed in tap order — a fixed order, so every backend gets the
- *   same sums. Finally the padding is cropped (and output padding appended as zeros).
+ * - convTranspose (conv's adjoint in x): the matmul wᵀ [O·K, C] · x [C, P] (batched over N and the
+ *   groups) gives every input pixel's contribution to each kernel tap, channels first; col2im then adds
+ *   the taps at their output offsets, one spatial axis at a time (a box is separable): the taps' rows
+ *   are zero-dilated by the stride once, each tap is padded to its offset d·tap and summed in tap order
+ *   — a fixed order, so every backend gets the same sums. Where the stride equals the kernel (dilation 1)
+ *   the taps tile the output and col2im is one permutation. Finally the padding is cropped (and output
+ *   padding appended as zeros).
  *
  * The gradients (autograd's conv rules) come from the same three pieces: dx of conv is convTranspose
  * of dy, dx of convTranspose is conv of dy, and dW of either is `convWeightGrad` (dyᵀ · im2col).
@@ -234,25 +236,30 @@ function col2imAxis(be: ConvHost, taps: NDArray, s: number, d: number): NDArray 
 
 /**
  * col2im: taps [N, C, ...k, ...in] → [N, C, ...F], F = (in − 1)·s + d·(k − 1) + 1 per axis; each tap's
- * block added at offset d·tap with stride s (the adjoint of windowsView on an unpadded input).
+ * block added at offset d·tap with stride s (the adjoint of windowsView on an unpadded input). Where every
+ * axis has s = k and d = 1 the blocks tile the output without overlap: one permutation, no sums.
  */
 export function col2im(be: ConvHost, taps: NDArray, stride: readonly number[], dilation: readonly number[]): NDArray {
   const r = stride.length;
   const [N, C] = taps.shape as [number, number];
   const k = taps.shape.slice(2, 2 + r);
   const input = taps.shape.slice(2 + r);
+  // [N, C, k0, i0, k1, i1, ...] (or [N, C, i0, k0, ...] where the blocks tile): each axis' pair adjacent
+  const tiles = range(r).every((a) => stride[a] === k[a] && dilation[a] === 1);
+  const pairs = range(r).flatMap((a) => (tiles ? [2 + r + a, 2 + a] : [2 + a, 2 + r + a]));
+  const cur = be.contiguous(be.permute(taps, [0, 1, ...pairs]));
+  if (tiles) return be.reshape(cur, [N, C, ...input.map((n, a) => n * k[a]!)]);
   return withTemps(be, (t) => {
-    // [N·C, k0, i0, k1, i1, ...]: each axis' (tap, position) pair adjacent
-    let cur = t(be.contiguous(be.permute(taps, [0, 1, ...range(r).flatMap((a) => [2 + a, 2 + r + a])])));
+    let next = t(cur);
     const done: number[] = [];
     for (let a = 0; a < r; a++) {
       const post = prod(k.slice(a + 1)) * prod(input.slice(a + 1));
-      const view = be.reshape(cur, [N * C * prod(done), k[a]!, input[a]!, post]);
-      const next = t(col2imAxis(be, view, stride[a]!, dilation[a]!));
+      const view = be.reshape(next, [N * C * prod(done), k[a]!, input[a]!, post]);
+      next = col2imAxis(be, view, stride[a]!, dilation[a]!); // fresh and contiguous
       done.push(next.shape[1]!);
-      cur = next;
+      if (a < r - 1) t(next);
     }
-    return be.reshape(be.contiguous(cur), [N, C, ...done]);
+    return be.reshape(next, [N, C, ...done]);
   });
 }
 
@@ -301,19 +308,16 @@ export function convTransposeComposite(be: ConvHost, x: NDArray, w: NDArray, o: 
   const Cg = C / groups;
   const P = prod(input);
   const K = prod(kernel);
+  const whole = pads.every(([b, e]) => b === 0 && e === 0) && out.every((d, a) => d === full[a]);
   return withTemps(be, (t) => {
-    const xr = t(be.contiguous(be.permute(x, [0, ...range(r, 2), 1]))); // [N, ...in, C]
+    // channels first, no transposes: taps [N, g, O/g·K, P] = wᵀ [g, O/g·K, C/g] · x [N, g, C/g, P]
     const wc = ownedBy(t, be.contiguous(w), w);
-    const cols = t(
-      groups === 1
-        ? be.matmul(be.reshape(xr, [N * P, C]), be.reshape(wc, [C, Og * K])) // [N·P, O·K]
-        : be.matmul(be.permute(be.reshape(xr, [N * P, groups, Cg]), [1, 0, 2]), be.reshape(wc, [groups, Cg, Og * K])),
-    ); // [g, N·P, O/g·K]
-    const lifted = be.reshape(cols, [groups, N, ...input, Og, ...kernel]);
-    // → [N, g, O/g, ...k, ...in]
-    const perm = [1, 0, r + 2, ...range(r, r + 3), ...range(r, 2)];
-    const taps = t(be.contiguous(be.permute(lifted, perm)));
-    const placed = t(col2im(be, be.reshape(taps, [N, groups * Og, ...kernel, ...input]), stride, dilation));
+    const wT = be.permute(be.reshape(wc, [groups, Cg, Og * K]), [0, 2, 1]);
+    const xv = ownedBy(t, be.reshape(x, [N, groups, Cg, P]), x);
+    const cols = t(be.matmul(wT, xv));
+    const placed = col2im(be, be.reshape(cols, [N, groups * Og, ...kernel, ...input]), stride, dilation);
+    if (whole) return placed; // nothing to crop or append
+    t(placed);
     return cropTo(be, placed, pads, out);
   });
 }
