@@ -23,6 +23,10 @@ const OPTIMIZERS: Record<string, { make: Make; base: Record<string, unknown> }> 
   SGD: { make: (ps, o) => new ag.SGD(ps as Tensor[], o as ag.SgdOptions), base: { lr: 0.1 } },
   Adam: { make: (ps, o) => new ag.Adam(ps as Tensor[], o as ag.AdamOptions), base: {} },
   AdamW: { make: (ps, o) => new ag.AdamW(ps as Tensor[], o as ag.AdamOptions), base: {} },
+  RMSprop: { make: (ps, o) => new ag.RMSprop(ps as Tensor[], o as ag.RmspropOptions), base: {} },
+  Adagrad: { make: (ps, o) => new ag.Adagrad(ps as Tensor[], o as ag.AdagradOptions), base: {} },
+  Adadelta: { make: (ps, o) => new ag.Adadelta(ps as Tensor[], o as ag.AdadeltaOptions), base: {} },
+  Adamax: { make: (ps, o) => new ag.Adamax(ps as Tensor[], o as ag.AdamaxOptions), base: {} },
 };
 
 /** Expects `fn` to throw InvalidArgumentError whose message matches every pattern. */
@@ -56,10 +60,15 @@ const domain = (refused: unknown[], extra: unknown[] = []): [unknown, string][] 
 
 const LR: Rule = { option: 'lr', bad: domain([0, -0, -1, -1e-9]), good: [1e-12, 0.1, 10] };
 const WEIGHT_DECAY: Rule = { option: 'weightDecay', bad: domain([-0.01, -1]), good: [0, 0.01, 5] };
+const EPS: Rule = { option: 'eps', bad: domain([0, -1e-8]), good: [1e-30, 1e-8, 1] };
 const RULES: Record<string, Rule[]> = {
   SGD: [LR, { option: 'momentum', bad: domain([-0.1, -1]), good: [0, 0.9, 1.5] }, WEIGHT_DECAY],
   Adam: [LR, { option: 'eps', bad: domain([0, -1e-8]), good: [1e-30, 1e-8, 1] }, WEIGHT_DECAY],
   AdamW: [LR, { option: 'eps', bad: domain([0, -1e-8]), good: [1e-30, 1e-8, 1] }, WEIGHT_DECAY],
+  RMSprop: [LR, EPS, WEIGHT_DECAY, { option: 'momentum', bad: domain([-0.1]), good: [0, 0.9] }],
+  Adagrad: [LR, EPS, WEIGHT_DECAY, { option: 'lrDecay', bad: domain([-0.1]), good: [0, 0.5] }],
+  Adadelta: [LR, EPS, WEIGHT_DECAY],
+  Adamax: [LR, EPS, WEIGHT_DECAY],
 };
 
 test('the table covers every optimizer class the package exports', () => {
@@ -91,7 +100,8 @@ for (const [name, { make, base }] of Object.entries(OPTIMIZERS)) {
     test('options that are not an object, and unknown options, are refused', () => {
       for (const o of [null, 'fast', 0.1, [0.1]])
         expectInvalid(() => make(params, o), new RegExp(`^${name}: options must be an object`));
-      const unknown = name === 'SGD' ? ['nesterov', 'dampening', 'learningRate'] : ['amsgrad', 'weight_decay', 'beta1'];
+      const unknown =
+        name === 'SGD' ? ['useNesterov', 'dampening', 'learningRate'] : ['amsgrad', 'weight_decay', 'beta1'];
       for (const k of unknown)
         expectInvalid(
           () => make(params, { ...base, [k]: 0.5 }),

@@ -11,38 +11,19 @@ import {
   InvalidArgumentError,
   type NDArray,
   UseAfterFreeError,
+  viewOf,
 } from '@polyhal/hal';
+import {
+  checkScheduled,
+  hyper,
+  isCount,
+  nonNegative,
+  option,
+  optionsOf,
+  positive,
+  updateInPlace,
+} from './optim-options.js';
 import { noGrad, Tensor } from './tensor.js';
-
-/**
- * Checks hyper-parameter `name` of `owner` (e.g. 'Adam'): a number (not a numeric string) that is
- * finite and satisfies `ok`, else InvalidArgumentError naming the owner, the parameter, its domain and
- * the value. Returns the value.
- */
-function hyper(owner: string, name: string, v: unknown, ok: (x: number) => boolean, domain: string): number {
-  if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v))
-    throw new InvalidArgumentError(`${owner}: ${name} must be a finite number ${domain}, got ${describeValue(v)}`);
-  return v;
-}
-const positive = (x: number): boolean => x > 0;
-const nonNegative = (x: number): boolean => x >= 0;
-const isCount = (x: number): boolean => Number.isInteger(x) && x >= 0;
-/** Option `key` of `o`, `fallback` when absent or undefined (null is a value, and refused by its check). */
-const option = (o: Record<string, unknown>, key: string, fallback: unknown): unknown =>
-  o[key] === undefined ? fallback : o[key];
-
-/** The options object of `owner` (undefined → {}), with no key outside `keys` (a misspelt option is an error). */
-function optionsOf(owner: string, opts: unknown, keys: readonly string[]): Record<string, unknown> {
-  if (opts === undefined) return {};
-  if (opts === null || typeof opts !== 'object' || Array.isArray(opts))
-    throw new InvalidArgumentError(
-      `${owner}: options must be an object { ${keys.join(', ')} }, got ${describeValue(opts)}`,
-    );
-  for (const k of Object.keys(opts))
-    if (!keys.includes(k))
-      throw new InvalidArgumentError(`${owner}: unknown option '${k}' (options: ${keys.join(', ')})`);
-  return opts as Record<string, unknown>;
-}
 
 /** Per-parameter optimizer state (moments, velocity): buffers of the parameter's shape on one backend. */
 interface State {
@@ -142,6 +123,27 @@ export abstract class Optimizer {
     });
   }
 
+  /**
+   * One training step of `lossFn` (tfjs's `optimizer.minimize`): zeroGrad, `lossFn()` → a one-element
+   * loss tensor, backward, step. Returns the loss (graph freed; the caller disposes it, or a scope does).
+   * InvalidArgumentError when `lossFn` is not a function or does not return a Tensor.
+   */
+  minimize(lossFn: () => Tensor): Tensor {
+    if (typeof lossFn !== 'function')
+      throw new InvalidArgumentError(
+        `${this.constructor.name}.minimize: lossFn must be a function, got ${describeValue(lossFn)}`,
+      );
+    this.zeroGrad();
+    const loss = lossFn();
+    if (!(loss instanceof Tensor))
+      throw new InvalidArgumentError(
+        `${this.constructor.name}.minimize: lossFn must return a Tensor, got ${describeValue(loss)}`,
+      );
+    loss.backward();
+    this.step();
+    return loss;
+  }
+
   /** Updates parameter `p` (index `index` in params) in place from its gradient, without recording a graph. */
   protected abstract update(p: Tensor, index: number): void;
 
@@ -191,10 +193,12 @@ export interface SgdOptions {
   momentum?: number;
   /** L2 weight decay, finite and ≥ 0 (default 0). */
   weightDecay?: number;
+  /** Nesterov momentum (default false); needs momentum > 0. PyTorch's and tfjs's `useNesterov` rule. */
+  nesterov?: boolean;
 }
 
 /**
- * SGD with momentum and L2 weight decay (PyTorch's convention; no dampening or Nesterov). Every option
+ * SGD with momentum, Nesterov momentum and L2 weight decay (PyTorch's convention; no dampening). Every option
  * is checked here: a value outside its domain (SgdOptions), a non-number or an unknown option is an
  * InvalidArgumentError naming SGD, the option and the value.
  */
@@ -203,18 +207,31 @@ export class SGD extends Optimizer {
   readonly momentum: number;
   /** L2 weight decay added to the gradient. */
   readonly weightDecay: number;
+  /** Whether the momentum is Nesterov's: p ← p − lr·(g + momentum·v). */
+  readonly nesterov: boolean;
   protected readonly stateSize: number;
   constructor(params: Tensor[], opts: SgdOptions) {
     const owner = new.target.name;
     if (opts === undefined) throw new InvalidArgumentError(`${owner}: options { lr } are required (lr has no default)`);
-    const o = optionsOf(owner, opts, ['lr', 'momentum', 'weightDecay']);
+    const o = optionsOf(owner, opts, ['lr', 'momentum', 'weightDecay', 'nesterov']);
     super(params, o['lr'] as number);
     this.momentum = hyper(owner, 'momentum', option(o, 'momentum', 0), nonNegative, '≥ 0');
     this.weightDecay = hyper(owner, 'weightDecay', option(o, 'weightDecay', 0), nonNegative, '≥ 0');
+    const nesterov = option(o, 'nesterov', false);
+    if (typeof nesterov !== 'boolean' || (nesterov && this.momentum === 0))
+      throw new InvalidArgumentError(
+        `${owner}: nesterov must be a boolean and needs momentum > 0, got ${describeValue(nesterov)} with ` +
+          `momentum ${this.momentum}`,
+      );
+    this.nesterov = nesterov;
     this.stateSize = this.momentum > 0 ? 1 : 0;
   }
   /** v ← momentum·v + (g + wd·p); p ← p − lr·v (v = g + wd·p without momentum), one sgdStep on the HAL. */
   protected update(p: Tensor, i: number): void {
+    if (this.nesterov) {
+      nesterovUpdate(p, this.stateOf(i)[0]!, this.lr, this.momentum, this.weightDecay);
+      return;
+    }
     const velocity = this.momentum > 0 ? this.stateOf(i)[0]! : null;
     p.backend.sgdStep(p.value.buffer, p.grad!.value, velocity, {
       lr: this.lr,
@@ -222,6 +239,20 @@ export class SGD extends Optimizer {
       weightDecay: this.weightDecay,
     });
   }
+}
+
+/** Nesterov SGD on HAL ops: g ← g + wd·p; v ← μ·v + g; p ← p − lr·(g + μ·v). */
+function nesterovUpdate(p: Tensor, v: DeviceBuffer, lr: number, mu: number, wd: number): void {
+  const be = p.backend;
+  updateInPlace(be, (t) => {
+    const g = wd > 0 ? t(be.add(p.grad!.value, t(be.mul(p.value, wd)))) : p.grad!.value;
+    const vNew = t(be.add(t(be.mul(viewOf(v, p.shape), mu)), g));
+    const step = t(be.mul(t(be.add(g, t(be.mul(vNew, mu)))), lr));
+    return [
+      [v, vNew],
+      [p.value.buffer, t(be.sub(p.value, step))],
+    ];
+  });
 }
 
 /** Options of Adam and AdamW; every other key (amsgrad, weight_decay, ...) is an InvalidArgumentError. */
@@ -306,13 +337,6 @@ export class AdamW extends Adam {
     const o = optionsOf(new.target.name, opts, ADAM_KEYS);
     super(params, { ...o, weightDecay: option(o, 'weightDecay', 0.01) as number });
   }
-}
-
-/** The optimizer a scheduler drives: an object whose lr is a finite number ≥ 0, else InvalidArgumentError. */
-function checkScheduled(owner: string, optimizer: unknown): void {
-  if (optimizer === null || typeof optimizer !== 'object' || !('lr' in optimizer))
-    throw new InvalidArgumentError(`${owner}: optimizer must be an Optimizer, got ${describeValue(optimizer)}`);
-  hyper(owner, 'optimizer.lr', optimizer.lr, nonNegative, '≥ 0');
 }
 
 /**
