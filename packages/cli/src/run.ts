@@ -187,10 +187,11 @@ export async function runModel(job: RunJob): Promise<number> {
       timing += `; second run ${(performance.now() - t2).toFixed(1)} ms`;
       times = await profiledRun(session, be, feeds);
     }
-    const mib = (b: number): string => (b / 2 ** 20).toFixed(1);
+    const size = (b: number): string =>
+      b < 2 ** 20 ? `${(b / 1024).toFixed(1)} KiB` : `${(b / 2 ** 20).toFixed(1)} MiB`;
     console.log(
       `${timing}; ${stats.deviceNodes} nodes on ${be.name}, ${stats.hostNodes} on the host, ` +
-        `peak ${mib(stats.peakBytes)} MiB besides ${mib(session.constantBytes)} MiB of weights`,
+        `peak ${size(stats.peakBytes)} besides ${size(session.constantBytes)} of weights`,
     );
     console.log('outputs:');
     for (const name of session.outputNames) console.log(`  ${name}: ${summarize(outputs[name]!)}`);

@@ -125,13 +125,8 @@ export function readNpy(bytes: Uint8Array, source = ''): NpyArray {
     fail(`dtype '${descr}' (float32 <f4, float64 <f8, int32 <i4, int64 <i8, uint8 |u1, int8 |i1, bool |b1 are read)`);
   if (fortran) fail('Fortran order (save a C-ordered array: np.ascontiguousarray)');
   const available = bytes.length - dataStart;
-  let count = shape.includes(0) ? 0 : 1;
-  for (const d of shape) {
-    count *= d;
-    // checked as the product grows: a shape claiming more than the file holds stops before any allocation
-    if (count * k.bytes > available)
-      fail(`shape (${shape.join(', ')}) of ${descr} needs more than the ${available} bytes of data the file holds`);
-  }
+  // the product is arithmetic on numbers, no allocation: a shape claiming more than the file holds stops here
+  const count = shape.reduce((p, d) => p * d, 1);
   if (count * k.bytes !== available)
     fail(`shape (${shape.join(', ')}) of ${descr} needs ${count * k.bytes} bytes of data; the file holds ${available}`);
   const data = k.make(count);

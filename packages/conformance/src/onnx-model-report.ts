@@ -11,8 +11,8 @@ const num = (x: number): string => (x === 0 ? '0' : Number.isFinite(x) ? x.toExp
 /** "node 'conv_3' (Conv), output 'x_12'" with the If/Loop/Scan nodes holding it. */
 function describeOutput(c: OutputComparison): string {
   const where = [...c.path, c.node].map((n) => `'${n}'`).join(' > ');
-  const node = c.node.startsWith('(') ? c.node.slice(1, -1) : `node ${where}${c.op ? ` (${c.op})` : ''}`;
-  return `${node}${c.output ? `, output '${c.output}'` : ''}`;
+  if (c.node.startsWith('(')) return `${c.node.slice(1, -1)}${c.output ? ` '${c.output}'` : ''}`;
+  return `node ${where}${c.op ? ` (${c.op})` : ''}${c.output ? `, output '${c.output}'` : ''}`;
 }
 
 /** Why `c` is beyond tolerance, in numbers (or its reason). */
@@ -42,7 +42,11 @@ export function onnxModelTextReport(r: OnnxModelResult): string {
       if (b.firstFailure) lines.push(`  before it, first beyond tolerance: ${describeOutput(b.firstFailure)}`);
       continue;
     }
-    const worst = b.worst ? `; worst ${num(b.worst.error)} at ${describeOutput(b.worst)}` : '';
+    const worst = !b.worst
+      ? ''
+      : b.worst.error === 0
+        ? "; every output equal to the reference's"
+        : `; worst ${num(b.worst.error)} at ${describeOutput(b.worst)}`;
     if (b.status === 'passed') {
       lines.push(`${head}: passed — ${b.nodes} nodes, ${b.outputs} outputs within tolerance${worst}`);
       continue;
@@ -53,7 +57,7 @@ export function onnxModelTextReport(r: OnnxModelResult): string {
       lines.push(`    ${describeError(b.firstFailure)}`);
     }
     for (const c of b.modelOutputs.filter((m) => !m.pass))
-      lines.push(`  model output beyond tolerance: ${describeOutput(c)}: ${describeError(c)}`);
+      lines.push(`  beyond tolerance: ${describeOutput(c)}: ${describeError(c)}`);
   }
   return lines.join('\n');
 }
