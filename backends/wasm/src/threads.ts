@@ -66,6 +66,8 @@ export const JOB_KERNELS = [
   'compareF32',
   'where32',
   'gemmI16',
+  'convGemm',
+  'depthwiseConv',
 ] as const;
 export type JobKernel = (typeof JOB_KERNELS)[number];
 
@@ -116,8 +118,17 @@ const serve = (exports) => {
     signal(state);
   }
 };
+// Synchronous instantiation where allowed (workers): WebAssembly.instantiate queues behind other modules'
+// background compilation (seconds beside onnxruntime-web's module in one process).
+const instantiate = (module, imports) => {
+  try {
+    return Promise.resolve(new WebAssembly.Instance(module, imports));
+  } catch {
+    return WebAssembly.instantiate(module, imports);
+  }
+};
 const start = (data, reply) => {
-  WebAssembly.instantiate(data.module, { env: { memory: data.memory, abort() { throw new Error('wasm abort'); } } })
+  instantiate(data.module, { env: { memory: data.memory, abort() { throw new Error('wasm abort'); } } })
   .then((inst) => {
     ctrl = new Int32Array(data.ctrl);
     s = 4 + data.slot * SLOT;

@@ -4,6 +4,7 @@ import {
   BaseBackend,
   batchOffsets,
   type BinaryOp,
+  type ConvOptions,
   contiguousStrides,
   sizeOf,
   type DeviceBuffer,
@@ -31,6 +32,7 @@ import {
 } from '@polyhal/hal';
 import type { PhiloxStream } from '@polyhal/hal';
 import { type WasmContext, type WorkerPool, withPlan } from './context.js';
+import { convOnWasm } from './dispatch-conv.js';
 import { copyInto } from './dispatch-copy.js';
 import { BINARY_CODES, dispatchBinary, dispatchUnary, dispatchWhere, UNARY_CODES } from './dispatch-elementwise.js';
 import { dispatchAdam, dispatchSgd, dispatchSoftmaxCrossEntropy } from './dispatch-fused.js';
@@ -528,6 +530,14 @@ export class WasmBackend extends BaseBackend {
     return this.fusedSoftmaxCrossEntropy(logits, labels, withGrad, (z, y, loss, grad) =>
       dispatchSoftmaxCrossEntropy(this.ctx, z, y, loss, grad),
     );
+  }
+
+  /**
+   * conv on the kernels of assembly/conv.ts (dispatch-conv.ts: depthwise planes, or a GEMM whose im2col
+   * columns are packed straight from the image) for 1 and 2 spatial axes; 3-D windows run the composite.
+   */
+  override conv(x: NDArray, w: NDArray, options: ConvOptions = {}): NDArray {
+    return convOnWasm(this, this.ctx, x, w, options) ?? super.conv(x, w, options);
   }
 
   /** Philox4x32-10 uniforms, four blocks per SIMD step, split over the threads for large buffers. */

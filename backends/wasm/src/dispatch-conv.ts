@@ -1,0 +1,166 @@
+/**
+ * Conv dispatch of the WASM backend: float32 convolutions over 1 or 2 spatial axes on the kernels of
+ * assembly/conv.ts, instead of the HAL's composite (im2col materialized, then a [N·P, C·K] · [C·K, O]
+ * matmul and a transpose back to channels first):
+ * - depthwise (groups = C = O): depthwiseConv, one padded plane at a time, the planes split across the pool;
+ * - otherwise one convGemm per batch item and group, y[O/g, P] = w[O/g, C/g·K] · im2col(x), the im2col
+ *   columns packed straight from the image and the output written channels first; the pixels split across
+ *   the pool (whole 8-column panels). A 1×1 window of stride 1 without padding reads x as one [C, H·W] row
+ *   per channel.
+ * 1-D convolutions run as 2-D ones of height 1. Operands are checked as the composite checks them (typed
+ * errors); 3-D windows and empty shapes return null, and the backend falls back to the composite.
+ */
+import {
+  type ConvHost,
+  type ConvOptions,
+  checkConvOperands,
+  type DeviceBuffer,
+  isDepthwise,
+  type NDArray,
+  viewOf,
+  windowGeometry,
+} from '@polyhal/hal';
+import type { WasmContext } from './context.js';
+
+/** What the dispatch uses of the backend: the composite's checks and its allocator. */
+export type ConvBackend = ConvHost & { allocate(size: number, dtype: 'float32'): DeviceBuffer };
+
+// assembly/conv.ts's parameter block (GEO_*), in i32 words.
+const GEO_WORDS = 18;
+/** Multiply-adds per depthwise part below which the planes stay on one thread. */
+const DEPTHWISE_SPLIT = 2 ** 18;
+
+interface Geometry {
+  C: number;
+  H: number;
+  W: number;
+  OH: number;
+  OW: number;
+  kh: number;
+  kw: number;
+  sh: number;
+  sw: number;
+  dh: number;
+  dw: number;
+  pt: number;
+  pl: number;
+}
+
+/** Writes the parameter block at `at`: the geometry, then M, x, A (or w), y and bias pointers. */
+function writeBlock(ctx: WasmContext, at: number, g: Geometry, M: number, ptrs: readonly number[]): void {
+  const words = [g.C, g.H, g.W, g.OH, g.OW, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, M, ...ptrs];
+  ctx.heap.i32().set(words, at >>> 2); // pointers ≥ 2^31 keep their bits (ToInt32)
+}
+
+/** conv(x, w, o) on the wasm kernels, or null where the composite should run (3-D, empty). */
+export function convOnWasm(be: ConvBackend, ctx: WasmContext, x: NDArray, w: NDArray, o: ConvOptions): NDArray | null {
+  const { r, groups, N, C, O } = checkConvOperands(be, x, w, o.groups, 'conv');
+  if (r > 2) return null;
+  const wg = windowGeometry(x.shape.slice(2), { kernel: w.shape.slice(2), ...o }, 'conv');
+  const out2 = r === 2;
+  const geo: Geometry = {
+    C: C / groups,
+    H: out2 ? x.shape[2]! : 1,
+    W: x.shape[r + 1]!,
+    OH: out2 ? wg.output[0]! : 1,
+    OW: wg.output[r - 1]!,
+    kh: out2 ? wg.kernel[0]! : 1,
+    kw: wg.kernel[r - 1]!,
+    sh: out2 ? wg.stride[0]! : 1,
+    sw: wg.stride[r - 1]!,
+    dh: out2 ? wg.dilation[0]! : 1,
+    dw: wg.dilation[r - 1]!,
+    pt: out2 ? wg.pads[0]![0] : 0,
+    pl: wg.pads[r - 1]![0],
+  };
+  const P = geo.OH * geo.OW;
+  if (N * C * O * P === 0) return null;
+  const temps: NDArray[] = [];
+  const xc = be.contiguous(x);
+  if (xc.buffer !== x.buffer) temps.push(xc);
+  const wc = be.contiguous(w);
+  if (wc.buffer !== w.buffer) temps.push(wc);
+  const out = be.allocate(N * O * P, 'float32');
+  try {
+    const [px, pw, py] = [ctx.ptr(xc.buffer) + xc.offset * 4, ctx.ptr(wc.buffer) + wc.offset * 4, ctx.ptr(out)];
+    if (isDepthwise(groups, C, O)) depthwise(ctx, { ...geo, C }, N * C, px, pw, py);
+    else {
+      const Og = O / groups;
+      const plane = geo.H * geo.W;
+      // a 1×1 window of stride 1 without padding: each channel one row of H·W pixels
+      const flat = geo.kh === 1 && geo.kw === 1 && geo.sh === 1 && geo.sw === 1 && geo.pt === 0 && geo.pl === 0;
+      const g: Geometry = flat && geo.OH === geo.H && geo.OW === geo.W ? { ...geo, H: 1, W: P, OH: 1, OW: P } : geo;
+      const K = geo.C * geo.kh * geo.kw;
+      const aBytes = ctx.k.convPackBytesA(Og, K) >>> 0;
+      const packed = ctx.heap.alloc(aBytes * groups);
+      try {
+        for (let q = 0; q < groups; q++) ctx.k.convPackA(pw + q * Og * K * 4, Og, K, packed + q * aBytes);
+        for (let n = 0; n < N; n++)
+          for (let q = 0; q < groups; q++) {
+            const xq = px + (n * C + q * geo.C) * plane * 4;
+            const yq = py + (n * O + q * Og) * P * 4;
+            gemm(ctx, g, Og, K, [xq, packed + q * aBytes, yq, 0]);
+          }
+      } finally {
+        ctx.heap.release(packed, aBytes * groups);
+      }
+    }
+  } catch (e) {
+    be.deallocate(out);
+    throw e;
+  } finally {
+    for (const t of temps) be.free(t);
+  }
+  return viewOf(out, [N, O, ...wg.output]);
+}
+
+/** One group's convGemm over all P pixels, split across the pool in whole 8-column panels when large. */
+function gemm(ctx: WasmContext, g: Geometry, M: number, K: number, ptrs: readonly number[]): void {
+  const P = g.OH * g.OW;
+  const parts = ctx.pool && M * K * P >= ctx.threadThreshold ? Math.min(ctx.pool.size, Math.ceil(P / 64)) : 1;
+  const scratchBytes = ctx.k.convScratchBytes() >>> 0;
+  const block = ctx.heap.alloc(GEO_WORDS * 4);
+  const scratch = Array.from({ length: parts }, () => ctx.heap.alloc(scratchBytes));
+  try {
+    writeBlock(ctx, block, g, M, ptrs);
+    if (parts === 1) {
+      ctx.k.convGemm(block, 0, P, scratch[0]!);
+      return;
+    }
+    const cols = Math.ceil(P / parts / 8) * 8;
+    const jobs = scratch
+      .map((s, p) => [block, Math.min(P, p * cols), Math.min(P, (p + 1) * cols), s])
+      .filter((j) => j[1]! < j[2]!);
+    ctx.pool!.run('convGemm', jobs, (j) => ctx.k.convGemm(j[0]!, j[1]!, j[2]!, j[3]!));
+  } finally {
+    for (const s of scratch) ctx.heap.release(s, scratchBytes);
+    ctx.heap.release(block, GEO_WORDS * 4);
+  }
+}
+
+/** depthwiseConv over `planes` (N·C) planes, split across the pool by planes when large. */
+function depthwise(ctx: WasmContext, g: Geometry, planes: number, px: number, pw: number, py: number): void {
+  const block = ctx.heap.alloc(GEO_WORDS * 4);
+  try {
+    writeBlock(ctx, block, g, g.C, [px, pw, py, 0]);
+    const scratchBytes = ctx.k.depthwiseScratchBytes(block) >>> 0;
+    const work = planes * g.OH * g.OW * g.kh * g.kw;
+    const parts = ctx.pool && work >= DEPTHWISE_SPLIT ? Math.min(ctx.pool.size, planes) : 1;
+    const scratch = Array.from({ length: parts }, () => ctx.heap.alloc(scratchBytes));
+    try {
+      if (parts === 1) {
+        ctx.k.depthwiseConv(block, 0, planes, scratch[0]!);
+        return;
+      }
+      const each = Math.ceil(planes / parts);
+      const jobs = scratch
+        .map((s, p) => [block, Math.min(planes, p * each), Math.min(planes, (p + 1) * each), s])
+        .filter((j) => j[1]! < j[2]!);
+      ctx.pool!.run('depthwiseConv', jobs, (j) => ctx.k.depthwiseConv(j[0]!, j[1]!, j[2]!, j[3]!));
+    } finally {
+      for (const s of scratch) ctx.heap.release(s, scratchBytes);
+    }
+  } finally {
+    ctx.heap.release(block, GEO_WORDS * 4);
+  }
+}
