@@ -31,3 +31,4 @@ export * from './schedulers.js';
 export * from './clip.js';
 export * from './recurrent-cells.js';
 export * from './recurrent.js';
+export * from './init.js';

@@ -2,16 +2,18 @@
  * Convolution and pooling layers (PyTorch nn.Conv1d, nn.Conv2d, nn.ConvTranspose2d, nn.MaxPool1d/2d,
  * nn.AvgPool1d/2d) on autograd's conv.ts. Weights are initialized as PyTorch does: U(±1/√fan_in) with
  * fan_in = (C/groups)·∏k (for ConvTranspose2d, (O/groups)·∏k: PyTorch computes it from the weight's
- * second dim), the bias from the same bound.
+ * second dim), the bias from the same bound. `kernelInitializer`/`biasInitializer` choose others (tfjs's Conv
+ * default: 'glorotUniform' and 'zeros'; fans from the weight's shape, so a conv's include its receptive field).
  */
 import { type ConvOptions, type ConvTransposeOptions, InvalidArgumentError, type PerAxis, perAxis } from '@polyhal/hal';
 import { avgPool, conv as convFn, convTranspose as convTransposeFn, maxPool } from './conv.js';
 import { reshape } from './movement.js';
-import { type LayerOptions, Module, parameter, toRng } from './nn.js';
+import type { WeightInitOptions } from './init.js';
+import { type LayerOptions, layerParameter, Module, toRng } from './nn.js';
 import { add } from './ops.js';
 import type { Tensor } from './tensor.js';
 
-type ConvLayerOptions = LayerOptions & ConvOptions & { bias?: boolean };
+type ConvLayerOptions = LayerOptions & ConvOptions & WeightInitOptions & { bias?: boolean };
 
 /** An N-d convolution layer; Conv1d and Conv2d fix the spatial rank. */
 export class ConvNd extends Module {
@@ -47,7 +49,7 @@ export class ConvNd extends Module {
     ] as const)
       if (!Number.isInteger(v) || v < 1 || v % groups !== 0)
         throw new InvalidArgumentError(`${name}: ${what} must be a positive multiple of groups (${groups}), got ${v}`);
-    const { backend, rng: seed, bias, ...options } = opts;
+    const { backend, rng: seed, bias, kernelInitializer, biasInitializer, ...options } = opts;
     this.options = options;
     const rng = toRng(seed);
     const k = this.kernelSize.reduce((p, d) => p * d, 1);
@@ -55,8 +57,8 @@ export class ConvNd extends Module {
       ? [inChannels, outChannels / groups, ...this.kernelSize]
       : [outChannels, inChannels / groups, ...this.kernelSize];
     const bound = 1 / Math.sqrt(shape[1]! * k);
-    this.params.set('weight', parameter(backend, shape, bound, rng));
-    if (bias !== false) this.params.set('bias', parameter(backend, [outChannels], bound, rng));
+    this.params.set('weight', layerParameter(backend, shape, kernelInitializer, bound, rng));
+    if (bias !== false) this.params.set('bias', layerParameter(backend, [outChannels], biasInitializer, bound, rng));
   }
 
   /** The weight [O, C/groups, ...k] ([C, O/groups, ...k] transposed). */
@@ -103,7 +105,7 @@ export class ConvTranspose2d extends ConvNd {
     inChannels: number,
     outChannels: number,
     kernelSize: PerAxis,
-    opts: LayerOptions & ConvTransposeOptions & { bias?: boolean },
+    opts: LayerOptions & ConvTransposeOptions & WeightInitOptions & { bias?: boolean },
   ) {
     const { outputPadding, padding, ...rest } = opts;
     super(2, inChannels, outChannels, kernelSize, rest, true);

@@ -11,6 +11,7 @@ import {
   type Rng,
   ShapeMismatchError,
 } from '@polyhal/hal';
+import { initParameter, type InitializerLike, type WeightInitOptions } from './init.js';
 import { flatten, transpose } from './movement.js';
 import { gelu, geluTanh, matmul, mean, mul, relu, sigmoid, silu, sub, tanh } from './ops.js';
 import { gather } from './indexing.js';
@@ -34,6 +35,17 @@ export function parameter(be: ComputeBackend, shape: number[], bound: number, rn
   const data = new Float32Array(n);
   for (let i = 0; i < n; i++) data[i] = (rng() * 2 - 1) * bound;
   return keep(Tensor.fromArray(be, data, shape, { requiresGrad: true }));
+}
+
+/** A parameter from `spec` when given, else the layer's default U(±bound) (`parameter`). */
+export function layerParameter(
+  be: ComputeBackend,
+  shape: number[],
+  spec: InitializerLike | undefined,
+  bound: number,
+  rng: Rng,
+): Tensor {
+  return spec === undefined ? parameter(be, shape, bound, rng) : initParameter(be, shape, spec, rng);
 }
 
 /** A parameter drawn from N(0, 1) (Box–Muller on the rng's uniforms), requiresGrad, exempt from scopes. */
@@ -188,7 +200,8 @@ export abstract class Module {
 
 /**
  * y = x·Wᵀ + b. x: [N, in] → [N, out]; W: [out, in] used through a transposed view (no copy). Init: U(±1/√in)
- * as PyTorch.
+ * for W and b as PyTorch (`kaimingUniform({ a: √5 })`); tfjs's Dense uses `kernelInitializer: 'glorotUniform'`,
+ * `biasInitializer: 'zeros'`, which the options select.
  */
 export class Linear extends Module {
   constructor(
@@ -196,13 +209,17 @@ export class Linear extends Module {
     readonly inFeatures: number,
     /** Size of each output's last dim. */
     readonly outFeatures: number,
-    opts: LayerOptions & { bias?: boolean },
+    opts: LayerOptions & WeightInitOptions & { bias?: boolean },
   ) {
     super();
     const rng = toRng(opts.rng);
     const bound = 1 / Math.sqrt(inFeatures);
-    this.params.set('weight', parameter(opts.backend, [outFeatures, inFeatures], bound, rng));
-    if (opts.bias !== false) this.params.set('bias', parameter(opts.backend, [outFeatures], bound, rng));
+    this.params.set(
+      'weight',
+      layerParameter(opts.backend, [outFeatures, inFeatures], opts.kernelInitializer, bound, rng),
+    );
+    if (opts.bias !== false)
+      this.params.set('bias', layerParameter(opts.backend, [outFeatures], opts.biasInitializer, bound, rng));
   }
 
   /**
@@ -233,7 +250,7 @@ export class Linear extends Module {
 
 /**
  * A lookup table (PyTorch nn.Embedding): weight [numEmbeddings, embeddingDim] drawn from N(0, 1) as
- * PyTorch initializes it; forward(indices int32 [...]) → [..., embeddingDim] = gather(weight, indices, 0).
+ * PyTorch initializes it (tfjs's default is `embeddingsInitializer: 'uniform'`, U(±0.05)); forward(indices int32 [...]) → [..., embeddingDim] = gather(weight, indices, 0).
  * Negative indices count from the end; an index out of range gives a row of NaN (the HAL's fill rule)
  * and no gradient.
  */
@@ -243,7 +260,7 @@ export class Embedding extends Module {
     readonly numEmbeddings: number,
     /** Length of each row. */
     readonly embeddingDim: number,
-    opts: LayerOptions,
+    opts: LayerOptions & { embeddingsInitializer?: InitializerLike },
   ) {
     super();
     for (const [name, v] of [
@@ -252,7 +269,13 @@ export class Embedding extends Module {
     ] as const)
       if (!Number.isInteger(v) || v < 0)
         throw new InvalidArgumentError(`Embedding: ${name} must be a non-negative integer, got ${v}`);
-    this.params.set('weight', normalParameter(opts.backend, [numEmbeddings, embeddingDim], toRng(opts.rng)));
+    const shape = [numEmbeddings, embeddingDim];
+    const spec = opts.embeddingsInitializer;
+    const rng = toRng(opts.rng);
+    this.params.set(
+      'weight',
+      spec === undefined ? normalParameter(opts.backend, shape, rng) : initParameter(opts.backend, shape, spec, rng),
+    );
   }
 
   /** int32 indices [...] → [..., embeddingDim]: the weight's rows; DTypeError for non-int32 indices. */
