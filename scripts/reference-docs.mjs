@@ -92,8 +92,9 @@ function optionsPage() {
   ].join('\n');
 }
 
-function help(bin) {
-  const r = spawnSync(process.execPath, [join(root, bin), '--help'], { cwd: root, encoding: 'utf8', env: {} });
+function help(bin, ...command) {
+  const args = [join(root, bin), ...command, '--help'];
+  const r = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8', env: {} });
   if (r.status !== 0) throw new Error(`${bin} --help exited ${r.status}: ${r.stderr}`);
   return r.stdout.replace(/[ \t]+$/gm, '').trimEnd();
 }
@@ -112,6 +113,14 @@ function cliPage() {
     '',
     '```text',
     help('packages/cli/dist/main.js'),
+    '```',
+    '',
+    '### polyhal run',
+    '',
+    'Runs an ONNX model: [Running ONNX models](../guide/running-onnx-models.md).',
+    '',
+    '```text',
+    help('packages/cli/dist/main.js', 'run'),
     '```',
     '',
     '## polyhal-conformance',
