@@ -12,6 +12,7 @@ import {
   ShapeMismatchError,
 } from '@polyhal/hal';
 import { initParameter, type InitializerLike, type WeightInitOptions } from './init.js';
+import { UninitializedParameterError } from './uninitialized.js';
 import { flatten, transpose } from './movement.js';
 import { gelu, geluTanh, matmul, mean, mul, relu, sigmoid, silu, sub, tanh } from './ops.js';
 import { gather } from './indexing.js';
@@ -92,6 +93,12 @@ export abstract class Module {
 
   /** Every parameter with its dotted name (`0.weight`, `encoder.1.bias`), this module's first, then each child's. */
   namedParameters(prefix = ''): [string, Tensor][] {
+    const pending = this.uninitialized();
+    if (pending !== null)
+      throw new UninitializedParameterError(
+        `${prefix ? `${prefix.slice(0, -1)}: ` : ''}${pending}; call the model once on an input (or ` +
+          'materialize(model, inputShape)) before parameters(), stateDict() or creating an optimizer',
+      );
     const own: [string, Tensor][] = [...this.params].map(([k, t]) => [`${prefix}${k}`, t]);
     for (const [name, child] of this.children) own.push(...child.namedParameters(`${prefix}${name}.`));
     return own;
@@ -192,6 +199,11 @@ export abstract class Module {
     for (const c of this.children.values()) c.dispose();
   }
 
+  /** Why this module's parameters do not exist yet (a lazy layer before its first forward), or null. */
+  protected uninitialized(): string | null {
+    return null;
+  }
+
   /** The registered parameter `name` (it must exist: subclasses call it with their own names). */
   protected param(name: string): Tensor {
     return this.params.get(name)!;
@@ -201,25 +213,64 @@ export abstract class Module {
 /**
  * y = x·Wᵀ + b. x: [N, in] → [N, out]; W: [out, in] used through a transposed view (no copy). Init: U(±1/√in)
  * for W and b as PyTorch (`kaimingUniform({ a: √5 })`); tfjs's Dense uses `kernelInitializer: 'glorotUniform'`,
- * `biasInitializer: 'zeros'`, which the options select.
+ * `biasInitializer: 'zeros'`, which the options select. `inFeatures` null makes the layer lazy (PyTorch
+ * LazyLinear): W and b are created at the first forward from x's last dim, drawn as an eager layer of that
+ * size with the same options and seed would draw them (lazy.ts).
  */
 export class Linear extends Module {
+  private pending: { opts: LayerOptions & WeightInitOptions & { bias?: boolean }; rng: Rng } | null = null;
+  private _inFeatures = 0;
   constructor(
-    /** Size of each input's last dim. */
-    readonly inFeatures: number,
+    /** Size of each input's last dim, or null to infer it at the first forward. */
+    inFeatures: number | null,
     /** Size of each output's last dim. */
     readonly outFeatures: number,
     opts: LayerOptions & WeightInitOptions & { bias?: boolean },
   ) {
     super();
+    for (const [name, v] of [
+      ['inFeatures', inFeatures ?? 1],
+      ['outFeatures', outFeatures],
+    ] as const)
+      if (!Number.isInteger(v) || v < 0)
+        throw new InvalidArgumentError(
+          `Linear: ${name} must be an integer ≥ 0${name === 'inFeatures' ? ' or null' : ''}, got ${v}`,
+        );
     const rng = toRng(opts.rng);
+    if (inFeatures === null) this.pending = { opts, rng };
+    else this.build(inFeatures, opts, rng);
+  }
+
+  private build(inFeatures: number, opts: LayerOptions & WeightInitOptions & { bias?: boolean }, rng: Rng): void {
+    this._inFeatures = inFeatures;
     const bound = 1 / Math.sqrt(inFeatures);
     this.params.set(
       'weight',
-      layerParameter(opts.backend, [outFeatures, inFeatures], opts.kernelInitializer, bound, rng),
+      layerParameter(opts.backend, [this.outFeatures, inFeatures], opts.kernelInitializer, bound, rng),
     );
     if (opts.bias !== false)
-      this.params.set('bias', layerParameter(opts.backend, [outFeatures], opts.biasInitializer, bound, rng));
+      this.params.set('bias', layerParameter(opts.backend, [this.outFeatures], opts.biasInitializer, bound, rng));
+  }
+
+  /** Size of each input's last dim; UninitializedParameterError for a lazy layer before its first forward. */
+  get inFeatures(): number {
+    if (this.pending) throw new UninitializedParameterError(`Linear: ${this.uninitialized()}`);
+    return this._inFeatures;
+  }
+
+  /** Whether the layer still waits for its first forward to create W and b (built with inFeatures null). */
+  get isLazy(): boolean {
+    return this.pending !== null;
+  }
+
+  protected override uninitialized(): string | null {
+    return this.pending ? `Linear(null → ${this.outFeatures}) infers its input size at its first forward` : null;
+  }
+
+  /** Moves the parameters; a lazy layer will create them on `backend` at its first forward. */
+  override async to(backend: ComputeBackend): Promise<this> {
+    if (this.pending) this.pending.opts = { ...this.pending.opts, backend };
+    return super.to(backend);
   }
 
   /**
@@ -241,6 +292,15 @@ export class Linear extends Module {
 
   /** x [..., in] → [..., out] float32 (int8 through the quantized path once `quantize` has run). */
   forward(x: Tensor): Tensor {
+    if (this.pending) {
+      x.assertLive('Linear');
+      const inFeatures = x.shape[x.shape.length - 1];
+      if (inFeatures === undefined)
+        throw new ShapeMismatchError('Linear: a lazy layer needs an input of rank ≥ 1, got a scalar', [x.shape]);
+      const { opts, rng } = this.pending;
+      this.build(inFeatures, opts, rng);
+      this.pending = null;
+    }
     this.observer?.(x);
     if (this.quantization) return this.quantization.forward(this, x);
     // x·Wᵀ + b as one matmul with a bias (one kernel on webgpu).
