@@ -10,8 +10,8 @@ import { Tensor } from './tensor.js';
 export interface DataLoaderOptions {
   /** Row-major samples: n × prod(inputShape) values. */
   inputs: Float32Array;
-  /** Row-major labels: n × prod(labelShape) values. */
-  labels: Float32Array;
+  /** Row-major labels: n × prod(labelShape) values (an Int32Array for class indices, batched as int32). */
+  labels: Float32Array | Int32Array;
   /** One sample's input shape (a batch's x is [n, ...inputShape]). */
   inputShape: readonly number[];
   /** One sample's label shape (a batch's y is [n, ...labelShape]). */
@@ -28,11 +28,11 @@ export interface DataLoaderOptions {
   dropLast?: boolean;
 }
 
-/** One batch: float32 tensors on the loader's backend, disposed when the next batch is requested. */
+/** One batch: tensors on the loader's backend, disposed when the next batch is requested. */
 export interface Batch {
   /** Inputs [n, ...inputShape], n ≤ batchSize. */
   x: Tensor;
-  /** Labels [n, ...labelShape]. */
+  /** Labels [n, ...labelShape]: int32 when the loader's labels are an Int32Array, else float32. */
   y: Tensor;
   /** Batch number within the epoch. */
   index: number;
@@ -86,7 +86,8 @@ export class DataLoader implements AsyncIterable<Batch> {
     const start = b * this.o.batchSize;
     const n = Math.min(this.o.batchSize, this.size - start);
     const xs = new Float32Array(n * this.inSize);
-    const ys = new Float32Array(n * this.labSize);
+    const ys =
+      this.o.labels instanceof Int32Array ? new Int32Array(n * this.labSize) : new Float32Array(n * this.labSize);
     for (let i = 0; i < n; i++) {
       const s = order[start + i]!;
       xs.set(this.o.inputs.subarray(s * this.inSize, (s + 1) * this.inSize), i * this.inSize);
