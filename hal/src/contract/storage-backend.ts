@@ -49,9 +49,9 @@ export type { BaseBackendOptions } from '../runtime/options.js';
  * lacks (a plain-JS subclass is checked the same way).
  */
 export abstract class StorageBackend {
-  /** {@inheritDoc ComputeBackend.name} */
+  /** {@inheritDoc @polyhal/hal!ComputeBackend.name} */
   abstract readonly name: string;
-  /** {@inheritDoc ComputeBackend.id} */
+  /** {@inheritDoc @polyhal/hal!ComputeBackend.id} */
   readonly id: string;
 
   private readonly live = new Map<number, DeviceBuffer>();
@@ -115,17 +115,17 @@ export abstract class StorageBackend {
   abstract contiguous(x: NDArray): NDArray;
 
   // ---- memory ----
-  /** {@inheritDoc ComputeBackend.memoryAvailable} */
+  /** {@inheritDoc @polyhal/hal!ComputeBackend.memoryAvailable} */
   memoryAvailable(): number {
     return Math.max(0, this.memoryLimit - this.liveBytes);
   }
 
-  /** {@inheritDoc ComputeBackend.liveBufferCount} */
+  /** {@inheritDoc @polyhal/hal!ComputeBackend.liveBufferCount} */
   liveBufferCount(): number {
     return this.live.size;
   }
 
-  /** {@inheritDoc ComputeBackend.memoryStats} */
+  /** {@inheritDoc @polyhal/hal!ComputeBackend.memoryStats} */
   memoryStats(): { liveBytes: number; peakBytes: number; liveBuffers: number } {
     return { liveBytes: this.liveBytes, peakBytes: this.peakBytes, liveBuffers: this.live.size };
   }
@@ -195,7 +195,7 @@ export abstract class StorageBackend {
     return typeof hook === 'function' && hook.call(this) === true;
   }
 
-  /** {@inheritDoc ComputeBackend.allocate} */
+  /** {@inheritDoc @polyhal/hal!ComputeBackend.allocate} */
   allocate(size: number, dtype: DType = 'float32'): DeviceBuffer {
     this.assertOpen();
     if (!Number.isInteger(size) || size < 0)
@@ -219,7 +219,7 @@ export abstract class StorageBackend {
     return buffer;
   }
 
-  /** {@inheritDoc ComputeBackend.deallocate} */
+  /** {@inheritDoc @polyhal/hal!ComputeBackend.deallocate} */
   deallocate(buffer: DeviceBuffer): void {
     this.release(this.checkBuffer(buffer, 'deallocate'));
   }
@@ -230,7 +230,7 @@ export abstract class StorageBackend {
     this.destroyStorage(storageBuffer(buffer));
   }
 
-  /** {@inheritDoc ComputeBackend.free} */
+  /** {@inheritDoc @polyhal/hal!ComputeBackend.free} */
   free(x: NDArray): void {
     if (x === null || typeof x !== 'object' || !('buffer' in x) || x.buffer === null || typeof x.buffer !== 'object') {
       throw new InvalidArgumentError(
@@ -242,7 +242,7 @@ export abstract class StorageBackend {
     this.deallocate(x.buffer);
   }
 
-  /** {@inheritDoc ComputeBackend.write} */
+  /** {@inheritDoc @polyhal/hal!ComputeBackend.write} */
   write(buffer: DeviceBuffer, data: HostArray): void {
     this.checkBuffer(buffer, 'write', 'buffer');
     checkWriteData(data, 'write', buffer.dtype);
@@ -253,12 +253,12 @@ export abstract class StorageBackend {
     this.writeStorage(storageBuffer(buffer), hostToStorage(buffer.dtype, data));
   }
 
-  /** {@inheritDoc ComputeBackend.copyToDevice} */
+  /** {@inheritDoc @polyhal/hal!ComputeBackend.copyToDevice} */
   copyToDevice(buffer: DeviceBuffer, data: HostArray): void {
     this.write(buffer, data);
   }
 
-  /** {@inheritDoc ComputeBackend.read} */
+  /** {@inheritDoc @polyhal/hal!ComputeBackend.read} */
   async read(x: NDArray | DeviceBuffer): Promise<HostArray> {
     const view = this.readView(x, 'read');
     const host = (data: StorageArray): HostArray => storageToHost(view.dtype, data);
@@ -271,7 +271,7 @@ export abstract class StorageBackend {
     }
   }
 
-  /** {@inheritDoc ComputeBackend.copyFromDevice} */
+  /** {@inheritDoc @polyhal/hal!ComputeBackend.copyFromDevice} */
   copyFromDevice(x: NDArray | DeviceBuffer): Promise<HostArray> {
     return this.read(x);
   }
@@ -305,12 +305,12 @@ export abstract class StorageBackend {
     };
   }
 
-  /** {@inheritDoc ComputeBackend.synchronize} */
+  /** {@inheritDoc @polyhal/hal!ComputeBackend.synchronize} */
   async synchronize(): Promise<void> {
     this.assertOpen();
   }
 
-  /** {@inheritDoc ComputeBackend.dispose} */
+  /** {@inheritDoc @polyhal/hal!ComputeBackend.dispose} */
   dispose(): void {
     if (this.disposed) return;
     for (const b of [...this.live.values()]) this.deallocate(b);
@@ -318,7 +318,7 @@ export abstract class StorageBackend {
   }
 
   // ---- construction ----
-  /** {@inheritDoc ComputeBackend.fromArray} */
+  /** {@inheritDoc @polyhal/hal!ComputeBackend.fromArray} */
   fromArray(data: ArrayLike<number>, shape: readonly number[], dtype?: DType): NDArray {
     this.assertOpen();
     checkHostData(data, 'fromArray', dtype);
@@ -353,7 +353,7 @@ export abstract class StorageBackend {
     return viewOf(buffer, shape);
   }
 
-  /** {@inheritDoc ComputeBackend.full} */
+  /** {@inheritDoc @polyhal/hal!ComputeBackend.full} */
   full(shape: readonly number[], value: number, dtype: DType = 'float32'): NDArray {
     assertShape(shape, 'full: shape');
     checkNumber(value, 'full', 'value');
