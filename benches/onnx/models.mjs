@@ -6,18 +6,22 @@
 // rotates (machine drift hits every engine alike); each engine's outputs are checked against onnxruntime-node's
 // CPU provider on the same inputs. Peak memory comes from one child process per engine and model (the
 // process's peak resident set, above its peak before the session was created: a whole process cannot tell
-// two engines' allocations apart). Writes benches/results/<machine>/onnx-models.json and prints a table.
+// two engines' allocations apart). Files one row per model and engine (each dated) into
+// benches/results/<machine>/onnx-models.json (benches/lib/results.mjs: a row replaces the row of the same model
+// and engine), or writes the whole run to --out; prints a table. Then: node scripts/results-docs.mjs.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
+import { fileRows, machineKey } from '../lib/results.mjs';
 import { ENGINES, WASM_THREADS } from './engines.mjs';
 import { MODELS } from './inputs.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const REFERENCE = 'ort-node-cpu';
+/** An engine agrees with the reference when no output differs by more than this anywhere. */
+const AGREE = 1e-3;
 /** Timed runs per engine per round, and outputs checked against the reference (Silero: frames in a row). */
 const PLAN = {
   det: { iterations: 3, check: 1 },
@@ -31,8 +35,8 @@ const program = new Command()
   .option('--engines <names>', `comma list of ${Object.keys(ENGINES).join(', ')}, or all`, 'all')
   .option('--rounds <n>', 'timing rounds (engine order rotates each round)', '3')
   .option('--scale <x>', 'multiplies the timed runs per round', '1')
-  .option('--machine <name>', 'results folder under benches/results', 'local')
-  .option('--out <file>', 'output JSON (default benches/results/<machine>/onnx-models.json)')
+  .option('--machine <name>', 'results folder under benches/results', machineKey())
+  .option('--out <file>', 'write the whole run there instead of filing rows under benches/results')
   .option('--no-memory', 'skip the per-engine peak-memory child processes')
   .option('--probe <engine:model>', 'internal: one child process measuring peak memory')
   .exitOverride();
@@ -175,8 +179,10 @@ async function bench() {
         console.log(`${m} ${n}: ${rows[n].error}`);
       }
     }
-    for (const n of Object.keys(live))
+    for (const n of Object.keys(live)) {
       rows[n].check = checked[REFERENCE] ? compare(checked[n], checked[REFERENCE]) : { error: 'no reference' };
+      if (!rows[n].check.error) rows[n].agrees = Object.values(rows[n].check).every((c) => c.maxAbsDiff <= AGREE);
+    }
     const order = Object.keys(live);
     const iterations = Math.max(1, Math.round(plan.iterations * Number(o.scale)));
     for (let r = 0; r < Number(o.rounds); r++)
@@ -202,10 +208,15 @@ async function bench() {
       }
       await live[n].session.release();
     }
+    // ratio: the peer's median over PolyHAL's (above 1: PolyHAL is faster)
     for (const n of order) {
-      const peer = ENGINES[n].peerOf;
-      if (peer && rows[peer]?.medianMs && rows[n].medianMs)
-        rows[peer].speedupVsPeer = round(rows[n].medianMs / rows[peer].medianMs, 3);
+      const ours = ENGINES[n].peerOf;
+      if (ours && rows[ours]?.medianMs && rows[n].medianMs)
+        Object.assign(rows[ours], {
+          peer: n,
+          peerMedianMs: rows[n].medianMs,
+          ratio: round(rows[n].medianMs / rows[ours].medianMs, 3),
+        });
     }
     if (o.memory)
       for (const n of order) {
@@ -214,28 +225,56 @@ async function bench() {
       }
     out.models[m] = { what: model.what, rows };
   }
-  const file = o.out ?? join(here, '..', 'results', o.machine, 'onnx-models.json');
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
-  console.log(`\n${table(out)}\nwrote ${file}`);
+  console.log(`\n${table(out)}`);
+  if (o.out) {
+    mkdirSync(dirname(o.out), { recursive: true });
+    writeFileSync(o.out, `${JSON.stringify(out, null, 2)}\n`);
+    console.log(`wrote ${o.out}`);
+    return;
+  }
+  const rows = [];
+  for (const [model, m] of Object.entries(out.models))
+    for (const [config, r] of Object.entries(m.rows))
+      rows.push({ model, config, date: out.date, what: m.what, detail: out.engines[config]?.detail, ...r });
+  for (const model of Object.keys(out.models))
+    for (const [config, e] of Object.entries(out.engines))
+      if (e.unavailable) rows.push({ model, config, date: out.date, unavailable: e.unavailable });
+  for (const r of rows) Object.assign(r, { node: out.node, wasmThreads: out.wasmThreads, reference: REFERENCE });
+  const card = `${out.machine}; WebGPU adapter: ${await webgpuAdapter()}`;
+  const file = fileRows(o.machine, 'onnx-models', rows, { entry: 'benches/onnx/models.mjs', card });
+  console.log(`filed ${rows.length} rows in ${file}; now run node scripts/results-docs.mjs`);
+}
+
+/** The WebGPU adapter this machine gives the webgpu package (Dawn), in words. */
+async function webgpuAdapter() {
+  try {
+    const { create } = await import('webgpu');
+    const adapter = await create([]).requestAdapter();
+    const i = adapter?.info;
+    return i ? [i.vendor, i.architecture, i.device, i.description].filter(Boolean).join(' ') : 'none';
+  } catch (e) {
+    return `none (${String(e?.message ?? e).split('\n')[0]})`;
+  }
 }
 
 /** A markdown table of the results: one row per model and engine. */
 function table(out) {
-  const lines = ['| model | engine | create ms | first run ms | median ms (p25–p75) | max abs diff | peak MiB |'];
-  lines.push('| --- | --- | ---: | ---: | ---: | ---: | ---: |');
+  const lines = [
+    '| model | engine | create ms | first run ms | median ms (p25–p75) | ratio | max abs diff | peak MiB |',
+  ];
+  lines.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const [m, { rows }] of Object.entries(out.models))
     for (const [n, r] of Object.entries(rows)) {
       if (r.error) {
-        lines.push(`| ${m} | ${n} | ${r.error} |  |  |  |  |`);
+        lines.push(`| ${m} | ${n} | ${r.error} |  |  |  |  |  |`);
         continue;
       }
       const diff =
         r.check?.error ?? Math.max(...Object.values(r.check ?? {}).map((c) => c.maxAbsDiff)).toExponential(1);
       const med = r.medianMs === undefined ? '' : `${r.medianMs} (${r.p25Ms}–${r.p75Ms})`;
-      lines.push(
-        `| ${m} | ${n} | ${r.createMs} | ${r.firstRunMs} | ${med} | ${diff} | ${r.memory?.sessionMiB ?? ''} |`,
-      );
+      const ratio = r.ratio === undefined ? '' : `${r.ratio}× ${r.peer}`;
+      const mem = r.memory?.sessionMiB ?? '';
+      lines.push(`| ${m} | ${n} | ${r.createMs} | ${r.firstRunMs} | ${med} | ${ratio} | ${diff} | ${mem} |`);
     }
   return lines.join('\n');
 }
