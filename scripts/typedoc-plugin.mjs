@@ -2,7 +2,7 @@
  * TypeDoc plugin for the API reference (typedoc.json): things the TypeScript sources say once, in data,
  * that TypeDoc would otherwise show (and flag as undocumented) once per use.
  *
- * 1. Modules are named by their npm package (`@polyhal/hal`, not `hal/src`).
+ * 1. Modules are named by their import specifier (`@polyhal/hal`, `@polyhal/hal/internal`; not `hal/src`).
  * 2. The op tables (`UNARY_OP_DEFS`, `ARRAY_OP_DEFS`, ... : `{ ... } as const satisfies Record<string, T>`):
  *    each entry is shown as a `T` (UnaryOpDef, ArrayOpDef, ...) whose summary is the entry's own `semantics`
  *    string (the text docs/OPS.md prints, read from the built @polyhal/hal), instead of the literal type
@@ -14,17 +14,26 @@
  * Everything else must carry its own docstring: `validation.notDocumented` with `treatWarningsAsErrors`.
  */
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { Comment, Converter, ReferenceType, ReflectionKind } from 'typedoc';
 import ts from 'typescript';
 import { ARRAY_OP_DEFS, BINARY_OP_DEFS, REDUCE_OP_DEFS, UNARY_OP_DEFS } from '@polyhal/hal';
 
-/** The npm name of the package.json nearest above `file`. */
+/**
+ * The import specifier of entry file `file`: the npm name of the package.json nearest above it, plus the
+ * subpath whose `polyhal-source` export is that file (`@polyhal/hal`, `@polyhal/hal/internal`).
+ */
 function packageNameOf(file) {
   for (let dir = dirname(file); dir !== dirname(dir); dir = dirname(dir)) {
+    let manifest;
     try {
-      return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).name;
-    } catch {}
+      manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    } catch {
+      continue;
+    }
+    const entries = Object.entries(manifest.exports ?? {});
+    const sub = entries.find(([, e]) => e?.['polyhal-source'] && resolve(dir, e['polyhal-source']) === resolve(file));
+    return sub && sub[0] !== '.' ? `${manifest.name}${sub[0].slice(1)}` : manifest.name;
   }
   return undefined;
 }
