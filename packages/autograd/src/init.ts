@@ -15,7 +15,9 @@ import { Tensor } from './tensor.js';
 
 /** The fans of a weight: the number of inputs and of outputs each element connects. */
 export interface Fans {
+  /** Inputs each element connects: in·∏k for a weight [out, in, ...k]. */
   fanIn: number;
+  /** Outputs each element connects: out·∏k for a weight [out, in, ...k]. */
   fanOut: number;
 }
 

@@ -93,11 +93,14 @@ function trueClasses(b: MetricBatch, n: number, c: number): Int32Array {
 
 /** Fraction of rows whose predicted class is the label (Keras's accuracy / categorical accuracy). */
 export class Accuracy implements Metric {
+  /** 'accuracy'. */
   readonly name: string = 'accuracy';
   private hits = 0;
   private count = 0;
-  /** `threshold`: a binary classifier's decision value (default 0.5). */
-  constructor(readonly threshold = 0.5) {}
+  constructor(
+    /** A binary classifier's decision value (default 0.5: probabilities; 0 for logits). */
+    readonly threshold = 0.5,
+  ) {}
   update(b: MetricBatch): void {
     const { n, c, cls } = predictedClasses(b, this.threshold);
     const y = trueClasses(b, n, c);
@@ -115,11 +118,14 @@ export class Accuracy implements Metric {
 
 /** Fraction of rows whose label is among the k highest predictions (fewer than k classes score above it). */
 export class TopKAccuracy implements Metric {
+  /** `top${k}Accuracy` (top5Accuracy by default). */
   readonly name: string;
   private hits = 0;
   private count = 0;
-  /** `k`: an integer ≥ 1 (default 5; InvalidArgumentError otherwise). */
-  constructor(readonly k = 5) {
+  constructor(
+    /** How many of the highest predictions may hold the label: an integer ≥ 1 (default 5; InvalidArgumentError). */
+    readonly k = 5,
+  ) {
     if (!Number.isInteger(k) || k < 1)
       throw new InvalidArgumentError(`TopKAccuracy: k must be an integer ≥ 1, got ${k}`);
     this.name = `top${k}Accuracy`;
@@ -157,11 +163,15 @@ export interface PrecisionRecallOptions {
 
 /** Counts of true positives, false positives and false negatives per class. */
 abstract class ConfusionMetric implements Metric {
+  /** Its name in fit's history and logs. */
   abstract readonly name: string;
   private tp = new Float64Array(0);
   private fp = new Float64Array(0);
   private fn = new Float64Array(0);
-  constructor(readonly options: PrecisionRecallOptions = {}) {}
+  constructor(
+    /** The decision threshold and the class scored (see PrecisionRecallOptions). */
+    readonly options: PrecisionRecallOptions = {},
+  ) {}
   update(b: MetricBatch): void {
     const { n, c, cls } = predictedClasses(b, this.options.threshold ?? 0.5);
     const y = trueClasses(b, n, c);
@@ -186,12 +196,15 @@ abstract class ConfusionMetric implements Metric {
     for (let j = 0; j < this.tp.length; j++) s += per(j);
     return s / this.tp.length;
   }
+  /** False positives per class since the last reset. */
   protected get falsePositives(): Float64Array {
     return this.fp;
   }
+  /** False negatives per class since the last reset. */
   protected get falseNegatives(): Float64Array {
     return this.fn;
   }
+  /** The value over every batch since the last reset (NaN before any sample). */
   abstract result(): number;
   reset(): void {
     this.tp = new Float64Array(0);
@@ -205,7 +218,9 @@ abstract class ConfusionMetric implements Metric {
  * `classId` against the rest, or else the mean over classes (macro; a class never predicted counts 0).
  */
 export class Precision extends ConfusionMetric {
+  /** 'precision'. */
   readonly name: string = 'precision';
+  /** Precision over every batch since the last reset (NaN before any sample). */
   result(): number {
     return this.ratio(this.falsePositives);
   }
@@ -213,7 +228,9 @@ export class Precision extends ConfusionMetric {
 
 /** Recall tp / (tp + fn), averaged as Precision is. */
 export class Recall extends ConfusionMetric {
+  /** 'recall'. */
   readonly name: string = 'recall';
+  /** Recall over every batch since the last reset (NaN before any sample). */
   result(): number {
     return this.ratio(this.falseNegatives);
   }
@@ -224,6 +241,7 @@ class ErrorMean implements Metric {
   private sum = 0;
   private count = 0;
   constructor(
+    /** 'mse' or 'mae': its name in fit's history and logs. */
     readonly name: string,
     private readonly f: (d: number) => number,
   ) {}

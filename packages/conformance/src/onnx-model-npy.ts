@@ -10,7 +10,9 @@ import { InvalidArgumentError } from '@polyhal/hal';
 export interface NpyArray {
   /** 'float32', 'float64', 'int32', 'int64', 'uint8', 'int8' or 'bool'. */
   readonly dtype: string;
+  /** The array's shape (C order). */
   readonly dims: readonly number[];
+  /** prod(dims) values, row-major, in the typed array of the dtype (bool: Uint8Array of 0 and 1). */
   readonly data: Float32Array | Float64Array | Int32Array | BigInt64Array | Uint8Array | Int8Array;
 }
 
@@ -22,7 +24,9 @@ export interface NpyArray {
  */
 export class NpyFormatError extends InvalidArgumentError {
   constructor(
+    /** The file (or '' for bytes): the message starts with it. */
     readonly source: string,
+    /** What is wrong, in words. */
     readonly reason: string,
   ) {
     super(`${source ? `${source}: ` : ''}not a .npy file this reader takes: ${reason}`);
