@@ -268,7 +268,8 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
         const res = await ag.gradCheck(be, fn, inputs);
         expect([label, res.details]).toEqual([label, []]);
       }
-      for (const p of [...lstm.parameters(), ...gru.parameters()]) p.grad?.dispose(); // gradCheck's backward filled them
+      // gradCheck's backward filled the layers' gradients
+      for (const p of [...lstm.parameters(), ...gru.parameters()]) p.grad?.dispose();
       expect(be.liveBufferCount()).toBe(base);
       lstm.dispose();
       gru.dispose();
