@@ -86,6 +86,29 @@ describe('polyhal-conformance --onnx-model', () => {
     for (const b of res.results) expect(b.worst!.error).toBeLessThan(b.backend === 'webgpu' ? 3e-4 : 1e-4);
   }, 60_000);
 
+  test("Silero VAD v5 on cpu and wasm: the nodes of its If's branch are compared too, by their path", () => {
+    const audio = Array.from({ length: 512 }, (_, i) => 0.3 * Math.sin((2 * Math.PI * 180 * i) / 16000));
+    const files: [string, Uint8Array][] = [
+      ['input', npyBytes('<f4', [1, 512], f32(audio))],
+      ['state', npyBytes('<f4', [2, 1, 128], f32(new Array(256).fill(0)))],
+      ['sr', npyBytes('<i8', [], new Uint8Array(BigInt64Array.of(16000n).buffer))],
+    ];
+    const inputs = files.flatMap(([name, bytes]) => {
+      writeFileSync(join(dir, `vad-${name}.npy`), bytes);
+      return ['--input', `${name}=${join(dir, `vad-${name}.npy`)}`];
+    });
+    const out = join(dir, 'vad.json');
+    const vad = join(root, 'node_modules/@ricky0123/vad-web/dist/silero_vad_v5.onnx');
+    for (const be of ['cpu', 'wasm']) {
+      const r = cli('--onnx-model', vad, ...inputs, '--backend', be, '--json', out);
+      expect(r.status).toBe(0);
+      const res = json(out).results[0]!;
+      expect([res.status, res.nodes]).toEqual(['passed', json(out).nodes]);
+      expect(res.worst!.path).toEqual(['If_0']);
+      expect(res.worst!.error).toBeLessThan(1e-4);
+    }
+  });
+
   test('a backend whose reads fail is an error with the reason, and one that hangs is stopped (exit 1)', () => {
     const failing = cli(
       '--onnx-model',
