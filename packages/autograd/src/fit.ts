@@ -18,6 +18,7 @@ import { Adam, AdamW, type Optimizer, SGD } from './optim.js';
 import { Adadelta, Adagrad, Adamax, RMSprop } from './optim-adaptive.js';
 import { scope } from './scope.js';
 import { noGrad, Tensor } from './tensor.js';
+import { UninitializedParameterError } from './uninitialized.js';
 
 /** Host data: row-major values and the shape of the whole set ([N, ...sample shape]). */
 export interface HostData {
@@ -76,6 +77,8 @@ export interface FitOptions {
   clipGradNorm?: number;
   /** Clamp each gradient to ±this before each step (clipGradValue). */
   clipGradValue?: number;
+  /** Where batches are uploaded (default: the model's parameters' backend). */
+  backend?: ComputeBackend;
 }
 
 /** Options of evaluate. */
@@ -86,6 +89,8 @@ export interface EvaluateOptions {
   metrics?: readonly MetricSpec[];
   /** Samples per forward pass (default 256). */
   batchSize?: number;
+  /** Where batches are uploaded (default: the model's parameters' backend). */
+  backend?: ComputeBackend;
 }
 
 const CLASS_LOSSES = new Set(['crossEntropy', 'categoricalCrossentropy', 'sparseCategoricalCrossentropy']);
@@ -183,13 +188,23 @@ function loaderOf(
   });
 }
 
-/** The backend of the model's first parameter, else `fallback`'s. */
-function backendOf(model: Module, fallback?: Tensor | HostData): ComputeBackend {
-  const p = model.parameters()[0];
-  if (p) return p.backend;
-  if (fallback instanceof Tensor) return fallback.backend;
+/**
+ * Where batches go: `chosen`, else the backend of the model's first parameter that exists (a lazy layer
+ * has none before its first forward), else x's when x is a Tensor; InvalidArgumentError when none tells.
+ */
+function backendOf(op: string, model: Module, x: unknown, chosen?: ComputeBackend): ComputeBackend {
+  if (chosen) return chosen;
+  for (const [, m] of model.namedModules()) {
+    try {
+      const p = m.parameters()[0]; // a lazy layer's throws before its first forward: the next module tells
+      if (p) return p.backend;
+    } catch (e) {
+      if (!(e instanceof UninitializedParameterError)) throw e;
+    }
+  }
+  if (x instanceof Tensor) return x.backend;
   throw new InvalidArgumentError(
-    'fit: the model has no parameters yet and x is not a Tensor: pass x as a Tensor on the backend to train on',
+    `${op}: the model has no parameters yet (a lazy layer) and x is not a Tensor: pass options.backend`,
   );
 }
 
@@ -259,7 +274,7 @@ export async function fit(model: Module, data: FitData, options: FitOptions): Pr
   const metrics = (options.metrics ?? []).map(toMetric);
   const valMetrics = (options.metrics ?? []).map((m) => (typeof m === 'string' ? toMetric(m) : m));
   const callbacks = [...(options.callbacks ?? [])];
-  const backend = backendOf(model, data?.x);
+  const backend = backendOf('fit', model, data?.x, options.backend);
   const pair = await hostPair('fit', data, options.loss);
   const total = pair.x.shape[0]!;
   const nTrain = validationSplit > 0 ? Math.floor(total * (1 - validationSplit)) : total;
@@ -277,8 +292,9 @@ export async function fit(model: Module, data: FitData, options: FitOptions): Pr
         : null;
 
   const history: History = { epoch: [], history: {} };
-  let optimizer: Optimizer | null =
-    typeof options.optimizer === 'string' ? null : optimizerOf(options.optimizer, model.parameters());
+  // An optimizer named by a string is created at the first step, after the forward that gives a lazy model
+  // its parameters.
+  let optimizer: Optimizer | null = typeof options.optimizer === 'string' ? null : optimizerOf(options.optimizer, []);
   if (typeof options.optimizer === 'string') optimizerOf(options.optimizer, []); // checks the name now
   const ctx: FitContext = { model, optimizer, epochs, batches: train.length, stopTraining: false, history };
   const wasTraining = model.training;
@@ -355,7 +371,7 @@ export async function evaluate(model: Module, data: FitData, options: EvaluateOp
     throw new InvalidArgumentError(`evaluate: batchSize must be an integer ≥ 1, got ${describeValue(batchSize)}`);
   const lossFn = options.loss === undefined ? null : lossOf(options.loss);
   const metrics = (options.metrics ?? []).map(toMetric);
-  const backend = backendOf(model, data?.x);
+  const backend = backendOf('evaluate', model, data?.x, options.backend);
   const pair = await hostPair('evaluate', data, options.loss);
   return evaluateLoader(model, loaderOf(pair, backend, batchSize), lossFn, metrics);
 }
@@ -367,7 +383,7 @@ export async function evaluate(model: Module, data: FitData, options: EvaluateOp
 export async function predict(
   model: Module,
   x: Tensor | HostData,
-  options: { batchSize?: number } = {},
+  options: { batchSize?: number; backend?: ComputeBackend } = {},
 ): Promise<Tensor> {
   const { batchSize = 256 } = options;
   if (!intIn(batchSize, 1))
@@ -380,7 +396,8 @@ export async function predict(
   model.eval();
   const parts: Tensor[] = [];
   try {
-    for await (const b of loaderOf(pair, backendOf(model, x), batchSize)) parts.push(noGrad(() => model.forward(b.x)));
+    for await (const b of loaderOf(pair, backendOf('predict', model, x, options.backend), batchSize))
+      parts.push(noGrad(() => model.forward(b.x)));
     if (parts.length === 1) return parts[0]!;
     const out = concat(parts, 0);
     for (const p of parts) p.dispose();
