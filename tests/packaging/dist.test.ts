@@ -52,6 +52,34 @@ describe('package builds', () => {
     expect(JSON.parse(cjs)).toEqual([0, 2]);
   });
 
+  test('the ./internal subpath (backend-author API) resolves from ESM and CJS to the main entry bindings', () => {
+    const esm = node([
+      '--input-type=module',
+      '-e',
+      `
+      import * as hal from '@polyhal/hal';
+      import * as internal from '@polyhal/hal/internal';
+      import { CpuBackend } from '@polyhal/backend-cpu';
+      const shared = Object.keys(internal).filter((k) => k in hal);
+      console.log(JSON.stringify({
+        same: shared.every((k) => hal[k] === internal[k]), shared: shared.length,
+        families: Object.keys(internal.FAMILIES).length, cpu: new CpuBackend() instanceof internal.BaseBackend }));`,
+    ]);
+    expect(JSON.parse(esm)).toEqual({ same: true, shared: expect.any(Number), families: 13, cpu: true });
+    expect(JSON.parse(esm).shared).toBeGreaterThan(100);
+    const cjs = node([
+      '-e',
+      `
+      const hal = require('@polyhal/hal');
+      const internal = require('@polyhal/hal/internal');
+      const { CpuBackend } = require('@polyhal/backend-cpu');
+      console.log(JSON.stringify({
+        same: internal.BaseBackend === hal.BaseBackend && internal.withTemps === hal.withTemps,
+        families: Object.keys(internal.FAMILIES).length, cpu: new CpuBackend() instanceof internal.BaseBackend }));`,
+    ]);
+    expect(JSON.parse(cjs)).toEqual({ same: true, families: 13, cpu: true });
+  });
+
   test('CJS build computes and shares the registry with the ESM build', () => {
     const out = node([
       '-e',
