@@ -181,7 +181,7 @@ describe('the entries: @polyhal/hal for users, @polyhal/hal/internal for backend
   const internalNames = exportsOf('hal/src/internal.ts');
   const indexNames = new Set(exportsOf('hal/src/index.ts'));
 
-  test('internal exports what the backends import from it, and the backends import no author API from the index', () => {
+  test('internal exports what the backends import from it; they import no author API from the index', () => {
     const imported = backendSources.flatMap((file) =>
       importsFrom(readFileSync(join(root, file), 'utf8'), '@polyhal/hal/internal').map((i) => ({ file, ...i })),
     );
