@@ -82,6 +82,33 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
       scalar.dispose();
     });
 
+    test('Conv2d(null, ...) and LazyConv2d take their channels from the first input', async () => {
+      const lazy = new ag.Conv2d(null, 4, 3, { backend: be, rng: 5, groups: 2, padding: 1 });
+      expect(() => lazy.parameters()).toThrow(/Conv2d\(null → 4\) infers its input channels/);
+      expect(() => lazy.inChannels).toThrow(UninitializedParameterError);
+      const eager = new ag.Conv2d(6, 4, 3, { backend: be, rng: 5, groups: 2, padding: 1 });
+      const x = Tensor.fromArray(
+        be,
+        Array.from({ length: 2 * 6 * 25 }, (_, i) => Math.cos(i)),
+        [2, 6, 5, 5],
+      );
+      const [a, b] = [lazy.forward(x), eager.forward(x)];
+      expect(lazy.inChannels).toBe(6);
+      expect(lazy.weight.shape).toEqual([4, 3, 3, 3]);
+      expect(await host(lazy.weight)).toEqual(await host(eager.weight));
+      expect(await host(a)).toEqual(await host(b));
+      const odd = new ag.LazyConv2d(4, 3, { backend: be, groups: 4 }); // 6 channels: not a multiple of 4
+      expect(() => odd.forward(x)).toThrow(/inChannels must be a positive multiple of groups/);
+      const tr = new ag.ConvTranspose2d(null, 5, 2, { backend: be, stride: 2 });
+      const up = tr.forward(x);
+      expect([tr.weight.shape, up.shape]).toEqual([
+        [6, 5, 2, 2],
+        [2, 5, 10, 10],
+      ]);
+      for (const t of [x, a, b, up]) t.dispose();
+      for (const m of [lazy, eager, odd, tr]) m.dispose();
+    });
+
     test('materialize, to() before the first forward, and summary', async () => {
       const cpu = new CpuBackend();
       const lazy = new ag.Sequential(new ag.LazyLinear(3, { backend: cpu }));

@@ -5,17 +5,31 @@
  * second dim), the bias from the same bound. `kernelInitializer`/`biasInitializer` choose others (tfjs's Conv
  * default: 'glorotUniform' and 'zeros'; fans from the weight's shape, so a conv's include its receptive field).
  */
-import { type ConvOptions, type ConvTransposeOptions, InvalidArgumentError, type PerAxis, perAxis } from '@polyhal/hal';
+import {
+  type ComputeBackend,
+  type ConvOptions,
+  type ConvTransposeOptions,
+  InvalidArgumentError,
+  type PerAxis,
+  perAxis,
+  type Rng,
+  ShapeMismatchError,
+} from '@polyhal/hal';
 import { avgPool, conv as convFn, convTranspose as convTransposeFn, maxPool } from './conv.js';
 import { reshape } from './movement.js';
 import type { WeightInitOptions } from './init.js';
 import { type LayerOptions, layerParameter, Module, toRng } from './nn.js';
 import { add } from './ops.js';
 import type { Tensor } from './tensor.js';
+import { UninitializedParameterError } from './uninitialized.js';
 
 type ConvLayerOptions = LayerOptions & ConvOptions & WeightInitOptions & { bias?: boolean };
 
-/** An N-d convolution layer; Conv1d and Conv2d fix the spatial rank. */
+/**
+ * An N-d convolution layer; Conv1d and Conv2d fix the spatial rank. `inChannels` null makes it lazy (PyTorch
+ * LazyConv2d, tfjs's conv2d without `inputShape`): the weight and bias are created at the first forward from
+ * the input's dim 1, drawn as an eager layer with those channels and the same seed would draw them.
+ */
 export class ConvNd extends Module {
   /** Kernel size per spatial axis (resolved from a number or a list). */
   readonly kernelSize: number[];
@@ -28,11 +42,13 @@ export class ConvNd extends Module {
   quantization: { forward(layer: ConvNd, x: Tensor): Tensor; dispose(): void } | null = null;
   /** Called with every input while `calibrate` (quantize.ts) records activation ranges; null otherwise. */
   observer: ((x: Tensor) => void) | null = null;
+  private pending: { opts: ConvLayerOptions; transposed: boolean; rng: Rng } | null = null;
+  private _inChannels = 0;
   constructor(
     /** Number of spatial axes (1 for Conv1d, 2 for Conv2d and ConvTranspose2d). */
     readonly rank: number,
-    /** Input channels C. */
-    readonly inChannels: number,
+    /** Input channels C, or null to take them from the first input's dim 1 (a lazy layer, lazy.ts). */
+    inChannels: number | null,
     /** Output channels O. */
     readonly outChannels: number,
     kernelSize: PerAxis,
@@ -40,18 +56,33 @@ export class ConvNd extends Module {
     transposed = false,
   ) {
     super();
-    const name = transposed ? `ConvTranspose${rank}d` : `Conv${rank}d`;
-    this.kernelSize = perAxis(kernelSize, rank, 1, name, 'kernelSize');
-    const groups = opts.groups ?? 1;
-    for (const [what, v] of [
-      ['inChannels', inChannels],
-      ['outChannels', outChannels],
-    ] as const)
-      if (!Number.isInteger(v) || v < 1 || v % groups !== 0)
-        throw new InvalidArgumentError(`${name}: ${what} must be a positive multiple of groups (${groups}), got ${v}`);
-    const { backend, rng: seed, bias, kernelInitializer, biasInitializer, ...options } = opts;
+    this.kernelSize = perAxis(kernelSize, rank, 1, this.layerName(transposed), 'kernelSize');
+    this.checkChannels('outChannels', outChannels, opts, transposed);
+    const { backend: _b, rng: _r, bias: _bias, kernelInitializer: _k, biasInitializer: _bi, ...options } = opts;
     this.options = options;
-    const rng = toRng(seed);
+    const rng = toRng(opts.rng);
+    if (inChannels === null) this.pending = { opts, transposed, rng };
+    else this.build(inChannels, opts, transposed, rng);
+  }
+
+  private layerName(transposed: boolean): string {
+    return transposed ? `ConvTranspose${this.rank}d` : `Conv${this.rank}d`;
+  }
+
+  private checkChannels(what: string, v: number, opts: ConvLayerOptions, transposed: boolean): void {
+    const groups = opts.groups ?? 1;
+    if (!Number.isInteger(v) || v < 1 || v % groups !== 0)
+      throw new InvalidArgumentError(
+        `${this.layerName(transposed)}: ${what} must be a positive multiple of groups (${groups}), got ${v}`,
+      );
+  }
+
+  private build(inChannels: number, opts: ConvLayerOptions, transposed: boolean, rng: Rng): void {
+    this.checkChannels('inChannels', inChannels, opts, transposed);
+    this._inChannels = inChannels;
+    const { backend, bias, kernelInitializer, biasInitializer } = opts;
+    const groups = opts.groups ?? 1;
+    const outChannels = this.outChannels;
     const k = this.kernelSize.reduce((p, d) => p * d, 1);
     const shape = transposed
       ? [inChannels, outChannels / groups, ...this.kernelSize]
@@ -59,6 +90,45 @@ export class ConvNd extends Module {
     const bound = 1 / Math.sqrt(shape[1]! * k);
     this.params.set('weight', layerParameter(backend, shape, kernelInitializer, bound, rng));
     if (bias !== false) this.params.set('bias', layerParameter(backend, [outChannels], biasInitializer, bound, rng));
+  }
+
+  /** Input channels C; UninitializedParameterError for a lazy layer before its first forward. */
+  get inChannels(): number {
+    if (this.pending) throw new UninitializedParameterError(this.uninitialized()!);
+    return this._inChannels;
+  }
+
+  /** Whether the layer still waits for its first forward to create its weight and bias (inChannels null). */
+  get isLazy(): boolean {
+    return this.pending !== null;
+  }
+
+  protected override uninitialized(): string | null {
+    if (!this.pending) return null;
+    const name = this.layerName(this.pending.transposed);
+    return `${name}(null → ${this.outChannels}) infers its input channels at its first forward`;
+  }
+
+  /** Moves the parameters; a lazy layer will create them on `backend` at its first forward. */
+  override async to(backend: ComputeBackend): Promise<this> {
+    if (this.pending) this.pending.opts = { ...this.pending.opts, backend };
+    return super.to(backend);
+  }
+
+  /** Creates a lazy layer's parameters from x [N, C, ...] (C = x's dim 1); nothing for a built layer. */
+  protected materializeFrom(x: Tensor): void {
+    if (!this.pending) return;
+    x.assertLive(this.layerName(this.pending.transposed));
+    const c = x.shape[1];
+    if (x.shape.length !== this.rank + 2 || c === undefined)
+      throw new ShapeMismatchError(
+        `${this.layerName(this.pending.transposed)}: input must be [N, C, ...${this.rank} spatial dims], ` +
+          `got [${x.shape.join(', ')}]`,
+        [x.shape],
+      );
+    const { opts, transposed, rng } = this.pending;
+    this.build(c, opts, transposed, rng);
+    this.pending = null;
   }
 
   /** The weight [O, C/groups, ...k] ([C, O/groups, ...k] transposed). */
@@ -78,6 +148,7 @@ export class ConvNd extends Module {
 
   /** x [N, C, ...in] → [N, O, ...out] (conv's shape rule); ShapeMismatchError when C differs from inChannels. */
   forward(x: Tensor): Tensor {
+    this.materializeFrom(x);
     this.observer?.(x);
     if (this.quantization) return this.quantization.forward(this, x);
     return this.addBias(convFn(x, this.param('weight'), this.options, `Conv${this.rank}d`));
@@ -86,14 +157,14 @@ export class ConvNd extends Module {
 
 /** x [N, C, L] → [N, O, Lo]; weight [O, C/groups, k], bias [O]. */
 export class Conv1d extends ConvNd {
-  constructor(inChannels: number, outChannels: number, kernelSize: PerAxis, opts: ConvLayerOptions) {
+  constructor(inChannels: number | null, outChannels: number, kernelSize: PerAxis, opts: ConvLayerOptions) {
     super(1, inChannels, outChannels, kernelSize, opts);
   }
 }
 
 /** x [N, C, H, W] → [N, O, Ho, Wo]; weight [O, C/groups, kh, kw], bias [O]. */
 export class Conv2d extends ConvNd {
-  constructor(inChannels: number, outChannels: number, kernelSize: PerAxis, opts: ConvLayerOptions) {
+  constructor(inChannels: number | null, outChannels: number, kernelSize: PerAxis, opts: ConvLayerOptions) {
     super(2, inChannels, outChannels, kernelSize, opts);
   }
 }
@@ -102,7 +173,7 @@ export class Conv2d extends ConvNd {
 export class ConvTranspose2d extends ConvNd {
   private readonly tOptions: ConvTransposeOptions;
   constructor(
-    inChannels: number,
+    inChannels: number | null,
     outChannels: number,
     kernelSize: PerAxis,
     opts: LayerOptions & ConvTransposeOptions & WeightInitOptions & { bias?: boolean },
@@ -113,6 +184,7 @@ export class ConvTranspose2d extends ConvNd {
   }
   /** x [N, C, H, W] → [N, O, Ho, Wo] with Ho = (H − 1)·s − pads + d·(kh − 1) + outputPadding + 1 (as convTranspose). */
   override forward(x: Tensor): Tensor {
+    this.materializeFrom(x);
     return this.addBias(convTransposeFn(x, this.param('weight'), this.tOptions, 'ConvTranspose2d'));
   }
 }
