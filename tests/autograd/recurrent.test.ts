@@ -353,4 +353,22 @@ describe('recurrent layers: names, shapes, init and errors', () => {
     expect(() => ag.lstmCell(Tensor.zeros(cpu, [2, 7]), Tensor.zeros(cpu, [2, 2]))).toThrow(ShapeMismatchError);
     cpu.dispose();
   });
+
+  test('dropout between layers in training only; a recurrent layer in a Sequential', async () => {
+    const cpu = await be();
+    const opts = { backend: cpu, rng: 6, numLayers: 2 };
+    const drop = new ag.GRU(3, 4, { ...opts, dropout: 0.5, dropoutSeed: 1 });
+    const plain = new ag.GRU(3, 4, opts);
+    const x = Tensor.fromArray(cpu, rand(2 * 5 * 3), [2, 5, 3]);
+    const [a, b, ref] = [drop.forward(x), drop.forward(x), plain.forward(x)].map((t) => Array.from(t.dataSync()));
+    expect(a).not.toEqual(b); // the stream moves on
+    expect(a).not.toEqual(ref);
+    expect(drop.dropoutOffset).toBe(2 * 5 * 2 * 4); // two forwards of 5 steps of [2, 4] dropped
+    drop.eval();
+    expect(Array.from(drop.forward(x).dataSync())).toEqual(ref);
+    const seq = new ag.Sequential(new ag.LSTM(3, 4, { backend: cpu, rng: 2 }), new ag.Linear(4, 1, { backend: cpu }));
+    expect(seq.forward(x).shape).toEqual([2, 5, 1]);
+    expect(seq.parameters().length).toBe(6);
+    cpu.dispose();
+  });
 });
