@@ -24,7 +24,7 @@ import { UninitializedParameterError } from './uninitialized.js';
 export interface HostData {
   /** Values: float32 inputs; labels float32 (one-hot, targets) or int32 (class indices). */
   data: Float32Array | Int32Array | readonly number[];
-  /** [N, ...]: N samples. */
+  /** Shape of the whole set, the N samples first: [N, ...]. */
   shape: readonly number[];
 }
 
