@@ -26,9 +26,18 @@ export function convPackBytesA(M: i32, K: i32): usize {
   return <usize>((M + MR - 1) / MR) * <usize>MR * <usize>K * 16;
 }
 
-/** Bytes of scratch one convGemm part needs: a packed B block, three per-tap tables and the edge-tile buffer. */
-export function convScratchBytes(): usize {
-  return <usize>(KC * NC * 4 + 3 * KC * 4 + 256);
+/**
+ * Row stride (floats) of the output block convGemm accumulates in: NC plus 4, so that the block's rows do
+ * not fall into the same cache sets (y's own rows are P floats apart, a multiple of 4 KiB at 160 × 160).
+ */
+const LDT: i32 = NC + 4;
+
+/**
+ * Bytes of scratch one convGemm part needs for M output channels: a packed B block, three per-tap tables,
+ * the edge-tile buffer and the output block (M rounded up to MR rows of LDT floats).
+ */
+export function convScratchBytes(M: i32): usize {
+  return <usize>(KC * NC * 4 + 3 * KC * 4 + 256) + <usize>((M + MR - 1) / MR) * <usize>(MR * LDT * 4);
 }
 
 /**
@@ -56,14 +65,16 @@ export function convPackA(w: usize, M: i32, K: i32, dst: usize): void {
 /**
  * Packs the im2col columns [k0, k0 + kc) × pixels [n0, n0 + nc) of image x (C planes H × W) into 8-column
  * panels at dst (kc × 8 floats each; pixels past nc zero). Taps k = (c, i, j) in C, kh, kw order; a tap
- * outside the image (padding) is 0.
+ * outside the image (padding) is 0. Panels whose 8 pixels lie in one output row are packed in runs along
+ * the row, tap by tap: one input row per tap and run, two f32x4 loads per panel (stride 1; four and two
+ * shuffles for stride 2), element by element only where a window reaches into the padding.
  */
 function packColumns(g: usize, x: usize, k0: i32, kc: i32, n0: i32, nc: i32, dst: usize, tab: usize): void {
   const H = geo(g, GEO_H), W = geo(g, GEO_W), OW = geo(g, GEO_OW);
   const kh = geo(g, GEO_KH), kw = geo(g, GEO_KW), sh = geo(g, GEO_SH), sw = geo(g, GEO_SW);
   const dh = geo(g, GEO_DH), dw = geo(g, GEO_DW), pt = geo(g, GEO_PT), pl = geo(g, GEO_PL);
   const tOff = tab, tIH = tab + <usize>(KC << 2), tIW = tab + <usize>(KC << 3);
-  // per-tap tables: the tap's row and column offsets and its element offset in the image
+  // per-tap tables: the tap's row and column offsets and the element offset of its channel's plane
   const taps = kh * kw;
   let c = k0 / taps, rem = k0 % taps;
   let i = rem / kw, j = rem % kw;
@@ -71,64 +82,81 @@ function packColumns(g: usize, x: usize, k0: i32, kc: i32, n0: i32, nc: i32, dst
     const q = <usize>k << 2;
     store<i32>(tIH + q, i * dh);
     store<i32>(tIW + q, j * dw);
-    store<i32>(tOff + q, c * H * W + i * dh * W + j * dw);
+    store<i32>(tOff + q, c * H * W);
     if (++j == kw) { j = 0; if (++i == kh) { i = 0; c++; } }
   }
   const panels = (nc + 7) >> 3;
-  let p = dst;
-  for (let jp = 0; jp < panels; jp++) {
+  const panelBytes = <usize>kc << 5; // one panel: kc × 8 floats
+  const reach = sw == 1 ? 8 : sw == 2 ? 16 : W + 1; // floats the vector path reads (stride 1, 2; else none)
+  let jp = 0;
+  while (jp < panels) {
     const n = n0 + (jp << 3);
-    const cols = min(8, nc - (jp << 3));
     const oh = n / OW, ow = n % OW;
-    const ih0 = oh * sh - pt, iw0 = ow * sw - pl;
-    if (cols == 8 && ow + 8 <= OW) { // the 8 pixels lie in one output row
+    const run = min((OW - ow) >> 3, (n0 + nc - n) >> 3); // whole panels left in this output row
+    const p0 = dst + <usize>jp * panelBytes;
+    if (run > 0) {
+      const ih0 = oh * sh - pt, iw0 = ow * sw - pl;
+      const step = <usize>(sw << 5); // bytes of input between panels
       for (let k = 0; k < kc; k++) {
         const q = <usize>k << 2;
-        const ih = ih0 + load<i32>(tIH + q), iw = iw0 + load<i32>(tIW + q);
+        const ih = ih0 + load<i32>(tIH + q);
+        let p = p0 + (<usize>k << 5);
         if (<u32>ih >= <u32>H) {
-          v128.store(p, f32x4.splat(0)); v128.store(p, f32x4.splat(0), 16);
-        } else {
-          const src = x + (<usize>(load<i32>(tOff + q) + ih0 * W + iw0) << 2);
-          if (sw == 1 && iw >= 0 && iw + 8 <= W) {
-            v128.store(p, v128.load(src)); v128.store(p, v128.load(src, 16), 16);
-          } else if (sw == 2 && iw >= 0 && iw + 16 <= W) {
-            v128.store(p, v128.shuffle<f32>(v128.load(src), v128.load(src, 16), 0, 2, 4, 6));
-            v128.store(p, v128.shuffle<f32>(v128.load(src, 32), v128.load(src, 48), 0, 2, 4, 6), 16);
+          for (let r = 0; r < run; r++, p += panelBytes) {
+            v128.store(p, f32x4.splat(0)); v128.store(p, f32x4.splat(0), 16);
+          }
+          continue;
+        }
+        const row = x + (<usize>(load<i32>(tOff + q) + ih * W) << 2);
+        let iw = iw0 + load<i32>(tIW + q);
+        let src = row + (<usize>iw << 2);
+        for (let r = 0; r < run; r++, p += panelBytes, iw += sw << 3, src += step) {
+          if (iw >= 0 && iw + reach <= W) {
+            if (sw == 1) {
+              v128.store(p, v128.load(src)); v128.store(p, v128.load(src, 16), 16);
+            } else {
+              v128.store(p, v128.shuffle<f32>(v128.load(src), v128.load(src, 16), 0, 2, 4, 6));
+              v128.store(p, v128.shuffle<f32>(v128.load(src, 32), v128.load(src, 48), 0, 2, 4, 6), 16);
+            }
           } else {
-            const row = x + (<usize>(load<i32>(tOff + q) - load<i32>(tIW + q) + ih0 * W) << 2);
             for (let jj = 0; jj < 8; jj++) {
               const cw = iw + jj * sw;
               store<f32>(p + (<usize>jj << 2), <u32>cw < <u32>W ? load<f32>(row + (<usize>cw << 2)) : 0);
             }
           }
         }
-        p += 32;
       }
-    } else { // pixels across a row boundary, or a partial panel: one element at a time
-      for (let k = 0; k < kc; k++) {
-        const q = <usize>k << 2;
-        const plane = x + (<usize>(load<i32>(tOff + q) - load<i32>(tIH + q) * W - load<i32>(tIW + q)) << 2);
-        const di = load<i32>(tIH + q) - pt, dj = load<i32>(tIW + q) - pl;
-        for (let jj = 0; jj < 8; jj++) {
-          let v: f32 = 0;
-          if (jj < cols) {
-            const m = n + jj;
-            const ih = (m / OW) * sh + di, iw = (m % OW) * sw + dj;
-            if (<u32>ih < <u32>H && <u32>iw < <u32>W) v = load<f32>(plane + (<usize>(ih * W + iw) << 2));
-          }
-          store<f32>(p + (<usize>jj << 2), v);
-        }
-        p += 32;
-      }
+      jp += run;
+      continue;
     }
+    // a panel across a row boundary, or a partial one: element by element
+    const cols = min(8, nc - (jp << 3));
+    let p = p0;
+    for (let k = 0; k < kc; k++) {
+      const q = <usize>k << 2;
+      const plane = x + (<usize>load<i32>(tOff + q) << 2);
+      const di = load<i32>(tIH + q) - pt, dj = load<i32>(tIW + q) - pl;
+      for (let jj = 0; jj < 8; jj++) {
+        let v: f32 = 0;
+        if (jj < cols) {
+          const m = n + jj;
+          const ih = (m / OW) * sh + di, iw = (m % OW) * sw + dj;
+          if (<u32>ih < <u32>H && <u32>iw < <u32>W) v = load<f32>(plane + (<usize>(ih * W + iw) << 2));
+        }
+        store<f32>(p + (<usize>jj << 2), v);
+      }
+      p += 32;
+    }
+    jp++;
   }
 }
 
 /**
  * One group's conv as a GEMM over output pixels [colStart, colEnd) (multiples of 8 except at P): y[M, P]
  * (row stride P) = W · im2col(x), started from the bias (GEO_BIAS, 0: none) or 0. The block at `g` gives
- * the geometry, x (the group's C input planes), A (convPackA of the group's weights) and y. `scratch`
- * holds convScratchBytes().
+ * the geometry, x (the group's C input planes), A (convPackA of the group's weights) and y. Each block of
+ * NC pixels is accumulated in scratch (rows LDT floats apart) and then copied to y. `scratch` holds
+ * convScratchBytes(M).
  */
 export function convGemm(g: usize, colStart: i32, colEnd: i32, scratch: usize): void {
   const C = geo(g, GEO_C), M = geo(g, GEO_M);
@@ -141,10 +169,12 @@ export function convGemm(g: usize, colStart: i32, colEnd: i32, scratch: usize): 
   const pB = scratch;
   const tab = pB + <usize>(KC * NC * 4);
   const tmp = tab + <usize>(3 * KC * 4);
+  const t = tmp + 256; // the output block: M rows of LDT floats
+  const ldt = <usize>LDT << 2;
   for (let n0 = colStart; n0 < colEnd; n0 += NC) {
     const nc = min(NC, colEnd - n0);
     for (let i = 0; i < M; i++) {
-      const row = y + <usize>i * ldc + (<usize>n0 << 2);
+      const row = t + <usize>i * ldt;
       const b: f32 = bias ? load<f32>(bias + (<usize>i << 2)) : 0;
       if (b == 0) memory.fill(row, 0, <usize>nc << 2);
       else for (let jj = 0; jj < nc; jj++) store<f32>(row + (<usize>jj << 2), b);
@@ -156,13 +186,14 @@ export function convGemm(g: usize, colStart: i32, colEnd: i32, scratch: usize): 
       for (let jp = 0; jp < (nc + 7) >> 3; jp++) {
         const cols = min(8, nc - (jp << 3));
         const pbj = pB + <usize>jp * <usize>(kc * 32);
-        const cj = y + (<usize>(n0 + (jp << 3)) << 2);
+        const cj = t + (<usize>(jp << 3) << 2);
         for (let ip = 0; ip < panelsM; ip++) {
-          micro(kc, aBlock + <usize>(ip * kc * (MR << 4)), pbj, cj + <usize>(ip * MR) * ldc, ldc,
+          micro(kc, aBlock + <usize>(ip * kc * (MR << 4)), pbj, cj + <usize>(ip * MR) * ldt, ldt,
               min(MR, M - ip * MR), cols, tmp);
         }
       }
     }
+    for (let i = 0; i < M; i++) memory.copy(y + <usize>i * ldc + (<usize>n0 << 2), t + <usize>i * ldt, <usize>nc << 2);
   }
 }
 

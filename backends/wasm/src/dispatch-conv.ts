@@ -14,6 +14,7 @@ import {
   type ConvHost,
   type ConvOptions,
   checkConvOperands,
+  contiguousStrides,
   type DeviceBuffer,
   isDepthwise,
   type NDArray,
@@ -52,6 +53,12 @@ function writeBlock(ctx: WasmContext, at: number, g: Geometry, M: number, ptrs: 
   ctx.heap.i32().set(words, at >>> 2); // pointers ≥ 2^31 keep their bits (ToInt32)
 }
 
+/** Whether a's elements lie in row-major order from its offset (the kernels read it in place). */
+function isRowMajor(a: NDArray): boolean {
+  const strides = contiguousStrides(a.shape);
+  return a.shape.every((d, i) => d === 1 || a.strides[i] === strides[i]);
+}
+
 /** conv(x, w, o) on the wasm kernels, or null where the composite should run (3-D, empty). */
 export function convOnWasm(be: ConvBackend, ctx: WasmContext, x: NDArray, w: NDArray, o: ConvOptions): NDArray | null {
   const { r, groups, N, C, O } = checkConvOperands(be, x, w, o.groups, 'conv');
@@ -76,10 +83,14 @@ export function convOnWasm(be: ConvBackend, ctx: WasmContext, x: NDArray, w: NDA
   const P = geo.OH * geo.OW;
   if (N * C * O * P === 0) return null;
   const temps: NDArray[] = [];
-  const xc = be.contiguous(x);
-  if (xc.buffer !== x.buffer) temps.push(xc);
-  const wc = be.contiguous(w);
-  if (wc.buffer !== w.buffer) temps.push(wc);
+  const dense = (a: NDArray): NDArray => {
+    if (isRowMajor(a)) return a;
+    const c = be.contiguous(a);
+    temps.push(c);
+    return c;
+  };
+  const xc = dense(x);
+  const wc = dense(w);
   const out = be.allocate(N * O * P, 'float32');
   try {
     const [px, pw, py] = [ctx.ptr(xc.buffer) + xc.offset * 4, ctx.ptr(wc.buffer) + wc.offset * 4, ctx.ptr(out)];
@@ -118,7 +129,7 @@ export function convOnWasm(be: ConvBackend, ctx: WasmContext, x: NDArray, w: NDA
 function gemm(ctx: WasmContext, g: Geometry, M: number, K: number, ptrs: readonly number[]): void {
   const P = g.OH * g.OW;
   const parts = ctx.pool && M * K * P >= ctx.threadThreshold ? Math.min(ctx.pool.size, Math.ceil(P / 64)) : 1;
-  const scratchBytes = ctx.k.convScratchBytes() >>> 0;
+  const scratchBytes = ctx.k.convScratchBytes(M) >>> 0;
   const block = ctx.heap.alloc(GEO_WORDS * 4);
   const scratch = Array.from({ length: parts }, () => ctx.heap.alloc(scratchBytes));
   try {

@@ -146,13 +146,13 @@ export interface KernelExports {
   gemmRowBlock(): number;
   /**
    * assembly/conv.ts: one group's y[M, P] = w · im2col(x) over pixels [colStart, colEnd), the geometry and
-   * pointers in the parameter block at `params` (GEO_* words); `scratch` holds convScratchBytes().
+   * pointers in the parameter block at `params` (GEO_* words); `scratch` holds convScratchBytes(M).
    */
   convGemm(params: number, colStart: number, colEnd: number, scratch: number): void;
   /** Packs w [M, K] for convGemm into convPackBytesA(M, K) bytes at dst. */
   convPackA(w: number, M: number, K: number, dst: number): void;
   convPackBytesA(M: number, K: number): number;
-  convScratchBytes(): number;
+  convScratchBytes(M: number): number;
   /** Depthwise conv of planes [planeStart, planeEnd); `scratch` holds depthwiseScratchBytes(params). */
   depthwiseConv(params: number, planeStart: number, planeEnd: number, scratch: number): void;
   depthwiseScratchBytes(params: number): number;
