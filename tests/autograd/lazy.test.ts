@@ -154,5 +154,18 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
       expect(frozen).toContain('Non-trainable params: 4');
       model.dispose();
     });
+
+    test('summary: nested modules indented, buffers non-trainable, BatchNorm statistics untouched', async () => {
+      const bn = new ag.BatchNorm(4, { backend: be });
+      const model = new ag.Sequential(new ag.Linear(3, 4, { backend: be }), new ag.Sequential(bn));
+      const before = await Promise.all(model.namedBuffers().map(([, t]) => host(t)));
+      const text = ag.summary(model, { inputShape: [5, 3] });
+      expect(text).toMatch(/^ {2}1\.0 \(BatchNorm\) +\[5, 4\] +16$/m); // weight, bias and the 2 statistics, as Keras
+      // Linear 3·4 + 4 = 16 and BatchNorm's weight and bias 8 trainable; running mean and variance 8 not.
+      expect(text).toContain('Trainable params: 24\nNon-trainable params: 8');
+      expect(await Promise.all(model.namedBuffers().map(([, t]) => host(t)))).toEqual(before);
+      expect(bn.training).toBe(true);
+      model.dispose();
+    });
   });
 }
