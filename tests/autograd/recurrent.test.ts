@@ -342,6 +342,21 @@ describe('recurrent layers: names, shapes, init and errors', () => {
     ]);
     expect(() => lstm.forward(Tensor.fromArray(cpu, rand(12), [2, 2, 3, 1]))).toThrow(ShapeMismatchError);
     expect(() => lstm.forward(Tensor.fromArray(cpu, rand(8), [2, 2, 2]))).toThrow(ShapeMismatchError);
+    // unbatched: [T, inputSize] runs as a batch of one, states [numLayers·D, hiddenSize]
+    const xb = rand(5 * 3);
+    const [o1, [h1, c1]] = lstm.forwardWithState(Tensor.fromArray(cpu, xb, [5, 3]));
+    const [o2, [h2, c2]] = lstm.forwardWithState(Tensor.fromArray(cpu, xb, [5, 1, 3]));
+    expect([o1.shape, h1.shape, c1.shape]).toEqual([
+      [5, 8],
+      [4, 4],
+      [4, 4],
+    ]);
+    for (const [u, v] of [
+      [o1, o2],
+      [h1, h2],
+      [c1, c2],
+    ] as const)
+      expect(Array.from(u.dataSync())).toEqual(Array.from(v.dataSync()));
     expect(() => lstm.forward(Tensor.fromArray(cpu, [1, 2, 3], [1, 1, 3], { dtype: 'int32' }))).toThrow(DTypeError);
     const x = Tensor.fromArray(cpu, rand(6), [1, 2, 3]);
     expect(() => lstm.forwardWithState(x, [Tensor.zeros(cpu, [4, 1, 4]), Tensor.zeros(cpu, [4, 2, 4])])).toThrow(

@@ -8,7 +8,7 @@
  * Shapes: x [T, B, inputSize] ([B, T, inputSize] with batchFirst) float32; output [T, B, D·hiddenSize]
  * ([B, T, D·hiddenSize] with batchFirst), D = 2 when bidirectional, the directions' features concatenated;
  * states h and c [numLayers·D, B, hiddenSize] whatever batchFirst (PyTorch's), row l·D + d for layer l and
- * direction d.
+ * direction d. Unbatched, as PyTorch: x [T, inputSize] → output [T, D·hiddenSize], states [numLayers·D, hiddenSize].
  */
 import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '@polyhal/hal';
 import { dropout } from './dropout.js';
@@ -117,7 +117,7 @@ export abstract class RecurrentBase extends Module {
     const layer = this.mode.startsWith('RNN') ? 'RNN' : this.mode;
     if (!(x instanceof Tensor)) throw new InvalidArgumentError(`${layer}: x must be a Tensor`);
     if (x.dtype !== 'float32') throw new DTypeError(`${layer}: x must be float32, got ${x.dtype}`);
-    const want = this.batchFirst ? '[B, T, inputSize]' : '[T, B, inputSize]';
+    const want = `${this.batchFirst ? '[B, T, inputSize]' : '[T, B, inputSize]'} or [T, inputSize]`;
     if (x.rank !== 3 || x.shape[2] !== this.inputSize)
       throw new ShapeMismatchError(
         `${layer}: x must be ${want} with inputSize ${this.inputSize}, got [${x.shape.join(', ')}]`,
@@ -140,6 +140,18 @@ export abstract class RecurrentBase extends Module {
 
   /** The recurrence over every layer and direction: the output and the final states (c for LSTM). */
   protected run(x: Tensor, h0: Tensor | undefined, c0: Tensor | undefined): { output: Tensor; h: Tensor; c?: Tensor } {
+    if (x instanceof Tensor && x.rank === 2) {
+      // unbatched (PyTorch): x [T, inputSize] and states [numLayers·D, hiddenSize], run as a batch of one
+      const one = (s: Tensor | undefined) => (s?.rank === 2 ? reshape(s, [s.shape[0]!, 1, s.shape[1]!]) : s);
+      const [T, I] = x.shape as [number, number];
+      const r = this.run(reshape(x, this.batchFirst ? [1, T, I] : [T, 1, I]), one(h0), one(c0));
+      const drop = (t: Tensor, axis: number): Tensor =>
+        reshape(
+          t,
+          t.shape.filter((_, i) => i !== axis),
+        );
+      return { output: drop(r.output, this.batchFirst ? 0 : 1), h: drop(r.h, 1), ...(r.c ? { c: drop(r.c, 1) } : {}) };
+    }
     const [T, B] = this.check(x, [
       ['h0', h0],
       ['c0', c0],
