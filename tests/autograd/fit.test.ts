@@ -164,6 +164,42 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
       model.dispose();
     });
 
+    test('restoreBestWeights puts back the best epoch; ReduceLROnPlateau and clipGradNorm run inside fit', async () => {
+      const model = new ag.Linear(3, 1, { backend: be, rng: 4 });
+      const opt = new ag.SGD(model.parameters(), { lr: 0.05 });
+      const best: number[][] = [];
+      let epoch = 0;
+      // Loss falls for two epochs then is forced up: the weights after epoch 1 are the best.
+      const loss = (p: ag.Tensor, y: ag.Tensor): ag.Tensor => ag.add(ag.mseLoss(p, y), epoch >= 2 ? 100 : 0);
+      const history = await ag.fit(
+        model,
+        { x: { data: X, shape: [N, 3] }, y: { data: Y, shape: [N, 1] } },
+        {
+          loss,
+          optimizer: opt,
+          epochs: 6,
+          batchSize: N,
+          shuffle: false,
+          clipGradNorm: 0.5,
+          callbacks: [
+            {
+              onEpochEnd: async (e) => {
+                if (e === 1) best.push(Array.from(await model.weight.data()));
+                epoch = e + 1;
+              },
+            },
+            ag.earlyStopping({ monitor: 'loss', patience: 2, restoreBestWeights: true }),
+            ag.learningRateScheduler(new ag.ReduceLROnPlateau(opt, { patience: 0, factor: 0.5 }), { monitor: 'loss' }),
+          ],
+        },
+      );
+      expect(history.epoch).toEqual([0, 1, 2, 3]); // epochs 2 and 3 do not improve: stop after 3
+      close(await model.weight.data(), best[0]!, 0);
+      expect(history.history['lr']).toEqual([0.05, 0.05, 0.05, 0.025]); // logged before the schedule's step
+      expect(opt.lr).toBe(0.0125);
+      model.dispose();
+    });
+
     test('float32 class indices, mismatched N and bad options are typed errors before any step', async () => {
       const model = new ag.Linear(4, 3, { backend: be, rng: 9 });
       const data = { x: { data: CX, shape: [M, 4] }, y: { data: Float32Array.from(CY), shape: [M] } };
