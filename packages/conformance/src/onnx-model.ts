@@ -5,8 +5,8 @@
  * they are produced (InferenceSession.run's `onNode`). Nodes run in one deterministic order, so the first
  * output beyond tolerance names the node where a backend leaves it: the nodes before it agreed.
  */
-import { type ComputeBackend, KNOWN_BACKENDS, PolyHalError } from '@polyhal/hal';
-import { type Feeds, InferenceSession, type NodeRun, type OutputTensor } from '@polyhal/onnx';
+import { type ComputeBackend, KNOWN_BACKENDS } from '@polyhal/hal';
+import { type Feeds, InferenceSession, type NodeRun, OnnxUnsupportedError, type OutputTensor } from '@polyhal/onnx';
 import { compareOutput, modelTolerance, type OutputComparison } from './onnx-model-compare.js';
 import type { InputSource } from './onnx-model-inputs.js';
 import { type BackendFactory, ConformanceTimeoutError } from './runner.js';
@@ -153,36 +153,28 @@ export async function runOnnxModel(
     reference = factory ? { name: 'reference', factory } : { name: 'cpu', factory: await cpuFactory() };
     if (!factory) referenceNote = '@polyhal/backend-reference is not installed: cpu is the reference';
   }
-  let refBackend = await reference.factory();
-  const observed: Observed[] = [];
-  let refOutputs: Record<string, OutputTensor>;
+  /** The reference's run: every node's outputs in order, the model's outputs, its device. */
+  const referenceRun = async (ref: ModelBackend) => {
+    const be = await ref.factory();
+    const observed: Observed[] = [];
+    try {
+      const run = observedRun(model, be, options.feeds, (o) => observed.push(o));
+      return { observed, outputs: await within(run, timeoutMs, 'the reference run'), device: be.deviceName };
+    } finally {
+      be.dispose();
+    }
+  };
+  let ref: Awaited<ReturnType<typeof referenceRun>>;
   try {
-    refOutputs = await within(
-      observedRun(model, refBackend, options.feeds, (o) => observed.push(o)),
-      timeoutMs,
-      'the reference run',
-    );
+    ref = await referenceRun(reference);
   } catch (e) {
-    refBackend.dispose();
     // a model the reference backend cannot run (an op or dtype it lacks) is compared with cpu instead
-    if (options.reference || !(e instanceof PolyHalError) || e.name !== 'OnnxUnsupportedError') throw e;
+    if (options.reference || reference.name !== 'reference' || !(e instanceof OnnxUnsupportedError)) throw e;
     referenceNote = `the reference backend cannot run this model (${e.message.split('\n')[0]}): cpu is the reference`;
     reference = { name: 'cpu', factory: await cpuFactory() };
-    refBackend = await reference.factory();
-    observed.length = 0;
-    try {
-      refOutputs = await within(
-        observedRun(model, refBackend, options.feeds, (o) => observed.push(o)),
-        timeoutMs,
-        'the reference run',
-      );
-    } catch (e2) {
-      refBackend.dispose();
-      throw e2;
-    }
+    ref = await referenceRun(reference);
   }
-  const referenceDevice = refBackend.deviceName;
-  refBackend.dispose();
+  const { observed, outputs: refOutputs, device: referenceDevice } = ref;
   const results: OnnxModelBackendResult[] = [];
   for (const b of backends) {
     results.push(await checkBackend(model, b, options, observed, refOutputs, timeoutMs));
