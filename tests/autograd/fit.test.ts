@@ -227,3 +227,20 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
     });
   });
 }
+
+test('progressBar draws one cli-progress bar per epoch with the logs (the bar does not depend on the backend)', async () => {
+  const be = await REPO_BACKENDS['cpu']!();
+  const out: string[] = [];
+  const stream = { isTTY: false, write: (s: string) => out.push(s) > 0, on() {}, removeListener() {} };
+  const model = new ag.Linear(3, 1, { backend: be, rng: 4 });
+  await ag.fit(
+    model,
+    { x: { data: X, shape: [N, 3] }, y: { data: Y, shape: [N, 1] } },
+    { loss: 'mse', optimizer: 'sgd', epochs: 2, batchSize: 8, callbacks: [ag.progressBar({ stream })] },
+  );
+  const text = out.join('');
+  expect(text).toMatch(/epoch 1\/2 \[█+\] 2\/2 \| loss \d+\.\d{4} \| lr 1\.00e-2 \| \d+ samples\/s/);
+  expect(text).toMatch(/epoch 2\/2 \[█+\] 2\/2/);
+  model.dispose();
+  be.dispose();
+});
