@@ -5,6 +5,10 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as ag from '@polyhal/autograd';
 import { type Initializer, type InitializerLike, type Tensor, init } from '@polyhal/autograd';
 import { type ComputeBackend, InvalidArgumentError, ShapeMismatchError } from '@polyhal/hal';
+import * as tf from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-backend-cpu';
+import * as tfl from '@tensorflow/tfjs-layers';
+import { CpuBackend } from '@polyhal/backend-cpu';
 import { REPO_BACKENDS } from '../support/backends.js';
 
 const stats = (v: ArrayLike<number>): { mean: number; variance: number; maxAbs: number } => {
@@ -40,19 +44,21 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
 
     test('Linear [out 200, in 300]: each initializer against its formula', async () => {
       const [fanIn, fanOut] = [300, 200];
-      const trunc = 0.87962566103423978; // std of N(0, 1) cut at ±2
+      // N(0, σ²) cut at ±2σ (tfjs's truncated forms) has variance σ²·(1 − 4φ(2)/(2Φ(2) − 1)).
+      const phi2 = Math.exp(-2) / Math.sqrt(2 * Math.PI);
+      const cut = 1 - (4 * phi2) / (2 * 0.9772498680518208 - 1);
       const cases: [InitializerLike, number, number | undefined][] = [
         ['glorotUniform', 2 / (fanIn + fanOut), Math.sqrt(6 / (fanIn + fanOut))],
         ['xavierUniform', 2 / (fanIn + fanOut), Math.sqrt(6 / (fanIn + fanOut))],
-        ['glorotNormal', 2 / (fanIn + fanOut), (2 * Math.sqrt(2 / (fanIn + fanOut))) / trunc],
+        ['glorotNormal', (cut * 2) / (fanIn + fanOut), 2 * Math.sqrt(2 / (fanIn + fanOut))],
         ['xavierNormal', 2 / (fanIn + fanOut), undefined],
         ['heUniform', 2 / fanIn, Math.sqrt(6 / fanIn)],
-        ['heNormal', 2 / fanIn, (2 * Math.sqrt(2 / fanIn)) / trunc],
+        ['heNormal', (cut * 2) / fanIn, 2 * Math.sqrt(2 / fanIn)],
         ['kaimingNormal', 2 / fanIn, undefined],
         [init.kaimingNormal({ mode: 'fanOut', nonlinearity: 'relu' }), 2 / fanOut, undefined],
         [init.kaimingUniform({ a: Math.sqrt(5) }), 1 / (3 * fanIn), 1 / Math.sqrt(fanIn)],
         ['lecunUniform', 1 / fanIn, Math.sqrt(3 / fanIn)],
-        ['lecunNormal', 1 / fanIn, (2 * Math.sqrt(1 / fanIn)) / trunc],
+        ['lecunNormal', cut / fanIn, 2 * Math.sqrt(1 / fanIn)],
         [init.normal({ std: 0.02 }), 0.0004, undefined],
         ['uniform', 0.05 ** 2 / 3, 0.05],
         [init.xavierUniform({ gain: ag.calculateGain('tanh') }), (25 / 9) * (2 / 500), (5 / 3) * Math.sqrt(6 / 500)],
@@ -160,5 +166,29 @@ describe('initializers across backends', () => {
     const names = Object.keys(seen);
     expect(names.length).toBe(Object.keys(REPO_BACKENDS).length);
     for (const n of names.slice(1)) expect(seen[n]![0]).toEqual(seen[names[0]!]![0]);
+  });
+});
+
+describe('the tfjs-named initializers against tfjs itself (an independent peer)', () => {
+  test('glorot, he and lecun: the same variance and the same bounds as tfjs-layers draws', async () => {
+    await tf.setBackend('cpu');
+    const be = new CpuBackend();
+    // A Dense kernel: tfjs [in 300, out 200], PolyHAL's weight [out 200, in 300] — the same fans.
+    const names = ['glorotUniform', 'glorotNormal', 'heUniform', 'heNormal', 'lecunUniform', 'lecunNormal'] as const;
+    for (const name of names) {
+      const tfName = name.replace('lecun', 'leCun') as keyof typeof tfl.initializers; // tfjs spells it leCun
+      const peer = (tfl.initializers[tfName] as (a: { seed: number }) => { apply(shape: number[]): tf.Tensor })({
+        seed: 1,
+      }).apply([300, 200]);
+      const theirs = stats(peer.dataSync());
+      peer.dispose();
+      const layer = new ag.Linear(300, 200, { backend: be, rng: 1, kernelInitializer: name });
+      const ours = stats(await values(layer.weight));
+      layer.dispose();
+      expect({ name, ratio: Math.abs(ours.variance / theirs.variance - 1) < 0.05 }).toEqual({ name, ratio: true });
+      // Both bounded the same way: U(±b) or a normal cut at 2σ — the largest draws agree within 2%.
+      expect({ name, bound: Math.abs(ours.maxAbs / theirs.maxAbs - 1) < 0.02 }).toEqual({ name, bound: true });
+    }
+    be.dispose();
   });
 });

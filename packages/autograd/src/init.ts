@@ -162,8 +162,9 @@ export interface VarianceScalingOptions {
   /** n: fanIn (default), fanOut or their mean fanAvg. */
   mode?: 'fanIn' | 'fanOut' | 'fanAvg';
   /**
-   * uniform: U(±√(3·scale/n)); normal: N(0, scale/n); truncatedNormal (default, as tfjs): N(0, σ²) cut at ±2σ
-   * with σ = √(scale/n)/0.8796 so the variance is scale/n.
+   * uniform: U(±√(3·scale/n)); normal: N(0, scale/n) (PyTorch's kaiming/xavier normal); truncatedNormal
+   * (default, tfjs's 'normal'): N(0, σ²) cut at ±2σ with σ = √(scale/n), so the variance is 0.7737·scale/n
+   * (tfjs does not correct it; Keras ≥ 2.3 divides σ by 0.8796).
    */
   distribution?: 'uniform' | 'normal' | 'truncatedNormal';
 }
@@ -188,7 +189,7 @@ function varianceScaling(opts: VarianceScalingOptions = {}, name = 'varianceScal
         return sampleUniform(count(shape), -bound, bound, rng);
       }
       if (distribution === 'normal') return Float32Array.from(sampleNormal(count(shape), 0, Math.sqrt(variance), rng));
-      return sampleTruncatedNormal(count(shape), 0, Math.sqrt(variance) / 0.87962566103423978, rng);
+      return sampleTruncatedNormal(count(shape), 0, Math.sqrt(variance), rng);
     },
   };
 }
@@ -201,7 +202,7 @@ function glorotUniform(opts: { gain?: number } = {}): Initializer {
   return varianceScaling({ scale: g * g, mode: 'fanAvg', distribution: 'uniform' }, 'glorotUniform');
 }
 
-/** Glorot normal as tfjs: truncated normal, variance gain²·2/(fanIn + fanOut). */
+/** Glorot normal as tfjs: N(0, σ²) cut at ±2σ, σ² = gain²·2/(fanIn + fanOut) (variance 0.7737·σ²). */
 function glorotNormal(opts: { gain?: number } = {}): Initializer {
   const g = opts.gain ?? 1;
   return varianceScaling({ scale: g * g, mode: 'fanAvg', distribution: 'truncatedNormal' }, 'glorotNormal');
@@ -223,7 +224,7 @@ function heUniform(): Initializer {
   return varianceScaling({ scale: 2, mode: 'fanIn', distribution: 'uniform' }, 'heUniform');
 }
 
-/** He normal as tfjs: truncated normal, variance 2/fanIn. */
+/** He normal as tfjs: N(0, σ²) cut at ±2σ, σ² = 2/fanIn (variance 0.7737·σ²). */
 function heNormal(): Initializer {
   return varianceScaling({ scale: 2, mode: 'fanIn', distribution: 'truncatedNormal' }, 'heNormal');
 }
@@ -258,7 +259,7 @@ function lecunUniform(): Initializer {
   return varianceScaling({ scale: 1, mode: 'fanIn', distribution: 'uniform' }, 'lecunUniform');
 }
 
-/** LeCun normal (tfjs, SELU networks): truncated normal, variance 1/fanIn. */
+/** LeCun normal as tfjs (SELU networks): N(0, σ²) cut at ±2σ, σ² = 1/fanIn (variance 0.7737·σ²). */
 function lecunNormal(): Initializer {
   return varianceScaling({ scale: 1, mode: 'fanIn', distribution: 'truncatedNormal' }, 'lecunNormal');
 }
@@ -386,7 +387,8 @@ export function initialize(
   tensor.assertLive('initialize');
   if (tensor.dtype !== 'float32' || !tensor.isWhole)
     throw new InvalidArgumentError(
-      `initialize: needs a whole float32 tensor, got tensor ${tensor.id} (${tensor.dtype}${tensor.isWhole ? '' : ', a view'})`,
+      `initialize: needs a whole float32 tensor, got tensor ${tensor.id} ` +
+        `(${tensor.dtype}${tensor.isWhole ? '' : ', a view'})`,
     );
   const rng = typeof opts.rng === 'function' ? opts.rng : mulberry32(opts.rng ?? 0);
   const be = tensor.backend;

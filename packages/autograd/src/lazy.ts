@@ -1,9 +1,10 @@
 /**
  * Lazy shapes (PyTorch `nn.LazyLinear`, tfjs's layers without `inputShape`): a layer built without its input
- * size (`new Linear(null, 10, ...)` or `new LazyLinear(10, ...)`; `new Conv2d(null, 8, 3, ...)` or `LazyConv2d`)
- * creates its parameters at its first forward, from the input's last dim (a conv: its channels, dim 1). Until then its parameters do not exist: `parameters()`, `namedParameters()` and
- * `stateDict()` of it (or of a model holding it) throw `UninitializedParameterError`, so an optimizer is
- * created after one forward — `materialize(model, inputShape)` runs that forward on zeros.
+ * size (`new Linear(null, 10, ...)` or `new LazyLinear(10, ...)`; `new Conv2d(null, 8, 3, ...)` or
+ * `LazyConv2d`) creates its parameters at its first forward, from the input's last dim (a conv: its channels,
+ * dim 1). Until then its parameters do not exist: `parameters()`, `namedParameters()` and `stateDict()` of it
+ * (or of a model holding it) throw `UninitializedParameterError`, so an optimizer is created after one
+ * forward — `materialize(model, inputShape)` runs that forward on zeros.
  */
 import type { ComputeBackend } from '@polyhal/hal';
 import { zeros } from './creation.js';

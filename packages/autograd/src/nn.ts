@@ -310,9 +310,9 @@ export class Linear extends Module {
 
 /**
  * A lookup table (PyTorch nn.Embedding): weight [numEmbeddings, embeddingDim] drawn from N(0, 1) as
- * PyTorch initializes it (tfjs's default is `embeddingsInitializer: 'uniform'`, U(±0.05)); forward(indices int32 [...]) → [..., embeddingDim] = gather(weight, indices, 0).
- * Negative indices count from the end; an index out of range gives a row of NaN (the HAL's fill rule)
- * and no gradient.
+ * PyTorch initializes it (tfjs's default is `embeddingsInitializer: 'uniform'`, U(±0.05));
+ * forward(indices int32 [...]) → [..., embeddingDim] = gather(weight, indices, 0). Negative indices count from
+ * the end; an index out of range gives a row of NaN (the HAL's fill rule) and no gradient.
  */
 export class Embedding extends Module {
   constructor(
