@@ -141,6 +141,24 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
       model.dispose();
     });
 
+    test('validationData: the last epoch val_ values equal evaluate on the same data after training', async () => {
+      const model = new ag.Linear(4, 3, { backend: be, rng: 2 });
+      const split = (from: number, to: number): ag.FitData => ({
+        x: ag.Tensor.fromArray(be, CX.slice(from * 4, to * 4), [to - from, 4]),
+        y: { data: CY.slice(from, to), shape: [to - from] },
+      });
+      const [train, val] = [split(0, 30), split(30, 40)];
+      const opts = { loss: 'crossEntropy', metrics: ['accuracy', 'precision'] } as const;
+      const history = await ag.fit(model, train, { ...opts, optimizer: 'rmsprop', epochs: 2, validationData: val });
+      const ev = await ag.evaluate(model, val, opts);
+      const o = classOracle(await model.weight.data(), await model.bias!.data(), 30, 40);
+      close([ev['loss']!, ev['accuracy']!], [o.loss, o.accuracy], 2e-5);
+      for (const k of ['loss', 'accuracy', 'precision']) expect(history.history[`val_${k}`]![1]).toBeCloseTo(ev[k]!, 6);
+      (train.x as ag.Tensor).dispose();
+      (val.x as ag.Tensor).dispose();
+      model.dispose();
+    });
+
     test('earlyStopping stops after `patience` epochs without improvement; a schedule sets lr per epoch', async () => {
       const model = new ag.Linear(3, 1, { backend: be, rng: 4 });
       const opt = new ag.SGD(model.parameters(), { lr: 0.1 });
