@@ -34,14 +34,17 @@ function ortEngine(ort, providers, options = {}) {
   };
 }
 
-/** A PolyHAL engine: InferenceSession from @polyhal/onnx on one backend (throws when it is not there yet). */
+/**
+ * A PolyHAL engine: InferenceSession from @polyhal/onnx on one backend instance, each created with its defaults
+ * (imported by literal specifiers, so a bundler can take the bench to a machine without node_modules).
+ */
 async function polyhalEngine(backend) {
   const onnx = await import('@polyhal/onnx');
   const { InferenceSession } = onnx;
   if (typeof InferenceSession?.create !== 'function')
     throw new Error('@polyhal/onnx exports no InferenceSession (yet): build packages/onnx with it');
   return {
-    detail: `@polyhal/onnx InferenceSession, backend ${backend}`,
+    detail: `@polyhal/onnx InferenceSession, backend ${backend.name} (${backend.deviceName})`,
     async create(bytes) {
       const session = await InferenceSession.create(bytes, { backend });
       return {
@@ -60,9 +63,13 @@ async function polyhalEngine(backend) {
 
 /** name → { peerOf (the PolyHAL engine it is compared with), load() }. */
 export const ENGINES = {
-  'polyhal-cpu': { load: () => polyhalEngine('cpu') },
-  'polyhal-wasm': { load: () => polyhalEngine('wasm') },
-  'polyhal-webgpu': { load: () => polyhalEngine('webgpu') },
+  'polyhal-cpu': { load: async () => polyhalEngine(new (await import('@polyhal/backend-cpu')).CpuBackend()) },
+  'polyhal-wasm': {
+    load: async () => polyhalEngine(await (await import('@polyhal/backend-wasm')).createWasmBackend()),
+  },
+  'polyhal-webgpu': {
+    load: async () => polyhalEngine(await (await import('@polyhal/backend-webgpu')).createWebGpuBackend()),
+  },
   'ort-web-wasm': {
     peerOf: 'polyhal-wasm',
     async load() {
