@@ -108,7 +108,7 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
       model.dispose();
     });
 
-    test('a classifier with int32 labels, accuracy and validationSplit: val_ values match its parameters in float64', async () => {
+    test('int32 labels, accuracy, validationSplit: val_ values match the classifier in float64', async () => {
       const model = new ag.Linear(4, 3, { backend: be, rng: 9 });
       const events: { phase: string; fraction: number }[] = [];
       const target = new EventTarget();
@@ -246,7 +246,7 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
   });
 }
 
-test('progressBar draws one cli-progress bar per epoch with the logs (the bar does not depend on the backend)', async () => {
+test('progressBar draws a cli-progress bar per epoch with the logs (the bar is backend-independent)', async () => {
   const be = await REPO_BACKENDS['cpu']!();
   const out: string[] = [];
   const stream = { isTTY: false, write: (s: string) => out.push(s) > 0, on() {}, removeListener() {} };

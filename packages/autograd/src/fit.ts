@@ -53,7 +53,10 @@ export type OptimizerSpec = Optimizer | 'sgd' | 'adam' | 'adamw' | 'rmsprop' | '
 
 /** Options of fit. */
 export interface FitOptions {
-  /** The loss: crossEntropy (from logits; int32 indices or one-hot labels), binaryCrossentropy (from logits), mse, mae. */
+  /**
+   * The loss: crossEntropy (from logits; int32 indices or one-hot labels), binaryCrossentropy (from logits),
+   * mse, mae, or a function.
+   */
   loss: LossSpec;
   /** The optimizer (an instance, or a name: 'sgd' has lr 0.01, the others their class defaults). */
   optimizer: OptimizerSpec;
