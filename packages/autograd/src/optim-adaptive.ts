@@ -57,7 +57,8 @@ export class RMSprop extends Optimizer {
   readonly centered: boolean;
   /** L2 weight decay. */
   readonly weightDecay: number;
-  protected readonly stateSize = 3;
+  /** 1 (the mean square), + 1 with centered (the mean), + 1 with momentum (the buffer). */
+  protected readonly stateSize: number;
   constructor(params: Tensor[], opts: RmspropOptions = {}) {
     const owner = new.target.name;
     const o = optionsOf(owner, opts, ['lr', 'alpha', 'eps', 'weightDecay', 'momentum', 'centered']);
@@ -70,11 +71,15 @@ export class RMSprop extends Optimizer {
     if (typeof centered !== 'boolean')
       throw new InvalidArgumentError(`${owner}: centered must be a boolean, got ${describeValue(centered)}`);
     this.centered = centered;
+    this.stateSize = 1 + (centered ? 1 : 0) + (this.momentum > 0 ? 1 : 0);
   }
   /** One RMSprop step of parameter i (state: mean square, mean gradient, momentum buffer). */
   protected update(p: Tensor, i: number): void {
     const be = p.backend;
-    const [sq, avg, buf] = this.stateOf(i) as [DeviceBuffer, DeviceBuffer, DeviceBuffer];
+    const state = this.stateOf(i);
+    const sq = state[0]!;
+    const avg = this.centered ? state[1]! : null;
+    const buf = this.momentum > 0 ? state[state.length - 1]! : null;
     const { alpha: a, eps, momentum: mu } = this;
     updateInPlace(be, (t) => {
       const g = decayed(be, t, p, this.weightDecay);
@@ -82,13 +87,13 @@ export class RMSprop extends Optimizer {
       const s = t(be.add(t(be.mul(viewOf(sq, p.shape), a)), t(be.mul(t(be.mul(g, g)), 1 - a))));
       out.push([sq, s]);
       let denomSq = s;
-      if (this.centered) {
+      if (avg) {
         const m = t(be.add(t(be.mul(viewOf(avg, p.shape), a)), t(be.mul(g, 1 - a))));
         out.push([avg, m]);
         denomSq = t(be.sub(s, t(be.mul(m, m))));
       }
       let d = t(be.div(g, t(be.add(t(be.sqrt(denomSq)), eps))));
-      if (mu > 0) {
+      if (buf) {
         d = t(be.add(t(be.mul(viewOf(buf, p.shape), mu)), d));
         out.push([buf, d]);
       }
