@@ -3,19 +3,30 @@
  * and its constants uploaded. Each rewrites constants only, on the host, and keeps every value the caller
  * can see (graph outputs, what `run`'s onNode observer names) with its name.
  *
- * - BatchNormalization folded into the Conv or ConvTranspose before it (the standard inference transform,
- *   onnxruntime's ConvBNFusion): y = (conv(x, w) + b − mean)·k + β with k = scale / √(var + ε) per output
- *   channel is conv(x, w·k) + (b − mean)·k + β. The new weights and bias are computed in float64 and
- *   rounded once to float32, so the folded output differs from the unfolded one by float32 rounding only.
- *   Folded where the conv's weights (and bias, if any) and the BN's four inputs are float32 constants of
- *   this graph, the conv's output is read by the BN alone (and is no graph output), and the BN is the
- *   inference form (no running-statistics outputs, training_mode 0, opset ≥ 9: per-channel statistics).
- *   The conv node then writes the BN's output; the BN node goes.
+ * Per-channel affine ops folded into the Conv or ConvTranspose before them (onnxruntime's ConvBNFusion,
+ * ConvMulFusion and ConvAddFusion): a chain conv → a₁ → a₂ → … where each aᵢ is
+ * - BatchNormalization in its inference form (no running-statistics outputs, training_mode 0, opset ≥ 9):
+ *   y·k + (β − mean·k), k = scale / √(var + ε);
+ * - Mul, Add or Sub with a float32 constant of one value or one per output channel ([O], [1, O, 1, 1], …:
+ *   every other axis 1, the conv's output shape unchanged): y·c, y + c, y − c (or c − y: y·(−1) + c);
+ * composes, in float64, to y·k + t per output channel, and conv(x, w) + b followed by it is
+ * conv(x, w·k) + (b·k + t). The new weights and bias are rounded once to float32, so the folded output
+ * differs from the unfolded one by float32 rounding only (as any reordering of the sums). A link is taken
+ * where the conv's weights (and bias, if any) are float32 constants of this graph and the value between
+ * two links is read by the next link alone and is no graph output. The conv node then writes the last
+ * link's output; the links go. PP-OCRv4 det: 2 Conv → BN, 28 Conv → Mul → Add (PP-LCNetV3's learnable
+ * affine), ConvTranspose → Add → BN and ConvTranspose → Add; rec: 6 Conv → BN and 28 Conv → Mul → Add.
  */
 import type { ConstantDef, GNode, Graph } from './graph.js';
 import type { OnnxAttribute } from './proto.js';
 
 const CONVS = new Set(['Conv', 'ConvTranspose']);
+
+/** Per output channel: y ↦ y·k + t. */
+interface Affine {
+  k: Float64Array;
+  t: Float64Array;
+}
 
 /** A float32 constant's values (decoded data, else its host values), or undefined when it is not one. */
 function floats(g: Graph, name: string | undefined): Float32Array | Float64Array | undefined {
@@ -27,88 +38,128 @@ function floats(g: Graph, name: string | undefined): Float32Array | Float64Array
 
 const attr = (n: GNode, name: string): OnnxAttribute | undefined => n.node.attributes.find((a) => a.name === name);
 
-/** Whether a BatchNormalization node is the inference form this fold reproduces (see the file's comment). */
-function inferenceBatchNorm(bn: GNode, opset: number): boolean {
-  if (opset < 9 || bn.node.domain !== '' || bn.node.inputs.length !== 5) return false;
-  if (bn.node.outputs.slice(1).some((o) => o !== '')) return false;
+/** A BatchNormalization node's affine map when it is the inference form (see the file's comment). */
+function batchNormAffine(g: Graph, bn: GNode, O: number): Affine | undefined {
+  if (g.opset < 9 || bn.node.inputs.length !== 5) return undefined;
+  if (bn.node.outputs.slice(1).some((o) => o !== '')) return undefined;
   const mode = attr(bn, 'training_mode');
-  if (mode && (mode.type !== 2 || mode.value !== 0)) return false;
+  if (mode && (mode.type !== 2 || mode.value !== 0)) return undefined;
   const eps = attr(bn, 'epsilon');
-  return !eps || eps.type === 1;
+  if (eps && eps.type !== 1) return undefined;
+  const [scale, beta, mean, variance] = bn.node.inputs.slice(1).map((v) => floats(g, v));
+  if (!scale || !beta || !mean || !variance || [scale, beta, mean, variance].some((a) => a.length !== O))
+    return undefined;
+  const e = (eps?.value as number | undefined) ?? 1e-5;
+  const k = Float64Array.from(scale, (s, o) => s / Math.sqrt(variance[o]! + e));
+  return { k, t: Float64Array.from(k, (ko, o) => beta[o]! - mean[o]! * ko) };
 }
 
-/** Folds every eligible Conv/ConvTranspose → BatchNormalization pair of `g` and its subgraphs; returns how many. */
-export function foldBatchNorms(g: Graph): number {
+/**
+ * The values of a constant that broadcasts per channel onto [N, O, ...spatial] (rank `rank`) without
+ * changing its shape: every axis 1 but the channel axis (1 or O). One value per channel, or undefined.
+ */
+function perChannel(g: Graph, name: string, O: number, rank: number): Float64Array | undefined {
+  const v = floats(g, name);
+  const dims = g.constants.get(name)?.dims;
+  if (!v || !dims || dims.length > rank) return undefined;
+  const ok = dims.every((d, i) => d === 1 || (rank - dims.length + i === 1 && d === O));
+  if (!ok) return undefined;
+  return v.length === 1 ? new Float64Array(O).fill(v[0]!) : Float64Array.from(v);
+}
+
+/** The affine map of link `n` applied to value `y` (the conv chain's current output), or undefined. */
+function linkAffine(g: Graph, n: GNode, y: string, O: number, rank: number): Affine | undefined {
+  if (n.node.domain !== '' || n.node.outputs.length !== 1) return undefined;
+  if (n.op === 'BatchNormalization') return n.node.inputs[0] === y ? batchNormAffine(g, n, O) : undefined;
+  if (!['Mul', 'Add', 'Sub'].includes(n.op) || n.node.inputs.length !== 2) return undefined;
+  const at = n.node.inputs.indexOf(y);
+  if (at < 0 || n.node.inputs[1 - at] === y) return undefined;
+  const c = perChannel(g, n.node.inputs[1 - at]!, O, rank);
+  if (!c) return undefined;
+  const ones = new Float64Array(O).fill(1);
+  if (n.op === 'Mul') return { k: c, t: new Float64Array(O) };
+  if (n.op === 'Add') return { k: ones, t: c };
+  return at === 0 ? { k: ones, t: c.map((v) => -v) } : { k: ones.map(() => -1), t: c };
+}
+
+/** Folds the affine chains after each Conv/ConvTranspose of `g` and its subgraphs; returns the links folded. */
+export function foldConvAffine(g: Graph): number {
   let folded = 0;
-  for (const n of g.nodes) for (const sub of n.subgraphs.values()) folded += foldBatchNorms(sub);
-  const readers = new Map<string, number>();
-  for (const n of g.nodes) for (const v of [...n.node.inputs, ...n.implicit]) readers.set(v, (readers.get(v) ?? 0) + 1);
+  for (const n of g.nodes) for (const sub of n.subgraphs.values()) folded += foldConvAffine(sub);
+  const readers = new Map<string, GNode[]>();
+  for (const n of g.nodes)
+    for (const v of new Set([...n.node.inputs, ...n.implicit])) readers.set(v, [...(readers.get(v) ?? []), n]);
   const outputs = new Set(g.outputs.map((v) => v.name));
-  const producer = new Map<string, number>();
-  g.nodes.forEach((n, i) => n.node.outputs.forEach((o) => o !== '' && producer.set(o, i)));
   const removed = new Set<GNode>();
-  for (const bn of g.nodes) {
-    if (bn.op !== 'BatchNormalization' || !inferenceBatchNorm(bn, g.opset)) continue;
-    const y = bn.node.inputs[0]!;
-    const at = producer.get(y);
-    const conv = at === undefined ? undefined : g.nodes[at];
-    if (!conv || removed.has(conv) || !CONVS.has(conv.op) || conv.node.domain !== '') continue;
-    if (conv.node.outputs.length !== 1 || readers.get(y) !== 1 || outputs.has(y)) continue;
-    const fused = fold(g, conv, bn);
-    if (!fused) continue;
-    g.nodes[at!] = fused;
-    removed.add(bn);
-    folded++;
-  }
+  g.nodes.forEach((conv, at) => {
+    if (!CONVS.has(conv.op) || conv.node.domain !== '' || conv.node.outputs.length !== 1) return;
+    const w = g.constants.get(conv.node.inputs[1] ?? '');
+    if (!w || w.dims.length < 3) return;
+    const group = attr(conv, 'group');
+    const groups = group?.type === 2 ? (group.value as number) : 1;
+    const O = conv.op === 'ConvTranspose' ? w.dims[1]! * groups : w.dims[0]!;
+    const links: GNode[] = [];
+    let map: Affine | undefined;
+    let y = conv.node.outputs[0]!;
+    for (;;) {
+      const r = readers.get(y);
+      if (outputs.has(y) || r?.length !== 1 || removed.has(r[0]!)) break;
+      const a = linkAffine(g, r[0]!, y, O, w.dims.length);
+      if (!a) break;
+      // (y·k + t)·k' + t'
+      map = map ? { k: map.k.map((k, o) => k * a.k[o]!), t: map.t.map((t, o) => t * a.k[o]! + a.t[o]!) } : a;
+      links.push(r[0]!);
+      y = r[0]!.node.outputs[0]!;
+    }
+    if (!map) return;
+    const fused = rewrite(g, conv, links, map, O, groups);
+    if (!fused) return;
+    g.nodes[at] = fused;
+    for (const l of links) removed.add(l);
+    folded += links.length;
+  });
   if (removed.size) g.nodes.splice(0, g.nodes.length, ...g.nodes.filter((n) => !removed.has(n)));
   return folded;
 }
 
-/** The conv node rewritten to compute conv → bn, with new weight and bias constants; undefined where it cannot. */
-function fold(g: Graph, conv: GNode, bn: GNode): GNode | undefined {
+/** The conv node rewritten to compute conv → links (map), with new weight and bias constants. */
+function rewrite(g: Graph, conv: GNode, links: GNode[], map: Affine, O: number, groups: number): GNode | undefined {
   const [, wName, bName] = conv.node.inputs;
   const w = floats(g, wName);
-  const wDef = g.constants.get(wName ?? '');
+  const dims = g.constants.get(wName!)!.dims;
   const hasBias = bName !== undefined && bName !== '';
   const b = hasBias ? floats(g, bName) : undefined;
-  const [scale, beta, mean, variance] = bn.node.inputs.slice(1).map((v) => floats(g, v));
-  if (!w || !wDef || (hasBias && !b) || !scale || !beta || !mean || !variance) return undefined;
-  const transposed = conv.op === 'ConvTranspose';
-  const group = attr(conv, 'group');
-  const groups = group?.type === 2 ? (group.value as number) : 1;
-  const dims = wDef.dims;
-  if (dims.length < 3) return undefined;
-  // output channels: Conv w [O, C/g, ...k]; ConvTranspose w [C, O/g, ...k] (channel o = group·O/g + j)
-  const O = transposed ? dims[1]! * groups : dims[0]!;
-  if ([scale, beta, mean, variance].some((a) => a.length !== O) || (b && b.length !== O)) return undefined;
-  const eps = (attr(bn, 'epsilon')?.value as number | undefined) ?? 1e-5;
-  const k = Float64Array.from(scale, (s, o) => s / Math.sqrt(variance[o]! + eps));
-  const inner = dims.slice(2).reduce((p, d) => p * d, 1);
+  if (!w || (hasBias && b?.length !== O)) return undefined;
+  const { k, t } = map;
   const w2 = new Float32Array(w.length);
-  if (!transposed) for (let i = 0; i < w.length; i++) w2[i] = w[i]! * k[Math.floor(i / (w.length / O))]!;
-  else {
-    const Og = dims[1]!;
-    const perC = Og * inner; // one input channel's block of weights
+  if (conv.op === 'Conv') {
+    const per = w.length / O; // [O, C/g, ...k]: one output channel's block
+    for (let i = 0; i < w.length; i++) w2[i] = w[i]! * k[Math.floor(i / per)]!;
+  } else {
+    // [C, O/g, ...k]: input channel c of group ⌊c / (C/g)⌋ holds output channels group·O/g + j
+    const [C, Og] = dims as [number, number];
+    const inner = w.length / (C * Og);
     for (let i = 0; i < w.length; i++) {
-      const c = Math.floor(i / perC);
-      const o = Math.floor(c / (dims[0]! / groups)) * Og + Math.floor((i % perC) / inner);
+      const c = Math.floor(i / (Og * inner));
+      const o = Math.floor(c / (C / groups)) * Og + (Math.floor(i / inner) % Og);
       w2[i] = w[i]! * k[o]!;
     }
   }
-  const b2 = Float32Array.from(k, (ko, o) => ((b ? b[o]! : 0) - mean[o]!) * ko + beta[o]!);
-  const out = bn.node.outputs[0]!;
+  const b2 = Float32Array.from(k, (ko, o) => (b ? b[o]! : 0) * ko + t[o]!);
+  const last = links.at(-1)!;
+  const out = last.node.outputs[0]!;
   const names = [`${out}::folded_weight`, `${out}::folded_bias`].map((base) => unique(g, base));
   const def = (data: Float32Array, d: readonly number[]): ConstantDef => ({ type: 'float32', dims: d, data });
   g.constants.set(names[0]!, def(w2, dims));
   g.constants.set(names[1]!, def(b2, [O]));
   for (const n of names) g.types.set(n, 'float32');
-  const convOut = conv.node.outputs[0]!;
+  // the values between the links no longer exist: each link's releases but those
+  const gone = new Set([conv.node.outputs[0]!, ...links.slice(0, -1).map((l) => l.node.outputs[0]!)]);
   return {
     ...conv,
     node: { ...conv.node, inputs: [conv.node.inputs[0]!, names[0]!, names[1]!], outputs: [out] },
-    outputTypes: [bn.outputTypes[0] ?? conv.outputTypes[0]!],
-    // the conv's own releases, then the BN's but the conv's old output (it no longer exists)
-    release: [...conv.release, ...bn.release.filter((v) => v !== convOut)],
+    outputTypes: [last.outputTypes[0] || conv.outputTypes[0]!],
+    release: [...conv.release, ...links.flatMap((l) => l.release)].filter((v) => !gone.has(v)),
     plans: new Map(),
   };
 }
