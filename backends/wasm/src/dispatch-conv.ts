@@ -10,17 +10,8 @@
  * 1-D convolutions run as 2-D ones of height 1. Operands are checked as the composite checks them (typed
  * errors); 3-D windows and empty shapes return null, and the backend falls back to the composite.
  */
-import {
-  type ConvHost,
-  type ConvOptions,
-  checkConvOperands,
-  contiguousStrides,
-  type DeviceBuffer,
-  isDepthwise,
-  type NDArray,
-  viewOf,
-  windowGeometry,
-} from '@polyhal/hal';
+import { type ConvOptions, contiguousStrides, type DeviceBuffer, type NDArray, viewOf } from '@polyhal/hal';
+import { type ConvHost, checkConvOperands, isDepthwise, windowGeometry } from '@polyhal/hal/internal';
 import type { WasmContext } from './context.js';
 
 /** What the dispatch uses of the backend: the composite's checks and its allocator. */

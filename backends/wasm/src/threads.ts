@@ -21,7 +21,8 @@
  * Arguments are i32 words: pointers at or above 2^31 are stored as negative words with the same bits,
  * and a kernel's i32 parameter (ToInt32) receives exactly those bits (usize on the wasm side).
  */
-import { isNodeLike, nodeBuiltin, PolyHalError } from '@polyhal/hal';
+import { PolyHalError } from '@polyhal/hal';
+import { isNodeLike, nodeBuiltin } from '@polyhal/hal/internal';
 
 /** A wasm kernel that trapped (or a worker that failed or died) while running a part of an op. */
 export class WasmKernelError extends PolyHalError {

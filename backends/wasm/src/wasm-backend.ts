@@ -1,36 +1,38 @@
 import {
   type AdamStepParams,
   type BackendCapabilities,
-  BaseBackend,
-  batchOffsets,
   type BinaryOp,
   type ConvOptions,
   contiguousStrides,
   sizeOf,
   type DeviceBuffer,
-  GATHER_FILL,
   type HostArray,
-  type HostView,
-  hostCumsum,
-  hostTopk,
-  hostOneHot,
   INT32_UNARY_OPS,
-  isWholeBuffer,
   type NDArray,
-  planRows,
   type ReduceOp,
-  type RowPlan,
   type ScatterReduction,
   type SgdStepParams,
-  splitReduceAxes,
-  type StorageArray,
-  storageDType,
-  storageToHost,
   type UnaryOp,
   REDUCE_OP_DEFS,
   UnsupportedOpError,
 } from '@polyhal/hal';
-import type { PhiloxStream } from '@polyhal/hal';
+import {
+  BaseBackend,
+  batchOffsets,
+  GATHER_FILL,
+  type HostView,
+  hostCumsum,
+  hostTopk,
+  hostOneHot,
+  isWholeBuffer,
+  planRows,
+  type RowPlan,
+  splitReduceAxes,
+  type StorageArray,
+  storageDType,
+  storageToHost,
+} from '@polyhal/hal/internal';
+import type { PhiloxStream } from '@polyhal/hal/internal';
 import { type WasmContext, type WorkerPool, withPlan } from './context.js';
 import { convOnWasm } from './dispatch-conv.js';
 import { copyInto } from './dispatch-copy.js';
