@@ -88,7 +88,11 @@ export function foldConvAffine(g: Graph): number {
   for (const n of g.nodes) for (const sub of n.subgraphs.values()) folded += foldConvAffine(sub);
   const readers = new Map<string, GNode[]>();
   for (const n of g.nodes)
-    for (const v of new Set([...n.node.inputs, ...n.implicit])) readers.set(v, [...(readers.get(v) ?? []), n]);
+    for (const v of new Set([...n.node.inputs, ...n.implicit])) {
+      const r = readers.get(v);
+      if (r) r.push(n);
+      else readers.set(v, [n]);
+    }
   const outputs = new Set(g.outputs.map((v) => v.name));
   const removed = new Set<GNode>();
   g.nodes.forEach((conv, at) => {
@@ -132,18 +136,15 @@ function rewrite(g: Graph, conv: GNode, links: GNode[], map: Affine, O: number, 
   if (!w || (hasBias && b?.length !== O)) return undefined;
   const { k, t } = map;
   const w2 = new Float32Array(w.length);
-  if (conv.op === 'Conv') {
-    const per = w.length / O; // [O, C/g, ...k]: one output channel's block
-    for (let i = 0; i < w.length; i++) w2[i] = w[i]! * k[Math.floor(i / per)]!;
-  } else {
-    // [C, O/g, ...k]: input channel c of group ⌊c / (C/g)⌋ holds output channels group·O/g + j
-    const [C, Og] = dims as [number, number];
-    const inner = w.length / (C * Og);
-    for (let i = 0; i < w.length; i++) {
-      const c = Math.floor(i / (Og * inner));
-      const o = Math.floor(c / (C / groups)) * Og + (Math.floor(i / inner) % Og);
-      w2[i] = w[i]! * k[o]!;
-    }
+  // Conv [O, C/g, ...k]: output channel o's block of w.length/O; ConvTranspose [C, O/g, ...k]: input channel
+  // c of group ⌊c / (C/g)⌋ holds blocks of `inner` for output channels group·O/g + j
+  const [C, Og] = dims as [number, number];
+  const inner = conv.op === 'Conv' ? w.length / O : w.length / (C * Og);
+  const blocks = conv.op === 'Conv' ? O : C * Og;
+  for (let q = 0, i = 0; q < blocks; q++) {
+    const o = conv.op === 'Conv' ? q : Math.floor(Math.floor(q / Og) / (C / groups)) * Og + (q % Og);
+    const ko = k[o]!;
+    for (const end = i + inner; i < end; i++) w2[i] = w[i]! * ko;
   }
   const b2 = Float32Array.from(k, (ko, o) => (b ? b[o]! : 0) * ko + t[o]!);
   const last = links.at(-1)!;
