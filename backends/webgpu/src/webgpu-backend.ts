@@ -3,6 +3,7 @@ import {
   type BackendCapabilities,
   BackendUnavailableError,
   type BinaryOp,
+  type ConvOptions,
   type DeviceBuffer,
   type DType,
   type NDArray,
@@ -30,6 +31,7 @@ import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
 import { dispatchIntMatmul, type IntMatmulContext, int8Setup } from './dispatch-matmul-int.js';
 import { decodeHalf, encodeHalf, type HalfContext, narrowedInto, widened } from './dispatch-half.js';
 import type { HalfConversions } from './kernels/half.js';
+import { convOnWebGpu } from './dispatch-conv.js';
 import { dispatchLayerNorm, dispatchLayerNormBackward, type NormContext } from './dispatch-norm.js';
 import { SUBGROUP_MATRIX } from './device.js';
 import { CommandBatch } from './encoder.js';
@@ -543,6 +545,14 @@ export class WebGpuBackend extends BaseBackend {
     dbias: DeviceBuffer | null,
   ): void {
     dispatchLayerNormBackward(this.normContext, g, x, mean, rstd, weight, dx, dweight, dbias);
+  }
+
+  /**
+   * conv in one kernel (dispatch-conv.ts): depthwise per output element, otherwise an implicit GEMM over the
+   * windows; 3-D windows and empty shapes fall back to the HAL's composite.
+   */
+  override conv(x: NDArray, w: NDArray, options: ConvOptions = {}): NDArray {
+    return convOnWebGpu(this, this.selectContext, x, w, options) ?? super.conv(x, w, options);
   }
 
   /** Philox4x32-10 uniforms: one dispatch, one invocation per block of four (kernels/random.ts). */

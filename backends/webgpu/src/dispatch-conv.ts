@@ -1,0 +1,106 @@
+/**
+ * Conv dispatch of the WebGPU backend: float32 convolutions over 1 or 2 spatial axes in one kernel each,
+ * instead of the HAL's composite (depthwise: a multiply and an add per kernel tap; otherwise im2col
+ * materialized by copies, a matmul and a transpose back to channels first):
+ * - depthwise (groups = C = O): kernels/conv-depthwise.ts, one invocation per output element;
+ * - otherwise kernels/conv2d.ts, an implicit GEMM per batch item and group reading x through the window
+ *   indices (a 1×1 window of stride 1 without padding as a plain GEMM over the channels).
+ * 1-D convolutions run as 2-D ones of height 1. Operands are checked as the composite checks them (typed
+ * errors); 3-D windows and empty shapes return null, and the backend falls back to the composite.
+ */
+import { type ConvOptions, type DeviceBuffer, type NDArray, viewOf } from '@polyhal/hal';
+import { type ConvHost, checkConvOperands, isDepthwise, windowGeometry } from '@polyhal/hal/internal';
+import type { CommandBatch } from './encoder.js';
+import { DEPTHWISE_WORDS, depthwiseWgsl } from './kernels/conv-depthwise.js';
+import { CONV2D_WORDS, type ConvTile, conv2dWgsl } from './kernels/conv2d.js';
+import { flat } from './kernel-params.js';
+
+/** What the conv dispatch needs of the backend. */
+export interface ConvContext {
+  readonly batch: CommandBatch;
+  /** The GPU buffer of a HAL buffer. */
+  gpu(buffer: DeviceBuffer): GPUBuffer;
+  allocate(size: number, dtype: 'float32'): DeviceBuffer;
+  deallocate(buffer: DeviceBuffer): void;
+}
+
+/** Workgroups along z (batch items × groups) a dispatch may use. */
+const MAX_Z = 65535;
+
+/** RM×RN per invocation: the smallest tile that covers Og (up to 64 rows) and P (up to 64 pixels). */
+export function chooseConvTile(Og: number, P: number): ConvTile {
+  const fit = (d: number): number => (d <= 16 ? 1 : d <= 32 ? 2 : 4);
+  return { rm: fit(Og), rn: fit(P) };
+}
+
+/** conv(x, w, o) in one WebGPU kernel, or null where the composite should run (3-D, empty, huge batch). */
+export function convOnWebGpu(be: ConvHost, ctx: ConvContext, x: NDArray, w: NDArray, o: ConvOptions): NDArray | null {
+  const { r, groups, N, C, O } = checkConvOperands(be, x, w, o.groups, 'conv');
+  if (r > 2) return null;
+  const g = windowGeometry(x.shape.slice(2), { kernel: w.shape.slice(2), ...o }, 'conv');
+  const two = r === 2;
+  // [N, C, H, W] geometry; a 1-D conv has H = 1 and a zero H stride
+  const H = two ? x.shape[2]! : 1;
+  const W = x.shape[r + 1]!;
+  const OH = two ? g.output[0]! : 1;
+  const OW = g.output[r - 1]!;
+  const kh = two ? g.kernel[0]! : 1;
+  const kw = g.kernel[r - 1]!;
+  const sh = two ? g.stride[0]! : 1;
+  const sw = g.stride[r - 1]!;
+  const dh = two ? g.dilation[0]! : 1;
+  const dw = g.dilation[r - 1]!;
+  const pt = two ? g.pads[0]![0] : 0;
+  const pl = g.pads[r - 1]![0];
+  const P = OH * OW;
+  if (N * C * O * P === 0 || N * groups > MAX_Z || Math.ceil(P / 16) > MAX_Z) return null;
+  const [xsn, xsc] = x.strides as [number, number];
+  const xsh = two ? x.strides[2]! : 0;
+  const xsw = x.strides[r + 1]!;
+  const [wso, wsc] = w.strides as [number, number];
+  const wsh = two ? w.strides[2]! : 0;
+  const wsw = w.strides[r + 1]!;
+  const out = ctx.allocate(N * O * P, 'float32');
+  const encode = (): void => {
+    const buffers = [ctx.gpu(x.buffer), ctx.gpu(w.buffer), ctx.gpu(out)];
+    if (isDepthwise(groups, C, O)) {
+      const params = [N * C * P, C, H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl, x.offset, xsn, xsc, xsh, xsw];
+      params.push(w.offset, wso, wsh, wsw);
+      ctx.batch.dispatch(
+        'conv',
+        'conv/depthwise',
+        () => depthwiseWgsl,
+        DEPTHWISE_WORDS,
+        params,
+        buffers,
+        flat(N * C * P),
+      );
+    } else {
+      const Og = O / groups;
+      const Cg = C / groups;
+      const K = Cg * kh * kw;
+      const pointwise = kh === 1 && kw === 1 && sh === 1 && sw === 1 && pt === 0 && pl === 0 && OH === H && OW === W;
+      const tile = chooseConvTile(Og, P);
+      const params = [Og, P, K, groups, Cg, H, W, OW, kh, kw, sh, sw, dh, dw, pt, pl, x.offset, xsn, xsc, xsh, xsw];
+      params.push(w.offset, wso, wsc, wsh, wsw);
+      const wg: [number, number, number] = [Math.ceil(P / (16 * tile.rn)), Math.ceil(Og / (16 * tile.rm)), N * groups];
+      ctx.batch.dispatch(
+        'conv',
+        `conv/gemm/${tile.rm}x${tile.rn}/${pointwise}`,
+        () => conv2dWgsl(tile, pointwise),
+        CONV2D_WORDS,
+        params,
+        buffers,
+        wg,
+        2 * N * O * P * K,
+      );
+    }
+  };
+  try {
+    encode();
+  } catch (e) {
+    ctx.deallocate(out);
+    throw e;
+  }
+  return viewOf(out, [N, O, ...g.output]);
+}
