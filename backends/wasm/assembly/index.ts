@@ -4,7 +4,7 @@ export { binaryF32, binaryI32, unaryF32, unaryI32 } from './elementwise';
 export { compareF32, where32 } from './logic';
 export { copyRows, copyNd, fillF32, fillI32 } from './copy';
 export { reduceF32, reduceI32 } from './reduce';
-export { gemm, gemmRowBlock, packBytesA, packBytesB } from './matmul';
+export { gemm, gemmCols, gemmRowBlock, packBytesA, packBytesB } from './matmul';
 export { convGemm, convPackA, convPackBytesA, convScratchBytes, depthwiseConv, depthwiseScratchBytes } from './conv';
 export { gemmI16, gemmI32, packI16 } from './matmul-int';
 export { adamF32, sgdF32, softmaxCrossEntropyF32 } from './fused';

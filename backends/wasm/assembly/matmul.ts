@@ -162,8 +162,21 @@ function microDirect(kc: i32, a0: usize, sam: i32, sak: i32, pb: usize, c: usize
  */
 export function gemm(M: i32, N: i32, K: i32, a: usize, sam: i32, sak: i32, b: usize, sbk: i32, sbn: i32,
     c: usize, scratch: usize, rowStart: i32, rowEnd: i32): void {
-  const ldc = <usize>N << 2;
-  memory.fill(c + <usize>rowStart * ldc, 0, <usize>(rowEnd - rowStart) * ldc);
+  gemmRows(M, N, K, a, sam, sak, b, sbk, sbn, c, <usize>N << 2, scratch, rowStart, rowEnd);
+}
+
+/**
+ * C[0:M, 0:N] = A·B with C's rows `ldc` floats apart: every row, N of C's columns, so that workers can
+ * split N (b and c then point at the part's first column). Scratch as gemm's.
+ */
+export function gemmCols(M: i32, N: i32, K: i32, a: usize, sam: i32, sak: i32, b: usize, sbk: i32, sbn: i32,
+    c: usize, ldc: i32, scratch: usize): void {
+  gemmRows(M, N, K, a, sam, sak, b, sbk, sbn, c, <usize>ldc << 2, scratch, 0, M);
+}
+
+function gemmRows(M: i32, N: i32, K: i32, a: usize, sam: i32, sak: i32, b: usize, sbk: i32, sbn: i32,
+    c: usize, ldc: usize, scratch: usize, rowStart: i32, rowEnd: i32): void {
+  for (let i = rowStart; i < rowEnd; i++) memory.fill(c + <usize>i * ldc, 0, <usize>N << 2);
   const pA = scratch;
   const pB = scratch + packBytesA();
   const tmp = pB + packBytesB(N);

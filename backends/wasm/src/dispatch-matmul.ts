@@ -1,7 +1,10 @@
 /**
  * Matmul dispatch of the WASM backend: one gemm call per batch item (the batch dims planned into
- * rows, broadcast batch dims included), split by rows across the worker pool, in whole micro-kernel
- * panels, when M·N·K reaches threadThreshold; each part packs into its own scratch block.
+ * rows, broadcast batch dims included), split across the worker pool when M·N·K reaches
+ * threadThreshold: by rows, in whole micro-kernel panels, or, where N ≥ 4·M, by columns in whole
+ * 8-column panels (gemmCols; each part then packs only its columns of B, where a row split would pack
+ * all of B once per part: a [40, 120] · [120, 6625] classifier head). Each part packs into its own
+ * scratch block.
  */
 import { type DeviceBuffer, InvalidArgumentError, type NDArray } from '@polyhal/hal';
 import { planMatmulBatch } from '@polyhal/hal/internal';
@@ -18,11 +21,16 @@ export function dispatchMatmul(ctx: WasmContext, a: NDArray, b: NDArray, out: De
   if (K > 2 ** 31 - 1)
     throw new InvalidArgumentError(`matmul: inner dimension K = ${K} exceeds the wasm kernels' limit of 2^31 − 1`);
   const batch = planMatmulBatch(a, b);
-  // Split rows across threads when the product is large enough (in whole micro-kernel panels).
+  // Split across threads when the product is large enough: rows in whole micro-kernel panels, or columns
+  // in whole 8-column panels where N ≥ 4·M (packing A costs 16 bytes an element, B 4).
   const mr = ctx.k.gemmRowBlock();
-  const parts = ctx.pool && M * N * K >= ctx.threadThreshold ? Math.min(ctx.pool.size, Math.ceil(M / (4 * mr))) : 1;
+  const byCols = N >= 4 * M;
+  const most = byCols ? Math.ceil(N / 64) : Math.ceil(M / (4 * mr));
+  const parts = ctx.pool && M * N * K >= ctx.threadThreshold ? Math.min(ctx.pool.size, most) : 1;
+  const cols = Math.ceil(N / parts / 8) * 8;
   // packBytesB(1) is one 8-column panel; computed here in doubles, so a huge N gives OutOfMemoryError.
-  const scratchBytes = (ctx.k.packBytesA() >>> 0) + Math.ceil(N / 8) * (ctx.k.packBytesB(1) >>> 0) + 256;
+  const scratchBytes =
+    (ctx.k.packBytesA() >>> 0) + Math.ceil((parts > 1 && byCols ? cols : N) / 8) * (ctx.k.packBytesB(1) >>> 0) + 256;
   const scratch = Array.from({ length: parts }, () => ctx.heap.alloc(scratchBytes));
   try {
     const [pa, pb, pc] = [ctx.ptr(a.buffer), ctx.ptr(b.buffer), ctx.ptr(out)];
@@ -48,6 +56,32 @@ export function dispatchMatmul(ctx: WasmContext, a: NDArray, b: NDArray, out: De
         ];
         if (parts === 1) {
           ctx.k.gemm(...(job(scratch[0]!, 0, M) as Parameters<KernelExports['gemm']>));
+          continue;
+        }
+        if (byCols) {
+          // [M, n1 − n0, K, a, sam, sak, b at column n0, sbk, sbn, c at column n0, ldc N, scratch]
+          const [sbk, sbn] = [b.strides[r - 2]!, b.strides[r - 1]!];
+          const colJobs = scratch
+            .map((s, p) => [p * cols, Math.min(N, (p + 1) * cols), s] as const)
+            .filter(([n0, n1]) => n0 < n1)
+            .map(([n0, n1, s]) => {
+              const [aPtr, sam, sak] = [pa + ao * 4, a.strides[r - 2]!, a.strides[r - 1]!];
+              return [
+                M,
+                n1 - n0,
+                K,
+                aPtr,
+                sam,
+                sak,
+                pb + (bo + n0 * sbn) * 4,
+                sbk,
+                sbn,
+                pc + (t * M * N + n0) * 4,
+                N,
+                s,
+              ];
+            });
+          ctx.pool!.run('gemmCols', colJobs, (j) => ctx.k.gemmCols(...(j as Parameters<KernelExports['gemmCols']>)));
           continue;
         }
         const rows = Math.ceil(M / parts / mr) * mr;

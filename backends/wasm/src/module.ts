@@ -143,6 +143,21 @@ export interface KernelExports {
     rowStart: number,
     rowEnd: number,
   ): void;
+  /** assembly/matmul.ts: every row of C, N columns (C's rows ldc floats apart): a column part of a gemm. */
+  gemmCols(
+    M: number,
+    N: number,
+    K: number,
+    a: number,
+    sam: number,
+    sak: number,
+    b: number,
+    sbk: number,
+    sbn: number,
+    c: number,
+    ldc: number,
+    scratch: number,
+  ): void;
   gemmRowBlock(): number;
   /**
    * assembly/conv.ts: one group's y[M, P] = w · im2col(x) over pixels [colStart, colEnd), the geometry and

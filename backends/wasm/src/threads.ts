@@ -69,6 +69,7 @@ export const JOB_KERNELS = [
   'gemmI16',
   'convGemm',
   'depthwiseConv',
+  'gemmCols',
 ] as const;
 export type JobKernel = (typeof JOB_KERNELS)[number];
 
