@@ -81,6 +81,8 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
       expect([s.shape, await read(s)]).toEqual([[], [2.5]]);
       const i = ag.tensor(be, [new Int32Array([1, 2]), new Int32Array([3, 4])], { dtype: 'int32' });
       expect([i.shape, i.dtype, await read(i)]).toEqual([[2, 2], 'int32', [1, 2, 3, 4]]);
+      const typed = ag.tensor(be, new Int32Array([5, -6]));
+      expect([typed.shape, typed.dtype, await read(typed)]).toEqual([[2], 'int32', [5, -6]]);
       const e = ag.tensor(be, [[], []]);
       expect(e.shape).toEqual([2, 0]);
       e.dispose();

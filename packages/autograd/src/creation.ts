@@ -199,6 +199,12 @@ function flattenNested(data: NestedArray): { shape: number[]; values: number[]; 
  */
 export function tensor(be: ComputeBackend, data: NestedArray, opts: CreationOptions = {}): Tensor {
   checkDType('tensor', opts.dtype);
+  if (ArrayBuffer.isView(data) && !(data instanceof DataView)) {
+    // A typed array: 1-D as is (no walk over its elements).
+    const flat = data as unknown as ArrayLike<number>;
+    const dtype = opts.dtype ?? (data instanceof Int32Array ? 'int32' : 'float32');
+    return Tensor.fromArray(be, flat, [flat.length], { dtype, requiresGrad: opts.requiresGrad });
+  }
   const { shape, values, kind } = flattenNested(data);
   const inferred: DType = kind === 'boolean' ? 'bool' : data instanceof Int32Array ? 'int32' : 'float32';
   return Tensor.fromArray(be, values, shape, { dtype: opts.dtype ?? inferred, requiresGrad: opts.requiresGrad });
