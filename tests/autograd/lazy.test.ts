@@ -35,7 +35,7 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
 
       const xs = Array.from({ length: 4 * 30 }, (_, i) => Math.sin(i));
       const x = Tensor.fromArray(be, xs, [4, 2, 3, 5]);
-      const y = model.forward(x);
+      const y = ag.scope(() => model.forward(x)); // frees the intermediates
       expect(lazy.isLazy).toBe(false);
       expect(lazy.inFeatures).toBe(30);
       expect(model.parameters().map((p) => p.shape)).toEqual([[16, 30], [16], [10, 16], [10]]);
@@ -70,12 +70,14 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
       }
       // Trains like an eager model once materialized.
       const opt = new ag.SGD(model.parameters(), { lr: 0.1 });
-      const loss = ag.mseLoss(model.forward(x), ag.zeros(be, [4, 10]));
-      opt.zeroGrad();
-      loss.backward();
-      opt.step();
+      ag.scope(() => {
+        const loss = ag.mseLoss(model.forward(x), ag.zeros(be, [4, 10]));
+        opt.zeroGrad();
+        loss.backward();
+        opt.step();
+      });
       expect(await host(lazy.weight)).not.toEqual(w1);
-      for (const t of [x, y, loss]) t.dispose();
+      for (const t of [x, y]) t.dispose();
       model.dispose();
       const scalar = ag.tensor(be, 1);
       expect(() => new ag.LazyLinear(2, { backend: be }).forward(scalar)).toThrow(ShapeMismatchError);
@@ -92,7 +94,7 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
         Array.from({ length: 2 * 6 * 25 }, (_, i) => Math.cos(i)),
         [2, 6, 5, 5],
       );
-      const [a, b] = [lazy.forward(x), eager.forward(x)];
+      const [a, b] = ag.scope(() => [lazy.forward(x), eager.forward(x)]);
       expect(lazy.inChannels).toBe(6);
       expect(lazy.weight.shape).toEqual([4, 3, 3, 3]);
       expect(await host(lazy.weight)).toEqual(await host(eager.weight));
@@ -100,7 +102,7 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
       const odd = new ag.LazyConv2d(4, 3, { backend: be, groups: 4 }); // 6 channels: not a multiple of 4
       expect(() => odd.forward(x)).toThrow(/inChannels must be a positive multiple of groups/);
       const tr = new ag.ConvTranspose2d(null, 5, 2, { backend: be, stride: 2 });
-      const up = tr.forward(x);
+      const up = ag.scope(() => tr.forward(x));
       expect([tr.weight.shape, up.shape]).toEqual([
         [6, 5, 2, 2],
         [2, 5, 10, 10],
