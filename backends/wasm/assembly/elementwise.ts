@@ -4,9 +4,8 @@
 // f32x4/i32x4; other steps run scalar. Semantics: hal/src/ops/index.ts. The float32 comparisons (into a bool
 // output) and where are in logic.ts; binaryI32 runs every op on int32 and bool (int32 0/1) operands.
 
-import {
-  divRoundedDense, divRoundedF, floorDivI, powF, powI, shiftLeftI, shiftRightI, truncDivI,
-} from './binary-scalar';
+import { divRoundedF, floorDivI, powF, powI, shiftLeftI, shiftRightI, truncDivI } from './binary-scalar';
+import { binaryBroadcastF32, binaryDenseF32, hasVbin, vbin } from './binary-dense';
 import { erf64, erfc64, sigmoid64 } from './special';
 import { vacosh, vasinh, vcosh, vexpm1, vlog1p, vsinh, vsoftplus } from './vmath';
 // The op codes by name (scripts/op-codes.mjs, from the op table; src/ dispatches with the same codes).
@@ -28,23 +27,6 @@ function geluGradF(x: f32, g: f32): f32 {
 }
 // geluTanh(x) = x·sigmoid(2√(2/π)·(x + 0.044715·x³))
 const GELU_2C: f64 = 1.5957691216057308, GELU_A: f64 = 0.044715;
-
-@inline function vbin(op: i32, a: v128, b: v128): v128 {
-  switch (op) {
-    case ADD: return f32x4.add(a, b);
-    case SUB: return f32x4.sub(a, b);
-    case MUL: return f32x4.mul(a, b);
-    case DIV: return f32x4.div(a, b);
-    case MAXIMUM: return f32x4.max(a, b);
-    case MINIMUM: return f32x4.min(a, b); // NaN-propagating, as maximum
-    default: return v128.and(f32x4.lt(a, b), f32x4.splat(1.0));
-  }
-}
-
-/** The ops with an f32x4 form (vbin). */
-@inline function hasVbin(op: i32): bool {
-  return op == ADD || op == SUB || op == MUL || op == DIV || op == MAXIMUM || op == CMPLT || op == MINIMUM;
-}
 
 @inline function fmodFloored(x: f32, y: f32): f32 {
   let r = x % y;
@@ -70,33 +52,6 @@ const GELU_2C: f64 = 1.5957691216057308, GELU_A: f64 = 0.044715;
   }
 }
 
-// Both inputs contiguous: 8 lanes per step with `op` a constant after inlining (no per-element
-// dispatch); returns the elements done.
-@inline function binaryDense(op: i32, n: i32, pa: usize, pb: usize, po: usize): i32 {
-  let i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const o = <usize>i << 2;
-    v128.store(po + o, vbin(op, v128.load(pa + o), v128.load(pb + o)));
-    v128.store(po + o, vbin(op, v128.load(pa + o, 16), v128.load(pb + o, 16)), 16);
-  }
-  return i;
-}
-
-function binaryDenseF32(op: i32, n: i32, pa: usize, pb: usize, po: usize): i32 {
-  switch (op) {
-    case ADD: return binaryDense(ADD, n, pa, pb, po);
-    case SUB: return binaryDense(SUB, n, pa, pb, po);
-    case MUL: return binaryDense(MUL, n, pa, pb, po);
-    case DIV: return binaryDense(DIV, n, pa, pb, po);
-    case MAXIMUM: return binaryDense(MAXIMUM, n, pa, pb, po);
-    case CMPLT: return binaryDense(CMPLT, n, pa, pb, po);
-    case MINIMUM: return binaryDense(MINIMUM, n, pa, pb, po);
-    case FLOOR_DIV: return divRoundedDense(true, n, pa, pb, po);
-    case TRUNC_DIV: return divRoundedDense(false, n, pa, pb, po);
-    default: return 0;
-  }
-}
-
 export function binaryF32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, aStep: i32, b: usize,
     bStarts: usize, bStep: i32, out: usize): void {
   for (let r = 0; r < rows; r++) {
@@ -108,6 +63,10 @@ export function binaryF32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
       i = binaryDenseF32(op, n, pa, pb, po);
       pa += <usize>i << 2;
       pb += <usize>i << 2;
+    } else if ((aStep | bStep) == 1 && (aStep & bStep) == 0) { // one row contiguous, the other a scalar
+      i = binaryBroadcastF32(op, n, pa, aStep, pb, bStep, po);
+      pa += <usize>(i * aStep) << 2;
+      pb += <usize>(i * bStep) << 2;
     }
     if (hasVbin(op) && (aStep == 1 || aStep == 0) && (bStep == 1 || bStep == 0)) {
       const sa = f32x4.splat(load<f32>(pa));
