@@ -212,7 +212,7 @@ describe('polyhal-conformance --onnx-model', () => {
     }
   }, 60_000);
 
-  test('usage: --input and --tolerance need --onnx-model; --html, --filter, --onnx-node-tests do not go with it', () => {
+  test('usage: --input and --tolerance need --onnx-model; --html, --filter, --onnx-node-tests not with it', () => {
     for (const [args, message] of [
       [['--input', 'x=a.npy'], /--input applies to --onnx-model/],
       [['--tolerance', '1e-3', '--filter', 'add/'], /--tolerance applies to --onnx-model/],

@@ -166,7 +166,10 @@ describe('external data', () => {
       'a shape beyond 2^53 bytes',
       ext('w', 'float32', [2 ** 30, 2 ** 30, 2 ** 30], { location: 'weights.bin' }),
       loader,
-      /tensor 'w' of float32 \[1073741824, 1073741824, 1073741824\] claims 1237940039285380274899124224 elements of 4 bytes/,
+      new RegExp(
+        "tensor 'w' of float32 \\[1073741824, 1073741824, 1073741824\\] " +
+          'claims 1237940039285380274899124224 elements of 4 bytes',
+      ),
     ],
   ])('%s: an OnnxDecodeError naming the tensor', (_, w, make, message) => {
     writeData();

@@ -81,7 +81,8 @@ const SMALL = encodeModel(
 );
 
 describe('truncated and bit-flipped models', () => {
-  test(`every cut of a ${SMALL.length}-byte model is an OnnxDecodeError (its last field, opset_import, is required)`, () => {
+  // its last field, opset_import, is required
+  test(`every cut of a ${SMALL.length}-byte model is an OnnxDecodeError`, () => {
     expect(decodeModel(SMALL).nodes.map((n) => n.opType)).toEqual(['Constant', 'If', 'Slice']);
     for (let n = 0; n < SMALL.length; n++) {
       const message = decodeError(() => decodeModel(SMALL.subarray(0, n), { source: `cut at ${n}` }));

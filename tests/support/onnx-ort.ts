@@ -2,7 +2,8 @@
  * Single-node ONNX cases checked against an independent peer, onnxruntime-node (CPU provider, graph
  * optimizations off, in a child process): each case becomes a node-test directory in ONNX's layout
  * (`test_NAME/model.onnx`, `test_data_set_0/input_N.pb`, `output_N.pb`) whose expected outputs ONNX Runtime
- * computed, so the conformance kit's runner (packages/conformance/src/onnx/runner.ts) runs them exactly as ONNX's own tests.
+ * computed, so the conformance kit's runner (packages/conformance/src/onnx/runner.ts) runs them exactly as
+ * ONNX's own tests.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
