@@ -5,12 +5,14 @@
  * - depthwise (groups = C = O): kernels/conv-depthwise.ts, one invocation per output element;
  * - otherwise kernels/conv2d.ts, an implicit GEMM per batch item and group reading x through the window
  *   indices (a 1×1 window of stride 1 without padding as a plain GEMM over the channels).
+ * convTranspose runs as kernels/conv-transpose.ts, one invocation per output element gathering its taps.
  * 1-D convolutions run as 2-D ones of height 1. Operands are checked as the composite checks them (typed
  * errors); 3-D windows and empty shapes return null, and the backend falls back to the composite.
  */
-import { type ConvOptions, type DeviceBuffer, type NDArray, viewOf } from '@polyhal/hal';
-import { type ConvHost, checkConvOperands, isDepthwise, windowGeometry } from '@polyhal/hal/internal';
+import { type ConvOptions, type ConvTransposeOptions, type DeviceBuffer, type NDArray, viewOf } from '@polyhal/hal';
+import { type ConvHost, checkConvOperands, isDepthwise, perAxis, windowGeometry } from '@polyhal/hal/internal';
 import type { CommandBatch } from './encoder.js';
+import { CONV_TRANSPOSE_WORDS, convTransposeWgsl } from './kernels/conv-transpose.js';
 import { DEPTHWISE_WORDS, depthwiseWgsl } from './kernels/conv-depthwise.js';
 import { CONV2D_WORDS, type ConvTile, conv2dWgsl } from './kernels/conv2d.js';
 import { flat } from './kernel-params.js';
@@ -103,4 +105,65 @@ export function convOnWebGpu(be: ConvHost, ctx: ConvContext, x: NDArray, w: NDAr
     throw e;
   }
   return viewOf(out, [N, O, ...g.output]);
+}
+
+/**
+ * convTranspose(x, w, o) in one WebGPU kernel, or null where the composite should run (3-D, empty, and the
+ * padding forms the composite rejects, so that it throws its typed errors).
+ */
+export function convTransposeOnWebGpu(
+  be: ConvHost,
+  ctx: ConvContext,
+  x: NDArray,
+  w: NDArray,
+  o: ConvTransposeOptions,
+): NDArray | null {
+  const { r, groups, N, C, O } = checkConvOperands(be, x, w, o.groups, 'convTranspose', true);
+  if (r > 2 || typeof o.padding === 'string') return null;
+  const kernel = w.shape.slice(2);
+  const stride = perAxis(o.stride, r, 1, 'convTranspose', 'stride');
+  const dilation = perAxis(o.dilation, r, 1, 'convTranspose', 'dilation');
+  const outputPadding = perAxis(o.outputPadding, r, 0, 'convTranspose', 'outputPadding', 0);
+  const pads = windowGeometry(Array(r).fill(1 << 20), { kernel, padding: o.padding }, 'convTranspose').userPads;
+  const input = x.shape.slice(2);
+  const out = input.map(
+    (n, a) =>
+      (n - 1) * stride[a]! + dilation[a]! * (kernel[a]! - 1) + 1 - pads[a]![0] - pads[a]![1] + outputPadding[a]!,
+  );
+  if (out.some((d) => d < 0)) return null;
+  const P = out.reduce((p, d) => p * d, 1);
+  if (N * C * O * P === 0) return null;
+  const two = r === 2;
+  const at = (v: readonly number[], fill: number): [number, number] => (two ? [v[0]!, v[1]!] : [fill, v[0]!]);
+  const [H, W] = at(input, 1);
+  const [OH, OW] = at(out, 1);
+  const [kh, kw] = at(kernel, 1);
+  const [sh, sw] = at(stride, 1);
+  const [dh, dw] = at(dilation, 1);
+  const [pt, pl] = at(
+    pads.map((p) => p[0]),
+    0,
+  );
+  const [xsh, xsw] = at(x.strides.slice(2), 0);
+  const [wsh, wsw] = at(w.strides.slice(2), 0);
+  const params = [N * O * P, C / groups, O / groups, O, H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl];
+  params.push(x.offset, x.strides[0]!, x.strides[1]!, xsh, xsw, w.offset, w.strides[0]!, w.strides[1]!, wsh, wsw);
+  const y = ctx.allocate(N * O * P, 'float32');
+  try {
+    const buffers = [ctx.gpu(x.buffer), ctx.gpu(w.buffer), ctx.gpu(y)];
+    const groupsXyz = flat(N * O * P);
+    ctx.batch.dispatch(
+      'convTranspose',
+      'convTranspose',
+      () => convTransposeWgsl,
+      CONV_TRANSPOSE_WORDS,
+      params,
+      buffers,
+      groupsXyz,
+    );
+  } catch (e) {
+    ctx.deallocate(y);
+    throw e;
+  }
+  return viewOf(y, [N, O, ...out]);
 }

@@ -4,6 +4,7 @@ import {
   BackendUnavailableError,
   type BinaryOp,
   type ConvOptions,
+  type ConvTransposeOptions,
   type DeviceBuffer,
   type DType,
   type NDArray,
@@ -31,7 +32,7 @@ import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
 import { dispatchIntMatmul, type IntMatmulContext, int8Setup } from './dispatch-matmul-int.js';
 import { decodeHalf, encodeHalf, type HalfContext, narrowedInto, widened } from './dispatch-half.js';
 import type { HalfConversions } from './kernels/half.js';
-import { convOnWebGpu } from './dispatch-conv.js';
+import { convOnWebGpu, convTransposeOnWebGpu } from './dispatch-conv.js';
 import { dispatchLayerNorm, dispatchLayerNormBackward, type NormContext } from './dispatch-norm.js';
 import { SUBGROUP_MATRIX } from './device.js';
 import { CommandBatch } from './encoder.js';
@@ -553,6 +554,11 @@ export class WebGpuBackend extends BaseBackend {
    */
   override conv(x: NDArray, w: NDArray, options: ConvOptions = {}): NDArray {
     return convOnWebGpu(this, this.selectContext, x, w, options) ?? super.conv(x, w, options);
+  }
+
+  /** convTranspose in one kernel gathering each output's taps (dispatch-conv.ts); 3-D falls back to the composite. */
+  override convTranspose(x: NDArray, w: NDArray, options: ConvTransposeOptions = {}): NDArray {
+    return convTransposeOnWebGpu(this, this.selectContext, x, w, options) ?? super.convTranspose(x, w, options);
   }
 
   /** Philox4x32-10 uniforms: one dispatch, one invocation per block of four (kernels/random.ts). */
