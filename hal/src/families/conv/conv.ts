@@ -4,8 +4,10 @@
  * them. Channels first: x [N, C, ...spatial]; cross-correlation (no kernel flip), as every DL library.
  *
  * - conv: im2col as ONE strided view of the padded input ([N, ...out, C, ...k], NumPy as_strided:
- *   stride·step between windows, dilation·step inside one) materialized by the copy kernel, then one
- *   matmul ([N·P, C·K] · [C·K, O]), or one batched matmul over the groups ([g, N·P, C/g·K] · [g, C/g·K, O/g]).
+ *   stride·step between windows, dilation·step inside one) materialized channels first ([N, C, ...k,
+ *   ...out]) by the copy kernel, then one matmul batched over N and the groups, w [g, O/g, C/g·K] ·
+ *   columns [N, g, C/g·K, P], whose output is channels first already; a 1×1 window of stride 1 without
+ *   padding takes x itself as the columns.
  * - convTranspose (conv's adjoint in x): the matmul wᵀ [O·K, C] · x [C, P] (batched over N and the
  *   groups) gives every input pixel's contribution to each kernel tap, channels first; col2im then adds
  *   the taps at their output offsets, one spatial axis at a time (a box is separable): the taps' rows
@@ -110,7 +112,7 @@ export function convComposite(
 ): NDArray {
   const op = integer ? 'convInteger' : 'conv';
   const dtypes: DType[] = integer ? ['int32', 'int8', 'uint8'] : ['float32'];
-  const { r, groups, N, O } = checkConvOperands(be, x, w, o.groups, op, false, dtypes);
+  const { groups, N, O } = checkConvOperands(be, x, w, o.groups, op, false, dtypes);
   const matmul = integer ?? ((a: NDArray, b: NDArray) => be.matmul(a, b));
   const g = windowGeometry(x.shape.slice(2), { kernel: w.shape.slice(2), ...o }, op);
   if (isDepthwise(groups, x.shape[1]!, O)) {
@@ -120,21 +122,27 @@ export function convComposite(
   }
   const P = prod(g.output);
   const KC = prod(w.shape.slice(1)); // C/groups · K
+  // a window of one pixel, stride 1, no padding: x itself is the columns
+  const pointwise = [...g.kernel, ...g.stride].every((v) => v === 1) && g.pads.every(([b, e]) => b === 0 && e === 0);
   return withTemps(be, (t) => {
-    const cols = t(im2col(be, x, g)); // [N·P, C·K]
+    // columns channels first, [N, groups, C/g·K, P]: the windows view permuted to [N, C, ...k, ...out]
+    const cols = pointwise
+      ? ownedBy(t, be.reshape(x, [N, groups, KC, P]), x)
+      : t(be.reshape(columnsChannelsFirst(be, x, g, t), [N, groups, KC, P]));
     const wc = ownedBy(t, be.contiguous(w), w);
-    let y: NDArray; // [groups, N·P, O/groups] or [N·P, O]
-    if (groups === 1) y = t(matmul(cols, be.permute(be.reshape(wc, [O, KC]), [1, 0])));
-    else {
-      const a = be.permute(be.reshape(cols, [N * P, groups, KC]), [1, 0, 2]);
-      const b = be.permute(be.reshape(wc, [groups, O / groups, KC]), [0, 2, 1]);
-      y = t(matmul(a, b));
-    }
-    // channels first: [groups, N, ...out, O/g] → [N, groups, O/g, ...out]
-    const lifted = be.reshape(y, [groups, N, ...g.output, O / groups]);
-    const perm = [1, 0, r + 2, ...range(r, 2)];
-    return be.reshape(be.contiguous(be.permute(lifted, perm)), [N, O, ...g.output]);
+    // [groups, O/g, C/g·K] · [N, groups, C/g·K, P] → [N, groups, O/g, P]: channels first already
+    const y = matmul(be.reshape(wc, [groups, O / groups, KC]), cols);
+    return be.reshape(y, [N, O, ...g.output]);
   });
+}
+
+/** im2col channels first: [N, C, ...k, ...out] (a fresh array) of the padded input's windows. */
+function columnsChannelsFirst(be: ConvHost, x: NDArray, g: WindowGeometry, t: <A extends NDArray>(a: A) => A): NDArray {
+  const r = g.output.length;
+  const xp = padSpatial(be, x, g);
+  if (xp !== x) t(xp);
+  // windowsView is [N, ...out, C, ...k]
+  return be.contiguous(be.permute(windowsView(xp, g), [0, r + 1, ...range(r, r + 2), ...range(r, 1)]));
 }
 
 /**
