@@ -6,16 +6,33 @@
  * - otherwise kernels/conv2d.ts, an implicit GEMM per batch item and group reading x through the window
  *   indices (a 1×1 window of stride 1 without padding as a plain GEMM over the channels).
  * convTranspose runs as kernels/conv-transpose.ts, one invocation per output element gathering its taps.
+ * Nearest resize runs as kernels/conv-resize.ts, one gather over every axis.
  * 1-D convolutions run as 2-D ones of height 1. Operands are checked as the composite checks them (typed
  * errors); 3-D windows and empty shapes return null, and the backend falls back to the composite.
  */
-import { type ConvOptions, type ConvTransposeOptions, type DeviceBuffer, type NDArray, viewOf } from '@polyhal/hal';
-import { type ConvHost, checkConvOperands, isDepthwise, perAxis, windowGeometry } from '@polyhal/hal/internal';
+import {
+  type ConvOptions,
+  type ConvTransposeOptions,
+  type DeviceBuffer,
+  type NDArray,
+  type ResizeOptions,
+  viewOf,
+} from '@polyhal/hal';
+import {
+  axisTaps,
+  type ConvHost,
+  checkConvOperands,
+  isDepthwise,
+  perAxis,
+  windowGeometry,
+} from '@polyhal/hal/internal';
 import type { CommandBatch } from './encoder.js';
 import { CONV_TRANSPOSE_WORDS, convTransposeWgsl } from './kernels/conv-transpose.js';
 import { DEPTHWISE_WORDS, depthwiseWgsl } from './kernels/conv-depthwise.js';
+import { RESIZE_HEADER, RESIZE_RANK, resizeNearestWgsl } from './kernels/conv-resize.js';
 import { CONV2D_WORDS, type ConvTile, conv2dWgsl } from './kernels/conv2d.js';
 import { flat } from './kernel-params.js';
+import { floatBits } from './layout.js';
 
 /** What the conv dispatch needs of the backend. */
 export interface ConvContext {
@@ -166,4 +183,71 @@ export function convTransposeOnWebGpu(
     throw e;
   }
   return viewOf(y, [N, O, ...out]);
+}
+
+const TRANSFORMS = ['half_pixel', 'pytorch_half_pixel', 'align_corners', 'asymmetric', 'tf_half_pixel_for_nn'];
+const NEAREST = ['round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil'];
+/** Index-table words a resize dispatch may carry in its params (16 KiB). */
+const MAX_TABLE = 4096;
+
+/** A list of `r` numbers each `ok`, or undefined. */
+const listOf = (v: unknown, r: number, ok: (d: number) => boolean): number[] | undefined =>
+  Array.isArray(v) && v.length === r && v.every((d) => typeof d === 'number' && ok(d)) ? v : undefined;
+
+/**
+ * resize(x, o) in nearest mode as one gather kernel over every axis (kernels/conv-resize.ts), the indices the
+ * composite's (axisTaps); null where the composite should run: other modes, tf_crop_and_resize, options outside
+ * their domains (so that it throws its typed errors), rank > 6, empty outputs, tables past MAX_TABLE words.
+ */
+export function resizeOnWebGpu(be: ConvHost, ctx: ConvContext, x: NDArray, o: ResizeOptions): NDArray | null {
+  be.check(x, 'resize', 'x');
+  if (!o) return null;
+  const r = x.shape.length;
+  if (x.dtype !== 'float32' || r > RESIZE_RANK || (o.mode ?? 'nearest') !== 'nearest') return null;
+  const mode = o.coordinateTransformationMode ?? 'half_pixel';
+  if (!TRANSFORMS.includes(mode) || !NEAREST.includes(o.nearestMode ?? 'floor')) return null;
+  const sizesArg = listOf(o.sizes, r, (d) => Number.isInteger(d) && d >= 0);
+  const scalesArg = listOf(o.scales, r, (d) => Number.isFinite(d) && d > 0);
+  if ((o.sizes !== undefined && !sizesArg) || (o.scales !== undefined && !scalesArg)) return null;
+  if (!sizesArg && !scalesArg) return null;
+  const sizes = sizesArg ?? x.shape.map((n, i) => Math.floor(n * scalesArg![i]!));
+  const scales = scalesArg ?? sizes.map((d, i) => d / x.shape[i]!);
+  const total = sizes.reduce((p, d) => p * d, 1);
+  const tableLength = sizes.reduce((s, d) => s + d, 0) + (RESIZE_RANK - r);
+  if (total === 0 || x.shape.includes(0) || tableLength > MAX_TABLE) return null;
+  const table: number[] = [];
+  const starts: number[] = new Array(RESIZE_RANK - r).fill(0);
+  table.push(...starts.map(() => 0)); // padded axes: size 1, index 0
+  for (let a = 0; a < r; a++) {
+    starts.push(table.length);
+    const nIn = x.shape[a]!;
+    if (sizes[a] === nIn && scales[a] === 1) {
+      for (let i = 0; i < nIn; i++) table.push(i);
+      continue;
+    }
+    const t = axisTaps(nIn, sizes[a]!, scales[a]!, a, r, o);
+    for (let i = 0; i < sizes[a]!; i++) table.push(t.weight[0]![i] === 1 ? t.index[0]![i]! : t.index[1]![i]!);
+  }
+  const cap = Math.max(64, 2 ** Math.ceil(Math.log2(table.length)));
+  const pad = (v: readonly number[], fill: number): number[] => [...new Array(RESIZE_RANK - r).fill(fill), ...v];
+  const params = [total, x.offset, floatBits(o.extrapolationValue ?? 0), ...pad(sizes, 1), ...pad(x.strides, 0)];
+  params.push(...starts, ...table);
+  const y = ctx.allocate(total, 'float32');
+  try {
+    const buffers = [ctx.gpu(x.buffer), ctx.gpu(y)];
+    const words = RESIZE_HEADER + cap;
+    ctx.batch.dispatch(
+      'resize',
+      `resize/nearest/${cap}`,
+      () => resizeNearestWgsl(cap),
+      words,
+      params,
+      buffers,
+      flat(total),
+    );
+  } catch (e) {
+    ctx.deallocate(y);
+    throw e;
+  }
+  return viewOf(y, sizes);
 }

@@ -9,6 +9,7 @@ import {
   type DType,
   type NDArray,
   type ReduceOp,
+  type ResizeOptions,
   type ScatterReduction,
   type SgdStepParams,
   type UnaryOp,
@@ -32,7 +33,7 @@ import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
 import { dispatchIntMatmul, type IntMatmulContext, int8Setup } from './dispatch-matmul-int.js';
 import { decodeHalf, encodeHalf, type HalfContext, narrowedInto, widened } from './dispatch-half.js';
 import type { HalfConversions } from './kernels/half.js';
-import { convOnWebGpu, convTransposeOnWebGpu } from './dispatch-conv.js';
+import { convOnWebGpu, convTransposeOnWebGpu, resizeOnWebGpu } from './dispatch-conv.js';
 import { dispatchLayerNorm, dispatchLayerNormBackward, type NormContext } from './dispatch-norm.js';
 import { SUBGROUP_MATRIX } from './device.js';
 import { CommandBatch } from './encoder.js';
@@ -559,6 +560,11 @@ export class WebGpuBackend extends BaseBackend {
   /** convTranspose in one kernel gathering each output's taps (dispatch-conv.ts); 3-D falls back to the composite. */
   override convTranspose(x: NDArray, w: NDArray, options: ConvTransposeOptions = {}): NDArray {
     return convTransposeOnWebGpu(this, this.selectContext, x, w, options) ?? super.convTranspose(x, w, options);
+  }
+
+  /** Nearest resize in one gather kernel, the composite's indices in its params (dispatch-conv.ts); else the composite. */
+  override resize(x: NDArray, options: ResizeOptions): NDArray {
+    return resizeOnWebGpu(this, this.selectContext, x, options) ?? super.resize(x, options);
   }
 
   /** Philox4x32-10 uniforms: one dispatch, one invocation per block of four (kernels/random.ts). */
