@@ -3,6 +3,7 @@ import {
   type SgdStepParams,
   type BaseBackendOptions,
   type BinaryOp,
+  type ConvOptions,
   type DeviceBuffer,
   type HostArray,
   isNarrow,
@@ -10,9 +11,11 @@ import {
   type ReduceOp,
   type ScatterReduction,
   type UnaryOp,
+  viewOf,
 } from '@polyhal/hal';
 import {
   BaseBackend,
+  checkConvOperands,
   GATHER_FILL,
   hostCumsum,
   hostIntMatmul,
@@ -20,13 +23,16 @@ import {
   hostOneHot,
   hostTuplePositions,
   hostTopk,
+  isDepthwise,
   isWholeBuffer,
   newStorageArray,
   type StorageArray,
   storageToHost,
+  windowGeometry,
 } from '@polyhal/hal/internal';
 import { type PhiloxStream, philoxUniformFill } from '@polyhal/hal/internal';
 import { binaryKernel } from './kernels/binary.js';
+import { depthwiseConvKernel, type Window2d } from './kernels/conv.js';
 import { copyKernel, stridedCopy } from './kernels/copy.js';
 import { gatherKernel, scatterKernel } from './kernels/index.js';
 import { matmulKernel } from './kernels/matmul.js';
@@ -202,6 +208,48 @@ export class CpuBackend extends BaseBackend {
       this.strided(b) as Strided<Float32Array>,
       this.data(out) as Float32Array,
     );
+  }
+
+  /**
+   * conv: depthwise convolutions (groups = C = O) over 1 or 2 spatial axes on float32 run
+   * kernels/conv.ts (weights finite: a padded zero times a NaN or infinite weight is NaN, as the composite
+   * computes it); every other conv runs the HAL's composite (im2col and one matmul).
+   */
+  override conv(x: NDArray, w: NDArray, options: ConvOptions = {}): NDArray {
+    const { r, groups, N, C, O } = checkConvOperands(this, x, w, options.groups, 'conv');
+    if (r > 2 || !isDepthwise(groups, C, O) || x.shape.includes(0)) return super.conv(x, w, options);
+    const g = windowGeometry(x.shape.slice(2), { kernel: w.shape.slice(2), ...options }, 'conv');
+    const two = r === 2;
+    const win: Window2d = {
+      H: two ? x.shape[2]! : 1,
+      W: x.shape[r + 1]!,
+      OH: two ? g.output[0]! : 1,
+      OW: g.output[r - 1]!,
+      kh: two ? g.kernel[0]! : 1,
+      kw: g.kernel[r - 1]!,
+      sh: two ? g.stride[0]! : 1,
+      sw: g.stride[r - 1]!,
+      dh: two ? g.dilation[0]! : 1,
+      dw: g.dilation[r - 1]!,
+      pt: two ? g.pads[0]![0] : 0,
+      pl: g.pads[r - 1]![0],
+    };
+    // 1-D as 2-D of height 1: a unit axis of stride 0 before the last one
+    const as2d = (v: NDArray): Strided<Float32Array> => {
+      const d = this.strided(v) as Strided<Float32Array>;
+      if (two) return d;
+      const [s0, s1, s2] = v.strides as [number, number, number];
+      return { ...d, shape: [v.shape[0]!, v.shape[1]!, 1, v.shape[2]!], strides: [s0, s1, 0, s2] };
+    };
+    const wd = as2d(w);
+    const [swc, , swh, sww] = wd.strides as [number, number, number, number];
+    for (let c = 0; c < C; c++)
+      for (let i = 0; i < win.kh; i++)
+        for (let j = 0; j < win.kw; j++)
+          if (!Number.isFinite(wd.data[wd.offset + c * swc + i * swh + j * sww]!)) return super.conv(x, w, options);
+    const out = this.allocate(N * C * win.OH * win.OW, 'float32');
+    depthwiseConvKernel(as2d(x), wd, win, N, C, this.data(out) as Float32Array);
+    return viewOf(out, [N, C, ...g.output]);
   }
 
   /** Philox4x32-10 uniforms straight into the buffer (hal/src/core/philox.ts: 32-bit integer math, round inlined). */
