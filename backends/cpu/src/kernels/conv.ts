@@ -26,7 +26,7 @@ export interface Window2d {
 
 /**
  * y [N, C, OH, OW] (contiguous) = depthwise conv of x [N, C, H, W] (any strides) with w [C, 1, kh, kw]
- * (any strides): y[n, c] = Σ_taps w[c, 0, i, j] · x[n, c, oh·sh − pt + i·dh, ow·sw − pl + j·dw], zero padding.
+ * (any strides): y[n, c] = Σ_taps w[c, 0, i, j] · x[n, c, oh·sh − pt + i·dh, ow·sw − pl + j·dw] (zero padding).
  */
 export function depthwiseConvKernel(
   x: Strided<Float32Array>,
