@@ -26,7 +26,9 @@ export const CONV_OP_DEFS = {
     dtypes: F32,
     accuracy: DOT,
     grad: 'autograd conv.ts (dx = convTranspose(dy, w), dW = convWeightGrad(x, dy))',
-    composition: 'pad, im2col as one strided view + copy, matmul (batched over groups), permute + copy',
+    composition:
+      'pad, im2col channels first as one strided view + copy (x itself for a 1×1 window of stride 1), ' +
+      'matmul w · columns (batched over N and groups)',
   },
   convTranspose: {
     kind: 'composite',
@@ -41,7 +43,9 @@ export const CONV_OP_DEFS = {
     dtypes: F32,
     accuracy: DOT,
     grad: 'autograd conv.ts (dx = conv(dy, w), dW = convWeightGrad(dy, x))',
-    composition: 'permute + copy, matmul (batched over groups), col2im (pad and add per tap, one axis at a time)',
+    composition:
+      'matmul wᵀ · x (batched over N and groups), col2im (one permutation where stride = kernel; else pad and ' +
+      'add per tap, one axis at a time)',
   },
   maxPool: {
     kind: 'composite',
