@@ -8,10 +8,16 @@ import { createWebGpuBackend, type WebGpuBackend } from '@polyhal/backend-webgpu
 import { DTypeError, InvalidArgumentError, type NDArray, ShapeMismatchError } from '@polyhal/hal';
 
 let be: WebGpuBackend;
+/** matmulTile forced: the workgroup-tiled implicit GEMM even on a software adapter (which gets register blocks). */
+let tiled: WebGpuBackend;
 beforeAll(async () => {
   be = await createWebGpuBackend();
+  tiled = await createWebGpuBackend({ matmulTile: 'medium' });
 });
-afterAll(() => be.dispose());
+afterAll(() => {
+  be.dispose();
+  tiled.dispose();
+});
 
 const rand = (n: number, seed: number): Float32Array =>
   Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + seed * 78.233) * 0.9);
@@ -80,6 +86,8 @@ function oracle(x: Float32Array, xs: number[], w: Float32Array, ws: number[], g:
   return { y, mag, shape: [N, O, ...outS] };
 }
 
+const defaultBackend = (): WebGpuBackend => be;
+
 interface Spec {
   x: number[];
   w: number[];
@@ -90,7 +98,12 @@ interface Spec {
 }
 
 /** Runs conv on webgpu and checks it against the oracle; returns the dispatches it took. */
-async function check(spec: Spec, seed: number, view?: (a: NDArray) => NDArray): Promise<number> {
+async function check(
+  spec: Spec,
+  seed: number,
+  view?: (a: NDArray) => NDArray,
+  be: WebGpuBackend = defaultBackend(),
+): Promise<number> {
   const r = spec.x.length - 2;
   const g: Geometry = {
     stride: spec.stride ?? new Array(r).fill(1),
@@ -218,9 +231,10 @@ describe('webgpu conv kernels', () => {
     ],
   ])('%s: one dispatch, within the summation bound of the float64 oracle', async (_, spec) => {
     expect(await check(spec, spec.x.length + spec.w[0]!)).toBe(1);
+    expect(await check(spec, spec.x.length + spec.w[0]!, undefined, tiled)).toBe(1);
   });
 
-  test('strided views as operands: a transposed x and a sliced w, read in place', async () => {
+  test('strided views as operands: a transposed x and a channels-last x, read in place', async () => {
     const spec: Spec = {
       x: [1, 4, 9, 7],
       w: [5, 4, 3, 3],
@@ -230,10 +244,10 @@ describe('webgpu conv kernels', () => {
       ],
     };
     // x placed transposed in H and W, then viewed back: the kernel reads it through its strides
-    const dispatches = await check(spec, 3, (x0) =>
-      be.permute(be.contiguous(be.permute(x0, [0, 1, 3, 2])), [0, 1, 3, 2]),
-    );
-    expect(dispatches).toBe(1);
+    for (const b of [be, tiled]) {
+      const view = (x0: NDArray): NDArray => b.permute(b.contiguous(b.permute(x0, [0, 1, 3, 2])), [0, 1, 3, 2]);
+      expect(await check(spec, 3, view, b)).toBe(1);
+    }
     const dw = await check({ x: [1, 6, 8, 8], w: [6, 1, 3, 3], groups: 6 }, 4, (x0) =>
       be.permute(be.contiguous(be.permute(x0, [0, 2, 3, 1])), [0, 3, 1, 2]),
     );

@@ -4,7 +4,8 @@
  * materialized by copies, a matmul and a transpose back to channels first):
  * - depthwise (groups = C = O): kernels/conv-depthwise.ts, one invocation per output element;
  * - otherwise kernels/conv2d.ts, an implicit GEMM per batch item and group reading x through the window
- *   indices (a 1×1 window of stride 1 without padding as a plain GEMM over the channels).
+ *   indices (a 1×1 window of stride 1 without padding as a plain GEMM over the channels); on a software
+ *   adapter kernels/conv2d-blocks.ts, register blocks without workgroup memory.
  * convTranspose runs as kernels/conv-transpose.ts, one invocation per output element gathering its taps.
  * Nearest resize runs as kernels/conv-resize.ts, one gather over every axis.
  * 1-D convolutions run as 2-D ones of height 1. Operands are checked as the composite checks them (typed
@@ -30,9 +31,10 @@ import type { CommandBatch } from './encoder.js';
 import { CONV_TRANSPOSE_WORDS, convTransposeWgsl } from './kernels/conv-transpose.js';
 import { DEPTHWISE_WORDS, depthwiseWgsl } from './kernels/conv-depthwise.js';
 import { RESIZE_HEADER, RESIZE_RANK, resizeNearestWgsl } from './kernels/conv-resize.js';
+import { CONV_BLOCK_THREADS, CONV2D_BLOCK_WORDS, conv2dBlocksWgsl } from './kernels/conv2d-blocks.js';
 import { CONV2D_WORDS, type ConvTile, conv2dWgsl } from './kernels/conv2d.js';
 import { flat } from './kernel-params.js';
-import { floatBits } from './layout.js';
+import { floatBits, grid } from './layout.js';
 
 /** What the conv dispatch needs of the backend. */
 export interface ConvContext {
@@ -41,6 +43,8 @@ export interface ConvContext {
   gpu(buffer: DeviceBuffer): GPUBuffer;
   allocate(size: number, dtype: 'float32'): DeviceBuffer;
   deallocate(buffer: DeviceBuffer): void;
+  /** A software adapter: register blocks without workgroup memory (kernels/conv2d-blocks.ts). */
+  readonly software?: boolean;
 }
 
 /** Workgroups along z (batch items × groups) a dispatch may use. */
@@ -99,20 +103,23 @@ export function convOnWebGpu(be: ConvHost, ctx: ConvContext, x: NDArray, w: NDAr
       const Cg = C / groups;
       const K = Cg * kh * kw;
       const pointwise = kh === 1 && kw === 1 && sh === 1 && sw === 1 && pt === 0 && pl === 0 && OH === H && OW === W;
-      const tile = chooseConvTile(Og, P);
       const params = [Og, P, K, groups, Cg, H, W, OW, kh, kw, sh, sw, dh, dw, pt, pl, x.offset, xsn, xsc, xsh, xsw];
       params.push(w.offset, wso, wsc, wsh, wsw);
+      const flops = 2 * N * O * P * K;
+      if (ctx.software) {
+        const tm = Og <= 4 ? 4 : 8;
+        const blocks = N * groups * Math.ceil(Og / tm) * Math.ceil(P / 8);
+        const [gx, gy] = grid(Math.ceil(blocks / CONV_BLOCK_THREADS));
+        params.push(N * groups);
+        const key = `conv/blocks${tm}x8/${pointwise}`;
+        const source = (): string => conv2dBlocksWgsl(tm, 8, pointwise);
+        ctx.batch.dispatch('conv', key, source, CONV2D_BLOCK_WORDS, params, buffers, [gx, gy, 1], flops);
+        return;
+      }
+      const tile = chooseConvTile(Og, P);
       const wg: [number, number, number] = [Math.ceil(P / (16 * tile.rn)), Math.ceil(Og / (16 * tile.rm)), N * groups];
-      ctx.batch.dispatch(
-        'conv',
-        `conv/gemm/${tile.rm}x${tile.rn}/${pointwise}`,
-        () => conv2dWgsl(tile, pointwise),
-        CONV2D_WORDS,
-        params,
-        buffers,
-        wg,
-        2 * N * O * P * K,
-      );
+      const key = `conv/gemm/${tile.rm}x${tile.rn}/${pointwise}`;
+      ctx.batch.dispatch('conv', key, () => conv2dWgsl(tile, pointwise), CONV2D_WORDS, params, buffers, wg, flops);
     }
   };
   try {

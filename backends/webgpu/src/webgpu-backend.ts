@@ -33,7 +33,7 @@ import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
 import { dispatchIntMatmul, type IntMatmulContext, int8Setup } from './dispatch-matmul-int.js';
 import { decodeHalf, encodeHalf, type HalfContext, narrowedInto, widened } from './dispatch-half.js';
 import type { HalfConversions } from './kernels/half.js';
-import { convOnWebGpu, convTransposeOnWebGpu, resizeOnWebGpu } from './dispatch-conv.js';
+import { type ConvContext, convOnWebGpu, convTransposeOnWebGpu, resizeOnWebGpu } from './dispatch-conv.js';
 import { dispatchLayerNorm, dispatchLayerNormBackward, type NormContext } from './dispatch-norm.js';
 import { SUBGROUP_MATRIX } from './device.js';
 import { CommandBatch } from './encoder.js';
@@ -551,11 +551,14 @@ export class WebGpuBackend extends BaseBackend {
 
   /**
    * conv in one kernel (dispatch-conv.ts): depthwise per output element, otherwise an implicit GEMM over the
-   * windows; 3-D windows and empty shapes fall back to the HAL's composite.
+   * windows (register blocks on a software adapter unless `matmulTile` forces tiles, as for matmul); 3-D windows
+   * and empty shapes fall back to the HAL's composite.
    */
   override conv(x: NDArray, w: NDArray, options: ConvOptions = {}): NDArray {
-    return convOnWebGpu(this, this.selectContext, x, w, options) ?? super.conv(x, w, options);
+    this.convContext ??= { ...this.selectContext, software: this.isSoftware && !this.matmulContext.forcedTile };
+    return convOnWebGpu(this, this.convContext, x, w, options) ?? super.conv(x, w, options);
   }
+  private convContext?: ConvContext;
 
   /** convTranspose in one kernel gathering each output's taps (dispatch-conv.ts); 3-D falls back to the composite. */
   override convTranspose(x: NDArray, w: NDArray, options: ConvTransposeOptions = {}): NDArray {

@@ -42,6 +42,43 @@ export function conv2dWgsl(tile: ConvTile, pointwise: boolean): string {
   const wAt = pointwise
     ? `wq + gm * p(22u) + gk * p(23u)`
     : `wq + gm * p(22u) + (gk / (kh * kw)) * p(23u) + ((gk / kw) % kh) * p(24u) + (gk % kw) * p(25u)`;
+  // the register tile written out (acc_i_j, a_i, b_j): indexed arrays in loops may live in memory (lavapipe)
+  const ids = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+  const decl = ids(rm)
+    .map((i) =>
+      ids(rn)
+        .map((j) => `var acc_${i}_${j} = 0.0;`)
+        .join(' '),
+    )
+    .join('\n  ');
+  const inner = `    workgroupBarrier();
+    for (var kk = 0; kk < ${BK}; kk++) {
+      ${ids(rn)
+        .map((j) => `let b_${j} = Bs[kk * ${BN} + ${j * 16} + i32(lid.x)];`)
+        .join(' ')}
+      ${ids(rm)
+        .map((i) => `let a_${i} = As[kk * ${BM} + ${i * 16} + i32(lid.y)];`)
+        .join(' ')}
+      ${ids(rm)
+        .flatMap((i) => ids(rn).map((j) => `acc_${i}_${j} += a_${i} * b_${j};`))
+        .join(' ')}
+    }
+    workgroupBarrier();
+  }
+`;
+  const store = ids(rm)
+    .map(
+      (i) => `  {
+    let gm = m0 + ${i * 16} + i32(lid.y);
+    if (gm < Og) {
+      let row = (n * O + q * Og + gm) * P;
+${ids(rn)
+  .map((j) => `      { let gp = p0 + ${j * 16} + i32(lid.x); if (gp < P) { y[row + gp] = acc_${i}_${j}; } }`)
+  .join('\n')}
+    }
+  }`,
+    )
+    .join('\n');
   return `${paramsPrelude(CONV2D_WORDS)}
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> w: array<f32>;
@@ -56,7 +93,7 @@ var<workgroup> Bs: array<f32, ${BK * BN}>;
   let tid = i32(lid.y * 16u + lid.x);
   let xn = p(16u) + n * p(17u) + q * Cg * p(18u);
   let wq = p(21u) + q * Og * p(22u);
-  var acc: array<array<f32, ${rn}>, ${rm}>;
+  ${decl}
   for (var k0 = 0; k0 < K; k0 += ${BK}) {
     for (var e = 0; e < ${aLoads}; e++) {
       let li = e * 256 + tid; let kk = li % ${BK}; let mm = li / ${BK};
@@ -75,26 +112,7 @@ var<workgroup> Bs: array<f32, ${BK * BN}>;
       }
       Bs[kk * ${BN} + nn] = v;
     }
-    workgroupBarrier();
-    for (var kk = 0; kk < ${BK}; kk++) {
-      var b: array<f32, ${rn}>;
-      for (var j = 0; j < ${rn}; j++) { b[j] = Bs[kk * ${BN} + j * 16 + i32(lid.x)]; }
-      for (var i = 0; i < ${rm}; i++) {
-        let a = As[kk * ${BM} + i * 16 + i32(lid.y)];
-        for (var j = 0; j < ${rn}; j++) { acc[i][j] += a * b[j]; }
-      }
-    }
-    workgroupBarrier();
-  }
-  let O = Og * groups;
-  for (var i = 0; i < ${rm}; i++) {
-    let gm = m0 + i * 16 + i32(lid.y);
-    if (gm >= Og) { continue; }
-    let row = ((n * O + q * Og + gm) * P);
-    for (var j = 0; j < ${rn}; j++) {
-      let gp = p0 + j * 16 + i32(lid.x);
-      if (gp < P) { y[row + gp] = acc[i][j]; }
-    }
-  }
+${inner}  let O = Og * groups;
+${store}
 }`;
 }
