@@ -240,15 +240,24 @@ export function modelCheckpoint(options: ModelCheckpointOptions): Callback {
 }
 
 /**
+ * What progressEvents dispatches on: anything with an EventTarget's `dispatchEvent` (a DOM element, `new
+ * EventTarget()` in Node or a worker). Declared structurally so the declarations need no DOM lib.
+ */
+export interface ProgressEventTarget {
+  /** Called with a CustomEvent whose detail is the Progress and its phase. */
+  dispatchEvent(event: never): unknown;
+}
+
+/**
  * Dispatches a `type` event (default 'progress') on `target` after every batch and epoch: a CustomEvent
  * whose detail is the Progress (with `phase`: 'batch' or 'epoch') — a page's progress bar listens to it.
  * Any EventTarget (a DOM element, `new EventTarget()` in Node or a worker) serves.
  */
-export function progressEvents(target: EventTarget, type = 'progress'): Callback {
+export function progressEvents(target: ProgressEventTarget, type = 'progress'): Callback {
   if (typeof target?.dispatchEvent !== 'function')
     throw new InvalidArgumentError(`progressEvents: target must be an EventTarget, got ${describeValue(target)}`);
   const send = (phase: 'batch' | 'epoch', progress: Progress): void => {
-    target.dispatchEvent(new CustomEvent(type, { detail: { phase, ...progress } }));
+    target.dispatchEvent(new CustomEvent(type, { detail: { phase, ...progress } }) as never);
   };
   return {
     onBatchEnd: (_b, _l, p) => send('batch', p),

@@ -25,7 +25,6 @@ export * from './quantize.js';
 export * from './resize.js';
 export * from './creation.js';
 export * from './random.js';
-export * from './statics.js';
 export * from './optim-adaptive.js';
 export * from './schedulers.js';
 export * from './clip.js';

@@ -10,7 +10,16 @@ import {
   UseAfterFreeError,
 } from '@polyhal/hal';
 import { runBackward } from './backward.js';
+import {
+  arange as arangeFn,
+  eye as eyeFn,
+  linspace as linspaceFn,
+  ones as onesFn,
+  tensor as tensorFn,
+  zeros as zerosFn,
+} from './creation.js';
 import { formatValues } from './format.js';
+import { rand as randFn, randint as randintFn, randn as randnFn } from './random.js';
 import type { MultiMethods, OpMethods, TableMethods } from './methods.js';
 import { type Disposable, leakRegistry, track } from './scope.js';
 
@@ -179,6 +188,28 @@ export class Tensor implements Disposable {
   ): Tensor {
     return new Tensor(backend, backend.full(shape, value, opts.dtype), { requiresGrad: opts.requiresGrad });
   }
+
+  // The creation functions as statics (PyTorch's `torch.zeros` as `Tensor.zeros`): the same functions, so the
+  // same arguments, options and errors as creation.ts and random.ts (function declarations, hoisted, so the
+  // import cycle with those modules is safe).
+  /** `tensor(be, data, opts)`: a tensor from nested arrays, shape and dtype inferred (creation.ts). */
+  static readonly from: typeof tensorFn = tensorFn;
+  /** `zeros(be, shape, opts)` (creation.ts). */
+  static readonly zeros: typeof zerosFn = zerosFn;
+  /** `ones(be, shape, opts)` (creation.ts). */
+  static readonly ones: typeof onesFn = onesFn;
+  /** `arange(be, [start,] end[, step], opts)` (creation.ts). */
+  static readonly arange: typeof arangeFn = arangeFn;
+  /** `linspace(be, start, stop, num, opts)` (creation.ts). */
+  static readonly linspace: typeof linspaceFn = linspaceFn;
+  /** `eye(be, n, m, opts)` (creation.ts). */
+  static readonly eye: typeof eyeFn = eyeFn;
+  /** `rand(be, shape, opts)`: uniform in [low, high) from the Philox stream (random.ts). */
+  static readonly rand: typeof randFn = randFn;
+  /** `randn(be, shape, opts)`: normal from the Philox stream (random.ts). */
+  static readonly randn: typeof randnFn = randnFn;
+  /** `randint(be, low, high, shape, opts)`: int32 in [low, high) from the Philox stream (random.ts). */
+  static readonly randint: typeof randintFn = randintFn;
 
   /** Size of each dimension. */
   get shape(): readonly number[] {
