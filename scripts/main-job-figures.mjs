@@ -6,6 +6,7 @@
 //   node scripts/main-job-figures.mjs --check  exits 1 if the page's block differs from the JSON
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { DEFAULT_BACKENDS } from '@polyhal/hal';
 
 const root = process.cwd();
 const dir = join(root, 'benches/results');
@@ -30,7 +31,7 @@ const files = readdirSync(dir, { withFileTypes: true })
   .sort();
 const runs = files.flatMap((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')).runs.map((r) => ({ ...r, file: f })));
 const order = { mlp: 0, cnn: 1, vit: 2 };
-const backends = ['cpu', 'wasm', 'webgpu'];
+const backends = DEFAULT_BACKENDS.map((b) => b.name);
 const rank = (r) => (backends.includes(r.backend) ? backends.indexOf(r.backend) : backends.length);
 runs.sort(
   (a, b) => order[a.model] - order[b.model] || b.epochs - a.epochs || rank(a) - rank(b) || a.file.localeCompare(b.file),

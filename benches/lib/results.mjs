@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_BACKENDS } from '@polyhal/hal';
 
 /** benches/results of this checkout, or $POLYHAL_RESULTS_DIR (a copy elsewhere, as tests use). */
 export const RESULTS_DIR =
@@ -32,7 +33,7 @@ export const ROW_KEYS = [
 ];
 
 /** Backends in the order a harness file lists its runs. */
-const BACKEND_ORDER = ['cpu', 'wasm', 'webgpu'];
+const BACKEND_ORDER = DEFAULT_BACKENDS.map((b) => b.name);
 
 /**
  * The folder name of this machine under benches/results: $POLYHAL_BENCH_MACHINE, else `node-<cores>core`

@@ -3,6 +3,7 @@
 // Each PolyHAL backend against its TensorFlow.js 4.22 counterpart, in one process, on the same inputs.
 // Writes one results file per suite, <out>/<machine>/<suite>.json (benches/lib/results.mjs), replacing the
 // runs of the backends measured now; then `node scripts/results-docs.mjs` regenerates docs/results/.
+import { DEFAULT_BACKENDS } from '@polyhal/hal';
 import { Command } from 'commander';
 import { machine as host, versions } from '../lib/harness.mjs';
 import { machineKey, recordHarnessRun, RESULTS_DIR } from '../lib/results.mjs';
@@ -22,7 +23,7 @@ try {
 }
 const o = program.opts();
 const suites = o.suite === 'all' ? Object.keys(SUITES) : o.suite.split(',');
-const backends = o.backend === 'all' ? ['cpu', 'wasm', 'webgpu'] : o.backend.split(',');
+const backends = o.backend === 'all' ? DEFAULT_BACKENDS.map((b) => b.name) : o.backend.split(',');
 for (const s of suites)
   if (!SUITES[s]) {
     console.error(`unknown suite '${s}' (known: ${Object.keys(SUITES).join(', ')})`);
