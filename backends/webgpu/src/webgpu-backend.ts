@@ -565,7 +565,7 @@ export class WebGpuBackend extends BaseBackend {
     return convTransposeOnWebGpu(this, this.selectContext, x, w, options) ?? super.convTranspose(x, w, options);
   }
 
-  /** Nearest resize in one gather kernel, the composite's indices in its params (dispatch-conv.ts); else the composite. */
+  /** Nearest resize in one gather kernel, the composite's indices in its params (dispatch-conv.ts); else composite. */
   override resize(x: NDArray, options: ResizeOptions): NDArray {
     return resizeOnWebGpu(this, this.selectContext, x, options) ?? super.resize(x, options);
   }
