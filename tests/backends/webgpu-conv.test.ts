@@ -270,6 +270,24 @@ describe('webgpu conv kernels', () => {
     expect(dispatches).toBeGreaterThan(1);
   });
 
+  test('a padded tap times an infinite weight is NaN, as the composite pads x with zeros', async () => {
+    const x = be.fromArray(new Float32Array(9).fill(1), [1, 1, 3, 3]);
+    const taps = new Float32Array(9).fill(0.5);
+    taps[0] = Infinity; // tap (0, 0) lies in the padding for the first output row and column
+    const want = [NaN, NaN, NaN, NaN, Infinity, Infinity, NaN, Infinity, Infinity];
+    for (const b of [be, tiled]) {
+      const xb = b === be ? x : b.fromArray(new Float32Array(9).fill(1), [1, 1, 3, 3]);
+      const w = b.fromArray(taps, [1, 1, 3, 3]);
+      // groups 1 runs the implicit GEMM; a depthwise pair of channels the depthwise kernel
+      const y = b.conv(xb, w, { padding: 1 });
+      expect(Array.from((await b.read(y)) as Float32Array)).toEqual(want);
+      const x2 = b.fromArray(new Float32Array(18).fill(1), [1, 2, 3, 3]);
+      const w2 = b.fromArray(Float32Array.of(...taps, ...taps), [2, 1, 3, 3]);
+      const y2 = b.conv(x2, w2, { padding: 1, groups: 2 });
+      expect(Array.from((await b.read(y2)) as Float32Array)).toEqual([...want, ...want]);
+    }
+  });
+
   test('an empty batch gives an empty output', async () => {
     const y = be.conv(be.full([0, 3, 5, 5], 0), be.full([4, 3, 3, 3], 0));
     expect(y.shape).toEqual([0, 4, 3, 3]);

@@ -2,8 +2,9 @@
  * WGSL depthwise convolution (groups = C = O; hal/src/families/conv/conv.ts): one invocation per output
  * element of y [N, C, OH, OW] (row-major) sums its channel's kh×kw window of x [N, C, H, W] times the
  * channel's taps w [C, 1, kh, kw], in tap order (row-major over the window) as the HAL's composite does;
- * taps that fall in the zero padding are skipped. Any kernel size, stride, dilation and padding; x and w are
- * read through their strides (views need no copy). 1-D convolutions run as 2-D ones of height 1.
+ * taps in the zero padding add 0·w, as the composite's padded input does (0·∞ is NaN). Any kernel size,
+ * stride, dilation and padding; x and w are read through their strides (views need no copy). 1-D
+ * convolutions run as 2-D ones of height 1.
  *
  * Params: 0 outputs · 1 C · 2 H · 3 W · 4 OH · 5 OW · 6 kh · 7 kw · 8 sh · 9 sw · 10 dh · 11 dw · 12 pad top ·
  * 13 pad left · 14 x offset · 15–18 x strides (N, C, H, W) · 19 w offset · 20–22 w strides (C, kh, kw).
@@ -30,12 +31,13 @@ export const depthwiseWgsl = `${paramsPrelude(DEPTHWISE_WORDS)}
   var acc = 0.0;
   for (var ky = 0; ky < kh; ky++) {
     let iy = iy0 + ky * dh;
-    if (iy < 0 || iy >= H) { continue; }
+    let inRow = iy >= 0 && iy < H;
     let xr = xb + iy * xsh; let wr = wb + ky * wsh;
     for (var kx = 0; kx < kw; kx++) {
       let ix = ix0 + kx * dw;
-      if (ix < 0 || ix >= W) { continue; }
-      acc += x[xr + ix * xsw] * w[wr + kx * wsw];
+      var v = 0.0;
+      if (inRow && ix >= 0 && ix < W) { v = x[xr + ix * xsw]; }
+      acc += v * w[wr + kx * wsw];
     }
   }
   y[idx] = acc;
