@@ -1,4 +1,4 @@
-// node benches/onnx/profile.mjs [--models det,rec] [--backend wasm] [--runs 3] [--top 15] [--out <file>]
+// node benches/onnx/profile.mjs [--models det,rec] [--backend wasm] [--threads n] [--runs 3] [--top 15] [--out <file>]
 // Per-node profile of PolyHAL's InferenceSession: time per op type and the slowest nodes, from
 // InferenceSession.run's onNode observer (the time between one node's callback and the next: the node's
 // lowering and its kernels; the wasm and cpu backends compute synchronously, so that is the node's time).
@@ -13,6 +13,7 @@ const program = new Command()
   .name('onnx-profile')
   .option('--models <names>', 'comma list of det, rec, silero', 'det,rec')
   .option('--backend <name>', 'PolyHAL backend', 'wasm')
+  .option('--threads <n>', 'wasm worker threads (default: the backend\'s own, the cores up to 8)')
   .option('--runs <n>', 'profiled runs after the warm-up run', '3')
   .option('--top <n>', 'slowest nodes listed', '15')
   .option('--out <file>', 'also write the profile as JSON')
@@ -24,6 +25,12 @@ try {
 }
 const o = program.opts();
 const { InferenceSession } = await import('@polyhal/onnx');
+const { createBackend } = await import('@polyhal/hal');
+await import(`@polyhal/backend-${o.backend}`);
+const { backend } = await createBackend({
+  backend: o.backend,
+  options: o.threads === undefined ? {} : { threads: Number(o.threads) },
+});
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -47,13 +54,13 @@ async function profiledRun(session, feeds) {
   return { nodes, total: performance.now() - t0 };
 }
 
-const out = { backend: o.backend, date: new Date().toISOString(), models: {} };
+const out = { backend: backend.deviceName, date: new Date().toISOString(), models: {} };
 for (const name of o.models.split(',')) {
   const model = MODELS[name];
   if (!model) throw new Error(`unknown model '${name}'`);
   const bytes = readFileSync(model.file);
   const t0 = performance.now();
-  const session = await InferenceSession.create(bytes, { backend: o.backend });
+  const session = await InferenceSession.create(bytes, { backend });
   const createMs = performance.now() - t0;
   const feeds = model.feeds(0);
   const t1 = performance.now();
@@ -76,7 +83,7 @@ for (const name of o.models.split(',')) {
   const ops = Object.values(byOp).sort((a, b) => b.ms - a.ms);
   const top = [...perNode].sort((a, b) => b.ms - a.ms).slice(0, Number(o.top));
   console.log(
-    `\n## ${name} on ${o.backend}: create ${ms(createMs)} ms, first run ${ms(firstRunMs)} ms, ` +
+    `\n## ${name} on ${backend.deviceName}: create ${ms(createMs)} ms, first run ${ms(firstRunMs)} ms, ` +
       `run ${ms(plainMs)} ms (observed: ${ms(median(runs.map((r) => r.total)))} ms, nodes sum ${ms(total)} ms)`,
   );
   console.log('| op | nodes | ms | share |\n| --- | ---: | ---: | ---: |');
@@ -86,3 +93,4 @@ for (const name of o.models.split(',')) {
   out.models[name] = { createMs, firstRunMs, runMs: plainMs, total, ops, nodes: perNode };
 }
 if (o.out) writeFileSync(o.out, `${JSON.stringify(out, null, 2)}\n`);
+backend.dispose();
