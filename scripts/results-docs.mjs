@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { benchmarksPage } from './results-docs/benchmarks.mjs';
 import { footnote } from './results-docs/format.mjs';
 import { h100Section, h200Section } from './results-docs/gpu.mjs';
+import { onnxSection } from './results-docs/onnx.mjs';
 import { vmSection } from './results-docs/vm.mjs';
 import { wasmSection } from './results-docs/wasm.mjs';
 
@@ -44,6 +45,8 @@ function performancePage() {
     ...h200Section(),
     '',
     ...h100Section(),
+    '',
+    ...onnxSection(),
     '',
   ].join('\n');
 }
