@@ -180,8 +180,8 @@ async function bench() {
       }
     }
     for (const n of Object.keys(live)) {
-      rows[n].check = checked[REFERENCE] ? compare(checked[n], checked[REFERENCE]) : { error: 'no reference' };
-      if (!rows[n].check.error) rows[n].agrees = Object.values(rows[n].check).every((c) => c.maxAbsDiff <= AGREE);
+      rows[n].outputs = checked[REFERENCE] ? compare(checked[n], checked[REFERENCE]) : { error: 'no reference' };
+      if (!rows[n].outputs.error) rows[n].agrees = Object.values(rows[n].outputs).every((c) => c.maxAbsDiff <= AGREE);
     }
     const order = Object.keys(live);
     const iterations = Math.max(1, Math.round(plan.iterations * Number(o.scale)));
@@ -270,7 +270,7 @@ function table(out) {
         continue;
       }
       const diff =
-        r.check?.error ?? Math.max(...Object.values(r.check ?? {}).map((c) => c.maxAbsDiff)).toExponential(1);
+        r.outputs?.error ?? Math.max(...Object.values(r.outputs ?? {}).map((c) => c.maxAbsDiff)).toExponential(1);
       const med = r.medianMs === undefined ? '' : `${r.medianMs} (${r.p25Ms}–${r.p75Ms})`;
       const ratio = r.ratio === undefined ? '' : `${r.ratio}× ${r.peer}`;
       const mem = r.memory?.sessionMiB ?? '';
