@@ -2,12 +2,12 @@
  * @jest-environment ./tests/examples/native-arrays-environment.cjs
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import * as ort from 'onnxruntime-node';
-import { type CreateSession, fromOnnxRuntime, fromPolyhal } from '../../examples/engine.js';
+import { type CreateSession, fromPolyhal } from '../../examples/engine.js';
 import { insideConvex, type Quad } from '../../examples/ocr/geometry.js';
 import { Ocr, type OcrLine, type OcrModels } from '../../examples/ocr/index.js';
 import { ppOcrV4 } from '../../examples/ocr/models.js';
 import { type Rendered, type TextLine, type TextRenderer, textRenderer } from './render-text.js';
+import { onnxRuntimeInChild } from '../support/ort-remote.js';
 
 // The OCR example end to end (examples/ocr): lines of known text drawn by headless Chromium in DejaVu Sans,
 // detected, cropped, recognized and CTC-decoded with PP-OCRv4; the text must come back exactly and each box
@@ -25,6 +25,9 @@ let renderer: TextRenderer;
 let models: OcrModels;
 let page: Rendered;
 let line: Rendered;
+// onnxruntime-node, the peer, runs in a child process (tests/support/ort-server.mjs)
+const ortChild = onnxRuntimeInChild();
+
 /** onnxruntime-node's lines for the page and the line, the peer PolyHAL's boxes are compared with. */
 const peer = new Map<Rendered, OcrLine[]>();
 
@@ -33,13 +36,14 @@ beforeAll(async () => {
   models = await ppOcrV4();
   page = await renderer.render(704, 224, PAGE);
   line = await renderer.render(256, 64, LINE);
-  const ocr = await Ocr.create(fromOnnxRuntime(ort), models);
+  const ocr = await Ocr.create(ortChild.create, models);
   for (const r of [page, line]) peer.set(r, await ocr.read(r.image));
   await ocr.release();
 }, 60_000);
 
 afterAll(async () => {
   await renderer?.close();
+  ortChild.close();
 });
 
 const area = (q: Quad): number => {
@@ -86,8 +90,8 @@ async function readsPage(
 
 describe('OCR example (PP-OCRv4 det → DB boxes → crops → rec → CTC)', () => {
   test('onnxruntime-node (cpu) reads three rendered lines back exactly, one of them turned 4°', async () => {
-    await readsPage(fromOnnxRuntime(ort), page, PAGE);
-    await readsPage(fromOnnxRuntime(ort), line, LINE);
+    await readsPage(ortChild.create, page, PAGE);
+    await readsPage(ortChild.create, line, LINE);
   });
 
   test('PolyHAL wasm reads the page as onnxruntime-node does', async () => {
@@ -99,7 +103,7 @@ describe('OCR example (PP-OCRv4 det → DB boxes → crops → rec → CTC)', ()
   });
 
   test('a blank page has no text', async () => {
-    const ocr = await Ocr.create(fromOnnxRuntime(ort), models);
+    const ocr = await Ocr.create(ortChild.create, models);
     const blank = await renderer.render(320, 96, []);
     expect(await ocr.read(blank.image)).toEqual([]);
     await ocr.release();

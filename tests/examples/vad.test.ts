@@ -1,10 +1,9 @@
 /**
  * @jest-environment ./tests/examples/native-arrays-environment.cjs
  */
-import { beforeAll, describe, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { InvalidArgumentError, ShapeMismatchError } from '@polyhal/hal';
-import * as ort from 'onnxruntime-node';
-import { fromOnnxRuntime, fromPolyhal } from '../../examples/engine.js';
+import { fromPolyhal } from '../../examples/engine.js';
 import {
   detectSpeech,
   SileroVad,
@@ -14,16 +13,21 @@ import {
   type VadResult,
 } from '../../examples/vad/index.js';
 import { sileroV5 } from '../../examples/vad/models.js';
+import { onnxRuntimeInChild } from '../support/ort-remote.js';
 
 // The VAD example (examples/vad): Silero VAD v5 over a synthesized 16 kHz signal of vowel-like bursts and
 // silence whose speech regions are known, 512-sample frames with the recurrent state carried.
+// onnxruntime-node, the peer, runs in a child process (tests/support/ort-server.mjs)
+const ortChild = onnxRuntimeInChild();
+afterAll(() => ortChild.close());
+
 const FRAME = 512;
 let model: Uint8Array;
 /** onnxruntime-node's result on each signal length, the peer PolyHAL's decisions are compared with. */
 const peer = new Map<number, VadResult>();
 beforeAll(async () => {
   model = await sileroV5();
-  const vad = await SileroVad.create(fromOnnxRuntime(ort), model);
+  const vad = await SileroVad.create(ortChild.create, model);
   for (const seconds of [8, 4]) peer.set(seconds, await detectSpeech(vad, speechLike(seconds, 1).samples));
   await vad.release();
 });
@@ -68,7 +72,7 @@ describe('VAD example with onnxruntime-node (cpu)', () => {
 
   test('the recurrent state matters: frames run from a fresh state each give other probabilities', async () => {
     const signal = speechLike(2, 1);
-    const vad = await SileroVad.create(fromOnnxRuntime(ort), model);
+    const vad = await SileroVad.create(ortChild.create, model);
     const carried = (await detectSpeech(vad, signal.samples)).probabilities;
     const fresh: number[] = [];
     for (let f = 0; f < carried.length; f++) {
@@ -80,10 +84,10 @@ describe('VAD example with onnxruntime-node (cpu)', () => {
   });
 
   test('bad input is a typed error', async () => {
-    const vad = await SileroVad.create(fromOnnxRuntime(ort), model);
+    const vad = await SileroVad.create(ortChild.create, model);
     await expect(vad.process(new Float32Array(500))).rejects.toThrow(ShapeMismatchError);
     await vad.release();
-    await expect(SileroVad.create(fromOnnxRuntime(ort), model, 44100 as never)).rejects.toThrow(InvalidArgumentError);
+    await expect(SileroVad.create(ortChild.create, model, 44100 as never)).rejects.toThrow(InvalidArgumentError);
   });
 });
 

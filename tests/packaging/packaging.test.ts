@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, chromium } from 'playwright-core';
 import { requiredBackends } from '../support/backends.js';
-import { createProject, installOffline, packAll, type Packed } from './project.js';
+import { createProject, installOffline, PUBLISHED, packAll, type Packed } from './project.js';
 import { readmeExamples } from './readme.js';
 import { serveDir } from './serve.js';
 
@@ -302,18 +302,7 @@ describe('packaging: the published tarballs in an empty consumer project', () =>
     );
   });
 
-  test.each([
-    'hal',
-    'backends/cpu',
-    'backends/wasm',
-    'backends/webgpu',
-    'backends/reference',
-    'packages/onnx',
-    'packages/conformance',
-    'packages/autograd',
-    'packages/models',
-    'packages/cli',
-  ])(
+  test.each(PUBLISHED)(
     'the README of %s (as installed) has an example, and it runs',
     (pkgDir) => {
       const name = (JSON.parse(readFileSync(join(root, pkgDir, 'package.json'), 'utf8')) as { name: string }).name;
