@@ -86,7 +86,14 @@ export {
   scatterElementsPlan,
   scatterNDPlan,
 } from './families/indexing/indexing-nd.js';
-export { perAxis, spatialRank, type WindowGeometry, windowGeometry } from './families/conv/conv-geometry.js';
+export {
+  perAxis,
+  spatialRank,
+  type Window2d,
+  type WindowGeometry,
+  window2d,
+  windowGeometry,
+} from './families/conv/conv-geometry.js';
 export { checkConvOperands, convGradDims, type ConvHost } from './families/conv/conv-check.js';
 export {
   col2im,

@@ -28,11 +28,12 @@ import {
   newStorageArray,
   type StorageArray,
   storageToHost,
+  window2d,
   windowGeometry,
 } from '@polyhal/hal/internal';
 import { type PhiloxStream, philoxUniformFill } from '@polyhal/hal/internal';
 import { binaryKernel } from './kernels/binary.js';
-import { depthwiseConvKernel, type Window2d } from './kernels/conv.js';
+import { depthwiseConvKernel } from './kernels/conv.js';
 import { copyKernel, stridedCopy } from './kernels/copy.js';
 import { gatherKernel, scatterKernel } from './kernels/index.js';
 import { matmulKernel } from './kernels/matmul.js';
@@ -220,20 +221,7 @@ export class CpuBackend extends BaseBackend {
     if (r > 2 || !isDepthwise(groups, C, O) || x.shape.includes(0)) return super.conv(x, w, options);
     const g = windowGeometry(x.shape.slice(2), { kernel: w.shape.slice(2), ...options }, 'conv');
     const two = r === 2;
-    const win: Window2d = {
-      H: two ? x.shape[2]! : 1,
-      W: x.shape[r + 1]!,
-      OH: two ? g.output[0]! : 1,
-      OW: g.output[r - 1]!,
-      kh: two ? g.kernel[0]! : 1,
-      kw: g.kernel[r - 1]!,
-      sh: two ? g.stride[0]! : 1,
-      sw: g.stride[r - 1]!,
-      dh: two ? g.dilation[0]! : 1,
-      dw: g.dilation[r - 1]!,
-      pt: two ? g.pads[0]![0] : 0,
-      pl: g.pads[r - 1]![0],
-    };
+    const win = window2d(x.shape.slice(2), g);
     // 1-D as 2-D of height 1: a unit axis of stride 0 before the last one
     const as2d = (v: NDArray): Strided<Float32Array> => {
       const d = this.strided(v) as Strided<Float32Array>;

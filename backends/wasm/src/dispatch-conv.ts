@@ -11,7 +11,14 @@
  * errors); 3-D windows and empty shapes return null, and the backend falls back to the composite.
  */
 import { type ConvOptions, contiguousStrides, type DeviceBuffer, type NDArray, viewOf } from '@polyhal/hal';
-import { type ConvHost, checkConvOperands, isDepthwise, windowGeometry } from '@polyhal/hal/internal';
+import {
+  type ConvHost,
+  checkConvOperands,
+  isDepthwise,
+  type Window2d,
+  window2d,
+  windowGeometry,
+} from '@polyhal/hal/internal';
 import type { WasmContext } from './context.js';
 
 /** What the dispatch uses of the backend: the composite's checks and its allocator. */
@@ -22,21 +29,8 @@ const GEO_WORDS = 18;
 /** Multiply-adds per depthwise part below which the planes stay on one thread. */
 const DEPTHWISE_SPLIT = 2 ** 18;
 
-interface Geometry {
-  C: number;
-  H: number;
-  W: number;
-  OH: number;
-  OW: number;
-  kh: number;
-  kw: number;
-  sh: number;
-  sw: number;
-  dh: number;
-  dw: number;
-  pt: number;
-  pl: number;
-}
+/** One group's window: the 2-D form of the conv's geometry and its input channels per group. */
+type Geometry = Window2d & { C: number };
 
 /** Writes the parameter block at `at`: the geometry, then M, x, A (or w), y and bias pointers. */
 function writeBlock(ctx: WasmContext, at: number, g: Geometry, M: number, ptrs: readonly number[]): void {
@@ -55,22 +49,7 @@ export function convOnWasm(be: ConvBackend, ctx: WasmContext, x: NDArray, w: NDA
   const { r, groups, N, C, O } = checkConvOperands(be, x, w, o.groups, 'conv');
   if (r > 2) return null;
   const wg = windowGeometry(x.shape.slice(2), { kernel: w.shape.slice(2), ...o }, 'conv');
-  const out2 = r === 2;
-  const geo: Geometry = {
-    C: C / groups,
-    H: out2 ? x.shape[2]! : 1,
-    W: x.shape[r + 1]!,
-    OH: out2 ? wg.output[0]! : 1,
-    OW: wg.output[r - 1]!,
-    kh: out2 ? wg.kernel[0]! : 1,
-    kw: wg.kernel[r - 1]!,
-    sh: out2 ? wg.stride[0]! : 1,
-    sw: wg.stride[r - 1]!,
-    dh: out2 ? wg.dilation[0]! : 1,
-    dw: wg.dilation[r - 1]!,
-    pt: out2 ? wg.pads[0]![0] : 0,
-    pl: wg.pads[r - 1]![0],
-  };
+  const geo: Geometry = { C: C / groups, ...window2d(x.shape.slice(2), wg) };
   const P = geo.OH * geo.OW;
   if (N * C * O * P === 0) return null;
   const temps: NDArray[] = [];

@@ -25,6 +25,7 @@ import {
   checkConvOperands,
   isDepthwise,
   perAxis,
+  window2d,
   windowGeometry,
 } from '@polyhal/hal/internal';
 import type { CommandBatch } from './encoder.js';
@@ -63,18 +64,7 @@ export function convOnWebGpu(be: ConvHost, ctx: ConvContext, x: NDArray, w: NDAr
   const g = windowGeometry(x.shape.slice(2), { kernel: w.shape.slice(2), ...o }, 'conv');
   const two = r === 2;
   // [N, C, H, W] geometry; a 1-D conv has H = 1 and a zero H stride
-  const H = two ? x.shape[2]! : 1;
-  const W = x.shape[r + 1]!;
-  const OH = two ? g.output[0]! : 1;
-  const OW = g.output[r - 1]!;
-  const kh = two ? g.kernel[0]! : 1;
-  const kw = g.kernel[r - 1]!;
-  const sh = two ? g.stride[0]! : 1;
-  const sw = g.stride[r - 1]!;
-  const dh = two ? g.dilation[0]! : 1;
-  const dw = g.dilation[r - 1]!;
-  const pt = two ? g.pads[0]![0] : 0;
-  const pl = g.pads[r - 1]![0];
+  const { H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl } = window2d(x.shape.slice(2), g);
   const P = OH * OW;
   if (N * C * O * P === 0 || N * groups > MAX_Z || Math.ceil(P / 16) > MAX_Z) return null;
   const [xsn, xsc] = x.strides as [number, number];

@@ -5,24 +5,8 @@
  * checks), then rounded once into the output. The HAL's composite runs two elementwise passes over the
  * whole output per tap instead.
  */
+import type { Window2d } from '@polyhal/hal/internal';
 import type { Strided } from './strided.js';
-
-/** A 2-D window geometry (1-D as height 1): input H × W, output OH × OW, kernel, stride, dilation, pads. */
-export interface Window2d {
-  H: number;
-  W: number;
-  OH: number;
-  OW: number;
-  kh: number;
-  kw: number;
-  sh: number;
-  sw: number;
-  dh: number;
-  dw: number;
-  /** Padding before the first row and column. */
-  pt: number;
-  pl: number;
-}
 
 /**
  * y [N, C, OH, OW] (contiguous) = depthwise conv of x [N, C, H, W] (any strides) with w [C, 1, kh, kw]

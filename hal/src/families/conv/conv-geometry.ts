@@ -149,3 +149,55 @@ export function spatialRank(x: NDArray, op: string): number {
   }
   return r;
 }
+
+/** A 1-D or 2-D window as a 2-D one (1-D as height 1): input H × W, output OH × OW, kernel, stride, dilation, pads. */
+export interface Window2d {
+  /** Input height (1 for a 1-D window). */
+  H: number;
+  /** Input width. */
+  W: number;
+  /** Output height (1 for a 1-D window). */
+  OH: number;
+  /** Output width. */
+  OW: number;
+  /** Kernel height (1 for a 1-D window). */
+  kh: number;
+  /** Kernel width. */
+  kw: number;
+  /** Row stride (1 for a 1-D window). */
+  sh: number;
+  /** Column stride. */
+  sw: number;
+  /** Row dilation (1 for a 1-D window). */
+  dh: number;
+  /** Column dilation. */
+  dw: number;
+  /** Padding before the first row (0 for a 1-D window). */
+  pt: number;
+  /** Padding before the first column. */
+  pl: number;
+}
+
+/**
+ * The 2-D form of a 1-D or 2-D window geometry `g` over spatial input sizes `spatial` (the backends' direct conv
+ * kernels work on [N, C, H, W] with H = 1 for a 1-D conv). Throws InvalidArgumentError for 3 or more axes.
+ */
+export function window2d(spatial: readonly number[], g: WindowGeometry): Window2d {
+  const r = spatial.length;
+  if (r < 1 || r > 2) throw new InvalidArgumentError(`window2d: 1 or 2 spatial axes, got ${r}`);
+  const two = r === 2;
+  return {
+    H: two ? spatial[0]! : 1,
+    W: spatial[r - 1]!,
+    OH: two ? g.output[0]! : 1,
+    OW: g.output[r - 1]!,
+    kh: two ? g.kernel[0]! : 1,
+    kw: g.kernel[r - 1]!,
+    sh: two ? g.stride[0]! : 1,
+    sw: g.stride[r - 1]!,
+    dh: two ? g.dilation[0]! : 1,
+    dw: g.dilation[r - 1]!,
+    pt: two ? g.pads[0]![0] : 0,
+    pl: g.pads[r - 1]![0],
+  };
+}
