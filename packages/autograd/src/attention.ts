@@ -4,7 +4,7 @@
  * inputs, additive float masks, `causal` hiding the keys after each query.
  */
 import { InvalidArgumentError, ShapeMismatchError } from '@polyhal/hal';
-import { type LayerOptions, Linear, Module } from './nn.js';
+import { type LayerConfig, type LayerOptions, Linear, Module } from './nn.js';
 import { Tensor } from './tensor.js';
 
 /** Options of scaledDotProductAttention and MultiHeadAttention.attend. */
@@ -76,6 +76,11 @@ export class MultiHeadAttention extends Module {
     this.children.set('k', this.k);
     this.children.set('v', this.v);
     this.children.set('out', this.out);
+  }
+
+  /** { embedDim, numHeads, bias }. */
+  override getConfig(): LayerConfig {
+    return { embedDim: this.embedDim, numHeads: this.numHeads, bias: this.q.bias !== null };
   }
 
   /** [N, L, E] → [N, heads, L, E/heads]. */

@@ -5,7 +5,7 @@
  * (hal/src/families/random/sampling.ts): the same seed and offset drop the same elements on every backend.
  */
 import { InvalidArgumentError, withTemps } from '@polyhal/hal';
-import { Module } from './nn.js';
+import { type LayerConfig, Module } from './nn.js';
 import { record } from './ops.js';
 import type { Tensor } from './tensor.js';
 
@@ -66,6 +66,11 @@ export class Dropout extends Module {
   ) {
     super();
     checkP(p, 'Dropout');
+  }
+
+  /** { p, seed }. */
+  override getConfig(): LayerConfig {
+    return { p: this.p, seed: this.seed };
   }
 
   /** x with elements dropped and the rest scaled by 1/(1 − p) in training mode; x itself in eval mode. */

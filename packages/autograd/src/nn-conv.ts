@@ -18,7 +18,7 @@ import {
 import { avgPool, conv as convFn, convTranspose as convTransposeFn, maxPool } from './conv.js';
 import { reshape } from './movement.js';
 import type { WeightInitOptions } from './init.js';
-import { type LayerOptions, layerParameter, Module, toRng } from './nn.js';
+import { type LayerConfig, type LayerOptions, layerParameter, Module, toRng } from './nn.js';
 import { add } from './ops.js';
 import type { Tensor } from './tensor.js';
 import { UninitializedParameterError } from './uninitialized.js';
@@ -131,6 +131,20 @@ export class ConvNd extends Module {
     this.pending = null;
   }
 
+  /** { rank, inChannels (null while lazy), outChannels, kernelSize, stride, padding, dilation, groups, bias }. */
+  override getConfig(): LayerConfig {
+    const bias = this.pending ? this.pending.opts.bias !== false : this.params.has('bias');
+    const inChannels = this.pending ? null : this._inChannels;
+    return {
+      rank: this.rank,
+      inChannels,
+      outChannels: this.outChannels,
+      kernelSize: this.kernelSize,
+      ...this.options,
+      bias,
+    };
+  }
+
   /** The weight [O, C/groups, ...k] ([C, O/groups, ...k] transposed). */
   get weight(): Tensor {
     return this.param('weight');
@@ -182,6 +196,10 @@ export class ConvTranspose2d extends ConvNd {
     super(2, inChannels, outChannels, kernelSize, rest, true);
     this.tOptions = { ...this.options, padding, outputPadding };
   }
+  /** ConvNd's config with convTranspose's padding and outputPadding. */
+  override getConfig(): LayerConfig {
+    return { ...super.getConfig(), padding: this.tOptions.padding, outputPadding: this.tOptions.outputPadding };
+  }
   /** x [N, C, H, W] → [N, O, Ho, Wo] with Ho = (H − 1)·s − pads + d·(kh − 1) + outputPadding + 1 (as convTranspose). */
   override forward(x: Tensor): Tensor {
     this.materializeFrom(x);
@@ -202,6 +220,10 @@ class Pool extends Module {
   ) {
     super();
     perAxis(options.kernelSize, rank, 1, this.constructor.name, 'kernelSize');
+  }
+  /** The window options: { kernelSize, stride, padding, dilation, ceilMode, countIncludePad } as given. */
+  override getConfig(): LayerConfig {
+    return { ...this.options };
   }
   /** x [N, C, ...in] → [N, C, ...out]: each window's maximum (MaxPool) or mean (AvgPool). */
   forward(x: Tensor): Tensor {

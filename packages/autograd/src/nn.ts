@@ -27,6 +27,12 @@ export interface LayerOptions {
   rng?: Rng | number;
 }
 
+/**
+ * A layer's constructor arguments as JSON-able values (tfjs's `getConfig()`), without the backend, the rng or
+ * initializers: what `saveModel` writes beside the class name, and what a registered `fromConfig` reads back.
+ */
+export type LayerConfig = Record<string, unknown>;
+
 /** An Rng from a seed (mulberry32; default seed 0) or an Rng itself, returned as is. */
 export const toRng = (r: Rng | number | undefined): Rng => (typeof r === 'function' ? r : mulberry32(r ?? 0));
 
@@ -79,9 +85,23 @@ export abstract class Module {
   /** The layer's computation on input x (shapes per subclass); records the graph when x needs gradients. */
   abstract forward(x: Tensor): Tensor;
 
+  /**
+   * The constructor arguments that rebuild this layer (see LayerConfig): {} here; built-in layers override
+   * it, and so does a user layer with arguments that `registerLayer` is to save. Children are not in it
+   * (`saveModel` nests their own configs).
+   */
+  getConfig(): LayerConfig {
+    return {};
+  }
+
   /** Every parameter of this module and its children, in registration order. */
   parameters(): Tensor[] {
     return this.namedParameters().map(([, t]) => t);
+  }
+
+  /** This module's direct children with their names, in registration order (PyTorch named_children). */
+  namedChildren(): [string, Module][] {
+    return [...this.children];
   }
 
   /** This module and every descendant with its dotted name ('' for this one), depth first (PyTorch named_modules). */
@@ -263,6 +283,12 @@ export class Linear extends Module {
     return this.pending !== null;
   }
 
+  /** { inFeatures (null while lazy), outFeatures, bias }. */
+  override getConfig(): LayerConfig {
+    const bias = this.pending ? this.pending.opts.bias !== false : this.params.has('bias');
+    return { inFeatures: this.pending ? null : this._inFeatures, outFeatures: this.outFeatures, bias };
+  }
+
   protected override uninitialized(): string | null {
     return this.pending ? `Linear(null → ${this.outFeatures}) infers its input size at its first forward` : null;
   }
@@ -338,6 +364,11 @@ export class Embedding extends Module {
     );
   }
 
+  /** { numEmbeddings, embeddingDim }. */
+  override getConfig(): LayerConfig {
+    return { numEmbeddings: this.numEmbeddings, embeddingDim: this.embeddingDim };
+  }
+
   /** int32 indices [...] → [..., embeddingDim]: the weight's rows; DTypeError for non-int32 indices. */
   forward(indices: Tensor): Tensor {
     return gather(this.param('weight'), indices, 0);
@@ -362,10 +393,17 @@ export class ReLU extends Activation {
 }
 /** x·Φ(x) (exact, erf form; `approximate: 'tanh'` for the tanh form), as PyTorch's nn.GELU. */
 export class GELU extends Activation {
+  /** 'none' (the erf form) or 'tanh'. */
+  readonly approximate: 'none' | 'tanh';
   constructor(options: { approximate?: 'none' | 'tanh' } = {}) {
     if (options.approximate !== undefined && options.approximate !== 'none' && options.approximate !== 'tanh')
       throw new InvalidArgumentError(`GELU: approximate must be 'none' or 'tanh', got ${String(options.approximate)}`);
     super(options.approximate === 'tanh' ? geluTanh : gelu);
+    this.approximate = options.approximate ?? 'none';
+  }
+  /** { approximate }. */
+  override getConfig(): LayerConfig {
+    return { approximate: this.approximate };
   }
 }
 /** x·sigmoid(x) (swish), as PyTorch's nn.SiLU. */

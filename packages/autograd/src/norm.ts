@@ -9,7 +9,7 @@
 import { InvalidArgumentError, type NDArray, ShapeMismatchError } from '@polyhal/hal';
 import { record } from './ops.js';
 import { noGrad, Tensor } from './tensor.js';
-import { type LayerOptions, Module } from './nn.js';
+import { type LayerConfig, type LayerOptions, Module } from './nn.js';
 import { keep, scope } from './scope.js';
 
 /** The last `n` axes of a rank-r tensor. */
@@ -123,6 +123,11 @@ export class LayerNorm extends Module {
       if (options.bias !== false) this.params.set('bias', ones(options, this.normalizedShape, 0, true));
     }
   }
+  /** { normalizedShape, eps, elementwiseAffine, bias }. */
+  override getConfig(): LayerConfig {
+    const { eps, elementwiseAffine, bias } = this.options;
+    return { normalizedShape: this.normalizedShape, eps, elementwiseAffine, bias };
+  }
   /** x [..., ...normalizedShape] → the same shape; ShapeMismatchError when x's trailing dims differ. */
   forward(x: Tensor): Tensor {
     return layerNorm(
@@ -147,6 +152,14 @@ export class RMSNorm extends Module {
     super();
     this.normalizedShape = typeof normalizedShape === 'number' ? [normalizedShape] : [...normalizedShape];
     if (options.elementwiseAffine !== false) this.params.set('weight', ones(options, this.normalizedShape, 1, true));
+  }
+  /** { normalizedShape, eps, elementwiseAffine }. */
+  override getConfig(): LayerConfig {
+    return {
+      normalizedShape: this.normalizedShape,
+      eps: this.options.eps,
+      elementwiseAffine: this.options.elementwiseAffine,
+    };
   }
   /** x [..., ...normalizedShape] → the same shape; ShapeMismatchError when x's trailing dims differ. */
   forward(x: Tensor): Tensor {
@@ -175,6 +188,12 @@ export class BatchNorm extends Module {
     }
     this.buffers.set('runningMean', ones(options, [numFeatures], 0, false));
     this.buffers.set('runningVar', ones(options, [numFeatures], 1, false));
+  }
+
+  /** { numFeatures, eps, momentum, affine }. */
+  override getConfig(): LayerConfig {
+    const { eps, momentum, affine } = this.options;
+    return { numFeatures: this.numFeatures, eps, momentum, affine };
   }
 
   /**
@@ -270,6 +289,11 @@ export class GroupNorm extends Module {
       this.params.set('weight', ones(options, [numChannels], 1, true));
       this.params.set('bias', ones(options, [numChannels], 0, true));
     }
+  }
+  /** { numGroups, numChannels, eps, affine }. */
+  override getConfig(): LayerConfig {
+    const { eps, affine } = this.options;
+    return { numGroups: this.numGroups, numChannels: this.numChannels, eps, affine };
   }
   /** x [N, C, ...] → the same shape; ShapeMismatchError unless dim 1 is numChannels. */
   forward(x: Tensor): Tensor {

@@ -14,7 +14,7 @@ import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '@polyhal/h
 import { dropout } from './dropout.js';
 import { concat, stack } from './layout.js';
 import { reshape, shrink, transpose } from './movement.js';
-import { type LayerOptions, Module, parameter, toRng } from './nn.js';
+import { type LayerConfig, type LayerOptions, Module, parameter, toRng } from './nn.js';
 import { add, matmul, relu, tanh } from './ops.js';
 import { gruCell, lstmCell } from './recurrent-cells.js';
 import { Tensor } from './tensor.js';
@@ -100,6 +100,21 @@ export abstract class RecurrentBase extends Module {
           this.params.set(`bias_hh${sfx}`, parameter(opts.backend, [G], bound, rng));
         }
       }
+  }
+
+  /** { inputSize, hiddenSize, numLayers, bias, batchFirst, bidirectional, dropout, dropoutSeed }. */
+  override getConfig(): LayerConfig {
+    const { inputSize, hiddenSize, numLayers, hasBias: bias, batchFirst, bidirectional, dropout } = this;
+    return {
+      inputSize,
+      hiddenSize,
+      numLayers,
+      bias,
+      batchFirst,
+      bidirectional,
+      dropout,
+      dropoutSeed: this.dropoutSeed,
+    };
   }
 
   /** Number of directions (2 when bidirectional). */
@@ -234,6 +249,11 @@ export class RNN extends RecurrentBase {
     if (nl !== 'tanh' && nl !== 'relu')
       throw new InvalidArgumentError(`RNN: nonlinearity must be 'tanh' or 'relu', got ${String(nl)}`);
     super(nl === 'relu' ? 'RNN_RELU' : 'RNN_TANH', inputSize, hiddenSize, opts);
+  }
+
+  /** RecurrentBase's config and { nonlinearity }. */
+  override getConfig(): LayerConfig {
+    return { ...super.getConfig(), nonlinearity: this.mode === 'RNN_RELU' ? 'relu' : 'tanh' };
   }
 
   /**
