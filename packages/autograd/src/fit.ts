@@ -8,7 +8,8 @@
 import { type ComputeBackend, DTypeError, describeValue, InvalidArgumentError, ShapeMismatchError } from '@polyhal/hal';
 import type { Callback, FitContext, History, Logs, Progress } from './callbacks.js';
 import { clipGradNorm, clipGradValue } from './clip.js';
-import { DataLoader } from './data.js';
+import { DataLoader, type LoaderSample } from './data.js';
+import { Dataset } from './dataset.js';
 import { concat } from './layout.js';
 import { binaryCrossEntropyWithLogits, crossEntropy } from './losses.js';
 import { type Metric, type MetricSpec, toMetric } from './metrics.js';
@@ -36,6 +37,12 @@ export interface FitData {
   y: Tensor | HostData;
 }
 
+/**
+ * Streamed data: a Dataset of `{ x, y }` samples (batched by fit's batchSize; a random-access one shuffled as host
+ * arrays are, with the same seed giving the same batches), or a DataLoader (its own batches, order and backend).
+ */
+export type FitSource = Dataset<LoaderSample> | DataLoader;
+
 /** A loss by name, or a function (predictions, labels) → scalar tensor. */
 export type LossSpec =
   | 'crossEntropy'
@@ -62,16 +69,16 @@ export interface FitOptions {
   optimizer: OptimizerSpec;
   /** Passes over the data, an integer ≥ 1 (default 1). */
   epochs?: number;
-  /** Samples per step, an integer ≥ 1 (default 32). */
+  /** Samples per step, an integer ≥ 1 (default 32; a DataLoader's own). */
   batchSize?: number;
-  /** Shuffle the training samples each epoch (default true). */
+  /** Shuffle the training samples each epoch (default true; false for a stream Dataset; a DataLoader's own). */
   shuffle?: boolean;
   /** Seed of the shuffle (default 0). */
   seed?: number;
   /** Hold out this last fraction of the samples (before shuffling) for validation, in [0, 1) (default 0). */
   validationSplit?: number;
-  /** Validation data (instead of validationSplit). */
-  validationData?: FitData;
+  /** Validation data (instead of validationSplit): arrays, a Dataset or a DataLoader. */
+  validationData?: FitData | FitSource;
   /** Metrics logged per epoch, for training and validation ('accuracy', 'precision', 'mae', a Metric...). */
   metrics?: readonly MetricSpec[];
   /** Called at the start and end of training, each epoch and each batch. */
@@ -192,6 +199,25 @@ function loaderOf(
 }
 
 /**
+ * The loader of streamed data: a DataLoader as it is (InvalidArgumentError when batchSize, shuffle or seed are also
+ * given), a Dataset batched with fit's options (shuffled by default only when it has random access).
+ */
+function streamLoader(op: string, d: FitSource, backend: ComputeBackend, o: FitOptions, batchSize: number): DataLoader {
+  if (d instanceof DataLoader) {
+    const given = (['batchSize', 'shuffle', 'seed'] as const).filter((k) => o[k] !== undefined);
+    if (given.length)
+      throw new InvalidArgumentError(
+        `${op}: ${given.join(', ')} belong to the DataLoader passed as data; leave them out`,
+      );
+    return d;
+  }
+  const shuffle = o.shuffle ?? d.randomAccess;
+  return new DataLoader(d, { backend, batchSize, shuffle, seed: o.seed ?? 0 });
+}
+
+const isSource = (d: unknown): d is FitSource => d instanceof Dataset || d instanceof DataLoader;
+
+/**
  * Where batches go: `chosen`, else the backend of the model's first parameter that exists (a lazy layer
  * has none before its first forward), else x's when x is a Tensor; InvalidArgumentError when none tells.
  */
@@ -250,7 +276,7 @@ async function updateMetrics(metrics: Metric[], out: Tensor, y: Tensor): Promise
 }
 
 /**
- * Trains `model` on `data` for `epochs` and returns the History (per epoch: loss, each metric, and with
+ * Trains `model` on `data` (`{ x, y }` arrays, or a Dataset or DataLoader: FitSource) for `epochs` and returns the History (per epoch: loss, each metric, and with
  * validation `val_loss` and `val_<metric>`; `lr`). Each epoch's loss and metrics are means over its
  * samples (the batch losses weighted by batch size). Callbacks may stop training (earlyStopping) and
  * change the learning rate. The model is in training mode during the epochs and evaluation mode for
@@ -261,7 +287,7 @@ async function updateMetrics(metrics: Metric[], out: Tensor, y: Tensor): Promise
  * ShapeMismatchError when x and y have different N or data and shape disagree; DTypeError for float32
  * class indices [N] under a cross-entropy loss (pass int32 indices or one-hot rows).
  */
-export async function fit(model: Module, data: FitData, options: FitOptions): Promise<History> {
+export async function fit(model: Module, data: FitData | FitSource, options: FitOptions): Promise<History> {
   if (options === null || typeof options !== 'object')
     throw new InvalidArgumentError(`fit: options { loss, optimizer, ... } are required, got ${describeValue(options)}`);
   const { epochs = 1, batchSize = 32, shuffle = true, seed = 0, validationSplit = 0, validationData } = options;
@@ -277,22 +303,30 @@ export async function fit(model: Module, data: FitData, options: FitOptions): Pr
   const metrics = (options.metrics ?? []).map(toMetric);
   const valMetrics = (options.metrics ?? []).map((m) => (typeof m === 'string' ? toMetric(m) : m));
   const callbacks = [...(options.callbacks ?? [])];
-  const backend = backendOf('fit', model, data?.x, options.backend);
-  const pair = await hostPair('fit', data, options.loss);
-  const total = pair.x.shape[0]!;
-  const nTrain = validationSplit > 0 ? Math.floor(total * (1 - validationSplit)) : total;
-  if (nTrain < 1) throw new InvalidArgumentError(`fit: validationSplit ${validationSplit} leaves no training sample`);
-  const train = loaderOf(pair, backend, batchSize, { to: nTrain, shuffle, seed });
-  const val =
-    validationSplit > 0 && nTrain < total
-      ? loaderOf(pair, backend, Math.max(batchSize, 256), { from: nTrain })
-      : validationData
-        ? loaderOf(
-            await hostPair('fit (validationData)', validationData, options.loss),
-            backend,
-            Math.max(batchSize, 256),
-          )
-        : null;
+  const chosen = options.backend ?? (data instanceof DataLoader ? data.backend : undefined);
+  const backend = backendOf('fit', model, isSource(data) ? undefined : data?.x, chosen);
+  const valBatch = Math.max(batchSize, 256);
+  let train: DataLoader;
+  let val: DataLoader | null = null;
+  if (isSource(data)) {
+    if (validationSplit > 0)
+      throw new InvalidArgumentError('fit: validationSplit needs { x, y } arrays; pass validationData with a Dataset');
+    train = streamLoader('fit', data, backend, options, batchSize);
+  } else {
+    const pair = await hostPair('fit', data, options.loss);
+    const total = pair.x.shape[0]!;
+    const nTrain = validationSplit > 0 ? Math.floor(total * (1 - validationSplit)) : total;
+    if (nTrain < 1) throw new InvalidArgumentError(`fit: validationSplit ${validationSplit} leaves no training sample`);
+    train = loaderOf(pair, backend, batchSize, { to: nTrain, shuffle, seed });
+    if (validationSplit > 0 && nTrain < total) val = loaderOf(pair, backend, valBatch, { from: nTrain });
+  }
+  if (validationData && isSource(validationData))
+    val =
+      validationData instanceof DataLoader
+        ? validationData
+        : new DataLoader(validationData, { backend, batchSize: valBatch });
+  else if (validationData)
+    val = loaderOf(await hostPair('fit (validationData)', validationData, options.loss), backend, valBatch);
 
   const history: History = { epoch: [], history: {} };
   // An optimizer named by a string is created at the first step, after the forward that gives a lazy model
@@ -365,18 +399,23 @@ export async function fit(model: Module, data: FitData, options: FitOptions): Pr
 }
 
 /**
- * The loss (with `loss`) and each metric over `data`, in evaluation mode without gradients: means over
- * every sample. Errors as fit's.
+ * The loss (with `loss`) and each metric over `data` (arrays, a Dataset of `{ x, y }` samples or a DataLoader), in
+ * evaluation mode without gradients: means over every sample. Errors as fit's.
  */
-export async function evaluate(model: Module, data: FitData, options: EvaluateOptions = {}): Promise<Logs> {
+export async function evaluate(model: Module, data: FitData | FitSource, options: EvaluateOptions = {}): Promise<Logs> {
   const { batchSize = 256 } = options;
   if (!intIn(batchSize, 1))
     throw new InvalidArgumentError(`evaluate: batchSize must be an integer ≥ 1, got ${describeValue(batchSize)}`);
   const lossFn = options.loss === undefined ? null : lossOf(options.loss);
   const metrics = (options.metrics ?? []).map(toMetric);
-  const backend = backendOf('evaluate', model, data?.x, options.backend);
-  const pair = await hostPair('evaluate', data, options.loss);
-  return evaluateLoader(model, loaderOf(pair, backend, batchSize), lossFn, metrics);
+  const chosen = options.backend ?? (data instanceof DataLoader ? data.backend : undefined);
+  const backend = backendOf('evaluate', model, isSource(data) ? undefined : data?.x, chosen);
+  const loader = isSource(data)
+    ? data instanceof DataLoader
+      ? data
+      : new DataLoader(data, { backend, batchSize })
+    : loaderOf(await hostPair('evaluate', data, options.loss), backend, batchSize);
+  return evaluateLoader(model, loader, lossFn, metrics);
 }
 
 /**
