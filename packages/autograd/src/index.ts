@@ -44,3 +44,4 @@ export * from './fit.js';
 export * from './layer-registry.js';
 export * from './model-storage.js';
 export * from './save-model.js';
+export * from './from-pixels.js';
