@@ -8,6 +8,7 @@ import { type ComputeBackend, describeValue, InvalidArgumentError, mulberry32, S
 import { Dataset, type DatasetSource } from './dataset.js';
 import { type ArraySample, collate, type HostArray, isShaped } from './dataset-collate.js';
 import { batchStream } from './dataset-ops.js';
+import { keep } from './scope.js';
 import { Tensor } from './tensor.js';
 
 /** What a DataLoader batches, and how. */
@@ -148,7 +149,8 @@ export class DataLoader implements AsyncIterable<Batch> {
     }
     if (so === null || typeof so !== 'object' || !so.backend)
       throw new InvalidArgumentError(
-        `DataLoader: pass { inputs, labels, ... } or (source, { backend, batchSize, ... }), got options ${describeValue(so)}`,
+        'DataLoader: pass { inputs, labels, ... } or (source, { backend, batchSize, ... }), ' +
+          `got options ${describeValue(so)}`,
       );
     const { batchSize, prefetch = 1 } = so;
     if (batchSize !== null && (!Number.isInteger(batchSize) || batchSize < 1))
@@ -219,9 +221,10 @@ export class DataLoader implements AsyncIterable<Batch> {
         `DataLoader: batch ${index} is not { x, y } arrays with a batch dimension, got ${describeValue(h)} ` +
           '(samples must be { x, y }: numbers, typed arrays, { data, shape } or number arrays)',
       );
-    const x = Tensor.fromArray(this.backend, h.x.data, h.x.shape);
+    // Uploaded ahead, maybe while a training step's scope is open: the loader, not that scope, disposes them.
+    const x = keep(Tensor.fromArray(this.backend, h.x.data, h.x.shape));
     try {
-      return { x, y: Tensor.fromArray(this.backend, h.y.data, h.y.shape), index };
+      return { x, y: keep(Tensor.fromArray(this.backend, h.y.data, h.y.shape)), index };
     } catch (e) {
       x.dispose();
       throw e;

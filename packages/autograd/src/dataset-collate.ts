@@ -75,7 +75,8 @@ function nestedShape(v: readonly unknown[]): number[] | null {
   return [v.length, ...first];
 }
 
-const isNumericArray = (v: unknown): v is readonly unknown[] => Array.isArray(v) && nestedShape(v) !== null;
+/** Whether `v` is a plain array of numbers and plain arrays of numbers, to any depth (ragged or not). */
+const allNumeric = (v: unknown): boolean => Array.isArray(v) && v.every((e) => typeof e === 'number' || allNumeric(e));
 
 /** A leaf's shape, int32-ness and a writer of its values into `out` at `offset`. */
 type Leaf = { shape: number[]; int: boolean; write: (out: Float32Array | Int32Array, at: number) => void };
@@ -96,7 +97,14 @@ function leafOf(v: unknown, where: string): Leaf {
 
 /** The kind of a sample value: an array leaf, a string, a tuple, a record; InvalidArgumentError for anything else. */
 function kindOf(v: unknown, where: string): 'leaf' | 'string' | 'tuple' | 'record' {
-  if (typeof v === 'number' || isTyped(v) || isShaped(v) || isNumericArray(v)) return 'leaf';
+  if (typeof v === 'number' || isTyped(v) || isShaped(v)) return 'leaf';
+  if (allNumeric(v)) {
+    if (nestedShape(v as unknown[]) === null)
+      throw new ShapeMismatchError(
+        `batch: ${where} is a ragged nested array (use typed arrays or a record for a tuple)`,
+      );
+    return 'leaf';
+  }
   if (typeof v === 'string') return 'string';
   if (Array.isArray(v)) return 'tuple';
   if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) return 'record';

@@ -172,7 +172,8 @@ async function startWorker(init: Record<string, unknown>): Promise<Slot | null> 
       else if (r.type === 'init-error')
         reject(
           new DatasetWorkerError(
-            `Dataset.mapParallel: fn could not be built in a worker: ${r.error.name}: ${r.error.message} (pass a self-contained arrow or function expression, or { module })`,
+            `Dataset.mapParallel: fn could not be built in a worker: ${r.error.name}: ${r.error.message} ` +
+              '(pass a self-contained arrow or function expression, or { module })',
             null,
             r.error.name,
           ),

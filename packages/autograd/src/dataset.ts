@@ -123,23 +123,21 @@ export class Dataset<T> implements AsyncIterable<T> {
       }, null);
     }
     const obj = source as object;
-    if (obj === null || !(Symbol.iterator in obj || Symbol.asyncIterator in obj))
+    if (obj === null || typeof obj !== 'object' || !(Symbol.iterator in obj || Symbol.asyncIterator in obj))
       throw new InvalidArgumentError(
-        `Dataset.from: source must be an array, an iterable, an async iterable or a function returning one, got ${describeValue(source)}`,
+        'Dataset.from: source must be an array, an iterable, an async iterable or a function returning one, ' +
+          `got ${describeValue(source)}`,
       );
     const oneShot = isOneShot(obj);
     let passes = 0;
-    return new Dataset(
-      () => {
-        if (oneShot && passes++ > 0)
-          throw new InvalidArgumentError(
-            'Dataset.from: this source is a one-shot iterator (a generator object) and was already iterated; pass a ' +
-              'function that returns a new one, Dataset.from(() => gen()), to iterate it again',
-          );
-        return iteratorOf<T>(obj, 'source');
-      },
-      Array.isArray(obj) ? (obj as unknown[]).length : null,
-    );
+    return new Dataset(() => {
+      if (oneShot && passes++ > 0)
+        throw new InvalidArgumentError(
+          'Dataset.from: this source is a one-shot iterator (a generator object) and was already iterated; pass a ' +
+            'function that returns a new one, Dataset.from(() => gen()), to iterate it again',
+        );
+      return iteratorOf<T>(obj, 'source');
+    }, null);
   }
 
   /**

@@ -276,14 +276,15 @@ async function updateMetrics(metrics: Metric[], out: Tensor, y: Tensor): Promise
 }
 
 /**
- * Trains `model` on `data` (`{ x, y }` arrays, or a Dataset or DataLoader: FitSource) for `epochs` and returns the History (per epoch: loss, each metric, and with
- * validation `val_loss` and `val_<metric>`; `lr`). Each epoch's loss and metrics are means over its
- * samples (the batch losses weighted by batch size). Callbacks may stop training (earlyStopping) and
- * change the learning rate. The model is in training mode during the epochs and evaluation mode for
- * validation; its mode is restored at the end.
+ * Trains `model` on `data` (`{ x, y }` arrays, or a Dataset or DataLoader: FitSource) for `epochs` and returns
+ * the History (per epoch: loss, each metric, and with validation `val_loss` and `val_<metric>`; `lr`). Each
+ * epoch's loss and metrics are means over its samples (the batch losses weighted by batch size). Callbacks may
+ * stop training (earlyStopping) and change the learning rate. The model is in training mode during the epochs
+ * and evaluation mode for validation; its mode is restored at the end.
  *
  * Errors, before any step: InvalidArgumentError for options outside their domain (epochs, batchSize,
- * validationSplit, an unknown loss, optimizer or metric, both validationSplit and validationData);
+ * validationSplit, an unknown loss, optimizer or metric, both validationSplit and validationData; validationSplit
+ * with a Dataset; batchSize, shuffle or seed with a DataLoader; shuffle: true with a stream Dataset);
  * ShapeMismatchError when x and y have different N or data and shape disagree; DTypeError for float32
  * class indices [N] under a cross-entropy loss (pass int32 indices or one-hot rows).
  */
