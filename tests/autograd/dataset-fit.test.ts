@@ -20,7 +20,13 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
       be = await factory();
     });
     afterAll(() => be.dispose());
-    const options = { loss: 'crossEntropy' as const, epochs: 4, batchSize: 10, seed: 3, metrics: ['accuracy'] };
+    const options = {
+      loss: 'crossEntropy' as const,
+      epochs: 4,
+      batchSize: 10,
+      seed: 3,
+      metrics: ['accuracy' as const],
+    };
 
     test('a random-access Dataset gives the history of the same arrays (same seed, shuffled), also val', async () => {
       const run = async (data: ag.FitData | ag.FitSource, validationData: ag.FitData | ag.FitSource) => {

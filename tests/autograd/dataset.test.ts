@@ -151,7 +151,7 @@ describe('batch collates samples as PyTorch default_collate', () => {
     expect(b0!.grid).toEqual({ data: Float32Array.of(0, 1, 2, 3, 1, 1, 2, 3), shape: [2, 2, 2] });
     expect(b0!.name).toEqual(['s0', 's1']);
     expect(b0!.pair[0]).toEqual({ data: Float32Array.of(0, 1), shape: [2, 1] });
-    expect(b0!.pair[1].id).toEqual({ data: Int32Array.of(0, 1), shape: [2, 1] });
+    expect((b0!.pair[1] as { id: ag.HostArray }).id).toEqual({ data: Int32Array.of(0, 1), shape: [2, 1] });
     expect(
       await ag.Dataset.fromArray(samples)
         .batch(2, { dropLast: true })
