@@ -13,7 +13,9 @@ import { Tensor } from './tensor.js';
 export interface PixelData {
   /** width·height·4 bytes (RGBA). */
   data: Uint8ClampedArray | Uint8Array;
+  /** Pixels per row. */
   width: number;
+  /** Rows. */
   height: number;
 }
 
