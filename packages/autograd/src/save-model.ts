@@ -134,10 +134,10 @@ function checkWeights(model: Module, tensors: Record<string, Tensor>): void {
   const shapes = Object.keys(want)
     .filter((k) => Object.hasOwn(tensors, k))
     .filter((k) => want[k]!.shape.join() !== tensors[k]!.shape.join() || want[k]!.dtype !== tensors[k]!.dtype)
-    .map(
-      (k) =>
-        `${k} is ${tensors[k]!.dtype} [${tensors[k]!.shape}] in the file, ${want[k]!.dtype} [${want[k]!.shape}] in the model`,
-    );
+    .map((k) => {
+      const [f, m] = [tensors[k]!, want[k]!];
+      return `${k} is ${f.dtype} [${f.shape}] in the file, ${m.dtype} [${m.shape}] in the model`;
+    });
   const parts = [
     missing.length ? `missing weights ${missing.join(', ')}` : '',
     unexpected.length ? `unexpected weights ${unexpected.join(', ')}` : '',
