@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as ag from '@polyhal/autograd';
 import { type ComputeBackend, InvalidArgumentError } from '@polyhal/hal';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -198,6 +200,42 @@ describe('saveModel/loadModel: targets, user layers and errors (cpu)', () => {
     evalLoaded.dispose();
     model.dispose();
     x.dispose();
+  });
+
+  test('an http:// URL (fetch, Node) and another backend: a model saved on cpu loads onto each backend', async () => {
+    const model = mlp();
+    const bytes = await ag.saveModel(model);
+    const server = createServer((req, res) => {
+      const ok = req.url === '/mlp.safetensors';
+      res.writeHead(ok ? 200 : 404);
+      res.end(ok ? bytes : 'not found');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const x = input(be, [2, 3]);
+      const want = await host(model.forward(x));
+      const fetched = await ag.loadModel(`${base}/mlp.safetensors`, { backend: be });
+      expect(await host(fetched.forward(x))).toEqual(want);
+      fetched.dispose();
+      await expect(ag.loadModel(`${base}/none`, { backend: be })).rejects.toThrow(/GET .*\/none answered 404/);
+      for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
+        const other = await factory();
+        const loaded = await ag.loadModel(bytes, { backend: other });
+        expect(loaded.parameters().every((t) => t.backend === other)).toBe(true);
+        const xo = ag.Tensor.fromArray(other, await host(x), [2, 3]);
+        const got = await host(loaded.forward(xo));
+        for (let i = 0; i < want.length; i++) expect(Math.abs(got[i]! - want[i]!)).toBeLessThan(1e-6);
+        expect(name === 'cpu' ? got : want).toEqual(want);
+        loaded.dispose();
+        xo.dispose();
+        if (other !== be) other.dispose();
+      }
+      x.dispose();
+    } finally {
+      server.close();
+      model.dispose();
+    }
   });
 
   test('a user layer saves once registered, nested in a container, and is rebuilt by its fromConfig', async () => {

@@ -113,14 +113,17 @@ describe('saveModel, loadModel and fromPixels in headless Chromium', () => {
     expect(entry.afterRemove).toBeNull();
   });
 
-  test('a model saved in Node loads in the page from an http:// URL (fetch), with the same outputs', async () => {
+  test('a model saved in Node loads in the page from an http:// URL and a relative path (fetch)', async () => {
     const p = need();
     if (!p) return;
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/node-model.safetensors`;
-    const r = await call(p, 'roundTrip', 'localstorage://unused', url);
-    // The page's own model is different; the fetched one must reproduce Node's output (same JS kernels).
-    expect(r.loaded).toHaveLength(nodeOutput.length);
-    for (let i = 0; i < nodeOutput.length; i++) expect(Math.abs(r.loaded[i]! - nodeOutput[i]!)).toBeLessThan(1e-6);
+    // An absolute URL, and a plain path (relative to the page: a browser has no file system).
+    for (const source of [url, 'node-model.safetensors']) {
+      const r = await call(p, 'roundTrip', 'localstorage://unused', source);
+      // The page's own model is different; the fetched one must reproduce Node's output (same JS kernels).
+      expect(r.loaded).toHaveLength(nodeOutput.length);
+      for (let i = 0; i < nodeOutput.length; i++) expect(Math.abs(r.loaded[i]! - nodeOutput[i]!)).toBeLessThan(1e-6);
+    }
   });
 
   test('localStorage quota exceeded is a StorageQuotaError; a missing IndexedDB entry is named', async () => {

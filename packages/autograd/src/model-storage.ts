@@ -130,9 +130,22 @@ export async function writeModelBytes(target: string, bytes: Uint8Array): Promis
     );
 }
 
+/** GET `url`'s body; InvalidArgumentError for a failed request or a status other than 2xx. */
+async function fetchBytes(op: string, url: string): Promise<Uint8Array> {
+  let res: Response;
+  try {
+    res = await fetch(url);
+  } catch (e) {
+    throw new InvalidArgumentError(`${op}: GET ${url} failed (${(e as Error).message})`);
+  }
+  if (!res.ok) throw new InvalidArgumentError(`${op}: GET ${url} answered ${res.status} ${res.statusText}`);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
 /**
  * The bytes of a model file from `source`: a Uint8Array or ArrayBuffer (as they are), a Blob or File, a path or
- * `file://` URL (Node), `localstorage://name`, `indexeddb://name`, or an `http(s)://` URL (fetch).
+ * `file://` URL (Node; in a browser a plain path is fetched, relative to the page), `localstorage://name`,
+ * `indexeddb://name`, or an `http(s)://` URL (fetch).
  * InvalidArgumentError naming the source when nothing is stored there or the fetch fails.
  */
 export async function readModelBytes(source: unknown): Promise<Uint8Array> {
@@ -147,7 +160,11 @@ export async function readModelBytes(source: unknown): Promise<Uint8Array> {
   const { scheme, rest } = parse(source);
   const missing = (): InvalidArgumentError => new InvalidArgumentError(`${op}: nothing is stored at ${source}`);
   if (scheme === '' || scheme === 'file') {
-    const { readFile } = await import('node:fs/promises');
+    const fs = await import('node:fs/promises').catch(() => null);
+    // A runtime without node:fs (a browser page or worker): a plain path is a URL relative to the page.
+    if (fs === null && scheme === '') return fetchBytes(op, source);
+    if (fs === null) throw new InvalidArgumentError(`${op}: ${source} needs node:fs, which this runtime lacks`);
+    const { readFile } = fs;
     const { fileURLToPath } = await import('node:url');
     try {
       return new Uint8Array(await readFile(scheme === 'file' ? fileURLToPath(source) : rest));
@@ -167,11 +184,7 @@ export async function readModelBytes(source: unknown): Promise<Uint8Array> {
     if (v instanceof ArrayBuffer) return new Uint8Array(v);
     throw missing();
   }
-  if (scheme === 'http' || scheme === 'https') {
-    const res = await fetch(source);
-    if (!res.ok) throw new InvalidArgumentError(`${op}: GET ${source} answered ${res.status} ${res.statusText}`);
-    return new Uint8Array(await res.arrayBuffer());
-  }
+  if (scheme === 'http' || scheme === 'https') return fetchBytes(op, source);
   if (scheme === 'downloads')
     throw new InvalidArgumentError(`${op}: downloads:// is a save target; load the downloaded File (a Blob) instead`);
   throw new InvalidArgumentError(`${op}: unknown source scheme ${JSON.stringify(`${scheme}://`)}`);
