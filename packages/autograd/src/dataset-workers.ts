@@ -71,12 +71,20 @@ const onMessage = (d, post) => {
     .then((v) => post({ type: 'result', i: d.i, value: v }, [...bufs(v, new Set(), 0)]))
     .catch((e) => post({ type: 'error', i: d.i, error: fail(e) }));
 };
-if (typeof require === 'function' && require('worker_threads').parentPort) {
-  const { parentPort } = require('worker_threads');
-  parentPort.on('message', (d) => onMessage(d, (m, t) => parentPort.postMessage(m, t)));
-} else {
+// Runs as a script or as a module (a Node worker's eval source follows the parent's --input-type).
+(async () => {
+  const p = typeof process !== 'undefined' && process.versions && process.versions.node ? process : null;
+  if (p) {
+    const id = 'node:worker_threads';
+    const load = async () => (typeof require === 'function' ? require(id) : import(id));
+    const wt = p.getBuiltinModule ? p.getBuiltinModule(id) : await load();
+    if (wt.parentPort) {
+      wt.parentPort.on('message', (d) => onMessage(d, (m, t) => wt.parentPort.postMessage(m, t)));
+      return;
+    }
+  }
   self.onmessage = (e) => onMessage(e.data, (m, t) => self.postMessage(m, t));
-}
+})();
 `;
 
 type Reply =
@@ -118,10 +126,12 @@ async function startWorker(init: Record<string, unknown>): Promise<Slot | null> 
   const pending: Slot['pending'] = new Map();
   let onReply: (r: Reply) => void = () => {};
   const died = (e: { message?: string }): void => {
-    for (const [i, p] of pending)
+    for (const [i, p] of pending) {
+      const what = i < 0 ? 'failed to start' : `died on sample ${i}`; // -1: the start
       p.reject(
-        new DatasetWorkerError(`Dataset.mapParallel: the worker died on sample ${i}: ${e?.message}`, i, 'Error'),
+        new DatasetWorkerError(`Dataset.mapParallel: the worker ${what}: ${e?.message}`, i < 0 ? null : i, 'Error'),
       );
+    }
     pending.clear();
   };
   let slot: Slot;
