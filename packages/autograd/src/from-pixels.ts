@@ -7,6 +7,7 @@
  * PNG or JPEG bytes or a file with the `pngjs` and `jpeg-js` packages, imported only then (install them).
  */
 import { type ComputeBackend, describeValue, InvalidArgumentError, PolyHalError } from '@polyhal/hal';
+import { nodeBuiltin } from '@polyhal/hal/internal';
 import { Tensor } from './tensor.js';
 
 /** RGBA pixels, 4 bytes each, row by row: the shape of ImageData (which is one). */
@@ -138,7 +139,9 @@ export function imageFormat(bytes: Uint8Array): 'png' | 'jpeg' | null {
 /** Imports a decoder package by name (a variable specifier: bundlers leave it out of a browser bundle). */
 async function importDecoder(name: string): Promise<Record<string, unknown>> {
   try {
-    const m = (await import(name)) as Record<string, unknown> & { default?: Record<string, unknown> };
+    const m = (await import(/* webpackIgnore: true */ /* @vite-ignore */ name)) as Record<string, unknown> & {
+      default?: Record<string, unknown>;
+    };
     return { ...(m.default ?? {}), ...m };
   } catch (e) {
     throw new MissingDecoderError(
@@ -193,9 +196,11 @@ export async function decodeImage(
   if (image instanceof Uint8Array) bytes = image;
   else if (image instanceof ArrayBuffer) bytes = new Uint8Array(image);
   else if (typeof image === 'string') {
-    const { readFile } = await import('node:fs/promises');
+    const fs = await nodeBuiltin<typeof import('node:fs')>('fs');
+    if (!fs)
+      throw new InvalidArgumentError(`decodeImage: ${image} is a file path, and this runtime has no file system`);
     try {
-      bytes = new Uint8Array(await readFile(image));
+      bytes = new Uint8Array(await fs.promises.readFile(image));
     } catch (e) {
       throw new InvalidArgumentError(`decodeImage: cannot read ${image} (${(e as Error).message})`);
     }

@@ -5,6 +5,11 @@
  * `http://`/`https://` URLs (fetch; load only).
  */
 import { describeValue, InvalidArgumentError, PolyHalError } from '@polyhal/hal';
+import { nodeBuiltin } from '@polyhal/hal/internal';
+
+type Fs = typeof import('node:fs');
+/** A path, or a file:// URL as a URL (node:fs takes both). */
+const fsPath = (scheme: string, rest: string, url: string): string | URL => (scheme === 'file' ? new URL(url) : rest);
 
 /**
  * The browser's storage refused the file: localStorage's quota (about 5 MB per origin in most browsers, and
@@ -95,9 +100,13 @@ export async function writeModelBytes(target: string, bytes: Uint8Array): Promis
   const { scheme, rest } = parse(target);
   if (rest === '') throw new InvalidArgumentError(`${op}: ${JSON.stringify(target)} names no file or key`);
   if (scheme === '' || scheme === 'file') {
-    const { writeFile } = await import('node:fs/promises');
-    const { fileURLToPath } = await import('node:url');
-    await writeFile(scheme === 'file' ? fileURLToPath(target) : rest, bytes);
+    const fs = await nodeBuiltin<Fs>('fs');
+    if (!fs)
+      throw new InvalidArgumentError(
+        `${op}: ${target} is a file, and this runtime has no file system; in a browser use localstorage://, ` +
+          'indexeddb:// or downloads://',
+      );
+    await fs.promises.writeFile(fsPath(scheme, rest, target), bytes);
   } else if (scheme === 'localstorage') {
     const store = need(op, 'localStorage', (globalThis as { localStorage?: Storage }).localStorage);
     const text = base64(bytes);
@@ -160,14 +169,12 @@ export async function readModelBytes(source: unknown): Promise<Uint8Array> {
   const { scheme, rest } = parse(source);
   const missing = (): InvalidArgumentError => new InvalidArgumentError(`${op}: nothing is stored at ${source}`);
   if (scheme === '' || scheme === 'file') {
-    const fs = await import('node:fs/promises').catch(() => null);
+    const fs = await nodeBuiltin<Fs>('fs');
     // A runtime without node:fs (a browser page or worker): a plain path is a URL relative to the page.
-    if (fs === null && scheme === '') return fetchBytes(op, source);
-    if (fs === null) throw new InvalidArgumentError(`${op}: ${source} needs node:fs, which this runtime lacks`);
-    const { readFile } = fs;
-    const { fileURLToPath } = await import('node:url');
+    if (!fs && scheme === '') return fetchBytes(op, source);
+    if (!fs) throw new InvalidArgumentError(`${op}: ${source} needs a file system, which this runtime lacks`);
     try {
-      return new Uint8Array(await readFile(scheme === 'file' ? fileURLToPath(source) : rest));
+      return new Uint8Array(await fs.promises.readFile(fsPath(scheme, rest, source)));
     } catch (e) {
       throw new InvalidArgumentError(`${op}: cannot read ${source} (${(e as Error).message})`);
     }
