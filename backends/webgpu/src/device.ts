@@ -13,6 +13,8 @@ export type { WebGpuOptions } from './options.js';
 export interface AcquiredDevice {
   device: GpuDeviceLike;
   info: { vendor: string; architecture: string; device: string; description: string; isFallbackAdapter: boolean };
+  /** Whether the backend requested the device itself (and so destroys it on dispose), not given it in the options. */
+  owned: boolean;
 }
 
 /** Dawn's GPU object per set of Dawn flags (one each: kept reachable while devices work, and reused). */
@@ -167,6 +169,7 @@ export async function acquireDevice(options: WebGpuOptions = {}): Promise<Acquir
     return {
       device: options.device,
       info: { vendor: '', architecture: '', device: '', description: 'injected GPUDevice', isFallbackAdapter: false },
+      owned: false,
     };
   }
   const adapter = await requestAdapter(options);
@@ -189,5 +192,5 @@ export async function acquireDevice(options: WebGpuOptions = {}): Promise<Acquir
     // Some implementations report limits they then refuse (bun-webgpu): fall back to the defaults.
     device = await adapter.requestDevice();
   }
-  return { device, info: adapterInfo(adapter) };
+  return { device, info: adapterInfo(adapter), owned: true };
 }

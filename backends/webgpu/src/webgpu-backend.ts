@@ -95,11 +95,15 @@ export class WebGpuBackend extends BaseBackend {
   private readonly reader: StagingReader;
   private readonly dummy: GPUBuffer;
   private lostReason: string | null = null;
+  /** Whether dispose() destroys the device: it was requested here, not injected (`device` option). */
+  private readonly ownsDevice: boolean;
+  private released = false;
 
   constructor(acquired: AcquiredDevice, options: WebGpuOptions = {}) {
     const limits = acquired.device.limits;
     super(options, Math.min(2 ** 31, limits.maxBufferSize * 4));
     this.device = acquired.device;
+    this.ownsDevice = acquired.owned;
     const i = acquired.info;
     this.isSoftware = i.isFallbackAdapter;
     const adapterName =
@@ -270,13 +274,21 @@ export class WebGpuBackend extends BaseBackend {
     if (e) throw e;
   }
 
+  /**
+   * Frees every array and pooled buffer; a device this backend requested itself is destroyed too (its
+   * memory, pipelines and driver threads go at once instead of at garbage collection), an injected
+   * `device` is left to its owner.
+   */
   override dispose(): void {
+    if (this.released) return;
+    this.released = true;
     super.dispose();
     this.flush();
     this.pool.destroyAll();
     this.reader.destroy();
     this.batch.destroy();
     this.dummy.destroy();
+    if (this.ownsDevice) (this.device as GPUDevice).destroy();
   }
 
   /** Statistics of the buffer pool (for benchmarks and tests). */
