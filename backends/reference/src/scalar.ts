@@ -70,6 +70,8 @@ export function unaryFloat(op: UnaryOp, x: number): number {
       const u = Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3);
       return x / (1 + Math.exp(-2 * u));
     }
+    case 'hardSwish':
+      return x === -Infinity ? -0 : x * (Math.min(Math.max(x + 3, 0), 6) / 6);
     case 'silu':
       return x === -Infinity ? -0 : x >= 0 ? x / (1 + Math.exp(-x)) : (x * Math.exp(x)) / (1 + Math.exp(x));
     case 'tan':

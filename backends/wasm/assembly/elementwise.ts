@@ -7,12 +7,12 @@
 import { divRoundedF, floorDivI, powF, powI, shiftLeftI, shiftRightI, truncDivI } from './binary-scalar';
 import { binaryBroadcastF32, binaryDenseF32, hasVbin, vbin } from './binary-dense';
 import { erf64, erfc64, sigmoid64 } from './special';
-import { vacosh, vasinh, vcosh, vexpm1, vlog1p, vsinh, vsoftplus } from './vmath';
+import { vacosh, vasinh, vcosh, vexpm1, vhardswish, vlog1p, vsinh, vsoftplus } from './vmath';
 // The op codes by name (scripts/op-codes.mjs, from the op table; src/ dispatches with the same codes).
 import {
   ABS, ACOS, ACOSH, ADD, ASIN, ASINH, ATAN, ATANH, BIT_SHIFT_LEFT, BIT_SHIFT_RIGHT, BITWISE_AND, BITWISE_OR,
   BITWISE_XOR, CEIL, CMPLT, COSH, DIV, EQUAL, ERF, EXP, EXP2, EXPM1, FLOOR, FLOOR_DIV, FMOD, GELU, GELU_GRAD,
-  GELU_TANH, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL, LOG, LOG1P, LOG2, LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR,
+  GELU_TANH, GREATER, GREATER_EQUAL, HARD_SWISH, LESS, LESS_EQUAL, LOG, LOG1P, LOG2, LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR,
   MAXIMUM, MINIMUM, MOD, MUL, NEG, NOT_EQUAL, POW, RECIP, RELU, ROUND, SIGMOID, SIGN, SILU, SIN, SINH,
   SOFTPLUS, SQRT, SUB, TAN, TANH, TRUNC, TRUNC_DIV,
 } from './generated/op-codes';
@@ -238,6 +238,7 @@ export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
     case LOG1P: return f32x4.extract_lane(vlog1p(f32x4.splat(x)), 0);
     case EXPM1: return f32x4.extract_lane(vexpm1(f32x4.splat(x)), 0);
     case SOFTPLUS: return f32x4.extract_lane(vsoftplus(f32x4.splat(x)), 0);
+    case HARD_SWISH: return f32x4.extract_lane(vhardswish(f32x4.splat(x)), 0);
     case GELU: return x == -Infinity ? -0.0 : <f32>(0.5 * <f64>x * erfc64(-<f64>x * Math.SQRT1_2));
     case GELU_TANH: {
       const v = <f64>x;
@@ -276,6 +277,7 @@ export function binaryI32(op: i32, n: i32, rows: i32, a: usize, aStarts: usize, 
   if (op == LOG1P) return vlog1p(v);
   if (op == EXPM1) return vexpm1(v);
   if (op == SOFTPLUS) return vsoftplus(v);
+  if (op == HARD_SWISH) return vhardswish(v);
   if (op == SINH) return vsinh(v);
   if (op == COSH) return vcosh(v);
   if (op == ASINH) return vasinh(v);
@@ -313,6 +315,7 @@ function unaryDenseF32(op: i32, n: i32, px: usize, po: usize): i32 {
     case LOG1P: return unaryDense(LOG1P, n, px, po);
     case EXPM1: return unaryDense(EXPM1, n, px, po);
     case SOFTPLUS: return unaryDense(SOFTPLUS, n, px, po);
+    case HARD_SWISH: return unaryDense(HARD_SWISH, n, px, po);
     case SINH: return unaryDense(SINH, n, px, po);
     case COSH: return unaryDense(COSH, n, px, po);
     case ASINH: return unaryDense(ASINH, n, px, po);

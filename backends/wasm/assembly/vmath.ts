@@ -176,3 +176,10 @@ const SQRT_HALF_BITS: i32 = 0x3f3504f3; // float32 √2/2
   arg = v128.bitselect(t, arg, big);
   return v128.bitselect(logBig(arg, big), f32x4.splat(NaN), f32x4.ge(x, one));
 }
+
+/** hardSwish(x) = x · (min(x + 3, 6)/6) in float32 steps, −0 for x ≤ −3 (−Inf included). */
+@inline export function vhardswish(x: v128): v128 {
+  const c = f32x4.min(f32x4.add(x, f32x4.splat(3)), f32x4.splat(6));
+  const y = f32x4.mul(x, f32x4.div(c, f32x4.splat(6)));
+  return v128.bitselect(f32x4.splat(-0.0), y, f32x4.le(x, f32x4.splat(-3)));
+}

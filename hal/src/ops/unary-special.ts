@@ -5,7 +5,7 @@
  */
 import { withTemps } from '../core/temps.js';
 import { erf64, normalCdf64 } from './erf.js';
-import { TRANSCENDENTAL, type UnaryOpDef } from './types.js';
+import { TRANSCENDENTAL, ULP4, type UnaryOpDef } from './types.js';
 
 const U = (lo: number, hi: number) => ({ kind: 'uniform', lo, hi }) as const;
 const TWO_OVER_SQRT_PI = 2 / Math.sqrt(Math.PI);
@@ -92,6 +92,25 @@ export const SPECIAL_OP_DEFS = {
       withTemps(be, (t) => {
         const s = t(be.sigmoid(x!));
         return [be.mul(g, t(be.add(s, t(be.mul(out, t(be.sub(1, s)))))))];
+      }),
+  },
+  hardSwish: {
+    semantics:
+      'Hard swish x·relu6(x + 3)/6 (MobileNetV3; PyTorch hardswish, ONNX HardSwish), computed as ' +
+      'x · (min(max(x + 3, 0), 6)/6), which never overflows: hardSwish(x) = x for x ≥ 3, −0 for x ≤ −3 ' +
+      '(hardSwish(−Inf) = −0, the limit). Gradient 0 below −3, x/3 + 1/2 up to 3, 1 above (PyTorch).',
+    f64: (x) => (x === -Infinity ? -0 : x * (Math.min(Math.max(x + 3, 0), 6) / 6)),
+    domain: U(-6, 6),
+    accuracy: {
+      float32: ULP4,
+      wgsl: { accuracy: { abs: 0, rel: 6e-7 }, why: 'WGSL: division within 2.5 ulp' },
+    },
+    grad: (be, g, [x]) =>
+      withTemps(be, (t) => {
+        const above = t(be.cmplt(3, x!)); // x > 3: slope 1
+        const inside = t(be.mul(t(be.cmplt(-3, x!)), t(be.sub(1, above)))); // −3 < x ≤ 3
+        const slope = t(be.add(t(be.mul(inside, t(be.add(t(be.div(x!, 3)), 0.5)))), above));
+        return [be.mul(g, slope)];
       }),
   },
 } as const satisfies Record<string, UnaryOpDef>;

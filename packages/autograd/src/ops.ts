@@ -193,6 +193,8 @@ export const gelu = (x: Tensor): Tensor => unaryOp('gelu', x);
 export const geluTanh = (x: Tensor): Tensor => unaryOp('geluTanh', x);
 /** SiLU (swish) x·sigmoid(x). */
 export const silu = (x: Tensor): Tensor => unaryOp('silu', x);
+/** Hard swish x·relu6(x + 3)/6 (MobileNetV3; PyTorch's hardswish, ONNX HardSwish). */
+export const hardSwish = (x: Tensor): Tensor => unaryOp('hardSwish', x);
 /** Tangent elementwise (radians). */
 export const tan = (x: Tensor): Tensor => unaryOp('tan', x);
 /** Arcsine elementwise; NaN outside [−1, 1]. */

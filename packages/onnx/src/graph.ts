@@ -165,8 +165,13 @@ export class Graph {
     return true;
   }
 
-  /** Each local value is released after its last reader; one nobody reads, right after its producer. */
-  private planReleases(): void {
+  /**
+   * Each local value is released after its last reader; one nobody reads, right after its producer. Planned
+   * again (from scratch) by a transform that moves or replaces nodes (fuse-activation.ts).
+   */
+  planReleases(): void {
+    for (const g of this.nodes) g.release.length = 0;
+    this.unusedInputs.length = 0;
     const keep = new Set(this.outputs.map((v) => v.name));
     const last = new Map<string, number>();
     this.nodes.forEach((g, i) => {

@@ -227,12 +227,9 @@ export const ELEMENTWISE_OPS: Record<string, OpMapping> = {
   HardSigmoid: activation({ alpha: 0.2, beta: 0.5 }, (be, x, { alpha, beta }) =>
     clip(be, be.add(be.mul(x, alpha!), beta!), 0, 1),
   ),
-  // x * np.maximum(0, np.minimum(1, alpha * x + beta)), alpha = 1/6, beta = 0.5
-  HardSwish: {
-    plan:
-      () =>
-      (be, [x]) => [be.mul(x!, clip(be, be.add(be.mul(x!, Math.fround(1 / 6)), 0.5), 0, 1))],
-  },
+  // x * np.maximum(0, np.minimum(1, alpha * x + beta)), alpha = 1/6, beta = 0.5: the HAL's hardSwish,
+  // x·(relu6(x + 3)/6), which rounds differently (by an ulp or two where the result is not tiny)
+  HardSwish: unary('hardSwish'),
   // x / (1 + np.abs(x))
   Softsign: {
     plan:

@@ -24,6 +24,7 @@ import { OnnxGraphError, OnnxUnsupportedError } from './errors.js';
 import { emptyStats, type Exec, type RunStats, runGraph } from './executor.js';
 import { type Feeds, type OutputTensor, type PreparedFeed, prepareFeeds, toOutput } from './feeds.js';
 import { type GNode, Graph } from './graph.js';
+import { fuseHardSwish } from './fuse-activation.js';
 import { foldConvAffine } from './optimize.js';
 import { type DecodeModelOptions, decodeModel, type OnnxModel, type OnnxValueInfo } from './proto.js';
 import { externalDataFromDirectory, type SyncFileSystem } from './proto-external.js';
@@ -178,8 +179,9 @@ export class InferenceSession {
   /**
    * Decodes the model (bytes, or a path read with Node's fs / a URL fetched where there is no fs),
    * folds the per-channel affine ops after each Conv (BatchNormalization, Mul/Add/Sub by a constant) into its
-   * weights (optimize.ts: the conv then writes their output), picks the backend, checks the whole graph and
-   * uploads the constants once.
+   * weights (optimize.ts: the conv then writes their output), fuses the Add → Clip → Mul → Div hard swish
+   * into one HardSwish node (fuse-activation.ts), picks the backend, checks the whole graph and uploads the
+   * constants once.
    *
    * Errors: OnnxDecodeError (not an ONNX model), OnnxGraphError (a value never defined or defined twice, a
    * cycle), OnnxUnsupportedError listing every node the session cannot run (op, node name, reason) before
@@ -201,6 +203,7 @@ export class InferenceSession {
     const opset = decoded.opsets.get('') ?? 1;
     const graph = new Graph(decoded, opset);
     foldConvAffine(graph); // inference transforms on constants (optimize.ts)
+    fuseHardSwish(graph); // Add → Clip → Mul → Div as one HardSwish (fuse-activation.ts)
     const { backend, owned, report } = await resolveBackend(options.backend);
     const pinned = new Set<DeviceBuffer>();
     try {

@@ -142,6 +142,12 @@ function unaryRow(op: UnaryOp, n: number, x: StorageArray, xi: number, sx: numbe
         o[oi] = v > 0 ? v + Math.log1p(Math.exp(-v)) : Math.log1p(Math.exp(v));
       }
       return;
+    case 'hardSwish': // float32 steps, the bits of wasm's lanes
+      for (; oi < end; oi++, xi += sx) {
+        const v = x[xi]!;
+        o[oi] = v <= -3 ? -0 : v * Math.fround(Math.min(Math.fround(v + 3), 6) / 6);
+      }
+      return;
     case 'gelu':
       for (; oi < end; oi++, xi += sx) {
         const v = x[xi]!;

@@ -96,6 +96,7 @@ const UNARY_F32: Record<UnaryOp, string> = {
   gelu: 'gelu_f(x)',
   geluTanh: 'gelu_tanh_f(x)',
   silu: 'silu_f(x)',
+  hardSwish: 'hardswish_f(x)',
   tan: 'tan_f(x)',
   asin: 'asin_f(x)',
   acos: 'acos_f(x)',

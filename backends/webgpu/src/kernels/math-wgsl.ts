@@ -225,6 +225,10 @@ fn silu_f(x: f32) -> f32 {
   if (x < -80.0) { return x * exp_scaled(x, 0.0, 64) * pow2i(-64); }
   return x * sigmoid_acc(x);
 }
+// x·(clamp(x + 3, 0, 6)/6): x·0 = −0 for finite x ≤ −3 (a −0.0 literal may fold to +0), the limit −0 at −Inf.
+fn hardswish_f(x: f32) -> f32 {
+  return select(x * div_acc(clamp(x + 3.0, 0.0, 6.0), 6.0), bitcast<f32>(0x80000000u), is_neg_inf(x));
+}
 fn softplus_f(x: f32) -> f32 {
   return max(x, 0.0) + log1p_reduced(exp_dd(-abs(x), 0.0)); // e^−|x| in [0, 1]: one log1p path, no divergence
 }
