@@ -128,6 +128,19 @@ describe('DataLoader over a Dataset', () => {
   });
 });
 
+test('batchToTensors uploads each array of a collated batch, keeping records, tuples and strings', async () => {
+  const samples = [0, 1, 2].map((i) => ({ x: [i, 2 * i], pair: [Int32Array.of(i), i / 2], name: `n${i}` }));
+  const batch = ag.collate(samples);
+  const live = be.liveBufferCount();
+  const t = ag.batchToTensors(batch, be);
+  expect([t.x.shape, t.x.dtype, rows(t.x)]).toEqual([[3, 2], 'float32', [0, 0, 1, 2, 2, 4]]);
+  const [ids, halves] = t.pair as unknown as [ag.Tensor, ag.Tensor];
+  expect([ids.dtype, rows(ids), rows(halves)]).toEqual(['int32', [0, 1, 2], [0, 0.5, 1]]);
+  expect(t.name).toEqual(['n0', 'n1', 'n2']);
+  for (const u of [t.x, ids, halves]) u.dispose();
+  expect(be.liveBufferCount()).toBe(live);
+});
+
 describe('Dataset.mapParallel', () => {
   const heavy = (s: { x: number }) => {
     let acc = 0;
