@@ -128,7 +128,7 @@ export class Dataset<T> implements AsyncIterable<T> {
         'Dataset.from: source must be an array, an iterable, an async iterable or a function returning one, ' +
           `got ${describeValue(source)}`,
       );
-    const oneShot = isOneShot(obj);
+    const oneShot = typeof (obj as { next?: unknown }).next === 'function'; // an iterator: a generator object
     let passes = 0;
     return new Dataset(() => {
       if (oneShot && passes++ > 0)
@@ -313,17 +313,6 @@ export class Dataset<T> implements AsyncIterable<T> {
     if (typeof fn !== 'function')
       throw new InvalidArgumentError(`Dataset.forEachAsync: fn must be a function, got ${describeValue(fn)}`);
     for await (const s of this) await fn(s);
-  }
-}
-
-/** Whether a (non-array) iterable returns itself as its iterator: a generator object, one pass only. */
-function isOneShot(obj: object): boolean {
-  const o = obj as { [Symbol.iterator]?: () => unknown; [Symbol.asyncIterator]?: () => unknown };
-  const f = o[Symbol.asyncIterator] ?? o[Symbol.iterator];
-  try {
-    return f?.call(obj) === obj;
-  } catch {
-    return false;
   }
 }
 
