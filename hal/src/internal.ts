@@ -94,7 +94,7 @@ export {
   window2d,
   windowGeometry,
 } from './families/conv/conv-geometry.js';
-export { checkConvOperands, convGradDims, type ConvHost } from './families/conv/conv-check.js';
+export { checkConvBias, checkConvOperands, convGradDims, type ConvHost } from './families/conv/conv-check.js';
 export {
   col2im,
   convComposite,

@@ -8,6 +8,19 @@ import { any, type Bad } from './validation-cases.js';
 const ncl = (be: ComputeBackend, a: NDArray): NDArray => be.reshape(a, [1, 2, 3]);
 
 export const CONV_BAD: Bad[] = [
+  // bias: float32 [O] (O = 1 here)
+  [
+    'conv',
+    ({ be, x, y }) => be.conv(ncl(be, x), be.reshape(y, [1, 2, 3]), { bias: y }),
+    ShapeMismatchError,
+    ['conv', 'bias', '[1]'],
+  ],
+  [
+    'conv',
+    ({ be, x, y, xi }) => be.conv(ncl(be, x), be.reshape(y, [1, 2, 3]), { bias: be.reshape(xi, [6]) }),
+    DTypeError,
+    ['conv', 'bias', 'float32'],
+  ],
   ['conv', ({ be, x, y }) => be.conv(x, y), ShapeMismatchError, ['conv', 'spatial']],
   ['conv', ({ be, x, xi }) => be.conv(ncl(be, xi), ncl(be, x)), DTypeError, ['conv', 'x', 'float32']],
   ['conv', ({ be, x, y }) => be.conv(ncl(be, x), be.reshape(y, [2, 1, 3])), ShapeMismatchError, ['conv', 'C/groups']],

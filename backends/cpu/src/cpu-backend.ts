@@ -15,6 +15,7 @@ import {
 } from '@polyhal/hal';
 import {
   BaseBackend,
+  checkConvBias,
   checkConvOperands,
   GATHER_FILL,
   hostCumsum,
@@ -218,7 +219,19 @@ export class CpuBackend extends BaseBackend {
    */
   override conv(x: NDArray, w: NDArray, options: ConvOptions = {}): NDArray {
     const { r, groups, N, C, O } = checkConvOperands(this, x, w, options.groups, 'conv');
+    const bias = checkConvBias(this, options.bias, O, 'conv');
     if (r > 2 || !isDepthwise(groups, C, O) || x.shape.includes(0)) return super.conv(x, w, options);
+    if (bias) {
+      // the depthwise kernel, then the bias added to its sums (the composite's order)
+      const y = this.conv(x, w, { ...options, bias: undefined });
+      const b = this.reshape(bias, [1, O, ...y.shape.slice(2).map(() => 1)]); // a view of bias
+      try {
+        return this.add(y, b);
+      } finally {
+        this.free(y);
+        if (b.buffer !== bias.buffer) this.free(b);
+      }
+    }
     const g = windowGeometry(x.shape.slice(2), { kernel: w.shape.slice(2), ...options }, 'conv');
     const two = r === 2;
     const win = window2d(x.shape.slice(2), g);

@@ -153,8 +153,8 @@ function packColumns(g: usize, x: usize, k0: i32, kc: i32, n0: i32, nc: i32, dst
 
 /**
  * One group's conv as a GEMM over output pixels [colStart, colEnd) (multiples of 8 except at P): y[M, P]
- * (row stride P) = W · im2col(x), started from the bias (GEO_BIAS, 0: none) or 0. The block at `g` gives
- * the geometry, x (the group's C input planes), A (convPackA of the group's weights) and y. Each block of
+ * (row stride P) = W · im2col(x), plus the bias (GEO_BIAS, 0: none) added to the finished sums. The block at
+ * `g` gives the geometry, x (the group's C input planes), A (convPackA of the group's weights) and y. Each block of
  * NC pixels is accumulated in scratch (rows LDT floats apart) and then copied to y. `scratch` holds
  * convScratchBytes(M).
  */
@@ -173,12 +173,7 @@ export function convGemm(g: usize, colStart: i32, colEnd: i32, scratch: usize): 
   const ldt = <usize>LDT << 2;
   for (let n0 = colStart; n0 < colEnd; n0 += NC) {
     const nc = min(NC, colEnd - n0);
-    for (let i = 0; i < M; i++) {
-      const row = t + <usize>i * ldt;
-      const b: f32 = bias ? load<f32>(bias + (<usize>i << 2)) : 0;
-      if (b == 0) memory.fill(row, 0, <usize>nc << 2);
-      else for (let jj = 0; jj < nc; jj++) store<f32>(row + (<usize>jj << 2), b);
-    }
+    for (let i = 0; i < M; i++) memory.fill(t + <usize>i * ldt, 0, <usize>nc << 2);
     for (let k0 = 0; k0 < K; k0 += KC) {
       const kc = min(KC, K - k0);
       packColumns(g, x, k0, kc, n0, nc, pB, tab);
@@ -193,7 +188,22 @@ export function convGemm(g: usize, colStart: i32, colEnd: i32, scratch: usize): 
         }
       }
     }
-    for (let i = 0; i < M; i++) memory.copy(y + <usize>i * ldc + (<usize>n0 << 2), t + <usize>i * ldt, <usize>nc << 2);
+    for (let i = 0; i < M; i++) {
+      const dst = y + <usize>i * ldc + (<usize>n0 << 2), src = t + <usize>i * ldt;
+      if (!bias) {
+        memory.copy(dst, src, <usize>nc << 2);
+        continue;
+      }
+      // the bias added to the finished sums (the composite's order: the same bits as conv, then add)
+      const bv: f32 = load<f32>(bias + (<usize>i << 2));
+      const b = f32x4.splat(bv);
+      let jj = 0;
+      for (; jj + 4 <= nc; jj += 4) {
+        const at = <usize>jj << 2;
+        v128.store(dst + at, f32x4.add(v128.load(src + at), b));
+      }
+      for (; jj < nc; jj++) store<f32>(dst + (<usize>jj << 2), load<f32>(src + (<usize>jj << 2)) + bv);
+    }
   }
 }
 
@@ -222,7 +232,7 @@ export function depthwiseScratchBytes(g: usize): usize {
 
 /**
  * Depthwise conv of planes [planeStart, planeEnd) of x ([N·C] planes H × W; weights [C, kh·kw]) into y
- * ([N·C] planes OH × OW), each started from its bias (GEO_BIAS, 0: none) or 0. `scratch` holds
+ * ([N·C] planes OH × OW), plus its bias (GEO_BIAS, 0: none) added to the finished sums. `scratch` holds
  * depthwiseScratchBytes(g).
  */
 export function depthwiseConv(g: usize, planeStart: i32, planeEnd: i32, scratch: usize): void {

@@ -13,6 +13,7 @@
 import { type ConvOptions, contiguousStrides, type DeviceBuffer, type NDArray, viewOf } from '@polyhal/hal';
 import {
   type ConvHost,
+  checkConvBias,
   checkConvOperands,
   isDepthwise,
   type Window2d,
@@ -47,6 +48,7 @@ function isRowMajor(a: NDArray): boolean {
 /** conv(x, w, o) on the wasm kernels, or null where the composite should run (3-D, empty). */
 export function convOnWasm(be: ConvBackend, ctx: WasmContext, x: NDArray, w: NDArray, o: ConvOptions): NDArray | null {
   const { r, groups, N, C, O } = checkConvOperands(be, x, w, o.groups, 'conv');
+  const bias = checkConvBias(be, o.bias, O, 'conv');
   if (r > 2) return null;
   const wg = windowGeometry(x.shape.slice(2), { kernel: w.shape.slice(2), ...o }, 'conv');
   const geo: Geometry = { C: C / groups, ...window2d(x.shape.slice(2), wg) };
@@ -61,10 +63,13 @@ export function convOnWasm(be: ConvBackend, ctx: WasmContext, x: NDArray, w: NDA
   };
   const xc = dense(x);
   const wc = dense(w);
+  const bc = bias && dense(bias);
   const out = be.allocate(N * O * P, 'float32');
   try {
     const [px, pw, py] = [ctx.ptr(xc.buffer) + xc.offset * 4, ctx.ptr(wc.buffer) + wc.offset * 4, ctx.ptr(out)];
-    if (isDepthwise(groups, C, O)) depthwise(ctx, { ...geo, C }, N * C, px, pw, py);
+    // each output channel's bias, added to its finished sums by the kernels (0: none)
+    const pb = bc ? ctx.ptr(bc.buffer) + bc.offset * 4 : 0;
+    if (isDepthwise(groups, C, O)) depthwise(ctx, { ...geo, C }, N * C, px, pw, py, pb);
     else {
       const Og = O / groups;
       const plane = geo.H * geo.W;
@@ -80,7 +85,7 @@ export function convOnWasm(be: ConvBackend, ctx: WasmContext, x: NDArray, w: NDA
           for (let q = 0; q < groups; q++) {
             const xq = px + (n * C + q * geo.C) * plane * 4;
             const yq = py + (n * O + q * Og) * P * 4;
-            gemm(ctx, g, Og, K, [xq, packed + q * aBytes, yq, 0]);
+            gemm(ctx, g, Og, K, [xq, packed + q * aBytes, yq, pb && pb + q * Og * 4]);
           }
       } finally {
         ctx.heap.release(packed, aBytes * groups);
@@ -120,10 +125,18 @@ function gemm(ctx: WasmContext, g: Geometry, M: number, K: number, ptrs: readonl
 }
 
 /** depthwiseConv over `planes` (N·C) planes, split across the pool by planes when large. */
-function depthwise(ctx: WasmContext, g: Geometry, planes: number, px: number, pw: number, py: number): void {
+function depthwise(
+  ctx: WasmContext,
+  g: Geometry,
+  planes: number,
+  px: number,
+  pw: number,
+  py: number,
+  pb: number,
+): void {
   const block = ctx.heap.alloc(GEO_WORDS * 4);
   try {
-    writeBlock(ctx, block, g, g.C, [px, pw, py, 0]);
+    writeBlock(ctx, block, g, g.C, [px, pw, py, pb]);
     const scratchBytes = ctx.k.depthwiseScratchBytes(block) >>> 0;
     const work = planes * g.OH * g.OW * g.kh * g.kw;
     const parts = ctx.pool && work >= DEPTHWISE_SPLIT ? Math.min(ctx.pool.size, planes) : 1;

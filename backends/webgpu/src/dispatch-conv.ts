@@ -22,6 +22,7 @@ import {
 import {
   axisTaps,
   type ConvHost,
+  checkConvBias,
   checkConvOperands,
   isDepthwise,
   perAxis,
@@ -46,6 +47,8 @@ export interface ConvContext {
   deallocate(buffer: DeviceBuffer): void;
   /** A software adapter: register blocks without workgroup memory (kernels/conv2d-blocks.ts). */
   readonly software?: boolean;
+  /** A placeholder storage buffer, bound where a conv has no bias. */
+  readonly dummy?: GPUBuffer;
 }
 
 /** Workgroups along z (batch items × groups) a dispatch may use. */
@@ -60,7 +63,8 @@ export function chooseConvTile(Og: number, P: number): ConvTile {
 /** conv(x, w, o) in one WebGPU kernel, or null where the composite should run (3-D, empty, huge batch). */
 export function convOnWebGpu(be: ConvHost, ctx: ConvContext, x: NDArray, w: NDArray, o: ConvOptions): NDArray | null {
   const { r, groups, N, C, O } = checkConvOperands(be, x, w, o.groups, 'conv');
-  if (r > 2) return null;
+  const bias = checkConvBias(be, o.bias, O, 'conv');
+  if (r > 2 || !ctx.dummy) return null;
   const g = windowGeometry(x.shape.slice(2), { kernel: w.shape.slice(2), ...o }, 'conv');
   const two = r === 2;
   // [N, C, H, W] geometry; a 1-D conv has H = 1 and a zero H stride
@@ -74,11 +78,13 @@ export function convOnWebGpu(be: ConvHost, ctx: ConvContext, x: NDArray, w: NDAr
   const wsh = two ? w.strides[2]! : 0;
   const wsw = w.strides[r + 1]!;
   const out = ctx.allocate(N * O * P, 'float32');
+  // bias offset, stride and presence (the kernels add it to the finished sums)
+  const biasWords = bias ? [bias.offset, bias.strides[0]!, 1] : [0, 0, 0];
   const encode = (): void => {
-    const buffers = [ctx.gpu(x.buffer), ctx.gpu(w.buffer), ctx.gpu(out)];
+    const buffers = [ctx.gpu(x.buffer), ctx.gpu(w.buffer), ctx.gpu(out), bias ? ctx.gpu(bias.buffer) : ctx.dummy!];
     if (isDepthwise(groups, C, O)) {
       const params = [N * C * P, C, H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl, x.offset, xsn, xsc, xsh, xsw];
-      params.push(w.offset, wso, wsh, wsw);
+      params.push(w.offset, wso, wsh, wsw, ...biasWords);
       ctx.batch.dispatch(
         'conv',
         'conv/depthwise',
@@ -94,7 +100,7 @@ export function convOnWebGpu(be: ConvHost, ctx: ConvContext, x: NDArray, w: NDAr
       const K = Cg * kh * kw;
       const pointwise = kh === 1 && kw === 1 && sh === 1 && sw === 1 && pt === 0 && pl === 0 && OH === H && OW === W;
       const params = [Og, P, K, groups, Cg, H, W, OW, kh, kw, sh, sw, dh, dw, pt, pl, x.offset, xsn, xsc, xsh, xsw];
-      params.push(w.offset, wso, wsc, wsh, wsw);
+      params.push(w.offset, wso, wsc, wsh, wsw, ...biasWords);
       const flops = 2 * N * O * P * K;
       if (ctx.software) {
         const tm = Og <= 4 ? 4 : 8;

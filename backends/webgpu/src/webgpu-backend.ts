@@ -567,7 +567,11 @@ export class WebGpuBackend extends BaseBackend {
    * and empty shapes fall back to the HAL's composite.
    */
   override conv(x: NDArray, w: NDArray, options: ConvOptions = {}): NDArray {
-    this.convContext ??= { ...this.selectContext, software: this.isSoftware && !this.matmulContext.forcedTile };
+    this.convContext ??= {
+      ...this.selectContext,
+      software: this.isSoftware && !this.matmulContext.forcedTile,
+      dummy: this.dummy,
+    };
     return convOnWebGpu(this, this.convContext, x, w, options) ?? super.conv(x, w, options);
   }
   private convContext?: ConvContext;

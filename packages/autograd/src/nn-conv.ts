@@ -23,7 +23,7 @@ import { add } from './ops.js';
 import type { Tensor } from './tensor.js';
 import { UninitializedParameterError } from './uninitialized.js';
 
-type ConvLayerOptions = LayerOptions & ConvOptions & WeightInitOptions & { bias?: boolean };
+type ConvLayerOptions = LayerOptions & Omit<ConvOptions, 'bias'> & WeightInitOptions & { bias?: boolean };
 
 /**
  * An N-d convolution layer; Conv1d and Conv2d fix the spatial rank. `inChannels` null makes it lazy (PyTorch
@@ -33,8 +33,8 @@ type ConvLayerOptions = LayerOptions & ConvOptions & WeightInitOptions & { bias?
 export class ConvNd extends Module {
   /** Kernel size per spatial axis (resolved from a number or a list). */
   readonly kernelSize: number[];
-  /** stride, padding, dilation and groups, as passed to `conv`. */
-  readonly options: ConvOptions;
+  /** stride, padding, dilation and groups, as passed to `conv` (the bias is the layer's own parameter). */
+  readonly options: Omit<ConvOptions, 'bias'>;
   /**
    * Set by `quantize` (quantize.ts) on Conv1d/Conv2d: an int8 product (convInteger) in place of the float32
    * one; `observer` sees every input while a model is calibrated.

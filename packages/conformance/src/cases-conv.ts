@@ -11,8 +11,9 @@ type HalPadding = number | number[] | [number, number][] | 'valid' | 'same' | 's
 
 export const CONV_OP_RUNNERS = {
   conv: {
-    device: (be, [x, w], p) => [be.conv(x!, w!, p.window as { padding?: HalPadding })],
-    oracle: ([x, w], p) => [oConv(x!, w!, p.window ?? {})],
+    // a third input is the bias
+    device: (be, [x, w, b], p) => [be.conv(x!, w!, { ...(p.window as { padding?: HalPadding }), bias: b })],
+    oracle: ([x, w, b], p) => [oConv(x!, w!, p.window ?? {}, b)],
   },
   convTranspose: {
     device: (be, [x, w], p) => [be.convTranspose(x!, w!, p.window as { padding?: number[] })],
@@ -42,13 +43,19 @@ export const tag = (w: WindowParams): string =>
 
 export function convCases(): Case[] {
   const cases: Case[] = [];
-  const conv = (op: 'conv' | 'convTranspose', x: InputSpec, w: number[], window: WindowParams): void => {
+  const conv = (
+    op: 'conv' | 'convTranspose',
+    x: InputSpec,
+    w: number[],
+    window: WindowParams,
+    bias?: InputSpec,
+  ): void => {
     cases.push({
-      id: `${op}/float32/${fmt(x.shape)}${x.view ? '.view' : ''}*${fmt(w)}/${tag(window)}`,
+      id: `${op}/float32/${fmt(x.shape)}${x.view ? '.view' : ''}*${fmt(w)}${bias ? '+bias' : ''}/${tag(window)}`,
       kind: 'composite',
       op,
       dtype: 'float32',
-      inputs: [x, { shape: w, gen: U }],
+      inputs: bias ? [x, { shape: w, gen: U }, bias] : [x, { shape: w, gen: U }],
       params: { window },
     });
   };
@@ -72,6 +79,13 @@ export function convCases(): Case[] {
   conv('conv', X([1, 2, 5, 6, 7]), [3, 2, 2, 3, 2], { padding: [1, 0, 1], stride: [1, 2, 1] });
   conv('conv', X([3, 2, 8, 8], { permute: [0, 1, 3, 2] }), [4, 2, 3, 3], { padding: 'valid' });
   conv('conv', X([2, 16, 6, 6]), [32, 16, 3, 3], { padding: 1 });
+  // with a bias [O]: dense, grouped, depthwise, 1-D, pointwise; one bias a strided view
+  conv('conv', X([2, 3, 9, 11]), [5, 3, 3, 3], { padding: 1 }, X([5]));
+  conv('conv', X([1, 4, 10, 10]), [6, 2, 3, 3], { groups: 2, stride: 2 }, X([6]));
+  conv('conv', X([1, 3, 7, 8]), [3, 1, 3, 3], { groups: 3, padding: 'same' }, X([3]));
+  conv('conv', X([2, 3, 17]), [4, 3, 5], { stride: 2, padding: 2 }, X([4]));
+  conv('conv', X([2, 8, 5, 5]), [12, 8, 1, 1], {}, X([12]));
+  conv('conv', X([1, 2, 6, 6]), [4, 2, 3, 3], {}, X([8], { stride: [2] }));
   // convTranspose: the adjoint geometry
   conv('convTranspose', X([2, 3, 9]), [3, 4, 3], {});
   conv('convTranspose', X([2, 3, 9]), [3, 2, 4], { stride: 2, padding: 1, outputPadding: 1 });

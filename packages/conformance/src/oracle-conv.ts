@@ -69,8 +69,8 @@ function taps(k: number[]): number[][] {
   return Array.from({ length: numel(k) }, (_, i) => unravel(i, k));
 }
 
-/** conv: x [N, C, ...in], w [O, C/g, ...k] → [N, O, ...out]; scale Σ|x·w|. */
-export function oConv(x: Ref, w: Ref, p: WindowParams): Ref {
+/** conv: x [N, C, ...in], w [O, C/g, ...k] (+ bias [O]) → [N, O, ...out]; scale Σ|x·w| (+ |bias|). */
+export function oConv(x: Ref, w: Ref, p: WindowParams, bias?: Ref): Ref {
   const [N, C] = x.shape as [number, number];
   const O = w.shape[0]!;
   const g = p.groups ?? 1;
@@ -96,8 +96,9 @@ export function oConv(x: Ref, w: Ref, p: WindowParams): Ref {
         mag += Math.abs(prod);
       }
     }
-    data[e] = sum;
-    scale[e] = mag;
+    const b = bias ? bias.data[o]! : 0;
+    data[e] = sum + b;
+    scale[e] = mag + Math.abs(b);
   }
   return { shape, data, dtype: 'float32', scale };
 }

@@ -58,12 +58,15 @@ const conv: OpMapping = {
     const w = windowAttrs(ctx, 'Conv', ctx.inputShapes[1]!.slice(2));
     const groups = ctx.attrs.int('group', 1);
     const bias = hasInput(ctx, 2);
+    // B [M] is the HAL conv's bias: added in the conv kernel, no second pass over y
     return (be, [x, wt, b]) => [
-      addBias(
-        be,
-        be.conv(x!, wt!, { stride: w.stride, dilation: w.dilation, padding: w.padding, groups }),
-        bias ? b : undefined,
-      ),
+      be.conv(x!, wt!, {
+        stride: w.stride,
+        dilation: w.dilation,
+        padding: w.padding,
+        groups,
+        bias: bias ? b : undefined,
+      }),
     ];
   },
 };

@@ -7,16 +7,18 @@
  * convolutions run as 2-D ones of height 1.
  *
  * Params: 0 outputs · 1 C · 2 H · 3 W · 4 OH · 5 OW · 6 kh · 7 kw · 8 sh · 9 sw · 10 dh · 11 dw · 12 pad top ·
- * 13 pad left · 14 x offset · 15–18 x strides (N, C, H, W) · 19 w offset · 20–22 w strides (C, kh, kw).
+ * 13 pad left · 14 x offset · 15–18 x strides (N, C, H, W) · 19 w offset · 20–22 w strides (C, kh, kw) ·
+ * 23 bias offset · 24 bias stride · 25 has bias (0: binding 4 is a placeholder), added to the finished sum.
  */
 import { FLAT_ARGS, FLAT_INDEX, paramsPrelude } from '../layout.js';
 
-export const DEPTHWISE_WORDS = 23;
+export const DEPTHWISE_WORDS = 26;
 
 export const depthwiseWgsl = `${paramsPrelude(DEPTHWISE_WORDS)}
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> w: array<f32>;
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
+@group(0) @binding(4) var<storage, read> bias: array<f32>;
 @compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
   ${FLAT_INDEX}
   if (idx >= u32(p(0u))) { return; }
@@ -40,5 +42,6 @@ export const depthwiseWgsl = `${paramsPrelude(DEPTHWISE_WORDS)}
       acc += v * w[wr + kx * wsw];
     }
   }
+  if (p(25u) != 0) { acc += bias[p(23u) + c * p(24u)]; }
   y[idx] = acc;
 }`;

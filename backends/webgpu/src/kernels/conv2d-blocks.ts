@@ -5,13 +5,13 @@
  * channels × TN pixels) in registers, reading w and x straight through their strides, k = (c, ky, kx) in order
  * (the order of kernels/conv2d.ts). Invocations are numbered flat over (n·groups + q, block row, block column),
  * 64 to a workgroup; rows and columns past the edge read the last one and are not written. Params: kernels/conv2d.ts's,
- * then 26 the batch items × groups; `pointwise` (1×1, stride 1, no padding) skips the window arithmetic.
+ * then 29 the batch items × groups; `pointwise` (1×1, stride 1, no padding) skips the window arithmetic.
  */
 import { paramsPrelude } from '../layout.js';
 import { CONV2D_WORDS } from './conv2d.js';
 
 export const CONV_BLOCK_THREADS = 64;
-/** kernels/conv2d.ts's params, then 26 the batch items × groups. */
+/** kernels/conv2d.ts's params (bias included), then 29 the batch items × groups. */
 export const CONV2D_BLOCK_WORDS = CONV2D_WORDS + 1;
 
 export function conv2dBlocksWgsl(tm: number, tn: number, pointwise: boolean): string {
@@ -48,13 +48,14 @@ export function conv2dBlocksWgsl(tm: number, tn: number, pointwise: boolean): st
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> w: array<f32>;
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
+@group(0) @binding(4) var<storage, read> bias: array<f32>;
 @compute @workgroup_size(${CONV_BLOCK_THREADS}) fn main(@builtin(workgroup_id) wid: vec3u,
     @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
   let idx = i32((wid.y * nwg.x + wid.x) * ${CONV_BLOCK_THREADS}u + lid.x);
   let Og = p(0u); let P = p(1u); let groups = p(3u); let Cg = p(4u);
   let H = p(5u); let W = p(6u); let OW = p(7u); let kh = p(8u); let kw = p(9u);
   let GM = (Og + ${tm - 1}) / ${tm}; let GN = (P + ${tn - 1}) / ${tn};
-  let items = p(26u);
+  let items = p(29u);
   if (idx >= items * GM * GN) { return; }
   let item = idx / (GM * GN); let blk = idx % (GM * GN);
   let m0 = (blk / GN) * ${tm}; let p0 = (blk % GN) * ${tn};
@@ -73,7 +74,9 @@ export function conv2dBlocksWgsl(tm: number, tn: number, pointwise: boolean): st
     .map(
       (i) => `if (m0 + ${i} < Og) {
     let row = (n * O + q * Og + m0 + ${i}) * P;
-    ${cols.map((j) => `if (p0 + ${j} < P) { y[row + p0 + ${j}] = acc${i}_${j}; }`).join('\n    ')}
+    var bv = 0.0;
+    if (p(28u) != 0) { bv = bias[p(26u) + (q * Og + m0 + ${i}) * p(27u)]; }
+    ${cols.map((j) => `if (p0 + ${j} < P) { y[row + p0 + ${j}] = acc${i}_${j} + bv; }`).join('\n    ')}
   }`,
     )
     .join('\n  ')}

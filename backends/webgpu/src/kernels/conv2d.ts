@@ -11,11 +11,12 @@
  *
  * Params: 0 Og · 1 P · 2 K · 3 groups · 4 Cg · 5 H · 6 W · 7 OW · 8 kh · 9 kw · 10 sh · 11 sw · 12 dh · 13 dw ·
  * 14 pad top · 15 pad left · 16 x offset · 17–20 x strides (N, C, H, W) · 21 w offset · 22–25 w strides
- * (O, C, kh, kw).
+ * (O, C, kh, kw) · 26 bias offset · 27 bias stride · 28 has bias (0: binding 4 is a placeholder). The bias
+ * is added to the finished sum, as the composite adds it.
  */
 import { paramsPrelude } from '../layout.js';
 
-export const CONV2D_WORDS = 26;
+export const CONV2D_WORDS = 29;
 /** Depth of a K slab. */
 export const CONV_BK = 16;
 
@@ -72,8 +73,10 @@ export function conv2dWgsl(tile: ConvTile, pointwise: boolean): string {
     let gm = m0 + ${i * 16} + i32(lid.y);
     if (gm < Og) {
       let row = (n * O + q * Og + gm) * P;
+      var bv = 0.0;
+      if (p(28u) != 0) { bv = bias[p(26u) + (q * Og + gm) * p(27u)]; }
 ${ids(rn)
-  .map((j) => `      { let gp = p0 + ${j * 16} + i32(lid.x); if (gp < P) { y[row + gp] = acc_${i}_${j}; } }`)
+  .map((j) => `      { let gp = p0 + ${j * 16} + i32(lid.x); if (gp < P) { y[row + gp] = acc_${i}_${j} + bv; } }`)
   .join('\n')}
     }
   }`,
@@ -83,6 +86,7 @@ ${ids(rn)
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> w: array<f32>;
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
+@group(0) @binding(4) var<storage, read> bias: array<f32>;
 var<workgroup> As: array<f32, ${BK * BM}>;
 var<workgroup> Bs: array<f32, ${BK * BN}>;
 @compute @workgroup_size(16, 16) fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u) {

@@ -81,3 +81,18 @@ export function convGradDims(
   }
   return { r, groups, N, C, O };
 }
+
+/**
+ * conv's `bias` option: undefined (none), or a float32 [O] array of this backend, one value per output
+ * channel. DTypeError for another dtype, ShapeMismatchError for another shape; the backend's view check
+ * (UseAfterFreeError, a foreign array) otherwise.
+ */
+export function checkConvBias(be: ConvHost, bias: NDArray | undefined, O: number, op: string): NDArray | undefined {
+  if (bias === undefined) return undefined;
+  checkDType(be, bias, op, 'bias', ['float32']);
+  if (bias.shape.length !== 1 || bias.shape[0] !== O)
+    throw new ShapeMismatchError(`${op}: bias must be [${O}] (one value per output channel), got ${shp(bias.shape)}`, [
+      bias.shape,
+    ]);
+  return bias;
+}

@@ -19,7 +19,7 @@
  * The gradients (autograd's conv rules) come from the same three pieces: dx of conv is convTranspose
  * of dy, dx of convTranspose is conv of dy, and dW of either is `convWeightGrad` (dyᵀ · im2col).
  */
-import { type ConvHost, checkConvOperands, convGradDims } from './conv-check.js';
+import { type ConvHost, checkConvBias, checkConvOperands, convGradDims } from './conv-check.js';
 import { type ConvPadding, type PerAxis, perAxis, type WindowGeometry, windowGeometry } from './conv-geometry.js';
 import type { DType } from '../../core/dtype.js';
 import { DTypeError, InvalidArgumentError } from '../../core/errors.js';
@@ -36,6 +36,12 @@ export interface ConvOptions {
   dilation?: PerAxis;
   /** Channel groups: C and O divisible by it (default 1; groups = C is a depthwise convolution). */
   groups?: number;
+  /**
+   * Added to each output channel's finished sums: float32 [O] (PyTorch conv's bias, ONNX Conv's B), the
+   * same as conv then an add of bias reshaped to [1, O, 1, …], in one kernel where the backend has one.
+   * Not for convInteger (InvalidArgumentError).
+   */
+  bias?: NDArray;
 }
 
 /** Options of `convTranspose`: PyTorch's conv_transposeNd and ONNX ConvTranspose attributes. */
@@ -108,6 +114,26 @@ export function convComposite(
   x: NDArray,
   w: NDArray,
   o: ConvOptions = {},
+  integer?: (a: NDArray, b: NDArray) => NDArray,
+): NDArray {
+  const op = integer ? 'convInteger' : 'conv';
+  const dtypes: DType[] = integer ? ['int32', 'int8', 'uint8'] : ['float32'];
+  const { O } = checkConvOperands(be, x, w, o.groups, op, false, dtypes);
+  if (integer && o.bias !== undefined) throw new InvalidArgumentError(`${op}: takes no bias (add it to the result)`);
+  const bias = checkConvBias(be, o.bias, O, op);
+  const y = convNoBias(be, x, w, o, integer);
+  if (!bias) return y;
+  return withTemps(be, (t) =>
+    be.add(t(y), ownedBy(t, be.reshape(bias, [1, O, ...y.shape.slice(2).map(() => 1)]), bias)),
+  );
+}
+
+/** convComposite without the bias: the window product itself. */
+function convNoBias(
+  be: ConvHost,
+  x: NDArray,
+  w: NDArray,
+  o: ConvOptions,
   integer?: (a: NDArray, b: NDArray) => NDArray,
 ): NDArray {
   const op = integer ? 'convInteger' : 'conv';
