@@ -4,6 +4,7 @@
  * typed arrays in results are transferred, not copied.
  */
 import { describeValue, InvalidArgumentError, isNodeLike, nodeBuiltin, PolyHalError } from '@polyhal/hal';
+import type { UrlLike } from './dom-types.js';
 
 /**
  * The map of mapParallel: a self-contained function (an arrow or function expression that uses only its argument
@@ -11,7 +12,7 @@ import { describeValue, InvalidArgumentError, isNodeLike, nodeBuiltin, PolyHalEr
  * `{ module, export }`: a module URL (`new URL('./augment.js', import.meta.url)`) whose export (default
  * `default`) is the function, for code that needs imports.
  */
-export type WorkerFn<T, U> = ((sample: T) => U | Promise<U>) | { module: string | URL; export?: string };
+export type WorkerFn<T, U> = ((sample: T) => U | Promise<U>) | { module: string | UrlLike; export?: string };
 
 /** Options of Dataset.mapParallel. */
 export interface MapParallelOptions {

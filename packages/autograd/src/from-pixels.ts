@@ -9,6 +9,7 @@
 import { type ComputeBackend, describeValue, InvalidArgumentError, PolyHalError } from '@polyhal/hal';
 import { nodeBuiltin } from '@polyhal/hal/internal';
 import { Tensor } from './tensor.js';
+import type { ImageSourceLike } from './dom-types.js';
 
 /** RGBA pixels, 4 bytes each, row by row: the shape of ImageData (which is one). */
 export interface PixelData {
@@ -21,7 +22,7 @@ export interface PixelData {
 }
 
 /** What `fromPixels` takes: ImageData-like data, or a browser image source drawn through a canvas. */
-export type PixelSource = PixelData | CanvasImageSource | OffscreenCanvas;
+export type PixelSource = PixelData | ImageSourceLike;
 
 /** Options of fromPixels and decodeImage. */
 export interface FromPixelsOptions {

@@ -18,6 +18,7 @@ import { readModelBytes, writeModelBytes } from './model-storage.js';
 import { Module } from './nn.js';
 import { loadSafetensors, saveSafetensors } from './safetensors.js';
 import type { Tensor } from './tensor.js';
+import type { BlobLike } from './dom-types.js';
 
 /** The architecture format this version writes and reads. */
 export const MODEL_FORMAT_VERSION = 1;
@@ -111,7 +112,7 @@ function parse(bytes: Uint8Array, backend: ComputeBackend): ReturnType<typeof lo
  * Reads the architecture of a model file (any `loadModel` source) without building it: for inspection, or to
  * check that every class it names is registered. ModelFormatError as loadModel.
  */
-export async function readModelSpec(source: string | Uint8Array | ArrayBuffer | Blob): Promise<ModelFileSpec> {
+export async function readModelSpec(source: string | Uint8Array | ArrayBuffer | BlobLike): Promise<ModelFileSpec> {
   const bytes = await readModelBytes(source);
   if (bytes.length < 8) throw new ModelFormatError(`loadModel: ${bytes.length} bytes is no model file`);
   const n = Number(new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true));
@@ -156,7 +157,7 @@ function checkWeights(model: Module, tensors: Record<string, Tensor>): void {
  * InvalidArgumentError for a missing backend or a source with nothing stored. Nothing stays allocated on error.
  */
 export async function loadModel<M extends Module = Module>(
-  source: string | Uint8Array | ArrayBuffer | Blob,
+  source: string | Uint8Array | ArrayBuffer | BlobLike,
   options: { backend: ComputeBackend },
 ): Promise<M> {
   const backend = options?.backend;
