@@ -6,6 +6,8 @@ export { copyRows, copyNd, fillF32, fillI32 } from './copy';
 export { reduceF32, reduceI32 } from './reduce';
 export { gemm, gemmCols, gemmRowBlock, packBytesA, packBytesB } from './matmul';
 export { convGemm, convPackA, convPackBytesA, convScratchBytes, depthwiseConv, depthwiseScratchBytes } from './conv';
+export { convTranspose, convTransposePackW } from './conv-transpose';
+export { resizeNearest } from './resize';
 export { gemmI16, gemmI32, packI16 } from './matmul-int';
 export { adamF32, sgdF32, softmaxCrossEntropyF32 } from './fused';
 export { philoxF32 } from './random';

@@ -70,6 +70,8 @@ export const JOB_KERNELS = [
   'convGemm',
   'depthwiseConv',
   'gemmCols',
+  'convTranspose',
+  'resizeNearest',
 ] as const;
 export type JobKernel = (typeof JOB_KERNELS)[number];
 

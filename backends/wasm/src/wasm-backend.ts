@@ -3,6 +3,7 @@ import {
   type BackendCapabilities,
   type BinaryOp,
   type ConvOptions,
+  type ConvTransposeOptions,
   contiguousStrides,
   sizeOf,
   type DeviceBuffer,
@@ -10,6 +11,7 @@ import {
   INT32_UNARY_OPS,
   type NDArray,
   type ReduceOp,
+  type ResizeOptions,
   type ScatterReduction,
   type SgdStepParams,
   type UnaryOp,
@@ -35,11 +37,13 @@ import {
 import type { PhiloxStream } from '@polyhal/hal/internal';
 import { type WasmContext, type WorkerPool, withPlan } from './context.js';
 import { convOnWasm } from './dispatch-conv.js';
+import { convTransposeOnWasm } from './dispatch-conv-transpose.js';
 import { copyInto } from './dispatch-copy.js';
 import { BINARY_CODES, dispatchBinary, dispatchUnary, dispatchWhere, UNARY_CODES } from './dispatch-elementwise.js';
 import { dispatchAdam, dispatchSgd, dispatchSoftmaxCrossEntropy } from './dispatch-fused.js';
 import { dispatchMatmul } from './dispatch-matmul.js';
 import { dispatchPhilox } from './dispatch-random.js';
+import { resizeOnWasm } from './dispatch-resize.js';
 import { REDUCE_CODES, SCATTER_CODES } from './generated/op-codes.js';
 import { WasmHeap } from './memory.js';
 import type { KernelExports } from './module.js';
@@ -540,6 +544,16 @@ export class WasmBackend extends BaseBackend {
    */
   override conv(x: NDArray, w: NDArray, options: ConvOptions = {}): NDArray {
     return convOnWasm(this, this.ctx, x, w, options) ?? super.conv(x, w, options);
+  }
+
+  /** convTranspose on assembly/conv-transpose.ts (dispatch-conv-transpose.ts) for 1 and 2 spatial axes. */
+  override convTranspose(x: NDArray, w: NDArray, options: ConvTransposeOptions = {}): NDArray {
+    return convTransposeOnWasm(this, this.ctx, x, w, options) ?? super.convTranspose(x, w, options);
+  }
+
+  /** Nearest resize as one gather kernel (dispatch-resize.ts, assembly/resize.ts); other modes the composite. */
+  override resize(x: NDArray, options: ResizeOptions): NDArray {
+    return resizeOnWasm(this, this.ctx, x, options) ?? super.resize(x, options);
   }
 
   /** Philox4x32-10 uniforms, four blocks per SIMD step, split over the threads for large buffers. */

@@ -1,0 +1,158 @@
+// Transposed 2-D convolution (float32, NCHW), the wasm backend's fast path for convTranspose
+// (src/dispatch-conv-transpose.ts), for one batch item and group: every input pixel (iy, ix) scatters
+// Σ_c x[c, iy, ix] · w[c, o, ky, kx] into y[o, iy·sh + ky·dh − pt, ix·sw + kx·dw − pl]. The taps run outermost
+// (ky, then the input rows, then kx), so that each output receives its taps in tap order, each tap's channel
+// sum (over c in order, mul then add) added to y: the composite's and the webgpu kernel's order. y must hold
+// zeros where the call writes (the dispatch fills it). Per tap and input row, 8 consecutive input pixels × 4
+// output channels per step (f32x4 over the pixels, the weights splat), a remainder of channels one at a time
+// and of pixels scalar; the sums of the three paths are the same bits. Only the input pixels whose outputs
+// land inside y are visited (the crop of the padding and the zeros of outputPadding need no test per lane).
+// Parts split the output channels [o0, o1) or the input rows [r0, r1) (the latter only where no two input
+// rows reach one output row, (kh − 1)·dh < sh).
+// Geometry arrives in a parameter block of i32 words (CT_*).
+
+// Parameter block: word offsets.
+export const CT_CG = 0, CT_OG = 1, CT_H = 2, CT_W = 3, CT_OH = 4, CT_OW = 5, CT_KH = 6, CT_KW = 7, CT_SH = 8;
+export const CT_SW = 9, CT_DH = 10, CT_DW = 11, CT_PT = 12, CT_PL = 13, CT_X = 14, CT_WP = 15, CT_Y = 16;
+export const CT_WORDS = 17;
+
+@inline function word(p: usize, i: i32): i32 { return load<i32>(p + (<usize>i << 2)); }
+@inline function ptrAt(p: usize, i: i32): usize { return <usize>load<u32>(p + (<usize>i << 2)); }
+
+/**
+ * Packs w [Cg, Og, K] (one group's weights, row-major at w, K = kh·kw taps) as [K, Cg, Og] at dst: per tap,
+ * per input channel, the Og output channels' weights side by side.
+ */
+export function convTransposePackW(w: usize, Cg: i32, Og: i32, K: i32, dst: usize): void {
+  for (let c = 0; c < Cg; c++)
+    for (let o = 0; o < Og; o++) {
+      const src = w + ((<usize>(c * Og + o) * <usize>K) << 2);
+      for (let t = 0; t < K; t++)
+        store<f32>(dst + ((<usize>(t * Cg + c) * <usize>Og + <usize>o) << 2), load<f32>(src + (<usize>t << 2)));
+    }
+}
+
+/** Adds the 8 sums a (pixels 0–3) and b (4–7) to y at p, p + step, … (step bytes apart). */
+@inline function addLanes(p: usize, step: usize, a: v128, b: v128): void {
+  if (step == 4) {
+    v128.store(p, f32x4.add(v128.load(p), a));
+    v128.store(p, f32x4.add(v128.load(p, 16), b), 16);
+    return;
+  }
+  store<f32>(p, load<f32>(p) + f32x4.extract_lane(a, 0));
+  store<f32>(p + step, load<f32>(p + step) + f32x4.extract_lane(a, 1));
+  store<f32>(p + 2 * step, load<f32>(p + 2 * step) + f32x4.extract_lane(a, 2));
+  store<f32>(p + 3 * step, load<f32>(p + 3 * step) + f32x4.extract_lane(a, 3));
+  const q = p + 4 * step;
+  store<f32>(q, load<f32>(q) + f32x4.extract_lane(b, 0));
+  store<f32>(q + step, load<f32>(q + step) + f32x4.extract_lane(b, 1));
+  store<f32>(q + 2 * step, load<f32>(q + 2 * step) + f32x4.extract_lane(b, 2));
+  store<f32>(q + 3 * step, load<f32>(q + 3 * step) + f32x4.extract_lane(b, 3));
+}
+
+/**
+ * One tap over one input row: input pixels [lo, hi) of the row at xr (channels `plane` floats apart), the
+ * tap's packed weights at wt ([Cg, Og]), output channels [o0, o1) into the output row at yr (channels
+ * `oplane` floats apart), pixel ix landing at ix·sw + shift.
+ */
+function tapRow(
+  xr: usize, plane: usize, wt: usize, Cg: i32, Og: i32, o0: i32, o1: i32,
+  yr: usize, oplane: usize, lo: i32, hi: i32, sw: i32, shift: i32,
+): void {
+  const step = <usize>sw << 2;
+  const wstride = <usize>Og << 2;
+  const xstride = plane << 2;
+  let ix = lo;
+  for (; ix + 8 <= hi; ix += 8) {
+    const xp = xr + (<usize>ix << 2);
+    const yp = yr + (<usize>(ix * sw + shift) << 2);
+    let o = o0;
+    for (; o + 4 <= o1; o += 4) {
+      let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+      let a4 = f32x4.splat(0), a5 = f32x4.splat(0), a6 = f32x4.splat(0), a7 = f32x4.splat(0);
+      let xc = xp;
+      let wc = wt + (<usize>o << 2);
+      for (let c = 0; c < Cg; c++) {
+        const v0 = v128.load(xc), v1 = v128.load(xc, 16);
+        const w0 = v128.load32_splat(wc), w1 = v128.load32_splat(wc, 4);
+        const w2 = v128.load32_splat(wc, 8), w3 = v128.load32_splat(wc, 12);
+        a0 = f32x4.add(a0, f32x4.mul(v0, w0));
+        a1 = f32x4.add(a1, f32x4.mul(v1, w0));
+        a2 = f32x4.add(a2, f32x4.mul(v0, w1));
+        a3 = f32x4.add(a3, f32x4.mul(v1, w1));
+        a4 = f32x4.add(a4, f32x4.mul(v0, w2));
+        a5 = f32x4.add(a5, f32x4.mul(v1, w2));
+        a6 = f32x4.add(a6, f32x4.mul(v0, w3));
+        a7 = f32x4.add(a7, f32x4.mul(v1, w3));
+        xc += xstride;
+        wc += wstride;
+      }
+      const yo = yp + ((<usize>o * oplane) << 2);
+      addLanes(yo, step, a0, a1);
+      addLanes(yo + (oplane << 2), step, a2, a3);
+      addLanes(yo + (oplane << 3), step, a4, a5);
+      addLanes(yo + 3 * (oplane << 2), step, a6, a7);
+    }
+    for (; o < o1; o++) {
+      let a0 = f32x4.splat(0), a1 = f32x4.splat(0);
+      let xc = xp;
+      let wc = wt + (<usize>o << 2);
+      for (let c = 0; c < Cg; c++) {
+        const w0 = v128.load32_splat(wc);
+        a0 = f32x4.add(a0, f32x4.mul(v128.load(xc), w0));
+        a1 = f32x4.add(a1, f32x4.mul(v128.load(xc, 16), w0));
+        xc += xstride;
+        wc += wstride;
+      }
+      addLanes(yp + ((<usize>o * oplane) << 2), step, a0, a1);
+    }
+  }
+  for (; ix < hi; ix++) {
+    const yp = yr + (<usize>(ix * sw + shift) << 2);
+    for (let o = o0; o < o1; o++) {
+      let s: f32 = 0;
+      let xc = xr + (<usize>ix << 2);
+      let wc = wt + (<usize>o << 2);
+      for (let c = 0; c < Cg; c++) {
+        s += load<f32>(xc) * load<f32>(wc);
+        xc += xstride;
+        wc += wstride;
+      }
+      const q = yp + ((<usize>o * oplane) << 2);
+      store<f32>(q, load<f32>(q) + s);
+    }
+  }
+}
+
+/**
+ * One batch item and group of convTranspose: output channels [o0, o1) from input rows [r0, r1), the geometry
+ * and the x, packed w (convTransposePackW) and y pointers in the parameter block at `params` (CT_* words).
+ */
+export function convTranspose(params: usize, o0: i32, o1: i32, r0: i32, r1: i32): void {
+  const Cg = word(params, CT_CG), Og = word(params, CT_OG), W = word(params, CT_W);
+  const H = word(params, CT_H), OH = word(params, CT_OH), OW = word(params, CT_OW);
+  const kh = word(params, CT_KH), kw = word(params, CT_KW), sh = word(params, CT_SH), sw = word(params, CT_SW);
+  const dh = word(params, CT_DH), dw = word(params, CT_DW), pt = word(params, CT_PT), pl = word(params, CT_PL);
+  const x = ptrAt(params, CT_X), wp = ptrAt(params, CT_WP), y = ptrAt(params, CT_Y);
+  const plane = <usize>H * <usize>W;
+  const oplane = <usize>OH * <usize>OW;
+  for (let ky = 0; ky < kh; ky++) {
+    for (let iy = r0; iy < r1; iy++) {
+      const oy = iy * sh + ky * dh - pt;
+      if (oy < 0 || oy >= OH) continue;
+      const xr = x + ((<usize>iy * <usize>W) << 2);
+      const yr = y + ((<usize>oy * <usize>OW) << 2);
+      for (let kx = 0; kx < kw; kx++) {
+        // input pixel ix lands at ix·sw + shift: the ones inside [0, OW)
+        const shift = kx * dw - pl;
+        const last = OW - 1 - shift;
+        if (last < 0) continue;
+        const lo = shift >= 0 ? 0 : (sw - 1 - shift) / sw;
+        const hi = min(W, last / sw + 1);
+        if (lo >= hi) continue;
+        const wt = wp + ((<usize>(ky * kw + kx) * <usize>Cg * <usize>Og) << 2);
+        tapRow(xr, plane, wt, Cg, Og, o0, o1, yr, oplane, lo, hi, sw, shift);
+      }
+    }
+  }
+}

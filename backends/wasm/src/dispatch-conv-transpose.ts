@@ -1,0 +1,123 @@
+/**
+ * convTranspose dispatch of the WASM backend: float32 transposed convolutions over 1 or 2 spatial axes on
+ * assembly/conv-transpose.ts, instead of the HAL's composite (the matmul wᵀ · x into a [N, O·K, P] temporary,
+ * then col2im: a permutation where stride = kernel, else a pad and an add per tap). The kernel scatters each
+ * tap's channel sums straight into y, tap by tap (the composite's order); y is zero-filled first. Per batch
+ * item and group one call, its parts split across the pool: by input rows where no two input rows reach one
+ * output row ((kh − 1)·dh < sh, e.g. stride = kernel), else by output channels.
+ * 1-D transposed convolutions run as 2-D ones of height 1. Operands are checked as the composite checks them
+ * (typed errors); 3-D windows, empty shapes and the padding forms the composite rejects (a padding mode, a
+ * crop past the full output) return null, and the backend falls back to the composite, which throws.
+ */
+import { type ConvTransposeOptions, contiguousStrides, type NDArray, viewOf } from '@polyhal/hal';
+import { checkConvOperands, perAxis, windowGeometry } from '@polyhal/hal/internal';
+import type { WasmContext } from './context.js';
+import type { ConvBackend } from './dispatch-conv.js';
+
+// assembly/conv-transpose.ts's parameter block (CT_*), in i32 words.
+const CT_WORDS = 17;
+
+/** Whether a's elements lie in row-major order from its offset (the kernel reads it in place). */
+function isRowMajor(a: NDArray): boolean {
+  const strides = contiguousStrides(a.shape);
+  return a.shape.every((d, i) => d === 1 || a.strides[i] === strides[i]);
+}
+
+/** The 2-D form [H, W] of a 1-D or 2-D per-axis list (a 1-D one as height `fill`). */
+const twoD = (v: readonly number[], fill: number): [number, number] =>
+  v.length === 2 ? [v[0]!, v[1]!] : [fill, v[0]!];
+
+/**
+ * convTranspose(x, w, o) on the wasm kernel: x [N, C, ...in] float32, w [C, O/groups, ...k] float32 →
+ * [N, O, (in − 1)·s − before − after + d·(k − 1) + outputPadding + 1]; null where the composite should run.
+ */
+export function convTransposeOnWasm(
+  be: ConvBackend,
+  ctx: WasmContext,
+  x: NDArray,
+  w: NDArray,
+  o: ConvTransposeOptions,
+): NDArray | null {
+  const { r, groups, N, C, O } = checkConvOperands(be, x, w, o.groups, 'convTranspose', true);
+  if (r > 2 || typeof o.padding === 'string') return null;
+  const kernel = w.shape.slice(2);
+  const stride = perAxis(o.stride, r, 1, 'convTranspose', 'stride');
+  const dilation = perAxis(o.dilation, r, 1, 'convTranspose', 'dilation');
+  const outputPadding = perAxis(o.outputPadding, r, 0, 'convTranspose', 'outputPadding', 0);
+  const pads = windowGeometry(Array(r).fill(1 << 20), { kernel, padding: o.padding }, 'convTranspose').userPads;
+  const input = x.shape.slice(2);
+  const out = input.map(
+    (n, a) =>
+      (n - 1) * stride[a]! + dilation[a]! * (kernel[a]! - 1) + 1 - pads[a]![0] - pads[a]![1] + outputPadding[a]!,
+  );
+  if (out.some((d) => d < 0)) return null;
+  const P = out.reduce((p, d) => p * d, 1);
+  const total = N * O * P;
+  if (
+    total * C * kernel.reduce((p, d) => p * d, 1) === 0 ||
+    total >= 2 ** 31 ||
+    N * C * input.reduce((p, d) => p * d, 1) >= 2 ** 31
+  )
+    return null;
+  const [H, W] = twoD(input, 1);
+  const [OH, OW] = twoD(out, 1);
+  const [kh, kw] = twoD(kernel, 1);
+  const [sh, sw] = twoD(stride, 1);
+  const [dh, dw] = twoD(dilation, 1);
+  const [pt, pl] = twoD(
+    pads.map((p) => p[0]),
+    0,
+  );
+  const Cg = C / groups;
+  const Og = O / groups;
+  const K = kh * kw;
+  const temps: NDArray[] = [];
+  const dense = (a: NDArray): NDArray => {
+    if (isRowMajor(a)) return a;
+    const c = be.contiguous(a);
+    temps.push(c);
+    return c;
+  };
+  const xc = dense(x);
+  const wc = dense(w);
+  const y = be.allocate(total, 'float32');
+  const wBytes = Cg * Og * K * 4;
+  const packed = ctx.heap.alloc(wBytes * groups);
+  const block = ctx.heap.alloc(CT_WORDS * 4);
+  try {
+    const [px, pw, py] = [ctx.ptr(xc.buffer) + xc.offset * 4, ctx.ptr(wc.buffer) + wc.offset * 4, ctx.ptr(y)];
+    ctx.k.fillF32(py, total, 0);
+    for (let q = 0; q < groups; q++) ctx.k.convTransposePackW(pw + q * wBytes, Cg, Og, K, packed + q * wBytes);
+    // no two input rows reach one output row: the rows split across the pool; else the output channels
+    const byRows = (kh - 1) * dh < sh;
+    const work = Cg * Og * K * H * W;
+    const parts = ctx.pool && work >= ctx.threadThreshold ? Math.min(ctx.pool.size, byRows ? H : Og) : 1;
+    const geo = [Cg, Og, H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl];
+    for (let n = 0; n < N; n++)
+      for (let q = 0; q < groups; q++) {
+        const xq = px + (n * C + q * Cg) * H * W * 4;
+        const yq = py + (n * O + q * Og) * P * 4;
+        ctx.heap.i32().set([...geo, xq, packed + q * wBytes, yq], block >>> 2); // pointers keep their bits
+        if (parts === 1) {
+          ctx.k.convTranspose(block, 0, Og, 0, H);
+          continue;
+        }
+        const span = byRows ? H : Og;
+        const each = byRows ? Math.ceil(H / parts) : Math.ceil(Og / parts / 4) * 4; // whole 4-channel blocks
+        const jobs: number[][] = [];
+        for (let p = 0; p < parts && p * each < span; p++) {
+          const [a, b] = [p * each, Math.min(span, (p + 1) * each)];
+          jobs.push(byRows ? [block, 0, Og, a, b] : [block, a, b, 0, H]);
+        }
+        ctx.pool!.run('convTranspose', jobs, (j) => ctx.k.convTranspose(j[0]!, j[1]!, j[2]!, j[3]!, j[4]!));
+      }
+  } catch (e) {
+    be.deallocate(y);
+    throw e;
+  } finally {
+    ctx.heap.release(block, CT_WORDS * 4);
+    ctx.heap.release(packed, wBytes * groups);
+    for (const t of temps) be.free(t);
+  }
+  return viewOf(y, [N, O, ...out]);
+}
