@@ -1,20 +1,25 @@
 // Transposed 2-D convolution (float32, NCHW), the wasm backend's fast path for convTranspose
 // (src/dispatch-conv-transpose.ts), for one batch item and group: every input pixel (iy, ix) scatters
-// Σ_c x[c, iy, ix] · w[c, o, ky, kx] into y[o, iy·sh + ky·dh − pt, ix·sw + kx·dw − pl]. The taps run outermost
-// (ky, then the input rows, then kx), so that each output receives its taps in tap order, each tap's channel
-// sum (over c in order, mul then add) added to y: the composite's and the webgpu kernel's order. y must hold
-// zeros where the call writes (the dispatch fills it). Per tap and input row, 8 consecutive input pixels × 4
-// output channels per step (f32x4 over the pixels, the weights splat), a remainder of channels one at a time
-// and of pixels scalar; the sums of the three paths are the same bits. Only the input pixels whose outputs
-// land inside y are visited (the crop of the padding and the zeros of outputPadding need no test per lane).
-// Parts split the output channels [o0, o1) or the input rows [r0, r1) (the latter only where no two input
-// rows reach one output row, (kh − 1)·dh < sh).
+// Σ_c x[c, iy, ix] · w[c, o, ky, kx] into y[o, iy·sh + ky·dh − pt, ix·sw + kx·dw − pl], each channel sum over c
+// in order (mul then add). Two paths, the same sums:
+// - disjoint taps ((kh − 1)·dh < sh and (kw − 1)·dw < sw, e.g. stride = kernel: no two taps reach one output):
+//   a GEMM whose rows are the Og·K pairs (o, tap) in w's own layout [Cg, Og·K], 8 input pixels × 4 rows per
+//   step, each sum stored straight to its output (its only term); a 2-wide kernel of stride 2 stores the two
+//   kx rows interleaved (f32x4 shuffles, whole vectors);
+// - otherwise the taps outermost (ky, then the input rows, then kx), so that each output receives its taps in
+//   tap order, each tap's channel sum added to y (the composite's and the webgpu kernel's order); 8 input
+//   pixels × 4 output channels per step from w packed per tap (convTransposePackW).
+// y must hold zeros where no tap lands (the dispatch fills it unless the taps cover y). Only the input pixels
+// whose outputs land inside y are visited in vectors (the crop of the padding and the zeros of outputPadding
+// need no test per lane); a remainder of rows or channels runs one at a time, of pixels scalar, with the same
+// bits. Parts split the output channels [o0, o1) or the input rows [r0, r1) (the latter only where no two
+// input rows reach one output row, (kh − 1)·dh < sh).
 // Geometry arrives in a parameter block of i32 words (CT_*).
 
 // Parameter block: word offsets.
 export const CT_CG = 0, CT_OG = 1, CT_H = 2, CT_W = 3, CT_OH = 4, CT_OW = 5, CT_KH = 6, CT_KW = 7, CT_SH = 8;
 export const CT_SW = 9, CT_DH = 10, CT_DW = 11, CT_PT = 12, CT_PL = 13, CT_X = 14, CT_WP = 15, CT_Y = 16;
-export const CT_WORDS = 17;
+export const CT_W_RAW = 17, CT_WORDS = 18;
 
 @inline function word(p: usize, i: i32): i32 { return load<i32>(p + (<usize>i << 2)); }
 @inline function ptrAt(p: usize, i: i32): usize { return <usize>load<u32>(p + (<usize>i << 2)); }
@@ -129,6 +134,13 @@ function tapRow(
  * and the x, packed w (convTransposePackW) and y pointers in the parameter block at `params` (CT_* words).
  */
 export function convTranspose(params: usize, o0: i32, o1: i32, r0: i32, r1: i32): void {
+  const disjointTaps =
+    (word(params, CT_KH) - 1) * word(params, CT_DH) < word(params, CT_SH) &&
+    (word(params, CT_KW) - 1) * word(params, CT_DW) < word(params, CT_SW);
+  if (disjointTaps) {
+    disjoint(params, o0, o1, r0, r1);
+    return;
+  }
   const Cg = word(params, CT_CG), Og = word(params, CT_OG), W = word(params, CT_W);
   const H = word(params, CT_H), OH = word(params, CT_OH), OW = word(params, CT_OW);
   const kh = word(params, CT_KH), kw = word(params, CT_KW), sh = word(params, CT_SH), sw = word(params, CT_SW);
@@ -152,6 +164,143 @@ export function convTranspose(params: usize, o0: i32, o1: i32, r0: i32, r1: i32)
         if (lo >= hi) continue;
         const wt = wp + ((<usize>(ky * kw + kx) * <usize>Cg * <usize>Og) << 2);
         tapRow(xr, plane, wt, Cg, Og, o0, o1, yr, oplane, lo, hi, sw, shift);
+      }
+    }
+  }
+}
+
+/** Stores the 8 sums a (pixels 0–3) and b (4–7) to y at p, p + step, … (step bytes apart). */
+@inline function storeLanes(p: usize, step: usize, a: v128, b: v128): void {
+  if (step == 4) {
+    v128.store(p, a);
+    v128.store(p, b, 16);
+    return;
+  }
+  store<f32>(p, f32x4.extract_lane(a, 0));
+  store<f32>(p + step, f32x4.extract_lane(a, 1));
+  store<f32>(p + 2 * step, f32x4.extract_lane(a, 2));
+  store<f32>(p + 3 * step, f32x4.extract_lane(a, 3));
+  const q = p + 4 * step;
+  store<f32>(q, f32x4.extract_lane(b, 0));
+  store<f32>(q + step, f32x4.extract_lane(b, 1));
+  store<f32>(q + 2 * step, f32x4.extract_lane(b, 2));
+  store<f32>(q + 3 * step, f32x4.extract_lane(b, 3));
+}
+
+/** Two kx rows' 8 sums each (a0, a1 of kx = 0; b0, b1 of kx = 1) interleaved into 16 consecutive outputs at p. */
+@inline function storePairs(p: usize, a0: v128, a1: v128, b0: v128, b1: v128): void {
+  v128.store(p, v128.shuffle<f32>(a0, b0, 0, 4, 1, 5));
+  v128.store(p, v128.shuffle<f32>(a0, b0, 2, 6, 3, 7), 16);
+  v128.store(p, v128.shuffle<f32>(a1, b1, 0, 4, 1, 5), 32);
+  v128.store(p, v128.shuffle<f32>(a1, b1, 2, 6, 3, 7), 48);
+}
+
+/**
+ * Element index in y of GEMM row m = (o, ky, kx)'s output for input pixel 0 of row iy (add ix·sw), or −2^31
+ * where the row's output row lies outside y.
+ */
+@inline function rowBase(m: i32, K: i32, kw: i32, iy: i32, sh: i32, dh: i32, dw: i32, pt: i32, pl: i32, OH: i32,
+  OW: i32): i32 {
+  const o = m / K, t = m % K;
+  const oy = iy * sh + (t / kw) * dh - pt;
+  if (oy < 0 || oy >= OH) return i32.MIN_VALUE;
+  return (o * OH + oy) * OW + (t % kw) * dw - pl;
+}
+
+/** The disjoint-taps path of convTranspose (see the top): rows [r0, r1), output channels [o0, o1). */
+function disjoint(params: usize, o0: i32, o1: i32, r0: i32, r1: i32): void {
+  const Cg = word(params, CT_CG), Og = word(params, CT_OG), W = word(params, CT_W);
+  const H = word(params, CT_H), OH = word(params, CT_OH), OW = word(params, CT_OW);
+  const kh = word(params, CT_KH), kw = word(params, CT_KW), sh = word(params, CT_SH), sw = word(params, CT_SW);
+  const dh = word(params, CT_DH), dw = word(params, CT_DW), pt = word(params, CT_PT), pl = word(params, CT_PL);
+  const x = ptrAt(params, CT_X), w = ptrAt(params, CT_W_RAW), y = ptrAt(params, CT_Y);
+  const K = kh * kw, M = Og * K, m0 = o0 * K, m1 = o1 * K;
+  const xstride = (<usize>H * <usize>W) << 2;
+  const wstride = <usize>M << 2;
+  const step = <usize>sw << 2;
+  // the input pixels whose every kx lands inside [0, OW)
+  let lo = 0, hi = W;
+  for (let kx = 0; kx < kw; kx++) {
+    const shift = kx * dw - pl;
+    const last = OW - 1 - shift;
+    lo = max(lo, shift >= 0 ? 0 : (sw - 1 - shift) / sw);
+    hi = last < 0 ? 0 : min(hi, last / sw + 1);
+  }
+  if (hi < lo) hi = lo;
+  const end = lo + ((hi - lo) & ~7);
+  const pairs = kw == 2 && sw == 2 && dw == 1;
+  for (let iy = r0; iy < r1; iy++) {
+    const xr = x + ((<usize>iy * <usize>W) << 2);
+    for (let ix = lo; ix < end; ix += 8) {
+      const xp = xr + (<usize>ix << 2);
+      let m = m0;
+      for (; m + 4 <= m1; m += 4) {
+        let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+        let a4 = f32x4.splat(0), a5 = f32x4.splat(0), a6 = f32x4.splat(0), a7 = f32x4.splat(0);
+        let xc = xp;
+        let wc = w + (<usize>m << 2);
+        for (let c = 0; c < Cg; c++) {
+          const v0 = v128.load(xc), v1 = v128.load(xc, 16);
+          const w0 = v128.load32_splat(wc), w1 = v128.load32_splat(wc, 4);
+          const w2 = v128.load32_splat(wc, 8), w3 = v128.load32_splat(wc, 12);
+          a0 = f32x4.add(a0, f32x4.mul(v0, w0));
+          a1 = f32x4.add(a1, f32x4.mul(v1, w0));
+          a2 = f32x4.add(a2, f32x4.mul(v0, w1));
+          a3 = f32x4.add(a3, f32x4.mul(v1, w1));
+          a4 = f32x4.add(a4, f32x4.mul(v0, w2));
+          a5 = f32x4.add(a5, f32x4.mul(v1, w2));
+          a6 = f32x4.add(a6, f32x4.mul(v0, w3));
+          a7 = f32x4.add(a7, f32x4.mul(v1, w3));
+          xc += xstride;
+          wc += wstride;
+        }
+        const b0 = rowBase(m, K, kw, iy, sh, dh, dw, pt, pl, OH, OW);
+        const b2 = rowBase(m + 2, K, kw, iy, sh, dh, dw, pt, pl, OH, OW);
+        if (pairs) {
+          // rows m, m + 1 (and m + 2, m + 3) are kx = 0 and 1 of one (o, ky): m0 and K are even
+          if (b0 != i32.MIN_VALUE) storePairs(y + (<usize>(b0 + ix * 2) << 2), a0, a1, a2, a3);
+          if (b2 != i32.MIN_VALUE) storePairs(y + (<usize>(b2 + ix * 2) << 2), a4, a5, a6, a7);
+          continue;
+        }
+        const b1 = rowBase(m + 1, K, kw, iy, sh, dh, dw, pt, pl, OH, OW);
+        const b3 = rowBase(m + 3, K, kw, iy, sh, dh, dw, pt, pl, OH, OW);
+        if (b0 != i32.MIN_VALUE) storeLanes(y + (<usize>(b0 + ix * sw) << 2), step, a0, a1);
+        if (b1 != i32.MIN_VALUE) storeLanes(y + (<usize>(b1 + ix * sw) << 2), step, a2, a3);
+        if (b2 != i32.MIN_VALUE) storeLanes(y + (<usize>(b2 + ix * sw) << 2), step, a4, a5);
+        if (b3 != i32.MIN_VALUE) storeLanes(y + (<usize>(b3 + ix * sw) << 2), step, a6, a7);
+      }
+      for (; m < m1; m++) {
+        let a0 = f32x4.splat(0), a1 = f32x4.splat(0);
+        let xc = xp;
+        let wc = w + (<usize>m << 2);
+        for (let c = 0; c < Cg; c++) {
+          const w0 = v128.load32_splat(wc);
+          a0 = f32x4.add(a0, f32x4.mul(v128.load(xc), w0));
+          a1 = f32x4.add(a1, f32x4.mul(v128.load(xc, 16), w0));
+          xc += xstride;
+          wc += wstride;
+        }
+        const b = rowBase(m, K, kw, iy, sh, dh, dw, pt, pl, OH, OW);
+        if (b != i32.MIN_VALUE) storeLanes(y + (<usize>(b + ix * sw) << 2), step, a0, a1);
+      }
+    }
+    // the pixels left (borders where some kx falls outside, the last < 8): one at a time, each tap tested
+    for (let ix = 0; ix < W; ix++) {
+      if (ix == lo && end > lo) ix = end;
+      if (ix >= W) break;
+      for (let m = m0; m < m1; m++) {
+        const b = rowBase(m, K, kw, iy, sh, dh, dw, pt, pl, OH, OW);
+        const ox = ix * sw + ((m % K) % kw) * dw - pl;
+        if (b == i32.MIN_VALUE || ox < 0 || ox >= OW) continue;
+        let s: f32 = 0;
+        let xc = xr + (<usize>ix << 2);
+        let wc = w + (<usize>m << 2);
+        for (let c = 0; c < Cg; c++) {
+          s += load<f32>(xc) * load<f32>(wc);
+          xc += xstride;
+          wc += wstride;
+        }
+        store<f32>(y + (<usize>(b + ix * sw) << 2), s);
       }
     }
   }

@@ -1,10 +1,11 @@
 /**
  * convTranspose dispatch of the WASM backend: float32 transposed convolutions over 1 or 2 spatial axes on
  * assembly/conv-transpose.ts, instead of the HAL's composite (the matmul wᵀ · x into a [N, O·K, P] temporary,
- * then col2im: a permutation where stride = kernel, else a pad and an add per tap). The kernel scatters each
- * tap's channel sums straight into y, tap by tap (the composite's order); y is zero-filled first. Per batch
- * item and group one call, its parts split across the pool: by input rows where no two input rows reach one
- * output row ((kh − 1)·dh < sh, e.g. stride = kernel), else by output channels.
+ * then col2im: a permutation where stride = kernel, else a pad and an add per tap). The kernel writes each
+ * tap's channel sums straight into y: stored where no two taps reach one output (e.g. stride = kernel), else
+ * added tap by tap (the composite's order); y is zero-filled first unless the taps cover it. Per batch item and
+ * group one call, its parts split across the pool: by input rows where no two input rows reach one output row
+ * ((kh − 1)·dh < sh), else by output channels (whole blocks of 4).
  * 1-D transposed convolutions run as 2-D ones of height 1. Operands are checked as the composite checks them
  * (typed errors); 3-D windows, empty shapes and the padding forms the composite rejects (a padding mode, a
  * crop past the full output) return null, and the backend falls back to the composite, which throws.
@@ -15,7 +16,7 @@ import type { WasmContext } from './context.js';
 import type { ConvBackend } from './dispatch-conv.js';
 
 // assembly/conv-transpose.ts's parameter block (CT_*), in i32 words.
-const CT_WORDS = 17;
+const CT_WORDS = 18;
 
 /** Whether a's elements lie in row-major order from its offset (the kernel reads it in place). */
 function isRowMajor(a: NDArray): boolean {
@@ -86,7 +87,9 @@ export function convTransposeOnWasm(
   const block = ctx.heap.alloc(CT_WORDS * 4);
   try {
     const [px, pw, py] = [ctx.ptr(xc.buffer) + xc.offset * 4, ctx.ptr(wc.buffer) + wc.offset * 4, ctx.ptr(y)];
-    ctx.k.fillF32(py, total, 0);
+    // zeros where no tap lands, unless the taps cover y (stride = kernel, no dilation, no output padding)
+    const covered = [0, 1].every((a) => [sh, sw][a] === [kh, kw][a] && ([dh, dw][a] === 1 || [kh, kw][a] === 1));
+    if (!covered || outputPadding.some((p) => p > 0)) ctx.k.fillF32(py, total, 0);
     for (let q = 0; q < groups; q++) ctx.k.convTransposePackW(pw + q * wBytes, Cg, Og, K, packed + q * wBytes);
     // no two input rows reach one output row: the rows split across the pool; else the output channels
     const byRows = (kh - 1) * dh < sh;
@@ -97,7 +100,8 @@ export function convTransposeOnWasm(
       for (let q = 0; q < groups; q++) {
         const xq = px + (n * C + q * Cg) * H * W * 4;
         const yq = py + (n * O + q * Og) * P * 4;
-        ctx.heap.i32().set([...geo, xq, packed + q * wBytes, yq], block >>> 2); // pointers keep their bits
+        const wq = pw + q * wBytes;
+        ctx.heap.i32().set([...geo, xq, packed + q * wBytes, yq, wq], block >>> 2); // pointers keep their bits
         if (parts === 1) {
           ctx.k.convTranspose(block, 0, Og, 0, H);
           continue;
