@@ -26,7 +26,14 @@ try {
 const o = program.opts();
 const { InferenceSession } = await import('@polyhal/onnx');
 const { createBackend } = await import('@polyhal/hal');
-await import(`@polyhal/backend-${o.backend}`);
+// static specifiers, so that a bundler keeps them (the GPU machine runs this file bundled)
+const BACKEND_MODULES = {
+  cpu: () => import('@polyhal/backend-cpu'),
+  wasm: () => import('@polyhal/backend-wasm'),
+  webgpu: () => import('@polyhal/backend-webgpu'),
+};
+if (!BACKEND_MODULES[o.backend]) throw new Error(`unknown backend '${o.backend}' (cpu, wasm or webgpu)`);
+await BACKEND_MODULES[o.backend]();
 const { backend } = await createBackend({
   backend: o.backend,
   options: o.threads === undefined ? {} : { threads: Number(o.threads) },
