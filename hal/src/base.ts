@@ -130,6 +130,14 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     if (!BINARY_OP_SET.has(op))
       throw new UnsupportedOpError(String(op), dtype, this.name, `binary ops: ${[...BINARY_OP_SET].join(', ')}`);
     if (!dtypeTaken(binaryTakes(op), dtype)) throw new UnsupportedOpError(op, dtype, this.name);
+    const value = typeof a === 'number' ? a : typeof b === 'number' ? b : undefined;
+    if (value !== undefined && dtype === 'float32' && this.binaryScalarKernel) {
+      // the number as a kernel parameter: no 0-d array, no fill
+      const x = (typeof a === 'number' ? b : a) as NDArray;
+      const out = this.allocate(sizeOf(x.shape), binaryResult(op, dtype));
+      this.guard(out, () => this.binaryScalarKernel!(op, x, Math.fround(value), typeof a === 'number', out));
+      return viewOf(out, x.shape);
+    }
     const temps: NDArray[] = [];
     const arr = (v: Operand): NDArray => {
       if (typeof v !== 'number') return v;
@@ -338,6 +346,8 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
    * kernel's output shape (hal/src/families/matmul/matmul-bias.ts). Without it, matmul with a bias is matmul then add.
    */
   protected matmulBiasKernel?(...args: HookArgs<'matmulBiasKernel'>): HookResult<'matmulBiasKernel'>;
+  /** The optional hook `binaryScalarKernel`: its contract is its docstring in OptionalBackendHooks (hooks.ts). */
+  protected binaryScalarKernel?(...args: HookArgs<'binaryScalarKernel'>): HookResult<'binaryScalarKernel'>;
 
   /**
    * Integer matmul with an int32 result, exact modulo 2^32, of int32, int8 or uint8 operands (each its

@@ -25,8 +25,15 @@ import {
 import type { CommandBatch } from './encoder.js';
 import { flat, packDims, stridedParams } from './kernel-params.js';
 import { copyWgsl, copyWords, fillWgsl } from './kernels/copy.js';
-import { binaryExpr, binaryWgsl, elementwiseWords, unaryExpr, unaryWgsl } from './kernels/elementwise.js';
-import { binaryVec4Wgsl, unaryVec4Wgsl, vec4Key, vec4Plan } from './kernels/elementwise-vec4.js';
+import {
+  binaryExpr,
+  binaryScalarWgsl,
+  binaryWgsl,
+  elementwiseWords,
+  unaryExpr,
+  unaryWgsl,
+} from './kernels/elementwise.js';
+import { binaryScalarVec4Wgsl, binaryVec4Wgsl, unaryVec4Wgsl, vec4Key, vec4Plan } from './kernels/elementwise-vec4.js';
 import { reduceLevels, reduceWgsl, reduceWords } from './kernels/reduce.js';
 import { coalesce, floatBits, grid, rankSlots } from './layout.js';
 
@@ -113,6 +120,49 @@ export function dispatchBinary(ctx: ElementwiseContext, op: BinaryOp, a: NDArray
     elementwiseWords(R),
     [n, 0, a.offset, b.offset, ...words],
     [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out)],
+    flat(n),
+  );
+}
+
+/**
+ * binaryScalarKernel: out = op(x, value) (op(value, x) where `scalarFirst`) for a float32 x, the number a
+ * kernel parameter (its float32 bits) instead of a filled 0-d array: one kernel, no allocation.
+ */
+export function dispatchBinaryScalar(
+  ctx: ElementwiseContext,
+  op: BinaryOp,
+  x: NDArray,
+  value: number,
+  scalarFirst: boolean,
+  out: DeviceBuffer,
+): void {
+  binaryExpr(op, x.dtype); // throws UnsupportedOpError before anything is encoded
+  const n = out.size;
+  if (n === 0) return;
+  const bits = floatBits(value);
+  const first = scalarFirst ? 'sx' : 'xs';
+  const v = vec4Plan(x.shape, [x], [x.dtype, out.dtype]);
+  if (v) {
+    ctx.batch.dispatch(
+      op,
+      `binary4s/${op}/${first}/${x.dtype}/${out.dtype}/${vec4Key(v)}`,
+      () => binaryScalarVec4Wgsl(op, x.dtype, out.dtype, v, scalarFirst),
+      elementwiseWords(v.R),
+      [n, 0, x.offset, bits, ...v.words],
+      [ctx.gpu(x.buffer), ctx.gpu(out)],
+      flat(n / 4),
+    );
+    return;
+  }
+  const contig = isContiguous(x);
+  const { R, words } = stridedParams(x.shape, [x]);
+  ctx.batch.dispatch(
+    op,
+    `binarys/${op}/${first}/${x.dtype}/${out.dtype}/${contig}/${R}`,
+    () => binaryScalarWgsl(op, x.dtype, out.dtype, contig, R, scalarFirst),
+    elementwiseWords(R),
+    [n, 0, x.offset, bits, ...words],
+    [ctx.gpu(x.buffer), ctx.gpu(out)],
     flat(n),
   );
 }

@@ -21,6 +21,7 @@ import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import { AdamGroups, MAX_ADAM_SLOTS } from './dispatch-adam.js';
 import {
   dispatchBinary,
+  dispatchBinaryScalar,
   dispatchCopy,
   dispatchFill,
   dispatchReduce,
@@ -335,6 +336,17 @@ export class WebGpuBackend extends BaseBackend {
 
   protected binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void {
     dispatchBinary(this.elementwiseContext, op, a, b, out);
+  }
+
+  /** A number operand as a kernel parameter (dispatch-elementwise.ts): no 0-d array and no fill kernel. */
+  protected override binaryScalarKernel(
+    op: BinaryOp,
+    x: NDArray,
+    value: number,
+    scalarFirst: boolean,
+    out: DeviceBuffer,
+  ): void {
+    dispatchBinaryScalar(this.elementwiseContext, op, x, value, scalarFirst, out);
   }
 
   protected reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void {

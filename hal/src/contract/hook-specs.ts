@@ -124,6 +124,16 @@ export const OPTIONAL_HOOK_SPECS = {
       'sgdStepKernel(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void',
     contract: 'One SGD update in place, validated the same way. Default: the composite of HAL ops.',
   },
+  binaryScalarKernel: {
+    signature:
+      'binaryScalarKernel(op: BinaryOp, x: NDArray, value: number, scalarFirst: boolean, out: DeviceBuffer): void',
+    contract:
+      '`out[i] = op(x[i], value)`, or `op(value, x[i])` where `scalarFirst`, for `binary` with one number operand on ' +
+      "float32: `x` has the output's shape, `value` is already rounded to float32, and `out`'s dtype is the op's " +
+      'result (bool for the comparisons). The same values as `binaryKernel` with the number as a broadcast 0-d ' +
+      'array, which is what BaseBackend passes when this hook is absent (a `full` first: one array and, on a GPU, ' +
+      'one more kernel per number operand).',
+  },
   matmulBiasKernel: {
     signature: 'matmulBiasKernel(a: NDArray, b: NDArray, bias: NDArray, out: DeviceBuffer): void',
     contract:

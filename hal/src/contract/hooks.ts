@@ -171,6 +171,15 @@ export interface OptionalBackendHooks {
    */
   sgdStepKernel?(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void;
   /**
+   * `out[i] = op(x[i], value)`, or `op(value, x[i])` where `scalarFirst`, for `binary` with one number
+   * operand on float32: `x` has the output's shape, `value` is already rounded to float32, and `out`'s dtype
+   * is the op's result (bool for the comparisons). The same values as `binaryKernel` with the number as a
+   * broadcast 0-d array, which is what BaseBackend passes when this hook is absent (a `full` first: one
+   * array and, on a GPU, one more kernel per number operand).
+   * @group fused
+   */
+  binaryScalarKernel?(op: BinaryOp, x: NDArray, value: number, scalarFirst: boolean, out: DeviceBuffer): void;
+  /**
    * `out = a @ b + bias` for `matmul(a, b, bias)` on float32: `a` and `b` as `matmulKernel` takes them,
    * `bias` a view of `out`'s shape (broadcast strides may be 0); each element is the product rounded to
    * float32, then the sum rounded once more (matmul-bias.ts). Without it, matmul with a bias is matmul then

@@ -95,6 +95,24 @@ export function binaryVec4Wgsl(op: BinaryOp, dtype: DType, outDtype: DType, plan
 ${body(['a', 'b'], plan, t, T(outDtype), expr, 'let x = av[#]; let y = bv[#];')}`;
 }
 
+/** binaryScalarKernel's four-wide WGSL: x bound as `a`, the number's bits in param 3 (elementwise.ts). */
+export function binaryScalarVec4Wgsl(
+  op: BinaryOp,
+  dtype: DType,
+  outDtype: DType,
+  plan: Vec4Plan,
+  scalarFirst: boolean,
+): string {
+  const expr = binaryExpr(op, dtype);
+  const t = T(dtype);
+  const s = `bitcast<${t}>(p(3u))`;
+  const bind = scalarFirst ? `let x = ${s}; let y = av[#];` : `let x = av[#]; let y = ${s};`;
+  return `${paramsPrelude(elementwiseWords(plan.R))}${elementwiseHelpers(expr)}
+@group(0) @binding(1) var<storage, read> a: array<vec4<${t}>>;
+@group(0) @binding(2) var<storage, read_write> out: array<vec4<${T(outDtype)}>>;
+${body(['a'], plan, t, T(outDtype), expr, bind)}`;
+}
+
 export function unaryVec4Wgsl(op: UnaryOp, dtype: DType, plan: Vec4Plan): string {
   const f = unaryExpr(op, dtype);
   const expr = dtype === 'float32' ? `select(${f}, x, is_nan(x))` : f;

@@ -267,6 +267,35 @@ export function binaryWgsl(op: BinaryOp, dtype: DType, outDtype: DType, contig: 
 }`;
 }
 
+/**
+ * binaryScalarKernel's WGSL: `op(x, value)` (`op(value, x)` where `scalarFirst`), the number's bits in param 3
+ * (the unary kernels' parameter layout, x bound as `a`; word 1 stays 0 for qnan()).
+ */
+export function binaryScalarWgsl(
+  op: BinaryOp,
+  dtype: DType,
+  outDtype: DType,
+  contig: boolean,
+  R: number,
+  scalarFirst: boolean,
+): string {
+  const expr = binaryExpr(op, dtype);
+  const t = T(dtype);
+  const index = contig ? 'let ia = p(2u) + i32(i);' : stridedOffsets(['ia'], 4, [4 + R], [2], R);
+  const s = `bitcast<${t}>(p(3u))`;
+  return `${paramsPrelude(elementwiseWords(R))}${elementwiseHelpers(expr)}
+@group(0) @binding(1) var<storage, read> a: array<${t}>;
+@group(0) @binding(2) var<storage, read_write> out: array<${T(outDtype)}>;
+@compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
+  ${FLAT_INDEX}
+  if (idx >= u32(p(0u))) { return; }
+  let i = idx;
+  ${index}
+  ${scalarFirst ? `let x = ${s}; let y = a[ia];` : `let x = a[ia]; let y = ${s};`}
+  out[idx] = ${expr};
+}`;
+}
+
 export function unaryWgsl(op: UnaryOp, dtype: DType, contig: boolean, R: number): string {
   // NaN in → NaN out, explicitly: some adapters' transcendentals do not propagate NaN (SwiftShader's
   // exp(NaN) is +Inf), which WGSL allows; the HAL's contract does not.
