@@ -85,16 +85,19 @@ export function convTransposeOnWasm(
   const wBytes = Cg * Og * K * 4;
   const packed = ctx.heap.alloc(wBytes * groups);
   const block = ctx.heap.alloc(CT_WORDS * 4);
+  // no two input rows reach one output row: the rows split across the pool; else the output channels
+  const byRows = (kh - 1) * dh < sh;
+  const work = Cg * Og * K * H * W;
+  const parts = ctx.pool && work >= ctx.threadThreshold ? Math.min(ctx.pool.size, byRows ? H : Og) : 1;
+  // per part, one input row's channels packed (the disjoint-taps path)
+  const scratchBytes = Cg * Math.ceil(W / 8) * 8 * 4;
+  const scratch = Array.from({ length: parts }, () => ctx.heap.alloc(scratchBytes));
   try {
     const [px, pw, py] = [ctx.ptr(xc.buffer) + xc.offset * 4, ctx.ptr(wc.buffer) + wc.offset * 4, ctx.ptr(y)];
     // zeros where no tap lands, unless the taps cover y (stride = kernel, no dilation, no output padding)
     const covered = [0, 1].every((a) => [sh, sw][a] === [kh, kw][a] && ([dh, dw][a] === 1 || [kh, kw][a] === 1));
     if (!covered || outputPadding.some((p) => p > 0)) ctx.k.fillF32(py, total, 0);
     for (let q = 0; q < groups; q++) ctx.k.convTransposePackW(pw + q * wBytes, Cg, Og, K, packed + q * wBytes);
-    // no two input rows reach one output row: the rows split across the pool; else the output channels
-    const byRows = (kh - 1) * dh < sh;
-    const work = Cg * Og * K * H * W;
-    const parts = ctx.pool && work >= ctx.threadThreshold ? Math.min(ctx.pool.size, byRows ? H : Og) : 1;
     const geo = [Cg, Og, H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl];
     for (let n = 0; n < N; n++)
       for (let q = 0; q < groups; q++) {
@@ -103,7 +106,7 @@ export function convTransposeOnWasm(
         const wq = pw + q * wBytes;
         ctx.heap.i32().set([...geo, xq, packed + q * wBytes, yq, wq], block >>> 2); // pointers keep their bits
         if (parts === 1) {
-          ctx.k.convTranspose(block, 0, Og, 0, H);
+          ctx.k.convTranspose(block, 0, Og, 0, H, scratch[0]!);
           continue;
         }
         const span = byRows ? H : Og;
@@ -111,14 +114,15 @@ export function convTransposeOnWasm(
         const jobs: number[][] = [];
         for (let p = 0; p < parts && p * each < span; p++) {
           const [a, b] = [p * each, Math.min(span, (p + 1) * each)];
-          jobs.push(byRows ? [block, 0, Og, a, b] : [block, a, b, 0, H]);
+          jobs.push(byRows ? [block, 0, Og, a, b, scratch[p]!] : [block, a, b, 0, H, scratch[p]!]);
         }
-        ctx.pool!.run('convTranspose', jobs, (j) => ctx.k.convTranspose(j[0]!, j[1]!, j[2]!, j[3]!, j[4]!));
+        ctx.pool!.run('convTranspose', jobs, (j) => ctx.k.convTranspose(j[0]!, j[1]!, j[2]!, j[3]!, j[4]!, j[5]!));
       }
   } catch (e) {
     be.deallocate(y);
     throw e;
   } finally {
+    for (const s of scratch) ctx.heap.release(s, scratchBytes);
     ctx.heap.release(block, CT_WORDS * 4);
     ctx.heap.release(packed, wBytes * groups);
     for (const t of temps) be.free(t);

@@ -171,8 +171,11 @@ export interface KernelExports {
   /** Depthwise conv of planes [planeStart, planeEnd); `scratch` holds depthwiseScratchBytes(params). */
   depthwiseConv(params: number, planeStart: number, planeEnd: number, scratch: number): void;
   depthwiseScratchBytes(params: number): number;
-  /** assembly/conv-transpose.ts: output channels [o0, o1) from input rows [r0, r1) of one batch item and group. */
-  convTranspose(params: number, o0: number, o1: number, r0: number, r1: number): void;
+  /**
+   * assembly/conv-transpose.ts: output channels [o0, o1) from input rows [r0, r1) of one batch item and group;
+   * `scratch` holds Cg × W (W rounded up to 8) floats.
+   */
+  convTranspose(params: number, o0: number, o1: number, r0: number, r1: number, scratch: number): void;
   /** Packs one group's w [Cg, Og, K] as [K, Cg, Og] at dst. */
   convTransposePackW(w: number, Cg: number, Og: number, K: number, dst: number): void;
   /** assembly/resize.ts: output rows [row0, row1) of a nearest resize; scratch holds rank i32 words. */
