@@ -13,8 +13,8 @@ import { Tensor } from './tensor.js';
 
 /** What a DataLoader batches, and how. */
 export interface DataLoaderOptions {
-  /** Row-major samples: n × prod(inputShape) values. */
-  inputs: Float32Array;
+  /** Row-major samples: n × prod(inputShape) values (an Int32Array, e.g. token ids, batched as int32). */
+  inputs: Float32Array | Int32Array;
   /** Row-major labels: n × prod(labelShape) values (an Int32Array for class indices, batched as int32). */
   labels: Float32Array | Int32Array;
   /** One sample's input shape (a batch's x is [n, ...inputShape]). */
@@ -205,7 +205,7 @@ export class DataLoader implements AsyncIterable<Batch> {
   private sliceBatch(o: DataLoaderOptions, order: Uint32Array, b: number): HostBatch {
     const start = b * o.batchSize;
     const n = Math.min(o.batchSize, this.size - start);
-    const xs = new Float32Array(n * this.inSize);
+    const xs = o.inputs instanceof Int32Array ? new Int32Array(n * this.inSize) : new Float32Array(n * this.inSize);
     const ys = o.labels instanceof Int32Array ? new Int32Array(n * this.labSize) : new Float32Array(n * this.labSize);
     for (let i = 0; i < n; i++) {
       const s = order[start + i]!;

@@ -23,7 +23,10 @@ import { UninitializedParameterError } from './uninitialized.js';
 
 /** Host data: row-major values and the shape of the whole set ([N, ...sample shape]). */
 export interface HostData {
-  /** Values: float32 inputs; labels float32 (one-hot, targets) or int32 (class indices). */
+  /**
+   * Values: inputs float32, or int32 (token ids for an Embedding: they stay int32); labels float32 (one-hot,
+   * targets) or int32 (class indices).
+   */
   data: Float32Array | Int32Array | readonly number[];
   /** Shape of the whole set, the N samples first: [N, ...]. */
   shape: readonly number[];
@@ -166,13 +169,12 @@ async function hostPair(op: string, d: FitData, loss: LossSpec | undefined) {
   const y = await hostOf('y', d.y);
   if (x.shape[0] !== y.shape[0])
     throw new ShapeMismatchError(`${op}: x has ${x.shape[0]} samples and y ${y.shape[0]}`, [x.shape, y.shape]);
-  if (x.data instanceof Int32Array) x.data = Float32Array.from(x.data);
   if (typeof loss === 'string' && CLASS_LOSSES.has(loss) && y.shape.length === 1 && !(y.data instanceof Int32Array))
     throw new DTypeError(
       `${op}: labels [${y.shape.join(', ')}] are float32 class indices; ${loss} takes int32 indices ` +
         `(an Int32Array, or labels.cast('int32')) or one-hot float32 rows [N, C]`,
     );
-  return { x: x as { data: Float32Array; shape: number[] }, y };
+  return { x, y }; // int32 inputs (an Embedding's token ids) stay int32
 }
 
 /** A loader over a host pair (or a slice [from, to) of its samples). */
@@ -433,8 +435,7 @@ export async function predict(
     throw new InvalidArgumentError(`predict: batchSize must be an integer ≥ 1, got ${describeValue(batchSize)}`);
   const host = await hostOf('x', x);
   const n = host.shape[0]!;
-  const pair = { x: host as { data: Float32Array; shape: number[] }, y: { data: new Float32Array(n), shape: [n] } };
-  if (host.data instanceof Int32Array) pair.x.data = Float32Array.from(host.data);
+  const pair = { x: host, y: { data: new Float32Array(n), shape: [n] } };
   const wasTraining = model.training;
   model.eval();
   const parts: Tensor[] = [];

@@ -14,7 +14,8 @@ import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '@polyhal/h
 import { dropout } from './dropout.js';
 import { concat, stack } from './layout.js';
 import { reshape, shrink, transpose } from './movement.js';
-import { type LayerConfig, type LayerOptions, Module, parameter, toRng } from './nn.js';
+import type { InitializerLike } from './init.js';
+import { type LayerConfig, type LayerOptions, layerParameter, Module, toRng } from './nn.js';
 import { add, matmul, relu, tanh } from './ops.js';
 import { gruCell, lstmCell } from './recurrent-cells.js';
 import { Tensor } from './tensor.js';
@@ -36,6 +37,18 @@ export interface RecurrentOptions extends LayerOptions {
   dropout?: number;
   /** Seed of that dropout's Philox stream (default 0); each forward continues the stream. */
   dropoutSeed?: number;
+  /**
+   * `forward` returns the whole output sequence (default true, PyTorch's), or with false only the last layer's
+   * final state [B, D·hiddenSize] ([D·hiddenSize] unbatched), each direction's in turn: Keras's and tfjs's
+   * `returnSequences: false`, what a classifier head reads.
+   */
+  returnSequences?: boolean;
+  /** Initializer of every weight_ih (default U(±1/√hiddenSize) as PyTorch; tfjs's default is 'glorotUniform'). */
+  kernelInitializer?: InitializerLike;
+  /** Initializer of every weight_hh (default U(±1/√hiddenSize); tfjs's default is 'orthogonal'). */
+  recurrentInitializer?: InitializerLike;
+  /** Initializer of each of bias_ih and bias_hh (default U(±1/√hiddenSize); tfjs's one bias is 'zeros'). */
+  biasInitializer?: InitializerLike;
 }
 
 const GATES: Record<RecurrentMode, number> = { LSTM: 4, GRU: 3, RNN_TANH: 1, RNN_RELU: 1 };
@@ -57,6 +70,8 @@ export abstract class RecurrentBase extends Module {
   readonly bidirectional: boolean;
   /** Dropout probability between layers (training only). */
   readonly dropout: number;
+  /** Whether `forward` returns the output sequence (true) or the last layer's final state. */
+  readonly returnSequences: boolean;
   /** Stream position of the next forward's first dropped element (seed `dropoutSeed`). */
   dropoutOffset = 0;
   private readonly dropoutSeed: number;
@@ -85,6 +100,9 @@ export abstract class RecurrentBase extends Module {
     this.batchFirst = opts.batchFirst ?? false;
     this.bidirectional = opts.bidirectional ?? false;
     this.dropoutSeed = opts.dropoutSeed ?? 0;
+    this.returnSequences = opts.returnSequences ?? true;
+    if (typeof this.returnSequences !== 'boolean')
+      throw new InvalidArgumentError(`${name}: returnSequences must be a boolean, got ${String(opts.returnSequences)}`);
     const rng = toRng(opts.rng);
     const bound = 1 / Math.sqrt(hiddenSize);
     const G = GATES[mode] * hiddenSize;
@@ -93,16 +111,18 @@ export abstract class RecurrentBase extends Module {
       for (let d = 0; d < D; d++) {
         const sfx = `_l${l}${d ? '_reverse' : ''}`;
         const inSize = l === 0 ? inputSize : D * hiddenSize;
-        this.params.set(`weight_ih${sfx}`, parameter(opts.backend, [G, inSize], bound, rng));
-        this.params.set(`weight_hh${sfx}`, parameter(opts.backend, [G, hiddenSize], bound, rng));
+        const param = (shape: number[], spec: InitializerLike | undefined) =>
+          layerParameter(opts.backend, shape, spec, bound, rng);
+        this.params.set(`weight_ih${sfx}`, param([G, inSize], opts.kernelInitializer));
+        this.params.set(`weight_hh${sfx}`, param([G, hiddenSize], opts.recurrentInitializer));
         if (this.hasBias) {
-          this.params.set(`bias_ih${sfx}`, parameter(opts.backend, [G], bound, rng));
-          this.params.set(`bias_hh${sfx}`, parameter(opts.backend, [G], bound, rng));
+          this.params.set(`bias_ih${sfx}`, param([G], opts.biasInitializer));
+          this.params.set(`bias_hh${sfx}`, param([G], opts.biasInitializer));
         }
       }
   }
 
-  /** { inputSize, hiddenSize, numLayers, bias, batchFirst, bidirectional, dropout, dropoutSeed }. */
+  /** { inputSize, hiddenSize, numLayers, bias, batchFirst, bidirectional, dropout, dropoutSeed, returnSequences }. */
   override getConfig(): LayerConfig {
     const { inputSize, hiddenSize, numLayers, hasBias: bias, batchFirst, bidirectional, dropout } = this;
     return {
@@ -114,6 +134,7 @@ export abstract class RecurrentBase extends Module {
       bidirectional,
       dropout,
       dropoutSeed: this.dropoutSeed,
+      ...(this.returnSequences ? {} : { returnSequences: false }),
     };
   }
 
@@ -122,9 +143,21 @@ export abstract class RecurrentBase extends Module {
     return this.bidirectional ? 2 : 1;
   }
 
-  /** The output sequence only (x as in the class docs): lets a recurrent layer sit in a Sequential. */
+  /**
+   * The output sequence only (x as in the class docs): lets a recurrent layer sit in a Sequential. With
+   * `returnSequences: false`, the last layer's final state instead: [B, D·hiddenSize] (forward's then reverse's).
+   */
   forward(x: Tensor): Tensor {
-    return this.run(x, undefined, undefined).output;
+    const r = this.run(x, undefined, undefined);
+    if (this.returnSequences) return r.output;
+    const D = this.numDirections;
+    const L = this.numLayers;
+    const rows = Array.from({ length: D }, (_, d) => {
+      const row = (L - 1) * D + d;
+      const bounds = r.h.shape.map((n, i): [number, number] => (i === 0 ? [row, row + 1] : [0, n]));
+      return reshape(shrink(r.h, bounds), r.h.shape.slice(1));
+    });
+    return D === 1 ? rows[0]! : concat(rows, -1);
   }
 
   /** Checks x and a state; returns T and B. */
