@@ -53,13 +53,7 @@ function clipBounds(g: Graph, n: GNode): [number | undefined, number | undefined
 export function fuseHardSwish(g: Graph): number {
   let fused = 0;
   for (const n of g.nodes) for (const sub of n.subgraphs.values()) fused += fuseHardSwish(sub);
-  const readers = new Map<string, GNode[]>();
-  for (const n of g.nodes)
-    for (const v of new Set([...n.node.inputs, ...n.implicit])) {
-      const r = readers.get(v);
-      if (r) r.push(n);
-      else readers.set(v, [n]);
-    }
+  const readers = g.readers();
   const outputs = new Set(g.outputs.map((v) => v.name));
   /** The single reader of `v` (an ONNX-domain node of `op`), where v is no graph output. */
   const next = (v: string, op: string): GNode | undefined => {
@@ -79,7 +73,7 @@ export function fuseHardSwish(g: Graph): number {
     if (!clip || bounds?.[0] !== 0 || bounds[1] !== 6) continue;
     const c = clip.node.outputs[0]!;
     const mul = next(c, 'Mul');
-    if (!mul || mul.node.inputs.length !== 2 || !mul.node.inputs.includes(x) || !mul.node.inputs.includes(c)) continue;
+    if (mul?.node.inputs.length !== 2 || !mul.node.inputs.includes(x) || !mul.node.inputs.includes(c)) continue;
     const m = mul.node.outputs[0]!;
     const div = next(m, 'Div');
     if (!div || div.node.inputs[0] !== m || scalar(g, div.node.inputs[1]) !== 6) continue;

@@ -165,6 +165,18 @@ export class Graph {
     return true;
   }
 
+  /** The nodes that read each value (inputs and subgraphs' implicit reads; a node once per value), in order. */
+  readers(): Map<string, GNode[]> {
+    const readers = new Map<string, GNode[]>();
+    for (const n of this.nodes)
+      for (const v of new Set([...n.node.inputs, ...n.implicit])) {
+        const r = readers.get(v);
+        if (r) r.push(n);
+        else readers.set(v, [n]);
+      }
+    return readers;
+  }
+
   /**
    * Each local value is released after its last reader; one nobody reads, right after its producer. Planned
    * again (from scratch) by a transform that moves or replaces nodes (fuse-activation.ts).

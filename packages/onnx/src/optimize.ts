@@ -86,13 +86,7 @@ function linkAffine(g: Graph, n: GNode, y: string, O: number, rank: number): Aff
 export function foldConvAffine(g: Graph): number {
   let folded = 0;
   for (const n of g.nodes) for (const sub of n.subgraphs.values()) folded += foldConvAffine(sub);
-  const readers = new Map<string, GNode[]>();
-  for (const n of g.nodes)
-    for (const v of new Set([...n.node.inputs, ...n.implicit])) {
-      const r = readers.get(v);
-      if (r) r.push(n);
-      else readers.set(v, [n]);
-    }
+  const readers = g.readers();
   const outputs = new Set(g.outputs.map((v) => v.name));
   const removed = new Set<GNode>();
   g.nodes.forEach((conv, at) => {
