@@ -1,7 +1,7 @@
 // Transposed 2-D convolution (float32, NCHW), the wasm backend's fast path for convTranspose
 // (src/dispatch-conv-transpose.ts), for one batch item and group: every input pixel (iy, ix) scatters
-// Σ_c x[c, iy, ix] · w[c, o, ky, kx] into y[o, iy·sh + ky·dh − pt, ix·sw + kx·dw − pl], each channel sum over c
-// in order. Two paths:
+// Σ_c x[c, iy, ix] · w[c, o, ky, kx] into y[o, iy·sh + ky·dh − pt, ix·sw + kx·dw − pl], each channel sum
+// over c in order. Two paths:
 // - disjoint taps ((kh − 1)·dh < sh and (kw − 1)·dw < sw, e.g. stride = kernel: no two taps reach one output):
 //   a GEMM whose rows are the Og·K pairs (o, tap) in w's own layout [Cg, Og·K]; per input row, its 8-pixel
 //   blocks packed channel-contiguous in scratch, then per block of 6 (then 4, then 1) rows the whole row of

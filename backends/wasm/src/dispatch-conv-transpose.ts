@@ -10,7 +10,7 @@
  * (typed errors); 3-D windows, empty shapes and the padding forms the composite rejects (a padding mode, a
  * crop past the full output) return null, and the backend falls back to the composite, which throws.
  */
-import { type ConvTransposeOptions, contiguousStrides, type NDArray, viewOf } from '@polyhal/hal';
+import { type ConvTransposeOptions, contiguousStrides, type DeviceBuffer, type NDArray, viewOf } from '@polyhal/hal';
 import { checkConvOperands, perAxis, windowGeometry } from '@polyhal/hal/internal';
 import type { WasmContext } from './context.js';
 import type { ConvBackend } from './dispatch-conv.js';
@@ -79,32 +79,40 @@ export function convTransposeOnWasm(
     temps.push(c);
     return c;
   };
-  const xc = dense(x);
-  const wc = dense(w);
-  const y = be.allocate(total, 'float32');
   const wBytes = Cg * Og * K * 4;
-  const packed = ctx.heap.alloc(wBytes * groups);
-  const block = ctx.heap.alloc(CT_WORDS * 4);
+  // no two taps reach one output: the kernel reads w in place; else w packed per tap
+  const disjoint = (kh - 1) * dh < sh && (kw - 1) * dw < sw;
+  const packedBytes = disjoint ? 16 : wBytes * groups;
   // no two input rows reach one output row: the rows split across the pool; else the output channels
   const byRows = (kh - 1) * dh < sh;
   const work = Cg * Og * K * H * W;
   const parts = ctx.pool && work >= ctx.threadThreshold ? Math.min(ctx.pool.size, byRows ? H : Og) : 1;
   // per part, one input row's channels packed (the disjoint-taps path)
-  const scratchBytes = Cg * Math.ceil(W / 8) * 8 * 4;
-  const scratch = Array.from({ length: parts }, () => ctx.heap.alloc(scratchBytes));
+  const scratchBytes = disjoint ? Cg * Math.ceil(W / 8) * 8 * 4 : 16;
+  const scratch: number[] = [];
+  let [packed, block] = [0, 0]; // (0: not allocated; the heap starts past 0)
+  let y: DeviceBuffer | null = null;
   try {
+    const xc = dense(x);
+    const wc = dense(w);
+    y = be.allocate(total, 'float32');
+    packed = ctx.heap.alloc(packedBytes);
+    block = ctx.heap.alloc(CT_WORDS * 4);
+    for (let p = 0; p < parts; p++) scratch.push(ctx.heap.alloc(scratchBytes));
     const [px, pw, py] = [ctx.ptr(xc.buffer) + xc.offset * 4, ctx.ptr(wc.buffer) + wc.offset * 4, ctx.ptr(y)];
     // zeros where no tap lands, unless the taps cover y (stride = kernel, no dilation, no output padding)
     const covered = [0, 1].every((a) => [sh, sw][a] === [kh, kw][a] && ([dh, dw][a] === 1 || [kh, kw][a] === 1));
     if (!covered || outputPadding.some((p) => p > 0)) ctx.k.fillF32(py, total, 0);
-    for (let q = 0; q < groups; q++) ctx.k.convTransposePackW(pw + q * wBytes, Cg, Og, K, packed + q * wBytes);
+    if (!disjoint)
+      for (let q = 0; q < groups; q++) ctx.k.convTransposePackW(pw + q * wBytes, Cg, Og, K, packed + q * wBytes);
     const geo = [Cg, Og, H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl];
     for (let n = 0; n < N; n++)
       for (let q = 0; q < groups; q++) {
         const xq = px + (n * C + q * Cg) * H * W * 4;
         const yq = py + (n * O + q * Og) * P * 4;
         const wq = pw + q * wBytes;
-        ctx.heap.i32().set([...geo, xq, packed + q * wBytes, yq, wq], block >>> 2); // pointers keep their bits
+        // (pointers ≥ 2^31 keep their bits: ToInt32)
+        ctx.heap.i32().set([...geo, xq, disjoint ? 0 : packed + q * wBytes, yq, wq], block >>> 2);
         if (parts === 1) {
           ctx.k.convTranspose(block, 0, Og, 0, H, scratch[0]!);
           continue;
@@ -119,12 +127,12 @@ export function convTransposeOnWasm(
         ctx.pool!.run('convTranspose', jobs, (j) => ctx.k.convTranspose(j[0]!, j[1]!, j[2]!, j[3]!, j[4]!, j[5]!));
       }
   } catch (e) {
-    be.deallocate(y);
+    if (y) be.deallocate(y);
     throw e;
   } finally {
     for (const s of scratch) ctx.heap.release(s, scratchBytes);
-    ctx.heap.release(block, CT_WORDS * 4);
-    ctx.heap.release(packed, wBytes * groups);
+    if (block) ctx.heap.release(block, CT_WORDS * 4);
+    if (packed) ctx.heap.release(packed, packedBytes);
     for (const t of temps) be.free(t);
   }
   return viewOf(y, [N, O, ...out]);

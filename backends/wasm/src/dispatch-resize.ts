@@ -67,11 +67,13 @@ export function resizeOnWasm(be: ConvBackend, ctx: WasmContext, x: NDArray, o: R
   }
   const words = at;
   const y = be.allocate(total, 'float32');
-  const block = ctx.heap.alloc(words * 4);
   const rows = total / sizes[r - 1]!;
   const parts = ctx.pool && total >= ctx.elementwiseThreadThreshold ? Math.min(ctx.pool.size, rows) : 1;
-  const scratch = Array.from({ length: parts }, () => ctx.heap.alloc(Math.max(r, 1) * 4));
+  const scratch: number[] = [];
+  let block = 0; // (0: not allocated; the heap starts past 0)
   try {
+    block = ctx.heap.alloc(words * 4);
+    for (let p = 0; p < parts; p++) scratch.push(ctx.heap.alloc(r * 4));
     const heap = ctx.heap.i32();
     const b = block >>> 2;
     heap.set([r, ctx.ptr(x.buffer) + x.offset * 4, ctx.ptr(y), factor, ...sizes, ...x.strides, ...starts], b);
@@ -88,8 +90,8 @@ export function resizeOnWasm(be: ConvBackend, ctx: WasmContext, x: NDArray, o: R
     be.deallocate(y);
     throw e;
   } finally {
-    for (const s of scratch) ctx.heap.release(s, Math.max(r, 1) * 4);
-    ctx.heap.release(block, words * 4);
+    for (const s of scratch) ctx.heap.release(s, r * 4);
+    if (block) ctx.heap.release(block, words * 4);
   }
   return viewOf(y, sizes);
 }
