@@ -3,6 +3,7 @@
 import { CONVOLUTION_SUITES } from './convolution.mjs';
 import { CORE_SUITES } from './core.mjs';
 import { LOSS_SUITES } from './losses.mjs';
+import { TFJS_PORT_SUITES } from './tfjs-ports.mjs';
 import { VIT_SUITES } from './vit.mjs';
 import { VOCABULARY_SUITES } from './vocabulary.mjs';
 
@@ -11,6 +12,7 @@ export const SUITES = {
   ...LOSS_SUITES,
   ...CONVOLUTION_SUITES,
   ...CORE_SUITES,
-  // Last in `all`: the heaviest suite.
+  // Last in `all`: the heaviest suites.
   ...VIT_SUITES,
+  ...TFJS_PORT_SUITES,
 };

@@ -103,6 +103,7 @@ for (const name of backends) {
         ratio: r.theirs ? r.theirs.median / r.ours.median : null,
         peerError: r.peerError,
         ...(r.peakBytes !== undefined ? { peakBytes: r.peakBytes, peerPeakBytes: r.peerPeakBytes } : {}),
+        ...r.extra, // a suite's own figures beside the times (tfjs-ports: accuracy, lines, load)
       });
     }
     console.log(

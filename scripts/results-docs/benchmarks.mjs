@@ -17,6 +17,8 @@ function figure(row, ms) {
 }
 
 const mem = (bytes) => (bytes === undefined ? '' : ` (peak ${(bytes / 2 ** 20).toFixed(1)} MiB)`);
+/** What a training row reached beside its time (benches/suites/tfjs-ports.mjs: accuracy, or a final loss). */
+const reached = (v) => (typeof v === 'number' ? `, reached ${num(v)}` : '');
 
 /** The chart file of one machine's harness row. */
 const chartName = (machine, name) => `${machine}-${name.replace(/[^A-Za-z0-9]+/g, '-').replace(/-+$/, '')}.svg`;
@@ -54,10 +56,10 @@ export function benchmarksPage() {
           r.name,
           String(r.size),
           run.backend,
-          `${figure(r, r.medianMs)}${mem(r.peakBytes)}`,
+          `${figure(r, r.medianMs)}${mem(r.peakBytes)}${reached(r.accuracy)}`,
           r.peerMedianMs === null && r.peerError
             ? `cannot run (${r.peer}): ${r.peerError}`
-            : `${figure(r, r.peerMedianMs)}${mem(r.peerPeakBytes)} (${r.peer})`,
+            : `${figure(r, r.peerMedianMs)}${mem(r.peerPeakBytes)}${reached(r.peerAccuracy)} (${r.peer})`,
           r.ratio === null || r.ratio === undefined ? '—' : times(r.ratio, { transcribed: Boolean(copied) }),
           copied ? DAGGER : day(r.date ?? run.date),
         ]);
