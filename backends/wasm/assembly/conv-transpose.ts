@@ -8,8 +8,9 @@
 //   pixels, 8 at a time (12 f32x4 accumulators, as conv.ts's micro-kernel), each sum stored straight to its
 //   output (its only term); a 2-wide kernel of stride 2 stores the two kx rows interleaved (whole vectors);
 // - otherwise the taps outermost (ky, then the input rows, then kx), so that each output receives its taps in
-//   tap order, each tap's channel sum added to y (the composite's and the webgpu kernel's order); 8 input
-//   pixels × 4 output channels per step from w packed per tap (convTransposePackW).
+//   tap order, each tap's channel sum added to y (the composite's and the webgpu kernel's order); the input
+//   row's channels copied to scratch, then per block of 4 output channels the row's pixels, 8 at a time, from
+//   w packed per tap (convTransposePackW).
 // Multiply-adds are madd (one FMA in the relaxed-SIMD build, as matmul.ts: the composite's matmul too), the
 // pixels left over scalar (a multiply then an add). y must hold zeros where no tap lands (the dispatch fills it
 // unless the taps cover y). Only the input pixels whose outputs land inside y are visited in vectors (the crop
@@ -27,6 +28,16 @@ export const CT_W_RAW = 17, CT_WORDS = 18;
 @inline function madd(a: v128, b: v128, c: v128): v128 {
   if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(a, b, c);
   return f32x4.add(c, f32x4.mul(a, b));
+}
+
+/**
+ * Floats between the channels of an input row copied to scratch (the overlapping-taps path): W rounded up to
+ * 8, plus 8 where that is a multiple of 256 (1 KiB), so that the copies do not share cache sets. The scratch
+ * of a part: Cg × packedRow(W) floats (also enough for the disjoint path's Cg × W rounded up to 8).
+ */
+@inline function packedRow(W: i32): usize {
+  const w8 = (W + 7) & ~7;
+  return <usize>((w8 & 255) == 0 ? w8 + 8 : w8);
 }
 
 @inline function word(p: usize, i: i32): i32 { return load<i32>(p + (<usize>i << 2)); }
@@ -66,7 +77,8 @@ export function convTransposePackW(w: usize, Cg: i32, Og: i32, K: i32, dst: usiz
 /**
  * One tap over one input row: input pixels [lo, hi) of the row at xr (channels `plane` floats apart), the
  * tap's packed weights at wt ([Cg, Og]), output channels [o0, o1) into the output row at yr (channels
- * `oplane` floats apart), pixel ix landing at ix·sw + shift.
+ * `oplane` floats apart), pixel ix landing at ix·sw + shift. Per block of 4 channels the whole row (y's
+ * channel rows, often a multiple of 4 KiB apart, would otherwise share cache sets).
  */
 function tapRow(
   xr: usize, plane: usize, wt: usize, Cg: i32, Og: i32, o0: i32, o1: i32,
@@ -75,12 +87,12 @@ function tapRow(
   const step = <usize>sw << 2;
   const wstride = <usize>Og << 2;
   const xstride = plane << 2;
-  let ix = lo;
-  for (; ix + 8 <= hi; ix += 8) {
-    const xp = xr + (<usize>ix << 2);
-    const yp = yr + (<usize>(ix * sw + shift) << 2);
-    let o = o0;
-    for (; o + 4 <= o1; o += 4) {
+  const end = lo + ((hi - lo) & ~7);
+  let o = o0;
+  for (; o + 4 <= o1; o += 4) {
+    const yo = yr + ((<usize>o * oplane) << 2);
+    for (let ix = lo; ix < end; ix += 8) {
+      const xp = xr + (<usize>ix << 2);
       let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
       let a4 = f32x4.splat(0), a5 = f32x4.splat(0), a6 = f32x4.splat(0), a7 = f32x4.splat(0);
       let xc = xp;
@@ -100,15 +112,18 @@ function tapRow(
         xc += xstride;
         wc += wstride;
       }
-      const yo = yp + ((<usize>o * oplane) << 2);
-      addLanes(yo, step, a0, a1);
-      addLanes(yo + (oplane << 2), step, a2, a3);
-      addLanes(yo + (oplane << 3), step, a4, a5);
-      addLanes(yo + 3 * (oplane << 2), step, a6, a7);
+      const yp = yo + (<usize>(ix * sw + shift) << 2);
+      addLanes(yp, step, a0, a1);
+      addLanes(yp + (oplane << 2), step, a2, a3);
+      addLanes(yp + (oplane << 3), step, a4, a5);
+      addLanes(yp + 3 * (oplane << 2), step, a6, a7);
     }
-    for (; o < o1; o++) {
+  }
+  for (; o < o1; o++) {
+    const yo = yr + ((<usize>o * oplane) << 2);
+    for (let ix = lo; ix < end; ix += 8) {
       let a0 = f32x4.splat(0), a1 = f32x4.splat(0);
-      let xc = xp;
+      let xc = xr + (<usize>ix << 2);
       let wc = wt + (<usize>o << 2);
       for (let c = 0; c < Cg; c++) {
         const w0 = v128.load32_splat(wc);
@@ -117,10 +132,10 @@ function tapRow(
         xc += xstride;
         wc += wstride;
       }
-      addLanes(yp + ((<usize>o * oplane) << 2), step, a0, a1);
+      addLanes(yo + (<usize>(ix * sw + shift) << 2), step, a0, a1);
     }
   }
-  for (; ix < hi; ix++) {
+  for (let ix = end; ix < hi; ix++) {
     const yp = yr + (<usize>(ix * sw + shift) << 2);
     for (let o = o0; o < o1; o++) {
       let s: f32 = 0;
@@ -140,7 +155,7 @@ function tapRow(
 /**
  * One batch item and group of convTranspose: output channels [o0, o1) from input rows [r0, r1), the geometry
  * and the x, packed w (convTransposePackW), y and w pointers in the parameter block at `params` (CT_* words);
- * `scratch` holds Cg × W (W rounded up to 8) floats.
+ * `scratch` holds Cg × packedRow(W) floats.
  */
 export function convTranspose(params: usize, o0: i32, o1: i32, r0: i32, r1: i32, scratch: usize): void {
   const disjointTaps =
@@ -157,11 +172,18 @@ export function convTranspose(params: usize, o0: i32, o1: i32, r0: i32, r1: i32,
   const x = ptrAt(params, CT_X), wp = ptrAt(params, CT_WP), y = ptrAt(params, CT_Y);
   const plane = <usize>H * <usize>W;
   const oplane = <usize>OH * <usize>OW;
+  const row = packedRow(W);
   for (let ky = 0; ky < kh; ky++) {
     for (let iy = r0; iy < r1; iy++) {
       const oy = iy * sh + ky * dh - pt;
       if (oy < 0 || oy >= OH) continue;
-      const xr = x + ((<usize>iy * <usize>W) << 2);
+      // the row's channels copied to scratch, `row` floats apart (read in place, a plane apart, they could share
+      // cache sets)
+      let src = x + ((<usize>iy * <usize>W) << 2);
+      for (let c = 0; c < Cg; c++) {
+        memory.copy(scratch + ((<usize>c * row) << 2), src, <usize>W << 2);
+        src += plane << 2;
+      }
       const yr = y + ((<usize>oy * <usize>OW) << 2);
       for (let kx = 0; kx < kw; kx++) {
         // input pixel ix lands at ix·sw + shift: the ones inside [0, OW)
@@ -172,7 +194,7 @@ export function convTranspose(params: usize, o0: i32, o1: i32, r0: i32, r1: i32,
         const hi = min(W, last / sw + 1);
         if (lo >= hi) continue;
         const wt = wp + ((<usize>(ky * kw + kx) * <usize>Cg * <usize>Og) << 2);
-        tapRow(xr, plane, wt, Cg, Og, o0, o1, yr, oplane, lo, hi, sw, shift);
+        tapRow(scratch, row, wt, Cg, Og, o0, o1, yr, oplane, lo, hi, sw, shift);
       }
     }
   }
@@ -218,7 +240,7 @@ export function convTranspose(params: usize, o0: i32, o1: i32, r0: i32, r1: i32,
 
 /**
  * The disjoint-taps path of convTranspose (see the top): rows [r0, r1), output channels [o0, o1); `scratch`
- * holds Cg × W (W rounded up to 8) floats (one input row's channels, packed).
+ * holds Cg × W (W rounded up to 8) floats or more (one input row's channels, packed).
  */
 function disjoint(params: usize, o0: i32, o1: i32, r0: i32, r1: i32, scratch: usize): void {
   const Cg = word(params, CT_CG), Og = word(params, CT_OG), W = word(params, CT_W);

@@ -87,8 +87,10 @@ export function convTransposeOnWasm(
   const byRows = (kh - 1) * dh < sh;
   const work = Cg * Og * K * H * W;
   const parts = ctx.pool && work >= ctx.threadThreshold ? Math.min(ctx.pool.size, byRows ? H : Og) : 1;
-  // per part, one input row's channels packed (the disjoint-taps path)
-  const scratchBytes = disjoint ? Cg * Math.ceil(W / 8) * 8 * 4 : 16;
+  // per part, one input row's channels copied (assembly/conv-transpose.ts's packedRow: W rounded up to 8, plus 8
+  // where that is a multiple of 256)
+  const w8 = Math.ceil(W / 8) * 8;
+  const scratchBytes = Cg * (w8 % 256 === 0 ? w8 + 8 : w8) * 4;
   const scratch: number[] = [];
   let [packed, block] = [0, 0]; // (0: not allocated; the heap starts past 0)
   let y: DeviceBuffer | null = null;

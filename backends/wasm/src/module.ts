@@ -173,7 +173,7 @@ export interface KernelExports {
   depthwiseScratchBytes(params: number): number;
   /**
    * assembly/conv-transpose.ts: output channels [o0, o1) from input rows [r0, r1) of one batch item and group;
-   * `scratch` holds Cg × W (W rounded up to 8) floats.
+   * `scratch` holds Cg × (W rounded up to 8, plus 8 where that is a multiple of 256) floats.
    */
   convTranspose(params: number, o0: number, o1: number, r0: number, r1: number, scratch: number): void;
   /** Packs one group's w [Cg, Og, K] as [K, Cg, Og] at dst. */
