@@ -174,6 +174,9 @@ describe('wasm convTranspose kernel', () => {
     ],
     ['1-D, stride 3, kernel 4', { x: [2, 8, 37], w: [8, 4, 4], stride: [3], pads: [[1, 1]] }],
     ['1-D, stride 2 = kernel, groups 4', { x: [1, 8, 30], w: [8, 3, 2], stride: [2], groups: 4 }],
+    // rows of 256 pixels: the row copies in scratch are padded apart (a multiple of 1 KiB otherwise)
+    ['1-D overlapping, 256 pixels', { x: [1, 5, 256], w: [5, 6, 3], stride: [2], pads: [[1, 1]] }],
+    ['1-D disjoint, 256 pixels', { x: [1, 5, 256], w: [5, 7, 2], stride: [2] }],
   ];
   test.each(kernelCases)('%s: the kernel, within the f64 bound, one thread giving the same bits', async (_, s) => {
     const split = await checkTranspose(s, 3);
