@@ -22,7 +22,7 @@ beforeAll(async () => {
 });
 afterAll(() => be.dispose());
 
-const bits = (a: Float32Array | Int32Array | Uint8Array): number[] =>
+const bits = (a: ArrayLike<number>): number[] =>
   Array.from(a instanceof Float32Array ? new Int32Array(a.buffer, a.byteOffset, a.length) : a);
 
 describe('webgpu binary ops with a number operand', () => {
