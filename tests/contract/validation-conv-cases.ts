@@ -83,6 +83,12 @@ export const CONV_BAD: Bad[] = [
   ['resize', ({ be, x }) => be.resize(x, { sizes: [4, 6], mode: any('area') }), InvalidArgumentError, ['mode', 'area']],
   [
     'resize',
+    ({ be, x }) => be.resize(x, { sizes: [4, 6], nearestMode: any('nearest_even') }),
+    InvalidArgumentError,
+    ['nearestMode', 'nearest_even'],
+  ],
+  [
+    'resize',
     ({ be, x }) => be.resize(x, { sizes: [4, 6], coordinateTransformationMode: any('center') }),
     InvalidArgumentError,
     ['coordinateTransformationMode', 'center'],

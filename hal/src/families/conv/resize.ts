@@ -161,6 +161,12 @@ function plan(x: NDArray, o: ResizeOptions): { sizes: number[]; scales: number[]
     throw new InvalidArgumentError(
       `resize: coordinateTransformationMode ${describeValue(t)} is not one of ${TRANSFORMS}`,
     );
+  const nearest = ['round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil'];
+  if (o.nearestMode !== undefined && !nearest.includes(o.nearestMode))
+    throw new InvalidArgumentError(`resize: nearestMode ${describeValue(o.nearestMode)} is not one of ${nearest}`);
+  for (const k of ['cubicCoeffA', 'extrapolationValue'] as const)
+    if (o[k] !== undefined && typeof o[k] !== 'number')
+      throw new InvalidArgumentError(`resize: ${k} must be a number, got ${describeValue(o[k])}`);
   if (t === 'tf_crop_and_resize' && o.roi !== undefined) list(o.roi.slice(0, r), 'roi starts', Number.isFinite);
   const out = sizes ?? x.shape.map((n, i) => Math.floor(n * scales![i]!));
   return { sizes: out, scales: scales ?? out.map((d, i) => d / x.shape[i]!) };
