@@ -23,9 +23,11 @@ export async function learnCoefficients(backend, data, { numIterations = 75, lea
   const xs = ag.Tensor.fromArray(backend, data.xs, [data.xs.length]);
   const ys = ag.Tensor.fromArray(backend, data.ys, [data.ys.length]);
   for (let iter = 0; iter < numIterations; iter++) {
-    const cost = await ag.scope(async () => (await optimizer.minimize(() => loss(predict(xs), ys)).data())[0]);
+    const cost = await ag.scope(() => optimizer.minimize(() => loss(predict(xs), ys)).item());
     onIteration?.(iter, cost);
   }
-  return { a: (await a.data())[0], b: (await b.data())[0], c: (await c.data())[0], d: (await d.data())[0] };
+  const coefficients = { a: await a.item(), b: await b.item(), c: await c.item(), d: await d.item() };
+  for (const t of [a, b, c, d, xs, ys]) t.dispose();
+  return coefficients;
 }
 // port:end

@@ -31,6 +31,8 @@ export async function learnCoefficients(data, { numIterations = 75, learningRate
     onIteration?.(iter, (await cost.data())[0]);
     cost.dispose();
   }
-  return { a: a.dataSync()[0], b: b.dataSync()[0], c: c.dataSync()[0], d: d.dataSync()[0] };
+  const coefficients = { a: a.dataSync()[0], b: b.dataSync()[0], c: c.dataSync()[0], d: d.dataSync()[0] };
+  tf.dispose([a, b, c, d, xs, ys]);
+  return coefficients;
 }
 // port:end
