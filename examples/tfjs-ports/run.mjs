@@ -13,14 +13,17 @@ import * as sentPolyhal from './sentiment.polyhal.mjs';
 import * as sentTfjs from './sentiment.tfjs.mjs';
 
 /**
- * Each example's sizes: `small` for CI (seconds), `bench` for benches/suites/tfjs-ports.mjs: the examples' own
- * hyperparameters where tfjs-cpu finishes in minutes on 2 cores (MNIST: 2,000 digits, batch 64, 3 epochs instead
- * of the codelab's 5,500, batch 512, 10 epochs: tfjs-cpu takes about 45 ms per digit per epoch there).
+ * Each example's sizes: `small` for CI (seconds), `bench` for benches/suites/tfjs-ports.mjs, the examples' own
+ * hyperparameters where tfjs-cpu finishes in minutes on 2 cores. MNIST: 1,200 digits, batch 64, 3 epochs (the
+ * codelab: 5,500, batch 512, 10 epochs; tfjs-cpu takes some 30–45 ms per digit per epoch). Sentiment: 1,500
+ * reviews of 20 tokens, a vocabulary of 100, embedding 32, batch 32, 6 epochs (the example: IMDB's 25,000 of 100
+ * tokens, 10,000 words, embedding 128, batch 128, 10 epochs; tfjs-cpu's embedding gradient grows with the
+ * vocabulary: one epoch of 320 reviews × 40 tokens over 1,000 words at embedding 128 took it 136 s).
  */
 export const SIZES = {
   mnist: {
     small: { data: { trainSize: 256, testSize: 128 }, epochs: 2, batchSize: 16 },
-    bench: { data: { trainSize: 2000, testSize: 500 }, epochs: 3, batchSize: 64 },
+    bench: { data: { trainSize: 1200, testSize: 400 }, epochs: 3, batchSize: 64 },
   },
   polynomial: {
     small: { data: { numPoints: 100 }, numIterations: 75, learningRate: 0.5 },
@@ -34,10 +37,10 @@ export const SIZES = {
       batchSize: 16,
     },
     bench: {
-      data: { trainSize: 2000, testSize: 500, maxLen: 40, vocabSize: 1000 },
-      embeddingSize: 128,
-      epochs: 10,
-      batchSize: 128,
+      data: { trainSize: 1500, testSize: 500, maxLen: 20, vocabSize: 100 },
+      embeddingSize: 32,
+      epochs: 6,
+      batchSize: 32,
     },
   },
 };
