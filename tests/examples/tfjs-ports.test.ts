@@ -55,7 +55,7 @@ describe('tfjs-examples ported line for line', () => {
     for (const t of [tfjs, polyhal]) {
       expect(t.loss.length).toBe(2);
       expect(t.loss[1]!).toBeLessThan(t.loss[0]!);
-      expect(t.valAccuracy!.at(-1)!).toBeGreaterThan(0.35); // 10 classes: chance is 0.1
+      expect(t.valAccuracy!.at(-1)!).toBeGreaterThan(0.3); // 10 classes: chance is 0.1 (seen: 0.43–0.58)
     }
     expect(polyhal.valAccuracy!.at(-1)!).toBeGreaterThan(tfjs.valAccuracy!.at(-1)! - 0.2);
   });
