@@ -1,7 +1,7 @@
 // Runs each port's two twins in one process on the same data: the tfjs original on TensorFlow.js's backend of the
 // same name, the PolyHAL port on a PolyHAL backend; reports lines, per-epoch figures and time per epoch.
-//   node examples/tfjs-ports/run.mjs [--example mnist,polynomial,sentiment] [--backend cpu|wasm] [--size small|full]
-// prints one JSON object per example. benches/suites/tfjs-ports.mjs runs the full sizes into benches/results;
+//   node examples/tfjs-ports/run.mjs [--example mnist,polynomial,sentiment] [--backend cpu|wasm] [--size small|bench]
+// prints one JSON object per example. benches/suites/tfjs-ports.mjs runs the bench sizes into benches/results;
 // tests/examples/tfjs-ports.test.ts runs the small ones.
 import { countPort } from './lines.mjs';
 import { mnistData, polynomialData, sentimentData } from './data.mjs';
@@ -172,7 +172,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const o = new Command()
     .option('--example <names>', 'comma list of mnist, polynomial, sentiment', 'mnist,polynomial,sentiment')
     .option('--backend <name>', 'cpu or wasm (PolyHAL and tfjs alike)', 'cpu')
-    .option('--size <size>', 'small (CI) or full', 'small')
+    .option('--size <size>', 'small (CI) or bench (benches/suites/tfjs-ports.mjs)', 'small')
     .parse()
     .opts();
   const be = await backends(o.backend);
