@@ -95,6 +95,7 @@ export {
   windowGeometry,
 } from './families/conv/conv-geometry.js';
 export { checkConvBias, checkConvOperands, convGradDims, type ConvHost } from './families/conv/conv-check.js';
+export { convTransposeWindow2d, type TransposeWindow2d } from './families/conv/conv-transpose-window.js';
 export {
   col2im,
   convComposite,

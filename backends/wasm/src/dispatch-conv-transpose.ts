@@ -11,7 +11,7 @@
  * crop past the full output) return null, and the backend falls back to the composite, which throws.
  */
 import { type ConvTransposeOptions, contiguousStrides, type DeviceBuffer, type NDArray, viewOf } from '@polyhal/hal';
-import { checkConvOperands, perAxis, windowGeometry } from '@polyhal/hal/internal';
+import { convTransposeWindow2d } from '@polyhal/hal/internal';
 import type { WasmContext } from './context.js';
 import type { ConvBackend } from './dispatch-conv.js';
 
@@ -24,10 +24,6 @@ function isRowMajor(a: NDArray): boolean {
   return a.shape.every((d, i) => d === 1 || a.strides[i] === strides[i]);
 }
 
-/** The 2-D form [H, W] of a 1-D or 2-D per-axis list (a 1-D one as height `fill`). */
-const twoD = (v: readonly number[], fill: number): [number, number] =>
-  v.length === 2 ? [v[0]!, v[1]!] : [fill, v[0]!];
-
 /**
  * convTranspose(x, w, o) on the wasm kernel: x [N, C, ...in] float32, w [C, O/groups, ...k] float32 →
  * [N, O, (in − 1)·s − before − after + d·(k − 1) + outputPadding + 1]; null where the composite should run.
@@ -39,36 +35,11 @@ export function convTransposeOnWasm(
   w: NDArray,
   o: ConvTransposeOptions,
 ): NDArray | null {
-  const { r, groups, N, C, O } = checkConvOperands(be, x, w, o.groups, 'convTranspose', true);
-  if (r > 2 || typeof o.padding === 'string') return null;
-  const kernel = w.shape.slice(2);
-  const stride = perAxis(o.stride, r, 1, 'convTranspose', 'stride');
-  const dilation = perAxis(o.dilation, r, 1, 'convTranspose', 'dilation');
-  const outputPadding = perAxis(o.outputPadding, r, 0, 'convTranspose', 'outputPadding', 0);
-  const pads = windowGeometry(Array(r).fill(1 << 20), { kernel, padding: o.padding }, 'convTranspose').userPads;
-  const input = x.shape.slice(2);
-  const out = input.map(
-    (n, a) =>
-      (n - 1) * stride[a]! + dilation[a]! * (kernel[a]! - 1) + 1 - pads[a]![0] - pads[a]![1] + outputPadding[a]!,
-  );
-  if (out.some((d) => d < 0)) return null;
-  const P = out.reduce((p, d) => p * d, 1);
+  const g = convTransposeWindow2d(be, x, w, o);
+  if (!g) return null;
+  const { N, C, O, groups, output: out, outputPadding, P, H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl } = g;
   const total = N * O * P;
-  if (
-    total * C * kernel.reduce((p, d) => p * d, 1) === 0 ||
-    total >= 2 ** 31 ||
-    N * C * input.reduce((p, d) => p * d, 1) >= 2 ** 31
-  )
-    return null;
-  const [H, W] = twoD(input, 1);
-  const [OH, OW] = twoD(out, 1);
-  const [kh, kw] = twoD(kernel, 1);
-  const [sh, sw] = twoD(stride, 1);
-  const [dh, dw] = twoD(dilation, 1);
-  const [pt, pl] = twoD(
-    pads.map((p) => p[0]),
-    0,
-  );
+  if (total * C * kh * kw === 0 || total >= 2 ** 31 || N * C * H * W >= 2 ** 31) return null;
   const Cg = C / groups;
   const Og = O / groups;
   const K = kh * kw;

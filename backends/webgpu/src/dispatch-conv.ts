@@ -24,8 +24,8 @@ import {
   type ConvHost,
   checkConvBias,
   checkConvOperands,
+  convTransposeWindow2d,
   isDepthwise,
-  perAxis,
   window2d,
   windowGeometry,
 } from '@polyhal/hal/internal';
@@ -138,32 +138,11 @@ export function convTransposeOnWebGpu(
   w: NDArray,
   o: ConvTransposeOptions,
 ): NDArray | null {
-  const { r, groups, N, C, O } = checkConvOperands(be, x, w, o.groups, 'convTranspose', true);
-  if (r > 2 || typeof o.padding === 'string') return null;
-  const kernel = w.shape.slice(2);
-  const stride = perAxis(o.stride, r, 1, 'convTranspose', 'stride');
-  const dilation = perAxis(o.dilation, r, 1, 'convTranspose', 'dilation');
-  const outputPadding = perAxis(o.outputPadding, r, 0, 'convTranspose', 'outputPadding', 0);
-  const pads = windowGeometry(Array(r).fill(1 << 20), { kernel, padding: o.padding }, 'convTranspose').userPads;
-  const input = x.shape.slice(2);
-  const out = input.map(
-    (n, a) =>
-      (n - 1) * stride[a]! + dilation[a]! * (kernel[a]! - 1) + 1 - pads[a]![0] - pads[a]![1] + outputPadding[a]!,
-  );
-  if (out.some((d) => d < 0)) return null;
-  const P = out.reduce((p, d) => p * d, 1);
+  const g = convTransposeWindow2d(be, x, w, o);
+  if (!g) return null;
+  const { N, C, O, groups, r, output: out, P, H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl } = g;
   if (N * C * O * P === 0) return null;
-  const two = r === 2;
-  const at = (v: readonly number[], fill: number): [number, number] => (two ? [v[0]!, v[1]!] : [fill, v[0]!]);
-  const [H, W] = at(input, 1);
-  const [OH, OW] = at(out, 1);
-  const [kh, kw] = at(kernel, 1);
-  const [sh, sw] = at(stride, 1);
-  const [dh, dw] = at(dilation, 1);
-  const [pt, pl] = at(
-    pads.map((p) => p[0]),
-    0,
-  );
+  const at = (v: readonly number[], fill: number): [number, number] => (r === 2 ? [v[0]!, v[1]!] : [fill, v[0]!]);
   const [xsh, xsw] = at(x.strides.slice(2), 0);
   const [wsh, wsw] = at(w.strides.slice(2), 0);
   const params = [N * O * P, C / groups, O / groups, O, H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl];
