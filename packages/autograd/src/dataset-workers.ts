@@ -142,16 +142,33 @@ async function startWorker(init: Record<string, unknown>): Promise<Slot | null> 
     const w = new wt.Worker(WORKER_SOURCE, { eval: true });
     live++;
     let exited = false;
+    let onExit = (): void => {};
+    const exit = new Promise<void>((resolve) => {
+      onExit = resolve;
+    });
     w.on('message', (r: never) => onReply(r));
     w.on('error', died);
     w.on('exit', () => {
       exited = true;
       live--;
       died({ message: 'the worker exited' });
+      onExit();
     });
     slot = {
       post: (m) => w.postMessage(m),
-      terminate: async () => void (exited ? undefined : await w.terminate()),
+      // Until its 'exit' event, a timer keeps the event loop alive: the worker is unref'd when idle, and neither
+      // it nor terminate()'s promise then holds the loop, so a program whose last await is this pass would exit
+      // with an unsettled top-level await (code 13; seen about 1 run in 10). At most 5 s, then it is left to end.
+      terminate: async () => {
+        if (exited) return;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const limit = new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, 5000);
+        });
+        void w.terminate();
+        await Promise.race([exit, limit]);
+        clearTimeout(timer);
+      },
       ref: (busy) => (busy ? w.ref() : w.unref()),
       pending,
     };
