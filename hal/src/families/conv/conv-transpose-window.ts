@@ -7,11 +7,14 @@
  */
 import { type ConvHost, checkConvOperands } from './conv-check.js';
 import type { ConvTransposeOptions } from './conv.js';
-import { perAxis, windowGeometry } from './conv-geometry.js';
+import { perAxis, type Window2d, windowGeometry } from './conv-geometry.js';
 import type { NDArray } from '../../core/ndarray.js';
 
-/** A convTranspose window in 2-D form: batch, channels, groups, sizes, taps, strides, dilations, start pads. */
-export interface TransposeWindow2d {
+/**
+ * A convTranspose window in 2-D form: batch, channels and groups beside conv's Window2d fields (H × W the input,
+ * OH × OW the output, pt and pl the padding cropped at the start).
+ */
+export interface TransposeWindow2d extends Window2d {
   /** Batch items. */
   N: number;
   /** Input channels. */
@@ -28,30 +31,6 @@ export interface TransposeWindow2d {
   outputPadding: number[];
   /** Output elements per batch item and channel (OH·OW). */
   P: number;
-  /** Input height (1 for a 1-D call). */
-  H: number;
-  /** Input width. */
-  W: number;
-  /** Output height (1 for a 1-D call). */
-  OH: number;
-  /** Output width. */
-  OW: number;
-  /** Kernel height (1 for a 1-D call). */
-  kh: number;
-  /** Kernel width. */
-  kw: number;
-  /** Stride along the height. */
-  sh: number;
-  /** Stride along the width. */
-  sw: number;
-  /** Dilation along the height. */
-  dh: number;
-  /** Dilation along the width. */
-  dw: number;
-  /** Padding cropped at the start of the height. */
-  pt: number;
-  /** Padding cropped at the start of the width. */
-  pl: number;
 }
 
 /** convTranspose(x, w, o)'s window in 2-D form, or null where the composite should run (see the file's comment). */
