@@ -10,19 +10,13 @@
  * (typed errors); 3-D windows, empty shapes and the padding forms the composite rejects (a padding mode, a
  * crop past the full output) return null, and the backend falls back to the composite, which throws.
  */
-import { type ConvTransposeOptions, contiguousStrides, type DeviceBuffer, type NDArray, viewOf } from '@polyhal/hal';
+import { type ConvTransposeOptions, type DeviceBuffer, type NDArray, viewOf } from '@polyhal/hal';
 import { convTransposeWindow2d } from '@polyhal/hal/internal';
 import type { WasmContext } from './context.js';
-import type { ConvBackend } from './dispatch-conv.js';
+import { type ConvBackend, rowMajor } from './dispatch-conv.js';
 
 // assembly/conv-transpose.ts's parameter block (CT_*), in i32 words.
 const CT_WORDS = 18;
-
-/** Whether a's elements lie in row-major order from its offset (the kernel reads it in place). */
-function isRowMajor(a: NDArray): boolean {
-  const strides = contiguousStrides(a.shape);
-  return a.shape.every((d, i) => d === 1 || a.strides[i] === strides[i]);
-}
 
 /**
  * convTranspose(x, w, o) on the wasm kernel: x [N, C, ...in] float32, w [C, O/groups, ...k] float32 →
@@ -44,12 +38,7 @@ export function convTransposeOnWasm(
   const Og = O / groups;
   const K = kh * kw;
   const temps: NDArray[] = [];
-  const dense = (a: NDArray): NDArray => {
-    if (isRowMajor(a)) return a;
-    const c = be.contiguous(a);
-    temps.push(c);
-    return c;
-  };
+  const dense = (a: NDArray): NDArray => rowMajor(be, a, temps);
   const wBytes = Cg * Og * K * 4;
   // no two taps reach one output: the kernel reads w in place; else w packed per tap
   const disjoint = (kh - 1) * dh < sh && (kw - 1) * dw < sw;

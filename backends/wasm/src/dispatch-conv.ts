@@ -39,10 +39,16 @@ function writeBlock(ctx: WasmContext, at: number, g: Geometry, M: number, ptrs: 
   ctx.heap.i32().set(words, at >>> 2); // pointers ≥ 2^31 keep their bits (ToInt32)
 }
 
-/** Whether a's elements lie in row-major order from its offset (the kernels read it in place). */
-function isRowMajor(a: NDArray): boolean {
+/**
+ * `a` itself where its elements lie in row-major order from its offset (the kernels read it in place), else a
+ * contiguous copy, pushed to `temps` for the caller to free.
+ */
+export function rowMajor(be: ConvBackend, a: NDArray, temps: NDArray[]): NDArray {
   const strides = contiguousStrides(a.shape);
-  return a.shape.every((d, i) => d === 1 || a.strides[i] === strides[i]);
+  if (a.shape.every((d, i) => d === 1 || a.strides[i] === strides[i])) return a;
+  const c = be.contiguous(a);
+  temps.push(c);
+  return c;
 }
 
 /** conv(x, w, o) on the wasm kernels, or null where the composite should run (3-D, empty). */
@@ -55,12 +61,7 @@ export function convOnWasm(be: ConvBackend, ctx: WasmContext, x: NDArray, w: NDA
   const P = geo.OH * geo.OW;
   if (N * C * O * P === 0) return null;
   const temps: NDArray[] = [];
-  const dense = (a: NDArray): NDArray => {
-    if (isRowMajor(a)) return a;
-    const c = be.contiguous(a);
-    temps.push(c);
-    return c;
-  };
+  const dense = (a: NDArray): NDArray => rowMajor(be, a, temps);
   const xc = dense(x);
   const wc = dense(w);
   const bc = bias && dense(bias);
