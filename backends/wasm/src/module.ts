@@ -200,6 +200,8 @@ export interface KernelExports {
   ): void;
   sgdF32(n: number, p: number, g: number, vel: number, lr: number, momentum: number, wd: number): void;
   softmaxCrossEntropyF32(N: number, C: number, z: number, y: number, loss: number, grad: number): void;
+  /** assembly/softmax.ts: softmax of rows [rowStart, rowEnd) of n contiguous floats, x into y. */
+  softmaxF32(n: number, x: number, y: number, rowStart: number, rowEnd: number): void;
   /** Philox4x32-10 uniforms: n floats at out, word `skip` of block (b0, b1) first, key (k0, k1). */
   philoxF32(out: number, n: number, k0: number, k1: number, b0: number, b1: number, skip: number): void;
   /** assembly/matmul-int.ts: C [M, N] = A·B on int32 storage, exact modulo 2^32; strides in elements. */

@@ -72,6 +72,7 @@ export const JOB_KERNELS = [
   'gemmCols',
   'convTranspose',
   'resizeNearest',
+  'softmaxF32',
 ] as const;
 export type JobKernel = (typeof JOB_KERNELS)[number];
 

@@ -44,6 +44,7 @@ import { dispatchAdam, dispatchSgd, dispatchSoftmaxCrossEntropy } from './dispat
 import { dispatchMatmul } from './dispatch-matmul.js';
 import { dispatchPhilox } from './dispatch-random.js';
 import { resizeOnWasm } from './dispatch-resize.js';
+import { softmaxOnWasm } from './dispatch-softmax.js';
 import { REDUCE_CODES, SCATTER_CODES } from './generated/op-codes.js';
 import { WasmHeap } from './memory.js';
 import type { KernelExports } from './module.js';
@@ -536,6 +537,11 @@ export class WasmBackend extends BaseBackend {
     return this.fusedSoftmaxCrossEntropy(logits, labels, withGrad, (z, y, loss, grad) =>
       dispatchSoftmaxCrossEntropy(this.ctx, z, y, loss, grad),
     );
+  }
+
+  /** float32 softmax over the last axis of a row-major array as one fused kernel (dispatch-softmax.ts). */
+  override softmax(x: NDArray, axis = -1): NDArray {
+    return softmaxOnWasm(this, this.ctx, x, axis) ?? super.softmax(x, axis);
   }
 
   /**
