@@ -38,15 +38,17 @@ function ortEngine(ort, providers, options = {}) {
  * A PolyHAL engine: InferenceSession from @polyhal/onnx on one backend instance, each created with its defaults
  * (imported by literal specifiers, so a bundler can take the bench to a machine without node_modules).
  */
-async function polyhalEngine(backend) {
+async function polyhalEngine(backend, options = {}) {
   const onnx = await import('@polyhal/onnx');
   const { InferenceSession } = onnx;
   if (typeof InferenceSession?.create !== 'function')
     throw new Error('@polyhal/onnx exports no InferenceSession (yet): build packages/onnx with it');
   return {
-    detail: `@polyhal/onnx InferenceSession, backend ${backend.name} (${backend.deviceName})`,
+    detail:
+      `@polyhal/onnx InferenceSession, backend ${backend.name} (${backend.deviceName})` +
+      (options.enableGraphCapture === false ? ', graph capture off' : ''),
     async create(bytes) {
-      const session = await InferenceSession.create(bytes, { backend });
+      const session = await InferenceSession.create(bytes, { backend, ...options });
       return {
         async run(feeds) {
           const out = await session.run(feeds);
@@ -69,6 +71,13 @@ export const ENGINES = {
   },
   'polyhal-webgpu': {
     load: async () => polyhalEngine(await (await import('@polyhal/backend-webgpu')).createWebGpuBackend()),
+  },
+  // every node lowered in JavaScript on every run (the session default replays a captured run: replay.ts)
+  'polyhal-webgpu-eager': {
+    load: async () =>
+      polyhalEngine(await (await import('@polyhal/backend-webgpu')).createWebGpuBackend(), {
+        enableGraphCapture: false,
+      }),
   },
   'ort-web-wasm': {
     peerOf: 'polyhal-wasm',

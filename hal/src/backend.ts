@@ -1,5 +1,6 @@
 import type { DType, HostArray } from './core/dtype.js';
 import type { DeviceBuffer, NDArray } from './core/ndarray.js';
+import type { CaptureMethods } from './capture.js';
 import { InvalidArgumentError } from './core/errors.js';
 import type { BinaryOp, ReduceOp, UnaryOp } from './ops/index.js';
 import type { ConvMethods } from './families/conv/conv-methods.js';
@@ -160,7 +161,7 @@ export interface FamilyMethods
  * Its members: the storage, movement, matmul, composite and optimizer methods declared here, and the methods
  * of every op family (FamilyMethods).
  */
-export interface ComputeBackend extends FamilyMethods {
+export interface ComputeBackend extends FamilyMethods, CaptureMethods {
   /** Registry name: `cpu`, `wasm`, `webgpu`, ... */
   readonly name: string;
   /** Unique per instance (`cpu#1`); buffers remember it. */

@@ -30,6 +30,23 @@ export interface BatchOptions {
   loopWatch: LoopWatch;
 }
 
+/** Hears what the batch encodes while a capture runs (capture.ts). */
+export interface BatchRecorder {
+  /** A kernel: its params are `bytes` at `offset` of the uniform arena of the submission being encoded. */
+  dispatch(
+    pipe: GPUComputePipeline,
+    layout: GPUBindGroupLayout,
+    bytes: number,
+    offset: number,
+    buffers: readonly GPUBuffer[],
+    groups: readonly [number, number, number],
+  ): void;
+  /** A whole-buffer copy (from offset 0 to offset 0). */
+  copy(src: GPUBuffer, dst: GPUBuffer, bytes: number): void;
+  /** A submission was made; `arena`: its uniform arena's contents (the staged params of its kernels). */
+  submitted(arena: Uint8Array): void;
+}
+
 export class CommandBatch {
   /** The open submission and the outcome of every submitted one (which arrays a failure poisons). */
   readonly tracker = new SubmissionTracker();
@@ -55,6 +72,8 @@ export class CommandBatch {
   private readonly align: number;
   /** Work held back to be merged with the next calls of its kind (dispatch-adam.ts), encoded before anything else. */
   private held: (() => void) | null = null;
+  /** Set while a capture runs: hears every kernel, copy and submission. */
+  recorder: BatchRecorder | null = null;
   /** Kernels encoded and command buffers submitted since creation (kernelStats). */
   readonly stats = { dispatches: 0, submissions: 0 };
 
@@ -90,6 +109,20 @@ export class CommandBatch {
   copyBufferToBuffer(src: GPUBuffer, dst: GPUBuffer, bytes: number): void {
     this.endPass();
     this.encoder!.copyBufferToBuffer(src, 0, dst, 0, bytes);
+    this.recorder?.copy(src, dst, bytes);
+  }
+
+  /**
+   * Submits recorded work (capture.ts) on its own: pending work first, then one submission whose encoder
+   * `encode` fills, with the error scopes of any submission; `written`: the tracker keys it writes.
+   */
+  replay(encode: (encoder: GPUCommandEncoder) => number, written: readonly number[]): Submission {
+    this.flush();
+    const sub = this.begin();
+    sub.ops.push('replay');
+    this.stats.dispatches += encode(this.encoder!);
+    for (const k of written) this.tracker.write(k);
+    return this.submit();
   }
 
   /**
@@ -146,6 +179,7 @@ export class CommandBatch {
     this.pass.setPipeline(pipe);
     this.pass.setBindGroup(0, bind, [offset]);
     this.pass.dispatchWorkgroups(groups[0], groups[1], groups[2]);
+    this.recorder?.dispatch(pipe, layout, bytes, offset, buffers, groups);
     this.stats.dispatches++;
     if (scoped) {
       sub.watch(op, 'validation', this.device.popErrorScope());
@@ -161,6 +195,7 @@ export class CommandBatch {
     const enc = this.encoder!;
     this.encoder = null;
     if (this.arenaUsed > 0) this.device.queue.writeBuffer(this.arena, 0, this.arenaHost, 0, this.arenaUsed);
+    this.recorder?.submitted(new Uint8Array(this.arenaHost, 0, this.arenaUsed));
     this.arenaUsed = 0;
     this.device.queue.submit([enc.finish()]);
     this.stats.submissions++;

@@ -20,6 +20,15 @@ export class BufferPool {
   private readonly lru = new Map<GPUBuffer, number>();
   private readonly doomed: GPUBuffer[] = [];
   private pooledBytes = 0;
+  /**
+   * While a capture runs (capture.ts): the buffers its recording touched. They are never destroyed for the
+   * cap (its replay will use them); a freed one can still be handed out again within the capture.
+   */
+  protect: ReadonlySet<GPUBuffer> | null = null;
+  /** Buffers recordings hold, with the number of recordings that hold each. */
+  private readonly reserved = new Map<GPUBuffer, number>();
+  /** Reserved buffers that nothing else holds (freed by their owner, or taken from the free lists), by size class. */
+  private readonly parked = new Map<GPUBuffer, number>();
   private created = 0;
   private reused = 0;
 
@@ -60,7 +69,11 @@ export class BufferPool {
    */
   release(buffer: GPUBuffer, bytes: number): void {
     const size = BufferPool.sizeClass(bytes);
-    if (size > this.maxPooledBytes) {
+    if (this.reserved.has(buffer)) {
+      this.parked.set(buffer, size); // a recording replays into it: kept until the recording is released
+      return;
+    }
+    if (size > this.maxPooledBytes && !this.protect?.has(buffer)) {
       this.doomed.push(buffer);
       return;
     }
@@ -75,11 +88,45 @@ export class BufferPool {
     this.pooledBytes += size;
     for (const [old, oldSize] of this.lru) {
       if (this.pooledBytes <= this.maxPooledBytes) break;
+      if (this.protect?.has(old)) continue;
       const l = this.free.get(oldSize)!;
       l.splice(l.indexOf(old), 1);
       this.lru.delete(old);
       this.pooledBytes -= oldSize;
       this.doomed.push(old);
+    }
+  }
+
+  /**
+   * Reserves `buffers` for a recording (capture.ts): the free ones leave the free lists, and any freed later
+   * is parked instead of pooled, until as many unreserve() calls as reserve() calls have named it.
+   */
+  reserve(buffers: Iterable<GPUBuffer>): void {
+    for (const b of buffers) {
+      this.reserved.set(b, (this.reserved.get(b) ?? 0) + 1);
+      const size = this.lru.get(b);
+      if (size === undefined) continue; // in use, or not the pool's (a backend's own buffer)
+      const list = this.free.get(size)!;
+      list.splice(list.indexOf(b), 1);
+      this.lru.delete(b);
+      this.pooledBytes -= size;
+      this.parked.set(b, size);
+    }
+  }
+
+  /** Ends one reservation of each of `buffers`; a parked buffer no recording holds any more is pooled again. */
+  unreserve(buffers: Iterable<GPUBuffer>): void {
+    for (const b of buffers) {
+      const n = (this.reserved.get(b) ?? 1) - 1;
+      if (n > 0) {
+        this.reserved.set(b, n);
+        continue;
+      }
+      this.reserved.delete(b);
+      const size = this.parked.get(b);
+      if (size === undefined) continue;
+      this.parked.delete(b);
+      this.release(b, size);
     }
   }
 
@@ -99,6 +146,12 @@ export class BufferPool {
         b.destroy();
       }
     }
+    for (const b of this.parked.keys()) {
+      this.onDestroy(b);
+      b.destroy();
+    }
+    this.parked.clear();
+    this.reserved.clear();
     this.free.clear();
     this.lru.clear();
     this.pooledBytes = 0;

@@ -3,10 +3,12 @@ import {
   type BackendCapabilities,
   BackendUnavailableError,
   type BinaryOp,
+  type CaptureResult,
   type ConvOptions,
   type ConvTransposeOptions,
   type DeviceBuffer,
   type DType,
+  InvalidArgumentError,
   type NDArray,
   type ReduceOp,
   type ResizeOptions,
@@ -19,6 +21,7 @@ import { BaseBackend, GATHER_FILL, isContiguous, type StorageArray } from '@poly
 import type { PhiloxStream } from '@polyhal/hal/internal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import { AdamGroups, MAX_ADAM_SLOTS } from './dispatch-adam.js';
+import { Captures, type Slot } from './capture.js';
 import {
   dispatchBinary,
   dispatchBinaryScalar,
@@ -99,6 +102,8 @@ export class WebGpuBackend extends BaseBackend {
   /** Whether dispose() destroys the device: it was requested here, not injected (`device` option). */
   private readonly ownsDevice: boolean;
   private released = false;
+  /** The capture running (beginCapture … endCapture) and the plans made and not released. */
+  private readonly captures: Captures;
 
   constructor(acquired: AcquiredDevice, options: WebGpuOptions = {}) {
     const limits = acquired.device.limits;
@@ -180,6 +185,13 @@ export class WebGpuBackend extends BaseBackend {
       (buffer) => this.gpu(buffer, true),
       () => this.lostReason,
     );
+    this.captures = new Captures({
+      device: this.device,
+      batch: this.batch,
+      pool: this.pool,
+      assertUsable: (op) => this.assertUsable(op),
+      lostReason: () => this.lostReason,
+    });
     void this.device.lost.then((info) => {
       this.lostReason = `${info.reason}: ${info.message}`;
     });
@@ -249,11 +261,13 @@ export class WebGpuBackend extends BaseBackend {
     const bytes = this.half.has(buffer.id) ? encodeHalf(data as Float32Array) : data;
     if (bytes.byteLength > 0)
       this.device.queue.writeBuffer(this.gpu(buffer, true), 0, bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.captures.recorder?.upload(this.gpu(buffer, true), bytes);
     this.batch.tracker.forget(buffer.id); // it holds the host's data now, whatever earlier work did
   }
 
   protected async readStorage(buffer: DeviceBuffer): Promise<StorageArray> {
     this.assertUsable('read');
+    this.captures.recorder?.breakWith(`a read of buffer #${buffer.id} during the capture (the work depends on it)`);
     if (!this.half.has(buffer.id)) return this.reader.read(buffer);
     const words = await this.reader.read({ ...buffer, byteLength: WebGpuBackend.storageBytes(buffer) });
     return decodeHalf(new Uint16Array(words.buffer, words.byteOffset, words.byteLength / 2), buffer.size);
@@ -283,6 +297,7 @@ export class WebGpuBackend extends BaseBackend {
   override dispose(): void {
     if (this.released) return;
     this.released = true;
+    this.captures.releaseAll();
     super.dispose();
     this.flush();
     this.pool.destroyAll();
@@ -327,6 +342,36 @@ export class WebGpuBackend extends BaseBackend {
   /** Submits the encoded work (if any). */
   flush(): void {
     this.batch.flush();
+  }
+
+  // ---- capture (hal/src/capture.ts; capture.ts) ----
+  /**
+   * Starts recording the work encoded from now on (pending work is submitted first); `inputs`: the buffers
+   * that `CapturedWork.replay` writes. InvalidArgumentError if a capture is running; UseAfterFreeError for a
+   * freed input.
+   */
+  beginCapture(inputs: readonly DeviceBuffer[]): void {
+    this.assertUsable('beginCapture');
+    this.captures.begin(inputs.map((b) => this.slot(b, 'beginCapture')));
+  }
+
+  /**
+   * Stops recording and returns a ReplayPlan (one submission per replay, its buffers reserved until released)
+   * or why the capture cannot be replayed (a read during it). InvalidArgumentError if no capture is running.
+   */
+  endCapture(outputs: readonly DeviceBuffer[]): CaptureResult {
+    return this.captures.end(() => outputs.map((b) => this.slot(b, 'endCapture')));
+  }
+
+  /** Stops a running capture and drops its recording (the work itself was done); nothing if none is running. */
+  abortCapture(): void {
+    this.captures.abort();
+  }
+
+  private slot(b: DeviceBuffer, op: string): Slot {
+    this.checkBuffer(b, op);
+    const half = this.half.has(b.id);
+    return { gpu: this.gpu(b, true), size: b.size, byteLength: b.byteLength, dtype: b.dtype, half };
   }
 
   // ---- kernels ----

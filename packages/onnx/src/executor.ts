@@ -40,6 +40,13 @@ export interface RunStats {
    * temporaries of the node running (not the constants, uploaded once at create, nor the caller's arrays).
    */
   peakBytes: number;
+  /** The run was recorded for replay (the second run of its feed signature on a backend that captures: replay.ts). */
+  captured: boolean;
+  /**
+   * The run replayed a recording: no node ran in JavaScript, the recorded kernels were encoded again in one
+   * submission. The other counts are those of the captured run (the same work); `plans` is 0.
+   */
+  replayed: boolean;
 }
 
 export const emptyStats = (): RunStats => ({
@@ -49,6 +56,8 @@ export const emptyStats = (): RunStats => ({
   deviceReads: 0,
   uploads: 0,
   peakBytes: 0,
+  captured: false,
+  replayed: false,
 });
 
 /** One run (or dry pass) of a graph and its subgraphs. */

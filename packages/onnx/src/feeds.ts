@@ -243,7 +243,8 @@ export function toOutput(type: string, dims: readonly number[], values: ArrayLik
       data = Float64Array.from(values);
       break;
     case 'int32':
-      data = Int32Array.from(values);
+      // an Int32Array or Float32Array here is a fresh read-back (host values are Float64Arrays): kept, not copied
+      data = values instanceof Int32Array ? values : Int32Array.from(values);
       break;
     case 'int64':
       data = BigInt64Array.from(Array.from(values), (v) => BigInt(v));
@@ -256,7 +257,7 @@ export function toOutput(type: string, dims: readonly number[], values: ArrayLik
       data = Uint8Array.from(values);
       break;
     default:
-      data = Float32Array.from(values);
+      data = values instanceof Float32Array ? values : Float32Array.from(values);
   }
   return { dtype: type, type, dims: [...dims], data };
 }

@@ -13,6 +13,7 @@ import {
   DEFAULT_BACKENDS,
   type DeviceBuffer,
   InvalidArgumentError,
+  type NDArray,
   KNOWN_BACKENDS,
   nodeBuiltin,
   registeredBackends,
@@ -28,6 +29,7 @@ import { fuseHardSwish } from './fuse-activation.js';
 import { foldConvAffine } from './optimize.js';
 import { type DecodeModelOptions, decodeModel, type OnnxModel, type OnnxValueInfo } from './proto.js';
 import { externalDataFromDirectory, type SyncFileSystem } from './proto-external.js';
+import { CapturedRuns, endRunCapture, replayRun, runKey } from './replay.js';
 import { deviceDType } from './types.js';
 import { constantValue, Heap, readHost, Scope, Value } from './values.js';
 
@@ -44,6 +46,14 @@ export interface SessionOptions {
    * and the check at create plans every node with them.
    */
   freeDimensionOverrides?: Readonly<Record<string, number>>;
+  /**
+   * Capture and replay (onnxruntime's option of the same name), on backends that can (webgpu): the second run
+   * of a feed signature (types, dims, host values) is recorded and later runs of it replay the recording
+   * without lowering any node in JavaScript — the same kernels, the same bits. Default true; false runs every
+   * node every time. Up to MAX_CAPTURED_RUNS recordings are kept, each holding its run's intermediates on the
+   * device until `release()` (see replay.ts for what is never captured).
+   */
+  enableGraphCapture?: boolean;
 }
 
 /** A node that has just run, as `RunOptions.onNode` sees it. */
@@ -157,6 +167,8 @@ export class InferenceSession {
   private last: RunStats | undefined;
   /** Outputs of nodes whose inputs are all constants, computed by the first run that reaches them. */
   private readonly folded = new Map<GNode, (Value | undefined)[]>();
+  /** Recordings by feed signature, where the backend captures and enableGraphCapture is on (replay.ts). */
+  private readonly captured: CapturedRuns | null;
 
   private constructor(
     /** The backend the model runs on. */
@@ -169,7 +181,9 @@ export class InferenceSession {
     private readonly constants: Map<Graph, Map<string, Value>>,
     private readonly pinned: Set<DeviceBuffer>,
     private readonly fixed: Readonly<Record<string, number>>,
+    capture: boolean,
   ) {
+    this.captured = capture ? new CapturedRuns() : null;
     this.inputMetadata = graph.inputs;
     this.outputMetadata = graph.outputs;
     this.inputNames = graph.inputs.map((v) => v.name);
@@ -222,7 +236,9 @@ export class InferenceSession {
         for (const n of g.nodes) for (const sub of n.subgraphs.values()) upload(sub);
       };
       upload(graph);
-      return new InferenceSession(backend, owned, report, graph, opset, constants, pinned, fixed);
+      const capture =
+        options.enableGraphCapture !== false && typeof backend.beginCapture === 'function' && !hasRandomOps(graph);
+      return new InferenceSession(backend, owned, report, graph, opset, constants, pinned, fixed, capture);
     } catch (e) {
       for (const b of pinned) backend.deallocate(b);
       if (owned) backend.dispose();
@@ -233,6 +249,15 @@ export class InferenceSession {
   /** What the last run did: nodes on the host and the device, plans made, read-backs, peak memory (bytes). */
   get lastRun(): RunStats | undefined {
     return this.last && { ...this.last };
+  }
+
+  /**
+   * Capture and replay (SessionOptions.enableGraphCapture): whether it is on, the recordings kept and the device
+   * bytes they hold, and why feed signatures were refused (e.g. a condition read back from the device).
+   */
+  get graphCapture(): { enabled: boolean; runs: number; bytes: number; refused: string[] } {
+    const c = this.captured;
+    return { enabled: c !== null, runs: c?.size ?? 0, bytes: c?.bytes ?? 0, refused: c ? [...c.refused.values()] : [] };
   }
 
   /** Bytes of device memory the constants hold (uploaded once, freed by release()). */
@@ -263,11 +288,32 @@ export class InferenceSession {
   private async runNow(feeds: Feeds, options: RunOptions): Promise<Record<string, OutputTensor>> {
     const be = this.backend;
     const prepared = prepareFeeds(this.graph.inputs, feeds, be, this.fixed);
+    const key = this.captured && !options.onNode ? runKey(prepared) : null;
+    if (key !== null) {
+      const run = this.captured!.get(key);
+      if (run) {
+        const out = await replayRun(run, prepared);
+        this.last = { ...run.stats, plans: 0, captured: false, replayed: true };
+        return out;
+      }
+    }
+    const capture = key !== null && this.captured!.shouldCapture(key);
     const heap = new Heap(be, this.pinned);
     const stats = emptyStats();
     const scope = new Scope(heap, undefined, this.constantsOf(this.graph));
+    let capturing = false;
+    const copies: NDArray[] = [];
     try {
-      for (const p of prepared) scope.set(p.name, await this.feedValue(p, heap));
+      const uploaded: number[] = [];
+      for (const [i, p] of prepared.entries()) {
+        const v = await this.feedValue(p, heap);
+        if (v.dev && !p.array) uploaded.push(i);
+        scope.set(p.name, v);
+      }
+      if (capture) {
+        be.beginCapture!(uploaded.map((i) => scope.get(prepared[i]!.name)!.dev!.buffer));
+        capturing = true;
+      }
       const x: Exec = {
         be,
         heap,
@@ -278,15 +324,28 @@ export class InferenceSession {
         observe: options.onNode && observer(be, options.onNode),
       };
       await runGraph(this.graph, scope, x);
-      const out: Record<string, OutputTensor> = {};
-      for (const info of this.graph.outputs) {
+      const values = this.graph.outputs.map((info) => {
         const v = scope.get(info.name);
         if (!v)
           throw new OnnxGraphError(`the model's output '${info.name}' was not produced (an omitted optional output?)`);
+        return v;
+      });
+      if (capturing) {
+        capturing = false;
+        const names = this.graph.outputs.map((o) => o.name);
+        const run = endRunCapture(be, names, values, uploaded, stats, copies);
+        if (typeof run === 'string') this.captured!.refuse(key!, run);
+        else this.captured!.store(key!, run);
+      }
+      const out: Record<string, OutputTensor> = {};
+      for (const [k, info] of this.graph.outputs.entries()) {
+        const v = values[k]!;
         out[info.name] = toOutput(v.type, v.dims, v.host ?? (await be.read(v.dev!)));
       }
       return out;
     } finally {
+      if (capturing) be.abortCapture!();
+      for (const c of copies) be.free(c);
       scope.clear();
       if (heap.held) heap.freeAll();
       stats.peakBytes = heap.peakBytes;
@@ -321,8 +380,16 @@ export class InferenceSession {
     if (this.released) return;
     this.released = true;
     await this.queue;
+    this.captured?.releaseAll();
     for (const b of this.pinned) this.backend.deallocate(b);
     this.pinned.clear();
     if (this.owned) this.backend.dispose();
   }
+}
+
+/** Whether a graph (or a subgraph of it) has an op whose outputs differ from run to run: never captured. */
+function hasRandomOps(g: Graph): boolean {
+  return g.nodes.some(
+    (n) => /^(Random|Bernoulli|Multinomial)/.test(n.op) || [...n.subgraphs.values()].some(hasRandomOps),
+  );
 }

@@ -1,0 +1,71 @@
+/**
+ * Work capture: record the device work of a stretch of calls once, replay it later without the JavaScript
+ * that produced it (the idea of CUDA Graphs: `cudaStreamBeginCapture` … `cudaGraphLaunch`). A backend
+ * that encodes work (webgpu) offers it as the optional `beginCapture` / `endCapture` / `abortCapture`
+ * methods of ComputeBackend; a backend that computes synchronously (cpu, wasm) has nothing to record.
+ *
+ * Between `beginCapture(inputs)` and `endCapture(outputs)` the backend runs every call as usual (the
+ * results of that run are real) and records the kernels, copies and uploads they encode, with the device
+ * buffers they touch. `replay(data)` then writes new contents into the input buffers and encodes the
+ * recorded work again in one submission: no validation, allocation or per-op JavaScript. The buffers the
+ * recording touches stay reserved for it (a buffer freed during or after the capture is kept, not handed
+ * out again) until `release()`.
+ *
+ * What a caller must guarantee (the ONNX session does): the captured calls are a pure function of the
+ * inputs' contents (shapes, dtypes and host values are fixed: they are the caller's cache key); no read
+ * happens inside the capture (a read makes `endCapture` report the capture broken: the work depended on
+ * a value the host saw); nothing else runs on the backend during the capture (its work would be recorded
+ * too); and buffers that the recording reads and that outlive it (weights) are not written between replays.
+ */
+import type { HostArray } from './core/dtype.js';
+import type { DeviceBuffer } from './core/ndarray.js';
+
+/** Recorded device work, replayable with new input contents (ComputeBackend.endCapture). */
+export interface CapturedWork {
+  /** Kernels one replay dispatches. */
+  readonly kernels: number;
+  /** Buffer-to-buffer copies one replay encodes (uploads made during the capture replay as copies). */
+  readonly copies: number;
+  /**
+   * Bytes of device memory the recording holds for itself: its intermediates, inputs, outputs and staged
+   * params and uploads (not the buffers of arrays still live elsewhere, such as weights).
+   */
+  readonly reservedBytes: number;
+  /**
+   * Writes `data[i]` into input buffer i (as `write` would: a Float32Array for float32 and float16, an
+   * Int32Array otherwise, of the buffer's length) and encodes the recorded work. Throws ShapeMismatchError
+   * or DTypeError for data that does not fit (before anything is written), UseAfterFreeError after release().
+   */
+  replay(data: readonly HostArray[]): void;
+  /** The contents of output buffer `i` after the last replay (or the capture), as `read` would return them. */
+  read(i: number): Promise<HostArray>;
+  /** Gives the reserved buffers back to the backend. Replaying or reading after it throws UseAfterFreeError. */
+  release(): void;
+}
+
+/** What `endCapture` returns: the recorded work, or why the capture cannot be replayed. */
+export type CaptureResult =
+  | {
+      /** The recording. */
+      readonly work: CapturedWork;
+    }
+  | {
+      /** Why the capture is not replayable (e.g. "a read of buffer #12 during the capture"). */
+      readonly broken: string;
+    };
+
+/** The optional capture methods of a backend (see this module's comment). */
+export interface CaptureMethods {
+  /**
+   * Starts recording (pending work is submitted first). `inputs`: the buffers whose contents `replay` writes;
+   * they must be live now. InvalidArgumentError if a capture is already running.
+   */
+  beginCapture?(inputs: readonly DeviceBuffer[]): void;
+  /**
+   * Stops recording. `outputs`: the buffers `CapturedWork.read` reads, live now. InvalidArgumentError if no
+   * capture is running.
+   */
+  endCapture?(outputs: readonly DeviceBuffer[]): CaptureResult;
+  /** Stops recording and drops what was recorded (after a failed run); nothing happens if none is running. */
+  abortCapture?(): void;
+}
