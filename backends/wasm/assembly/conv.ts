@@ -1,4 +1,5 @@
-// 2-D convolution kernels (float32, NCHW), the wasm backend's fast path for conv (src/dispatch-conv.ts):
+// 2-D convolution kernels (float32, NCHW), the wasm backend's fast path for conv (src/dispatch-conv.ts; stride-1
+// convs run on conv-direct.ts, which shares the parameter block and convPackA):
 // - convGemm: one group's Y[M, P] = W[M, K] · cols[K, P] (M output channels, P = OH·OW output pixels,
 //   K = C·kh·kw), the im2col matrix never materialized: B's 8-column panels are packed straight from the
 //   image (packColumns: two f32x4 loads per tap where the 8 pixels lie in one row, four and a shuffle for

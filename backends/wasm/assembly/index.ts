@@ -6,6 +6,7 @@ export { copyRows, copyNd, fillF32, fillI32 } from './copy';
 export { reduceF32, reduceI32 } from './reduce';
 export { gemm, gemmCols, gemmRowBlock, packBytesA, packBytesB } from './matmul';
 export { convGemm, convPackA, convPackBytesA, convScratchBytes, depthwiseConv, depthwiseScratchBytes } from './conv';
+export { convDirect, convDirectScratchBytes } from './conv-direct';
 export { convTranspose, convTransposePackW } from './conv-transpose';
 export { resizeNearest } from './resize';
 export { gemmI16, gemmI32, packI16 } from './matmul-int';

@@ -60,7 +60,8 @@ function packA(a: usize, sam: i32, sak: i32, i0: i32, mc: i32, k0: i32, kc: i32,
 }
 
 // a·b + c: one fused multiply-add where relaxed SIMD is compiled in (the FMA build), else mul then add.
-@inline function madd(a: v128, b: v128, c: v128): v128 {
+// @ts-ignore: decorator
+@inline export function madd(a: v128, b: v128, c: v128): v128 {
   if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(a, b, c);
   return f32x4.add(c, f32x4.mul(a, b));
 }
@@ -71,7 +72,8 @@ function packA(a: usize, sam: i32, sak: i32, i0: i32, mc: i32, k0: i32, kc: i32,
 
 // Adds an MR×8 tile of accumulators into C (row stride ldc bytes); edge tiles (rows < MR or cols < 8)
 // go through `tmp` and only their valid part is added.
-@inline function storeTile(c: usize, ldc: usize, rows: i32, cols: i32, tmp: usize,
+// @ts-ignore: decorator
+@inline export function storeTile(c: usize, ldc: usize, rows: i32, cols: i32, tmp: usize,
   c00: v128, c01: v128, c10: v128, c11: v128, c20: v128, c21: v128, c30: v128, c31: v128, c40: v128, c41: v128,
       c50: v128, c51: v128): void {
   if (rows == MR && cols == 8) {

@@ -3,10 +3,10 @@
  * assembly/conv.ts, instead of the HAL's composite (im2col materialized, then a [N·P, C·K] · [C·K, O]
  * matmul and a transpose back to channels first):
  * - depthwise (groups = C = O): depthwiseConv, one padded plane at a time, the planes split across the pool;
- * - otherwise one convGemm per batch item and group, y[O/g, P] = w[O/g, C/g·K] · im2col(x), the im2col
- *   columns packed straight from the image and the output written channels first; the pixels split across
- *   the pool (whole 8-column panels). A 1×1 window of stride 1 without padding reads x as one [C, H·W] row
- *   per channel.
+ * - otherwise one GEMM per batch item and group, y[O/g, P] = w[O/g, C/g·K] · im2col(x), the output written
+ *   channels first and the pixels split across the pool (whole 8-column panels): stride 1 on convDirect, whose
+ *   B is the (zero-padded) image itself over a grid of rows as wide as the padded image; other strides on
+ *   convGemm, the im2col columns packed straight from the image.
  * 1-D convolutions run as 2-D ones of height 1. Operands are checked as the composite checks them (typed
  * errors); 3-D windows and empty shapes return null, and the backend falls back to the composite.
  */
@@ -74,9 +74,6 @@ export function convOnWasm(be: ConvBackend, ctx: WasmContext, x: NDArray, w: NDA
     else {
       const Og = O / groups;
       const plane = geo.H * geo.W;
-      // a 1×1 window of stride 1 without padding: each channel one row of H·W pixels
-      const flat = geo.kh === 1 && geo.kw === 1 && geo.sh === 1 && geo.sw === 1 && geo.pt === 0 && geo.pl === 0;
-      const g: Geometry = flat && geo.OH === geo.H && geo.OW === geo.W ? { ...geo, H: 1, W: P, OH: 1, OW: P } : geo;
       const K = geo.C * geo.kh * geo.kw;
       const aBytes = ctx.k.convPackBytesA(Og, K) >>> 0;
       const packed = ctx.heap.alloc(aBytes * groups);
@@ -86,7 +83,7 @@ export function convOnWasm(be: ConvBackend, ctx: WasmContext, x: NDArray, w: NDA
           for (let q = 0; q < groups; q++) {
             const xq = px + (n * C + q * geo.C) * plane * 4;
             const yq = py + (n * O + q * Og) * P * 4;
-            gemm(ctx, g, Og, K, [xq, packed + q * aBytes, yq, pb && pb + q * Og * 4]);
+            gemm(ctx, geo, Og, K, [xq, packed + q * aBytes, yq, pb && pb + q * Og * 4]);
           }
       } finally {
         ctx.heap.release(packed, aBytes * groups);
@@ -101,26 +98,47 @@ export function convOnWasm(be: ConvBackend, ctx: WasmContext, x: NDArray, w: NDA
   return viewOf(out, [N, O, ...wg.output]);
 }
 
-/** One group's convGemm over all P pixels, split across the pool in whole 8-column panels when large. */
+/**
+ * Where a stride-1 conv runs on convDirect (assembly/conv-direct.ts), the pixels per row of its wide output grid
+ * (OW plus the window's reach: the padded image's width); else null (convGemm): other strides, and grids whose
+ * extra columns would add more than 5% of the panels (a 1×3 window over 40 pixels). A conv without padding reads x
+ * in place, up to a window's reach and a panel past the group's planes: it stays on convGemm where that would
+ * pass the end of the memory.
+ */
+function directWidth(ctx: WasmContext, g: Geometry, x: number): number | null {
+  if (g.sh !== 1 || g.sw !== 1 || g.pt < 0 || g.pl < 0) return null;
+  const wp = Math.max(g.W + g.pl, g.OW + (g.kw - 1) * g.dw);
+  // the wide grid's extra pixels (wp − OW a row) cost their multiply-adds: at most 5% more panels
+  if (Math.ceil((g.OH * wp) / 8) > 1.05 * Math.ceil((g.OH * g.OW) / 8)) return null;
+  const unpadded = g.pt === 0 && g.pl === 0 && wp === g.W && g.OH + (g.kh - 1) * g.dh <= g.H;
+  const reach = x + (g.C * g.H * g.W + (g.kw - 1) * g.dw + 8) * 4;
+  return unpadded && reach > ctx.k.memory.buffer.byteLength ? null : wp;
+}
+
+/**
+ * One group's conv over all its output pixels, split across the pool in whole 8-pixel panels when large: stride 1
+ * on convDirect over the wide grid (OH rows of the padded width), other strides on convGemm over OH·OW pixels.
+ */
 function gemm(ctx: WasmContext, g: Geometry, M: number, K: number, ptrs: readonly number[]): void {
-  const P = g.OH * g.OW;
+  const wp = directWidth(ctx, g, ptrs[0]!);
+  const P = g.OH * (wp ?? g.OW);
   const parts = ctx.pool && M * K * P >= ctx.threadThreshold ? Math.min(ctx.pool.size, Math.ceil(P / 64)) : 1;
-  const scratchBytes = ctx.k.convScratchBytes(M) >>> 0;
+  const cols = Math.ceil(P / parts / 8) * 8;
+  const ranges = Array.from({ length: parts }, (_, p) => [Math.min(P, p * cols), Math.min(P, (p + 1) * cols)]);
   const block = ctx.heap.alloc(GEO_WORDS * 4);
-  const scratch = Array.from({ length: parts }, () => ctx.heap.alloc(scratchBytes));
+  const scratch: [number, number][] = [];
   try {
     writeBlock(ctx, block, g, M, ptrs);
-    if (parts === 1) {
-      ctx.k.convGemm(block, 0, P, scratch[0]!);
-      return;
+    for (const [q0, q1] of ranges) {
+      const bytes = (wp === null ? ctx.k.convScratchBytes(M) : ctx.k.convDirectScratchBytes(block, q0!, q1!)) >>> 0;
+      scratch.push([ctx.heap.alloc(bytes), bytes]);
     }
-    const cols = Math.ceil(P / parts / 8) * 8;
-    const jobs = scratch
-      .map((s, p) => [block, Math.min(P, p * cols), Math.min(P, (p + 1) * cols), s])
-      .filter((j) => j[1]! < j[2]!);
-    ctx.pool!.run('convGemm', jobs, (j) => ctx.k.convGemm(j[0]!, j[1]!, j[2]!, j[3]!));
+    const kernel = wp === null ? 'convGemm' : 'convDirect';
+    const jobs = ranges.map(([q0, q1], p) => [block, q0!, q1!, scratch[p]![0]]).filter((j) => j[1]! < j[2]!);
+    if (jobs.length === 1) ctx.k[kernel](block, 0, P, scratch[0]![0]);
+    else ctx.pool!.run(kernel, jobs, (j) => ctx.k[kernel](j[0]!, j[1]!, j[2]!, j[3]!));
   } finally {
-    for (const s of scratch) ctx.heap.release(s, scratchBytes);
+    for (const [s, bytes] of scratch) ctx.heap.release(s, bytes);
     ctx.heap.release(block, GEO_WORDS * 4);
   }
 }

@@ -168,6 +168,13 @@ export interface KernelExports {
   convPackA(w: number, M: number, K: number, dst: number): void;
   convPackBytesA(M: number, K: number): number;
   convScratchBytes(M: number): number;
+  /**
+   * assembly/conv-direct.ts: one group's stride-1 conv over wide output pixels [q0, q1) (OH rows of the padded
+   * width), B read from the (padded) image; the parameter block is convGemm's.
+   */
+  convDirect(params: number, q0: number, q1: number, scratch: number): void;
+  /** Bytes of scratch one convDirect part over [q0, q1) needs. */
+  convDirectScratchBytes(params: number, q0: number, q1: number): number;
   /** Depthwise conv of planes [planeStart, planeEnd); `scratch` holds depthwiseScratchBytes(params). */
   depthwiseConv(params: number, planeStart: number, planeEnd: number, scratch: number): void;
   depthwiseScratchBytes(params: number): number;

@@ -73,6 +73,7 @@ export const JOB_KERNELS = [
   'convTranspose',
   'resizeNearest',
   'softmaxF32',
+  'convDirect',
 ] as const;
 export type JobKernel = (typeof JOB_KERNELS)[number];
 
