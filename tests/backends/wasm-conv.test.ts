@@ -1,6 +1,7 @@
 // The wasm backend's conv kernels (backends/wasm/src/dispatch-conv.ts): stride-1 convs on convDirect (assembly/
 // conv-direct.ts: B read from the zero-padded image, or from x in place without padding), other strides and wide
-// grids with too many extra pixels on convGemm. Which calls take which kernel (counted through the kernel exports),
+// grids with too many extra pixels on convGemm, depthwise convs on depthwiseConv (two output rows at a time, then
+// the odd row; 8 and 4 pixels a step). Which calls take which kernel (counted through the kernel exports),
 // checked against a float64 convolution written here; the parts split across worker threads give one thread's bits.
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { createWasmBackend, type WasmBackend } from '@polyhal/backend-wasm';
@@ -9,7 +10,7 @@ import type { ConvOptions, NDArray } from '@polyhal/hal';
 type Kernels = Record<string, (...args: number[]) => unknown>;
 let be: WasmBackend;
 let one: WasmBackend;
-const calls: Record<string, number> = { convDirect: 0, convGemm: 0 };
+const calls: Record<string, number> = { convDirect: 0, convGemm: 0, depthwiseConv: 0 };
 
 beforeAll(async () => {
   // two threads splitting every conv, and one thread: the same bits
@@ -101,10 +102,15 @@ function run(b: WasmBackend, s: Spec, x: Float32Array, w: Float32Array, bias: Fl
   const y: NDArray = b.conv(xa, wa, o);
   const out = { shape: [...y.shape], data: b.readSync(y) as Float32Array };
   for (const a of [y, xa, wa, ...(ba ? [ba] : [])]) b.free(a);
-  return { ...out, direct: calls.convDirect! - before.convDirect!, gemm: calls.convGemm! - before.convGemm! };
+  return {
+    ...out,
+    direct: calls.convDirect! - before.convDirect!,
+    gemm: calls.convGemm! - before.convGemm!,
+    depthwise: calls.depthwiseConv! - before.depthwiseConv!,
+  };
 }
 
-const cases: [string, Spec, 'direct' | 'gemm'][] = [
+const cases: [string, Spec, 'direct' | 'gemm' | 'depthwise'][] = [
   [
     '3×3, padding 1, bias',
     {
@@ -175,6 +181,64 @@ const cases: [string, Spec, 'direct' | 'gemm'][] = [
     'gemm',
   ],
   [
+    'depthwise 5×5, 7 rows of 21',
+    {
+      x: [2, 3, 7, 21],
+      w: [3, 1, 5, 5],
+      groups: 3,
+      pads: [
+        [2, 2],
+        [2, 2],
+      ],
+      bias: true,
+    },
+    'depthwise',
+  ],
+  [
+    'depthwise 3×3, stride 2, 9 rows of 30',
+    {
+      x: [1, 4, 9, 30],
+      w: [4, 1, 3, 3],
+      groups: 4,
+      stride: [2, 2],
+      pads: [
+        [1, 1],
+        [1, 1],
+      ],
+    },
+    'depthwise',
+  ],
+  [
+    'depthwise 5×5, stride [2, 1]',
+    {
+      x: [1, 5, 12, 19],
+      w: [5, 1, 5, 5],
+      groups: 5,
+      stride: [2, 1],
+      pads: [
+        [2, 2],
+        [2, 2],
+      ],
+      bias: true,
+    },
+    'depthwise',
+  ],
+  [
+    'depthwise 3×3, dilation 2, stride 3',
+    {
+      x: [1, 2, 14, 26],
+      w: [2, 1, 3, 3],
+      groups: 2,
+      dilation: [2, 2],
+      stride: [3, 3],
+      pads: [
+        [2, 1],
+        [0, 2],
+      ],
+    },
+    'depthwise',
+  ],
+  [
     '1×3 over 40 pixels (wide grid 5% larger): convGemm',
     {
       x: [1, 8, 1, 40],
@@ -198,6 +262,7 @@ test.each(cases)('%s: %j takes %s and matches float64', (_, s, kernel) => {
   expect(two.shape).toEqual(want.shape);
   expect(single.direct > 0).toBe(kernel === 'direct');
   expect(single.gemm > 0).toBe(kernel === 'gemm');
+  expect(single.depthwise > 0).toBe(kernel === 'depthwise');
   let worst = 0;
   for (let i = 0; i < want.y.length; i++)
     worst = Math.max(worst, Math.abs(single.data[i]! - want.y[i]!) - (1e-6 * want.mag[i]! + 1e-7));
