@@ -8,7 +8,6 @@ import {
   type ConvTransposeOptions,
   type DeviceBuffer,
   type DType,
-  InvalidArgumentError,
   type NDArray,
   type ReduceOp,
   type ResizeOptions,
