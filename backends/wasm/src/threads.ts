@@ -2,8 +2,9 @@
  * Worker threads for the WASM backend: N−1 workers instantiate the threaded kernels on the same
  * shared linear memory and split a GEMM (by rows), a large elementwise op (by rows or element
  * ranges) or a large strided copy (by its outermost dim) with the calling thread. Jobs and completion go
- * through a small SharedArrayBuffer with Atomics (wait/notify), so a call blocks until every part is
- * done — which the JS main thread may do in Node, Deno and Bun, and in browsers only inside a Worker.
+ * through a small SharedArrayBuffer with Atomics (wait/notify; each side polls briefly before it sleeps), so a
+ * call blocks until every part is done — which the JS main thread may do in Node, Deno and Bun, and in browsers
+ * only inside a Worker.
  * Node uses worker_threads; browsers use Web Workers (cross-origin isolated pages only).
  *
  * Failures never hang the calling thread: a worker catches a trap (or any error) of its kernel,
@@ -52,6 +53,14 @@ const IDLE = 0,
   FAILED = 3;
 /** How long the calling thread blocks before it checks the workers' liveness again (ms). */
 const WAIT_SLICE_MS = 50;
+/**
+ * How long a worker polls for its next part before it sleeps in Atomics.wait (ms): a model's ops come back to back,
+ * a sleeping worker takes tens of microseconds to wake, and one kept polling across the single-threaded ops
+ * between two split ones measured PP-OCRv4 rec's median run 3-5% faster on two cores.
+ */
+const WORKER_SPIN_MS = 0.5;
+/** How long the calling thread polls for the workers' parts to end before it sleeps (ms): they end together. */
+const CALLER_SPIN_MS = 0.1;
 /** How long a worker may take to start (instantiate the kernels) before the pool gives up (ms). */
 const START_TIMEOUT_MS = 30_000;
 
@@ -81,7 +90,7 @@ export type JobKernel = (typeof JOB_KERNELS)[number];
 const WORKER_SOURCE = `
 const SLOT = ${SLOT}, KIND = ${KIND}, STATE = ${STATE}, ALIVE = ${ALIVE},
 MSG_LEN = ${MSG_LEN}, MSG = ${MSG}, MSG_CHARS = ${MSG_CHARS};
-const RUNNING = ${RUNNING}, DONE = ${DONE}, FAILED = ${FAILED};
+const RUNNING = ${RUNNING}, DONE = ${DONE}, FAILED = ${FAILED}, SPIN_MS = ${WORKER_SPIN_MS};
 let ctrl = null, s = 0, busy = false;
 const record = (e) => {
   const m = String((e && e.message) || e).slice(0, MSG_CHARS);
@@ -107,7 +116,14 @@ const serve = (exports) => {
   const kernels = ${JSON.stringify(JOB_KERNELS)}.map((name) => exports[name]);
   let gen = 0;
   for (;;) {
-    Atomics.wait(ctrl, 0, gen);
+    // poll SPIN_MS for the next job, then sleep until one comes
+    const until = performance.now() + SPIN_MS;
+    for (let i = 1; Atomics.load(ctrl, 0) === gen; i++) {
+      if ((i & 63) === 0 && performance.now() > until) {
+        Atomics.wait(ctrl, 0, gen);
+        break;
+      }
+    }
     gen = Atomics.load(ctrl, 0);
     if (gen < 0) return;
     if (Atomics.load(ctrl, s + STATE) !== RUNNING) continue; // no part for this worker in this job
@@ -329,6 +345,9 @@ export class ThreadPool {
   /** Blocks until every part sent to a worker has ended, checking liveness between bounded waits. */
   private wait(sent: readonly number[]): void {
     const ctrl = this.ctrl;
+    const running = (w: number): boolean => Atomics.load(ctrl, 4 + w * SLOT + STATE) === RUNNING;
+    const until = performance.now() + CALLER_SPIN_MS;
+    for (let i = 1; sent.some(running); i++) if ((i & 63) === 0 && performance.now() > until) break;
     for (;;) {
       const seen = Atomics.load(ctrl, 1);
       let pending = false;
