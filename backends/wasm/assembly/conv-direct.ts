@@ -10,7 +10,7 @@
 // of taps accumulated into an output block, the bias added to the finished sums), so results are bit-identical.
 import { GEO_A, GEO_BIAS, GEO_C, GEO_DH, GEO_DW, GEO_H, GEO_KH, GEO_KW, GEO_M, GEO_OH, GEO_OUT, GEO_OW, GEO_PL,
   GEO_PT, GEO_W, GEO_X } from './conv';
-import { KC, madd, micro, MR, storeTile } from './matmul';
+import { finishTile, KC, madd, micro, MR, storeTile } from './matmul';
 
 /** Output pixels per block (as convGemm's NC) and the output block's row stride (floats). */
 const NC: i32 = 128;
@@ -82,7 +82,7 @@ function packImage(xb: usize, offs: usize, kc: i32, nc: i32, dst: usize): void {
 
 // The MR×8 micro-kernel of matmul.ts with B read at xb + off(k): the same operations in the same order.
 function microImage(kc: i32, pa: usize, xb: usize, offs: usize, c: usize, ldc: usize, rows: i32, cols: i32,
-    tmp: usize): void {
+    tmp: usize, finish: bool, bias: usize): void {
   let c00 = f32x4.splat(0), c01 = f32x4.splat(0), c10 = f32x4.splat(0), c11 = f32x4.splat(0);
   let c20 = f32x4.splat(0), c21 = f32x4.splat(0), c30 = f32x4.splat(0), c31 = f32x4.splat(0);
   let c40 = f32x4.splat(0), c41 = f32x4.splat(0), c50 = f32x4.splat(0), c51 = f32x4.splat(0);
@@ -106,7 +106,8 @@ function microImage(kc: i32, pa: usize, xb: usize, offs: usize, c: usize, ldc: u
     pa += MR << 4;
     offs += 4;
   }
-  storeTile(c, ldc, rows, cols, tmp, c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51);
+  if (finish) finishTile(c, ldc, rows, cols, tmp, bias, c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51);
+  else storeTile(c, ldc, rows, cols, tmp, c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51);
 }
 
 /**
@@ -162,10 +163,28 @@ export function convDirect(g: usize, q0: i32, q1: i32, scratch: usize): void {
   // 1×1 windows pack B (their taps' rows lie a plane apart, often a multiple of 4 KiB: the cache sets of one
   // column); larger windows read it in place (packing would write the whole kh·kw-fold im2col matrix)
   const pack = kh * kw == 1;
+  // one block of taps over a grid without extra pixels: the sums go straight to y, with the bias (finishTile)
+  const once = K <= KC && wp == OW;
+  const ldc = <usize>P << 2;
   for (let n0 = q0; n0 < q1; n0 += NC) {
     const nc = min(NC, q1 - n0);
-    for (let i = 0; i < M; i++) memory.fill(t + <usize>i * ldt, 0, <usize>nc << 2);
     const xb = img + (<usize>(n0 - row0 * wp) << 2);
+    if (once) {
+      if (pack) packImage(xb, offs, K, nc, pB);
+      for (let jp = 0; jp < (nc + 7) >> 3; jp++) {
+        const cols = min(8, nc - (jp << 3));
+        const yj = y + (<usize>(n0 + (jp << 3)) << 2);
+        const pbj = pB + <usize>jp * <usize>(K * 32), xj = xb + (<usize>(jp << 3) << 2);
+        for (let ip = 0; ip < panelsM; ip++) {
+          const pa = a + <usize>(ip * K * (MR << 4)), c = yj + <usize>(ip * MR) * ldc;
+          const rows = min(MR, M - ip * MR), b = bias ? bias + (<usize>(ip * MR) << 2) : 0;
+          if (pack) micro(K, pa, pbj, c, ldc, rows, cols, tmp, true, b);
+          else microImage(K, pa, xj, offs, c, ldc, rows, cols, tmp, true, b);
+        }
+      }
+      continue;
+    }
+    for (let i = 0; i < M; i++) memory.fill(t + <usize>i * ldt, 0, <usize>nc << 2);
     for (let k0 = 0; k0 < K; k0 += KC) {
       const kc = min(KC, K - k0);
       const aBlock = a + (<usize>k0 * <usize>Mp << 4);
@@ -179,7 +198,7 @@ export function convDirect(g: usize, q0: i32, q1: i32, scratch: usize): void {
           const pa = aBlock + <usize>(ip * kc * (MR << 4)), c = cj + <usize>(ip * MR) * ldt;
           const rows = min(MR, M - ip * MR);
           if (pack) micro(kc, pa, pbj, c, ldt, rows, cols, tmp);
-          else microImage(kc, pa, xj, ok, c, ldt, rows, cols, tmp);
+          else microImage(kc, pa, xj, ok, c, ldt, rows, cols, tmp, false, 0);
         }
       }
     }

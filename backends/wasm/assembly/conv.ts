@@ -174,8 +174,23 @@ export function convGemm(g: usize, colStart: i32, colEnd: i32, scratch: usize): 
   const tmp = tab + <usize>(3 * KC * 4);
   const t = tmp + 256; // the output block: M rows of LDT floats
   const ldt = <usize>LDT << 2;
+  // one block of taps: the micro-kernel's sums are final and go straight to y, with the bias (finishTile)
+  const once = K <= KC;
   for (let n0 = colStart; n0 < colEnd; n0 += NC) {
     const nc = min(NC, colEnd - n0);
+    if (once) {
+      packColumns(g, x, 0, K, n0, nc, pB, tab);
+      for (let jp = 0; jp < (nc + 7) >> 3; jp++) {
+        const cols = min(8, nc - (jp << 3));
+        const pbj = pB + <usize>jp * <usize>(K * 32);
+        const yj = y + (<usize>(n0 + (jp << 3)) << 2);
+        for (let ip = 0; ip < panelsM; ip++) {
+          micro(K, a + <usize>(ip * K * (MR << 4)), pbj, yj + <usize>(ip * MR) * ldc, ldc, min(MR, M - ip * MR), cols,
+              tmp, true, bias ? bias + (<usize>(ip * MR) << 2) : 0);
+        }
+      }
+      continue;
+    }
     for (let i = 0; i < M; i++) memory.fill(t + <usize>i * ldt, 0, <usize>nc << 2);
     for (let k0 = 0; k0 < K; k0 += KC) {
       const kc = min(KC, K - k0);

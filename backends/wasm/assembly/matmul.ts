@@ -96,7 +96,53 @@ function packA(a: usize, sam: i32, sak: i32, i0: i32, mc: i32, k0: i32, kc: i32,
   }
 }
 
-export function micro(kc: i32, pa: usize, pb: usize, c: usize, ldc: usize, rows: i32, cols: i32, tmp: usize): void {
+/**
+ * Stores a finished MR×8 tile of sums into C (row stride ldc bytes), each as 0 + sum (the bits of a sum added
+ * into a zeroed C: −0 becomes +0) plus its row's bias where `bias` (the tile's first row's) is not 0; edge tiles
+ * go through `tmp` and only their valid part is stored.
+ */
+// @ts-ignore: decorator
+@inline export function finishTile(c: usize, ldc: usize, rows: i32, cols: i32, tmp: usize, bias: usize,
+  c00: v128, c01: v128, c10: v128, c11: v128, c20: v128, c21: v128, c30: v128, c31: v128, c40: v128, c41: v128,
+      c50: v128, c51: v128): void {
+  const z = f32x4.splat(0);
+  c00 = f32x4.add(z, c00); c01 = f32x4.add(z, c01); c10 = f32x4.add(z, c10); c11 = f32x4.add(z, c11);
+  c20 = f32x4.add(z, c20); c21 = f32x4.add(z, c21); c30 = f32x4.add(z, c30); c31 = f32x4.add(z, c31);
+  c40 = f32x4.add(z, c40); c41 = f32x4.add(z, c41); c50 = f32x4.add(z, c50); c51 = f32x4.add(z, c51);
+  if (bias) {
+    let b = v128.load32_splat(bias);
+    c00 = f32x4.add(c00, b); c01 = f32x4.add(c01, b);
+    if (rows > 1) { b = v128.load32_splat(bias, 4); c10 = f32x4.add(c10, b); c11 = f32x4.add(c11, b); }
+    if (rows > 2) { b = v128.load32_splat(bias, 8); c20 = f32x4.add(c20, b); c21 = f32x4.add(c21, b); }
+    if (rows > 3) { b = v128.load32_splat(bias, 12); c30 = f32x4.add(c30, b); c31 = f32x4.add(c31, b); }
+    if (rows > 4) { b = v128.load32_splat(bias, 16); c40 = f32x4.add(c40, b); c41 = f32x4.add(c41, b); }
+    if (MR == 6 && rows > 5) { b = v128.load32_splat(bias, 20); c50 = f32x4.add(c50, b); c51 = f32x4.add(c51, b); }
+  }
+  if (rows == MR && cols == 8) {
+    v128.store(c, c00); v128.store(c, c01, 16); c += ldc;
+    v128.store(c, c10); v128.store(c, c11, 16); c += ldc;
+    v128.store(c, c20); v128.store(c, c21, 16); c += ldc;
+    v128.store(c, c30); v128.store(c, c31, 16); c += ldc;
+    v128.store(c, c40); v128.store(c, c41, 16);
+    if (MR == 6) { c += ldc; v128.store(c, c50); v128.store(c, c51, 16); }
+    return;
+  }
+  v128.store(tmp, c00); v128.store(tmp + 16, c01); v128.store(tmp + 32, c10); v128.store(tmp + 48, c11);
+  v128.store(tmp + 64, c20); v128.store(tmp + 80, c21); v128.store(tmp + 96, c30); v128.store(tmp + 112, c31);
+  v128.store(tmp + 128, c40); v128.store(tmp + 144, c41); v128.store(tmp + 160, c50); v128.store(tmp + 176, c51);
+  for (let i = 0; i < rows; i++) {
+    for (let j = 0; j < cols; j++) {
+      store<f32>(c + <usize>i * ldc + (<usize>j << 2), load<f32>(tmp + (<usize>(i * 8 + j) << 2)));
+    }
+  }
+}
+
+/**
+ * The MR×8 micro-kernel: C[0:rows, 0:cols] (row stride ldc bytes) += packed A panel (kc × MR splats) · packed B
+ * panel (kc × 8); with `finish`, C = that product's finished sums instead (finishTile: + 0, + the rows' bias).
+ */
+export function micro(kc: i32, pa: usize, pb: usize, c: usize, ldc: usize, rows: i32, cols: i32, tmp: usize,
+    finish: bool = false, bias: usize = 0): void {
   let c00 = f32x4.splat(0), c01 = f32x4.splat(0), c10 = f32x4.splat(0), c11 = f32x4.splat(0);
   let c20 = f32x4.splat(0), c21 = f32x4.splat(0), c30 = f32x4.splat(0), c31 = f32x4.splat(0);
   let c40 = f32x4.splat(0), c41 = f32x4.splat(0), c50 = f32x4.splat(0), c51 = f32x4.splat(0);
@@ -119,7 +165,8 @@ export function micro(kc: i32, pa: usize, pb: usize, c: usize, ldc: usize, rows:
     pa += MR << 4;
     pb += 32;
   }
-  storeTile(c, ldc, rows, cols, tmp, c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51);
+  if (finish) finishTile(c, ldc, rows, cols, tmp, bias, c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51);
+  else storeTile(c, ldc, rows, cols, tmp, c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51);
 }
 
 // The micro-kernel reading A in place (rows a0 … a0 + (MR−1)·sam, columns stepping by sak) with
