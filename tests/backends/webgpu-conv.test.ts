@@ -5,6 +5,7 @@
 // webgpu-conv-transpose.test.ts).
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createWebGpuBackend, type WebGpuBackend } from '@polyhal/backend-webgpu';
+import { chooseConvTile } from '../../backends/webgpu/src/dispatch-conv.js';
 import { DTypeError, InvalidArgumentError, type NDArray, ShapeMismatchError } from '@polyhal/hal';
 
 let be: WebGpuBackend;
@@ -232,6 +233,22 @@ describe('webgpu conv kernels', () => {
   ])('%s: one dispatch, within the summation bound of the float64 oracle', async (_, spec) => {
     expect(await check(spec, spec.x.length + spec.w[0]!)).toBe(1);
     expect(await check(spec, spec.x.length + spec.w[0]!, undefined, tiled)).toBe(1);
+  });
+
+  test('a small output over a long K launches smaller tiles, not one workgroup (PP-OCRv4 rec: 3×3 480→60)', async () => {
+    // 60 rows × 40 pixels fit one 4×4-tiled workgroup; the tile shrinks until the grid has 64 workgroups or 1×1
+    expect(chooseConvTile(60, 40)).toEqual({ rm: 1, rn: 1 });
+    expect(chooseConvTile(64, 4096)).toEqual({ rm: 4, rn: 4 }); // 64 workgroups at 4×4 already
+    expect(chooseConvTile(24, 1024, 2)).toEqual({ rm: 2, rn: 2 }); // 16 × 1 × 2 planes at 2×4: 32, so 2×2: 64
+    const spec: Spec = {
+      x: [1, 240, 1, 40],
+      w: [60, 240, 3, 3],
+      pads: [
+        [1, 1],
+        [1, 1],
+      ],
+    };
+    expect(await check(spec, 11, undefined, tiled)).toBe(1);
   });
 
   test('strided views as operands: a transposed x and a channels-last x, read in place', async () => {

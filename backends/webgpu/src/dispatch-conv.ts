@@ -54,10 +54,25 @@ export interface ConvContext {
 /** Workgroups along z (batch items × groups) a dispatch may use. */
 const MAX_Z = 65535;
 
-/** RM×RN per invocation: the smallest tile that covers Og (up to 64 rows) and P (up to 64 pixels). */
-export function chooseConvTile(Og: number, P: number): ConvTile {
+/** Workgroups a conv's implicit GEMM should at least launch before bigger tiles per invocation pay off. */
+const MIN_CONV_WORKGROUPS = 64;
+
+/**
+ * RM×RN per invocation: the smallest tile that covers Og (up to 64 rows) and P (up to 64 pixels), made smaller
+ * again while the grid would launch fewer than MIN_CONV_WORKGROUPS workgroups (`planes`: batch items × groups).
+ * A small output over a long K otherwise runs on one workgroup: PP-OCRv4 rec's 3×3 480→60 conv on 1×40 pixels
+ * (K = 4320) took 0.72 ms of an H200 as one 4×4-tiled workgroup.
+ */
+export function chooseConvTile(Og: number, P: number, planes = 1): ConvTile {
   const fit = (d: number): number => (d <= 16 ? 1 : d <= 32 ? 2 : 4);
-  return { rm: fit(Og), rn: fit(P) };
+  let rm = fit(Og);
+  let rn = fit(P);
+  const count = (): number => Math.ceil(P / (16 * rn)) * Math.ceil(Og / (16 * rm)) * planes;
+  while (count() < MIN_CONV_WORKGROUPS && (rm > 1 || rn > 1)) {
+    if (rm >= rn) rm /= 2;
+    else rn /= 2;
+  }
+  return { rm, rn };
 }
 
 /** conv(x, w, o) in one WebGPU kernel, or null where the composite should run (3-D, empty, huge batch). */
@@ -112,7 +127,7 @@ export function convOnWebGpu(be: ConvHost, ctx: ConvContext, x: NDArray, w: NDAr
         ctx.batch.dispatch('conv', key, source, CONV2D_BLOCK_WORDS, params, buffers, [gx, gy, 1], flops);
         return;
       }
-      const tile = chooseConvTile(Og, P);
+      const tile = chooseConvTile(Og, P, N * groups);
       const wg: [number, number, number] = [Math.ceil(P / (16 * tile.rn)), Math.ceil(Og / (16 * tile.rm)), N * groups];
       const key = `conv/gemm/${tile.rm}x${tile.rn}/${pointwise}`;
       ctx.batch.dispatch('conv', key, () => conv2dWgsl(tile, pointwise), CONV2D_WORDS, params, buffers, wg, flops);
