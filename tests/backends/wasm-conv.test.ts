@@ -239,6 +239,11 @@ const cases: [string, Spec, 'direct' | 'gemm' | 'depthwise'][] = [
     'depthwise',
   ],
   [
+    'weights packed by both threads: 1×1, 300 → 120 channels',
+    { x: [1, 300, 2, 12], w: [120, 300, 1, 1], bias: true },
+    'direct',
+  ],
+  [
     '1×3 over 40 pixels (wide grid 5% larger): convGemm',
     {
       x: [1, 8, 1, 40],

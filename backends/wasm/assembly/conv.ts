@@ -45,14 +45,15 @@ export function convScratchBytes(M: i32): usize {
 
 /**
  * Packs W [M, K] (row-major at w) for convGemm: per KC-deep block of K, per MR-row panel, kc steps of MR
- * f32x4 splats (rows past M zero). Block kb starts at kb·KC·Mp·16 bytes (Mp = M rounded up to MR).
+ * f32x4 splats (rows past M zero). Block kb starts at kb·KC·Mp·16 bytes (Mp = M rounded up to MR). Only panels
+ * [panelStart, panelEnd) are written (parts of the pool split the panels).
  */
-export function convPackA(w: usize, M: i32, K: i32, dst: usize): void {
-  const panels = (M + MR - 1) / MR;
-  let p = dst;
+export function convPackA(w: usize, M: i32, K: i32, dst: usize, panelStart: i32, panelEnd: i32): void {
+  const Mp = (M + MR - 1) / MR * MR;
   for (let k0 = 0; k0 < K; k0 += KC) {
     const kc = min(KC, K - k0);
-    for (let ip = 0; ip < panels; ip++) {
+    let p = dst + (<usize>k0 * <usize>Mp << 4) + <usize>(panelStart * kc * (MR << 4));
+    for (let ip = panelStart; ip < panelEnd; ip++) {
       for (let k = 0; k < kc; k++) {
         for (let ii = 0; ii < MR; ii++) {
           const i = ip * MR + ii;

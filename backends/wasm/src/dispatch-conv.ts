@@ -27,6 +27,8 @@ export type ConvBackend = ConvHost & { allocate(size: number, dtype: 'float32'):
 
 // assembly/conv.ts's parameter block (GEO_*), in i32 words.
 const GEO_WORDS = 18;
+/** Weights from which convPackA's panels are split across the pool. */
+const PACK_SPLIT = 2 ** 15;
 /** Multiply-adds per depthwise part below which the planes stay on one thread. */
 const DEPTHWISE_SPLIT = 2 ** 18;
 
@@ -78,7 +80,7 @@ export function convOnWasm(be: ConvBackend, ctx: WasmContext, x: NDArray, w: NDA
       const aBytes = ctx.k.convPackBytesA(Og, K) >>> 0;
       const packed = ctx.heap.alloc(aBytes * groups);
       try {
-        for (let q = 0; q < groups; q++) ctx.k.convPackA(pw + q * Og * K * 4, Og, K, packed + q * aBytes);
+        for (let q = 0; q < groups; q++) packWeights(ctx, pw + q * Og * K * 4, Og, K, packed + q * aBytes);
         for (let n = 0; n < N; n++)
           for (let q = 0; q < groups; q++) {
             const xq = px + (n * C + q * geo.C) * plane * 4;
@@ -96,6 +98,26 @@ export function convOnWasm(be: ConvBackend, ctx: WasmContext, x: NDArray, w: NDA
     for (const t of temps) be.free(t);
   }
   return viewOf(out, [N, O, ...wg.output]);
+}
+
+/**
+ * convPackA of one group's weights [M, K] at w into dst, its MR-row panels split across the pool when there are
+ * enough of them (16 bytes written per weight: 0.16 ms for 480 × 480 on one thread).
+ */
+function packWeights(ctx: WasmContext, w: number, M: number, K: number, dst: number): void {
+  const panels = Math.ceil(M / ctx.k.gemmRowBlock());
+  const parts = ctx.pool && M * K >= PACK_SPLIT ? Math.min(ctx.pool.size, panels) : 1;
+  if (parts === 1) {
+    ctx.k.convPackA(w, M, K, dst, 0, panels);
+    return;
+  }
+  const each = Math.ceil(panels / parts);
+  const jobs = Array.from({ length: parts }, (_, p) => [w, M, K, dst, p * each, Math.min(panels, (p + 1) * each)]);
+  ctx.pool!.run(
+    'convPackA',
+    jobs.filter((j) => j[4]! < j[5]!),
+    (j) => ctx.k.convPackA(j[0]!, j[1]!, j[2]!, j[3]!, j[4]!, j[5]!),
+  );
 }
 
 /**

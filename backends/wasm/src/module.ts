@@ -165,7 +165,7 @@ export interface KernelExports {
    */
   convGemm(params: number, colStart: number, colEnd: number, scratch: number): void;
   /** Packs w [M, K] for convGemm into convPackBytesA(M, K) bytes at dst. */
-  convPackA(w: number, M: number, K: number, dst: number): void;
+  convPackA(w: number, M: number, K: number, dst: number, panelStart: number, panelEnd: number): void;
   convPackBytesA(M: number, K: number): number;
   convScratchBytes(M: number): number;
   /**

@@ -83,6 +83,7 @@ export const JOB_KERNELS = [
   'resizeNearest',
   'softmaxF32',
   'convDirect',
+  'convPackA',
 ] as const;
 export type JobKernel = (typeof JOB_KERNELS)[number];
 
