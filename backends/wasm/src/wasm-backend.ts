@@ -92,7 +92,7 @@ export class WasmBackend extends BaseBackend {
       heap: this.heap,
       pool,
       threadThreshold: options.threadThreshold ?? 2 ** 21,
-      elementwiseThreadThreshold: options.elementwiseThreadThreshold ?? 2 ** 18,
+      elementwiseThreadThreshold: options.elementwiseThreadThreshold ?? 2 ** 16,
       ptr: (buffer) => this.ptr(buffer),
     };
     const threads = pool ? `${pool.size} threads on shared memory` : `1 thread${threadNote ? ` (${threadNote})` : ''}`;
