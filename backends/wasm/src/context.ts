@@ -14,6 +14,12 @@ import type { JobKernel } from './threads.js';
 export interface WorkerPool {
   readonly size: number;
   run(kernel: JobKernel, parts: number[][], local: (part: number[]) => void): void;
+  runQueued(
+    kernel: JobKernel,
+    parts: number[][],
+    local: (part: number[]) => void,
+    perThread?: { index: number; values: readonly number[] },
+  ): void;
   terminate(): void;
 }
 

@@ -21,12 +21,15 @@ import {
   windowGeometry,
 } from '@polyhal/hal/internal';
 import type { WasmContext } from './context.js';
+import { QUEUE_PARTS } from './threads.js';
 
 /** What the dispatch uses of the backend: the composite's checks and its allocator. */
 export type ConvBackend = ConvHost & { allocate(size: number, dtype: 'float32'): DeviceBuffer };
 
 // assembly/conv.ts's parameter block (GEO_*), in i32 words.
 const GEO_WORDS = 18;
+/** Queued parts per thread of a conv's GEMM. */
+const PARTS_PER_THREAD = 3;
 /** Weights from which convPackA's panels are split across the pool. */
 const PACK_SPLIT = 2 ** 15;
 /** Multiply-adds per depthwise part below which the planes stay on one thread. */
@@ -144,23 +147,36 @@ function directWidth(ctx: WasmContext, g: Geometry, x: number): number | null {
 function gemm(ctx: WasmContext, g: Geometry, M: number, K: number, ptrs: readonly number[]): void {
   const wp = directWidth(ctx, g, ptrs[0]!);
   const P = g.OH * (wp ?? g.OW);
-  const parts = ctx.pool && M * K * P >= ctx.threadThreshold ? Math.min(ctx.pool.size, Math.ceil(P / 64)) : 1;
+  const threads = ctx.pool && M * K * P >= ctx.threadThreshold ? Math.min(ctx.pool.size, Math.ceil(P / 64)) : 1;
+  // parts that the threads claim in turn: a few per thread, so that one the system holds back takes fewer
+  const parts = threads === 1 ? 1 : Math.min(QUEUE_PARTS, Math.ceil(P / 64), threads * PARTS_PER_THREAD);
   const cols = Math.ceil(P / parts / 8) * 8;
-  const ranges = Array.from({ length: parts }, (_, p) => [Math.min(P, p * cols), Math.min(P, (p + 1) * cols)]);
+  const ranges = Array.from(
+    { length: parts },
+    (_, p) => [Math.min(P, p * cols), Math.min(P, (p + 1) * cols)] as const,
+  ).filter(([q0, q1]) => q0 < q1);
   const block = ctx.heap.alloc(GEO_WORDS * 4);
-  const scratch: [number, number][] = [];
+  const scratch: number[] = [];
+  let bytes = 0;
   try {
     writeBlock(ctx, block, g, M, ptrs);
-    for (const [q0, q1] of ranges) {
-      const bytes = (wp === null ? ctx.k.convScratchBytes(M) : ctx.k.convDirectScratchBytes(block, q0!, q1!)) >>> 0;
-      scratch.push([ctx.heap.alloc(bytes), bytes]);
-    }
+    for (const [q0, q1] of ranges)
+      bytes = Math.max(
+        bytes,
+        (wp === null ? ctx.k.convScratchBytes(M) : ctx.k.convDirectScratchBytes(block, q0, q1)) >>> 0,
+      );
+    for (let t = 0; t < threads; t++) scratch.push(ctx.heap.alloc(bytes));
     const kernel = wp === null ? 'convGemm' : 'convDirect';
-    const jobs = ranges.map(([q0, q1], p) => [block, q0!, q1!, scratch[p]![0]]).filter((j) => j[1]! < j[2]!);
-    if (jobs.length === 1) ctx.k[kernel](block, 0, P, scratch[0]![0]);
-    else ctx.pool!.run(kernel, jobs, (j) => ctx.k[kernel](j[0]!, j[1]!, j[2]!, j[3]!));
+    if (ranges.length === 1) ctx.k[kernel](block, 0, P, scratch[0]!);
+    else
+      ctx.pool!.runQueued(
+        kernel,
+        ranges.map(([q0, q1]) => [block, q0, q1, 0]),
+        (j) => ctx.k[kernel](j[0]!, j[1]!, j[2]!, j[3]!),
+        { index: 3, values: scratch },
+      );
   } finally {
-    for (const [s, bytes] of scratch) ctx.heap.release(s, bytes);
+    for (const s of scratch) ctx.heap.release(s, bytes);
     ctx.heap.release(block, GEO_WORDS * 4);
   }
 }
