@@ -145,6 +145,21 @@ export interface FamilyMethods
     ScanMethods,
     RandomMethods {}
 
+/** One step of `fusedElementwise`: a unary op, or a binary op with a number as its other operand. */
+export type ElementwiseStep =
+  | {
+      /** The unary op applied to the running value. */
+      readonly op: UnaryOp;
+    }
+  | {
+      /** The binary op applied to the running value and `scalar`. */
+      readonly op: BinaryOp;
+      /** The other operand (rounded to the dtype, as a number operand of `binary` is). */
+      readonly scalar: number;
+      /** op(scalar, value) instead of op(value, scalar). */
+      readonly scalarFirst?: boolean;
+    };
+
 /**
  * The contract every backend fulfils. User-facing ops take NDArrays (strided views) and return new
  * contiguous NDArrays that the caller owns and frees with `free`/`deallocate`. Ops enqueue and return
@@ -315,6 +330,16 @@ export interface ComputeBackend extends FamilyMethods, CaptureMethods {
    * when bias has another dtype.
    */
   matmul(a: NDArray, b: NDArray, bias?: NDArray | null): NDArray;
+  /**
+   * A chain of elementwise ops in one pass where the backend can (webgpu: one generated kernel; elsewhere
+   * the ops one after another): y = x, then for each step y = op(y), or op(y, scalar) (op(scalar, y) where
+   * `scalarFirst`), each result rounded to x's dtype as the separate ops round it. Same shape and dtype as x
+   * (a float32 or int32 array); the intermediates are never materialized. Every step must keep the dtype (no
+   * comparison or logical op: InvalidArgumentError), take x's dtype (UnsupportedOpError) and be known
+   * (UnsupportedOpError); InvalidArgumentError for no steps or a scalar that is not a number. The fused
+   * elementwise kernels of XLA and TVM; an ONNX session fuses its chains of scalar and unary nodes into it.
+   */
+  fusedElementwise(x: NDArray, steps: readonly ElementwiseStep[]): NDArray;
 
   // Composite ops: built once from primitives; a backend may override any of them with a fused kernel.
   /**

@@ -3,6 +3,7 @@ import {
   type BackendCapabilities,
   type ComputeBackend,
   type DeviceType,
+  type ElementwiseStep,
   type FamilyMethods,
   type Operand,
   type SgdStepParams,
@@ -41,6 +42,7 @@ import {
 } from './ops/index.js';
 import { broadcastShapes, contiguousStrides, normalizeAxes, sizeOf } from './core/shape.js';
 import { softmaxCrossEntropyFrame } from './families/loss/fused.js';
+import { checkSteps, fusedElementwiseComposite } from './families/elementwise/fused.js';
 import { StorageBackend } from './contract/storage-backend.js';
 import { withTemps } from './core/temps.js';
 import { type PhiloxStream, philoxUniformFill } from './core/philox.js';
@@ -155,6 +157,15 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     } finally {
       for (const t of temps) this.free(t);
     }
+  }
+
+  fusedElementwise(x: NDArray, steps: readonly ElementwiseStep[]): NDArray {
+    this.check(x, 'fusedElementwise');
+    const checked = checkSteps(steps, x.dtype, this.name);
+    if (!this.fusedElementwiseKernel || x.dtype !== 'float32') return fusedElementwiseComposite(this, x, checked);
+    const out = this.allocate(sizeOf(x.shape), x.dtype);
+    this.guard(out, () => this.fusedElementwiseKernel!(x, checked, out));
+    return viewOf(out, x.shape);
   }
 
   unary(op: UnaryOp, x: NDArray): NDArray {
@@ -348,6 +359,8 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   protected matmulBiasKernel?(...args: HookArgs<'matmulBiasKernel'>): HookResult<'matmulBiasKernel'>;
   /** The optional hook `binaryScalarKernel`: its contract is its docstring in OptionalBackendHooks (hooks.ts). */
   protected binaryScalarKernel?(...args: HookArgs<'binaryScalarKernel'>): HookResult<'binaryScalarKernel'>;
+  /** The optional hook `fusedElementwiseKernel`: its contract is its docstring in OptionalBackendHooks (hooks.ts). */
+  protected fusedElementwiseKernel?(...args: HookArgs<'fusedElementwiseKernel'>): HookResult<'fusedElementwiseKernel'>;
 
   /**
    * Integer matmul with an int32 result, exact modulo 2^32, of int32, int8 or uint8 operands (each its

@@ -116,6 +116,7 @@ export {
   type ComputeBackend,
   type DeviceType,
   type ElementwiseMethods,
+  type ElementwiseStep,
   type FamilyMethods,
   type Operand,
   type ReadHandle,

@@ -55,6 +55,7 @@ const CORE = {
   cast: 'method',
   assign: 'method',
   matmul: 'method',
+  fusedElementwise: 'method',
   softmax: 'method',
   logSoftmax: 'method',
   logsumexp: 'method',

@@ -8,6 +8,7 @@ import {
   type ConvTransposeOptions,
   type DeviceBuffer,
   type DType,
+  type ElementwiseStep,
   type NDArray,
   type ReduceOp,
   type ResizeOptions,
@@ -30,6 +31,7 @@ import {
   dispatchUnary,
   type ElementwiseContext,
 } from './dispatch-elementwise.js';
+import { dispatchFused } from './dispatch-fused.js';
 import { dispatchOneHot, dispatchQuantize, dispatchScatter, dispatchTuplePositions } from './dispatch-index.js';
 import { dispatchArgReduce, dispatchTopk, type SelectContext } from './dispatch-select.js';
 import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
@@ -374,6 +376,11 @@ export class WebGpuBackend extends BaseBackend {
   }
 
   // ---- kernels ----
+  /** A chain of elementwise steps on float32 in one generated kernel (dispatch-fused.ts). */
+  protected override fusedElementwiseKernel(x: NDArray, steps: readonly ElementwiseStep[], out: DeviceBuffer): void {
+    dispatchFused(this.elementwiseContext, x, steps, out);
+  }
+
   protected unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void {
     dispatchUnary(this.elementwiseContext, op, x, out);
   }

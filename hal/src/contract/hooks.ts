@@ -29,7 +29,7 @@
  * - A hook that cannot do its work throws a PolyHalError subclass (OutOfMemoryError when memory runs out,
  *   UnsupportedOpError for an op it does not know); if an op kernel throws, BaseBackend frees `out`.
  */
-import type { AdamStepParams, SgdStepParams } from '../backend.js';
+import type { AdamStepParams, ElementwiseStep, SgdStepParams } from '../backend.js';
 import type { DType, StorageArray } from '../core/dtype.js';
 import type { DeviceBuffer, NDArray } from '../core/ndarray.js';
 import type { PhiloxStream } from '../core/philox.js';
@@ -179,6 +179,14 @@ export interface OptionalBackendHooks {
    * @group fused
    */
   binaryScalarKernel?(op: BinaryOp, x: NDArray, value: number, scalarFirst: boolean, out: DeviceBuffer): void;
+  /**
+   * `out[i]` = the chain `steps` applied to `x[i]` (`fusedElementwise`), for float32 `x` of any view: each
+   * step's scalar already rounded to float32, every step checked to take and give float32; each step rounded to
+   * float32 as the separate ops round it (a GPU may contract a multiply and an add into a fused multiply-add, as
+   * its arithmetic class allows). Without it, BaseBackend runs the steps as separate ops.
+   * @group fused
+   */
+  fusedElementwiseKernel?(x: NDArray, steps: readonly ElementwiseStep[], out: DeviceBuffer): void;
   /**
    * `out = a @ b + bias` for `matmul(a, b, bias)` on float32: `a` and `b` as `matmulKernel` takes them,
    * `bias` a view of `out`'s shape (broadcast strides may be 0); each element is the product rounded to

@@ -61,8 +61,18 @@ const T = (d: DType): string => (d === 'float32' ? 'f32' : 'i32');
 const load = (name: string, at: string, splat: boolean, t: string): string =>
   splat ? `vec4<${t}>(${name}[${at} / 4][${at} % 4])` : `${name}[${at} / 4]`;
 
-/** The kernel body: four outputs, `expr` on each component (`scalars` binds x, y to component #). */
-function body(names: string[], plan: Vec4Plan, t: string, to: string, expr: string, scalars: string): string {
+/**
+ * The kernel body: four outputs, `expr` on each component (`scalars` binds x, y to component #); also the body of
+ * fused-elementwise.ts's kernels.
+ */
+export function vec4Body(
+  names: string[],
+  plan: Vec4Plan,
+  t: string,
+  to: string,
+  expr: string,
+  scalars: string,
+): string {
   const offsets = plan.contig
     ? names.map((n, k) => `let i${n} = p(${2 + k}u)${plan.splat[k] ? '' : ' + i32(i)'};`).join(' ')
     : stridedOffsets(
@@ -92,7 +102,7 @@ export function binaryVec4Wgsl(op: BinaryOp, dtype: DType, outDtype: DType, plan
 @group(0) @binding(1) var<storage, read> a: array<vec4<${t}>>;
 @group(0) @binding(2) var<storage, read> b: array<vec4<${t}>>;
 @group(0) @binding(3) var<storage, read_write> out: array<vec4<${T(outDtype)}>>;
-${body(['a', 'b'], plan, t, T(outDtype), expr, 'let x = av[#]; let y = bv[#];')}`;
+${vec4Body(['a', 'b'], plan, t, T(outDtype), expr, 'let x = av[#]; let y = bv[#];')}`;
 }
 
 /** binaryScalarKernel's four-wide WGSL: x bound as `a`, the number's bits in param 3 (elementwise.ts). */
@@ -110,7 +120,7 @@ export function binaryScalarVec4Wgsl(
   return `${paramsPrelude(elementwiseWords(plan.R))}${elementwiseHelpers(expr)}
 @group(0) @binding(1) var<storage, read> a: array<vec4<${t}>>;
 @group(0) @binding(2) var<storage, read_write> out: array<vec4<${T(outDtype)}>>;
-${body(['a'], plan, t, T(outDtype), expr, bind)}`;
+${vec4Body(['a'], plan, t, T(outDtype), expr, bind)}`;
 }
 
 export function unaryVec4Wgsl(op: UnaryOp, dtype: DType, plan: Vec4Plan): string {
@@ -120,7 +130,7 @@ export function unaryVec4Wgsl(op: UnaryOp, dtype: DType, plan: Vec4Plan): string
   return `${paramsPrelude(elementwiseWords(plan.R))}${elementwiseHelpers(f)}
 @group(0) @binding(1) var<storage, read> a: array<vec4<${t}>>;
 @group(0) @binding(2) var<storage, read_write> out: array<vec4<${t}>>;
-${body(['a'], plan, t, t, expr, 'let x = av[#];')}`;
+${vec4Body(['a'], plan, t, t, expr, 'let x = av[#];')}`;
 }
 
 /** The pipeline key's part that tells plans apart. */
