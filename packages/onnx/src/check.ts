@@ -11,7 +11,8 @@ import { emptyStats, type Exec, runGraph } from './executor.js';
 import { CONTROL_FLOW_OPS, type Graph } from './graph.js';
 import { HOST_MAX, HOST_OPS } from './host-eval.js';
 import { MetaBackend } from './meta-backend.js';
-import { ONNX_OPS } from './ops.js';
+import { FUSED_DOMAIN } from './fuse-elementwise.js';
+import { mappingOf } from './ops.js';
 import type { OnnxValueInfo } from './proto.js';
 import { deviceDType, isSupportedType } from './types.js';
 import { constantValue, Heap, Scope, Value } from './values.js';
@@ -35,7 +36,7 @@ export function staticCheck(g: Graph, be: ComputeBackend, top = true): Unsupport
   for (const n of g.nodes) {
     const fail = (kind: string, reason: string) => out.push({ op: n.op, node: n.name, kind, reason, path: g.path });
     const domain = n.node.domain;
-    if (domain !== '' && domain !== 'ai.onnx') {
+    if (domain !== '' && domain !== 'ai.onnx' && domain !== FUSED_DOMAIN) {
       fail('op', `op ${domain}.${n.op} (only the default ONNX domain is mapped)`);
       continue;
     }
@@ -53,7 +54,7 @@ export function staticCheck(g: Graph, be: ComputeBackend, top = true): Unsupport
       for (const sub of n.subgraphs.values()) out.push(...staticCheck(sub, be, false));
       continue;
     }
-    const mapping = ONNX_OPS[n.op];
+    const mapping = mappingOf(domain, n.op);
     if (!mapping) {
       fail('op', `op ${n.op} (no lowering onto the HAL)`);
       continue;

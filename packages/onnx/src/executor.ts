@@ -14,7 +14,7 @@ import { runControlFlow } from './control-flow.js';
 import { OnnxNodeError, OnnxUnsupportedError, type UnsupportedNode } from './errors.js';
 import { CONTROL_FLOW_OPS, type GNode, type Graph } from './graph.js';
 import { DIMS_ONLY_OPS, evalHost, HOST_OPS } from './host-eval.js';
-import { ONNX_OPS } from './ops.js';
+import { mappingOf } from './ops.js';
 import type { OnnxTensor } from './proto.js';
 import { Attrs, type Lowered, type NodeContext, NotExpressible, type OpMapping } from './table.js';
 import { deviceDType } from './types.js';
@@ -114,6 +114,12 @@ async function runNode(n: GNode, g: Graph, scope: Scope, x: Exec): Promise<void>
     if (x.dry) return; // a node before it failed in the dry pass: nothing to check here
     throw new OnnxNodeError(n.op, n.name, g.path, new Error(`its input '${absent}' was not produced`));
   }
+  if (n.fusedFrom && inputs[0]?.host && !inputs[0].dev) {
+    // a fused chain on a host value (shape arithmetic): its nodes one by one, on the host as before fusion
+    for (const link of n.fusedFrom) await runNode(link, g, scope, x);
+    for (const link of n.fusedFrom.slice(0, -1)) scope.drop(link.node.outputs[0]!);
+    return;
+  }
   if (CONTROL_FLOW_OPS.has(n.op)) return runControlFlow(n, scope, inputs, x, runGraph);
   const cached = x.folded.get(n);
   if (cached) {
@@ -137,8 +143,8 @@ async function runNode(n: GNode, g: Graph, scope: Scope, x: Exec): Promise<void>
       return;
     }
   }
-  const mapping = ONNX_OPS[n.op];
-  if (!mapping || (n.node.domain !== '' && n.node.domain !== 'ai.onnx'))
+  const mapping = mappingOf(n.node.domain, n.op);
+  if (!mapping)
     throw unsupported(n, g, new NotExpressible('op', `op ${n.node.domain ? `${n.node.domain}.` : ''}${n.op}`));
   const host = new Set(mapping.host ?? []);
   for (const [i, v] of inputs.entries()) {

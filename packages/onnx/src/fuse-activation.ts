@@ -16,7 +16,7 @@
 import type { GNode, Graph } from './graph.js';
 
 /** The value of a float32 constant holding exactly one element, or undefined. */
-function scalar(g: Graph, name: string | undefined): number | undefined {
+export function scalar(g: Graph, name: string | undefined): number | undefined {
   if (!name) return undefined;
   const c = g.constants.get(name);
   if (c?.type !== 'float32') return undefined;
@@ -34,7 +34,7 @@ function otherIs(g: Graph, n: GNode, want: number): string | undefined {
 }
 
 /** Clip's bounds as [min, max] (undefined where absent), from its inputs (opset ≥ 11) or attributes. */
-function clipBounds(g: Graph, n: GNode): [number | undefined, number | undefined] | undefined {
+export function clipBounds(g: Graph, n: GNode): [number | undefined, number | undefined] | undefined {
   if (g.opset >= 11) {
     const [, lo, hi] = n.node.inputs;
     const bound = (name: string | undefined): number | undefined | null =>

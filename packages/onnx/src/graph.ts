@@ -37,6 +37,11 @@ export interface GNode {
   readonly release: string[];
   /** Plans by input shapes, types and host values (a repeated run does not plan again). */
   readonly plans: Map<string, Lowered>;
+  /**
+   * The nodes a fused node replaced, in order (fuse-elementwise.ts): run one by one instead where its input is
+   * a host value (shape arithmetic stays on the host).
+   */
+  readonly fusedFrom?: readonly GNode[];
 }
 
 export class Graph {

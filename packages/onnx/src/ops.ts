@@ -4,6 +4,7 @@
  * ops-movement.ts, ops-linalg.ts, ops-norm.ts, ops-constant.ts, ops-pool.ts, ops-index.ts,
  * ops-misc.ts, ops-logic.ts, ops-scan.ts and ops-recurrent.ts.
  */
+import { FUSED_DOMAIN, FUSED_OPS } from './fuse-elementwise.js';
 import { CONSTANT_OPS } from './ops-constant.js';
 import { ELEMENTWISE_OPS } from './ops-elementwise.js';
 import { INDEX_OPS } from './ops-index.js';
@@ -39,3 +40,12 @@ export const ONNX_OPS: Readonly<Record<string, OpMapping>> = Object.freeze({
 
 /** The ONNX op types the table maps (sorted). */
 export const onnxOpsMapped = (): string[] => Object.keys(ONNX_OPS).sort();
+
+/**
+ * The mapping of `op` in `domain`: ONNX's default domain ('' or 'ai.onnx'), or FUSED_DOMAIN for the nodes the
+ * session makes itself (fuse-elementwise.ts); undefined for any other op or domain.
+ */
+export function mappingOf(domain: string, op: string): OpMapping | undefined {
+  const table = domain === '' || domain === 'ai.onnx' ? ONNX_OPS : domain === FUSED_DOMAIN ? FUSED_OPS : undefined;
+  return table && Object.hasOwn(table, op) ? table[op] : undefined;
+}

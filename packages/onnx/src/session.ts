@@ -26,6 +26,7 @@ import { emptyStats, type Exec, type RunStats, runGraph } from './executor.js';
 import { type Feeds, type OutputTensor, type PreparedFeed, prepareFeeds, toOutput } from './feeds.js';
 import { type GNode, Graph } from './graph.js';
 import { fuseHardSwish } from './fuse-activation.js';
+import { fuseElementwise } from './fuse-elementwise.js';
 import { foldConvAffine } from './optimize.js';
 import { type DecodeModelOptions, decodeModel, type OnnxModel, type OnnxValueInfo } from './proto.js';
 import { externalDataFromDirectory, type SyncFileSystem } from './proto-external.js';
@@ -218,6 +219,7 @@ export class InferenceSession {
     const graph = new Graph(decoded, opset);
     foldConvAffine(graph); // inference transforms on constants (optimize.ts)
     fuseHardSwish(graph); // Add → Clip → Mul → Div as one HardSwish (fuse-activation.ts)
+    fuseElementwise(graph); // chains of unary and scalar nodes as one FusedElementwise (fuse-elementwise.ts)
     const { backend, owned, report } = await resolveBackend(options.backend);
     const pinned = new Set<DeviceBuffer>();
     try {

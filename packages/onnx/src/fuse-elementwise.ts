@@ -1,0 +1,171 @@
+/**
+ * Elementwise chain fusion, applied by `InferenceSession.create` after the hard swish fusion: a run of float32
+ * nodes each of which is one HAL unary op (Relu, Sigmoid, HardSwish, Exp, ...), an Add, Sub, Mul or Div with a
+ * single-element float32 constant, a Clip with constant bounds, or a HardSigmoid, where each link's output is
+ * read by the next link alone and is no graph output, becomes one `FusedElementwise` node (domain
+ * FUSED_DOMAIN) whose steps are the links' HAL ops in order: the HAL's `fusedElementwise`, one kernel per chain
+ * on webgpu instead of one per op (PP-OCRv4 det: HardSwish → Mul → Add 24 times, HardSigmoid 10 times). A single
+ * Clip (two steps) or HardSigmoid (four) is fused alone. The steps are exactly what the nodes' own mappings
+ * compute (ops-elementwise.ts: Clip is maximum then minimum, HardSigmoid mul, add, maximum, minimum), each
+ * rounded to float32, so the outputs are the unfused ones' (up to the fused multiply-adds a GPU may contract,
+ * which its arithmetic class allows). The fused node keeps the last link's name and output; where its input is
+ * a host value (shape arithmetic on small tensors), the executor runs the links one by one on the host instead.
+ */
+import type { ElementwiseStep, UnaryOp } from '@polyhal/hal';
+import { clipBounds, scalar } from './fuse-activation.js';
+import type { GNode, Graph } from './graph.js';
+import type { OpMapping } from './table.js';
+
+/** The domain of the nodes this session makes itself (not an ONNX operator set). */
+export const FUSED_DOMAIN = 'ai.polyhal';
+
+/** ONNX ops whose mapping is one HAL unary op on float32 (ops-elementwise.ts: `unary(...)`). */
+const UNARY: Readonly<Record<string, UnaryOp>> = {
+  Relu: 'relu',
+  Sigmoid: 'sigmoid',
+  Tanh: 'tanh',
+  Exp: 'exp',
+  Log: 'log',
+  Neg: 'neg',
+  Sqrt: 'sqrt',
+  Reciprocal: 'recip',
+  Abs: 'abs',
+  Erf: 'erf',
+  Softplus: 'softplus',
+  HardSwish: 'hardSwish',
+};
+
+/** ONNX binary ops whose float32 mapping is the HAL op of the same arithmetic. */
+const BINARY = { Add: 'add', Sub: 'sub', Mul: 'mul', Div: 'div' } as const;
+
+/** The single-element constants' largest rank a chain reads (its output broadcasts to at least that rank). */
+interface Link {
+  readonly input: string;
+  readonly steps: ElementwiseStep[];
+  readonly rank: number;
+}
+
+/** The link a node makes, or undefined where it is none. */
+function linkOf(g: Graph, n: GNode): Link | undefined {
+  if (n.node.domain !== '' || n.subgraphs.size > 0 || n.node.outputs.length !== 1) return undefined;
+  if (g.types.get(n.node.outputs[0]!) !== 'float32') return undefined;
+  const floatInput = (v: string | undefined): v is string =>
+    v !== undefined && v !== '' && !g.constants.has(v) && g.types.get(v) === 'float32';
+  const [a, b] = n.node.inputs;
+  const unary = UNARY[n.op];
+  if (unary)
+    return n.node.inputs.length === 1 && floatInput(a) ? { input: a, steps: [{ op: unary }], rank: 0 } : undefined;
+  const binary = BINARY[n.op as keyof typeof BINARY];
+  if (binary && n.node.inputs.length === 2) {
+    const rank = (v: string): number => g.constants.get(v)!.dims.length;
+    if (floatInput(a) && scalar(g, b) !== undefined)
+      return { input: a, steps: [{ op: binary, scalar: scalar(g, b)! }], rank: rank(b!) };
+    if (floatInput(b) && scalar(g, a) !== undefined)
+      return { input: b, steps: [{ op: binary, scalar: scalar(g, a)!, scalarFirst: true }], rank: rank(a!) };
+    return undefined;
+  }
+  if (n.op === 'Clip' && floatInput(a)) {
+    const bounds = clipBounds(g, n);
+    if (!bounds) return undefined;
+    const steps: ElementwiseStep[] = [];
+    if (bounds[0] !== undefined) steps.push({ op: 'maximum', scalar: bounds[0] });
+    if (bounds[1] !== undefined) steps.push({ op: 'minimum', scalar: bounds[1] });
+    return steps.length ? { input: a, steps, rank: 0 } : undefined;
+  }
+  if (n.op === 'HardSigmoid' && n.node.inputs.length === 1 && floatInput(a)) {
+    const at = (k: string, d: number): number => {
+      const x = n.node.attributes.find((t) => t.name === k);
+      return x?.type === 1 ? (x.value as number) : d;
+    };
+    const steps: ElementwiseStep[] = [
+      { op: 'mul', scalar: at('alpha', 0.2) },
+      { op: 'add', scalar: at('beta', 0.5) },
+      { op: 'maximum', scalar: 0 },
+      { op: 'minimum', scalar: 1 },
+    ];
+    return n.node.attributes.every((t) => t.name === 'alpha' || t.name === 'beta')
+      ? { input: a, steps, rank: 0 }
+      : undefined;
+  }
+  return undefined;
+}
+
+interface Chain {
+  readonly input: string;
+  readonly nodes: GNode[];
+  readonly steps: ElementwiseStep[];
+  rank: number;
+}
+
+/** Fuses the elementwise chains of `g` and its subgraphs into FusedElementwise nodes; returns how many. */
+export function fuseElementwise(g: Graph): number {
+  let fused = 0;
+  for (const n of g.nodes) for (const sub of n.subgraphs.values()) fused += fuseElementwise(sub);
+  const readers = g.readers();
+  const outputs = new Set(g.outputs.map((v) => v.name));
+  const open = new Map<string, Chain>(); // chains by their last output
+  const chains: Chain[] = [];
+  for (const n of g.nodes) {
+    const link = linkOf(g, n);
+    if (!link) continue;
+    const prev = open.get(link.input);
+    const extends_ = prev && readers.get(link.input)?.length === 1 && !outputs.has(link.input);
+    const chain: Chain = extends_ ? prev! : { input: link.input, nodes: [], steps: [], rank: 0 };
+    if (extends_) open.delete(link.input);
+    else chains.push(chain);
+    chain.nodes.push(n);
+    chain.steps.push(...link.steps);
+    chain.rank = Math.max(chain.rank, link.rank);
+    open.set(n.node.outputs[0]!, chain);
+  }
+  const replaced = new Map<GNode, GNode>();
+  const removed = new Set<GNode>();
+  for (const c of chains) {
+    if (c.steps.length < 2) continue;
+    const last = c.nodes[c.nodes.length - 1]!;
+    const attributes = [
+      { name: 'steps', type: 3, value: JSON.stringify(c.steps) },
+      { name: 'rank', type: 2, value: c.rank },
+    ];
+    replaced.set(last, {
+      node: { ...last.node, opType: 'FusedElementwise', domain: FUSED_DOMAIN, inputs: [c.input], attributes },
+      name: last.name,
+      op: 'FusedElementwise',
+      subgraphs: new Map(),
+      implicit: [],
+      inputTypes: ['float32'],
+      outputTypes: last.outputTypes,
+      release: [], // planned again below
+      plans: new Map(),
+      fusedFrom: c.nodes,
+    });
+    for (const l of c.nodes.slice(0, -1)) removed.add(l);
+    fused++;
+  }
+  if (!fused) return 0;
+  g.nodes.splice(0, g.nodes.length, ...g.nodes.filter((n) => !removed.has(n)).map((n) => replaced.get(n) ?? n));
+  g.planReleases();
+  return fused;
+}
+
+/**
+ * The mapping of FusedElementwise: `fusedElementwise(x, steps)`, its output given the rank the chain's
+ * constants broadcast it to (x's shape with leading 1s, as the separate ops' broadcasting would).
+ */
+export const FUSED_OPS: Readonly<Record<string, OpMapping>> = {
+  FusedElementwise: {
+    contract: { kind: 'onnx' },
+    plan: (ctx) => {
+      const steps = JSON.parse(ctx.attrs.string('steps', '[]')) as ElementwiseStep[];
+      const rank = ctx.attrs.int('rank', 0);
+      return (be, [x]) => {
+        const y = be.fusedElementwise(x!, steps);
+        if (y.shape.length >= rank) return [y];
+        const shape = [...new Array<number>(rank - y.shape.length).fill(1), ...y.shape];
+        const r = be.reshape(y, shape);
+        if (r.buffer !== y.buffer) be.free(y);
+        return [r];
+      };
+    },
+  },
+};
