@@ -2,7 +2,8 @@
  * Conv dispatch of the WASM backend: float32 convolutions over 1 or 2 spatial axes on the kernels of
  * assembly/conv.ts, instead of the HAL's composite (im2col materialized, then a [N·P, C·K] · [C·K, O]
  * matmul and a transpose back to channels first):
- * - depthwise (groups = C = O): depthwiseConv, one padded plane at a time, the planes split across the pool;
+ * - depthwise (groups = C = O): depthwiseConv, one padded plane at a time, the planes queued for the pool's
+ *   threads;
  * - otherwise one GEMM per batch item and group, y[O/g, P] = w[O/g, C/g·K] · im2col(x), the output written
  *   channels first and the pixels split across the pool (whole 8-column panels): stride 1 on convDirect, whose
  *   B is the (zero-padded) image itself over a grid of rows as wide as the padded image; other strides on
@@ -28,7 +29,7 @@ export type ConvBackend = ConvHost & { allocate(size: number, dtype: 'float32'):
 
 // assembly/conv.ts's parameter block (GEO_*), in i32 words.
 const GEO_WORDS = 18;
-/** Queued parts per thread of a conv's GEMM. */
+/** Queued parts per thread of a conv's GEMM or depthwise planes. */
 const PARTS_PER_THREAD = 3;
 /** Weights from which convPackA's panels are split across the pool. */
 const PACK_SPLIT = 2 ** 15;
@@ -196,18 +197,23 @@ function depthwise(
     writeBlock(ctx, block, g, g.C, [px, pw, py, pb]);
     const scratchBytes = ctx.k.depthwiseScratchBytes(block) >>> 0;
     const work = planes * g.OH * g.OW * g.kh * g.kw;
-    const parts = ctx.pool && work >= DEPTHWISE_SPLIT ? Math.min(ctx.pool.size, planes) : 1;
-    const scratch = Array.from({ length: parts }, () => ctx.heap.alloc(scratchBytes));
+    const threads = ctx.pool && work >= DEPTHWISE_SPLIT ? Math.min(ctx.pool.size, planes) : 1;
+    const scratch = Array.from({ length: threads }, () => ctx.heap.alloc(scratchBytes));
     try {
-      if (parts === 1) {
+      if (threads === 1) {
         ctx.k.depthwiseConv(block, 0, planes, scratch[0]!);
         return;
       }
+      // parts that the threads claim in turn (runQueued), each on the claiming thread's scratch plane
+      const parts = Math.min(QUEUE_PARTS, planes, threads * PARTS_PER_THREAD);
       const each = Math.ceil(planes / parts);
-      const jobs = scratch
-        .map((s, p) => [block, Math.min(planes, p * each), Math.min(planes, (p + 1) * each), s])
-        .filter((j) => j[1]! < j[2]!);
-      ctx.pool!.run('depthwiseConv', jobs, (j) => ctx.k.depthwiseConv(j[0]!, j[1]!, j[2]!, j[3]!));
+      const jobs = Array.from({ length: parts }, (_, p) => [block, p * each, Math.min(planes, (p + 1) * each), 0]);
+      ctx.pool!.runQueued(
+        'depthwiseConv',
+        jobs.filter((j) => j[1]! < j[2]!),
+        (j) => ctx.k.depthwiseConv(j[0]!, j[1]!, j[2]!, j[3]!),
+        { index: 3, values: scratch },
+      );
     } finally {
       for (const s of scratch) ctx.heap.release(s, scratchBytes);
     }

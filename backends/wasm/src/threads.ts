@@ -359,7 +359,8 @@ export class ThreadPool {
    * and every live worker claim from until it is empty, so that a thread the system holds back takes fewer parts
    * (split ops otherwise wait for their slowest part). `perThread`, when given, replaces argument `index` of
    * each part with the claiming thread's own value (values[0] the calling thread's, values[w] worker w's): a
-   * scratch block per thread. Returns when every part is done; throws WasmKernelError as `run`.
+   * scratch block per thread; only threads with a value take parts. Returns when every part is done; throws
+   * WasmKernelError as `run`.
    */
   runQueued(
     kernel: JobKernel,
@@ -375,9 +376,11 @@ export class ThreadPool {
     Atomics.store(ctrl, NEXT, 0);
     const kind = QUEUED + JOB_KERNELS.indexOf(kernel) + 1;
     const sent: number[] = [];
+    // the workers that have a value of their own (all, without perThread), at most one per part beyond the first
+    const threads = perThread ? Math.min(this.size, perThread.values.length) : this.size;
     for (let w = 1; w < this.size; w++) {
       const s = 4 + w * SLOT;
-      if (this.isDead(w) || sent.length + 1 >= parts.length) {
+      if (w >= threads || this.isDead(w) || sent.length + 1 >= parts.length) {
         Atomics.store(ctrl, s + STATE, IDLE);
         continue;
       }
