@@ -7,7 +7,7 @@
 import { contiguousStrides, type DeviceBuffer, type NDArray } from '@polyhal/hal';
 import { planRows, type RowPlan } from '@polyhal/hal/internal';
 import { type WasmContext, withPlan } from './context.js';
-import type { JobKernel } from './threads.js';
+import { type JobKernel, QUEUE_PARTS } from './threads.js';
 
 /**
  * The kernels' op codes by op name (binaryF32/binaryI32/compareF32 and unaryF32/unaryI32 switch on them),
@@ -80,7 +80,8 @@ export function dispatchWhere(ctx: WasmContext, cond: NDArray, x: NDArray, y: ND
  * Runs an elementwise kernel (arguments: `lead`, n, rows, then per operand pointer, row starts,
  * step, then out) on the calling thread, or split across the thread pool when the output has at
  * least `elementwiseThreadThreshold` elements: by rows when there are enough of them, else one row
- * by element ranges (operand pointers advanced by range start × step). Parts write disjoint output.
+ * by element ranges (operand pointers advanced by range start × step), two parts per thread that the threads
+ * claim in turn. Parts write disjoint output.
  */
 function runElementwise(
   ctx: WasmContext,
@@ -98,7 +99,8 @@ function runElementwise(
     out + (r0 * plan.n + i0) * 4,
   ];
   const size = plan.n * plan.rows;
-  const parts = ctx.pool && size >= ctx.elementwiseThreadThreshold ? ctx.pool.size : 1;
+  // parts that the threads claim in turn (runQueued): a few per thread, so that one held back takes fewer
+  const parts = ctx.pool && size >= ctx.elementwiseThreadThreshold ? ctx.pool.size * 2 : 1;
   const call = (a: number[]): void => (ctx.k[kernel] as (...x: number[]) => void)(...a);
   if (parts === 1) {
     call(args(plan.n, 0, plan.rows, 0));
@@ -114,6 +116,6 @@ function runElementwise(
     for (let r = 0; r < plan.rows; r++)
       for (let i0 = 0; i0 < plan.n; i0 += per) jobs.push(args(Math.min(per, plan.n - i0), r, r + 1, i0));
   }
-  // One job per thread at a time: run them in waves of pool.size.
-  for (let w = 0; w < jobs.length; w += parts) ctx.pool!.run(kernel, jobs.slice(w, w + parts), call);
+  // in waves of at most QUEUE_PARTS
+  for (let w = 0; w < jobs.length; w += QUEUE_PARTS) ctx.pool!.runQueued(kernel, jobs.slice(w, w + QUEUE_PARTS), call);
 }
