@@ -1,5 +1,6 @@
 /**
- * `polyhal run model.onnx [--backend X] [--input name=file.npy]... [--seed N] [--profile] [--save DIR]`: an
+ * `polyhal run model.onnx [--backend X] [--input name=file.npy]... [--seed N] [--profile] [--save DIR]
+ * [--graph-optimization basic|all]`: an
  * ONNX model on a PolyHAL backend through @polyhal/onnx's InferenceSession. Prints the inputs, each output's
  * dtype, dims and summary (min, max, mean, NaN count, first values) and the run's time; `--profile` times
  * every node (after a warm-up run) and adds the table and the per-op totals.
@@ -8,7 +9,7 @@
  * name, dtype or shape, an op the runtime cannot run, a node that fails); 1 anything unexpected.
  */
 import { statSync } from 'node:fs';
-import { type Command, InvalidArgumentError as CliArgError } from 'commander';
+import { type Command, InvalidArgumentError as CliArgError, Option } from 'commander';
 import { type ComputeBackend, PolyHalError } from '@polyhal/hal';
 import { oneLineError } from '@polyhal/conformance';
 import { type Feeds, InferenceSession, OnnxFeedError, type OutputTensor } from '@polyhal/onnx';
@@ -22,6 +23,8 @@ export interface RunJob {
   seed: number;
   profile: boolean;
   save?: string;
+  /** InferenceSession's graphOptimizationLevel (default 'all'). */
+  optimization?: 'disabled' | 'basic' | 'extended' | 'all';
 }
 
 const seedFlag = (v: string): number => {
@@ -29,6 +32,15 @@ const seedFlag = (v: string): number => {
     throw new CliArgError(`--seed must be a non-negative integer, got '${v}' (decimal digits)`);
   return Number(v);
 };
+
+interface RunFlags {
+  backend: string;
+  input?: string[];
+  seed: number;
+  profile?: boolean;
+  save?: string;
+  graphOptimization: NonNullable<RunJob['optimization']>;
+}
 
 /** Adds the `run` subcommand to `program`; its action hands the parsed job to `onRun`. */
 export function addRunCommand(program: Command, onRun: (job: RunJob) => void): void {
@@ -49,7 +61,16 @@ export function addRunCommand(program: Command, onRun: (job: RunJob) => void): v
     .option('--seed <n>', 'seed of the generated input values', seedFlag, 0)
     .option('--profile', 'after a warm-up run, time every node (one synchronize per node) and print the table')
     .option('--save <dir>', 'write each output as DIR/<output name>.npy')
-    .action((model: string, o: { backend: string; input?: string[]; seed: number; profile?: boolean; save?: string }) =>
+    .addOption(
+      new Option(
+        '--graph-optimization <level>',
+        "the session's graph rewrites: basic keeps every node but folded convs and hard swish; all (the default) " +
+          'also fuses chains of elementwise nodes into one FusedElementwise node',
+      )
+        .choices(['disabled', 'basic', 'extended', 'all'])
+        .default('all'),
+    )
+    .action((model: string, o: RunFlags) =>
       onRun({
         model,
         backend: o.backend,
@@ -57,6 +78,7 @@ export function addRunCommand(program: Command, onRun: (job: RunJob) => void): v
         seed: o.seed,
         profile: o.profile === true,
         save: o.save,
+        optimization: o.graphOptimization,
       }),
     );
 }
@@ -165,7 +187,10 @@ export async function runModel(job: RunJob): Promise<number> {
   let loaded: LoadedInput[] = [];
   try {
     const t0 = performance.now();
-    session = await InferenceSession.create(job.model, { backend: job.backend === 'auto' ? undefined : job.backend });
+    session = await InferenceSession.create(job.model, {
+      backend: job.backend === 'auto' ? undefined : job.backend,
+      graphOptimizationLevel: job.optimization ?? 'all',
+    });
     const createMs = performance.now() - t0;
     if (session.selection && job.backend === 'auto') console.log(session.selection.toString());
     const be = session.backend;

@@ -120,7 +120,8 @@ async function observedRun(
   feeds: Feeds,
   observe: (o: Observed) => void,
 ): Promise<Record<string, OutputTensor>> {
-  const session = await InferenceSession.create(model, { backend: be });
+  // 'basic': no elementwise chain fusion, so that an error is named at the model's own node
+  const session = await InferenceSession.create(model, { backend: be, graphOptimizationLevel: 'basic' });
   try {
     return await session.run(feeds, {
       onNode: async (n: NodeRun) => observe({ node: n.node, path: n.path, op: n.op, outputs: await n.read() }),

@@ -55,7 +55,18 @@ export interface SessionOptions {
    * device until `release()` (see replay.ts for what is never captured).
    */
   enableGraphCapture?: boolean;
+  /**
+   * The graph rewrites made at create (onnxruntime's option of the same name): 'disabled' none; 'basic' folds the
+   * per-channel affine ops after each Conv into its weights (optimize.ts) and fuses the four-node hard swish into
+   * one HardSwish (fuse-activation.ts); 'extended' and 'all' (the default) also fuse chains of elementwise nodes
+   * into one FusedElementwise node each (fuse-elementwise.ts: one kernel per chain on webgpu). Per-node
+   * conformance (`polyhal-conformance --onnx-model`) runs with 'basic', so that an error is named at the model's
+   * own node. InvalidArgumentError for another value.
+   */
+  graphOptimizationLevel?: 'disabled' | 'basic' | 'extended' | 'all';
 }
+
+const OPTIMIZATION_LEVELS = ['disabled', 'basic', 'extended', 'all'] as const;
 
 /** A node that has just run, as `RunOptions.onNode` sees it. */
 export interface NodeRun {
@@ -195,8 +206,9 @@ export class InferenceSession {
    * Decodes the model (bytes, or a path read with Node's fs / a URL fetched where there is no fs),
    * folds the per-channel affine ops after each Conv (BatchNormalization, Mul/Add/Sub by a constant) into its
    * weights (optimize.ts: the conv then writes their output), fuses the Add → Clip → Mul → Div hard swish
-   * into one HardSwish node (fuse-activation.ts), picks the backend, checks the whole graph and uploads the
-   * constants once.
+   * into one HardSwish node (fuse-activation.ts) and chains of elementwise nodes into one FusedElementwise node
+   * each (fuse-elementwise.ts; `graphOptimizationLevel` says which), picks the backend, checks the whole graph
+   * and uploads the constants once.
    *
    * Errors: OnnxDecodeError (not an ONNX model), OnnxGraphError (a value never defined or defined twice, a
    * cycle), OnnxUnsupportedError listing every node the session cannot run (op, node name, reason) before
@@ -209,6 +221,11 @@ export class InferenceSession {
   ): Promise<InferenceSession> {
     if (typeof options !== 'object' || options === null)
       throw new InvalidArgumentError('InferenceSession.create: options must be an object');
+    if (options.graphOptimizationLevel !== undefined && !OPTIMIZATION_LEVELS.includes(options.graphOptimizationLevel))
+      throw new InvalidArgumentError(
+        `InferenceSession.create: graphOptimizationLevel must be one of ${OPTIMIZATION_LEVELS.join(', ')}, not ` +
+          `${String(options.graphOptimizationLevel)}`,
+      );
     const fixed = options.freeDimensionOverrides ?? {};
     for (const [k, v] of Object.entries(fixed))
       if (!Number.isInteger(v) || v < 0)
@@ -217,9 +234,12 @@ export class InferenceSession {
     const decoded: OnnxModel = decodeModel(bytes, decodeOptions);
     const opset = decoded.opsets.get('') ?? 1;
     const graph = new Graph(decoded, opset);
-    foldConvAffine(graph); // inference transforms on constants (optimize.ts)
-    fuseHardSwish(graph); // Add → Clip → Mul → Div as one HardSwish (fuse-activation.ts)
-    fuseElementwise(graph); // chains of unary and scalar nodes as one FusedElementwise (fuse-elementwise.ts)
+    const level = OPTIMIZATION_LEVELS.indexOf(options.graphOptimizationLevel ?? 'all');
+    if (level >= 1) {
+      foldConvAffine(graph); // inference transforms on constants (optimize.ts)
+      fuseHardSwish(graph); // Add → Clip → Mul → Div as one HardSwish (fuse-activation.ts)
+    }
+    if (level >= 2) fuseElementwise(graph); // chains of unary and scalar nodes as one node (fuse-elementwise.ts)
     const { backend, owned, report } = await resolveBackend(options.backend);
     const pinned = new Set<DeviceBuffer>();
     try {
