@@ -18,7 +18,7 @@
  * too); and buffers that the recording reads and that outlive it (weights) are not written between replays.
  */
 import type { HostArray } from './core/dtype.js';
-import type { DeviceBuffer } from './core/ndarray.js';
+import type { DeviceBuffer, NDArray } from './core/ndarray.js';
 
 /** Recorded device work, replayable with new input contents (ComputeBackend.endCapture). */
 export interface CapturedWork {
@@ -32,13 +32,21 @@ export interface CapturedWork {
    */
   readonly reservedBytes: number;
   /**
-   * Writes `data[i]` into input buffer i (as `write` would: a Float32Array for float32 and float16, an
-   * Int32Array otherwise, of the buffer's length) and encodes the recorded work. Throws ShapeMismatchError
-   * or DTypeError for data that does not fit (before anything is written), UseAfterFreeError after release().
+   * Writes `data[i]` into input buffer i and encodes the recorded work: host data as `write` takes it (a
+   * Float32Array for float32 and float16, an Int32Array for int32, ..., of the buffer's length), or an array of
+   * this backend (a whole contiguous buffer of that length and dtype), copied on the device. Throws
+   * ShapeMismatchError or DTypeError for data that does not fit (before anything is written); UseAfterFreeError
+   * after release(), or when an array the work reads and does not write (a weight, a constant) has been freed
+   * since the capture.
    */
-  replay(data: readonly HostArray[]): void;
+  replay(data: readonly (HostArray | NDArray)[]): void;
   /** The contents of output buffer `i` after the last replay (or the capture), as `read` would return them. */
   read(i: number): Promise<HostArray>;
+  /**
+   * A new array (the caller's, to free) holding output `i` after the last replay, copied on the device, with
+   * `shape` (default: flat). Later replays do not change it.
+   */
+  copyOutput(i: number, shape?: readonly number[]): NDArray;
   /** Gives the reserved buffers back to the backend. Replaying or reading after it throws UseAfterFreeError. */
   release(): void;
 }

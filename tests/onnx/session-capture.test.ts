@@ -227,6 +227,38 @@ describe('capture at the HAL level (webgpu)', () => {
     await expect(work.read(0)).rejects.toThrow(UseAfterFreeError);
   });
 
+  test('device arrays as inputs, copies of the outputs, and a freed weight named at the next replay', async () => {
+    const w = be.fromArray(data(64, 9), [64]); // a weight: read by the work, never written
+    const x = be.fromArray(data(64, 0), [64]);
+    be.beginCapture!([x.buffer]);
+    const p = be.mul(x, w);
+    const y = be.add(p, 0.5);
+    be.free(p);
+    const r = be.endCapture!([y.buffer]);
+    be.free(y);
+    be.free(x);
+    if (!('work' in r)) throw new Error(r.broken);
+    const outs = [];
+    for (const seed of [1, 2]) {
+      const input = be.fromArray(data(64, seed), [64]);
+      r.work.replay([input]);
+      be.free(input); // the copy into the recording's input was encoded already
+      outs.push(r.work.copyOutput(0, [8, 8]));
+    }
+    for (const [k, seed] of [1, 2].entries()) {
+      expect(outs[k]!.shape).toEqual([8, 8]);
+      const want = Array.from(data(64, seed), (v, i) => Math.fround(Math.fround(v * data(64, 9)[i]!) + 0.5));
+      expect(Array.from(await be.read(outs[k]!))).toEqual(want); // each copy kept its replay's values
+      be.free(outs[k]!);
+    }
+    const short = be.fromArray(data(32, 1), [32]);
+    expect(() => r.work.replay([short])).toThrow(ShapeMismatchError);
+    be.free(short);
+    be.free(w);
+    expect(() => r.work.replay([data(64, 3)])).toThrow(/a weight\?\), was freed/);
+    r.work.release();
+  });
+
   test('misuse gets typed errors: nested capture, no capture, inputs that do not fit', async () => {
     expect(() => be.endCapture!([])).toThrow(InvalidArgumentError);
     const x = be.fromArray([1, 2], [2]);

@@ -192,6 +192,8 @@ export class WebGpuBackend extends BaseBackend {
       pool: this.pool,
       assertUsable: (op) => this.assertUsable(op),
       lostReason: () => this.lostReason,
+      gpuOf: (buffer) => this.gpu(buffer, true),
+      allocate: (size, dtype) => this.allocate(size, dtype),
     });
     void this.device.lost.then((info) => {
       this.lostReason = `${info.reason}: ${info.message}`;

@@ -1,0 +1,242 @@
+/**
+ * A WebGPU recording ready to replay (the HAL's CapturedWork; made by capture.ts's `Captures.end`). Built once:
+ * the params of every recorded submission laid end to end in one uniform buffer with a bind group per kernel
+ * over it, the uploads staged in one buffer (replayed as copies in their place). A replay writes the inputs
+ * (host data by queue.writeBuffer, device arrays by a copy), checks that the live arrays the work only reads
+ * (weights, constants) are still live, and encodes the steps in parts of REPLAY_PART, one submission each.
+ */
+import { DTypeError, type HostArray, type NDArray, ShapeMismatchError, UseAfterFreeError, viewOf } from '@polyhal/hal';
+import { checkWriteData, hostToStorage, isWholeBuffer, type StorageArray, storageToHost } from '@polyhal/hal/internal';
+import { isKernel, type PlanContext, type Recorder, type Slot } from './capture.js';
+import { decodeHalf, encodeHalf } from './dispatch-half.js';
+import { StagingReader } from './reads.js';
+
+const UNIFORM_COPY_DST = 0x40 | 0x8;
+const COPY_SRC_DST = 0x4 | 0x8;
+/**
+ * Steps per submission of a replay: the GPU starts on the first part while JavaScript encodes the next (an
+ * encoded kernel costs ~5 µs of JavaScript on an H200 host: PP-OCRv4 det's 242 would otherwise all wait 1.2 ms).
+ */
+const REPLAY_PART = 48;
+
+type Encoded =
+  | { pipe: GPUComputePipeline; bind: GPUBindGroup; dyn: number[]; x: number; y: number; z: number }
+  | { src: GPUBuffer; srcOffset: number; dst: GPUBuffer; bytes: number };
+
+/** Bytes a slot's GPU storage holds (float16: 2 per element; whole words, at least one). */
+const storageBytes = (slot: Slot): number =>
+  Math.max(4, Math.ceil((slot.half ? 2 * slot.size : slot.byteLength) / 4) * 4);
+
+export class ReplayPlan {
+  readonly kernels: number;
+  readonly copies: number;
+  readonly reservedBytes: number;
+  private readonly uniforms: GPUBuffer | null;
+  private readonly staging: GPUBuffer | null;
+  /** Per step: a kernel's pipeline, bind group and dynamic offset, or a copy. */
+  private readonly encoded: Encoded[] = [];
+  private readonly reserved: GPUBuffer[];
+  /** Live arrays (GPU buffer, HAL id) the work reads and never writes: they must be as live at each replay. */
+  private readonly readLive: [GPUBuffer, number][] = [];
+  /** Tracker keys of the outputs (negative: scratch keys), written by each replay. */
+  private readonly outKeys: number[];
+  private readonly reader: StagingReader;
+  private live = true;
+
+  constructor(
+    private readonly ctx: PlanContext,
+    rec: Recorder,
+    private readonly inputs: readonly Slot[],
+    private readonly outputs: readonly Slot[],
+  ) {
+    const { device, batch, pool } = ctx;
+    const align = Math.max(16, device.limits.minUniformBufferOffsetAlignment);
+    // The params of every recorded submission, end to end (each at an aligned base).
+    const bases: number[] = [];
+    let total = 0;
+    for (const seg of rec.segments) {
+      bases.push(total);
+      total = Math.ceil((total + seg.byteLength) / align) * align;
+    }
+    this.uniforms = total > 0 ? device.createBuffer({ size: total, usage: UNIFORM_COPY_DST }) : null;
+    rec.segments.forEach((seg, i) => seg.byteLength && device.queue.writeBuffer(this.uniforms!, bases[i]!, seg));
+    // The uploads, end to end in one staging buffer.
+    let staged = 0;
+    for (const s of rec.steps) if (!isKernel(s) && s.data) staged += s.data.byteLength;
+    this.staging = staged > 0 ? device.createBuffer({ size: staged, usage: COPY_SRC_DST }) : null;
+    let at = 0;
+    const ids = new Map<object, number>();
+    const idOf = (k: object): number => {
+      let id = ids.get(k);
+      if (id === undefined) ids.set(k, (id = ids.size));
+      return id;
+    };
+    const binds = new Map<string, GPUBindGroup>();
+    let kernels = 0;
+    for (const s of rec.steps) {
+      if (isKernel(s)) {
+        const key = `${idOf(s.layout)}|${s.bytes}|${s.buffers.map(idOf).join(',')}`;
+        let bind = binds.get(key);
+        if (!bind) {
+          bind = device.createBindGroup({
+            layout: s.layout,
+            entries: [
+              { binding: 0, resource: { buffer: this.uniforms!, offset: 0, size: s.bytes } },
+              ...s.buffers.map((buffer, i) => ({ binding: i + 1, resource: { buffer } })),
+            ],
+          });
+          binds.set(key, bind);
+        }
+        this.encoded.push({ pipe: s.pipe, bind, dyn: [bases[s.segment]! + s.offset], x: s.x, y: s.y, z: s.z });
+        kernels++;
+      } else if (s.data) {
+        device.queue.writeBuffer(this.staging!, at, s.data);
+        this.encoded.push({ src: this.staging!, srcOffset: at, dst: s.dst, bytes: s.bytes });
+        at += s.data.byteLength;
+      } else this.encoded.push({ src: s.src!, srcOffset: 0, dst: s.dst, bytes: s.bytes });
+    }
+    this.kernels = kernels;
+    this.copies = this.encoded.length - kernels;
+    const slots = new Set([...inputs, ...outputs].map((slot) => slot.gpu));
+    const reserved = new Set([...rec.touched, ...slots]);
+    this.reserved = [...reserved];
+    pool.reserve(this.reserved);
+    // What the plan alone holds: its params and staged uploads, the buffers no array holds now (intermediates
+    // freed during the capture), the inputs and the outputs; not the buffers of live arrays (weights).
+    let bytes = total + staged;
+    for (const b of reserved) {
+      const id = batch.keys.get(b);
+      if (id === undefined || slots.has(b)) bytes += b.size;
+      else if (id >= 0 && !rec.written.has(b)) this.readLive.push([b, id]);
+    }
+    this.reservedBytes = bytes;
+    this.outKeys = outputs.map(() => batch.scratchKey());
+    const byKey = new Map(this.outKeys.map((k, i) => [k, outputs[i]!.gpu]));
+    this.reader = new StagingReader(device, batch, (b) => byKey.get(b.id)!, ctx.lostReason);
+  }
+
+  replay(data: readonly (HostArray | NDArray)[]): void {
+    this.assertLive('replay');
+    this.ctx.assertUsable('replay');
+    if (data.length !== this.inputs.length)
+      throw new ShapeMismatchError(`replay: ${data.length} inputs given, the capture took ${this.inputs.length}`);
+    const { batch, device } = this.ctx;
+    for (const [b, id] of this.readLive)
+      if (batch.keys.get(b) !== id)
+        throw new UseAfterFreeError(`replay: buffer #${id}, which the captured work reads (a weight?), was freed`);
+    const host: (ArrayBufferView | null)[] = [];
+    const copies: [GPUBuffer, GPUBuffer, number][] = [];
+    this.inputs.forEach((slot, i) => {
+      const d = data[i];
+      if (typeof d === 'object' && d !== null && 'buffer' in d && 'strides' in d) {
+        const x = d as NDArray;
+        if (x.dtype !== slot.dtype)
+          throw new DTypeError(`replay: input ${i} is ${x.dtype}, the capture's ${slot.dtype}`);
+        if (!isWholeBuffer(x) || x.buffer.size !== slot.size)
+          throw new ShapeMismatchError(`replay: input ${i} must be a whole contiguous array of ${slot.size} elements`);
+        copies.push([this.ctx.gpuOf(x.buffer), slot.gpu, storageBytes(slot)]);
+        host.push(null);
+        return;
+      }
+      checkWriteData(d, 'replay', slot.dtype);
+      if (d.length !== slot.size)
+        throw new ShapeMismatchError(`replay: input ${i} has ${d.length} elements, the capture's had ${slot.size}`);
+      const s = hostToStorage(slot.dtype, d);
+      host.push(slot.half ? encodeHalf(s as Float32Array) : s);
+    });
+    batch.flush(); // work queued before uses the inputs' old contents
+    this.inputs.forEach((slot, i) => {
+      const s = host[i];
+      if (s && s.byteLength > 0) device.queue.writeBuffer(slot.gpu, 0, s.buffer, s.byteOffset, s.byteLength);
+    });
+    // Submitted in parts, so that the GPU starts on the first kernels while the rest are encoded.
+    const n = this.encoded.length;
+    for (let from = 0; from < Math.max(n, 1); from += REPLAY_PART) {
+      const to = Math.min(n, from + REPLAY_PART);
+      batch.replay(
+        (enc) => {
+          if (from === 0) for (const [src, dst, bytes] of copies) enc.copyBufferToBuffer(src, 0, dst, 0, bytes);
+          return this.encode(enc, from, to);
+        },
+        to === n ? this.outKeys : [],
+      );
+    }
+  }
+
+  async read(i: number): Promise<HostArray> {
+    this.assertLive('read');
+    const slot = this.slot(i, 'read');
+    const view = {
+      id: this.outKeys[i]!,
+      byteLength: slot.half ? storageBytes(slot) : slot.byteLength,
+      dtype: slot.dtype,
+    };
+    const raw = await this.reader.read(view as Parameters<StagingReader['read']>[0]);
+    const stored: StorageArray = slot.half
+      ? decodeHalf(new Uint16Array(raw.buffer, raw.byteOffset, raw.byteLength / 2), slot.size)
+      : raw;
+    return storageToHost(slot.dtype, stored);
+  }
+
+  copyOutput(i: number, shape?: readonly number[]): NDArray {
+    this.assertLive('copyOutput');
+    const slot = this.slot(i, 'copyOutput');
+    const { batch } = this.ctx;
+    const out = this.ctx.allocate(slot.size, slot.dtype);
+    const sub = batch.begin();
+    sub.ops.push('copyOutput');
+    batch.tracker.read(this.outKeys[i]!);
+    batch.tracker.write(out.id);
+    batch.copyBufferToBuffer(slot.gpu, this.ctx.gpuOf(out), storageBytes(slot));
+    return viewOf(out, shape ?? [slot.size]);
+  }
+
+  release(): void {
+    if (!this.live) return;
+    this.live = false;
+    this.ctx.batch.flush();
+    this.ctx.pool.unreserve(this.reserved);
+    for (const k of this.outKeys) this.ctx.batch.tracker.forget(k);
+    this.reader.destroy();
+    // Destroyed after the work queued so far (destroy() waits for submitted work that uses it).
+    this.uniforms?.destroy();
+    this.staging?.destroy();
+    this.ctx.released(this);
+  }
+
+  private slot(i: number, op: string): Slot {
+    const slot = this.outputs[i];
+    if (!slot) throw new ShapeMismatchError(`${op}: output ${i} of ${this.outputs.length}`);
+    return slot;
+  }
+
+  /** Encodes steps [from, to); returns the kernels among them. */
+  private encode(enc: GPUCommandEncoder, from: number, to: number): number {
+    let pass: GPUComputePassEncoder | null = null;
+    let pipe: GPUComputePipeline | null = null;
+    let kernels = 0;
+    for (let i = from; i < to; i++) {
+      const s = this.encoded[i]!;
+      if ('pipe' in s) {
+        if (!pass) {
+          pass = enc.beginComputePass();
+          pipe = null;
+        }
+        if (s.pipe !== pipe) pass.setPipeline((pipe = s.pipe));
+        pass.setBindGroup(0, s.bind, s.dyn);
+        pass.dispatchWorkgroups(s.x, s.y, s.z);
+        kernels++;
+      } else {
+        pass?.end();
+        pass = null;
+        enc.copyBufferToBuffer(s.src, s.srcOffset, s.dst, 0, s.bytes);
+      }
+    }
+    pass?.end();
+    return kernels;
+  }
+
+  private assertLive(op: string): void {
+    if (!this.live) throw new UseAfterFreeError(`${op}: the captured work was released`);
+  }
+}
