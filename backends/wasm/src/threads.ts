@@ -61,14 +61,25 @@ const IDLE = 0,
 /** How long the calling thread blocks before it checks the workers' liveness again (ms). */
 const WAIT_SLICE_MS = 50;
 /**
- * How long a worker polls for its next part before it sleeps in Atomics.wait (ms): a model's ops come back to back,
- * and a sleeping worker takes tens of microseconds to wake. Short, because a polling worker takes CPU time from
- * the other threads of a busy machine: on two cores, PP-OCRv4 rec's median run 32-34 ms without polling, 27-28 ms
- * with 0.05 ms here and 0.02 ms for the calling thread, 25-27 ms with 0.5 and 0.1 ms.
+ * How long a worker polls for its next part before it sleeps in Atomics.wait, at most (ms): a model's ops come back
+ * to back, and a sleeping worker takes tens of microseconds to wake (a round trip of two tiny parts: 10-13 µs
+ * sleeping, 1.5-2 µs polling). The poll adapts (adaptSpin): where the other thread shares this one's core (a busy
+ * machine), polling only delays it, and the polls stop finding anything.
  */
 const WORKER_SPIN_MS = 0.05;
-/** How long the calling thread polls for the workers' parts to end before it sleeps (ms): they end together. */
+/** How long the calling thread polls for the workers' parts to end before it sleeps, at most (ms). */
 const CALLER_SPIN_MS = 0.02;
+/** The shortest poll (ms): enough for a part that ends right away to be seen without sleeping. */
+const MIN_SPIN_MS = 0.002;
+
+/**
+ * The next poll length: doubled (up to `max`) after a poll that found its event, halved (down to MIN_SPIN_MS)
+ * after one that timed out.
+ */
+export function adaptSpin(spin: number, found: boolean, max: number): number {
+  return found ? Math.min(max, spin * 2) : Math.max(MIN_SPIN_MS, spin / 2);
+}
+
 /** How long a worker may take to start (instantiate the kernels) before the pool gives up (ms). */
 const START_TIMEOUT_MS = 30_000;
 
@@ -99,7 +110,8 @@ export type JobKernel = (typeof JOB_KERNELS)[number];
 const WORKER_SOURCE = `
 const SLOT = ${SLOT}, KIND = ${KIND}, STATE = ${STATE}, ALIVE = ${ALIVE},
 MSG_LEN = ${MSG_LEN}, MSG = ${MSG}, MSG_CHARS = ${MSG_CHARS};
-const RUNNING = ${RUNNING}, DONE = ${DONE}, FAILED = ${FAILED}, SPIN_MS = ${WORKER_SPIN_MS};
+const RUNNING = ${RUNNING}, DONE = ${DONE}, FAILED = ${FAILED};
+const SPIN_MS = ${WORKER_SPIN_MS}, MIN_SPIN_MS = ${MIN_SPIN_MS};
 const NEXT = ${NEXT}, COUNT = ${COUNT}, QUEUED = ${QUEUED};
 let ctrl = null, s = 0, busy = false, queue = 0;
 const record = (e) => {
@@ -124,16 +136,19 @@ const died = (e) => {
 };
 const serve = (exports) => {
   const kernels = ${JSON.stringify(JOB_KERNELS)}.map((name) => exports[name]);
-  let gen = 0;
+  let gen = 0, spin = SPIN_MS;
   for (;;) {
-    // poll SPIN_MS for the next job, then sleep until one comes
-    const until = performance.now() + SPIN_MS;
+    // poll a while for the next job, then sleep until one comes; the poll adapts as the pool's adaptSpin
+    const until = performance.now() + spin;
+    let found = true;
     for (let i = 1; Atomics.load(ctrl, 0) === gen; i++) {
       if ((i & 63) === 0 && performance.now() > until) {
         Atomics.wait(ctrl, 0, gen);
+        found = false;
         break;
       }
     }
+    spin = found ? Math.min(SPIN_MS, spin * 2) : Math.max(MIN_SPIN_MS, spin / 2);
     gen = Atomics.load(ctrl, 0);
     if (gen < 0) return;
     if (Atomics.load(ctrl, s + STATE) !== RUNNING) continue; // no part for this worker in this job
@@ -231,6 +246,8 @@ export function canBlock(): boolean {
 export class ThreadPool {
   private readonly ctrl: Int32Array;
   private generation = 0;
+  /** The calling thread's current poll for the parts' end (ms; adaptSpin). */
+  private spin = CALLER_SPIN_MS;
   /** Workers known to be dead (by their liveness flag or their exit/error event), by slot. */
   private readonly dead: boolean[];
 
@@ -432,8 +449,14 @@ export class ThreadPool {
   private wait(sent: readonly number[]): void {
     const ctrl = this.ctrl;
     const running = (w: number): boolean => Atomics.load(ctrl, 4 + w * SLOT + STATE) === RUNNING;
-    const until = performance.now() + CALLER_SPIN_MS;
-    for (let i = 1; sent.some(running); i++) if ((i & 63) === 0 && performance.now() > until) break;
+    const until = performance.now() + this.spin;
+    let found = true;
+    for (let i = 1; sent.some(running); i++)
+      if ((i & 63) === 0 && performance.now() > until) {
+        found = false;
+        break;
+      }
+    this.spin = adaptSpin(this.spin, found, CALLER_SPIN_MS);
     for (;;) {
       const seen = Atomics.load(ctrl, 1);
       let pending = false;
