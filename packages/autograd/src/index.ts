@@ -28,6 +28,7 @@ export * from './quantize.js';
 export * from './resize.js';
 export * from './creation.js';
 export * from './random.js';
+export * from './compile.js';
 export * from './optim-adaptive.js';
 export * from './schedulers.js';
 export * from './clip.js';

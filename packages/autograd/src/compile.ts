@@ -1,0 +1,199 @@
+/**
+ * `compile(fn)`: an inference function captured once per input signature and replayed after, without the
+ * JavaScript of its ops (the HAL's capture, hal/src/capture.ts; the idea of CUDA Graphs, `torch.compile`'s
+ * "reduce-overhead" mode, `jax.jit`). On a backend that captures (webgpu) the first call of a signature runs fn
+ * while the backend records its kernels; later calls copy the inputs into the recording, replay it in a few
+ * submissions and return copies of its outputs. Elsewhere (cpu, wasm: they compute as called) fn runs as is.
+ *
+ * ```ts
+ * const forward = compile((x: Tensor) => model.forward(x));
+ * const y = forward(batch); // traced: runs eagerly while recording
+ * const z = forward(next);  // replayed: the same kernels, the same bits, no per-op JavaScript
+ * forward.release();        // gives back what the recordings hold
+ * ```
+ *
+ * What it captures: inference. fn runs under `noGrad` (no graph, no backward inside) and must be synchronous
+ * (InvalidArgumentError for a function that returns a promise). Each call returns new tensors (the caller's,
+ * to dispose); the tensors fn makes and does not return are disposed after it (as in `scope`); inputs are copied
+ * in, never aliased. Weights are read where they live: a weight updated in place
+ * is seen by the next replay, a disposed one makes it throw UseAfterFreeError. A function that draws random
+ * numbers (dropout in training mode, `rand`) is never captured (a replay would repeat them): it runs eagerly,
+ * and `stats.refused` says so. Up to `maxSignatures` recordings are kept (the least recently used goes first).
+ */
+import { type CapturedWork, type ComputeBackend, InvalidArgumentError, type NDArray, viewOf } from '@polyhal/hal';
+import { FAMILIES, isWholeBuffer } from '@polyhal/hal/internal';
+import { generatorState } from './random.js';
+import { scope } from './scope.js';
+import { noGrad, Tensor } from './tensor.js';
+
+/** Options of `compile`. */
+export interface CompileOptions {
+  /** Recordings kept (one per input signature: shapes and dtypes); default 8. */
+  readonly maxSignatures?: number;
+}
+
+/** What a compiled function has done. */
+export interface CompileStats {
+  /** Calls that recorded a new signature. */
+  traces: number;
+  /** Calls that replayed a recording. */
+  replays: number;
+  /** Calls that ran fn as is (a backend without capture, a refused signature). */
+  eager: number;
+  /** Why signatures were not captured (e.g. "fn draws random numbers"). */
+  refused: string[];
+}
+
+/** A compiled function: call it as fn; `release()` frees its recordings. */
+export interface CompiledFunction<A extends Tensor[], R extends Tensor | Tensor[]> {
+  (...inputs: A): R;
+  /** Counts of traced, replayed and eager calls, and the reasons of refusals. */
+  readonly stats: Readonly<CompileStats>;
+  /** Frees every recording (later calls trace again). */
+  release(): void;
+}
+
+interface Recording {
+  readonly work: CapturedWork;
+  /** The outputs' shapes, and whether fn returned one tensor or an array. */
+  readonly shapes: readonly (readonly number[])[];
+  readonly single: boolean;
+}
+
+/** The HAL's random methods (randomUniform, randomNormal, bernoulli): a function that calls one is not captured. */
+const RANDOM_METHODS = Object.keys(FAMILIES.random);
+
+/** Runs `run` with the backend's random methods watched; returns its result and whether one was called. */
+function watchingRandom<T>(be: ComputeBackend, run: () => T): { result: T; random: boolean } {
+  const seen = { random: false };
+  const own = be as unknown as Record<string, unknown>;
+  for (const m of RANDOM_METHODS) {
+    const orig = own[m] as (...a: unknown[]) => unknown;
+    own[m] = (...a: unknown[]) => {
+      seen.random = true;
+      return orig.apply(be, a);
+    };
+  }
+  const before = generatorState();
+  try {
+    const result = run();
+    const after = generatorState();
+    return { result, random: seen.random || after.seed !== before.seed || after.offset !== before.offset };
+  } finally {
+    for (const m of RANDOM_METHODS) delete own[m];
+  }
+}
+
+const asList = (r: unknown): Tensor[] | null =>
+  r instanceof Tensor ? [r] : Array.isArray(r) && r.every((t) => t instanceof Tensor) ? (r as Tensor[]) : null;
+
+/**
+ * Compiles `fn` (a synchronous function of tensors on one backend returning a tensor or an array of tensors)
+ * into a function that records its kernels once per input signature and replays them after. See the module's
+ * comment. InvalidArgumentError for a non-function, inputs that are not live tensors of one backend, or a result
+ * that is not tensors.
+ */
+export function compile<A extends Tensor[], R extends Tensor | Tensor[]>(
+  fn: (...inputs: A) => R,
+  options: CompileOptions = {},
+): CompiledFunction<A, R> {
+  if (typeof fn !== 'function') throw new InvalidArgumentError('compile: fn must be a function');
+  const max = options.maxSignatures ?? 8;
+  if (!Number.isInteger(max) || max < 1)
+    throw new InvalidArgumentError(`compile: maxSignatures must be a positive integer, got ${String(max)}`);
+  const recordings = new Map<string, Recording>();
+  const refused = new Map<string, string>();
+  const stats: CompileStats = { traces: 0, replays: 0, eager: 0, refused: [] };
+
+  const eager = (inputs: A): R => {
+    stats.eager++;
+    return scope(() => noGrad(() => fn(...inputs)));
+  };
+
+  const call = (...inputs: A): R => {
+    if (inputs.some((t) => !(t instanceof Tensor) || t.isDisposed))
+      throw new InvalidArgumentError('compile: a compiled function takes live tensors');
+    const be = inputs[0]?.backend;
+    if (!be || inputs.some((t) => t.backend !== be))
+      throw new InvalidArgumentError('compile: the inputs must be tensors of one backend');
+    if (!be.beginCapture) return eager(inputs);
+    const key = `${be.id}|${JSON.stringify(inputs.map((t) => [t.shape, t.dtype]))}`;
+    if (refused.has(key)) return eager(inputs);
+    const rec = recordings.get(key);
+    if (rec) {
+      recordings.delete(key); // most recently used last
+      recordings.set(key, rec);
+      stats.replays++;
+      // views are made whole first (the recording copies whole buffers in)
+      const temps = inputs.map((t) => (isWholeBuffer(t.value) ? null : be.contiguous(t.value)));
+      try {
+        rec.work.replay(inputs.map((t, i) => temps[i] ?? t.value));
+      } finally {
+        for (const w of temps) if (w) be.free(w);
+      }
+      const outs = rec.shapes.map((s, i) => new Tensor(be, rec.work.copyOutput(i, s)));
+      return (rec.single ? outs[0] : outs) as R;
+    }
+    return trace(be, key, inputs);
+  };
+
+  const trace = (be: ComputeBackend, key: string, inputs: A): R => {
+    stats.traces++;
+    // the recording's own inputs: copies, so that a replay never writes an array of the caller's
+    const copies = inputs.map((t) => new Tensor(be, be.contiguous(t.value))) as A;
+    const made: Tensor[] = [...copies];
+    be.beginCapture!(copies.map((t) => t.value.buffer));
+    let outs: Tensor[];
+    let random: boolean;
+    let single: boolean;
+    const slots: NDArray[] = [];
+    try {
+      const watched = watchingRandom(be, () => scope(() => noGrad(() => fn(...copies))));
+      if (watched.result instanceof Promise)
+        throw new InvalidArgumentError('compile: fn returned a promise; a compiled function must be synchronous');
+      const list = asList(watched.result);
+      if (!list || list.some((t) => t.backend !== be || t.isDisposed))
+        throw new InvalidArgumentError('compile: fn must return a live tensor, or an array of them, on its backend');
+      outs = list;
+      made.push(...outs);
+      random = watched.random;
+      single = watched.result instanceof Tensor;
+      // the recording's outputs: copies made inside it, so that a replay never writes an array of the caller's
+      for (const t of outs) slots.push(be.contiguous(t.value));
+    } catch (e) {
+      be.abortCapture!();
+      for (const s of slots) be.free(s);
+      for (const t of new Set(made)) t.dispose();
+      throw e;
+    }
+    const r = be.endCapture!(slots.map((s) => s.buffer));
+    const shapes = outs.map((t) => t.shape);
+    let results: Tensor[];
+    if ('broken' in r || random) {
+      const why = 'broken' in r ? r.broken : 'fn draws random numbers (a replay would repeat them)';
+      if ('work' in r) r.work.release();
+      refused.set(key, why);
+      stats.refused.push(why);
+      results = slots.map((s, i) => new Tensor(be, viewOf(s.buffer, shapes[i]!)));
+    } else {
+      if (recordings.size >= max) {
+        const [oldest, old] = recordings.entries().next().value!;
+        recordings.delete(oldest);
+        old.work.release();
+      }
+      recordings.set(key, { work: r.work, shapes, single });
+      results = shapes.map((s, i) => new Tensor(be, r.work.copyOutput(i, s)));
+      for (const s of slots) be.free(s);
+    }
+    for (const t of new Set(made)) t.dispose();
+    return (single ? results[0] : results) as R;
+  };
+
+  return Object.assign(call, {
+    stats,
+    release(): void {
+      for (const r of recordings.values()) r.work.release();
+      recordings.clear();
+    },
+  }) as CompiledFunction<A, R>;
+}

@@ -1,0 +1,154 @@
+/**
+ * compile(fn) (packages/autograd/src/compile.ts): on webgpu the first call of a signature is recorded and later
+ * calls replay it. Replays must give the bits of eager calls on the same inputs (and agree with a float64
+ * oracle), return fresh tensors that later calls leave alone, never write the caller's inputs, see a weight
+ * updated in place, name a disposed weight, retrace for new shapes, refuse functions that draw random numbers
+ * (they stay eager), and give every buffer back. On cpu the function runs as is.
+ */
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { compile, Dropout, generatorState, noGrad, rand, scope, Tensor } from '@polyhal/autograd';
+import { type ComputeBackend, InvalidArgumentError, UseAfterFreeError } from '@polyhal/hal';
+import { REPO_BACKENDS } from '../support/backends.js';
+
+const data = (n: number, seed: number): Float32Array =>
+  Float32Array.from({ length: n }, (_, i) => Math.fround(Math.sin(seed * 91.7 + i * 12.9898) % 1));
+
+/** A two-layer MLP: relu(x·W1 + b1)·W2, x [n, 8] → [n, 3]. */
+function mlp(be: ComputeBackend) {
+  const w1 = Tensor.fromArray(be, data(8 * 16, 1), [8, 16]);
+  const b1 = Tensor.fromArray(be, data(16, 2), [16]);
+  const w2 = Tensor.fromArray(be, data(16 * 3, 3), [16, 3]);
+  const fn = (x: Tensor): Tensor => x.matmul(w1).add(b1).relu().matmul(w2);
+  return { w1, b1, w2, fn };
+}
+
+/** The MLP in float64 from the host values of its weights. */
+function oracle(x: Float32Array, n: number, w1: Float32Array, b1: Float32Array, w2: Float32Array): number[] {
+  const y: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const h = Array.from({ length: 16 }, (_, j) => {
+      let s = b1[j]!;
+      for (let k = 0; k < 8; k++) s += x[i * 8 + k]! * w1[k * 16 + j]!;
+      return Math.max(0, s);
+    });
+    for (let j = 0; j < 3; j++) y.push(h.reduce((s, v, k) => s + v * w2[k * 3 + j]!, 0));
+  }
+  return y;
+}
+
+const values = async (t: Tensor): Promise<number[]> => Array.from(await t.data());
+
+describe('compile on webgpu', () => {
+  let be: ComputeBackend;
+  beforeAll(async () => {
+    be = await REPO_BACKENDS['webgpu']!();
+  });
+  afterAll(() => be?.dispose());
+
+  test('replays give the eager bits, fresh outputs and untouched inputs; new shapes trace again', async () => {
+    const live = be.liveBufferCount();
+    const { w1, b1, w2, fn } = mlp(be);
+    const forward = compile(fn);
+    const kept: [Tensor, number[]][] = [];
+    const kernels = (): number => (be as unknown as { kernelStats(): { dispatches: number } }).kernelStats().dispatches;
+    const counts: number[] = [];
+    for (const [n, seed] of [
+      [4, 1],
+      [4, 2],
+      [4, 3],
+      [6, 4],
+      [6, 5],
+    ] as const) {
+      const xd = data(n * 8, 10 + seed);
+      const x = Tensor.fromArray(be, xd, [n, 8]);
+      const before = kernels();
+      const y = forward(x);
+      counts.push(kernels() - before);
+      const want = scope(() => noGrad(() => fn(x)));
+      expect(y.shape).toEqual([n, 3]);
+      const got = await values(y);
+      expect(got).toEqual(await values(want));
+      const ref = oracle(xd, n, data(128, 1), data(16, 2), data(48, 3));
+      got.forEach((v, i) => expect(Math.abs(v - ref[i]!)).toBeLessThanOrEqual(1e-5));
+      expect(await values(x)).toEqual(Array.from(xd)); // the caller's input is never written
+      kept.push([y, got]);
+      want.dispose();
+      x.dispose();
+    }
+    // a result keeps its values while later calls replay the same recording
+    for (const [y, got] of kept) expect(await values(y)).toEqual(got);
+    expect(forward.stats).toMatchObject({ traces: 2, replays: 3, eager: 0, refused: [] });
+    // a replay dispatches what the traced call did, plus the copy of its output (and none of the JavaScript)
+    expect(counts[1]).toBe(counts[2]);
+    for (const [y] of kept) y.dispose();
+    forward.release();
+    for (const t of [w1, b1, w2]) t.dispose();
+    expect(be.liveBufferCount()).toBe(live);
+  });
+
+  test('a weight written in place is seen by the next replay; a disposed one is named', async () => {
+    const { w1, b1, w2, fn } = mlp(be);
+    const forward = compile(fn);
+    const x = Tensor.fromArray(be, data(32, 7), [4, 8]);
+    forward(x).dispose();
+    forward(x).dispose();
+    be.write(w2.value.buffer, data(48, 99)); // an in-place update, as an optimizer's
+    const y = forward(x);
+    const want = scope(() => noGrad(() => fn(x)));
+    expect(await values(y)).toEqual(await values(want));
+    y.dispose();
+    want.dispose();
+    w2.dispose();
+    expect(() => forward(x)).toThrow(UseAfterFreeError);
+    forward.release();
+    for (const t of [x, w1, b1]) t.dispose();
+  });
+
+  test('functions that draw random numbers stay eager (each call draws anew); misuse is a typed error', async () => {
+    const drop = new Dropout(0.5, 3);
+    drop.train();
+    const noisy = compile((x: Tensor) => drop.forward(x));
+    const sampled = compile((x: Tensor) => {
+      const r = rand(x.backend, x.shape);
+      const y = x.add(r);
+      r.dispose();
+      return y;
+    });
+    const x = Tensor.fromArray(be, new Float32Array(64).fill(1), [64]);
+    const outs = [noisy(x), noisy(x), noisy(x)];
+    const [a, b, c] = await Promise.all(outs.map(values));
+    expect(a).not.toEqual(b);
+    expect(b).not.toEqual(c);
+    expect(noisy.stats.traces).toBe(1);
+    expect(noisy.stats.eager).toBe(2);
+    expect(noisy.stats.refused[0]).toMatch(/random/);
+    const before = generatorState().offset;
+    const s1 = sampled(x);
+    const s2 = sampled(x);
+    expect(generatorState().offset).toBe(before + 128); // two calls drew 64 each, as eager calls do
+    expect(await values(s1)).not.toEqual(await values(s2));
+    for (const t of [...outs, s1, s2]) t.dispose();
+    const asyncFn = compile((async (t: Tensor) => t) as unknown as (t: Tensor) => Tensor);
+    expect(() => asyncFn(x)).toThrow(InvalidArgumentError);
+    expect(() => compile(42 as unknown as () => Tensor)).toThrow(InvalidArgumentError);
+    expect(() => compile((t: Tensor) => t, { maxSignatures: 0 })).toThrow(InvalidArgumentError);
+    noisy.release();
+    sampled.release();
+    x.dispose();
+  });
+});
+
+describe('compile on cpu', () => {
+  test('runs the function as is, with the same results', async () => {
+    const be = await REPO_BACKENDS['cpu']!();
+    const { w1, b1, w2, fn } = mlp(be);
+    const forward = compile(fn);
+    const x = Tensor.fromArray(be, data(16, 5), [2, 8]);
+    const y = forward(x);
+    const want = scope(() => noGrad(() => fn(x)));
+    expect(await values(y)).toEqual(await values(want));
+    expect(forward.stats).toMatchObject({ traces: 0, replays: 0, eager: 1 });
+    for (const t of [x, y, want, w1, b1, w2]) t.dispose();
+    be.dispose();
+  });
+});
