@@ -6,7 +6,7 @@
  * (they stay eager), and give every buffer back. On cpu the function runs as is.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { compile, Dropout, generatorState, noGrad, rand, scope, Tensor } from '@polyhal/autograd';
+import { Adam, compile, Dropout, generatorState, mseLoss, noGrad, rand, scope, Tensor } from '@polyhal/autograd';
 import { type ComputeBackend, InvalidArgumentError, UseAfterFreeError } from '@polyhal/hal';
 import { REPO_BACKENDS } from '../support/backends.js';
 
@@ -14,10 +14,10 @@ const data = (n: number, seed: number): Float32Array =>
   Float32Array.from({ length: n }, (_, i) => Math.fround(Math.sin(seed * 91.7 + i * 12.9898) % 1));
 
 /** A two-layer MLP: relu(x·W1 + b1)·W2, x [n, 8] → [n, 3]. */
-function mlp(be: ComputeBackend) {
-  const w1 = Tensor.fromArray(be, data(8 * 16, 1), [8, 16]);
-  const b1 = Tensor.fromArray(be, data(16, 2), [16]);
-  const w2 = Tensor.fromArray(be, data(16 * 3, 3), [16, 3]);
+function mlp(be: ComputeBackend, requiresGrad = false) {
+  const w1 = Tensor.fromArray(be, data(8 * 16, 1), [8, 16], { requiresGrad });
+  const b1 = Tensor.fromArray(be, data(16, 2), [16], { requiresGrad });
+  const w2 = Tensor.fromArray(be, data(16 * 3, 3), [16, 3], { requiresGrad });
   const fn = (x: Tensor): Tensor => x.matmul(w1).add(b1).relu().matmul(w2);
   return { w1, b1, w2, fn };
 }
@@ -86,6 +86,28 @@ describe('compile on webgpu', () => {
     expect(be.liveBufferCount()).toBe(live);
   });
 
+  test('a function returning its input or a weight: copies each call, the originals left alone', async () => {
+    const w = Tensor.fromArray(be, data(6, 4), [2, 3]);
+    const ident = compile((t: Tensor) => t);
+    const weight = compile((_t: Tensor) => w);
+    const x = Tensor.fromArray(be, data(6, 5), [2, 3]);
+    for (let i = 0; i < 3; i++) {
+      const [a, b] = [ident(x), weight(x)];
+      expect(a).not.toBe(x);
+      expect(b).not.toBe(w);
+      expect(await values(a)).toEqual(await values(x));
+      expect(await values(b)).toEqual(await values(w));
+      a.dispose();
+      b.dispose();
+    }
+    expect(x.isDisposed || w.isDisposed).toBe(false);
+    expect([ident.stats.replays, weight.stats.replays]).toEqual([2, 2]);
+    ident.release();
+    weight.release();
+    x.dispose();
+    w.dispose();
+  });
+
   test('a weight written in place is seen by the next replay; a disposed one is named', async () => {
     const { w1, b1, w2, fn } = mlp(be);
     const forward = compile(fn);
@@ -102,6 +124,58 @@ describe('compile on webgpu', () => {
     expect(() => forward(x)).toThrow(UseAfterFreeError);
     forward.release();
     for (const t of [x, w1, b1]) t.dispose();
+  });
+
+  test('a training step (forward and backward) replays to the eager losses, gradients and weights, bit for bit', async () => {
+    const live = be.liveBufferCount();
+    const nets = [mlp(be, true), mlp(be, true)]; // the same weights: one trained eagerly, one compiled
+    const step =
+      (net: ReturnType<typeof mlp>) =>
+      (x: Tensor, y: Tensor): Tensor => {
+        const loss = mseLoss(net.fn(x), y);
+        loss.backward();
+        return loss;
+      };
+    const compiled = compile(step(nets[1]!));
+    const opts = nets.map((n) => new Adam([n.w1, n.b1, n.w2], { lr: 0.01 }));
+    for (let i = 0; i < 4; i++) {
+      const x = Tensor.fromArray(be, data(32, 20 + i), [4, 8]);
+      const y = Tensor.fromArray(be, data(12, 40 + i), [4, 3]);
+      const losses: number[][] = [];
+      for (const [k, run] of [step(nets[0]!), compiled].entries()) {
+        opts[k]!.zeroGrad();
+        const loss = k === 0 ? scope(() => run(x, y)) : run(x, y);
+        losses.push(await values(loss));
+        opts[k]!.step();
+        loss.dispose();
+      }
+      expect(losses[1]).toEqual(losses[0]);
+      for (const name of ['w1', 'b1', 'w2'] as const) {
+        expect(await values(nets[1]![name].grad!)).toEqual(await values(nets[0]![name].grad!));
+        expect(await values(nets[1]![name])).toEqual(await values(nets[0]![name]));
+      }
+      x.dispose();
+      y.dispose();
+    }
+    expect(compiled.stats).toMatchObject({ traces: 1, replays: 3, refused: [] });
+    // without zeroGrad the gradients add up, as backward's do
+    const x = Tensor.fromArray(be, data(32, 9), [4, 8]);
+    const y = Tensor.fromArray(be, data(12, 8), [4, 3]);
+    for (const k of [0, 1]) opts[k]!.zeroGrad();
+    const twice: number[][] = [];
+    for (const [k, run] of [step(nets[0]!), compiled].entries()) {
+      scope(() => run(x, y)).dispose();
+      scope(() => run(x, y)).dispose();
+      twice.push(await values(nets[k]!.w1.grad!));
+    }
+    expect(twice[1]).toEqual(twice[0]);
+    compiled.release();
+    for (const o of opts) o.zeroGrad();
+    for (const n of nets) for (const t of [n.w1, n.b1, n.w2]) t.dispose();
+    for (const o of opts) o.dispose();
+    x.dispose();
+    y.dispose();
+    expect(be.liveBufferCount()).toBe(live);
   });
 
   test('functions that draw random numbers stay eager (each call draws anew); misuse is a typed error', async () => {

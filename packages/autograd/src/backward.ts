@@ -16,6 +16,19 @@ import {
 import { keep } from './scope.js';
 import { type BackwardOptions, releaseNode, Tensor } from './tensor.js';
 
+/**
+ * Hears each leaf gradient backward writes (`accumulated`: added to a gradient the leaf had): compile.ts records
+ * a training function's leaf gradients this way. Internal; one observer at a time.
+ */
+let leafGradObserver: ((leaf: Tensor, accumulated: boolean) => void) | null = null;
+
+/** Sets (or clears, with null) the observer of leaf gradients; returns the one it replaces. */
+export function observeLeafGrads(fn: ((leaf: Tensor, accumulated: boolean) => void) | null) {
+  const prev = leafGradObserver;
+  leafGradObserver = fn;
+  return prev;
+}
+
 const describe = (t: Tensor): string =>
   `tensor ${t.id} [${t.shape.join(', ')}]${t.gradFn ? ` (result of '${t.gradFn}')` : ''}`;
 
@@ -135,6 +148,7 @@ export function runBackward(root: Tensor, gradOutput: Tensor | undefined, option
       own(g);
       if (!t.node) {
         // A leaf: accumulate into .grad (a whole contiguous array, as optimizers update and users read it).
+        const accumulated = t.grad !== null;
         if (t.grad) {
           const sum = own(be.add(t.grad.value, g));
           drop(g);
@@ -151,6 +165,7 @@ export function runBackward(root: Tensor, gradOutput: Tensor | undefined, option
           loose.delete(g.buffer);
         }
         keep(t.grad); // gradients outlive the scope that ran backward
+        leafGradObserver?.(t, accumulated);
         continue;
       }
       const node = t.node;

@@ -12,19 +12,23 @@
  * forward.release();        // gives back what the recordings hold
  * ```
  *
- * What it captures: inference. fn runs under `noGrad` (no graph, no backward inside) and must be synchronous
- * (InvalidArgumentError for a function that returns a promise). Each call returns new tensors (the caller's,
- * to dispose); the tensors fn makes and does not return are disposed after it (as in `scope`); inputs are copied
- * in, never aliased. Weights are read where they live: a weight updated in place
+ * What it captures: a synchronous function (InvalidArgumentError for one that returns a promise) of inference,
+ * or the forward and backward of a training step: where fn calls `backward()`, the gradients it leaves on the
+ * leaves (the parameters) are recorded too, and each replay sets them (adding to a gradient a leaf already has,
+ * as backward does) — step the optimizer outside fn (its step count and learning rate change every step, which
+ * a recording cannot follow). A trace that added into existing gradients is not kept (zero them first). Each
+ * call returns new tensors without a graph (the caller's, to dispose); the tensors fn makes and does not return
+ * are disposed after it (as in `scope`); inputs are copied in, never aliased. Weights are read where they live: a weight updated in place
  * is seen by the next replay, a disposed one makes it throw UseAfterFreeError. A function that draws random
  * numbers (dropout in training mode, `rand`) is never captured (a replay would repeat them): it runs eagerly,
  * and `stats.refused` says so. Up to `maxSignatures` recordings are kept (the least recently used goes first).
  */
-import { type CapturedWork, type ComputeBackend, InvalidArgumentError, type NDArray, viewOf } from '@polyhal/hal';
+import { type CapturedWork, type ComputeBackend, InvalidArgumentError, type NDArray } from '@polyhal/hal';
 import { FAMILIES, isWholeBuffer } from '@polyhal/hal/internal';
 import { generatorState } from './random.js';
-import { scope } from './scope.js';
-import { noGrad, Tensor } from './tensor.js';
+import { observeLeafGrads } from './backward.js';
+import { keep, scope } from './scope.js';
+import { Tensor } from './tensor.js';
 
 /** Options of `compile`. */
 export interface CompileOptions {
@@ -58,6 +62,8 @@ interface Recording {
   /** The outputs' shapes, and whether fn returned one tensor or an array. */
   readonly shapes: readonly (readonly number[])[];
   readonly single: boolean;
+  /** The leaves whose gradients the recording computes (its outputs after fn's). */
+  readonly leaves: readonly Tensor[];
 }
 
 /** The HAL's random methods (randomUniform, randomNormal, bernoulli): a function that calls one is not captured. */
@@ -84,6 +90,16 @@ function watchingRandom<T>(be: ComputeBackend, run: () => T): { result: T; rando
   }
 }
 
+/** Gives `leaf` the gradient `g` (a new array), added to the one it has, as backward accumulates. */
+function setGrad(be: ComputeBackend, leaf: Tensor, g: NDArray): void {
+  if (leaf.grad) {
+    const sum = be.add(leaf.grad.value, g);
+    be.free(g);
+    leaf.grad.dispose();
+    leaf.grad = keep(new Tensor(be, sum));
+  } else leaf.grad = keep(new Tensor(be, g));
+}
+
 const asList = (r: unknown): Tensor[] | null =>
   r instanceof Tensor ? [r] : Array.isArray(r) && r.every((t) => t instanceof Tensor) ? (r as Tensor[]) : null;
 
@@ -107,7 +123,7 @@ export function compile<A extends Tensor[], R extends Tensor | Tensor[]>(
 
   const eager = (inputs: A): R => {
     stats.eager++;
-    return scope(() => noGrad(() => fn(...inputs)));
+    return scope(() => fn(...inputs));
   };
 
   const call = (...inputs: A): R => {
@@ -132,6 +148,7 @@ export function compile<A extends Tensor[], R extends Tensor | Tensor[]>(
         for (const w of temps) if (w) be.free(w);
       }
       const outs = rec.shapes.map((s, i) => new Tensor(be, rec.work.copyOutput(i, s)));
+      rec.leaves.forEach((leaf, k) => setGrad(be, leaf, rec.work.copyOutput(rec.shapes.length + k, leaf.shape)));
       return (rec.single ? outs[0] : outs) as R;
     }
     return trace(be, key, inputs);
@@ -141,51 +158,78 @@ export function compile<A extends Tensor[], R extends Tensor | Tensor[]>(
     stats.traces++;
     // the recording's own inputs: copies, so that a replay never writes an array of the caller's
     const copies = inputs.map((t) => new Tensor(be, be.contiguous(t.value))) as A;
-    const made: Tensor[] = [...copies];
+    const firstId = copies[0]!.id; // tensors made from here on are the trace's own
     be.beginCapture!(copies.map((t) => t.value.buffer));
-    let outs: Tensor[];
-    let random: boolean;
-    let single: boolean;
+    let outs: Tensor[] = [];
+    let random = false;
+    let single = true;
+    // the recording's outputs: fn's results and the leaves' gradients, read where the trace left them (their
+    // tensors are disposed below, so that no array of the caller's is a replay's output), or copies made inside
+    // the recording of what is not the trace's own or not a whole buffer
     const slots: NDArray[] = [];
+    const extra: NDArray[] = [];
+    const slotOf = (t: Tensor): NDArray => {
+      if (t.id >= firstId && isWholeBuffer(t.value)) return t.value;
+      const c = be.contiguous(t.value);
+      extra.push(c);
+      return c;
+    };
+    const leaves = new Map<Tensor, boolean>(); // leaf → whether backward added into a gradient it had
+    const prev = observeLeafGrads((leaf, accumulated) => leaves.set(leaf, (leaves.get(leaf) ?? false) || accumulated));
     try {
-      const watched = watchingRandom(be, () => scope(() => noGrad(() => fn(...copies))));
+      const watched = watchingRandom(be, () => scope(() => fn(...copies)));
       if (watched.result instanceof Promise)
         throw new InvalidArgumentError('compile: fn returned a promise; a compiled function must be synchronous');
       const list = asList(watched.result);
       if (!list || list.some((t) => t.backend !== be || t.isDisposed))
         throw new InvalidArgumentError('compile: fn must return a live tensor, or an array of them, on its backend');
       outs = list;
-      made.push(...outs);
       random = watched.random;
       single = watched.result instanceof Tensor;
-      // the recording's outputs: copies made inside it, so that a replay never writes an array of the caller's
-      for (const t of outs) slots.push(be.contiguous(t.value));
+      for (const t of outs) slots.push(slotOf(t));
+      for (const leaf of leaves.keys()) slots.push(slotOf(leaf.grad!));
     } catch (e) {
+      observeLeafGrads(prev);
       be.abortCapture!();
-      for (const s of slots) be.free(s);
-      for (const t of new Set(made)) t.dispose();
+      for (const c of extra) be.free(c);
+      for (const t of new Set([...copies, ...outs])) if (t.id >= firstId) t.dispose();
       throw e;
+    } finally {
+      observeLeafGrads(prev);
     }
     const r = be.endCapture!(slots.map((s) => s.buffer));
+    for (const c of extra) be.free(c);
     const shapes = outs.map((t) => t.shape);
+    const accumulated = [...leaves.values()].some((a) => a);
     let results: Tensor[];
-    if ('broken' in r || random) {
-      const why = 'broken' in r ? r.broken : 'fn draws random numbers (a replay would repeat them)';
+    if ('broken' in r || random || accumulated) {
+      const why =
+        'broken' in r
+          ? r.broken
+          : random
+            ? 'fn draws random numbers (a replay would repeat them)'
+            : 'backward added into gradients the leaves had (zero them before a compiled call): not kept';
       if ('work' in r) r.work.release();
-      refused.set(key, why);
+      if (!accumulated) refused.set(key, why); // with gradients zeroed, the next call traces again
       stats.refused.push(why);
-      results = slots.map((s, i) => new Tensor(be, viewOf(s.buffer, shapes[i]!)));
+      results = outs; // as an eager call returns them; the leaves keep the gradients backward left
     } else {
       if (recordings.size >= max) {
         const [oldest, old] = recordings.entries().next().value!;
         recordings.delete(oldest);
         old.work.release();
       }
-      recordings.set(key, { work: r.work, shapes, single });
+      const list = [...leaves.keys()];
+      recordings.set(key, { work: r.work, shapes, single, leaves: list });
       results = shapes.map((s, i) => new Tensor(be, r.work.copyOutput(i, s)));
-      for (const s of slots) be.free(s);
+      list.forEach((leaf, k) => {
+        leaf.grad!.dispose();
+        leaf.grad = null;
+        setGrad(be, leaf, r.work.copyOutput(outs.length + k, leaf.shape));
+      });
+      for (const t of new Set(outs)) if (t.id >= firstId) t.dispose();
     }
-    for (const t of new Set(made)) t.dispose();
+    for (const t of copies) if (!results.includes(t)) t.dispose();
     return (single ? results[0] : results) as R;
   };
 
