@@ -21,7 +21,8 @@
  * are disposed after it (as in `scope`); inputs are copied in, never aliased. Weights are read where they live:
  * a weight updated in place is seen by the next replay, a disposed one makes it throw UseAfterFreeError. A
  * function that draws random numbers (dropout in training mode, `rand`) is never captured (a replay would repeat
- * them): it runs eagerly, and `stats.refused` says so. Up to `maxSignatures` recordings are kept (the least recently used goes first).
+ * them): it runs eagerly, and `stats.refused` says so. Up to `maxSignatures` recordings are kept (the least
+ * recently used goes first).
  */
 import { type CapturedWork, type ComputeBackend, InvalidArgumentError, type NDArray } from '@polyhal/hal';
 import { FAMILIES, isWholeBuffer } from '@polyhal/hal/internal';
