@@ -82,6 +82,15 @@ export interface Exec {
   readonly observe?: (n: GNode, g: Graph, scope: Scope) => Promise<void>;
 }
 
+const HOST_INPUTS = new WeakMap<OpMapping, ReadonlySet<number>>();
+
+/** The inputs a mapping reads on the host, as a set (made once per mapping). */
+function hostInputs(mapping: OpMapping): ReadonlySet<number> {
+  let s = HOST_INPUTS.get(mapping);
+  if (!s) HOST_INPUTS.set(mapping, (s = new Set(mapping.host ?? [])));
+  return s;
+}
+
 /** Ops whose outputs differ from run to run with the same inputs: never folded. */
 const RANDOM = /^(Random|Bernoulli|Multinomial)/;
 
@@ -146,7 +155,7 @@ async function runNode(n: GNode, g: Graph, scope: Scope, x: Exec): Promise<void>
   const mapping = mappingOf(n.node.domain, n.op);
   if (!mapping)
     throw unsupported(n, g, new NotExpressible('op', `op ${n.node.domain ? `${n.node.domain}.` : ''}${n.op}`));
-  const host = new Set(mapping.host ?? []);
+  const host = hostInputs(mapping);
   for (const [i, v] of inputs.entries()) {
     if (!v) continue;
     if (host.has(i) && !v.host) {
@@ -157,7 +166,11 @@ async function runNode(n: GNode, g: Graph, scope: Scope, x: Exec): Promise<void>
       x.stats.uploads++;
     }
   }
-  const key = JSON.stringify([inputs.map((v, i) => (v ? [v.type, v.dims, host.has(i) ? Array.from(v.host!) : 0] : 0))]);
+  let key = '';
+  for (let i = 0; i < inputs.length; i++) {
+    const v = inputs[i];
+    key += v ? `|${v.type}[${v.dims.join(',')}]${host.has(i) ? `=${v.host!.join(',')}` : ''}` : '|';
+  }
   let lowered = n.plans.get(key);
   if (!lowered) {
     try {
@@ -252,25 +265,49 @@ const isArray = (v: unknown): v is NDArray =>
 const isBuffer = (v: unknown): v is DeviceBuffer =>
   typeof v === 'object' && v !== null && 'byteLength' in v && 'owner' in v && 'id' in v && !('buffer' in v);
 
-/** A view of `be` that records the buffer of every array (or buffer) its methods return. */
-function tracking(be: ComputeBackend, created: DeviceBuffer[]): ComputeBackend {
+/**
+ * A view of a backend whose methods record the buffer of every array (or buffer) they return into `sink` (while
+ * it is set): one per backend, its method wrappers made once (a node's lowering calls through it every run).
+ */
+interface Tracker {
+  readonly view: ComputeBackend;
+  sink: DeviceBuffer[] | null;
+}
+
+const trackers = new WeakMap<ComputeBackend, Tracker>();
+
+function trackerOf(be: ComputeBackend): Tracker {
+  const known = trackers.get(be);
+  if (known) return known;
+  const wrappers = new Map<PropertyKey, (...args: unknown[]) => unknown>();
+  const tracker: Tracker = { view: be, sink: null };
   const note = (r: unknown): void => {
-    if (isArray(r)) created.push(r.buffer);
-    else if (isBuffer(r)) created.push(r);
+    const sink = tracker.sink;
+    if (!sink) return;
+    if (isArray(r)) sink.push(r.buffer);
+    else if (isBuffer(r)) sink.push(r);
   };
-  return new Proxy(be, {
+  (tracker as { view: ComputeBackend }).view = new Proxy(be, {
     get(target, key) {
       const v = Reflect.get(target, key, target) as unknown;
       if (typeof v !== 'function') return v;
-      return (...args: unknown[]) => {
-        const r = (v as (...a: unknown[]) => unknown).apply(target, args);
-        if (Array.isArray(r)) r.forEach(note);
-        else if (isArray(r) || isBuffer(r)) note(r);
-        else if (typeof r === 'object' && r !== null && !(r instanceof Promise)) Object.values(r).forEach(note);
-        return r;
-      };
+      let w = wrappers.get(key);
+      if (!w) {
+        // the method is looked up at each call: an instance may replace one (compile watches the random ones)
+        w = (...args: unknown[]) => {
+          const r = (Reflect.get(target, key, target) as (...a: unknown[]) => unknown).apply(target, args);
+          if (Array.isArray(r)) r.forEach(note);
+          else if (isArray(r) || isBuffer(r)) note(r);
+          else if (typeof r === 'object' && r !== null && !(r instanceof Promise)) Object.values(r).forEach(note);
+          return r;
+        };
+        wrappers.set(key, w);
+      }
+      return w;
     },
   });
+  trackers.set(be, tracker);
+  return tracker;
 }
 
 /**
@@ -279,13 +316,18 @@ function tracking(be: ComputeBackend, created: DeviceBuffer[]): ComputeBackend {
  */
 export function execute(x: Exec, fn: (be: ComputeBackend) => NDArray[], bind: (outs: NDArray[]) => void): void {
   const created: DeviceBuffer[] = [];
+  const tracker = trackerOf(x.be);
+  const outer = tracker.sink;
+  tracker.sink = created;
   try {
-    const outs = fn(tracking(x.be, created));
+    const outs = fn(tracker.view);
+    tracker.sink = outer;
     let fresh = 0;
     for (const b of new Set(created)) if (!x.heap.isHeld(b)) fresh += b.byteLength;
     x.heap.notePeak(fresh);
     bind(outs);
   } finally {
+    tracker.sink = outer;
     for (const b of new Set(created)) if (!x.heap.isHeld(b)) x.be.deallocate(b);
   }
 }
