@@ -19,6 +19,7 @@ export function onnxSection() {
     'by `node benches/onnx/models.mjs` in one process, timed runs in rounds whose engine order rotates; every',
     "engine's outputs are checked against onnxruntime-node's CPU provider (agrees: max abs difference ≤ 1e-3).",
     'ratio = peer time / PolyHAL time. First runs include shader compilation and, on wasm, thread start-up.',
+    "Each engine's block of timed runs starts with an untimed run (rows from 2026-11-27T10:00Z on).",
     'On webgpu a session replays the run it captured on its second run (graph capture, the session default);',
     'polyhal-webgpu-eager has capture off and lowers every node every run.',
   ];
