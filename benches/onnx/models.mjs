@@ -4,13 +4,14 @@
 // PP-OCRv4 det (1×3×640×640), rec (1×3×48×320) and Silero VAD v5 (512-sample frames, state carried).
 // Per model and engine: session-creation time, the first run, then timed runs in rounds whose engine order
 // rotates (machine drift hits every engine alike); each engine's outputs are checked against onnxruntime-node's
-// CPU provider on the same inputs. Each engine's block of timed runs starts with one untimed run: the engine that
-// ran before may leave its threads spinning, and an engine's own threads may have gone to sleep (PP-OCRv4 rec on
-// wasm, 2 cores: the first run of a block took 35-66 ms where the others took 27-35). Peak memory comes from
-// one child process per engine and model (the process's peak resident set, above its peak before the session
-// was created: a whole process cannot tell two engines' allocations apart). Files one row per model and engine (each dated) into
-// benches/results/<machine>/onnx-models.json (benches/lib/results.mjs: a row replaces the row of the same model
-// and engine), or writes the whole run to --out; prints a table. Then: node scripts/results-docs.mjs.
+// CPU provider on the same inputs. Each engine's block of timed runs starts with one untimed run: the engine
+// that ran before may leave its threads spinning, and an engine's own threads may have gone to sleep (PP-OCRv4
+// rec on wasm, 2 cores: the first run of a block took 35-66 ms where the others took 27-35). Peak memory comes
+// from one child process per engine and model (the process's peak resident set, above its peak before the
+// session was created: a whole process cannot tell two engines' allocations apart). Files one row per model
+// and engine (each dated) into benches/results/<machine>/onnx-models.json (benches/lib/results.mjs: a row
+// replaces the row of the same model and engine), or writes the whole run to --out; prints a table. Then:
+// node scripts/results-docs.mjs.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
