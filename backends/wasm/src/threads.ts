@@ -355,11 +355,7 @@ export class ThreadPool {
         sent.push(w);
       } else Atomics.store(ctrl, s + STATE, IDLE);
     }
-    if (sent.length > 0) {
-      this.generation = (this.generation + 1) & 0x3fffffff;
-      Atomics.store(ctrl, 0, this.generation);
-      Atomics.notify(ctrl, 0);
-    }
+    this.wake(sent);
     const failures: WasmKernelError[] = [];
     try {
       for (const part of parts[0] ? [parts[0], ...orphans] : orphans) local(part);
@@ -408,11 +404,7 @@ export class ThreadPool {
       Atomics.store(ctrl, s + STATE, RUNNING);
       sent.push(w);
     }
-    if (sent.length > 0) {
-      this.generation = (this.generation + 1) & 0x3fffffff;
-      Atomics.store(ctrl, 0, this.generation);
-      Atomics.notify(ctrl, 0);
-    }
+    this.wake(sent);
     const failures: WasmKernelError[] = [];
     try {
       for (let i = Atomics.add(ctrl, NEXT, 1); i < parts.length; i = Atomics.add(ctrl, NEXT, 1)) {
@@ -430,6 +422,14 @@ export class ThreadPool {
   }
 
   /** Throws the first failure: the calling thread's, or a part's that a worker recorded. */
+  /** Starts the workers `sent` (their slots filled): a new generation, and a notify for those asleep. */
+  private wake(sent: readonly number[]): void {
+    if (sent.length === 0) return;
+    this.generation = (this.generation + 1) & 0x3fffffff;
+    Atomics.store(this.ctrl, 0, this.generation);
+    Atomics.notify(this.ctrl, 0);
+  }
+
   private collect(kernel: JobKernel, sent: readonly number[], failures: WasmKernelError[]): void {
     const ctrl = this.ctrl;
     for (const w of sent) {
