@@ -6,6 +6,7 @@
 import {
   type BinaryOp,
   type DeviceBuffer,
+  type DType,
   float16Bits,
   type NDArray,
   REDUCE_OP_DEFS,
@@ -33,7 +34,14 @@ import {
   unaryExpr,
   unaryWgsl,
 } from './kernels/elementwise.js';
-import { binaryScalarVec4Wgsl, binaryVec4Wgsl, unaryVec4Wgsl, vec4Key, vec4Plan } from './kernels/elementwise-vec4.js';
+import {
+  binaryScalarVec4Wgsl,
+  binaryVec4Wgsl,
+  unaryVec4Wgsl,
+  type Vec4Plan,
+  vec4Key,
+  vec4Plan,
+} from './kernels/elementwise-vec4.js';
 import { reduceLevels, reduceWgsl, reduceWords } from './kernels/reduce.js';
 import { coalesce, floatBits, grid, rankSlots } from './layout.js';
 
@@ -54,6 +62,52 @@ export interface ElementwiseContext {
 const anyHalf = (ctx: ElementwiseContext, ...buffers: DeviceBuffer[]): boolean =>
   ctx.half.half.size > 0 && buffers.some((b) => ctx.half.half.has(b.id));
 
+/** How `dispatchOneOperand` names and builds a kernel of one operand. */
+export interface OneOperandKernel {
+  /** Pipeline key prefixes: of the four-wide kernel, and of the one-element kernel. */
+  readonly keys: readonly [string, string];
+  /** The dtypes the vec4 plan must store as one word (the operand's and the output's). */
+  readonly dtypes: readonly DType[];
+  /** Param word 3 (a number's bits, or 0). */
+  readonly word3: number;
+  /** Params after the dims (a fused chain's numbers). */
+  readonly tail?: readonly number[];
+  readonly vec4: (v: Vec4Plan) => string;
+  readonly flat: (contig: boolean, R: number) => string;
+}
+
+/**
+ * A kernel of one operand x → out (unary, with a number, a fused chain): four elements per invocation where the
+ * view allows, else one. Params: n, 0, x's offset, word 3, x's dims and strides (to elementwiseWords), the tail.
+ */
+export function dispatchOneOperand(
+  ctx: ElementwiseContext,
+  op: string,
+  x: NDArray,
+  out: DeviceBuffer,
+  k: OneOperandKernel,
+): void {
+  const n = out.size;
+  if (n === 0) return;
+  const params = (R: number, dims: number[]): number[] => {
+    const head = [n, 0, x.offset, k.word3, ...dims];
+    while (head.length < elementwiseWords(R)) head.push(0);
+    return k.tail ? [...head, ...k.tail] : head;
+  };
+  const words = (R: number): number => elementwiseWords(R) + (k.tail?.length ?? 0);
+  const buffers = [ctx.gpu(x.buffer), ctx.gpu(out)];
+  const v = vec4Plan(x.shape, [x], k.dtypes);
+  if (v) {
+    const key = `${k.keys[0]}/${vec4Key(v)}`;
+    ctx.batch.dispatch(op, key, () => k.vec4(v), words(v.R), params(v.R, v.words), buffers, flat(n / 4));
+    return;
+  }
+  const contig = isContiguous(x);
+  const { R, words: dims } = stridedParams(x.shape, [x]);
+  const key = `${k.keys[1]}/${contig}/${R}`;
+  ctx.batch.dispatch(op, key, () => k.flat(contig, R), words(R), params(R, dims), buffers, flat(n));
+}
+
 /** unaryKernel: out = op(x), 4 elements per invocation where the layout allows. */
 export function dispatchUnary(ctx: ElementwiseContext, op: UnaryOp, x: NDArray, out: DeviceBuffer): void {
   unaryExpr(op, x.dtype); // throws UnsupportedOpError before anything is encoded
@@ -61,32 +115,13 @@ export function dispatchUnary(ctx: ElementwiseContext, op: UnaryOp, x: NDArray, 
     dispatchUnaryHalf(ctx.half, op, x, out);
     return;
   }
-  const n = out.size;
-  if (n === 0) return;
-  const v = vec4Plan(x.shape, [x], [x.dtype]);
-  if (v) {
-    ctx.batch.dispatch(
-      op,
-      `unary4/${op}/${x.dtype}/${vec4Key(v)}`,
-      () => unaryVec4Wgsl(op, x.dtype, v),
-      elementwiseWords(v.R),
-      [n, 0, x.offset, 0, ...v.words],
-      [ctx.gpu(x.buffer), ctx.gpu(out)],
-      flat(n / 4),
-    );
-    return;
-  }
-  const contig = isContiguous(x);
-  const { R, words } = stridedParams(x.shape, [x]);
-  ctx.batch.dispatch(
-    op,
-    `unary/${op}/${x.dtype}/${contig}/${R}`,
-    () => unaryWgsl(op, x.dtype, contig, R),
-    elementwiseWords(R),
-    [n, 0, x.offset, 0, ...words],
-    [ctx.gpu(x.buffer), ctx.gpu(out)],
-    flat(n),
-  );
+  dispatchOneOperand(ctx, op, x, out, {
+    keys: [`unary4/${op}/${x.dtype}`, `unary/${op}/${x.dtype}`],
+    dtypes: [x.dtype],
+    word3: 0,
+    vec4: (v) => unaryVec4Wgsl(op, x.dtype, v),
+    flat: (contig, R) => unaryWgsl(op, x.dtype, contig, R),
+  });
 }
 
 /** binaryKernel: a and b of one dtype (bool: i32 0/1); out's dtype is the op's result (bool for the comparisons). */
@@ -137,34 +172,15 @@ export function dispatchBinaryScalar(
   out: DeviceBuffer,
 ): void {
   binaryExpr(op, x.dtype); // throws UnsupportedOpError before anything is encoded
-  const n = out.size;
-  if (n === 0) return;
-  const bits = floatBits(value);
   const first = scalarFirst ? 'sx' : 'xs';
-  const v = vec4Plan(x.shape, [x], [x.dtype, out.dtype]);
-  if (v) {
-    ctx.batch.dispatch(
-      op,
-      `binary4s/${op}/${first}/${x.dtype}/${out.dtype}/${vec4Key(v)}`,
-      () => binaryScalarVec4Wgsl(op, x.dtype, out.dtype, v, scalarFirst),
-      elementwiseWords(v.R),
-      [n, 0, x.offset, bits, ...v.words],
-      [ctx.gpu(x.buffer), ctx.gpu(out)],
-      flat(n / 4),
-    );
-    return;
-  }
-  const contig = isContiguous(x);
-  const { R, words } = stridedParams(x.shape, [x]);
-  ctx.batch.dispatch(
-    op,
-    `binarys/${op}/${first}/${x.dtype}/${out.dtype}/${contig}/${R}`,
-    () => binaryScalarWgsl(op, x.dtype, out.dtype, contig, R, scalarFirst),
-    elementwiseWords(R),
-    [n, 0, x.offset, bits, ...words],
-    [ctx.gpu(x.buffer), ctx.gpu(out)],
-    flat(n),
-  );
+  const types = `${x.dtype}/${out.dtype}`;
+  dispatchOneOperand(ctx, op, x, out, {
+    keys: [`binary4s/${op}/${first}/${types}`, `binarys/${op}/${first}/${types}`],
+    dtypes: [x.dtype, out.dtype],
+    word3: floatBits(value),
+    vec4: (v) => binaryScalarVec4Wgsl(op, x.dtype, out.dtype, v, scalarFirst),
+    flat: (contig, R) => binaryScalarWgsl(op, x.dtype, out.dtype, contig, R, scalarFirst),
+  });
 }
 
 /** reduceKernel: out = op over `axes` of x (per thread for short or software reductions, else per workgroup). */

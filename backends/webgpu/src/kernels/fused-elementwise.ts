@@ -12,7 +12,7 @@ import { binaryExpr, elementwiseHelpers, elementwiseWords, unaryExpr } from './e
 import { type Vec4Plan, vec4Body } from './elementwise-vec4.js';
 
 /** Params words of a chain over R dimension slots: the unary layout, then one per binary step. */
-export const fusedWords = (steps: readonly ElementwiseStep[], R: number): number =>
+const fusedWords = (steps: readonly ElementwiseStep[], R: number): number =>
   elementwiseWords(R) + steps.filter((s) => 'scalar' in s).length;
 
 /** The pipeline key's part naming the chain (ops and operand order; the numbers are params). */
