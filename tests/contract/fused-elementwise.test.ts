@@ -10,6 +10,7 @@ import {
   type ElementwiseStep,
   InvalidArgumentError,
   type NDArray,
+  shrinkView,
   transposeView,
   UnsupportedOpError,
 } from '@polyhal/hal';
@@ -124,6 +125,35 @@ describe.each(Object.keys(REPO_BACKENDS))('fusedElementwise on %s', (name) => {
       be.free(x0);
     }
   });
+
+  // cpu and wasm round each step as its op does, with no contraction: a fused chain must give the separate ops'
+  // bits. 70,001 elements cross wasm's blocks of 2,048 and its thread split (at 2^16 elements × steps); the views
+  // are a contiguous slice at an offset and a transpose.
+  if (name !== 'webgpu')
+    test.each(CHAINS)('%s: the same bits as the separate ops, large and offset inputs', async (_, steps, half) => {
+      const base = be.fromArray(data(70_003, half, 7), [70_003]);
+      const t0 = be.fromArray(data(300 * 257, half, 9), [300, 257]);
+      for (const x of [shrinkView(base, [[2, 70_003]]), base, transposeView(t0)]) {
+        const y = be.fusedElementwise(x, steps);
+        let z = x;
+        for (const s of steps) {
+          const next = !('scalar' in s)
+            ? be.unary(s.op, z)
+            : s.scalarFirst
+              ? be.binary(s.op, s.scalar, z)
+              : be.binary(s.op, z, s.scalar);
+          if (z !== x) be.free(z);
+          z = next;
+        }
+        const [got, want] = [(await be.read(y)) as Float32Array, (await be.read(z)) as Float32Array];
+        const first = got.findIndex((v, i) => !Object.is(v, want[i]));
+        expect(first === -1 ? 'all equal' : `[${first}]: ${got[first]} vs ${want[first]}`).toBe('all equal');
+        be.free(y);
+        be.free(z);
+      }
+      be.free(base);
+      be.free(t0);
+    });
 
   test('int32 chains run as the separate ops, exactly (wrapping)', async () => {
     const steps: ElementwiseStep[] = [

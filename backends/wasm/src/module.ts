@@ -72,6 +72,11 @@ export interface KernelExports {
     out: number,
   ): void;
   unaryF32(op: number, n: number, rows: number, x: number, xStarts: number, xStep: number, out: number): void;
+  /**
+   * assembly/fused-elementwise.ts: the chain of `count` steps (records of kind, op code, scalar bits at `steps`)
+   * over n contiguous float32 elements of x into out.
+   */
+  fusedF32(n: number, x: number, out: number, steps: number, count: number): void;
   unaryI32(op: number, n: number, rows: number, x: number, xStarts: number, xStep: number, out: number): void;
   copyRows(
     mode: number,

@@ -103,6 +103,7 @@ export const JOB_KERNELS = [
   'softmaxF32',
   'convDirect',
   'convPackA',
+  'fusedF32',
 ] as const;
 export type JobKernel = (typeof JOB_KERNELS)[number];
 

@@ -7,6 +7,7 @@ import {
   contiguousStrides,
   sizeOf,
   type DeviceBuffer,
+  type ElementwiseStep,
   type HostArray,
   INT32_UNARY_OPS,
   type NDArray,
@@ -41,6 +42,7 @@ import { convTransposeOnWasm } from './dispatch-conv-transpose.js';
 import { copyInto } from './dispatch-copy.js';
 import { BINARY_CODES, dispatchBinary, dispatchUnary, dispatchWhere, UNARY_CODES } from './dispatch-elementwise.js';
 import { dispatchAdam, dispatchSgd, dispatchSoftmaxCrossEntropy } from './dispatch-fused.js';
+import { dispatchFusedElementwise } from './dispatch-fused-elementwise.js';
 import { dispatchMatmul } from './dispatch-matmul.js';
 import { dispatchPhilox } from './dispatch-random.js';
 import { resizeOnWasm } from './dispatch-resize.js';
@@ -356,6 +358,10 @@ export class WasmBackend extends BaseBackend {
     if (typeof code !== 'number' || !Object.hasOwn(BINARY_CODES, op) || (a.dtype !== 'float32' && op === 'div'))
       throw new UnsupportedOpError(String(op), a.dtype, this.name);
     dispatchBinary(this.ctx, code, a, b, out);
+  }
+
+  protected override fusedElementwiseKernel(x: NDArray, steps: readonly ElementwiseStep[], out: DeviceBuffer): void {
+    dispatchFusedElementwise(this.ctx, x, steps, out);
   }
 
   protected reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void {
