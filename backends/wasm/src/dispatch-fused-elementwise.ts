@@ -2,8 +2,8 @@
  * fusedElementwiseKernel of the WASM backend: a chain of float32 elementwise steps (hal's ElementwiseStep) in
  * one pass over memory (assembly/fused-elementwise.ts: blocks of 2,048 elements, each step on the block while it
  * is in L1). A strided input is first copied into the output, and the chain then runs there in place. The steps
- * go to the kernel as records in a temporary block of linear memory; an output of enough work (elements × steps
- * ≥ elementwiseThreadThreshold) is split by element ranges across the worker pool, two parts per thread.
+ * go to the kernel as records in a temporary block of linear memory; an output of as many elements as a separate
+ * op splits (elementwiseThreadThreshold) is split by element ranges across the worker pool, two parts per thread.
  */
 import { contiguousStrides, type DeviceBuffer, type ElementwiseStep, isContiguous, type NDArray } from '@polyhal/hal';
 import type { WasmContext } from './context.js';
@@ -46,7 +46,7 @@ export function dispatchFusedElementwise(
         floats[w + 2] = s.scalar;
       }
     });
-    const parts = ctx.pool && n * steps.length >= ctx.elementwiseThreadThreshold ? ctx.pool.size * 2 : 1;
+    const parts = ctx.pool && n >= ctx.elementwiseThreadThreshold ? ctx.pool.size * 2 : 1;
     const call = (a: number[]): void => ctx.k.fusedF32(a[0]!, a[1]!, a[2]!, a[3]!, a[4]!);
     if (parts === 1 || n < 16 * parts) {
       call([n, src, dst, p, steps.length]);
