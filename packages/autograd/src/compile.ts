@@ -56,6 +56,8 @@ export interface CompiledFunction<A extends Tensor[], R extends Tensor | Tensor[
   readonly stats: Readonly<CompileStats>;
   /** Frees every recording (later calls trace again). */
   release(): void;
+  /** The function compiled, as given (what `exportOnnx` of @polyhal/onnx traces). */
+  readonly fn: (...inputs: A) => R;
 }
 
 interface Recording {
@@ -236,6 +238,7 @@ export function compile<A extends Tensor[], R extends Tensor | Tensor[]>(
 
   return Object.assign(call, {
     stats,
+    fn,
     release(): void {
       for (const r of recordings.values()) r.work.release();
       recordings.clear();

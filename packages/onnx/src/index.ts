@@ -45,3 +45,11 @@ export {
 } from './proto.js';
 export { externalDataFromDirectory, type SyncFileSystem } from './proto-external.js';
 export { OnnxDecodeError } from './wire.js';
+export {
+  EXPORT_OPSET,
+  type Exportable,
+  type ExportOptions,
+  exportOnnx,
+  OnnxExportRandomError,
+  OnnxExportUnmappedError,
+} from './export/index.js';
