@@ -1,9 +1,9 @@
 /**
  * ONNX forms of the HAL's non-elementwise methods: matmul (MatMul, + Add for the bias), conv (Conv), maxPool and
  * avgPool, layerNorm (LayerNormalization), softmax and logSoftmax, the reductions (ReduceSum, ReduceMean, ...),
- * pad, concat and stack, cast, where, the copies (contiguous, a reshape that copies) and the constants made in the
- * traced function (full, fromArray). Opset 17 forms: ReduceSum takes its axes as an input, the others as an
- * attribute.
+ * pad, concat and stack, cumsum (CumSum), cast, where, the copies (contiguous, a reshape that copies) and the
+ * constants made in the traced function (full, fromArray). Opset 17 forms: ReduceSum takes its axes as an
+ * input, the others as an attribute.
  */
 import type { DType, NDArray, Operand } from '@polyhal/hal';
 import { axesOf, type CallMapping, type ExportContext } from './context.js';
@@ -201,6 +201,13 @@ const fromArray: CallMapping = (c, args, y) => {
   return undefined;
 };
 
+const cumsum: CallMapping = (c, args, y) => {
+  const [x, axis, o = {}] = args as [NDArray, number, { exclusive?: boolean; reverse?: boolean }];
+  const attrs = { exclusive: o.exclusive ? 1 : 0, reverse: o.reverse ? 1 : 0 };
+  c.out(y as NDArray, c.g.op('CumSum', [c.in(x, x.dtype), c.g.scalar(axis, 7)], attrs));
+  return undefined;
+};
+
 /** Method → mapping of the methods above (the elementwise ones are in map-elementwise.ts). */
 export const OP_MAPPINGS: Readonly<Record<string, CallMapping>> = {
   matmul,
@@ -222,6 +229,7 @@ export const OP_MAPPINGS: Readonly<Record<string, CallMapping>> = {
   stack,
   cast,
   where,
+  cumsum,
   contiguous: copy,
   reshape: copy,
   full,
