@@ -4,20 +4,32 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ComputeBackend, InvalidArgumentError, mulberry32 } from '@polyhal/hal';
 import {
+  avgPool,
   compile,
+  concat,
   cumsum,
   Dropout,
   expand,
   Linear,
+  logSoftmax,
+  logsumexp,
+  max,
+  maxPool,
+  maximum,
+  mean,
   type Module,
   noGrad,
   padMode,
   scope,
   ReLU,
   Sequential,
+  silu,
+  softmax,
   stride,
+  sum,
   Tensor,
   trunc,
+  where,
 } from '@polyhal/autograd';
 import { buildModel, type ModelKind, toModelInput } from '@polyhal/models';
 import {
@@ -211,6 +223,42 @@ describe('exportOnnx: functions, views and errors', () => {
     for (const t of eager) t.dispose();
     x.dispose();
     y.dispose();
+  });
+
+  test('pools, reductions, softmax, concat, where and composite unary ops agree with onnxruntime', async () => {
+    const data = pixels(2 * 3 * 6 * 6, 8).map((v) => 4 * v - 2);
+    const x = Tensor.fromArray(be, data, [2, 3, 6, 6]);
+    const fn = (a: Tensor): Tensor[] => {
+      const m = maxPool(a, { kernelSize: 3, stride: 2, padding: 1 });
+      const p = avgPool(a, { kernelSize: 2, padding: 1, countIncludePad: false });
+      return [
+        m,
+        p,
+        softmax(a, 1),
+        logSoftmax(a, -1),
+        mean(a, [2, 3], true),
+        sum(a, 1),
+        max(a, [0, 3]),
+        logsumexp(a, 2),
+        concat([silu(a), a.gelu(), maximum(a, 0.25)], 1),
+        where(a.greater(0), a, a.mul(0.1)),
+      ];
+    };
+    const eager = noGrad(() => scope(() => fn(x)));
+    const wants = eager.map((t) => be.readSync!(t.value) as Float32Array);
+    const bytes = await exportOnnx(fn, [x]);
+    const ops = ['MaxPool', 'AveragePool', 'Softmax', 'LogSoftmax', 'ReduceMean', 'ReduceSum', 'ReduceMax'];
+    ops.push('ReduceLogSumExp', 'Concat', 'Where', 'Greater', 'Erf', 'Sigmoid', 'Max');
+    expect(Object.keys(opCounts(bytes))).toEqual(expect.arrayContaining(ops));
+    const feeds = [{ name: 'input_0', dims: [2, 3, 6, 6], data }];
+    const fromOrt = ort(bytes, feeds, 'misc.onnx');
+    const fromSession = await polyhal(bytes, feeds, be);
+    wants.forEach((want, i) => {
+      expect(relError(fromOrt[`output_${i}`]!, want)).toBeLessThanOrEqual(1e-6);
+      expect(relError(fromSession[i]!, want)).toBeLessThanOrEqual(1e-6);
+    });
+    for (const t of eager) t.dispose();
+    x.dispose();
   });
 
   test('a compiled function exports its own function', async () => {
