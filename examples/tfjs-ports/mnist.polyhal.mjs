@@ -1,11 +1,13 @@
 // The PolyHAL port of tfjs-examples' MNIST ConvNet (mnist.tfjs.mjs), line for line: the same layers, initializers
 // (varianceScaling kernels, zero biases), optimizer (Adam, lr 0.001), loss, batch size and epochs. PolyHAL's layers
-// are channels-first (x [N, 1, 28, 28]) and the model ends in logits: crossEntropy applies the softmax.
+// are channels-first (x [N, 1, 28, 28]) and the model ends in logits: crossEntropy applies the softmax. tfjs draws
+// the initial weights and each epoch's shuffle from unseeded generators; here `seed` picks them: the layers share
+// one stream (each continues where the previous one stopped, as tfjs's layers do), and fit shuffles with `seed`.
 import * as ag from '@polyhal/autograd';
 
 // port:begin
-export function getModel(backend) {
-  const init = { backend, kernelInitializer: 'varianceScaling', biasInitializer: 'zeros' };
+export function getModel(backend, seed = 0) {
+  const init = { backend, rng: ag.toRng(seed), kernelInitializer: 'varianceScaling', biasInitializer: 'zeros' };
   const IMAGE_CHANNELS = 1;
   return new ag.Sequential(
     new ag.Conv2d(IMAGE_CHANNELS, 8, 5, { ...init, stride: 1 }),
@@ -19,7 +21,7 @@ export function getModel(backend) {
   );
 }
 
-export async function train(model, data, { epochs = 10, batchSize = 512, onEpochEnd } = {}) {
+export async function train(model, data, { epochs = 10, batchSize = 512, seed = 0, onEpochEnd } = {}) {
   const x = (set) => ({ data: set.images, shape: [set.size, 1, 28, 28] });
   const y = (set) => ({ data: set.labels, shape: [set.size] });
   return ag.fit(
@@ -33,6 +35,7 @@ export async function train(model, data, { epochs = 10, batchSize = 512, onEpoch
       validationData: { x: x(data.test), y: y(data.test) },
       epochs,
       shuffle: true,
+      seed,
       callbacks: [{ onEpochEnd }],
     },
   );
