@@ -418,12 +418,25 @@ export class WebGpuBackend extends BaseBackend {
     dispatchFill(this.elementwiseContext, out, value);
   }
 
+  /** float32 product (dispatch-matmul.ts); float16 operands in 2-byte storage are read as float32 copies. */
   protected matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
+    if (this.anyHalf(a.buffer, b.buffer, out)) {
+      widened(this.halfContext, [a, b], ([wa, wb]) =>
+        narrowedInto(this.halfContext, out, (o) => dispatchMatmul(this.matmulContext, wa!, wb!, o)),
+      );
+      return;
+    }
     dispatchMatmul(this.matmulContext, a, b, out);
   }
 
   /** a @ b + bias: added in the GEMM's store (dispatch-matmul.ts), else the product then an add kernel. */
   protected override matmulBiasKernel(a: NDArray, b: NDArray, bias: NDArray, out: DeviceBuffer): void {
+    if (this.anyHalf(a.buffer, b.buffer, bias.buffer, out)) {
+      widened(this.halfContext, [a, b, bias], ([wa, wb, wbias]) =>
+        narrowedInto(this.halfContext, out, (o) => this.matmulBiasKernel(wa!, wb!, wbias!, o)),
+      );
+      return;
+    }
     if (dispatchMatmul(this.matmulContext, a, b, out, bias)) return;
     const product = this.allocate(out.size, 'float32');
     try {
