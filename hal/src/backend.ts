@@ -322,12 +322,14 @@ export interface ComputeBackend extends FamilyMethods, CaptureMethods {
   assign(target: DeviceBuffer, value: NDArray): void;
 
   /**
-   * Batched matmul: a: [..., M, K], b: [..., K, N] → [..., M, N], float32 (or int32, int8, uint8, wrapping);
+   * Batched matmul: a: [..., M, K], b: [..., K, N] → [..., M, N] of the operands' dtype: float32, float16
+   * (summed in float32, each element rounded once to float16), or int32, int8, uint8 (wrapping);
    * batch dims broadcast. Transposed operands are passed as views (`transposeView`) and are not copied.
    * With `bias` (the product's dtype, broadcast to [..., M, N] without widening it): a @ b + bias, as
-   * tfjs's fused.matMul or ONNX Gemm's C; a backend may add it in the GEMM's store (matmul-bias.ts).
+   * tfjs's fused.matMul or ONNX Gemm's C; a backend may add it in the GEMM's store (matmul-bias.ts);
+   * float16: the float32 product plus bias in float32, rounded once to float16, on every backend.
    * Throws ShapeMismatchError if K differs, batch dims do not broadcast or bias does not fit; DTypeError
-   * when bias has another dtype.
+   * when the operands are float32 and float16 or bias has another dtype; UnsupportedOpError for other dtypes.
    */
   matmul(a: NDArray, b: NDArray, bias?: NDArray | null): NDArray;
   /**

@@ -17,7 +17,7 @@ import {
   softmaxComposite,
   softmaxCrossEntropyComposite,
 } from './families/composite/composites.js';
-import { type DType, DTYPE_LIST, dtypeDescriptor, isDType, isIntDType, isNarrow } from './core/dtype.js';
+import { type DType, DTYPE_LIST, dtypeDescriptor, isDType, isIntDType, isNarrow, storageDType } from './core/dtype.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError, UnsupportedOpError } from './core/errors.js';
 import {
   type DeviceBuffer,
@@ -49,7 +49,7 @@ import { type PhiloxStream, philoxUniformFill } from './core/philox.js';
 import { RANDOM_METHODS } from './families/random/sampling.js';
 import { type ScatterCompositeHost, scatterKernelComposite } from './families/indexing/scatter-composite.js';
 import { integerMatmulComposite } from './families/matmul/integer-matmul.js';
-import { addBias, checkMatmulBias } from './families/matmul/matmul-bias.js';
+import { addBias, checkMatmulBias, matmulBiasWide } from './families/matmul/matmul-bias.js';
 import { ELEMENTWISE_METHODS, REDUCE_METHODS } from './contract/table-methods.js';
 import { defineFamilyMethods } from './contract/family-table.js';
 import { ARG_REDUCE_METHODS } from './families/indexing/argreduce.js';
@@ -320,8 +320,11 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     this.check(a, 'matmul', 'a');
     this.check(b, 'matmul', 'b');
     const int = a.dtype === b.dtype && isIntDType(a.dtype);
-    if (!int && (a.dtype !== 'float32' || b.dtype !== 'float32'))
-      throw new UnsupportedOpError('matmul', a.dtype !== 'float32' ? a.dtype : b.dtype, this.name);
+    const float = (d: DType): boolean => d === 'float32' || d === 'float16';
+    if (float(a.dtype) && float(b.dtype) && a.dtype !== b.dtype)
+      throw new DTypeError(`matmul: operands have dtypes ${a.dtype} and ${b.dtype}; cast one explicitly`);
+    if (!int && !float(a.dtype)) throw new UnsupportedOpError('matmul', a.dtype, this.name);
+    if (!int && !float(b.dtype)) throw new UnsupportedOpError('matmul', b.dtype, this.name);
     const [m, k, n] = matmulDims(a, b);
     const batch = broadcastShapes(a.shape.slice(0, -2), b.shape.slice(0, -2));
     const outShape = [...batch, m, n];
@@ -345,11 +348,15 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     if (fused && !flatBias) flat = null;
     const ea = flat ?? expandView(a, [...batch, m, k]);
     const eb = flat ? b : expandView(b, [...batch, k, n]);
-    const out = this.allocate(sizeOf(outShape), 'float32');
-    if (n > 0 && fused) this.guard(out, () => this.matmulBiasKernel!(ea, eb, flatBias ?? fused, out));
+    // float16 (the kernels compute in float32): the product, or product + bias, rounded once to float16 —
+    // in the fused hook's store, else into a float32 product that matmulBiasWide adds the bias to.
+    const wide = bias != null && !fused && isNarrow(a.dtype);
+    const out = this.allocate(sizeOf(outShape), wide ? storageDType(a.dtype) : a.dtype);
+    if (n > 0 && fused) this.guard(out, () => this.route.matmulBias(ea, eb, flatBias ?? fused, out));
     else if (n > 0 || !flat) this.guard(out, () => this.route.matmul(ea, eb, out));
     const r = viewOf(out, outShape);
-    return bias != null && !fused ? addBias(this, r, bias) : r;
+    if (bias == null || fused) return r;
+    return wide ? matmulBiasWide(this, r, bias) : addBias(this, r, bias);
   }
 
   /**

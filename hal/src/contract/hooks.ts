@@ -190,8 +190,9 @@ export interface OptionalBackendHooks {
   /**
    * `out = a @ b + bias` for `matmul(a, b, bias)` on float32: `a` and `b` as `matmulKernel` takes them,
    * `bias` a view of `out`'s shape (broadcast strides may be 0); each element is the product rounded to
-   * float32, then the sum rounded once more (matmul-bias.ts). Without it, matmul with a bias is matmul then
-   * add.
+   * float32, then the sum rounded once more (matmul-bias.ts); float16 operands arrive as storage views, as
+   * for `matmulKernel`, and the router rounds `out` once to float16. Without it, matmul with a bias is
+   * matmul then add.
    * @group fused
    */
   matmulBiasKernel?(a: NDArray, b: NDArray, bias: NDArray, out: DeviceBuffer): void;

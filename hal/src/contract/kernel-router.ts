@@ -7,7 +7,7 @@
  * - `narrow` (int8, uint8, float16): hands the hook every array and buffer as a view of the same storage
  *   typed as its storage dtype (`storageView`, `storageBuffer`, narrow.ts: the same buffer id, so every
  *   backend finds its storage); a kernel that computes (unary, binary, reduce, scatterAdd, scatter, cumsum,
- *   matmul) with a narrow `out` writes a temporary buffer of the storage dtype, which copyKernel then
+ *   matmul, matmulBias) with a narrow `out` writes a temporary buffer of the storage dtype, which copyKernel then
  *   narrows into `out` (int8 and uint8 wrap modulo 2^8, float16 rounds to nearest even); kernels that only
  *   move values (copyInto, where, topk's values) write `out` directly; fill stores its value as the dtype
  *   holds it (hostValue); gather's out-of-range fill is the descriptor's `gatherFill` where the storage
@@ -53,7 +53,7 @@ import { storageBuffer as b, storageView as v } from './narrow.js';
  * that gather's narrow fill needs.
  */
 export type RoutedBackend = BackendHooks &
-  Pick<OptionalBackendHooks, 'cumsumKernel' | 'topkKernel' | 'hostStorage'> &
+  Pick<OptionalBackendHooks, 'cumsumKernel' | 'topkKernel' | 'hostStorage' | 'matmulBiasKernel'> &
   Required<Pick<OptionalBackendHooks, 'scatterKernel'>> & {
     allocate(size: number, dtype: DType): DeviceBuffer;
     deallocate(buffer: DeviceBuffer): void;
@@ -158,6 +158,11 @@ export class KernelRouter {
   /** matmulKernel on storage views (float32 here; narrowed into a narrow `out`). */
   matmul(x: NDArray, y: NDArray, out: DeviceBuffer): void {
     this.computed(out, (o) => this.be.matmulKernel(v(x), v(y), o));
+  }
+
+  /** matmulBiasKernel (call only where the backend has it) on storage views, narrowed into a narrow `out`. */
+  matmulBias(x: NDArray, y: NDArray, bias: NDArray, out: DeviceBuffer): void {
+    this.computed(out, (o) => this.be.matmulBiasKernel!(v(x), v(y), v(bias), o));
   }
 
   /** whereKernel, routed by the values' dtype (cond is bool). */

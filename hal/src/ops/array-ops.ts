@@ -112,12 +112,16 @@ export const ARRAY_OP_DEFS = {
       'Σ_k a[m,k]·b[k,n] (a zero K gives 0). Transposed operands are views, not copied. With bias (the ' +
       "product's dtype, broadcast to [..., M, N] without widening it; tfjs fused.matMul's bias, ONNX Gemm's " +
       'C): the product rounded, plus bias rounded once more (webgpu adds it in the GEMM’s store). ' +
+      'float16 (as NumPy and PyTorch: the operands’ dtype): the products (exact in float32) summed in ' +
+      'float32 and each element rounded once to float16, overflowing to ±Inf past 65504; with a float16 ' +
+      'bias, the float32 product plus bias in float32, rounded once to float16 (fused or not). Error: one ' +
+      'float16 ulp of the result plus the float32 sum’s bound K·2^-24·Σ|a·b|. ' +
       'int32, int8, uint8 (as NumPy and PyTorch): the int32 sum exact modulo 2^32, int8 and uint8 results ' +
       'then wrapped to the dtype; int8 operands take packed kernels on webgpu (subgroup matrices where the ' +
       'device has them, else dot4I8Packed). ShapeMismatchError if K differs or the batch dims do not ' +
-      'broadcast or bias does not fit; DTypeError for a bias of another dtype; UnsupportedOpError unless ' +
-      'both operands have one of the dtypes.',
-    dtypes: ['float32', 'int32', 'int8', 'uint8'],
+      'broadcast or bias does not fit; DTypeError for float32 with float16 operands or a bias of another ' +
+      'dtype; UnsupportedOpError unless both operands have one of the dtypes.',
+    dtypes: ['float32', 'float16', 'int32', 'int8', 'uint8'],
     accuracy: { float32: { abs: 1e-6, rel: 4e-6 }, int32: EXACT },
     grad: 'autograd ops.ts (g·bᵀ, aᵀ·g; bias: g summed to its shape)',
   },

@@ -44,8 +44,8 @@ export * from './types.js';
  *
  * int8, uint8 and float16 (narrow dtypes, stored as int32 or float32: dtype.ts, narrow.ts) take what
  * their storage dtype takes (`dtypeTaken`): int8 and uint8 the int32 ops, wrapping modulo 2^8; float16
- * the float32 elementwise ops and reductions, rounding each result to float16 (nearest even). Movement,
- * layout, index ops, where and cast move them; the other ops (matmul, convolutions, losses, composites,
+ * the float32 elementwise ops, reductions and matmul, rounding each result to float16 (nearest even).
+ * Movement, layout, index ops, where and cast move them; the other ops (convolutions, losses, composites,
  * random, argmax, cumsum, topk) take float32 (int32 where listed) only: cast first.
  *
  * float64 (on backends with host-addressable storage: cpu, wasm, reference) takes what float32 takes
