@@ -83,12 +83,19 @@ export function runOracle(c: Case, xs: Ref[]): Ref[] {
   return r.oracle(xs, p);
 }
 
+/** The shape the op sees of input `spec` (after its view). */
+function viewedShape(spec: InputSpec): number[] {
+  return applyViewOracle(ref(spec.shape, new Array<number>(spec.shape.reduce((p, d) => p * d, 1)).fill(0)), spec).shape;
+}
+
+/** The rounded float32 additions per output element of a matmul case: K, plus one with a bias. */
+export function matmulTerms(c: Case): number {
+  return viewedShape(c.inputs[0]!).at(-1)! + (c.inputs.length > 2 ? 1 : 0);
+}
+
 /** Elements reduced into each output of a reduce case. */
 export function reducedCount(c: Case): number {
-  const shape = applyViewOracle(
-    ref(c.inputs[0]!.shape, new Array<number>(c.inputs[0]!.shape.reduce((p, d) => p * d, 1)).fill(0)),
-    c.inputs[0]!,
-  ).shape;
+  const shape = viewedShape(c.inputs[0]!);
   const axes = (c.params?.axes ?? shape.map((_, i) => i)).map((a) => (a < 0 ? a + shape.length : a));
   return axes.reduce((p, a) => p * shape[a]!, 1);
 }

@@ -1,8 +1,8 @@
 /**
  * Conformance cases of matmul's empty forms: every product with a zero-sized M, N, K or batch, in every
  * layout a backend or the HAL may take a shortcut on — 2-D × 2-D, batched a × 2-D b (the batch merged into
- * M), 2-D a × batched b, equal and broadcast batches — with and without a bias, in float32, int32, int8
- * and uint8. NumPy, PyTorch and tfjs return an empty result of the broadcast shape, or zeros (plus the
+ * M), 2-D a × batched b, equal and broadcast batches — with and without a bias, in float32, float16, int32,
+ * int8 and uint8. NumPy, PyTorch and tfjs return an empty result of the broadcast shape, or zeros (plus the
  * bias) where only K is 0. A shortcut that works out a row count by dividing by N (0) fails here.
  * matmulInteger and matmulIntegerToFloat (int8, with zero points and scales) take the same forms.
  */
@@ -37,10 +37,10 @@ const FORMS: readonly [string, number[], number[]][] = [
   ['broadcast/batch', [0, 1, 3, 4], [5, 4, 6]],
 ];
 
-const DTYPES: readonly DType[] = ['float32', 'int32', 'int8', 'uint8'];
+const DTYPES: readonly DType[] = ['float32', 'float16', 'int32', 'int8', 'uint8'];
 
 function gen(dtype: DType): Generator {
-  if (dtype === 'float32') return U(-1, 1);
+  if (dtype === 'float32' || dtype === 'float16') return U(-1, 1);
   if (dtype === 'uint8') return I(0, 255);
   return I(-128, 127);
 }

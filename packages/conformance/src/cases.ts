@@ -4,6 +4,7 @@ import { compositeCases } from './cases-composite.js';
 import { convCases } from './cases-conv.js';
 import { coreCases } from './cases-core.js';
 import { emptyMatmulCases } from './cases-matmul-empty.js';
+import { float16MatmulCases } from './cases-matmul-float16.js';
 import { divisionCases } from './cases-division.js';
 import { dtypeCases } from './cases-dtypes.js';
 import { elementwiseCases } from './cases-elementwise.js';
@@ -120,6 +121,7 @@ function buildCases(): Case[] {
   cases.push(...normCases());
   cases.push(...accumulationCases());
   cases.push(...emptyMatmulCases());
+  cases.push(...float16MatmulCases());
   return cases;
 }
 

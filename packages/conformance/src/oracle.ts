@@ -286,21 +286,22 @@ export function oMatmul(a: Ref, b: Ref): Ref {
       }
     }
   }
-  return { shape: [...batch, M, N], data, dtype: 'float32', scale };
+  // float16 operands give a float16 result (the exact sum here; compare rounds it to float16)
+  return { shape: [...batch, M, N], data, dtype: a.dtype === 'float16' ? 'float16' : 'float32', scale };
 }
 
 /**
- * matmul's bias: product + bias broadcast to the product's shape. float32: exact in float64, judged against
- * the product's Σ|terms| plus |bias|; integers: the sum wrapped to the dtype (as add).
+ * matmul's bias: product + bias broadcast to the product's shape. float32 and float16: exact in float64,
+ * judged against the product's Σ|terms| plus |bias|; integers: the sum wrapped to the dtype (as add).
  */
 export function oMatmulBias(product: Ref, bias: Ref): Ref {
-  if (product.dtype !== 'float32') return oBinary('add', product, bias);
+  if (product.dtype !== 'float32' && product.dtype !== 'float16') return oBinary('add', product, bias);
   const c = oExpand(bias, product.shape);
   const scale = product.scale ?? product.data.map(Math.abs);
   return {
     shape: product.shape,
     data: product.data.map((v, i) => v + c.data[i]!),
-    dtype: 'float32',
+    dtype: product.dtype,
     scale: scale.map((v, i) => v + Math.abs(c.data[i]!)),
   };
 }

@@ -18,6 +18,7 @@ import {
   caseInputs,
   describeError,
   elementInputs,
+  matmulTerms,
   reducedCount,
   runDevice,
   runOracle,
@@ -26,7 +27,14 @@ import { CASES, type Case } from './cases.js';
 import { compare } from './compare.js';
 import { CONTRACT_CASES, type ContractCase } from './contract.js';
 import { ref } from './oracle.js';
-import { FLOAT32_ACCUMULATION, FLOAT32_MAX, inDomain, reduceTolerance, toleranceFor } from './tolerances.js';
+import {
+  FLOAT32_ACCUMULATION,
+  FLOAT32_MAX,
+  inDomain,
+  matmulTolerance,
+  reduceTolerance,
+  toleranceFor,
+} from './tolerances.js';
 
 export { caseInputs } from './case-exec.js';
 
@@ -202,7 +210,12 @@ export async function runCase(be: ComputeBackend, c: Case, seed = 1): Promise<Ca
     );
     const caps = capabilitiesOf(be);
     const baseTol = toleranceFor(c.op, c.dtype, caps.arithmetic);
-    const tol = c.kind === 'reduce' ? reduceTolerance(c.op, baseTol, reducedCount(c), caps.arithmetic) : baseTol;
+    const tol =
+      c.kind === 'reduce'
+        ? reduceTolerance(c.op, baseTol, reducedCount(c), caps.arithmetic)
+        : c.op === 'matmul'
+          ? matmulTolerance(c.dtype, baseTol, matmulTerms(c))
+          : baseTol;
     const res: CaseResult = { ...base, pass: true };
     for (let k = 0; k < outs.length; k++) {
       const o = outs[k]!;

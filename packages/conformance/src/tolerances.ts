@@ -119,6 +119,17 @@ export function reduceTolerance(op: string, tol: Tolerance, count: number, arith
   if (!per || !FLOAT32_ACCUMULATION.has(arithmetic)) return tol;
   return { abs: tol.abs + per.abs * count, rel: tol.rel + per.rel * count };
 }
+/**
+ * matmul's tolerance for float16 operands over `terms` rounded float32 additions (K, plus one for a bias):
+ * each product of two float16 values is exact in float32 (11 + 11 significand bits ≤ 24), so the float32
+ * result differs from the exact one by at most the sum's bound, `terms`·2^-24·Σ|a·b| (+ |bias|: the oracle's
+ * scale), the standard first-order bound of any summation order (γ_n ≤ n·2^-24 covers the second order
+ * for n < 2^23 with one term to spare); compare() adds one float16 ulp of the result for the final rounding.
+ * Other dtypes: `tol` as it is.
+ */
+export function matmulTolerance(dtype: DType, tol: Tolerance, terms: number): Tolerance {
+  return dtype === 'float16' ? { abs: 0, rel: terms * 2 ** -24 } : tol;
+}
 /** The largest finite float32, 3.4028234663852886e38 (beyond it a float32 result overflows to ±Inf). */
 export const FLOAT32_MAX = 3.4028234663852886e38;
 
