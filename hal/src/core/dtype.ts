@@ -17,9 +17,9 @@ import { DTypeError } from './errors.js';
  *   overflowing to ±Inf (IEEE 754 binary16; NaN stays NaN, −0 stays −0, gradual underflow down to the
  *   subnormal 2^-24). int8 and uint8 take the ops int32 takes; float16 the elementwise ops and
  *   reductions float32 takes, plus movement, layout, index, where, cast and matmul (summed in float32,
- *   rounded once; convolutions, losses and the composites stay float32: cast first). Host arrays: Int8Array for int8, Uint8Array
- *   for uint8 (a Uint8Array is bool unless a dtype says otherwise), and for float16 a Float32Array
- *   holding exact float16 values (Float16Array is missing from Node 20 and 22).
+ *   rounded once; convolutions, losses and the composites stay float32: cast first). Host arrays:
+ *   Int8Array for int8, Uint8Array for uint8 (a Uint8Array is bool unless a dtype says otherwise), and
+ *   for float16 a Float32Array holding exact float16 values (Float16Array is missing from Node 20 and 22).
  *
  * - `float64` (8 bytes per element, host Float64Array — pass the dtype: a Float64Array alone uploads as
  *   float32) exists on backends whose storage the host addresses (cpu, wasm, reference: the optional
