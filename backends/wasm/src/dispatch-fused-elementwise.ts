@@ -5,7 +5,8 @@
  * go to the kernel as records in a temporary block of linear memory; an output of as many elements as a separate
  * op splits (elementwiseThreadThreshold) is split by element ranges across the worker pool, two parts per thread.
  */
-import { contiguousStrides, type DeviceBuffer, type ElementwiseStep, isContiguous, type NDArray } from '@polyhal/hal';
+import { contiguousStrides, type DeviceBuffer, type ElementwiseStep, type NDArray } from '@polyhal/hal';
+import { isContiguous } from '@polyhal/hal/internal';
 import type { WasmContext } from './context.js';
 import { copyInto } from './dispatch-copy.js';
 import { BINARY_CODES, UNARY_CODES } from './dispatch-elementwise.js';
