@@ -75,6 +75,7 @@ describe('option specs, the one declaration of each option', () => {
       float16Conversions?: 'auto' | 'integer' | 'hardware';
       int8Packing?: 'auto' | 'always';
       int8Kernel?: 'auto' | 'subgroup-matrix' | 'dot4';
+      float16Matmul?: 'auto' | 'subgroup-matrix' | 'float32';
       int8Tile?: 'auto' | '128x128' | '64x128';
     };
     expect(same<WebGpuOptions, WebGpu>(true)).toBe(true);

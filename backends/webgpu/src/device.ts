@@ -164,6 +164,27 @@ function int8SubgroupMatrix(adapter: GPUAdapter): boolean {
   );
 }
 
+/**
+ * Whether `adapter` offers `shader-f16` and subgroup matrices with an f16×f16→f32 configuration at M16×N16×K16,
+ * subgroups of 32 (the float16 tensor-core kernels: kernels/matmul-subgroup-matrix-f16.ts).
+ */
+export function halfSubgroupMatrix(adapter: Pick<GPUAdapter, 'features' | 'info'>): boolean {
+  if (!adapter.features.has(SUBGROUP_MATRIX) || !adapter.features.has('subgroups')) return false;
+  if (!adapter.features.has('shader-f16')) return false;
+  const info = adapter.info as
+    | { subgroupMinSize?: number; subgroupMaxSize?: number; subgroupMatrixConfigs?: readonly Record<string, unknown>[] }
+    | undefined;
+  if (info?.subgroupMinSize !== 32 || info.subgroupMaxSize !== 32) return false;
+  return (info.subgroupMatrixConfigs ?? []).some(
+    (c) =>
+      c['componentType'] === 'f16' &&
+      c['resultComponentType'] === 'f32' &&
+      c['M'] === 16 &&
+      c['N'] === 16 &&
+      c['K'] === 16,
+  );
+}
+
 export async function acquireDevice(options: WebGpuOptions = {}): Promise<AcquiredDevice> {
   if (options.device) {
     return {
@@ -184,7 +205,11 @@ export async function acquireDevice(options: WebGpuOptions = {}): Promise<Acquir
   for (const k of want) requiredLimits[k] = adapter.limits[k];
   // Tensor cores for int8 matmul (kernels/matmul-int.ts): where the adapter offers subgroup matrices
   // with an i8×i8→i32 16×16×32 configuration (Dawn: with `allow_unsafe_apis`, e.g. NVIDIA's Vulkan driver).
-  const requiredFeatures = int8SubgroupMatrix(adapter) ? ['subgroups', SUBGROUP_MATRIX] : [];
+  const features = new Set<string>();
+  if (int8SubgroupMatrix(adapter)) features.add('subgroups').add(SUBGROUP_MATRIX);
+  // and for float16 matmul, where it also offers f16 configurations and `shader-f16` (dispatch-matmul-f16.ts)
+  if (halfSubgroupMatrix(adapter)) features.add('subgroups').add(SUBGROUP_MATRIX).add('shader-f16');
+  const requiredFeatures = [...features];
   let device: GPUDevice;
   try {
     device = await adapter.requestDevice({ requiredLimits, requiredFeatures: requiredFeatures as GPUFeatureName[] });

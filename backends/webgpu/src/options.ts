@@ -91,6 +91,18 @@ export const WEBGPU_OPTION_SPECS = defineOptions({
     doc: 'kernel of large packed int8 products; "auto": subgroup matrices where the adapter offers them, else dot4',
   },
   /**
+   * The kernel of float16 products (float16 operands, float32 accumulation): 'auto' (default) takes the tensor
+   * cores where the device offers subgroup matrices with an f16×f16→f32 16×16×16 configuration and `shader-f16`
+   * (Dawn on NVIDIA: `dawnFlags` with `enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia`) for
+   * products of 2^21 multiply-adds or more, and the float32 kernels on widened copies otherwise;
+   * 'subgroup-matrix' takes the tensor cores for every size where offered (tests); 'float32' never.
+   */
+  float16Matmul: {
+    type: 'string',
+    values: ['auto', 'subgroup-matrix', 'float32'],
+    doc: 'kernel of float16 products; "auto": tensor cores where offered (f16 subgroup matrices) for large ones',
+  },
+  /**
    * The subgroup-matrix tile of every packed int8 product ('auto' = by robustness and size, as above; the others
    * for tests and benchmarks: '128x128' needs 20 KiB of workgroup memory, else 64×128 is used). On the dot4 path
    * '128x128' forces the register-blocked 128×128 kernel and '64x128' the 64×64 one, whatever the product's size.

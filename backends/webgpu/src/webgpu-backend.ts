@@ -36,6 +36,12 @@ import { dispatchOneHot, dispatchQuantize, dispatchScatter, dispatchTuplePositio
 import { dispatchArgReduce, dispatchTopk, type SelectContext } from './dispatch-select.js';
 import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
 import { dispatchIntMatmul, type IntMatmulContext, int8Setup } from './dispatch-matmul-int.js';
+import {
+  dispatchHalfMatmul,
+  type HalfMatmulContext,
+  halfMatmulSetup,
+  takesHalfSubgroupMatrix,
+} from './dispatch-matmul-f16.js';
 import { decodeHalf, encodeHalf, type HalfContext, narrowedInto, widened } from './dispatch-half.js';
 import type { HalfConversions } from './kernels/half.js';
 import { type ConvContext, convOnWebGpu, convTransposeOnWebGpu, resizeOnWebGpu } from './dispatch-conv.js';
@@ -93,6 +99,8 @@ export class WebGpuBackend extends BaseBackend {
   /** The open command encoder, uniform params, submissions and their error scopes (encoder.ts). */
   private readonly batch: CommandBatch;
   private readonly matmulContext: MatmulContext;
+  /** float16 products on tensor cores (dispatch-matmul-f16.ts). */
+  private readonly halfMatmulContext: HalfMatmulContext;
   private readonly intMatmulContext: IntMatmulContext;
   private readonly normContext: NormContext;
   private readonly selectContext: SelectContext;
@@ -123,7 +131,12 @@ export class WebGpuBackend extends BaseBackend {
       limits.maxComputeWorkgroupStorageSize,
     );
     this.int8MatmulPath = int8.description;
-    this.deviceName = `${adapterName}; int8 matmul: ${this.int8MatmulPath}`;
+    // shader-f16 is requested only beside f16 subgroup-matrix configurations (device.ts halfSubgroupMatrix)
+    const features = acquired.device.features;
+    const half = halfMatmulSetup(options, features.has('shader-f16') && features.has(SUBGROUP_MATRIX));
+    this.deviceName =
+      `${adapterName}; int8 matmul: ${this.int8MatmulPath}` +
+      (half.mode === 'off' ? '' : `; float16 matmul: ${half.description}`);
     this.batch = new CommandBatch(this.device, {
       batchSize: options.batchSize ?? 64,
       opScopes: options.errorScopes !== 'batch',
@@ -144,6 +157,13 @@ export class WebGpuBackend extends BaseBackend {
       software: this.isSoftware,
       gpu: (buffer) => this.gpu(buffer),
       fill: (out, value) => this.fillKernel(out, value),
+    };
+    this.halfMatmulContext = {
+      batch: this.batch,
+      pool: this.pool,
+      mode: half.mode,
+      workgroupStorage: limits.maxComputeWorkgroupStorageSize,
+      gpu: (buffer) => this.gpu(buffer, true),
     };
     this.intMatmulContext = {
       batch: this.batch,
@@ -418,8 +438,20 @@ export class WebGpuBackend extends BaseBackend {
     dispatchFill(this.elementwiseContext, out, value);
   }
 
-  /** float32 product (dispatch-matmul.ts); float16 operands in 2-byte storage are read as float32 copies. */
+  /**
+   * float32 product (dispatch-matmul.ts); float16 operands in 2-byte storage on tensor cores where the device has
+   * them (dispatch-matmul-f16.ts), else read as float32 copies.
+   */
   protected matmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
+    const r = a.shape.length;
+    if (
+      this.anyHalf(a.buffer) &&
+      this.anyHalf(b.buffer) &&
+      takesHalfSubgroupMatrix(this.halfMatmulContext, a.shape[r - 2]!, b.shape[r - 1]!, a.shape[r - 1]!)
+    ) {
+      narrowedInto(this.halfContext, out, (o) => dispatchHalfMatmul(this.halfMatmulContext, a, b, o));
+      return;
+    }
     if (this.anyHalf(a.buffer, b.buffer, out)) {
       widened(this.halfContext, [a, b], ([wa, wb]) =>
         narrowedInto(this.halfContext, out, (o) => dispatchMatmul(this.matmulContext, wa!, wb!, o)),

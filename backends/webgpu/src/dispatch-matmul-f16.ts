@@ -1,0 +1,167 @@
+/**
+ * float16 matmul on tensor cores (kernels/matmul-subgroup-matrix-f16.ts): where the device has subgroup matrices
+ * with an f16×f16→f32 16×16×16 configuration and `shader-f16` (Dawn on NVIDIA: the toggles `allow_unsafe_apis`
+ * and `vulkan_enable_f16_on_nvidia` in `dawnFlags`), products of float16 operands in 2-byte storage are packed
+ * (row-major copies zero-padded to the tile and K to 32), multiplied with float32 accumulation into a padded
+ * float32 C, and cropped into the float32 output (the HAL rounds it to float16 after). Per batch item: two packs
+ * (none for an operand laid out as the kernel reads it: rows contiguous, sizes multiples of the tile and K of 32;
+ * one for a broadcast operand), the product, and a crop unless the tile divides M and N.
+ */
+import type { DeviceBuffer, NDArray } from '@polyhal/hal';
+import { batchOffsets } from '@polyhal/hal/internal';
+import type { WebGpuOptions } from './device.js';
+import type { CommandBatch } from './encoder.js';
+import { flat } from './kernel-params.js';
+import {
+  cropHalfProductWgsl,
+  F16_MATMUL_WORDS,
+  HALF_KT,
+  HALF_SGM_LARGE,
+  HALF_SGM_MEDIUM,
+  type HalfSubgroupMatrixTile,
+  halfSubgroupMatrixWgsl,
+  PACK_HALF_WORDS,
+  packHalfWgsl,
+} from './kernels/matmul-subgroup-matrix-f16.js';
+import type { BufferPool } from './pool.js';
+
+/** What the float16 tensor-core product needs of the backend. */
+export interface HalfMatmulContext {
+  readonly batch: CommandBatch;
+  readonly pool: BufferPool;
+  /** Whether float16 products take the tensor cores, and from what size ('auto': HALF_SGM_MIN_MACS). */
+  readonly mode: 'off' | 'auto' | 'always';
+  /** The device's workgroup memory (bytes): the large tile needs HALF_SGM_LARGE.storage. */
+  readonly workgroupStorage: number;
+  /** The GPU buffer of a HAL buffer, float16 storage included. */
+  gpu(buffer: DeviceBuffer): GPUBuffer;
+}
+
+/**
+ * Products of fewer multiply-adds per batch item stay on the float32 kernels in 'auto' (the packs and the crop
+ * cost more dispatches than the tensor cores save on a small product).
+ */
+export const HALF_SGM_MIN_MACS = 2 ** 21;
+/** Products with at least this many 128×128 output tiles take the large tile (as the int8 kernels). */
+const LARGE_TILES = 128;
+
+const roundUp = (x: number, m: number): number => Math.ceil(x / m) * m;
+
+/** The setup of a device from its options (`float16Matmul`) and features: the mode, and the path in words. */
+export function halfMatmulSetup(
+  options: WebGpuOptions,
+  hasHalfSubgroupMatrix: boolean,
+): { mode: HalfMatmulContext['mode']; description: string } {
+  const wanted = options.float16Matmul ?? 'auto';
+  const mode =
+    !hasHalfSubgroupMatrix || wanted === 'float32' ? 'off' : wanted === 'subgroup-matrix' ? 'always' : 'auto';
+  return {
+    mode,
+    description: mode === 'off' ? 'float32 kernels on widened copies' : 'subgroup matrices (tensor cores)',
+  };
+}
+
+/** Whether an [M, K] · [K, N] product of float16 operands takes the tensor cores on this device. */
+export function takesHalfSubgroupMatrix(ctx: HalfMatmulContext, M: number, N: number, K: number): boolean {
+  if (ctx.mode === 'off' || M === 0 || N === 0 || K === 0) return false;
+  return ctx.mode === 'always' || (M >= 64 && N >= 64 && M * N * K >= HALF_SGM_MIN_MACS);
+}
+
+function chooseTile(ctx: HalfMatmulContext, M: number, N: number): HalfSubgroupMatrixTile {
+  const fits = ctx.workgroupStorage >= HALF_SGM_LARGE.storage;
+  const tiles = Math.ceil(M / HALF_SGM_LARGE.rows) * Math.ceil(N / HALF_SGM_LARGE.cols);
+  return fits && tiles >= LARGE_TILES ? HALF_SGM_LARGE : HALF_SGM_MEDIUM;
+}
+
+/**
+ * Whether a [.., R, C] operand is read by the product as it is: rows contiguous, R and C multiples of the padding,
+ * every batch item's offset a multiple of 8 halves (the kernel's vec4 loads).
+ */
+function readsDirect(x: NDArray, R: number, C: number, Rp: number, Cp: number, offsets: readonly number[]): boolean {
+  const r = x.shape.length;
+  return (
+    R === Rp &&
+    C === Cp &&
+    x.strides[r - 1] === 1 &&
+    (R === 1 || x.strides[r - 2] === C) &&
+    offsets.every((o) => o % 8 === 0)
+  );
+}
+
+/** out (float32, contiguous [..., M, N]) = a @ b for float16 a and b in 2-byte storage, views of out's batch. */
+export function dispatchHalfMatmul(ctx: HalfMatmulContext, a: NDArray, b: NDArray, out: DeviceBuffer): void {
+  const r = a.shape.length;
+  const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];
+  const t = chooseTile(ctx, M, N);
+  const [Kp, Mp, Np] = [roundUp(K, HALF_KT), roundUp(M, t.rows), roundUp(N, t.cols)];
+  const items = batchOffsets(a, b);
+  const aDirect = readsDirect(
+    a,
+    M,
+    K,
+    Mp,
+    Kp,
+    items.map(([o]) => o),
+  );
+  const bDirect = readsDirect(
+    b,
+    K,
+    N,
+    Kp,
+    Np,
+    items.map(([, o]) => o),
+  );
+  const [aBytes, bBytes] = [Mp * Kp * 2, Kp * Np * 2];
+  const packedA = aDirect ? null : ctx.pool.acquire(aBytes);
+  const packedB = bDirect ? null : ctx.pool.acquire(bBytes);
+  const direct = Mp === M && Np === N;
+  const padded = direct ? null : ctx.pool.acquire(Mp * Np * 4);
+  const packedAt = [-1, -1];
+  try {
+    for (const [item, [offA, offB]] of items.entries()) {
+      const pack = (x: NDArray, off: number, dst: GPUBuffer, dims: [number, number, number, number]): void => {
+        const [R, C, Rp, Cp] = dims;
+        const s = x.shape.length;
+        ctx.batch.dispatch(
+          'matmul',
+          'matmul/pack-f16',
+          packHalfWgsl,
+          PACK_HALF_WORDS,
+          [R, C, off, x.strides[s - 2]!, x.strides[s - 1]!, Cp, Rp],
+          [ctx.gpu(x.buffer), dst],
+          flat((Rp * Cp) / 2),
+        );
+      };
+      // A broadcast operand (the same offset as the previous item's) stays packed.
+      if (packedA && offA !== packedAt[0]) pack(a, offA, packedA, [M, K, Mp, Kp]);
+      if (packedB && offB !== packedAt[1]) pack(b, offB, packedB, [K, N, Kp, Np]);
+      [packedAt[0], packedAt[1]] = [offA, offB];
+      const params = [M, N, K, packedA ? 0 : offA, packedB ? 0 : offB, item * M * N, 0, 0, 0, 0, Kp, Np];
+      ctx.batch.dispatch(
+        'matmul',
+        `matmul/f16-subgroup-matrix/${t.name}${direct ? '/direct' : ''}`,
+        () => halfSubgroupMatrixWgsl(t, direct),
+        F16_MATMUL_WORDS,
+        params,
+        [packedA ?? ctx.gpu(a.buffer), packedB ?? ctx.gpu(b.buffer), direct ? ctx.gpu(out) : padded!],
+        [Np / t.cols, Mp / t.rows, 1],
+        2 * M * N * K,
+      );
+      if (direct) continue;
+      ctx.batch.dispatch(
+        'matmul',
+        'matmul/f16-crop',
+        cropHalfProductWgsl,
+        F16_MATMUL_WORDS,
+        params,
+        [padded!, ctx.gpu(out)],
+        flat(M * N),
+      );
+    }
+  } finally {
+    // Later commands run after these in queue order, so the buffers may be handed out again at once.
+    if (packedA) ctx.pool.release(packedA, aBytes);
+    if (packedB) ctx.pool.release(packedB, bBytes);
+    if (padded) ctx.pool.release(padded, Mp * Np * 4);
+  }
+}
