@@ -6,7 +6,8 @@
  * an adapter that offers int8 subgroup matrices (tensor cores) runs every int8 product of 16 or more rows on
  * them (`int8Kernel: 'subgroup-matrix'`; `int8Packing: 'always'`: small products otherwise skip the packed
  * kernels), with robustness on: the 64×128 tile; then the int8 cases once more with robustness off on the
- * 128×128 tile (`int8Tile`), which 'auto' gives only large products.
+ * 128×128 tile (`int8Tile`), which 'auto' gives only large products; then the float16 matmul cases on a device with
+ * f16 subgroup matrices (`vulkan_enable_f16_on_nvidia`), every product on the tensor cores (`float16Matmul`).
  *   node gpu-conformance.mjs [--json out.json]
  */
 import { writeFileSync } from 'node:fs';
@@ -47,4 +48,16 @@ console.log(
   `conformance of int8 cases, robustness off, 128×128 tiles — ${u.deviceName}: ${u.passed} passed, ${u.failed} failed`,
 );
 for (const c of u.results.filter((x) => !x.pass)) console.log(`  FAIL ${c.id}: ${c.message}`);
-process.exit(r.failed || s.failed || t.failed || u.failed ? 1 : 0);
+// float16 products on tensor cores for every size (float16Matmul: 'subgroup-matrix'), where the adapter offers f16
+// subgroup matrices (Dawn on NVIDIA: vulkan_enable_f16_on_nvidia), robustness on: every matmul case of float16.
+const h = await runConformance(
+  () =>
+    createWebGpuBackend({
+      dawnFlags: ['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia'],
+      float16Matmul: 'subgroup-matrix',
+    }),
+  { filter: /matmul.*float16|float16.*matmul/i },
+);
+console.log(`conformance of float16 matmul cases on tensor cores — ${h.deviceName}: ${h.passed} passed, ${h.failed} failed`);
+for (const c of h.results.filter((x) => !x.pass)) console.log(`  FAIL ${c.id}: ${c.message}`);
+process.exit(r.failed || s.failed || t.failed || u.failed || h.failed ? 1 : 0);

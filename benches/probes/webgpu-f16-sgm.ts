@@ -12,7 +12,8 @@
  * 16×8×16 or 16×8×8 on NVIDIA). Every run checks exactness first (256³ and 128×256×384: small integers, exact in
  * float32), then each size: the first dispatch under a watchdog (a dispatch that has not completed after
  * `--watchdog-ms` is reported as hung and the process exits 3), then TFLOP/s = 2·M·N·K / time, the median of 7
- * trials of `reps` queued dispatches after ~300 ms of untimed ones. `-kt{KT}`: the slab depth (default 32 halves).
+ * trials of `reps` queued dispatches after ~300 ms of untimed ones. `-kt{KT}`: the slab depth (default 32 halves);
+ * `-db`: two slab buffers, one barrier per slab.
  */
 import { appendFileSync } from 'node:fs';
 import { create, globals } from 'webgpu';
@@ -22,10 +23,12 @@ const arg = (name: string, def: string): string => {
   return i > 0 ? process.argv[i + 1]! : def;
 };
 const variant = arg('variant', 'f4x4-m16n16k16');
-const parsed = /^f(\d)x(\d)-m(\d+)n(\d+)k(\d+)(?:-kt(\d+))?$/.exec(variant);
+const parsed = /^f(\d)x(\d)-m(\d+)n(\d+)k(\d+)(?:-kt(\d+))?(-db)?$/.exec(variant);
 if (!parsed) throw new Error(`bad --variant ${variant} (e.g. f4x4-m16n16k16, f4x4-m16n8k16-kt64)`);
 const [FM, FN, SM, SN, SK] = parsed.slice(1, 6).map(Number) as [number, number, number, number, number];
 const KT = Number(parsed[6] ?? 32); // slab depth along K (halves)
+// `-db`: two slab buffers in workgroup memory, one barrier per slab (the next slab is stored while this one is used)
+const DB = parsed[7] === '-db';
 const robust = arg('robust', 'on') === 'on';
 const sizes = arg('sizes', '256,1024,2048,4096,8192').split(',').map(Number);
 const reps = Number(arg('reps', '10'));
@@ -58,33 +61,52 @@ function wgsl(): string {
         L.push(`    ${src}${e} = ${src}[(${g} * ${T}u + ${i} / ${VR}u) * kv + ${k} / 8u + ${i} % ${VR}u];`);
       }
   };
-  load('0u');
-  L.push(`  for (var k = 0u; k < kp; k += ${KT}u) {`);
-  for (const [src, dst, , v] of ops)
-    for (let e = 0; e < v; e++) {
-      const i = `(t + ${e * 128}u)`;
-      const halves = ['x', 'y', 'z', 'w']
-        .map((c, w) => {
-          const [lo, hi] = [`${dst}[o + ${2 * w}u]`, `${dst}[o + ${2 * w + 1}u]`];
-          return `let h${c} = bitcast<vec2<f16>>(q.${c}); ${lo} = h${c}.x; ${hi} = h${c}.y;`;
-        })
-        .join(' ');
-      L.push(`    { let q = ${src}${e}; let o = (${i} / ${VR}u) * ${ROWH}u + (${i} % ${VR}u) * 8u; ${halves} }`);
-    }
-  L.push('    workgroupBarrier();', `    let kn = min(k + ${KT}u, kp - ${KT}u);`);
-  load('kn');
-  for (let kk = 0; kk < KT; kk += SK) {
-    L.push('    {');
-    for (let i = 0; i < FM; i++)
-      L.push(`      let l${i} = subgroupMatrixLoad<LM>(&sa, ar + ${SM * i * ROWH + kk}u, false, ${ROWH}u);`);
-    for (let j = 0; j < FN; j++)
-      L.push(`      let r${j} = subgroupMatrixLoad<RM>(&sb, br + ${SN * j * ROWH + kk}u, true, ${ROWH}u);`);
-    for (let i = 0; i < FM; i++)
+  const stores = (buf: string): void => {
+    for (const [src, dst, , v] of ops)
+      for (let e = 0; e < v; e++) {
+        const i = `(t + ${e * 128}u)`;
+        const target = DB ? `${dst}[${buf}]` : dst;
+        const halves = ['x', 'y', 'z', 'w']
+          .map((c, w) => {
+            const [lo, hi] = [`${target}[o + ${2 * w}u]`, `${target}[o + ${2 * w + 1}u]`];
+            return `let h${c} = bitcast<vec2<f16>>(q.${c}); ${lo} = h${c}.x; ${hi} = h${c}.y;`;
+          })
+          .join(' ');
+        L.push(`    { let q = ${src}${e}; let o = (${i} / ${VR}u) * ${ROWH}u + (${i} % ${VR}u) * 8u; ${halves} }`);
+      }
+  };
+  const multiply = (buf: string): void => {
+    const [pa, pb] = DB ? [`&sa[${buf}]`, `&sb[${buf}]`] : ['&sa', '&sb'];
+    for (let kk = 0; kk < KT; kk += SK) {
+      L.push('    {');
+      for (let i = 0; i < FM; i++)
+        L.push(`      let l${i} = subgroupMatrixLoad<LM>(${pa}, ar + ${SM * i * ROWH + kk}u, false, ${ROWH}u);`);
       for (let j = 0; j < FN; j++)
-        L.push(`      ${acc(i, j)} = subgroupMatrixMultiplyAccumulate(l${i}, r${j}, ${acc(i, j)});`);
-    L.push('    }');
+        L.push(`      let r${j} = subgroupMatrixLoad<RM>(${pb}, br + ${SN * j * ROWH + kk}u, true, ${ROWH}u);`);
+      for (let i = 0; i < FM; i++)
+        for (let j = 0; j < FN; j++)
+          L.push(`      ${acc(i, j)} = subgroupMatrixMultiplyAccumulate(l${i}, r${j}, ${acc(i, j)});`);
+      L.push('    }');
+    }
+  };
+  load('0u');
+  if (DB) {
+    stores('0u');
+    L.push('  workgroupBarrier();');
+    L.push(`  for (var k = 0u; k < kp; k += ${KT}u) {`, `    let cur = (k / ${KT}u) % 2u;`);
+    L.push(`    let kn = min(k + ${KT}u, kp - ${KT}u);`);
+    load('kn');
+    multiply('cur');
+    stores('1u - cur');
+    L.push('    workgroupBarrier();', '  }');
+  } else {
+    L.push(`  for (var k = 0u; k < kp; k += ${KT}u) {`);
+    stores('');
+    L.push('    workgroupBarrier();', `    let kn = min(k + ${KT}u, kp - ${KT}u);`);
+    load('kn');
+    multiply('');
+    L.push('    workgroupBarrier();', '  }');
   }
-  L.push('    workgroupBarrier();', '  }');
   for (let i = 0; i < FM; i++)
     for (let j = 0; j < FN; j++)
       L.push(
@@ -101,8 +123,8 @@ struct Dims { m: u32, n: u32, k: u32, pad: u32 }
 alias LM = subgroup_matrix_left<f16, ${SK}, ${SM}>;
 alias RM = subgroup_matrix_right<f16, ${SN}, ${SK}>;
 alias CM = subgroup_matrix_result<f32, ${SN}, ${SM}>;
-var<workgroup> sa: array<f16, ${ROWS * ROWH}>;
-var<workgroup> sb: array<f16, ${COLS * ROWH}>;
+var<workgroup> sa: ${DB ? `array<array<f16, ${ROWS * ROWH}>, 2>` : `array<f16, ${ROWS * ROWH}>`};
+var<workgroup> sb: ${DB ? `array<array<f16, ${COLS * ROWH}>, 2>` : `array<f16, ${COLS * ROWH}>`};
 @compute @workgroup_size(128)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) t: u32, @builtin(subgroup_id) sg: u32) {
