@@ -8,7 +8,8 @@
 //   node benches/suites/tfjs-ports-accuracy.mjs --stats tfjs.jsonl,polyhal.jsonl
 // Each run appends one JSON line { library, backend, seed, valAccuracy, valLoss, loss, ms } to --out (and prints
 // it); --stats prints per library the final validation accuracies, mean and standard deviation, and PolyHAL
-// against tfjs: Welch's t-test and a permutation test (benches/suites/tfjs-ports-stats.mjs).
+// against tfjs: the difference of means with its 95 % interval, Welch's t-test and a permutation test
+// (benches/suites/tfjs-ports-stats.mjs).
 import { appendFileSync, readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { mnistData } from '../../examples/tfjs-ports/data.mjs';
@@ -54,6 +55,7 @@ function report(files) {
     const w = welch(a, b);
     out.polyhalMinusTfjs = {
       diff: fixed(w.diff),
+      ci95: w.ci95.map((v) => fixed(v)),
       welch: { t: fixed(w.t, 3), df: fixed(w.df, 1), p: fixed(w.p, 4), pOneSidedBelow: fixed(w.pLess, 4) },
       permutation: { p: fixed(permutation(a, b).p, 4), rounds: 100_000 },
     };

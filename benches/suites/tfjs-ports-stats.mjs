@@ -60,9 +60,20 @@ export function incompleteBeta(x, a, b) {
 /** P(|T| ≥ |t|) for Student's t with `df` degrees of freedom (df may be fractional). */
 export const twoSidedP = (t, df) => incompleteBeta(df / (df + t * t), df / 2, 0.5);
 
+/** The t with P(|T| ≥ t) = `p` for `df` degrees of freedom (bisection on twoSidedP). */
+export function tQuantile(p, df) {
+  let [lo, hi] = [0, 1e3];
+  for (let i = 0; i < 200; i++) {
+    const mid = (lo + hi) / 2;
+    if (twoSidedP(mid, df) > p) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
 /**
- * Welch's t-test of mean(a) − mean(b): { diff, t, df, p } with p two-sided, and `pLess`, the one-sided
- * P(T ≤ t) (small when a's mean is below b's).
+ * Welch's t-test of mean(a) − mean(b): { diff, t, df, p } with p two-sided, `pLess`, the one-sided
+ * P(T ≤ t) (small when a's mean is below b's), and `ci95`, the 95 % confidence interval of the difference.
  */
 export function welch(a, b) {
   const va = std(a) ** 2 / a.length;
@@ -71,7 +82,8 @@ export function welch(a, b) {
   const t = diff / Math.sqrt(va + vb);
   const df = (va + vb) ** 2 / (va ** 2 / (a.length - 1) + vb ** 2 / (b.length - 1));
   const p = twoSidedP(t, df);
-  return { diff, t, df, p, pLess: t < 0 ? p / 2 : 1 - p / 2 };
+  const half = tQuantile(0.05, df) * Math.sqrt(va + vb);
+  return { diff, t, df, p, pLess: t < 0 ? p / 2 : 1 - p / 2, ci95: [diff - half, diff + half] };
 }
 
 /**
