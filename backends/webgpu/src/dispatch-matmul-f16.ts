@@ -136,7 +136,7 @@ export function dispatchHalfMatmul(ctx: HalfMatmulContext, a: NDArray, b: NDArra
       if (packedA && offA !== packedAt[0]) pack(a, offA, packedA, [M, K, Mp, Kp]);
       if (packedB && offB !== packedAt[1]) pack(b, offB, packedB, [K, N, Kp, Np]);
       [packedAt[0], packedAt[1]] = [offA, offB];
-      const params = [M, N, K, packedA ? 0 : offA, packedB ? 0 : offB, item * M * N, 0, 0, 0, 0, Kp, Np];
+      const params = [M, N, K, packedA ? 0 : offA, packedB ? 0 : offB, item * M * N, 0, 0, 0, 0, Kp / 2, Np];
       ctx.batch.dispatch(
         'matmul',
         `matmul/f16-subgroup-matrix/${t.name}${direct ? '/direct' : ''}`,

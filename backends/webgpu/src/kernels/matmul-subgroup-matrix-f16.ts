@@ -15,125 +15,55 @@
  * global memory hung at 2048³ on the same GPU and driver.
  *
  * Params of the product and the crop (i32 words, F16_MATMUL_WORDS): 0 M, 1 N, 2 K, 3 A's offset, 4 B's offset (halves,
- * multiples of 8), 5 C's offset (elements), 6–9 unused, 10 Kp, 11 Np.
+ * multiples of 8), 5 C's offset (elements), 6–9 unused, 10 Kp / 2 (words of a row of A), 11 Np.
  */
 import { paramsPrelude } from '../layout.js';
+import {
+  type SubgroupMatrixTile,
+  type SubgroupMatrixType,
+  slabDepth,
+  subgroupMatrixGemmWgsl,
+  subgroupMatrixTile,
+} from './subgroup-matrix-gemm.js';
+
+/** The float16 kernels' tile (the family's). */
+export type HalfSubgroupMatrixTile = SubgroupMatrixTile;
 
 export const F16_MATMUL_WORDS = 12;
 
-/** A workgroup tile: fm×fn result matrices of 16×16 per subgroup, four subgroups in a 2×2 grid. */
-export interface HalfSubgroupMatrixTile {
-  readonly name: 'large' | 'medium';
-  readonly fm: number;
-  readonly fn: number;
-  /** Rows and columns of C per workgroup: the padding of A's rows and B's columns. */
-  readonly rows: number;
-  readonly cols: number;
-  /** Bytes of workgroup memory (the slabs of A and B). */
-  readonly storage: number;
-}
+/**
+ * float16 in the tensor-core family (subgroup-matrix-gemm.ts): f16×f16→f32 16×16×16 with `enable f16`, two to a
+ * word, B read as rows (right fragments row-major), A and B read from their offsets (unpacked where aligned).
+ */
+export const FLOAT16_SUBGROUP_MATRIX: SubgroupMatrixType = {
+  name: 'float16',
+  perWord: 2,
+  mmaK: 16,
+  enables: 'enable f16;\n',
+  word: 'u32',
+  shared: 'f16',
+  c: 'f32',
+  left: 'subgroup_matrix_left<f16, 16, 16>',
+  right: 'subgroup_matrix_right<f16, 16, 16>',
+  result: 'subgroup_matrix_result<f32, 16, 16>',
+  bRows: true,
+  offsets: true,
+  words: F16_MATMUL_WORDS,
+};
 
 /** Slab depth along K (halves), and the padding of K. */
-export const HALF_KT = 32;
-const ROWH = HALF_KT + 8; // slab row stride in halves: 80 bytes
-const VR = HALF_KT / 8; // vec4<u32> (8 halves) per slab row
+export const HALF_KT = slabDepth(FLOAT16_SUBGROUP_MATRIX);
 
-function tile(name: 'large' | 'medium', fm: number, fn: number): HalfSubgroupMatrixTile {
-  const [rows, cols] = [32 * fm, 32 * fn];
-  return { name, fm, fn, rows, cols, storage: (rows * ROWH + HALF_KT * (cols + 8)) * 2 };
-}
-
-export const HALF_SGM_LARGE = tile('large', 4, 4);
-export const HALF_SGM_MEDIUM = tile('medium', 2, 4);
+export const HALF_SGM_LARGE = subgroupMatrixTile(FLOAT16_SUBGROUP_MATRIX, 'large', 4, 4);
+export const HALF_SGM_MEDIUM = subgroupMatrixTile(FLOAT16_SUBGROUP_MATRIX, 'medium', 2, 4);
 
 /**
- * The WGSL of one tile's kernel: A [Mp, Kp] row-major at vec4 offset param 3 / 8, B [Kp, Np] row-major at param
- * 4 / 8 (packed copies, or the operands themselves where they are laid out so). `direct`: C is the product's own
- * output at element offset param 5 (M and N multiples of the tile: no crop pass); else the padded C at offset 0.
+ * The WGSL of one tile's kernel: A [Mp, Kp] row-major at element offset param 3, B [Kp, Np] row-major at param 4
+ * (packed copies, or the operands themselves where they are laid out so), Kp / 2 in param 10. `direct`: C is the
+ * product's own output at element offset param 5 (M and N multiples of the tile: no crop pass); else the padded C.
  */
-export function halfSubgroupMatrixWgsl(t: HalfSubgroupMatrixTile, direct = false): string {
-  const { fm, fn, rows, cols } = t;
-  const CV = cols / 8; // vec4 per slab row of B
-  const RSB = cols + 8; // B's slab row stride in halves (16 bytes of padding)
-  const [va, vb] = [(rows * VR) / 128, (HALF_KT * CV) / 128]; // vec4 of A and B per invocation per slab
-  const L: string[] = [];
-  const acc = (i: number, j: number): string => `acc${i}_${j}`;
-  for (let i = 0; i < fm; i++) for (let j = 0; j < fn; j++) L.push(`  var ${acc(i, j)}: CM;`);
-  for (let e = 0; e < va; e++) L.push(`  var a${e}: vec4<u32>;`);
-  for (let e = 0; e < vb; e++) L.push(`  var b${e}: vec4<u32>;`);
-  const at = (e: number): string => `(t + ${e * 128}u)`;
-  // Loads slab `k` of both operands into registers (the prefetch).
-  const load = (k: string): void => {
-    for (let e = 0; e < va; e++)
-      L.push(`    a${e} = a[oa + (tm * ${rows}u + ${at(e)} / ${VR}u) * kv + ${k} / 8u + ${at(e)} % ${VR}u];`);
-    for (let e = 0; e < vb; e++)
-      L.push(`    b${e} = b[ob + (${k} + ${at(e)} / ${CV}u) * nv + tn * ${CV}u + ${at(e)} % ${CV}u];`);
-  };
-  // Stores a register's eight halves into workgroup memory from half `o`.
-  const store = (dst: string, q: string, o: string): string => {
-    const halves = ['x', 'y', 'z', 'w'].map((c, w) => {
-      const [lo, hi] = [`${dst}[o + ${2 * w}u]`, `${dst}[o + ${2 * w + 1}u]`];
-      return `let h${c} = bitcast<vec2<f16>>(q.${c}); ${lo} = h${c}.x; ${hi} = h${c}.y;`;
-    });
-    return `    { let q = ${q}; let o = ${o};\n      ${halves.join('\n      ')} }`;
-  };
-  load('0u');
-  L.push(`  for (var k = 0u; k < kp; k += ${HALF_KT}u) {`);
-  for (let e = 0; e < va; e++)
-    L.push(store('sa', `a${e}`, `(${at(e)} / ${VR}u) * ${ROWH}u + (${at(e)} % ${VR}u) * 8u`));
-  for (let e = 0; e < vb; e++) L.push(store('sb', `b${e}`, `(${at(e)} / ${CV}u) * ${RSB}u + (${at(e)} % ${CV}u) * 8u`));
-  L.push('    workgroupBarrier();', `    let kn = min(k + ${HALF_KT}u, kp - ${HALF_KT}u);`);
-  load('kn');
-  for (let kk = 0; kk < HALF_KT; kk += 16) {
-    L.push('    {');
-    for (let i = 0; i < fm; i++)
-      L.push(`      let l${i} = subgroupMatrixLoad<LM>(&sa, ar + ${16 * i * ROWH + kk}u, false, ${ROWH}u);`);
-    for (let j = 0; j < fn; j++)
-      L.push(`      let r${j} = subgroupMatrixLoad<RM>(&sb, ${kk * RSB}u + sc + ${16 * j}u, false, ${RSB}u);`);
-    for (let i = 0; i < fm; i++)
-      for (let j = 0; j < fn; j++)
-        L.push(`      ${acc(i, j)} = subgroupMatrixMultiplyAccumulate(l${i}, r${j}, ${acc(i, j)});`);
-    L.push('    }');
-  }
-  L.push('    workgroupBarrier();', '  }');
-  for (let i = 0; i < fm; i++)
-    for (let j = 0; j < fn; j++)
-      L.push(
-        `  subgroupMatrixStore(&c, base + (tm * ${rows}u + sr + ${16 * i}u) * np + tn * ${cols}u + sc + ${16 * j}u, ` +
-          `${acc(i, j)}, false, np);`,
-      );
-  return `enable f16;
-enable chromium_experimental_subgroup_matrix;
-${paramsPrelude(F16_MATMUL_WORDS)}
-@group(0) @binding(1) var<storage, read> a: array<vec4<u32>>;
-@group(0) @binding(2) var<storage, read> b: array<vec4<u32>>;
-@group(0) @binding(3) var<storage, read_write> c: array<f32>;
-alias LM = subgroup_matrix_left<f16, 16, 16>;
-alias RM = subgroup_matrix_right<f16, 16, 16>;
-alias CM = subgroup_matrix_result<f32, 16, 16>;
-var<workgroup> sa: array<f16, ${rows * ROWH}>;
-var<workgroup> sb: array<f16, ${HALF_KT * RSB}>;
-@compute @workgroup_size(128)
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
-        @builtin(local_invocation_index) t: u32, @builtin(subgroup_id) sg: u32) {
-  let kp = u32(p(10u));
-  let kv = kp / 8u;
-  let np = u32(p(11u));
-  let nv = np / 8u;
-  let oa = u32(p(3u)) / 8u;
-  let ob = u32(p(4u)) / 8u;
-  let base = ${direct ? 'u32(p(5u))' : '0u'};
-  // Groups of 8 tile rows, walked column by column.
-  let pid = wg.y * nwg.x + wg.x;
-  let first = pid / (8u * nwg.x) * 8u;
-  let gm = min(nwg.y - first, 8u);
-  let tm = first + pid % (8u * nwg.x) % gm;
-  let tn = pid % (8u * nwg.x) / gm;
-  let sr = sg / 2u * ${16 * fm}u;
-  let sc = sg % 2u * ${16 * fn}u;
-  let ar = sr * ${ROWH}u;
-${L.join('\n')}
-}`;
+export function halfSubgroupMatrixWgsl(t: SubgroupMatrixTile, direct = false): string {
+  return subgroupMatrixGemmWgsl(FLOAT16_SUBGROUP_MATRIX, t, direct);
 }
 
 /** Words of the pack kernel: R, C (the operand), offset, strides (rows, columns), Cp, Rp (the padded copy). */

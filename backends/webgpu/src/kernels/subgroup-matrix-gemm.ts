@@ -1,0 +1,204 @@
+/**
+ * The tensor-core GEMM family (`chromium_experimental_subgroup_matrix`): one generator for every element type the
+ * adapter's subgroup-matrix configurations offer — int8 (i8×i8→i32 16×16×32: matmul-subgroup-matrix.ts) and
+ * float16 (f16×f16→f32 16×16×16: matmul-subgroup-matrix-f16.ts). An element type is a parameter
+ * (SubgroupMatrixType): its fragment types, its packing in 32-bit words, how a register is stored into workgroup
+ * memory, and whether B is read transposed or as rows; the tile shapes, the slabs, the padding, the prefetch and
+ * the grouped order are the same code.
+ *
+ * C [Mp, Np] = A [Mp, Kp] · B (as [Kp, Np] rows, or transposed as [Np, Kp]), operands four (int8) or two (float16)
+ * to a word, rows padded to the tile, K to the slab depth. Four subgroups of 32 invocations in a 2×2 grid per
+ * workgroup, each computing (16·fm)×(16·fn) as fm×fn result matrices, fully unrolled (WGSL has no unroll hint).
+ * Slabs 64 bytes deep along K go through workgroup memory with rows padded by 16 bytes: at a 64-byte stride the 8
+ * rows a tensor-core fragment reads share 4 banks (4-way conflicts), at 80 they fall in 8 distinct ones. The next
+ * slab is loaded into registers while the current one is multiplied, and workgroups walk groups of 8 tile rows
+ * column by column, for L2 reuse. Subgroup-matrix stores cannot be masked: C is padded (the caller crops) unless
+ * `direct` (M and N multiples of the tile: C is the output itself, at element offset param 5).
+ *
+ * Params (i32 words): 3 A's offset and 4 B's offset (elements; read where the type takes `offsets`, else the
+ * operands are packed copies from 0), 5 C's offset (direct), 10 Kp in words, 11 Np.
+ */
+import { paramsPrelude } from '../layout.js';
+
+/** An element type of the family. */
+export interface SubgroupMatrixType {
+  readonly name: 'int8' | 'float16';
+  /** Operand elements per 32-bit word. */
+  readonly perWord: 4 | 2;
+  /** K of one multiply-accumulate (the configuration's K). */
+  readonly mmaK: number;
+  /** WGSL enables (besides subgroup matrices). */
+  readonly enables: string;
+  /** The operands' word type in storage and registers (vec4 of it per load). */
+  readonly word: 'i32' | 'u32';
+  /** The workgroup-memory element type the fragments load from. */
+  readonly shared: 'i32' | 'f16';
+  /** C's element type and the fragment types. */
+  readonly c: 'i32' | 'f32';
+  readonly left: string;
+  readonly right: string;
+  readonly result: string;
+  /** B read as rows [Kp, Np] (right fragments row-major) rather than transposed [Np, Kp]. */
+  readonly bRows: boolean;
+  /** A's and B's element offsets come from params 3 and 4 (operands read where they are), else 0. */
+  readonly offsets: boolean;
+  /** Param words of the kernel. */
+  readonly words: number;
+}
+
+/** A workgroup tile: fm×fn result matrices of 16×16 per subgroup, four subgroups in a 2×2 grid. */
+export interface SubgroupMatrixTile {
+  readonly name: 'large' | 'medium';
+  readonly fm: number;
+  readonly fn: number;
+  /** Rows and columns of C per workgroup: the padding of A's rows and B's columns. */
+  readonly rows: number;
+  readonly cols: number;
+  /** Bytes of workgroup memory (the slabs of A and B). */
+  readonly storage: number;
+}
+
+const SLAB_BYTES = 64; // slab depth along K
+const PAD_BYTES = 16; // slab row padding
+
+/** Slab depth along K in elements of `type` (64 bytes): also the padding of K. */
+export const slabDepth = (type: SubgroupMatrixType): number => (SLAB_BYTES / 4) * type.perWord;
+
+/** Workgroup-memory elements of a slab row of `bytes` (i32 words hold four int8; f16 one binary16). */
+const sharedElements = (type: SubgroupMatrixType, bytes: number): number =>
+  type.shared === 'i32' ? bytes / 4 : bytes / 2;
+
+/** The tile `name` of fm×fn result matrices per subgroup for `type`. */
+export function subgroupMatrixTile(
+  type: SubgroupMatrixType,
+  name: 'large' | 'medium',
+  fm: number,
+  fn: number,
+): SubgroupMatrixTile {
+  const [rows, cols] = [32 * fm, 32 * fn];
+  const bytes = type.bRows
+    ? rows * (SLAB_BYTES + PAD_BYTES) + slabDepth(type) * ((cols * 4) / type.perWord + PAD_BYTES)
+    : (rows + cols) * (SLAB_BYTES + PAD_BYTES);
+  return { name, fm, fn, rows, cols, storage: bytes };
+}
+
+/** WGSL storing register `q` (a vec4 of words) into workgroup array `dst` from element offset `o`. */
+function storeRegister(type: SubgroupMatrixType, dst: string, q: string, o: string): string {
+  if (type.shared === 'i32') {
+    const words = ['x', 'y', 'z', 'w'].map((c, w) => `${dst}[o${w ? ` + ${w}u` : ''}] = q.${c};`).join(' ');
+    return `    { let q = ${q}; let o = ${o}; ${words} }`;
+  }
+  const halves = ['x', 'y', 'z', 'w'].map((c, w) => {
+    const [lo, hi] = [`${dst}[o + ${2 * w}u]`, `${dst}[o + ${2 * w + 1}u]`];
+    return `let h${c} = bitcast<vec2<f16>>(q.${c}); ${lo} = h${c}.x; ${hi} = h${c}.y;`;
+  });
+  return `    { let q = ${q}; let o = ${o};\n      ${halves.join('\n      ')} }`;
+}
+
+/** The WGSL of one element type's kernel on one tile. */
+export function subgroupMatrixGemmWgsl(type: SubgroupMatrixType, t: SubgroupMatrixTile, direct = false): string {
+  const { fm, fn, rows, cols } = t;
+  const KT = slabDepth(type);
+  const perVec4 = 4 * type.perWord; // operand elements per vec4 load
+  const VR = KT / perVec4; // vec4 per slab row of A (and of Bᵀ)
+  // workgroup-memory elements per slab row (and the element offset of one vec4 in it)
+  const ROW = sharedElements(type, SLAB_BYTES + PAD_BYTES);
+  const step = sharedElements(type, 16);
+  const perElem = type.shared === 'i32' ? 1 : type.perWord / 2; // fragment offsets: elements of the operand type
+  const rowOffset = ROW * (type.shared === 'i32' ? 4 : 1); // a slab row in operand elements (fragment strides)
+  const ROWS = rowOffset;
+  const CV = cols / perVec4; // vec4 per slab row of B as rows
+  const RSB = sharedElements(type, (cols * 4) / type.perWord + PAD_BYTES); // B-rows slab stride (shared elements)
+  const [va, vb] = [(rows * VR) / 128, type.bRows ? (KT * CV) / 128 : (cols * VR) / 128];
+  const L: string[] = [];
+  const acc = (i: number, j: number): string => `acc${i}_${j}`;
+  for (let i = 0; i < fm; i++) for (let j = 0; j < fn; j++) L.push(`  var ${acc(i, j)}: CM;`);
+  for (let e = 0; e < va; e++) L.push(`  var a${e}: vec4<${type.word}>;`);
+  for (let e = 0; e < vb; e++) L.push(`  var b${e}: vec4<${type.word}>;`);
+  const at = (e: number): string => `(t + ${e * 128}u)`;
+  // Loads slab `k` of both operands into registers (the prefetch).
+  const load = (k: string): void => {
+    for (let e = 0; e < va; e++)
+      L.push(`    a${e} = a[oa + (tm * ${rows}u + ${at(e)} / ${VR}u) * kv + ${k} / ${perVec4}u + ${at(e)} % ${VR}u];`);
+    for (let e = 0; e < vb; e++)
+      L.push(
+        type.bRows
+          ? `    b${e} = b[ob + (${k} + ${at(e)} / ${CV}u) * nv + tn * ${CV}u + ${at(e)} % ${CV}u];`
+          : `    b${e} = b[ob + (tn * ${cols}u + ${at(e)} / ${VR}u) * kv + ${k} / ${perVec4}u + ${at(e)} % ${VR}u];`,
+      );
+  };
+  load('0u');
+  L.push(`  for (var k = 0u; k < kp; k += ${KT}u) {`);
+  for (let e = 0; e < va; e++)
+    L.push(storeRegister(type, 'sa', `a${e}`, `(${at(e)} / ${VR}u) * ${ROW}u + (${at(e)} % ${VR}u) * ${step}u`));
+  for (let e = 0; e < vb; e++)
+    L.push(
+      storeRegister(
+        type,
+        'sb',
+        `b${e}`,
+        type.bRows
+          ? `(${at(e)} / ${CV}u) * ${RSB}u + (${at(e)} % ${CV}u) * ${step}u`
+          : `(${at(e)} / ${VR}u) * ${ROW}u + (${at(e)} % ${VR}u) * ${step}u`,
+      ),
+    );
+  L.push('    workgroupBarrier();', `    let kn = min(k + ${KT}u, kp - ${KT}u);`);
+  load('kn');
+  const rsb = RSB * (type.shared === 'i32' ? 4 : 1);
+  for (let kk = 0; kk < KT; kk += type.mmaK) {
+    L.push('    {');
+    for (let i = 0; i < fm; i++)
+      L.push(
+        `      let l${i} = subgroupMatrixLoad<LM>(&sa, ar + ${16 * i * rowOffset + kk * perElem}u, false, ${ROWS}u);`,
+      );
+    for (let j = 0; j < fn; j++) {
+      // B as rows: row kk of the slab, column sc + 16j; transposed: row sc + 16j of Bᵀ, column kk
+      const [offset, colMajor, stride] = type.bRows
+        ? [`${kk * rsb}u + sc + ${16 * j}u`, false, rsb]
+        : [`br + ${16 * j * rowOffset + kk * perElem}u`, true, ROWS];
+      L.push(`      let r${j} = subgroupMatrixLoad<RM>(&sb, ${offset}, ${colMajor}, ${stride}u);`);
+    }
+    for (let i = 0; i < fm; i++)
+      for (let j = 0; j < fn; j++)
+        L.push(`      ${acc(i, j)} = subgroupMatrixMultiplyAccumulate(l${i}, r${j}, ${acc(i, j)});`);
+    L.push('    }');
+  }
+  L.push('    workgroupBarrier();', '  }');
+  for (let i = 0; i < fm; i++)
+    for (let j = 0; j < fn; j++)
+      L.push(
+        `  subgroupMatrixStore(&c, base + (tm * ${rows}u + sr + ${16 * i}u) * np + tn * ${cols}u + sc + ${16 * j}u, ` +
+          `${acc(i, j)}, false, np);`,
+      );
+  const sbSize = type.bRows ? KT * RSB : cols * ROW;
+  return `${type.enables}enable chromium_experimental_subgroup_matrix;
+${paramsPrelude(type.words)}
+@group(0) @binding(1) var<storage, read> a: array<vec4<${type.word}>>;
+@group(0) @binding(2) var<storage, read> b: array<vec4<${type.word}>>;
+@group(0) @binding(3) var<storage, read_write> c: array<${type.c}>;
+alias LM = ${type.left};
+alias RM = ${type.right};
+alias CM = ${type.result};
+var<workgroup> sa: array<${type.shared}, ${rows * ROW}>;
+var<workgroup> sb: array<${type.shared}, ${sbSize}>;
+@compute @workgroup_size(128)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
+        @builtin(local_invocation_index) t: u32, @builtin(subgroup_id) sg: u32) {
+  let kp = u32(p(10u)) * ${type.perWord}u;
+  let kv = kp / ${perVec4}u;
+  let np = u32(p(11u));
+${type.bRows ? `  let nv = np / ${perVec4}u;\n` : ''}  let oa = ${type.offsets ? `u32(p(3u)) / ${perVec4}u` : '0u'};
+  let ob = ${type.offsets ? `u32(p(4u)) / ${perVec4}u` : '0u'};
+  let base = ${direct ? 'u32(p(5u))' : '0u'};
+  // Groups of 8 tile rows, walked column by column.
+  let pid = wg.y * nwg.x + wg.x;
+  let first = pid / (8u * nwg.x) * 8u;
+  let gm = min(nwg.y - first, 8u);
+  let tm = first + pid % (8u * nwg.x) % gm;
+  let tn = pid % (8u * nwg.x) / gm;
+  let sr = sg / 2u * ${16 * fm}u;
+  let sc = sg % 2u * ${16 * fn}u;
+  let ar = sr * ${rowOffset}u;
+${type.bRows ? '' : `  let br = sc * ${rowOffset}u;\n`}${L.join('\n')}
+}`;
+}
