@@ -46,3 +46,5 @@ export * from './layer-registry.js';
 export * from './model-storage.js';
 export * from './save-model.js';
 export * from './from-pixels.js';
+export * from './autocast.js';
+export * from './grad-scaler.js';

@@ -7,6 +7,7 @@
  * variance, running statistics updated with `momentum` in training and used in eval.
  */
 import { InvalidArgumentError, type NDArray, ShapeMismatchError } from '@polyhal/hal';
+import { autocastFloat32 } from './autocast.js';
 import { record } from './ops.js';
 import { noGrad, Tensor } from './tensor.js';
 import { type LayerConfig, type LayerOptions, Module } from './nn.js';
@@ -36,6 +37,7 @@ export function layerNorm(
   eps = 1e-5,
 ): Tensor {
   checkTrailing('layerNorm', x, normalizedShape);
+  x = autocastFloat32(x); // float32 under autocast (PyTorch's list)
   const dims = normalizedShape.length;
   const fits = (p: Tensor | null): boolean =>
     p === null || (p.dtype === 'float32' && p.rank === dims && p.shape.every((d, i) => d === normalizedShape[i]));
@@ -99,6 +101,7 @@ export function rmsNorm(
   eps = 2 ** -23,
 ): Tensor {
   checkTrailing('rmsNorm', x, normalizedShape);
+  x = autocastFloat32(x);
   const axes = lastAxes(x.rank, normalizedShape.length);
   const y = x.div(x.mul(x).mean(axes, true).add(eps).sqrt());
   return weight ? y.mul(weight) : y;
@@ -262,6 +265,7 @@ export function groupNorm(
   const [n, c] = x.shape as [number, number];
   if (!Number.isInteger(numGroups) || numGroups < 1 || c % numGroups !== 0)
     throw new InvalidArgumentError(`groupNorm: ${c} channels do not split into ${numGroups} groups`);
+  x = autocastFloat32(x);
   const grouped = x.reshape([n, numGroups, -1]);
   const centered = grouped.sub(grouped.mean(2, true));
   const variance = centered.mul(centered).mean(2, true);

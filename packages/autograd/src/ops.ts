@@ -9,6 +9,7 @@ import {
   BINARY_OP_DEFS,
   type BinaryOp,
   type ComputeBackend,
+  type DType,
   InvalidArgumentError,
   type NDArray,
   normalizeAxes,
@@ -20,6 +21,7 @@ import {
   type UnaryOp,
   withTemps,
 } from '@polyhal/hal';
+import { autocastTargets } from './autocast.js';
 import { commonBackend, isGradEnabled, Tensor } from './tensor.js';
 
 /** A gradient rule; `needs[i]` is false when input i needs no gradient (the rule may skip it). */
@@ -56,11 +58,17 @@ export function record(
   release?: () => void,
 ): Tensor {
   const be = commonBackend(op, inputs);
+  // Under autocast (autocast.ts), operands the policy names are cast first: the casts are ops of the graph.
+  const targets = autocastTargets(
+    op,
+    inputs.map((t) => t.dtype),
+  );
+  if (targets) inputs = inputs.map((t, i) => (targets[i] ? autocastCast(t, targets[i]) : t));
   const xs = inputs.map((t) => t.value);
   const out = forward(be, xs);
   const source = inputs.find((t) => t.value.buffer === out.buffer);
   const requiresGrad = rule !== null && isGradEnabled() && inputs.some((t) => t.requiresGrad);
-  return new Tensor(be, out, {
+  const result = new Tensor(be, out, {
     storage: source?.sharedStorage(),
     requiresGrad,
     node: requiresGrad
@@ -79,6 +87,19 @@ export function record(
         }
       : null,
   });
+  // Without a graph, autocast's casts are needed no longer (with one, they live as the op's inputs, as any).
+  if (targets && !requiresGrad) inputs.forEach((t, i) => targets[i] && t.dispose());
+  return result;
+}
+
+/** x cast between float32 and float16 for autocast, recorded as `cast` (gradient: g cast back to x's dtype). */
+function autocastCast(x: Tensor, dtype: DType): Tensor {
+  return record(
+    'cast',
+    [x],
+    (be, [v]) => be.cast(v!, dtype),
+    (be, g, [v]) => [be.cast(g, v!.dtype)],
+  );
 }
 
 /** A binary op's operand: a tensor, or a number taken as a constant of the other operand's dtype. */
