@@ -5,11 +5,11 @@
 //
 // Tolerance: a gradient element here is a float32-accumulated sum of products whose factors carry at most
 // four float16 roundings (u = 2^-11 each: the two operand casts, the upstream gradient's cast, the rounding
-// of the product's result), so |error| ≤ 4u·Σ|terms| (the float32 sums add K·2^-24, negligible at K ≤ 32).
-// With these inputs (values in [−1, 1], K ≤ 32, random signs) Σ|terms| stays within 4·max|gradient|, so
-// the check is max|autocast − oracle| ≤ 16u·max|oracle| = 2^-7·max|oracle|. Controls: the same function
-// without autocast on the same backend is within 1e-5 of the oracle (the gap is float16's), and the products'
-// errors exceed 2^-16·max|oracle| (float16 did run).
+// of the product's result), so |error| ≤ 4u·Σ|terms| (the float32 sums add K·2^-24, negligible at K ≤ 16).
+// The check is max|autocast − oracle| ≤ 4u·max|oracle| (2^-9): the bound with Σ|terms| taken as max|g|,
+// which the roundings' random signs keep at these inputs (values in [−1, 1], K ≤ 16; measured ≤ 1.5u on cpu,
+// wasm and webgpu). Controls: the same function without autocast on the same backend is within 1e-5 of the
+// oracle (the gap is float16's), and the first input's error exceeds 2^-16·max|oracle| (float16 did run).
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as ag from '@polyhal/autograd';
 import { Tensor } from '@polyhal/autograd';
@@ -214,17 +214,21 @@ for (const [backendName, factory] of Object.entries(REPO_BACKENDS)) {
     });
 
     for (const [name, c] of Object.entries(CASES))
-      test(`gradients of ${name}: within 2^-7·max|g| of the float64 oracle`, async () => {
+      test(`gradients of ${name}: within 2^-9·max|g| of the float64 oracle`, async () => {
         const want = oracle.get(name)!;
         const amp = await grads(be!, c, true);
         const full = await grads(be!, c, false);
         expect(amp.dtype).toBe(c.dtype);
         amp.gs.forEach((g, k) => {
           const err = relErr(g, want[k]!);
-          expect([k, err <= 16 * U16]).toEqual([k, true]);
+          expect([k, err <= 4 * U16]).toEqual([k, true]);
           expect([k, relErr(full.gs[k]!, want[k]!) <= 1e-5]).toEqual([k, true]);
           if (c.lowered && k === 0) expect(err).toBeGreaterThan(2 ** -16);
         });
+        if (process.env['AMP_REPORT'])
+          console.log(
+            `${backendName} ${name}: ${amp.gs.map((g, k) => relErr(g, want[k]!).toExponential(2)).join(' ')}`,
+          );
       });
   });
 }
