@@ -1,7 +1,7 @@
 /**
  * The main job: train a model on real MNIST digits on any PolyHAL backend.
  * polyhal [--backend auto|cpu|wasm|webgpu|all] [--model mlp|cnn|vit] [--epochs N] [--batch-size N] [--seed N]
- * [--lr X] [--profile] [--quantize] [--json FILE]
+ * [--lr X] [--amp] [--profile] [--quantize] [--json FILE]
  * `--profile` times one training step op by op on each selected backend, prints the table and exits
  * without training (see profileRun).
  * `polyhal run model.onnx [...]` runs an ONNX model instead (run.ts).
@@ -56,6 +56,7 @@ interface Cli {
   test: number;
   profile?: boolean;
   quantize?: boolean;
+  amp?: boolean;
   json?: string;
 }
 
@@ -88,6 +89,7 @@ async function runOne(
       batchSize: o.batchSize,
       seed: o.seed,
       lr: o.lr!,
+      amp: o.amp === true,
       onStep: (epoch, step, steps, loss, samples) => {
         if (step === 1) {
           epochStart = performance.now();
@@ -169,6 +171,10 @@ async function main(argv: string[]): Promise<number> {
     .option('--lr <x>', 'Adam learning rate (default: 0.001 for mlp and vit, 0.003 for cnn)', positiveFloat('--lr'))
     .option('--train <n>', 'training digits', positiveInt('--train'), 8000)
     .option('--test <n>', 'test digits', positiveInt('--test'), 2000)
+    .option(
+      '--amp',
+      'mixed precision: products in float16 (autocast), dynamic loss scaling (GradScaler), float32 weights',
+    )
     .option('--profile', 'time one training step op by op on each selected backend, print the table and exit')
     .option(
       '--quantize',
@@ -253,7 +259,8 @@ async function main(argv: string[]): Promise<number> {
   const data = loadMnist(o.train, o.test, o.seed);
   console.log(
     `MNIST: ${data.trainSize} train / ${data.testSize} test digits; model ${o.model}; ${epochs} ` +
-      `epochs; batch ${o.batchSize}; ${o.model === 'vit' ? 'AdamW' : 'Adam'} lr ${o.lr}; seed ${o.seed}`,
+      `epochs; batch ${o.batchSize}; ${o.model === 'vit' ? 'AdamW' : 'Adam'} lr ${o.lr}; seed ${o.seed}` +
+      (o.amp ? '; mixed precision (float16 autocast + GradScaler)' : ''),
   );
   if (o.profile)
     return profileRun(

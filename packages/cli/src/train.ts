@@ -8,9 +8,11 @@ import { type ComputeBackend, InvalidArgumentError, mulberry32 } from '@polyhal/
 import {
   Adam,
   AdamW,
+  autocast,
   CosineAnnealingLR,
   crossEntropy,
   DataLoader,
+  GradScaler,
   type Module,
   noGrad,
   profile,
@@ -29,6 +31,8 @@ export interface TrainOptions {
   batchSize: number;
   seed: number;
   lr: number;
+  /** Mixed precision: the forward under autocast('float16'), the loss scaled by a GradScaler (--amp). */
+  amp?: boolean;
   /** Called after every step with the loss and samples done in this epoch. */
   onStep?: (epoch: number, step: number, steps: number, loss: number, samples: number) => void;
   onEpoch?: (epoch: number, testAccuracy: number, meanLoss: number) => void;
@@ -136,6 +140,7 @@ function makeTrainer(backend: ComputeBackend, data: MnistSplit, o: Omit<TrainOpt
   const schedule = new CosineAnnealingLR(opt, o.epochs * loader.length, 0, o.model === 'vit' ? loader.length : 0);
   // The transformer sees each digit shifted by up to 2 pixels (seeded: the same run on every backend).
   const shiftRng = mulberry32(o.seed + 77);
+  const scaler = new GradScaler({ enabled: o.amp === true });
   return {
     model,
     opt,
@@ -143,10 +148,11 @@ function makeTrainer(backend: ComputeBackend, data: MnistSplit, o: Omit<TrainOpt
     step: (x, y) =>
       scope(async () => {
         const input = o.model === 'vit' ? randomShift(x, shiftRng) : toModelInput(o.model, x);
-        const l = crossEntropy(model.forward(input), y);
+        const l = autocast('float16', () => crossEntropy(model.forward(input), y), { enabled: o.amp === true });
         opt.zeroGrad();
-        l.backward();
-        opt.step();
+        scaler.scale(l).backward(); // without amp: l itself, and step/update below are opt.step()
+        await scaler.step(opt);
+        scaler.update();
         schedule.step();
         return l.item();
       }),
