@@ -15,6 +15,11 @@ export interface AcquiredDevice {
   info: { vendor: string; architecture: string; device: string; description: string; isFallbackAdapter: boolean };
   /** Whether the backend requested the device itself (and so destroys it on dispose), not given it in the options. */
   owned: boolean;
+  /**
+   * Whether the adapter offers f16 subgroup-matrix configurations (halfSubgroupMatrix); absent for an injected
+   * device (then `shader-f16` with subgroup matrices stands for them).
+   */
+  halfMatrices?: boolean;
 }
 
 /** Dawn's GPU object per set of Dawn flags (one each: kept reachable while devices work, and reused). */
@@ -209,6 +214,8 @@ export async function acquireDevice(options: WebGpuOptions = {}): Promise<Acquir
   if (int8SubgroupMatrix(adapter)) features.add('subgroups').add(SUBGROUP_MATRIX);
   // and for float16 matmul, where it also offers f16 configurations and `shader-f16` (dispatch-matmul-f16.ts)
   if (halfSubgroupMatrix(adapter)) features.add('subgroups').add(SUBGROUP_MATRIX).add('shader-f16');
+  // and for float16 arithmetic on f16 arrays wherever offered (dispatch-half-native.ts; float16Arithmetic)
+  if (adapter.features.has('shader-f16')) features.add('shader-f16');
   const requiredFeatures = [...features];
   let device: GPUDevice;
   try {
@@ -217,5 +224,5 @@ export async function acquireDevice(options: WebGpuOptions = {}): Promise<Acquir
     // Some implementations report limits they then refuse (bun-webgpu): fall back to the defaults.
     device = await adapter.requestDevice();
   }
-  return { device, info: adapterInfo(adapter), owned: true };
+  return { device, info: adapterInfo(adapter), owned: true, halfMatrices: halfSubgroupMatrix(adapter) };
 }

@@ -42,6 +42,7 @@ import {
   vec4Key,
   vec4Plan,
 } from './kernels/elementwise-vec4.js';
+import { nativeReduceWgsl } from './kernels/half-native.js';
 import { reduceLevels, reduceWgsl, reduceWords } from './kernels/reduce.js';
 import { coalesce, floatBits, grid, rankSlots } from './layout.js';
 
@@ -183,17 +184,23 @@ export function dispatchBinaryScalar(
   });
 }
 
-/** reduceKernel: out = op over `axes` of x (per thread for short or software reductions, else per workgroup). */
+/**
+ * reduceKernel: out = op over `axes` of x (per thread for short or software reductions, else per workgroup).
+ * `halfIn`: x is float16 storage read as f16 by the float32 kernel (float16Arithmetic 'native': half-native.ts).
+ */
 export function dispatchReduce(
   ctx: ElementwiseContext,
   op: ReduceOp,
   x: NDArray,
   axes: readonly number[],
   out: DeviceBuffer,
+  halfIn = false,
 ): void {
   if (!Object.hasOwn(REDUCE_OP_DEFS, op)) throw new UnsupportedOpError(String(op), x.dtype, ctx.name);
-  if (anyHalf(ctx, x.buffer, out)) {
-    widened(ctx.half, [x], ([w]) => narrowedInto(ctx.half, out, (o) => dispatchReduce(ctx, op, w!, axes, o)));
+  if (!halfIn && anyHalf(ctx, x.buffer, out)) {
+    const native = ctx.half.arithmetic() === 'native' && ctx.half.half.has(x.buffer.id);
+    if (native) narrowedInto(ctx.half, out, (o) => dispatchReduce(ctx, op, { ...x, dtype: 'float32' }, axes, o, true));
+    else widened(ctx.half, [x], ([w]) => narrowedInto(ctx.half, out, (o) => dispatchReduce(ctx, op, w!, axes, o)));
     return;
   }
   const outputs = out.size;
@@ -219,13 +226,14 @@ export function dispatchReduce(
   const params = [outputs, count, x.offset, identity, ...packDims(ck, R), ...packDims(cr, R)];
   const groups: [number, number, number] = perThread ? flat(outputs) : [...grid(outputs), 1];
   const levels = reduceLevels(op, x.dtype, count, perThread);
+  const kernel = (): string => reduceWgsl(op, x.dtype, perThread, R, kr === 2 ? R : kr, rr === 2 ? R : rr, levels);
   ctx.batch.dispatch(
     op,
-    `reduce/${op}/${x.dtype}/${perThread}/${R}/${kr}${rr}/${levels}`,
-    () => reduceWgsl(op, x.dtype, perThread, R, kr === 2 ? R : kr, rr === 2 ? R : rr, levels),
+    `reduce/${op}/${x.dtype}/${perThread}/${R}/${kr}${rr}/${levels}${halfIn ? '/f16' : ''}`,
+    halfIn ? () => nativeReduceWgsl(kernel()) : kernel,
     reduceWords(R),
     params,
-    [ctx.gpu(x.buffer), ctx.gpu(out)],
+    [halfIn ? ctx.half.gpu(x.buffer) : ctx.gpu(x.buffer), ctx.gpu(out)],
     groups,
   );
 }

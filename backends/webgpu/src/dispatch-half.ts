@@ -17,6 +17,7 @@ import {
   viewOf,
 } from '@polyhal/hal';
 import { isContiguous } from '@polyhal/hal/internal';
+import { dispatchElementwiseNative } from './dispatch-half-native.js';
 import type { CommandBatch } from './encoder.js';
 import { copyWords } from './kernels/copy.js';
 import { elementwiseWords } from './kernels/elementwise.js';
@@ -43,7 +44,15 @@ export interface HalfContext {
   deallocate(buffer: DeviceBuffer): void;
   /** The conversions the kernels use (half-check.ts decides at creation). */
   conversions(): HalfConversions;
+  /**
+   * 'native': elementwise ops and reductions bind float16 as f16 arrays (`shader-f16`: dispatch-half-native.ts);
+   * 'emulated': they decode and encode binary16 words with the conversions above (half-native-check.ts decides).
+   */
+  arithmetic(): HalfArithmetic;
 }
+
+/** How float16 elementwise ops and reductions run: on `shader-f16`'s f16 arrays, or on binary16 words in u32s. */
+export type HalfArithmetic = 'native' | 'emulated';
 
 export const isHalf = (c: HalfContext, b: DeviceBuffer): boolean => c.half.has(b.id);
 
@@ -77,6 +86,10 @@ function dispatchWords(c: HalfContext, op: UnaryOp | BinaryOp, operands: NDArray
 export function dispatchUnaryHalf(c: HalfContext, op: UnaryOp, x: NDArray, out: DeviceBuffer): void {
   const n = out.size;
   if (n === 0) return;
+  if (c.arithmetic() === 'native') {
+    dispatchElementwiseNative(c, op, [x], out);
+    return;
+  }
   const W = wordsPlan(c, [x], out);
   if (W) {
     dispatchWords(c, op, [x], out, W);
@@ -101,6 +114,10 @@ export function dispatchUnaryHalf(c: HalfContext, op: UnaryOp, x: NDArray, out: 
 export function dispatchBinaryHalf(c: HalfContext, op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void {
   const n = out.size;
   if (n === 0) return;
+  if (c.arithmetic() === 'native') {
+    dispatchElementwiseNative(c, op, [a, b], out);
+    return;
+  }
   const W = wordsPlan(c, [a, b], out);
   if (W) {
     dispatchWords(c, op, [a, b], out, W);

@@ -1,7 +1,8 @@
 import { BackendUnavailableError, type BackendEntry, registerBackend } from '@polyhal/hal';
 import { validateOptions } from '@polyhal/hal/internal';
-import { acquireDevice, adapterInfo, requestAdapter, type WebGpuOptions } from './device.js';
+import { type AcquiredDevice, acquireDevice, adapterInfo, requestAdapter, type WebGpuOptions } from './device.js';
 import { checkHardwareFloat16Once } from './half-check.js';
+import { checkNativeFloat16Once } from './half-native-check.js';
 import { WEBGPU_OPTION_SPECS } from './options.js';
 import { WebGpuBackend } from './webgpu-backend.js';
 
@@ -9,10 +10,18 @@ export { WebGpuBackend, GpuError } from './webgpu-backend.js';
 export { findGpu, hasVulkanLoader, type WebGpuOptions } from './device.js';
 export { WEBGPU_OPTION_SPECS } from './options.js';
 export { checkHardwareFloat16, type HalfCheck } from './half-check.js';
+export { checkNativeFloat16 } from './half-native-check.js';
+export type { HalfArithmetic } from './dispatch-half.js';
 export { f16Wgsl, type HalfConversions } from './kernels/half.js';
 export type { GpuDeviceLike, GpuLike, GpuPowerPreference } from './gpu-types.js';
 export { chooseSplitK, chooseTile, TILES, type Tile, type TileName } from './kernels/matmul.js';
 export { NO_YIELD_WARN_OPS, NO_YIELD_WARNING_CODE } from './loop-watch.js';
+
+/** The adapter's description as a key of per-adapter checks (null for an injected device: checked every time). */
+function adapterKey(acquired: AcquiredDevice): string | null {
+  const i = acquired.info;
+  return i.description || i.device ? `${i.vendor}/${i.architecture}/${i.device}/${i.description}` : null;
+}
 
 /**
  * Creates a WebGPU backend on the best adapter (or on an injected `device`/`gpu`). Throws
@@ -25,10 +34,17 @@ export async function createWebGpuBackend(options: WebGpuOptions = {}): Promise<
   const backend = new WebGpuBackend(acquired, options);
   const conversions = options.float16Conversions ?? 'auto';
   if (conversions === 'auto') {
-    const i = acquired.info;
-    const key = i.description || i.device ? `${i.vendor}/${i.architecture}/${i.device}/${i.description}` : null;
-    if ((await checkHardwareFloat16Once(backend.device, key)).ok) backend.useFloat16Conversions('hardware');
+    if ((await checkHardwareFloat16Once(backend.device, adapterKey(acquired))).ok)
+      backend.useFloat16Conversions('hardware');
   } else backend.useFloat16Conversions(conversions);
+  const arithmetic = options.float16Arithmetic ?? 'auto';
+  if (arithmetic === 'auto') {
+    if (
+      backend.device.features.has('shader-f16') &&
+      (await checkNativeFloat16Once(backend.device, adapterKey(acquired))).ok
+    )
+      backend.useFloat16Arithmetic('native');
+  } else backend.useFloat16Arithmetic(arithmetic);
   return backend;
 }
 

@@ -70,6 +70,19 @@ export const WEBGPU_OPTION_SPECS = defineOptions({
     doc: 'binary16 ↔ f32 conversion of float16 kernels; "auto" uses the hardware ones if they match the integer ones',
   },
   /**
+   * How float16 elementwise ops and reductions compute: 'auto' (default) binds float16 arrays as f16 (`shader-f16`:
+   * add, sub, mul in f16, the other ops in f32 on exact conversions, reductions accumulating in f32) where the device
+   * offers `shader-f16` and a check at creation finds its f16 conversions and arithmetic exact (half-native-check.ts),
+   * else 'emulated' (binary16 decoded from u32 words); 'native' skips the check (BackendUnavailableError without
+   * `shader-f16`). Same results either way. Dawn on NVIDIA offers `shader-f16` with `dawnFlags` naming
+   * `enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia`. See `float16Arithmetic` on the backend.
+   */
+  float16Arithmetic: {
+    type: 'string',
+    values: ['auto', 'native', 'emulated'],
+    doc: 'float16 elementwise ops and reductions: "auto" on shader-f16 (f16 loads, f16 add/sub/mul) where checked exact',
+  },
+  /**
    * int8 products ('auto', default: products of at most INT8_DIRECT_MACS multiply-adds read their operands
    * as they are, larger ones are packed first for the tiled dot4I8Packed or subgroup-matrix kernel;
    * 'always': every product of 16 or more rows is packed, for tests and benchmarks of the packed kernels).

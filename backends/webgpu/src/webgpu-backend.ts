@@ -42,7 +42,14 @@ import {
   halfMatmulSetup,
   takesHalfSubgroupMatrix,
 } from './dispatch-matmul-f16.js';
-import { decodeHalf, encodeHalf, type HalfContext, narrowedInto, widened } from './dispatch-half.js';
+import {
+  decodeHalf,
+  encodeHalf,
+  type HalfArithmetic,
+  type HalfContext,
+  narrowedInto,
+  widened,
+} from './dispatch-half.js';
 import type { HalfConversions } from './kernels/half.js';
 import { type ConvContext, convOnWebGpu, convTransposeOnWebGpu, resizeOnWebGpu } from './dispatch-conv.js';
 import { dispatchLayerNorm, dispatchLayerNormBackward, type NormContext } from './dispatch-norm.js';
@@ -75,7 +82,8 @@ const STORAGE = 0x80 | 0x4 | 0x8; // STORAGE | COPY_SRC | COPY_DST
  */
 export class WebGpuBackend extends BaseBackend {
   readonly name = 'webgpu';
-  readonly deviceName: string;
+  /** The adapter and the kernels of its paths (int8 matmul, float16 matmul and arithmetic where not the defaults). */
+  deviceName: string;
   readonly deviceType = 'gpu' as const;
   /** WGSL's accuracy rules: GPUs may divide through a reciprocal, fuse multiply-adds and flush subnormals. */
   override readonly capabilities: BackendCapabilities = Object.freeze({
@@ -95,6 +103,7 @@ export class WebGpuBackend extends BaseBackend {
   private readonly halfContext: HalfContext;
   private readonly elementwiseContext: ElementwiseContext;
   private halfConversions: HalfConversions = 'integer';
+  private halfArithmetic: HalfArithmetic = 'emulated';
   private readonly pool: BufferPool;
   /** The open command encoder, uniform params, submissions and their error scopes (encoder.ts). */
   private readonly batch: CommandBatch;
@@ -131,9 +140,10 @@ export class WebGpuBackend extends BaseBackend {
       limits.maxComputeWorkgroupStorageSize,
     );
     this.int8MatmulPath = int8.description;
-    // shader-f16 is requested only beside f16 subgroup-matrix configurations (device.ts halfSubgroupMatrix)
+    // f16 subgroup-matrix configurations (device.ts halfSubgroupMatrix); shader-f16 is requested wherever offered
     const features = acquired.device.features;
-    const half = halfMatmulSetup(options, features.has('shader-f16') && features.has(SUBGROUP_MATRIX));
+    const halfMatrices = (acquired.halfMatrices ?? true) && features.has(SUBGROUP_MATRIX);
+    const half = halfMatmulSetup(options, halfMatrices && features.has('shader-f16'));
     this.deviceName =
       `${adapterName}; int8 matmul: ${this.int8MatmulPath}` +
       (half.mode === 'off' ? '' : `; float16 matmul: ${half.description}`);
@@ -192,6 +202,7 @@ export class WebGpuBackend extends BaseBackend {
       allocate: (size, dtype) => this.allocate(size, dtype),
       deallocate: (buffer) => this.deallocate(buffer),
       conversions: () => this.halfConversions,
+      arithmetic: () => this.halfArithmetic,
     };
     this.elementwiseContext = {
       batch: this.batch,
@@ -238,6 +249,29 @@ export class WebGpuBackend extends BaseBackend {
   /** Sets float16Conversions (createWebGpuBackend, after the check of `float16Conversions: 'auto'`). */
   useFloat16Conversions(conversions: HalfConversions): void {
     this.halfConversions = conversions;
+  }
+
+  /**
+   * How float16 elementwise ops and reductions run: 'native' (f16 arrays on `shader-f16`: dispatch-half-native.ts)
+   * or 'emulated' (binary16 words decoded with float16Conversions). The same results either way.
+   */
+  get float16Arithmetic(): HalfArithmetic {
+    return this.halfArithmetic;
+  }
+
+  /**
+   * Sets float16Arithmetic (createWebGpuBackend, after the check of `float16Arithmetic: 'auto'`); 'native' is
+   * named in deviceName. BackendUnavailableError for 'native' on a device without `shader-f16`.
+   */
+  useFloat16Arithmetic(arithmetic: HalfArithmetic): void {
+    if (arithmetic === 'native' && !this.device.features.has('shader-f16'))
+      throw new BackendUnavailableError(
+        'webgpu',
+        "float16Arithmetic 'native' needs shader-f16, which this device lacks",
+      );
+    const tag = '; float16 arithmetic: native (shader-f16)';
+    this.deviceName = this.deviceName.replace(tag, '') + (arithmetic === 'native' ? tag : '');
+    this.halfArithmetic = arithmetic;
   }
 
   /** Bytes of a buffer's GPU storage: whole 4-byte words, at least one. */
