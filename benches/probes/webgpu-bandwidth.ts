@@ -14,7 +14,9 @@
  * `--peak-gbps` (the data sheet's figure: H100 SXM 3350, H200 4800 GB/s; WebGPU's adapter info on NVIDIA
  * names the driver, not the model), else a model name found in the adapter's description.
  *   node webgpu-bandwidth.mjs [--sizes 16777216,67108864] [--reps 20] [--trials 7] [--json out.json]
- *     [--float16-conversions auto|integer|hardware] [--peak-gbps N]
+ *     [--float16-conversions auto|integer|hardware] [--float16-arithmetic auto|native|emulated]
+ *     [--dawn-flags 'enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia'] [--peak-gbps N]
+ * float16Arithmetic 'native' (f16 arrays) needs an adapter offering `shader-f16`: on NVIDIA the Dawn flags above.
  */
 import { writeFileSync } from 'node:fs';
 import { create, globals } from 'webgpu';
@@ -34,14 +36,15 @@ const trials = Number(arg('trials', '7'));
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
 Object.assign(globalThis, globals);
-const gpu = create([]);
+const gpu = create(arg('dawn-flags', '').split(' ').filter(Boolean));
 (globalThis as { navigator?: unknown }).navigator = { gpu, userAgent: 'node' };
 const tf: Tf = await import('@tensorflow/tfjs-core');
 await import('@tensorflow/tfjs-backend-webgpu');
 await tf.setBackend('webgpu');
 await tf.ready();
 const conversions = arg('float16-conversions', 'auto') as 'auto' | 'integer' | 'hardware';
-const be = await createWebGpuBackend({ gpu, float16Conversions: conversions });
+const arithmetic = arg('float16-arithmetic', 'auto') as 'auto' | 'native' | 'emulated';
+const be = await createWebGpuBackend({ gpu, float16Conversions: conversions, float16Arithmetic: arithmetic });
 const adapter = (await gpu.requestAdapter())!;
 const raw = await adapter.requestDevice({
   requiredLimits: {
@@ -58,7 +61,7 @@ const peak =
   Number(arg('peak-gbps', '0')) || known.find(([re]) => re.test(`${be.deviceName} ${description}`))?.[1] || 0;
 console.log(
   `GPU: ${be.deviceName} (${description}); memory bandwidth ${peak ? `${peak} GB/s` : 'unknown'}; ` +
-    `float16 conversions: ${be.float16Conversions}`,
+    `float16 conversions: ${be.float16Conversions}, arithmetic: ${be.float16Arithmetic}`,
 );
 
 /** The plain vec4 add: c = a + b over n/4 f32x4, 256 invocations per workgroup, 2-D grid. */
@@ -263,6 +266,7 @@ if (out)
         gpu: be.deviceName,
         description,
         float16Conversions: be.float16Conversions,
+        float16Arithmetic: be.float16Arithmetic,
         date: new Date().toISOString(),
         rows,
       },

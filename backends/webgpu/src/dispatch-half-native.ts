@@ -3,7 +3,8 @@
  * float16 operands bound as f16 arrays, add/sub/mul computed in f16, the other ops in f32 on exact conversions and
  * rounded once. Contiguous float16 operands and output: 8 elements per invocation (one vec4<u32> per operand,
  * read as four vec2<f16>) where offsets and the count are multiples of 8, 4 (one vec4<f16>) where they are
- * multiples of 4, 2 (one vec2<f16>) where the offsets are even; anything else one element per invocation. Results: those of the emulated kernels (dispatch-half.ts), bit for bit (NaN payloads aside).
+ * multiples of 4, 2 (one vec2<f16>) where the offsets are even; anything else one element per invocation.
+ * Results: those of the emulated kernels (dispatch-half.ts), bit for bit (NaN payloads aside).
  */
 import type { BinaryOp, DeviceBuffer, NDArray, UnaryOp } from '@polyhal/hal';
 import { isContiguous } from '@polyhal/hal/internal';

@@ -80,7 +80,7 @@ export const WEBGPU_OPTION_SPECS = defineOptions({
   float16Arithmetic: {
     type: 'string',
     values: ['auto', 'native', 'emulated'],
-    doc: 'float16 elementwise ops and reductions: "auto" on shader-f16 (f16 loads, f16 add/sub/mul) where checked exact',
+    doc: 'float16 elementwise ops and reductions: "auto" on shader-f16 (f16 loads, add/sub/mul) where checked exact',
   },
   /**
    * int8 products ('auto', default: products of at most INT8_DIRECT_MACS multiply-adds read their operands

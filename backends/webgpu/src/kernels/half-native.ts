@@ -99,7 +99,8 @@ export function elementwiseNativeWgsl(
     (n, k) => `@group(0) @binding(${k + 1}) var<storage, read> ${n}: array<${half.inputs[k] ? 'f16' : 'f32'}>;`,
   );
   const outT = half.out ? 'f16' : T(outDtype);
-  return `${F16_NATIVE_PRELUDE}${paramsPrelude(elementwiseWords(R))}${inF16 ? '' : elementwiseHelpers(f)}${F16_NATIVE_WGSL}
+  const helpers = inF16 ? '' : elementwiseHelpers(f);
+  return `${F16_NATIVE_PRELUDE}${paramsPrelude(elementwiseWords(R))}${helpers}${F16_NATIVE_WGSL}
 ${ins.join('\n')}
 @group(0) @binding(${names.length + 1}) var<storage, read_write> out: array<${outT}>;
 @compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
