@@ -58,6 +58,6 @@ const h = await runConformance(
     }),
   { filter: /matmul.*float16|float16.*matmul/i },
 );
-console.log(`conformance of float16 matmul cases on tensor cores — ${h.deviceName}: ${h.passed} passed, ${h.failed} failed`);
+console.log(`conformance of float16 matmul on tensor cores — ${h.deviceName}: ${h.passed} passed, ${h.failed} failed`);
 for (const c of h.results.filter((x) => !x.pass)) console.log(`  FAIL ${c.id}: ${c.message}`);
 process.exit(r.failed || s.failed || t.failed || u.failed || h.failed ? 1 : 0);

@@ -158,10 +158,18 @@ export function autocastTargets(op: string, dtypes: readonly DType[]): (DType | 
   return targets.some((t) => t !== null) ? targets : null;
 }
 
+/** What autocastFloat32 takes: a tensor-like value with a dtype and a cast. */
+export interface AutocastOperand<T> {
+  /** The value's dtype. */
+  readonly dtype: DType;
+  /** The value converted to `dtype`. */
+  cast(dtype: DType): T;
+}
+
 /**
  * x cast to float32 when autocast is on and x is float16, else x itself: the entry of the composite ops of
  * the float32 list (layerNorm, rmsNorm, groupNorm), which record no op of their own to hook.
  */
-export function autocastFloat32<T extends { readonly dtype: DType; cast(dtype: DType): T }>(x: T): T {
+export function autocastFloat32<T extends AutocastOperand<T>>(x: T): T {
   return active !== null && x.dtype === 'float16' ? x.cast('float32') : x;
 }

@@ -30,9 +30,11 @@ export interface GradScalerState {
   scale: number;
   /** Steps without overflow since the scale last changed. */
   growthTracker: number;
-  /** The factors and interval the scaler was built with. */
+  /** The factor the scale grows by after `growthInterval` steps without overflow. */
   growthFactor: number;
+  /** The factor the scale shrinks by after a step whose gradients overflowed. */
   backoffFactor: number;
+  /** Steps without overflow before the scale grows. */
   growthInterval: number;
 }
 
