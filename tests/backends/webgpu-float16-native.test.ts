@@ -55,7 +55,8 @@ async function run(be: ComputeBackend, program: (b: ComputeBackend) => NDArray):
 /**
  * The ops whose float16 result the op table fixes exactly (correctly rounded or exact: docs/DTYPES.md); the others
  * are within their float32 bound plus one float16 rounding of cpu's (the conformance suite checks that), and here
- * bit for bit equal between the native and the emulated kernels, which compute them in the same f32 WGSL.
+ * bit for bit equal between the native and the emulated kernels, which compute them in the same f32 WGSL. (sign
+ * of ±0 gives a zero of the other sign than cpu's on webgpu, on both paths alike: the float32 kernel's.)
  */
 const EXACT = new Set<string>([
   ...['add', 'sub', 'mul', 'div', 'sqrt', 'neg', 'abs', 'floor', 'ceil', 'round', 'trunc', 'relu'],
