@@ -2,7 +2,9 @@
 // run at its small size by examples/tfjs-ports/run.mjs in a child process (the built packages), the tfjs original
 // and the PolyHAL port in one process on the same data. The tfjs twin is the independent peer: PolyHAL must learn
 // (loss falls, accuracy well above chance, coefficients toward the true ones) and land near tfjs's figures, with
-// no more lines than the original. About 50 s on 2 cores, most of it tfjs-cpu's convolutions.
+// no more lines than the original. Then examples/tfjs-ports/same-start.mjs gives the ConvNet's PolyHAL twin the tfjs
+// twin's initial weights and both the same batches: with the random draws taken out, the two libraries must train
+// to the same losses and weights (float32 rounding apart). About 70 s on 2 cores, most of it tfjs-cpu's convolutions.
 import { spawnSync } from 'node:child_process';
 import { beforeAll, describe, expect, test } from '@jest/globals';
 
@@ -24,7 +26,15 @@ interface Port {
   target?: Record<string, number>;
 }
 
+interface SameStart {
+  tfjs: { loss: number[]; valLoss: number[]; valAccuracy: number[] };
+  polyhal: { loss: number[]; valLoss: number[]; valAccuracy: number[] };
+  maxWeightDiff: number;
+  maxWeight: number;
+}
+
 const ports = new Map<string, Port>();
+let sameStart: SameStart;
 beforeAll(() => {
   const r = spawnSync(process.execPath, ['examples/tfjs-ports/run.mjs', '--size', 'small', '--backend', 'cpu'], {
     encoding: 'utf8',
@@ -35,7 +45,13 @@ beforeAll(() => {
     const p = JSON.parse(line) as Port;
     ports.set(p.example, p);
   }
-}, 180_000);
+  const same = spawnSync(process.execPath, ['examples/tfjs-ports/same-start.mjs', '--size', 'small'], {
+    encoding: 'utf8',
+    timeout: 80_000,
+  });
+  if (same.status !== 0) throw new Error(`same-start.mjs failed (${same.status}): ${same.stderr.slice(-2000)}`);
+  sameStart = JSON.parse(same.stdout.split('\n').find((l) => l.startsWith('{'))!) as SameStart;
+}, 270_000);
 
 const port = (name: string): Port => {
   const p = ports.get(name);
@@ -78,5 +94,19 @@ describe('tfjs-examples ported line for line', () => {
       expect(t.testAccuracy!).toBeGreaterThan(0.62); // two classes, even odds: chance is 0.5
     }
     expect(polyhal.testAccuracy!).toBeGreaterThan(tfjs.testAccuracy! - 0.12);
+  });
+
+  test('mnist: from the initial weights and batches of tfjs, PolyHAL trains to the same losses and weights', () => {
+    const { tfjs, polyhal, maxWeightDiff, maxWeight } = sameStart;
+    expect(polyhal.loss.length).toBe(2);
+    for (let e = 0; e < 2; e++) {
+      expect(Math.abs(polyhal.loss[e]! - tfjs.loss[e]!)).toBeLessThan(1e-4);
+      expect(Math.abs(polyhal.valLoss[e]! - tfjs.valLoss[e]!)).toBeLessThan(1e-4);
+      // the same predictions but for at most one of the 128 digits held out
+      expect(Math.abs(polyhal.valAccuracy[e]! - tfjs.valAccuracy[e]!)).toBeLessThanOrEqual(1 / 128);
+    }
+    expect(polyhal.loss[1]!).toBeLessThan(polyhal.loss[0]!); // it trained (seen: 2.31 → 2.15)
+    expect(maxWeight).toBeGreaterThan(0.1);
+    expect(maxWeightDiff).toBeLessThan(1e-4); // seen: 1.8e-7 after 12 Adam steps
   });
 });
