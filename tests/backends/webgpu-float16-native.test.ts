@@ -136,7 +136,7 @@ describe('float16 on shader-f16 equals the emulated kernels and cpu, bit for bit
       );
     }
     // the 8-wide kernel at offsets of 8 halves
-    for (const op of ['add', 'mul', 'div', 'exp', 'sigmoid'] as const) {
+    for (const op of ['add', 'mul', 'div', 'exp', 'sigmoid', 'neg', 'abs', 'relu'] as const) {
       const x = (b: ComputeBackend): NDArray => b.shrink(h(b, 72, 8), [[8, 72]]);
       await same(
         (b) => (op === 'add' || op === 'mul' || op === 'div' ? b.binary(op, x(b), x(b)) : b.unary(op, x(b))),

@@ -13,6 +13,7 @@
  *   of elementwise.ts and rounds once to f16 with `to_h`: the hardware conversion `f16(v)` for finite values
  *   below 65520, whose rounding the check compares with nearest-even, subnormals included; ±Inf from 65520 and
  *   NaN decided on the bits (WGSL leaves f16() of them indeterminate).
+ * - neg, abs and relu of contiguous operands (the 8-wide kernel) work on the sign bits of the words: exact.
  * - reductions read f16 and accumulate in f32 (nativeReduceWgsl: the float32 kernel of reduce.ts on f16 loads).
  */
 import type { BinaryOp, DType, UnaryOp } from '@polyhal/hal';
@@ -114,13 +115,46 @@ ${ins.join('\n')}
 }
 
 /**
+ * Unary ops of the 8-wide kernel on the binary16 bits of each word (exact: the f32 kernel's results, which change
+ * the sign bit only): neg flips the signs, abs clears them, relu zeroes the negative halves (−0 included; NaN kept).
+ */
+const WORD_OPS: Partial<Record<string, string>> = {
+  neg: 'av ^ vec4<u32>(0x80008000u)',
+  abs: 'av & vec4<u32>(0x7fff7fffu)',
+  relu: 'vec4<u32>(relu2(av.x), relu2(av.y), relu2(av.z), relu2(av.w))',
+};
+
+const RELU2_WGSL = `
+fn relu2(w: u32) -> u32 {
+  var r = w;
+  for (var k = 0u; k < 32u; k += 16u) {
+    let h = (w >> k) & 0xffffu;
+    if ((h & 0x8000u) != 0u && (h & 0x7fffu) <= 0x7c00u) { r &= ~(0xffffu << k); }
+  }
+  return r;
+}
+`;
+
+/**
  * The contiguous case: every operand and the output float16, contiguous; `W` elements per invocation: 8 as one
  * vec4<u32> per operand, each word bitcast to a vec2<f16> (W = 8: offsets and the count multiples of 8; 16-byte
  * loads, as float32's vec4 kernels), 4 as one vec4<f16> (offsets and the count multiples of 4) or 2 as one
  * vec2<f16> (even offsets; past an odd count the last pair's high half is padding). Params as
- * elementwiseHalfWordsWgsl (half.ts).
+ * elementwiseHalfWordsWgsl (half.ts). neg, abs and relu in the 8-wide kernel work on the bits (WORD_OPS).
  */
 export function elementwiseNativeVecWgsl(op: UnaryOp | BinaryOp, arity: 1 | 2, W: 2 | 4 | 8): string {
+  const word = W === 8 && arity === 1 ? WORD_OPS[op] : undefined;
+  if (word) {
+    return `${F16_NATIVE_PRELUDE}${paramsPrelude(elementwiseWords(1))}${RELU2_WGSL}
+@group(0) @binding(1) var<storage, read> a: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read_write> out: array<vec4<u32>>;
+@compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
+  ${FLAT_INDEX}
+  if (idx * 8u >= u32(p(0u))) { return; }
+  let av = a[(u32(p(2u)) >> 3u) + idx];
+  out[idx] = ${word};
+}`;
+  }
   const names = arity === 1 ? ['a'] : ['a', 'b'];
   const t = W === 8 ? 'vec4<u32>' : `vec${W}<f16>`;
   const shift = W === 8 ? 3 : W === 4 ? 2 : 1;
