@@ -3,9 +3,10 @@
  * with an f16×f16→f32 16×16×16 configuration and `shader-f16` (Dawn on NVIDIA: the toggles `allow_unsafe_apis`
  * and `vulkan_enable_f16_on_nvidia` in `dawnFlags`), products of float16 operands in 2-byte storage are packed
  * (row-major copies zero-padded to the tile and K to 32), multiplied with float32 accumulation into a padded
- * float32 C, and cropped into the float32 output (the HAL rounds it to float16 after). Per batch item: two packs
- * (none for an operand laid out as the kernel reads it: rows contiguous, sizes multiples of the tile and K of 32;
- * one for a broadcast operand), the product, and a crop unless the tile divides M and N.
+ * float32 C, and cropped into the float32 output (the HAL rounds it to float16 after). A batch whose items step by
+ * constant strides runs as one dispatch of each kind over the grid's z: two packs (none for an operand laid out as
+ * the kernel reads it — rows contiguous, sizes multiples of the tile and K of 32; one copy for a broadcast operand),
+ * the product, and a crop unless the tile divides M and N; other batches run item by item.
  */
 import type { DeviceBuffer, NDArray } from '@polyhal/hal';
 import { batchOffsets } from '@polyhal/hal/internal';
@@ -75,17 +76,34 @@ function chooseTile(ctx: HalfMatmulContext, M: number, N: number): HalfSubgroupM
 
 /**
  * Whether a [.., R, C] operand is read by the product as it is: rows contiguous, R and C multiples of the padding,
- * every batch item's offset a multiple of 8 halves (the kernel's vec4 loads).
+ * its offset and item stride multiples of 8 halves (the kernel's vec4 loads).
  */
-function readsDirect(x: NDArray, R: number, C: number, Rp: number, Cp: number, offsets: readonly number[]): boolean {
+function readsDirect(
+  x: NDArray,
+  R: number,
+  C: number,
+  Rp: number,
+  Cp: number,
+  offset: number,
+  stride: number,
+): boolean {
   const r = x.shape.length;
-  return (
-    R === Rp &&
-    C === Cp &&
-    x.strides[r - 1] === 1 &&
-    (R === 1 || x.strides[r - 2] === C) &&
-    offsets.every((o) => o % 8 === 0)
-  );
+  const rows = R === 1 || x.strides[r - 2] === C;
+  return R === Rp && C === Cp && x.strides[r - 1] === 1 && rows && offset % 8 === 0 && stride % 8 === 0;
+}
+
+/**
+ * The batch items as runs of one dispatch each: [first item, count, A's offset, B's offset, A's and B's item
+ * strides]. Items whose offsets step by constant strides (contiguous or broadcast batch dims, the usual case) are
+ * one run over the grid's z; others one run per item.
+ */
+function batchRuns(items: readonly [number, number][]): [number, number, number, number, number, number][] {
+  if (items.length === 0) return []; // an empty batch: nothing to compute
+  const [a0, b0] = items[0]!;
+  const [sa, sb] = items.length > 1 ? [items[1]![0] - a0, items[1]![1] - b0] : [0, 0];
+  if (items.every(([oa, ob], i) => oa === a0 + i * sa && ob === b0 + i * sb) && items.length <= 65535)
+    return [[0, items.length, a0, b0, sa, sb]];
+  return items.map(([oa, ob], i) => [i, 1, oa, ob, 0, 0]);
 }
 
 /** out (float32, contiguous [..., M, N]) = a @ b for float16 a and b in 2-byte storage, views of out's batch. */
@@ -94,49 +112,49 @@ export function dispatchHalfMatmul(ctx: HalfMatmulContext, a: NDArray, b: NDArra
   const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];
   const t = chooseTile(ctx, M, N);
   const [Kp, Mp, Np] = [roundUp(K, HALF_KT), roundUp(M, t.rows), roundUp(N, t.cols)];
-  const items = batchOffsets(a, b);
-  const aDirect = readsDirect(
-    a,
-    M,
-    K,
-    Mp,
-    Kp,
-    items.map(([o]) => o),
-  );
-  const bDirect = readsDirect(
-    b,
-    K,
-    N,
-    Kp,
-    Np,
-    items.map(([, o]) => o),
-  );
-  const [aBytes, bBytes] = [Mp * Kp * 2, Kp * Np * 2];
-  const packedA = aDirect ? null : ctx.pool.acquire(aBytes);
-  const packedB = bDirect ? null : ctx.pool.acquire(bBytes);
   const direct = Mp === M && Np === N;
-  const padded = direct ? null : ctx.pool.acquire(Mp * Np * 4);
-  const packedAt = [-1, -1];
-  try {
-    for (const [item, [offA, offB]] of items.entries()) {
-      const pack = (x: NDArray, off: number, dst: GPUBuffer, dims: [number, number, number, number]): void => {
-        const [R, C, Rp, Cp] = dims;
+  for (const [first, count, offA, offB, sA, sB] of batchRuns(batchOffsets(a, b))) {
+    const aDirect = readsDirect(a, M, K, Mp, Kp, offA, sA);
+    const bDirect = readsDirect(b, K, N, Kp, Np, offB, sB);
+    // packed copies: one per item of the run, or one for a broadcast operand (item stride 0)
+    const [aCopies, bCopies] = [sA === 0 ? 1 : count, sB === 0 ? 1 : count];
+    const [aBytes, bBytes, cBytes] = [aCopies * Mp * Kp * 2, bCopies * Kp * Np * 2, count * Mp * Np * 4];
+    const packedA = aDirect ? null : ctx.pool.acquire(aBytes);
+    const packedB = bDirect ? null : ctx.pool.acquire(bBytes);
+    const padded = direct ? null : ctx.pool.acquire(cBytes);
+    try {
+      const pack = (x: NDArray, off: number, stride: number, copies: number, dst: GPUBuffer, dims: number[]): void => {
+        const [R, C, Rp, Cp] = dims as [number, number, number, number];
         const s = x.shape.length;
+        const [gx, gy] = flat((Rp * Cp) / 2);
         ctx.batch.dispatch(
           'matmul',
           'matmul/pack-f16',
           packHalfWgsl,
           PACK_HALF_WORDS,
-          [R, C, off, x.strides[s - 2]!, x.strides[s - 1]!, Cp, Rp],
+          [R, C, off, x.strides[s - 2]!, x.strides[s - 1]!, Cp, Rp, stride],
           [ctx.gpu(x.buffer), dst],
-          flat((Rp * Cp) / 2),
+          [gx, gy, copies],
         );
       };
-      // A broadcast operand (the same offset as the previous item's) stays packed.
-      if (packedA && offA !== packedAt[0]) pack(a, offA, packedA, [M, K, Mp, Kp]);
-      if (packedB && offB !== packedAt[1]) pack(b, offB, packedB, [K, N, Kp, Np]);
-      [packedAt[0], packedAt[1]] = [offA, offB];
-      const params = [M, N, K, packedA ? 0 : offA, packedB ? 0 : offB, item * M * N, 0, 0, 0, 0, Kp / 2, Np];
+      if (packedA) pack(a, offA, sA, aCopies, packedA, [M, K, Mp, Kp]);
+      if (packedB) pack(b, offB, sB, bCopies, packedB, [K, N, Kp, Np]);
+      const strideA = packedA ? (sA === 0 ? 0 : Mp * Kp) : sA;
+      const strideB = packedB ? (sB === 0 ? 0 : Kp * Np) : sB;
+      const params = [
+        M,
+        N,
+        K,
+        packedA ? 0 : offA,
+        packedB ? 0 : offB,
+        first * M * N,
+        strideA,
+        strideB,
+        direct ? M * N : Mp * Np,
+        Mp,
+        Kp / 2,
+        Np,
+      ];
       ctx.batch.dispatch(
         'matmul',
         `matmul/f16-subgroup-matrix/${t.name}${direct ? '/direct' : ''}`,
@@ -144,24 +162,26 @@ export function dispatchHalfMatmul(ctx: HalfMatmulContext, a: NDArray, b: NDArra
         F16_MATMUL_WORDS,
         params,
         [packedA ?? ctx.gpu(a.buffer), packedB ?? ctx.gpu(b.buffer), direct ? ctx.gpu(out) : padded!],
-        [Np / t.cols, Mp / t.rows, 1],
-        2 * M * N * K,
+        [Np / t.cols, Mp / t.rows, count],
+        2 * M * N * K * count,
       );
-      if (direct) continue;
-      ctx.batch.dispatch(
-        'matmul',
-        'matmul/f16-crop',
-        cropHalfProductWgsl,
-        F16_MATMUL_WORDS,
-        params,
-        [padded!, ctx.gpu(out)],
-        flat(M * N),
-      );
+      if (!direct) {
+        const [gx, gy] = flat(M * N);
+        ctx.batch.dispatch(
+          'matmul',
+          'matmul/f16-crop',
+          cropHalfProductWgsl,
+          F16_MATMUL_WORDS,
+          params,
+          [padded!, ctx.gpu(out)],
+          [gx, gy, count],
+        );
+      }
+    } finally {
+      // Later commands run after these in queue order, so the buffers may be handed out again at once.
+      if (packedA) ctx.pool.release(packedA, aBytes);
+      if (packedB) ctx.pool.release(packedB, bBytes);
+      if (padded) ctx.pool.release(padded, cBytes);
     }
-  } finally {
-    // Later commands run after these in queue order, so the buffers may be handed out again at once.
-    if (packedA) ctx.pool.release(packedA, aBytes);
-    if (packedB) ctx.pool.release(packedB, bBytes);
-    if (padded) ctx.pool.release(padded, Mp * Np * 4);
   }
 }

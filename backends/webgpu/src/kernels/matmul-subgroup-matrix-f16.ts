@@ -15,7 +15,8 @@
  * global memory hung at 2048³ on the same GPU and driver.
  *
  * Params of the product and the crop (i32 words, F16_MATMUL_WORDS): 0 M, 1 N, 2 K, 3 A's offset, 4 B's offset (halves,
- * multiples of 8), 5 C's offset (elements), 6–9 unused, 10 Kp / 2 (words of a row of A), 11 Np.
+ * multiples of 8), 5 C's offset (elements), 6–8 the item strides of A, B and C over the grid's z (elements), 9 Mp,
+ * 10 Kp / 2 (words of a row of A), 11 Np.
  */
 import { paramsPrelude } from '../layout.js';
 import {
@@ -66,13 +67,16 @@ export function halfSubgroupMatrixWgsl(t: SubgroupMatrixTile, direct = false): s
   return subgroupMatrixGemmWgsl(FLOAT16_SUBGROUP_MATRIX, t, direct);
 }
 
-/** Words of the pack kernel: R, C (the operand), offset, strides (rows, columns), Cp, Rp (the padded copy). */
-export const PACK_HALF_WORDS = 7;
+/**
+ * Words of the pack kernel: R, C (the operand), offset, strides (rows, columns), Cp, Rp (the padded copy), and the
+ * operand's item stride (elements) for a batch over the grid's z (item z writes its copy Rp·Cp halves further).
+ */
+export const PACK_HALF_WORDS = 8;
 
 /**
  * Packs a float16 operand [R, C] (element (r, c) at offset + r·s0 + c·s1, binary16 in 2-byte storage) into a
  * row-major [Rp, Cp] copy, zero outside the operand, two halves to a word: one invocation per word (coalesced
- * reads along a contiguous row).
+ * reads along a contiguous row); batch item z of the grid from offset + z·(param 7).
  */
 export function packHalfWgsl(): string {
   return `${paramsPrelude(PACK_HALF_WORDS)}
@@ -84,19 +88,24 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_id) lid: vec3u) {
   let w = (wid.y * nwg.x + wid.x) * 256u + lid.x;
   let cw = u32(p(5u)) / 2u;
-  if (w >= cw * u32(p(6u))) { return; }
+  let words = cw * u32(p(6u));
+  if (w >= words) { return; }
   let r = i32(w / cw); let c0 = i32(w % cw) * 2;
-  let R = p(0u); let C = p(1u); let off = p(2u); let s0 = p(3u); let s1 = p(4u);
+  let R = p(0u); let C = p(1u); let s0 = p(3u); let s1 = p(4u);
+  let off = p(2u) + i32(wid.z) * p(7u);
   var word = 0u;
   if (r < R) {
     if (c0 < C) { word = half_at(off + r * s0 + c0 * s1); }
     if (c0 + 1 < C) { word = word | (half_at(off + r * s0 + (c0 + 1) * s1) << 16u); }
   }
-  packed[w] = word;
+  packed[wid.z * words + w] = word;
 }`;
 }
 
-/** Crops the padded C [Mp, Np] (f32) into the product's output at offset param 5: one invocation per element. */
+/**
+ * Crops the padded C [Mp, Np] (f32) into the product's output at offset param 5: one invocation per element; batch
+ * item z of the grid from z·Mp·Np in C and z·M·N in the output.
+ */
 export function cropHalfProductWgsl(): string {
   return `${paramsPrelude(F16_MATMUL_WORDS)}
 @group(0) @binding(1) var<storage, read> c: array<f32>;
@@ -106,7 +115,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_id) lid: vec3u) {
   let i = (wid.y * nwg.x + wid.x) * 256u + lid.x;
   let N = u32(p(1u));
-  if (i >= u32(p(0u)) * N) { return; }
-  out[u32(p(5u)) + i] = c[(i / N) * u32(p(11u)) + i % N];
+  let MN = u32(p(0u)) * N;
+  if (i >= MN) { return; }
+  let np = u32(p(11u));
+  let mp = u32(p(9u));
+  out[u32(p(5u)) + wid.z * MN + i] = c[wid.z * mp * np + (i / N) * np + i % N];
 }`;
 }

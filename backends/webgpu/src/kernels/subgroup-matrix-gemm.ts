@@ -16,7 +16,9 @@
  * `direct` (M and N multiples of the tile: C is the output itself, at element offset param 5).
  *
  * Params (i32 words): 3 A's offset and 4 B's offset (elements; read where the type takes `offsets`, else the
- * operands are packed copies from 0), 5 C's offset (direct), 10 Kp in words, 11 Np.
+ * operands are packed copies from 0), 5 C's offset (direct), 10 Kp in words, 11 Np; where the type takes
+ * `offsets`, a batch over the grid's z: item z reads A and B from 6 and 7 times z elements further, and writes C
+ * from 8 times z.
  */
 import { paramsPrelude } from '../layout.js';
 
@@ -170,6 +172,16 @@ export function subgroupMatrixGemmWgsl(type: SubgroupMatrixType, t: SubgroupMatr
         `  subgroupMatrixStore(&c, base + (tm * ${rows}u + sr + ${16 * i}u) * np + tn * ${cols}u + sc + ${16 * j}u, ` +
           `${acc(i, j)}, false, np);`,
       );
+  // the operands' and C's vec4 / element offsets: a batch item over the grid's z where the type reads offsets
+  const operandOffsets = [
+    type.bRows ? `  let nv = np / ${perVec4}u;` : '',
+    type.offsets ? '  let item = wg.z;' : '',
+    `  let oa = ${type.offsets ? `(u32(p(3u)) + item * u32(p(6u))) / ${perVec4}u` : '0u'};`,
+    `  let ob = ${type.offsets ? `(u32(p(4u)) + item * u32(p(7u))) / ${perVec4}u` : '0u'};`,
+    `  let base = ${direct ? 'u32(p(5u))' : '0u'}${type.offsets ? ' + item * u32(p(8u))' : ''};`,
+  ]
+    .filter((l) => l !== '')
+    .join('\n');
   const sbSize = type.bRows ? KT * RSB : cols * ROW;
   return `${type.enables}enable chromium_experimental_subgroup_matrix;
 ${paramsPrelude(type.words)}
@@ -187,9 +199,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let kp = u32(p(10u)) * ${type.perWord}u;
   let kv = kp / ${perVec4}u;
   let np = u32(p(11u));
-${type.bRows ? `  let nv = np / ${perVec4}u;\n` : ''}  let oa = ${type.offsets ? `u32(p(3u)) / ${perVec4}u` : '0u'};
-  let ob = ${type.offsets ? `u32(p(4u)) / ${perVec4}u` : '0u'};
-  let base = ${direct ? 'u32(p(5u))' : '0u'};
+${operandOffsets}
   // Groups of 8 tile rows, walked column by column.
   let pid = wg.y * nwg.x + wg.x;
   let first = pid / (8u * nwg.x) * 8u;

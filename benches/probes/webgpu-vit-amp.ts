@@ -1,0 +1,75 @@
+/**
+ * A ViT-S-like training step (width 384, 6 heads, 12 blocks, MLP ratio 4, patch 2: 197 tokens; batch 64, synthetic
+ * data, AdamW) on webgpu in float32 and in mixed precision (autocast('float16') around the forward, a GradScaler
+ * around backward and the step), alternating in one process on one device. Mixed precision's products run on the
+ * tensor cores where the device offers f16 subgroup matrices (Dawn on NVIDIA: `--dawn-flags
+ * enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia[,disable_robustness]`). The step time is to
+ * the loss on the host; the median of `--rounds` rounds of `--steps` steps after 3 warm-up steps of each.
+ *   node webgpu-vit-amp.mjs [--dawn-flags F] [--depth 12] [--batch 64] [--steps 5] [--rounds 5] [--json FILE]
+ */
+import { writeFileSync } from 'node:fs';
+import { AdamW, autocast, crossEntropy, GradScaler, scope, Tensor } from '@polyhal/autograd';
+import { createWebGpuBackend } from '@polyhal/backend-webgpu';
+import { VisionTransformer } from '@polyhal/models';
+
+const arg = (name: string, def: string): string => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : def;
+};
+const flags = arg('dawn-flags', '');
+const [depth, batch, steps, rounds] = ['depth', 'batch', 'steps', 'rounds'].map((k, i) =>
+  Number(arg(k, ['12', '64', '5', '5'][i]!)),
+) as [number, number, number, number];
+const be = await createWebGpuBackend({
+  dawnFlags: flags ? [flags] : [],
+  maxPooledBytes: 2 ** 32,
+  memoryLimit: 2 ** 35, // the activations of 12 blocks at batch 64 pass the 2 GiB default
+});
+console.log(`device: ${be.deviceName}`);
+const xs = Float32Array.from({ length: batch * 784 }, (_, i) => ((i * 7919) % 255) / 255);
+const ys = new Float32Array(batch * 10);
+for (let i = 0; i < batch; i++) ys[i * 10 + (i % 10)] = 1;
+const x = Tensor.fromArray(be, xs, [batch, 784]);
+const y = Tensor.fromArray(be, ys, [batch, 10]);
+const options = { backend: be, seed: 0, width: 384, heads: 6, depth, mlpRatio: 4, patch: 2 };
+const runs = (['float32', 'mixed'] as const).map((mode) => {
+  const model = new VisionTransformer(options);
+  const opt = new AdamW(model.parameters(), { lr: 1e-4, weightDecay: 0.05 });
+  const scaler = new GradScaler({ enabled: mode === 'mixed' });
+  const step = (): Promise<number> =>
+    scope(async () => {
+      const loss = autocast('float16', () => crossEntropy(model.forward(x), y), { enabled: mode === 'mixed' });
+      opt.zeroGrad();
+      scaler.scale(loss).backward();
+      await scaler.step(opt);
+      scaler.update();
+      return (await loss.data())[0]!;
+    });
+  return { mode, step, times: [] as number[], loss: Number.NaN };
+});
+for (const r of runs) for (let i = 0; i < 3; i++) r.loss = await r.step();
+for (let round = 0; round < rounds; round++)
+  for (const r of round % 2 ? [...runs].reverse() : runs) {
+    const t0 = performance.now();
+    for (let i = 0; i < steps; i++) r.loss = await r.step();
+    r.times.push((performance.now() - t0) / steps);
+  }
+const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+const [f32, mixed] = runs.map((r) => med(r.times)) as [number, number];
+const row = {
+  device: be.deviceName,
+  width: 384,
+  heads: 6,
+  depth,
+  tokens: 197,
+  batch,
+  float32StepMs: f32,
+  mixedStepMs: mixed,
+  speedup: f32 / mixed,
+  losses: Object.fromEntries(runs.map((r) => [r.mode, r.loss])),
+};
+console.log(JSON.stringify(row));
+const json = arg('json', '');
+if (json) writeFileSync(json, `${JSON.stringify({ rows: [row] }, null, 2)}\n`);
+be.dispose();
+process.exit(0);
