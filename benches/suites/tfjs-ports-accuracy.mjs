@@ -8,15 +8,15 @@
 //   node benches/suites/tfjs-ports-accuracy.mjs --stats tfjs.jsonl,polyhal.jsonl
 // Each run appends one JSON line { library, backend, seed, valAccuracy, valLoss, loss, ms } to --out (and prints
 // it); --stats prints per library the final validation accuracies, mean and standard deviation, and PolyHAL
-// against tfjs: the difference of means with its 95 % interval, Welch's t-test and a permutation test
-// (benches/suites/tfjs-ports-stats.mjs).
+// against tfjs: the difference of means with its 95 % interval, Welch's t-test, a permutation test, and
+// non-inferiority tests (PolyHAL below tfjs by 0.01 or 0.02 or more) (benches/suites/tfjs-ports-stats.mjs).
 import { appendFileSync, readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { mnistData } from '../../examples/tfjs-ports/data.mjs';
 import * as mnistPolyhal from '../../examples/tfjs-ports/mnist.polyhal.mjs';
 import * as mnistTfjs from '../../examples/tfjs-ports/mnist.tfjs.mjs';
 import { backends, SIZES } from '../../examples/tfjs-ports/run.mjs';
-import { mean, permutation, std, welch } from './tfjs-ports-stats.mjs';
+import { mean, nonInferiority, permutation, std, welch } from './tfjs-ports-stats.mjs';
 
 /** One training run of `library` ('tfjs' or 'polyhal') on `data`: the twin's per-epoch figures. */
 async function runOnce(library, backend, data, seed) {
@@ -58,6 +58,7 @@ function report(files) {
       ci95: w.ci95.map((v) => fixed(v)),
       welch: { t: fixed(w.t, 3), df: fixed(w.df, 1), p: fixed(w.p, 4), pOneSidedBelow: fixed(w.pLess, 4) },
       permutation: { p: fixed(permutation(a, b).p, 4), rounds: 100_000 },
+      nonInferiority: [0.01, 0.02].map((m) => ({ margin: m, p: fixed(nonInferiority(a, b, m).p, 4) })),
     };
   }
   return out;

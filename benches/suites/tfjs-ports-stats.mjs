@@ -87,6 +87,17 @@ export function welch(a, b) {
 }
 
 /**
+ * Welch's non-inferiority test (one side of a TOST): the p-value of "mean(a) is below mean(b) by `margin` or
+ * more" (H0: mean(a) − mean(b) ≤ −margin); small when a is shown to be no worse than b by that margin.
+ */
+export function nonInferiority(a, b, margin) {
+  const { diff, df } = welch(a, b);
+  const t = (diff + margin) / Math.sqrt(std(a) ** 2 / a.length + std(b) ** 2 / b.length);
+  const p = twoSidedP(t, df);
+  return { margin, t, df, p: t > 0 ? p / 2 : 1 - p / 2 };
+}
+
+/**
  * Permutation test of mean(a) − mean(b): the share of `rounds` random relabellings of the pooled values (seeded
  * mulberry32) whose |difference| is at least the observed one, counting the observed labelling (so never 0).
  */
