@@ -76,34 +76,47 @@ function chooseTile(ctx: HalfMatmulContext, M: number, N: number): HalfSubgroupM
 
 /**
  * Whether a [.., R, C] operand is read by the product as it is: rows contiguous, R and C multiples of the padding,
- * its offset and item stride multiples of 8 halves (the kernel's vec4 loads).
+ * its offset and item strides multiples of 8 halves (the kernel's vec4 loads).
  */
-function readsDirect(
-  x: NDArray,
-  R: number,
-  C: number,
-  Rp: number,
-  Cp: number,
-  offset: number,
-  stride: number,
-): boolean {
+function readsDirect(x: NDArray, R: number, C: number, Rp: number, Cp: number, offsets: readonly number[]): boolean {
   const r = x.shape.length;
   const rows = R === 1 || x.strides[r - 2] === C;
-  return R === Rp && C === Cp && x.strides[r - 1] === 1 && rows && offset % 8 === 0 && stride % 8 === 0;
+  return R === Rp && C === Cp && x.strides[r - 1] === 1 && rows && offsets.every((o) => o % 8 === 0);
+}
+
+/** A run of batch items in one dispatch: item i of it reads A from offA + (i / inner)·aOuter + (i % inner)·aInner. */
+interface BatchRun {
+  first: number;
+  count: number;
+  offA: number;
+  offB: number;
+  inner: number;
+  aInner: number;
+  bInner: number;
+  aOuter: number;
+  bOuter: number;
 }
 
 /**
- * The batch items as runs of one dispatch each: [first item, count, A's offset, B's offset, A's and B's item
- * strides]. Items whose offsets step by constant strides (contiguous or broadcast batch dims, the usual case) are
- * one run over the grid's z; others one run per item.
+ * The batch items as runs of one dispatch each. Items whose offsets step by constant strides over at most two
+ * levels (the last batch dim and the ones before it: [batch, heads] of attention, contiguous or broadcast) are one
+ * run over the grid's z; others one run per item.
  */
-function batchRuns(items: readonly [number, number][]): [number, number, number, number, number, number][] {
+function batchRuns(items: readonly [number, number][], inner: number): BatchRun[] {
   if (items.length === 0) return []; // an empty batch: nothing to compute
   const [a0, b0] = items[0]!;
-  const [sa, sb] = items.length > 1 ? [items[1]![0] - a0, items[1]![1] - b0] : [0, 0];
-  if (items.every(([oa, ob], i) => oa === a0 + i * sa && ob === b0 + i * sb) && items.length <= 65535)
-    return [[0, items.length, a0, b0, sa, sb]];
-  return items.map(([oa, ob], i) => [i, 1, oa, ob, 0, 0]);
+  const n = Math.max(1, inner);
+  const at = (i: number): [number, number] => items[i] ?? [a0, b0];
+  const [aInner, bInner] = [at(1)[0] - a0, at(1)[1] - b0];
+  const [aOuter, bOuter] = [at(n)[0] - a0, at(n)[1] - b0];
+  const run = { first: 0, count: items.length, offA: a0, offB: b0, inner: n, aInner, bInner, aOuter, bOuter };
+  const fits = items.every(
+    ([oa, ob], i) =>
+      oa === a0 + Math.floor(i / n) * aOuter + (i % n) * aInner &&
+      ob === b0 + Math.floor(i / n) * bOuter + (i % n) * bInner,
+  );
+  if (fits && items.length <= 65535) return [run];
+  return items.map(([oa, ob], i) => ({ ...run, first: i, count: 1, offA: oa, offB: ob, inner: 1 }));
 }
 
 /** out (float32, contiguous [..., M, N]) = a @ b for float16 a and b in 2-byte storage, views of out's batch. */
@@ -113,17 +126,29 @@ export function dispatchHalfMatmul(ctx: HalfMatmulContext, a: NDArray, b: NDArra
   const t = chooseTile(ctx, M, N);
   const [Kp, Mp, Np] = [roundUp(K, HALF_KT), roundUp(M, t.rows), roundUp(N, t.cols)];
   const direct = Mp === M && Np === N;
-  for (const [first, count, offA, offB, sA, sB] of batchRuns(batchOffsets(a, b))) {
-    const aDirect = readsDirect(a, M, K, Mp, Kp, offA, sA);
-    const bDirect = readsDirect(b, K, N, Kp, Np, offB, sB);
-    // packed copies: one per item of the run, or one for a broadcast operand (item stride 0)
-    const [aCopies, bCopies] = [sA === 0 ? 1 : count, sB === 0 ? 1 : count];
+  const inner = r > 2 ? a.shape[r - 3]! : 1;
+  for (const run of batchRuns(batchOffsets(a, b), inner)) {
+    const { first, count, offA, offB } = run;
+    const aDirect = readsDirect(a, M, K, Mp, Kp, [offA, run.aInner, run.aOuter]);
+    const bDirect = readsDirect(b, K, N, Kp, Np, [offB, run.bInner, run.bOuter]);
+    // packed copies: one per item of the run, or one for a broadcast operand (item strides 0)
+    const broadcastA = run.aInner === 0 && run.aOuter === 0;
+    const broadcastB = run.bInner === 0 && run.bOuter === 0;
+    const [aCopies, bCopies] = [broadcastA ? 1 : count, broadcastB ? 1 : count];
     const [aBytes, bBytes, cBytes] = [aCopies * Mp * Kp * 2, bCopies * Kp * Np * 2, count * Mp * Np * 4];
     const packedA = aDirect ? null : ctx.pool.acquire(aBytes);
     const packedB = bDirect ? null : ctx.pool.acquire(bBytes);
     const padded = direct ? null : ctx.pool.acquire(cBytes);
     try {
-      const pack = (x: NDArray, off: number, stride: number, copies: number, dst: GPUBuffer, dims: number[]): void => {
+      // strides: [inner, outer] of the operand's items
+      const pack = (
+        x: NDArray,
+        off: number,
+        strides: number[],
+        copies: number,
+        dst: GPUBuffer,
+        dims: number[],
+      ): void => {
         const [R, C, Rp, Cp] = dims as [number, number, number, number];
         const s = x.shape.length;
         const [gx, gy] = flat((Rp * Cp) / 2);
@@ -132,15 +157,16 @@ export function dispatchHalfMatmul(ctx: HalfMatmulContext, a: NDArray, b: NDArra
           'matmul/pack-f16',
           packHalfWgsl,
           PACK_HALF_WORDS,
-          [R, C, off, x.strides[s - 2]!, x.strides[s - 1]!, Cp, Rp, stride],
+          [R, C, off, x.strides[s - 2]!, x.strides[s - 1]!, Cp, Rp, strides[0]!, run.inner, strides[1]!],
           [ctx.gpu(x.buffer), dst],
           [gx, gy, copies],
         );
       };
-      if (packedA) pack(a, offA, sA, aCopies, packedA, [M, K, Mp, Kp]);
-      if (packedB) pack(b, offB, sB, bCopies, packedB, [K, N, Kp, Np]);
-      const strideA = packedA ? (sA === 0 ? 0 : Mp * Kp) : sA;
-      const strideB = packedB ? (sB === 0 ? 0 : Kp * Np) : sB;
+      if (packedA) pack(a, offA, [run.aInner, run.aOuter], aCopies, packedA, [M, K, Mp, Kp]);
+      if (packedB) pack(b, offB, [run.bInner, run.bOuter], bCopies, packedB, [K, N, Kp, Np]);
+      // the product's item strides: a packed operand's copies are consecutive (one copy: a broadcast one)
+      const [aIn, aOut] = packedA ? (broadcastA ? [0, 0] : [Mp * Kp, Mp * Kp * run.inner]) : [run.aInner, run.aOuter];
+      const [bIn, bOut] = packedB ? (broadcastB ? [0, 0] : [Kp * Np, Kp * Np * run.inner]) : [run.bInner, run.bOuter];
       const params = [
         M,
         N,
@@ -148,12 +174,15 @@ export function dispatchHalfMatmul(ctx: HalfMatmulContext, a: NDArray, b: NDArra
         packedA ? 0 : offA,
         packedB ? 0 : offB,
         first * M * N,
-        strideA,
-        strideB,
+        aIn,
+        bIn,
         direct ? M * N : Mp * Np,
         Mp,
         Kp / 2,
         Np,
+        run.inner,
+        aOut,
+        bOut,
       ];
       ctx.batch.dispatch(
         'matmul',

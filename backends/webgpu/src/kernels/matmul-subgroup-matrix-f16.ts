@@ -15,8 +15,9 @@
  * global memory hung at 2048³ on the same GPU and driver.
  *
  * Params of the product and the crop (i32 words, F16_MATMUL_WORDS): 0 M, 1 N, 2 K, 3 A's offset, 4 B's offset (halves,
- * multiples of 8), 5 C's offset (elements), 6–8 the item strides of A, B and C over the grid's z (elements), 9 Mp,
- * 10 Kp / 2 (words of a row of A), 11 Np.
+ * multiples of 8), 5 C's offset (elements), 6–8 the inner item strides of A and B and C's item stride over the
+ * grid's z (elements), 9 Mp, 10 Kp / 2 (words of a row of A), 11 Np, 12 items per outer batch index, 13–14 the
+ * outer item strides of A and B (a batch of two levels: [B, H] of attention).
  */
 import { paramsPrelude } from '../layout.js';
 import {
@@ -30,7 +31,7 @@ import {
 /** The float16 kernels' tile (the family's). */
 export type HalfSubgroupMatrixTile = SubgroupMatrixTile;
 
-export const F16_MATMUL_WORDS = 12;
+export const F16_MATMUL_WORDS = 15;
 
 /**
  * float16 in the tensor-core family (subgroup-matrix-gemm.ts): f16×f16→f32 16×16×16 with `enable f16`, two to a
@@ -68,15 +69,16 @@ export function halfSubgroupMatrixWgsl(t: SubgroupMatrixTile, direct = false): s
 }
 
 /**
- * Words of the pack kernel: R, C (the operand), offset, strides (rows, columns), Cp, Rp (the padded copy), and the
- * operand's item stride (elements) for a batch over the grid's z (item z writes its copy Rp·Cp halves further).
+ * Words of the pack kernel: R, C (the operand), offset, strides (rows, columns), Cp, Rp (the padded copy), the
+ * operand's inner item stride, the items per outer index and the outer item stride (elements) for a batch over the
+ * grid's z (item z writes its copy Rp·Cp halves further).
  */
-export const PACK_HALF_WORDS = 8;
+export const PACK_HALF_WORDS = 10;
 
 /**
  * Packs a float16 operand [R, C] (element (r, c) at offset + r·s0 + c·s1, binary16 in 2-byte storage) into a
  * row-major [Rp, Cp] copy, zero outside the operand, two halves to a word: one invocation per word (coalesced
- * reads along a contiguous row); batch item z of the grid from offset + z·(param 7).
+ * reads along a contiguous row); batch item z of the grid from offset + (z / p8)·p9 + (z % p8)·p7.
  */
 export function packHalfWgsl(): string {
   return `${paramsPrelude(PACK_HALF_WORDS)}
@@ -92,7 +94,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   if (w >= words) { return; }
   let r = i32(w / cw); let c0 = i32(w % cw) * 2;
   let R = p(0u); let C = p(1u); let s0 = p(3u); let s1 = p(4u);
-  let off = p(2u) + i32(wid.z) * p(7u);
+  let z = i32(wid.z);
+  let off = p(2u) + z / p(8u) * p(9u) + z % p(8u) * p(7u);
   var word = 0u;
   if (r < R) {
     if (c0 < C) { word = half_at(off + r * s0 + c0 * s1); }

@@ -17,8 +17,8 @@
  *
  * Params (i32 words): 3 A's offset and 4 B's offset (elements; read where the type takes `offsets`, else the
  * operands are packed copies from 0), 5 C's offset (direct), 10 Kp in words, 11 Np; where the type takes
- * `offsets`, a batch over the grid's z: item z reads A and B from 6 and 7 times z elements further, and writes C
- * from 8 times z.
+ * `offsets`, a batch of two levels over the grid's z: item z = io·(param 12) + ii reads A from 13·io + 6·ii
+ * elements further and B from 14·io + 7·ii, and writes C from 8·z.
  */
 import { paramsPrelude } from '../layout.js';
 
@@ -175,9 +175,9 @@ export function subgroupMatrixGemmWgsl(type: SubgroupMatrixType, t: SubgroupMatr
   // the operands' and C's vec4 / element offsets: a batch item over the grid's z where the type reads offsets
   const operandOffsets = [
     type.bRows ? `  let nv = np / ${perVec4}u;` : '',
-    type.offsets ? '  let item = wg.z;' : '',
-    `  let oa = ${type.offsets ? `(u32(p(3u)) + item * u32(p(6u))) / ${perVec4}u` : '0u'};`,
-    `  let ob = ${type.offsets ? `(u32(p(4u)) + item * u32(p(7u))) / ${perVec4}u` : '0u'};`,
+    type.offsets ? '  let item = wg.z;\n  let io = item / u32(p(12u));\n  let ii = item % u32(p(12u));' : '',
+    `  let oa = ${type.offsets ? `(u32(p(3u)) + io * u32(p(13u)) + ii * u32(p(6u))) / ${perVec4}u` : '0u'};`,
+    `  let ob = ${type.offsets ? `(u32(p(4u)) + io * u32(p(14u)) + ii * u32(p(7u))) / ${perVec4}u` : '0u'};`,
     `  let base = ${direct ? 'u32(p(5u))' : '0u'}${type.offsets ? ' + item * u32(p(8u))' : ''};`,
   ]
     .filter((l) => l !== '')
