@@ -151,43 +151,40 @@ export function adapterInfo(adapter: GPUAdapter): AcquiredDevice['info'] {
 /** The WebGPU feature of subgroup matrices (Dawn's experimental name). */
 export const SUBGROUP_MATRIX = 'chromium-experimental-subgroup-matrix';
 
-/** Whether `adapter` offers subgroup matrices with an i8×i8→i32 configuration at M16×N16×K32, subgroups of 32. */
-function int8SubgroupMatrix(adapter: GPUAdapter): boolean {
+/**
+ * Whether `adapter` offers subgroup matrices (with subgroups of 32: the kernels place four subgroups of 32
+ * invocations in a workgroup of 128) in the configuration component → result at M16×N16×K`k`.
+ */
+function offersSubgroupMatrix(
+  adapter: Pick<GPUAdapter, 'features' | 'info'>,
+  component: string,
+  result: string,
+  k: number,
+): boolean {
   if (!adapter.features.has(SUBGROUP_MATRIX) || !adapter.features.has('subgroups')) return false;
   const info = adapter.info as
     | { subgroupMinSize?: number; subgroupMaxSize?: number; subgroupMatrixConfigs?: readonly Record<string, unknown>[] }
     | undefined;
-  // The kernels place four subgroups of 32 invocations in a workgroup of 128.
   if (info?.subgroupMinSize !== 32 || info.subgroupMaxSize !== 32) return false;
   return (info.subgroupMatrixConfigs ?? []).some(
     (c) =>
-      c['componentType'] === 'i8' &&
-      c['resultComponentType'] === 'i32' &&
+      c['componentType'] === component &&
+      c['resultComponentType'] === result &&
       c['M'] === 16 &&
       c['N'] === 16 &&
-      c['K'] === 32,
+      c['K'] === k,
   );
 }
+
+/** Whether `adapter` offers subgroup matrices with an i8×i8→i32 configuration at M16×N16×K32, subgroups of 32. */
+const int8SubgroupMatrix = (adapter: GPUAdapter): boolean => offersSubgroupMatrix(adapter, 'i8', 'i32', 32);
 
 /**
  * Whether `adapter` offers `shader-f16` and subgroup matrices with an f16×f16→f32 configuration at M16×N16×K16,
  * subgroups of 32 (the float16 tensor-core kernels: kernels/matmul-subgroup-matrix-f16.ts).
  */
 export function halfSubgroupMatrix(adapter: Pick<GPUAdapter, 'features' | 'info'>): boolean {
-  if (!adapter.features.has(SUBGROUP_MATRIX) || !adapter.features.has('subgroups')) return false;
-  if (!adapter.features.has('shader-f16')) return false;
-  const info = adapter.info as
-    | { subgroupMinSize?: number; subgroupMaxSize?: number; subgroupMatrixConfigs?: readonly Record<string, unknown>[] }
-    | undefined;
-  if (info?.subgroupMinSize !== 32 || info.subgroupMaxSize !== 32) return false;
-  return (info.subgroupMatrixConfigs ?? []).some(
-    (c) =>
-      c['componentType'] === 'f16' &&
-      c['resultComponentType'] === 'f32' &&
-      c['M'] === 16 &&
-      c['N'] === 16 &&
-      c['K'] === 16,
-  );
+  return adapter.features.has('shader-f16') && offersSubgroupMatrix(adapter, 'f16', 'f32', 16);
 }
 
 export async function acquireDevice(options: WebGpuOptions = {}): Promise<AcquiredDevice> {
