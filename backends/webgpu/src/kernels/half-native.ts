@@ -17,9 +17,9 @@
  * - reductions read f16 and accumulate in f32 (nativeReduceWgsl: the float32 kernel of reduce.ts on f16 loads).
  */
 import type { BinaryOp, DType, UnaryOp } from '@polyhal/hal';
-import { FLAT_ARGS, FLAT_INDEX, paramsPrelude, stridedOffsets } from '../layout.js';
+import { FLAT_ARGS, FLAT_INDEX, paramsPrelude } from '../layout.js';
 import { binaryExpr, elementwiseHelpers, elementwiseWords, unaryExpr } from './elementwise.js';
-import type { HalfOperands } from './half.js';
+import { type HalfOperands, operandOffsets } from './half.js';
 
 /** The binary ops computed in f16 itself (correctly rounded in IEEE f16, the same value as float32 then rounded). */
 export const NATIVE_F16_OPS: ReadonlySet<string> = new Set(['add', 'sub', 'mul']);
@@ -82,15 +82,7 @@ export function elementwiseNativeWgsl(
   const names = arity === 1 ? ['a'] : ['a', 'b'];
   const inF16 = computesInF16(op, arity, half);
   const { f, expr } = f32Expr(op, arity);
-  const index = contig
-    ? names.map((n, k) => `let i${n} = p(${2 + k}u) + i32(i);`).join(' ')
-    : stridedOffsets(
-        names.map((n) => `i${n}`),
-        4,
-        names.map((_, k) => 4 + (k + 1) * R),
-        names.map((_, k) => 2 + k),
-        R,
-      );
+  const index = operandOffsets(names, contig, R);
   const vars = ['x', 'y'];
   const loads = names
     .map((n, k) => `let ${vars[k]} = ${half.inputs[k] && !inF16 ? `f32(${n}[i${n}])` : `${n}[i${n}]`};`)

@@ -92,9 +92,12 @@ export interface HalfOperands {
 export const halfKey = (h: HalfOperands): string =>
   `${h.inputs.map((b) => (b ? 'h' : 'w')).join('')}${h.out ? 'h' : 'w'}`;
 
-/** The kernel body over output elements (two per invocation into a float16 output). */
-function elementwiseBody(names: string[], half: HalfOperands, contig: boolean, R: number, expr: string): string {
-  const index = contig
+/**
+ * WGSL setting `i<name>` to each operand's element offset for output element `i`: contiguous operands from their
+ * offsets (params 2, 3), else strided over R dims (shape at param 4, each operand's strides after it).
+ */
+export function operandOffsets(names: readonly string[], contig: boolean, R: number): string {
+  return contig
     ? names.map((n, k) => `let i${n} = p(${2 + k}u) + i32(i);`).join(' ')
     : stridedOffsets(
         names.map((n) => `i${n}`),
@@ -103,6 +106,11 @@ function elementwiseBody(names: string[], half: HalfOperands, contig: boolean, R
         names.map((_, k) => 2 + k),
         R,
       );
+}
+
+/** The kernel body over output elements (two per invocation into a float16 output). */
+function elementwiseBody(names: string[], half: HalfOperands, contig: boolean, R: number, expr: string): string {
+  const index = operandOffsets(names, contig, R);
   const loads = names
     .map((n, k) =>
       half.inputs[k] ? `let ${n}_ = f16_value(half_bits(${n}[u32(i${n}) >> 1u], i${n}));` : `let ${n}_ = ${n}[i${n}];`,
