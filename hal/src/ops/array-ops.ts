@@ -176,6 +176,27 @@ export const ARRAY_OP_DEFS = {
     grad: 'autograd ops.ts (g · exp(x − logsumexp), the softmax)',
     composition: 'max, isfinite, where, sub, exp, sum, log, add',
   },
+  fusedElementwise: {
+    kind: 'composite',
+    signature: 'fusedElementwise(x, steps) → x.shape',
+    semantics:
+      'The chain of steps — unary ops, and binary ops with a number (op(value, scalar), or op(scalar, value) ' +
+      'with scalarFirst) — applied to each element of x, each step rounded to the dtype as the separate op ' +
+      'rounds it, so the chain means its separate ops; the dtype is kept (a step that changes it, a comparison, ' +
+      'is an InvalidArgumentError). One kernel per chain where the backend fuses it (webgpu, wasm).',
+    dtypes: ['float32', 'int32'],
+    accuracy: {
+      // a chain of a few well-conditioned steps, each within its own op's bound (ULP1 for the arithmetic)
+      float32: { abs: 1e-6, rel: 1e-6 },
+      int32: EXACT,
+      wgsl: {
+        accuracy: { abs: 2e-6, rel: 4e-6 },
+        why: "WGSL: the steps' own bounds (division 2.5 ulp, exp 3 + 2·|x| ulp) and a multiply-add may be contracted",
+      },
+    },
+    grad: null,
+    composition: 'the steps as separate unary and binary ops (hal/src/families/elementwise/fused.ts)',
+  },
   softmaxCrossEntropy: {
     kind: 'composite',
     signature: 'softmaxCrossEntropy(logits: [N, C], labels: [N, C], withGrad?) → loss [N] (and grad [N, C])',

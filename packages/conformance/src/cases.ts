@@ -1,4 +1,4 @@
-import type { DType } from '@polyhal/hal';
+import type { DType, ElementwiseStep } from '@polyhal/hal';
 import { accumulationCases } from './cases-accumulation.js';
 import { compositeCases } from './cases-composite.js';
 import { convCases } from './cases-conv.js';
@@ -8,6 +8,7 @@ import { float16MatmulCases } from './cases-matmul-float16.js';
 import { divisionCases } from './cases-division.js';
 import { dtypeCases } from './cases-dtypes.js';
 import { elementwiseCases } from './cases-elementwise.js';
+import { fusedElementwiseCases } from './cases-fused.js';
 import { indexCases } from './cases-index.js';
 import { boolMovementCases, logicCases } from './cases-logic.js';
 import { scatterCases } from './cases-scatter.js';
@@ -100,6 +101,8 @@ export interface Case {
     resize?: ResizeParams;
     /** cumsum's exclusive and reverse, topk's largest and sorted. */
     scan?: ScanParams;
+    /** fusedElementwise's steps. */
+    chain?: ElementwiseStep[];
     /** layerNorm and layerNormBackward: dims, eps and which optional inputs follow the operands. */
     norm?: NormParams;
   };
@@ -107,6 +110,7 @@ export interface Case {
 
 function buildCases(): Case[] {
   const cases: Case[] = [...elementwiseCases(), ...coreCases(), ...compositeCases(), ...rankCases()];
+  cases.push(...fusedElementwiseCases());
   cases.push(...layoutCases());
   cases.push(...indexCases(), ...scatterCases());
   cases.push(...randomCases());

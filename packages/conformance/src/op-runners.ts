@@ -28,6 +28,7 @@ import { RANDOM_OP_RUNNERS } from './random-runners.js';
 import { oHostValue } from './oracle-dtype.js';
 import { LOSS_OP_RUNNERS } from './cases-loss.js';
 import { CONV_OP_RUNNERS } from './cases-conv.js';
+import { oFusedElementwise } from './cases-fused.js';
 import { LOGIC_OP_RUNNERS } from './cases-logic.js';
 import { SCAN_OP_RUNNERS } from './cases-scan.js';
 import { QUANT_OP_RUNNERS } from './cases-quant.js';
@@ -84,6 +85,10 @@ export const ARRAY_OP_RUNNERS = {
   logsumexp: {
     device: (be, [a], p) => [be.logsumexp(a!, p.axes, p.keepdims)],
     oracle: ([a], p) => [oLogsumexp(a!, p.axes, p.keepdims ?? false)],
+  },
+  fusedElementwise: {
+    device: (be, [a], p) => [be.fusedElementwise(a!, p.chain!)],
+    oracle: ([a], p) => [oFusedElementwise(a!, p.chain!)],
   },
   softmaxCrossEntropy: {
     device: (be, [a, b], p) => {
