@@ -208,6 +208,19 @@ const BAD: Bad[] = [
   ['matmul', ({ be, x, xi }) => be.matmul(x, be.permute(x, [1, 0]), xi), DTypeError, ['matmul', 'bias', 'int32']],
   ['matmul', ({ be, x }) => be.matmul(x, be.permute(x, [1, 0]), any('b')), InvalidArgumentError, ['matmul', 'bias']],
   // composites
+  ['fusedElementwise', ({ be }) => be.fusedElementwise(any(null), [{ op: 'relu' }]), InvalidArgumentError, ['null']],
+  [
+    'fusedElementwise',
+    ({ be, x }) => be.fusedElementwise(x, any(null)),
+    InvalidArgumentError,
+    ['fusedElementwise', 'steps', 'null'],
+  ],
+  [
+    'fusedElementwise',
+    ({ be, x }) => be.fusedElementwise(x, [{ op: 'add', scalar: any('1') }]),
+    InvalidArgumentError,
+    ['fusedElementwise', 'scalar'],
+  ],
   ['softmax', ({ be }) => be.softmax(any(null)), InvalidArgumentError, ['softmax', 'null']],
   ['softmax', ({ be, x }) => be.softmax(x, any(null)), InvalidArgumentError, ['softmax', 'axis', 'null']],
   ['softmax', ({ be, x }) => be.softmax(x, 2), InvalidArgumentError, ['axis 2', 'rank 2']],
