@@ -21,7 +21,7 @@ import {
   type UnaryOp,
   withTemps,
 } from '@polyhal/hal';
-import { autocastTargets } from './autocast.js';
+import { autocastTargets, isAutocastEnabled } from './autocast.js';
 import { commonBackend, isGradEnabled, Tensor } from './tensor.js';
 
 /** A gradient rule; `needs[i]` is false when input i needs no gradient (the rule may skip it). */
@@ -59,10 +59,12 @@ export function record(
 ): Tensor {
   const be = commonBackend(op, inputs);
   // Under autocast (autocast.ts), operands the policy names are cast first: the casts are ops of the graph.
-  const targets = autocastTargets(
-    op,
-    inputs.map((t) => t.dtype),
-  );
+  const targets = isAutocastEnabled()
+    ? autocastTargets(
+        op,
+        inputs.map((t) => t.dtype),
+      )
+    : null; // outside autocast (every op, every step): no dtype list made
   if (targets) inputs = inputs.map((t, i) => (targets[i] ? autocastCast(t, targets[i]) : t));
   const xs = inputs.map((t) => t.value);
   const out = forward(be, xs);
