@@ -15,7 +15,7 @@ import * as ag from '@polyhal/autograd';
 import { Tensor } from '@polyhal/autograd';
 import { ReferenceBackend } from '@polyhal/backend-reference';
 import type { ComputeBackend } from '@polyhal/hal';
-import { REPO_BACKENDS, requiredBackends } from '../support/backends.js';
+import { REPO_BACKENDS, openBackend } from '../support/backends.js';
 
 const U16 = 2 ** -11;
 const values = (n: number, seed: number): number[] =>
@@ -174,14 +174,9 @@ afterAll(() => reference.dispose());
 for (const [backendName, factory] of Object.entries(REPO_BACKENDS)) {
   describe(`autocast on ${backendName}`, () => {
     let be: ComputeBackend | undefined;
-    beforeAll(async () => {
-      try {
-        be = await factory();
-      } catch (e) {
-        if (requiredBackends().includes(backendName) || (e as Error).name !== 'BackendUnavailableError') throw e;
-      }
+    openBackend(backendName, factory, (b) => {
+      be = b;
     });
-    afterAll(() => be?.dispose());
 
     test('dtypes: products in float16, reductions and softmax in float32, mixed operands promoted', () => {
       ag.scope(() => {

@@ -2,11 +2,11 @@
 // untouched) and halves the scale; clean steps equal the unscaled float32 step exactly (scales are powers of
 // two, so ·scale and ·1/scale are exact); growth after growthInterval clean steps; typed errors for misuse;
 // and a small MLP trained with autocast + GradScaler ends within a stated tolerance of float32 training.
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import * as ag from '@polyhal/autograd';
 import { GradScaler, Tensor } from '@polyhal/autograd';
 import { type ComputeBackend, InvalidArgumentError, mulberry32 } from '@polyhal/hal';
-import { REPO_BACKENDS, requiredBackends } from '../support/backends.js';
+import { REPO_BACKENDS, openBackend } from '../support/backends.js';
 
 const values = (n: number, seed: number): number[] =>
   Array.from({ length: n }, (_, i) => (((i + 1) * 2654435761 + seed * 40503) >>> 0) / 2 ** 31 - 1);
@@ -71,14 +71,9 @@ async function train(be: ComputeBackend, amp: boolean): Promise<{ losses: number
 for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
   describe(`GradScaler on ${name}`, () => {
     let be: ComputeBackend | undefined;
-    beforeAll(async () => {
-      try {
-        be = await factory();
-      } catch (e) {
-        if (requiredBackends().includes(name) || (e as Error).name !== 'BackendUnavailableError') throw e;
-      }
+    openBackend(name, factory, (b) => {
+      be = b;
     });
-    afterAll(() => be?.dispose());
 
     test('an overflow in the float16 backward skips the step, keeps the parameters and halves the scale', async () => {
       const w = Tensor.fromArray(be!, values(24, 1), [6, 4], { requiresGrad: true });

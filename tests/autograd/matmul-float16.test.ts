@@ -1,11 +1,11 @@
 // matmul of float16 tensors in autograd, forward and backward, on every repo backend: the gradients
 // (g·bᵀ, aᵀ·g — float16 matmuls — and the bias's sum) are float16 and equal the float32 gradients of the
 // same values rounded to float16, within one float16 ulp plus the float32 sums' bound.
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import * as ag from '@polyhal/autograd';
 import { Tensor } from '@polyhal/autograd';
 import { type ComputeBackend, type DType, roundFloat16 } from '@polyhal/hal';
-import { REPO_BACKENDS, requiredBackends } from '../support/backends.js';
+import { REPO_BACKENDS, openBackend } from '../support/backends.js';
 
 const values = (n: number, seed: number): number[] =>
   Array.from({ length: n }, (_, i) => roundFloat16((((i + 1) * 2654435761 + seed * 40503) >>> 0) / 2 ** 31 - 1));
@@ -14,14 +14,9 @@ const ulp16 = (w: number): number => 2 ** Math.max(Math.floor(Math.log2(Math.abs
 for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
   describe(`float16 matmul gradients on ${name}`, () => {
     let be: ComputeBackend | undefined;
-    beforeAll(async () => {
-      try {
-        be = await factory();
-      } catch (e) {
-        if (requiredBackends().includes(name) || (e as Error).name !== 'BackendUnavailableError') throw e;
-      }
+    openBackend(name, factory, (b) => {
+      be = b;
     });
-    afterAll(() => be?.dispose());
 
     // a: [2, 7, 24] · b: [24, 6] (+ bias [6]); b given as is or as the transpose of a [6, 24] weight
     // (a Linear layer's weightᵀ: autograd's (gᵀ·a)ᵀ path); loss Σ (a·b + bias) ⊙ w.

@@ -2,10 +2,10 @@
 // as result (NumPy, PyTorch), each element the float32 sum of exact products rounded once to float16,
 // against an independent float64 oracle: |got − round16(exact)| ≤ one float16 ulp + K·2^-24·Σ|a·b| (the
 // float32 sum's bound). Mixed float16/float32 operands are a DTypeError naming both dtypes.
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import { ReferenceBackend } from '@polyhal/backend-reference';
 import { type ComputeBackend, DTypeError, type NDArray } from '@polyhal/hal';
-import { REPO_BACKENDS, requiredBackends } from '../support/backends.js';
+import { REPO_BACKENDS, openBackend } from '../support/backends.js';
 
 /** `v` rounded to the nearest float16 (ties to even), written here from the format: 10 fraction bits, 2^-24. */
 function round16(v: number): number {
@@ -78,14 +78,9 @@ const factories: Record<string, () => Promise<ComputeBackend>> = {
 for (const [name, factory] of Object.entries(factories)) {
   describe(`float16 matmul on ${name}`, () => {
     let be: ComputeBackend | undefined;
-    beforeAll(async () => {
-      try {
-        be = await factory();
-      } catch (e) {
-        if (requiredBackends().includes(name) || (e as Error).name !== 'BackendUnavailableError') throw e;
-      }
+    openBackend(name, factory, (b) => {
+      be = b;
     });
-    afterAll(() => be?.dispose());
 
     /** Runs `f` on arrays it creates, frees them all, and checks no buffer is left live. */
     const run = async <T>(f: (make: (x: NDArray) => NDArray) => Promise<T>): Promise<T> => {
