@@ -109,6 +109,22 @@ async function polyhal(bytes: Uint8Array, feeds: readonly Feed[], backend: Compu
 }
 
 /** Op type → count in the model `bytes`. */
+/** Every output of the model from onnxruntime-node and from InferenceSession within 1e-6 of `wants` (relError). */
+async function expectOutputs(
+  bytes: Uint8Array,
+  feeds: readonly Feed[],
+  file: string,
+  wants: readonly Float32Array[],
+  backend: ComputeBackend,
+): Promise<void> {
+  const fromOrt = ort(bytes, feeds, file);
+  const fromSession = await polyhal(bytes, feeds, backend);
+  wants.forEach((want, i) => {
+    expect(relError(fromOrt[`output_${i}`]!, want)).toBeLessThanOrEqual(1e-6);
+    expect(relError(fromSession[i]!, want)).toBeLessThanOrEqual(1e-6);
+  });
+}
+
 function opCounts(bytes: Uint8Array): Record<string, number> {
   const ops: Record<string, number> = {};
   for (const nd of decodeModel(bytes).nodes) ops[nd.opType] = (ops[nd.opType] ?? 0) + 1;
@@ -214,12 +230,7 @@ describe('exportOnnx: functions, views and errors', () => {
       { name: 'x', dims: [3, 4, 5], data },
       { name: 'y', dims: [5], data: be.readSync!(y.value) as Float32Array },
     ];
-    const fromOrt = ort(bytes, feeds, 'views.onnx');
-    const fromSession = await polyhal(bytes, feeds, be);
-    wants.forEach((want, i) => {
-      expect(relError(fromOrt[`output_${i}`]!, want)).toBeLessThanOrEqual(1e-6);
-      expect(relError(fromSession[i]!, want)).toBeLessThanOrEqual(1e-6);
-    });
+    await expectOutputs(bytes, feeds, 'views.onnx', wants, be);
     for (const t of eager) t.dispose();
     x.dispose();
     y.dispose();
@@ -251,12 +262,7 @@ describe('exportOnnx: functions, views and errors', () => {
     ops.push('ReduceLogSumExp', 'Concat', 'Where', 'Greater', 'Erf', 'Sigmoid', 'Max');
     expect(Object.keys(opCounts(bytes))).toEqual(expect.arrayContaining(ops));
     const feeds = [{ name: 'input_0', dims: [2, 3, 6, 6], data }];
-    const fromOrt = ort(bytes, feeds, 'misc.onnx');
-    const fromSession = await polyhal(bytes, feeds, be);
-    wants.forEach((want, i) => {
-      expect(relError(fromOrt[`output_${i}`]!, want)).toBeLessThanOrEqual(1e-6);
-      expect(relError(fromSession[i]!, want)).toBeLessThanOrEqual(1e-6);
-    });
+    await expectOutputs(bytes, feeds, 'misc.onnx', wants, be);
     for (const t of eager) t.dispose();
     x.dispose();
   });
