@@ -7,7 +7,9 @@
  * through them to the float32 parameters (the "master weights": nothing is copied outside the graph).
  * Outside autocast nothing changes.
  */
-import { type DType, InvalidArgumentError } from '@polyhal/hal';
+import { type DType, InvalidArgumentError, type NDArray } from '@polyhal/hal';
+import { keep } from './scope.js';
+import { isGradEnabled, Tensor } from './tensor.js';
 
 /** The dtypes autocast can lower products to: float16 (the HAL has no bfloat16). */
 export type AutocastDType = 'float16';
@@ -16,6 +18,11 @@ export type AutocastDType = 'float16';
 export interface AutocastOptions {
   /** false runs `fn` without autocast (a float32 region inside an autocast one, as PyTorch's `enabled`). */
   enabled?: boolean;
+  /**
+   * false: each op casts the weights it uses again (no weight-cast cache in this region), as PyTorch's
+   * `cache_enabled=False`. Default true.
+   */
+  cacheEnabled?: boolean;
 }
 
 /**
@@ -101,6 +108,27 @@ const FLOAT16 = new Set(AUTOCAST_FLOAT16_OPS);
 const FLOAT32 = new Set(AUTOCAST_FLOAT32_OPS);
 
 let active: AutocastDType | null = null;
+/** Open autocast regions (enabled or not): the weight-cast cache is cleared when the outermost one exits. */
+let depth = 0;
+
+/** Whether the current region caches the float16 copies of the weights (its `cacheEnabled`). */
+let cacheEnabled = true;
+
+/** A weight's cached float16 copies: the float32 value they were cast from, and one copy per view layout. */
+interface CachedCasts {
+  source: NDArray;
+  copies: Map<string, Tensor>;
+}
+const castCache = new Map<Tensor, CachedCasts>();
+
+/** Leaves an autocast region: the last one out frees the cached weight copies (their uses keep their buffers). */
+function exitRegion(prev: AutocastDType | null, prevCache: boolean): void {
+  active = prev;
+  cacheEnabled = prevCache;
+  if (--depth > 0) return;
+  for (const { copies } of castCache.values()) for (const c of copies.values()) c.dispose();
+  castCache.clear();
+}
 
 /**
  * Runs `fn` (sync or async) with autocast to `dtype` ('float16'): inside, the ops of AUTOCAST_FLOAT16_OPS
@@ -108,9 +136,13 @@ let active: AutocastDType | null = null;
  * operands to float32 and return float32; binary ops, where, concat and stack promote mixed float16/float32
  * operands to float32; every other op runs in its operands' dtype. The casts are in the graph: gradients
  * reach float32 leaves as float32. Regions nest (the innermost wins; `{ enabled: false }` turns it off).
- * Backward needs no autocast: each gradient rule runs in its forward's dtypes. Only the ops recorded by
- * `@polyhal/autograd` are affected, not direct HAL calls. InvalidArgumentError for another dtype or a
- * non-function `fn`. As `noGrad`, an async `fn` keeps the region until its promise settles, so do not
+ * Backward needs no autocast: each gradient rule runs in its forward's dtypes. Weight-cast cache (PyTorch's
+ * autocast cache): a float32 parameter (a leaf that requires grad, or Linear's view Wᵀ of one) used by several
+ * float16 ops is cast once per region, the copy freed when the outermost region exits (`cacheEnabled: false`
+ * turns it off); so do not update weights inside a region — step the optimizer after it, as in PyTorch. Views
+ * of a weight are cached only while gradients are recorded (under noGrad, only the weight itself). Only the ops
+ * recorded by `@polyhal/autograd` are affected, not direct HAL calls. InvalidArgumentError for another dtype or
+ * a non-function `fn`. As `noGrad`, an async `fn` keeps the region until its promise settles, so do not
  * interleave it with other work.
  */
 export function autocast<T>(dtype: AutocastDType, fn: () => T, options: AutocastOptions = {}): T {
@@ -118,14 +150,17 @@ export function autocast<T>(dtype: AutocastDType, fn: () => T, options: Autocast
     throw new InvalidArgumentError(`autocast: dtype must be 'float16' (the HAL has no bfloat16), got ${String(dtype)}`);
   if (typeof fn !== 'function') throw new InvalidArgumentError('autocast: fn must be a function');
   const prev = active;
+  const prevCache = cacheEnabled;
   active = options.enabled === false ? null : dtype;
+  cacheEnabled = options.cacheEnabled ?? true;
+  depth++;
   try {
     const r = fn();
-    if (r instanceof Promise) return r.finally(() => (active = prev)) as T;
-    active = prev;
+    if (r instanceof Promise) return r.finally(() => exitRegion(prev, prevCache)) as T;
+    exitRegion(prev, prevCache);
     return r;
   } catch (e) {
-    active = prev;
+    exitRegion(prev, prevCache);
     throw e;
   }
 }
@@ -156,6 +191,49 @@ export function autocastTargets(op: string, dtypes: readonly DType[]): (DType | 
   if (to === null) return null;
   const targets = dtypes.map((d) => (isFloat(d) && d !== to ? to : null));
   return targets.some((t) => t !== null) ? targets : null;
+}
+
+/** The parameter x is or views: a float32 leaf that requires grad, or one view op of one (Linear's Wᵀ). */
+function weightOf(x: Tensor): Tensor | null {
+  if (x.requiresGrad && x.gradFn === null) return x;
+  const src = x.node?.inputs.length === 1 ? x.node.inputs[0]! : null;
+  return src?.requiresGrad && src.gradFn === null && src.value.buffer === x.value.buffer ? src : null;
+}
+
+/**
+ * x as an operand of dtype `dtype` under autocast: `cast(x, dtype)` (a `cast` op of the graph), except for a
+ * float32 parameter (a leaf that requires grad, or a view of one such as Linear's Wᵀ) going to float16: its
+ * float16 copy is made once per autocast region and layout (PyTorch's autocast cache) and handed to each op
+ * that uses it as a tensor of its own, a `cast` node of x sharing the copy's buffer. So each use's gradient is
+ * cast back to float32 and summed into the weight's `.grad` as without the cache — the same gradients, bit for
+ * bit — with one forward cast kernel per weight and region instead of one per use. The copy is made again when
+ * the weight's value was replaced (moveTo). Internal: `record` (ops.ts) calls it for each operand
+ * autocastTargets names.
+ */
+export function autocastOperand(x: Tensor, dtype: DType, cast: (x: Tensor, dtype: DType) => Tensor): Tensor {
+  const weight = depth > 0 && cacheEnabled && dtype === 'float16' && x.dtype === 'float32' ? weightOf(x) : null;
+  if (!weight) return cast(x, dtype);
+  const be = x.backend;
+  let entry = castCache.get(weight);
+  if (!entry || entry.source !== weight.value) {
+    for (const c of entry?.copies.values() ?? []) c.dispose();
+    entry = { source: weight.value, copies: new Map() };
+    castCache.set(weight, entry);
+  }
+  const v = x.value;
+  const layout = `${v.offset}:${v.shape.join(',')}:${v.strides.join(',')}`;
+  let copy = entry.copies.get(layout);
+  if (!copy || copy.isDisposed) {
+    copy = keep(new Tensor(be, be.cast(v, dtype)));
+    entry.copies.set(layout, copy);
+  }
+  const from = x.dtype;
+  const graph = isGradEnabled() && x.requiresGrad;
+  return new Tensor(be, copy.value, {
+    storage: copy.sharedStorage(),
+    requiresGrad: graph,
+    node: graph ? { op: 'cast', inputs: [x], backward: (g, tracked = be) => [tracked.cast(g, from)] } : null,
+  });
 }
 
 /** What autocastFloat32 takes: a tensor-like value with a dtype and a cast. */

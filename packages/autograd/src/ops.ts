@@ -21,7 +21,7 @@ import {
   type UnaryOp,
   withTemps,
 } from '@polyhal/hal';
-import { autocastTargets, isAutocastEnabled } from './autocast.js';
+import { autocastOperand, autocastTargets, isAutocastEnabled } from './autocast.js';
 import { commonBackend, isGradEnabled, Tensor } from './tensor.js';
 
 /** A gradient rule; `needs[i]` is false when input i needs no gradient (the rule may skip it). */
@@ -65,7 +65,8 @@ export function record(
         inputs.map((t) => t.dtype),
       )
     : null; // outside autocast (every op, every step): no dtype list made
-  if (targets) inputs = inputs.map((t, i) => (targets[i] ? autocastCast(t, targets[i]) : t));
+  // (a weight's float16 copy is made once per region: autocastOperand's cache)
+  if (targets) inputs = inputs.map((t, i) => (targets[i] ? autocastOperand(t, targets[i], autocastCast) : t));
   const xs = inputs.map((t) => t.value);
   const out = forward(be, xs);
   const source = inputs.find((t) => t.value.buffer === out.buffer);
