@@ -19,7 +19,7 @@ import { loadMnist } from './mnist.js';
 import { formatQuantized, quantizedReport } from './quantized.js';
 import { checkWritable, type EpochRecord, type RunRecord, writeRecord } from './record.js';
 import { addRunCommand, type RunJob, runModel } from './run.js';
-import { type ModelKind, NonFiniteLossError, profileStep, train, type TrainResult } from './train.js';
+import { float16Emulation, type ModelKind, NonFiniteLossError, profileStep, train, type TrainResult } from './train.js';
 
 /** Per-step losses of two backends may drift apart by float32 rounding; beyond this they disagree. */
 export const LOSS_TOLERANCE = 0.05;
@@ -69,6 +69,8 @@ async function runOne(
 ): Promise<{ name: string; device: string; result: TrainResult; perEpoch: EpochRecord[] }> {
   const { backend, report } = await createBackend({ backend: name === 'auto' ? undefined : name });
   if (!quiet || name === 'auto') console.log(report.toString());
+  const emulated = o.amp ? float16Emulation(backend) : null;
+  if (emulated) console.log(emulated);
   const bar = new cliProgress.SingleBar(
     {
       format: `{backend} epoch {epoch}/{epochs} [{bar}] {value}/{total} batches | loss {loss} | {sps} samples/s`,
@@ -136,6 +138,8 @@ async function profileRun(o: Cli, epochs: number, data: ReturnType<typeof loadMn
     }
     const { backend, report: selection } = created;
     if (name === 'auto') console.log(selection.toString());
+    const emulated = o.amp ? float16Emulation(backend) : null;
+    if (emulated) console.log(emulated);
     try {
       const { report, stepMs } = await profileStep(backend, data, { ...o, lr: o.lr!, epochs });
       console.log(
@@ -245,6 +249,7 @@ async function main(argv: string[]): Promise<number> {
     batchSize: o.batchSize,
     lr: o.lr!,
     seed: o.seed,
+    amp: o.amp === true,
     train: data.trainSize,
     test: data.testSize,
     testAccuracy: r.result.testAccuracy,

@@ -21,6 +21,11 @@ export interface RunRecord {
   batchSize: number;
   lr: number;
   seed: number;
+  /**
+   * Mixed precision (--amp): the forward under autocast('float16'), the loss scaled by a GradScaler; false for a
+   * float32 run. Records written before the flag existed have no field (they are float32 runs).
+   */
+  amp: boolean;
   train: number;
   test: number;
   /** Test accuracy after the last epoch, in [0, 1]. */

@@ -69,6 +69,27 @@ export class NonFiniteLossError extends Error {
   }
 }
 
+/**
+ * What --amp prints about float16 on `backend`, or null where float16 is stored and computed natively: a
+ * backend that stores float16 in float32 (cpu, wasm: each result rounded to float16) emulates it, so mixed
+ * precision there has float16's rounding but neither its memory nor its speed; webgpu stores binary16 and, on a
+ * device without shader-f16, decodes it to f32 for elementwise ops and reductions (`float16Arithmetic`).
+ */
+export function float16Emulation(backend: ComputeBackend): string | null {
+  const be = backend as { hasPackedFloat16?: () => boolean; float16Arithmetic?: string };
+  if (be.hasPackedFloat16?.() !== true)
+    return (
+      `${backend.name}: float16 is emulated here (stored as float32, each result rounded to float16): --amp ` +
+      "trains with float16's rounding, without its memory or speed gains"
+    );
+  if (be.float16Arithmetic === 'emulated')
+    return (
+      `${backend.name}: float16 arithmetic is emulated here (binary16 storage, but no shader-f16: elementwise ops ` +
+      'and reductions decode it to f32)'
+    );
+  return null;
+}
+
 /** Fraction of test digits whose largest logit is the label. */
 export async function evaluate(
   model: Module,
