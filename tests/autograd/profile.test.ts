@@ -14,8 +14,12 @@ import {
 import { REPO_BACKENDS } from '../support/backends.js';
 
 /** One training step of a tiny MLP (8 → 16 → 4, Adam) through a profiled backend, after a warm-up step. */
-async function profileMlpStep(be: ComputeBackend, replay?: boolean): Promise<ProfileReport> {
-  const p = profile(be, { replay });
+async function profileMlpStep(
+  be: ComputeBackend,
+  replay?: boolean,
+  groupByInputShape?: boolean,
+): Promise<ProfileReport> {
+  const p = profile(be, { replay, groupByInputShape });
   const model = new Sequential(
     new Linear(8, 16, { backend: p.backend, rng: 1 }),
     new ReLU(),
@@ -93,6 +97,24 @@ for (const name of ['cpu', 'wasm']) {
         }
       });
     }
+
+    test('groupByInputShape splits a method by its arguments: the five matmuls of the step', async () => {
+      const be = await REPO_BACKENDS[name]!();
+      try {
+        const r = await profileMlpStep(be, true, true);
+        const mm = r.rows.filter((x) => x.op.startsWith('matmul '));
+        // forward x[5,8]·W1[8,16] + b1[16], h[5,16]·W2[16,4] + b2[4]; backward dx of layer 2 and dW of both
+        // layers: five products of five different shapes, one call each
+        expect(mm.map((x) => x.op)).toEqual(
+          expect.arrayContaining(['matmul [5,8]f32 [8,16]f32 [16]f32', 'matmul [5,16]f32 [16,4]f32 [4]f32']),
+        );
+        expect(mm.map((x) => x.calls)).toEqual([1, 1, 1, 1, 1]);
+        expect(r.rows.filter((x) => x.op.startsWith('adamStep ')).reduce((p, x) => p + x.calls, 0)).toBe(4);
+        expect(row(r, 'matmul')).toBeUndefined();
+      } finally {
+        be.dispose();
+      }
+    });
 
     test('a composite counts once, with its inner calls labelled and not timed twice', async () => {
       const be = await REPO_BACKENDS[name]!();

@@ -17,6 +17,10 @@
  * synchronize round trip measured with nothing queued (`syncOverheadMs`). The replay repeats the
  * stretch's work, in-place updates included (an optimizer step applies twice), so profile a stretch
  * whose results are then discarded. `{ replay: true }` forces this mode on any backend.
+ *
+ * `{ groupByInputShape: true }` (PyTorch's `key_averages(group_by_input_shape=True)`) splits each method's row by
+ * the shapes and dtypes of its array arguments, e.g. `matmul [12608,384]f32 [384,1536]f32`: which call of a
+ * method is the slow one.
  */
 import { type ComputeBackend, type DeviceBuffer, type NDArray, OP_METHODS } from '@polyhal/hal';
 
@@ -42,7 +46,7 @@ const FREES = new Set(['free', 'deallocate']);
 
 /** One backend method's line of a ProfileReport. */
 export interface ProfileRow {
-  /** The backend method. */
+  /** The backend method (under `groupByInputShape`, followed by its array arguments' [shape]dtype). */
   op: string;
   /** Outermost calls (the time below is theirs). */
   calls: number;
@@ -90,10 +94,14 @@ export interface Profiler {
 export interface ProfileOptions {
   /** Replay each call alone between synchronize() calls (default: when the backend has no readSync). */
   replay?: boolean;
+  /** One row per method and argument shapes/dtypes (default false: one row per method). */
+  groupByInputShape?: boolean;
 }
 
 interface Recorded {
   method: string;
+  /** The row the call's time goes to (the method, or the method with its argument shapes). */
+  key: string;
   args: unknown[];
 }
 
@@ -102,6 +110,19 @@ const isPromise = (v: unknown): v is Promise<unknown> =>
   typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
 const bufferOf = (v: unknown): DeviceBuffer =>
   'buffer' in (v as object) ? (v as NDArray).buffer : (v as DeviceBuffer);
+const isArray = (v: unknown): v is NDArray =>
+  typeof v === 'object' && v !== null && 'shape' in v && 'buffer' in v && 'dtype' in v;
+const DTYPE_SHORT: Record<string, string> = { float32: 'f32', float16: 'f16', int32: 'i32', bool: 'b', int8: 'i8' };
+
+/** A call's row key grouped by input shape: the method, then each array argument's [shape]dtype. */
+function shapeKey(method: string, args: readonly unknown[]): string {
+  const parts: string[] = [method];
+  const add = (v: unknown) => {
+    if (isArray(v)) parts.push(`[${v.shape.join(',')}]${DTYPE_SHORT[v.dtype] ?? v.dtype}`);
+  };
+  for (const a of args) (Array.isArray(a) ? a : [a]).forEach(add);
+  return parts.join(' ');
+}
 
 /** Wraps `be` so that the public calls between start() and stop() are timed; see the module comment. */
 export function profile(be: ComputeBackend, o: ProfileOptions = {}): Profiler {
@@ -126,11 +147,12 @@ export function profile(be: ComputeBackend, o: ProfileOptions = {}): Profiler {
       const fn = v as Fn;
       if (!active || typeof prop !== 'string' || !PROFILED_METHODS.has(prop)) return fn.bind(receiver);
       return (...args: unknown[]): unknown => {
-        const s = stat(prop);
+        const key = o.groupByInputShape ? shapeKey(prop, args) : prop;
+        const s = stat(key);
         if (depth > 0) {
           s.innerCalls++;
           if (replays && FREES.has(prop)) {
-            heldFrees.push({ method: prop, args });
+            heldFrees.push({ method: prop, key, args });
             return undefined;
           }
           depth++;
@@ -142,7 +164,7 @@ export function profile(be: ComputeBackend, o: ProfileOptions = {}): Profiler {
         }
         s.calls++;
         if (replays) {
-          log.push({ method: prop, args });
+          log.push({ method: prop, key, args });
           if (FREES.has(prop)) return undefined; // done in its place in the replay
         }
         const t = performance.now();
@@ -221,7 +243,7 @@ export function profile(be: ComputeBackend, o: ProfileOptions = {}): Profiler {
         if (isPromise(out)) await out;
       }
       await be.synchronize();
-      stat(c.method).ms += Math.max(0, performance.now() - t - trip);
+      stat(c.key).ms += Math.max(0, performance.now() - t - trip);
       for (const b of fresh) be.deallocate(b);
     }
     for (const c of heldFrees) {
