@@ -1,14 +1,21 @@
 /**
  * The layer-norm hooks of the WebGPU backend (hal/src/families/norm/norm.ts calls them on [rows, D] views): the
  * forward kernel (kernels/layer-norm.ts), and the backward's dx and parameter kernels
- * (kernels/layer-norm-backward.ts, kernels/layer-norm-params.ts). One invocation per row (per column
- * for the parameter sums), 64 to a workgroup.
+ * (kernels/layer-norm-backward.ts, kernels/layer-norm-params.ts). One invocation per row (per column and
+ * chunk of rows for the parameter sums, then per column over the chunks), 64 to a workgroup.
  */
 import type { DeviceBuffer, NDArray } from '@polyhal/hal';
 import type { CommandBatch } from './encoder.js';
+import type { BufferPool } from './pool.js';
 import { LAYER_NORM_BACKWARD_WORDS, layerNormBackwardWgsl } from './kernels/layer-norm-backward.js';
 import { LAYER_NORM_WORDS, layerNormWgsl, NORM_THREADS } from './kernels/layer-norm.js';
-import { layerNormParamsWgsl } from './kernels/layer-norm-params.js';
+import {
+  LAYER_NORM_PARAMS_SUM_WORDS,
+  layerNormParamsChunk,
+  layerNormParamsPartialWgsl,
+  layerNormParamsSumWgsl,
+  layerNormParamsWgsl,
+} from './kernels/layer-norm-params.js';
 import { floatBits, grid } from './layout.js';
 
 /** What the layer-norm dispatches need of the backend. */
@@ -18,6 +25,8 @@ export interface NormContext {
   gpu(buffer: DeviceBuffer): GPUBuffer;
   /** A small buffer bound where an optional operand is absent. */
   readonly dummy: GPUBuffer;
+  /** Storage buffers (the parameter gradients' partial sums come from it). */
+  readonly pool: BufferPool;
 }
 
 const groups = (n: number): [number, number, number] => [...grid(Math.ceil(n / NORM_THREADS)), 1];
@@ -81,13 +90,48 @@ export function dispatchLayerNormBackward(
     groups(rows),
   );
   if (!dweight || !dbias) return;
-  ctx.batch.dispatch(
-    op,
-    'layerNormBackward/params',
-    () => layerNormParamsWgsl,
-    LAYER_NORM_BACKWARD_WORDS,
-    params,
-    [...inputs, ctx.gpu(dweight), ctx.gpu(dbias)],
-    groups(D),
-  );
+  const chunk = layerNormParamsChunk(rows, D);
+  if (chunk === 0) {
+    ctx.batch.dispatch(
+      op,
+      'layerNormBackward/params',
+      () => layerNormParamsWgsl,
+      LAYER_NORM_BACKWARD_WORDS,
+      params,
+      [...inputs, ctx.gpu(dweight), ctx.gpu(dbias)],
+      groups(D),
+    );
+    return;
+  }
+  const chunks = Math.ceil(rows / chunk);
+  params[3] = chunk;
+  const partialBytes = 2 * chunks * D * 4;
+  const partial = ctx.pool.acquire(partialBytes);
+  const scratch = ctx.batch.scratchKey();
+  ctx.batch.keys.set(partial, scratch);
+  try {
+    ctx.batch.dispatch(
+      op,
+      'layerNormBackward/params-partial',
+      () => layerNormParamsPartialWgsl,
+      LAYER_NORM_BACKWARD_WORDS,
+      params,
+      [...inputs, partial],
+      [Math.ceil(D / NORM_THREADS), chunks, 1],
+    );
+    ctx.batch.dispatch(
+      op,
+      'layerNormBackward/params-sum',
+      () => layerNormParamsSumWgsl,
+      LAYER_NORM_PARAMS_SUM_WORDS,
+      [D, chunks],
+      [partial, ctx.gpu(dweight), ctx.gpu(dbias)],
+      groups(D),
+    );
+  } finally {
+    // later commands run after these in queue order, so the buffer may be handed out again at once
+    ctx.batch.keys.delete(partial);
+    ctx.batch.tracker.forget(scratch);
+    ctx.pool.release(partial, partialBytes);
+  }
 }

@@ -182,7 +182,7 @@ export class WebGpuBackend extends BaseBackend {
       gpu: (buffer) => this.gpu(buffer),
       fill: (out, value) => this.fillKernel(out, value),
     };
-    this.normContext = { batch: this.batch, gpu: (buffer) => this.gpu(buffer), dummy: this.dummy };
+    this.normContext = { batch: this.batch, gpu: (buffer) => this.gpu(buffer), dummy: this.dummy, pool: this.pool };
     this.adam = new AdamGroups({
       batch: this.batch,
       gpu: (buffer) => this.gpu(buffer),

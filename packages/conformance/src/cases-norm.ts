@@ -195,5 +195,8 @@ export function normCases(): Case[] {
   bwd([7, 33], { weight: true });
   bwd([12, 12], { weight: true, paramGrads: true }, { permute: [1, 0] });
   bwd([0, 8], { weight: true, paramGrads: true });
+  // enough rows for webgpu's chunked parameter sums (chunks of ≥ 32 rows, a short last one), plain and strided
+  bwd([2, 150, 24], { weight: true, paramGrads: true });
+  bwd([96, 96], { weight: true, paramGrads: true }, { permute: [1, 0] });
   return cases;
 }
