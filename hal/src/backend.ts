@@ -145,7 +145,10 @@ export interface FamilyMethods
     ScanMethods,
     RandomMethods {}
 
-/** One step of `fusedElementwise`: a unary op, or a binary op with a number as its other operand. */
+/**
+ * One step of `fusedElementwise`: a unary op, a binary op with a number as its other operand, or a binary op
+ * with an array as its other operand (of the chain's dtype, broadcasting to the chain's shape).
+ */
 export type ElementwiseStep =
   | {
       /** The unary op applied to the running value. */
@@ -158,6 +161,14 @@ export type ElementwiseStep =
       readonly scalar: number;
       /** op(scalar, value) instead of op(value, scalar). */
       readonly scalarFirst?: boolean;
+    }
+  | {
+      /** The binary op applied to the running value and the element of `array` at the same position. */
+      readonly op: BinaryOp;
+      /** The other operand: an array of x's dtype whose shape broadcasts to x's (NumPy rules). */
+      readonly array: NDArray;
+      /** op(array, value) instead of op(value, array). */
+      readonly arrayFirst?: boolean;
     };
 
 /**
@@ -333,13 +344,16 @@ export interface ComputeBackend extends FamilyMethods, CaptureMethods {
    */
   matmul(a: NDArray, b: NDArray, bias?: NDArray | null): NDArray;
   /**
-   * A chain of elementwise ops in one pass where the backend can (webgpu: one generated kernel; elsewhere
-   * the ops one after another): y = x, then for each step y = op(y), or op(y, scalar) (op(scalar, y) where
-   * `scalarFirst`), each result rounded to x's dtype as the separate ops round it. Same shape and dtype as x
-   * (a float32 or int32 array); the intermediates are never materialized. Every step must keep the dtype (no
+   * A chain of elementwise ops in one pass where the backend can (webgpu: one generated kernel; wasm: one
+   * blocked loop; elsewhere the ops one after another): y = x, then for each step y = op(y), op(y, scalar)
+   * (op(scalar, y) where `scalarFirst`) or op(y, array) (op(array, y) where `arrayFirst`; `array` broadcast to
+   * x's shape), each result rounded to x's dtype as the separate ops round it. Same shape and dtype as x (a
+   * float32 or int32 array); the intermediates are never materialized. Every step must keep the dtype (no
    * comparison or logical op: InvalidArgumentError), take x's dtype (UnsupportedOpError) and be known
-   * (UnsupportedOpError); InvalidArgumentError for no steps or a scalar that is not a number. The fused
-   * elementwise kernels of XLA and TVM; an ONNX session fuses its chains of scalar and unary nodes into it.
+   * (UnsupportedOpError); InvalidArgumentError for no steps, a scalar that is not a number or an array that is
+   * not a live NDArray of this backend; DTypeError for an array of another dtype; ShapeMismatchError for an
+   * array that does not broadcast to x's shape. The fused elementwise kernels of XLA and TVM; an ONNX session
+   * fuses its chains of unary nodes and binary nodes with a constant or a broadcast tensor into it.
    */
   fusedElementwise(x: NDArray, steps: readonly ElementwiseStep[]): NDArray;
 

@@ -161,7 +161,7 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
 
   fusedElementwise(x: NDArray, steps: readonly ElementwiseStep[]): NDArray {
     this.check(x, 'fusedElementwise');
-    const checked = checkSteps(steps, x.dtype, this.name);
+    const checked = checkSteps(steps, x, this.name, (a, arg) => this.check(a, 'fusedElementwise', arg));
     if (!this.fusedElementwiseKernel || x.dtype !== 'float32') return fusedElementwiseComposite(this, x, checked);
     const out = this.allocate(sizeOf(x.shape), x.dtype);
     this.guard(out, () => this.fusedElementwiseKernel!(x, checked, out));

@@ -1,5 +1,6 @@
 /**
- * fusedElementwise on every backend of the repository: chains of unary ops and ops with a number, against a
+ * fusedElementwise on every backend of the repository: chains of unary ops, ops with a number and ops with an
+ * array operand (broadcast rows, columns, 0-d, transposed, first or second), against a
  * float64 oracle that applies each step and rounds to float32 after it (what separate ops compute), within a
  * few float32 roundings per step; int32 chains exactly. Contiguous (vec4 on webgpu), odd-length and strided
  * inputs; one kernel per chain on webgpu (its fusedElementwiseKernel); the input untouched; typed errors.
@@ -7,12 +8,15 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import {
   type ComputeBackend,
+  DTypeError,
   type ElementwiseStep,
   InvalidArgumentError,
   type NDArray,
+  ShapeMismatchError,
   shrinkView,
   transposeView,
   UnsupportedOpError,
+  UseAfterFreeError,
 } from '@polyhal/hal';
 import { REPO_BACKENDS } from '../support/backends.js';
 
@@ -39,8 +43,8 @@ function oracle(x: number, steps: readonly ElementwiseStep[], int = false): numb
   const round = int ? (v: number) => v | 0 : f;
   let v = x;
   for (const s of steps) {
-    if (!('scalar' in s)) v = round(UNARY[s.op]!(v));
-    else v = round(s.scalarFirst ? BINARY[s.op]!(s.scalar, v) : BINARY[s.op]!(v, s.scalar));
+    if ('scalar' in s) v = round(s.scalarFirst ? BINARY[s.op]!(s.scalar, v) : BINARY[s.op]!(v, s.scalar));
+    else if (!('array' in s)) v = round(UNARY[s.op]!(v));
   }
   return v;
 }
@@ -137,11 +141,14 @@ describe.each(Object.keys(REPO_BACKENDS))('fusedElementwise on %s', (name) => {
         const y = be.fusedElementwise(x, steps);
         let z = x;
         for (const s of steps) {
-          const next = !('scalar' in s)
-            ? be.unary(s.op, z)
-            : s.scalarFirst
-              ? be.binary(s.op, s.scalar, z)
-              : be.binary(s.op, z, s.scalar);
+          const next =
+            'scalar' in s
+              ? s.scalarFirst
+                ? be.binary(s.op, s.scalar, z)
+                : be.binary(s.op, z, s.scalar)
+              : 'array' in s
+                ? be.binary(s.op, z, s.array)
+                : be.unary(s.op, z);
           if (z !== x) be.free(z);
           z = next;
         }
@@ -169,6 +176,153 @@ describe.each(Object.keys(REPO_BACKENDS))('fusedElementwise on %s', (name) => {
     expect(Array.from((await be.read(y)) as Int32Array)).toEqual(Array.from(xd, (v) => oracle(v, steps, true)));
     be.free(x);
     be.free(y);
+  });
+
+  // Array operands: the bandwidth probe's chain (add a bias row, relu, mul, add a residual) and one with the arrays
+  // first, a column broadcast, a 0-d operand and a transposed one. The float64 oracle broadcasts each operand; on
+  // cpu and wasm the fused chain gives the separate ops' bits, on webgpu it is one kernel.
+  const arrayChains = (x: NDArray, ops: NDArray[]): [string, ElementwiseStep[]][] => [
+    [
+      'bias, relu, mul, residual',
+      [{ op: 'add', array: ops[0]! }, { op: 'relu' }, { op: 'mul', array: ops[1]! }, { op: 'add', array: ops[2]! }],
+    ],
+    [
+      'arrays first, column and 0-d broadcasts, transposed',
+      [
+        { op: 'sub', array: ops[3]!, arrayFirst: true },
+        { op: 'mul', scalar: 0.5 },
+        { op: 'tanh' },
+        { op: 'div', array: ops[4]! },
+        { op: 'maximum', array: ops[5]!, arrayFirst: true },
+        { op: 'mul', array: ops[6]! },
+        { op: 'add', array: x },
+      ],
+    ],
+  ];
+  /** Operands of a [rows, cols] chain: [cols], full, full, [rows, 1], full in [1, 2), 0-d, transposed. */
+  const arrayOperands = (rows: number, cols: number): { ops: NDArray[]; host: Float32Array[]; free: NDArray[] } => {
+    const n = rows * cols;
+    const host = [
+      data(cols, 1, 11),
+      data(n, 2, 12),
+      data(n, 2, 13),
+      data(rows, 1, 14),
+      Float32Array.from(data(n, 0.5, 15), (v) => f(v + 1.5)),
+      Float32Array.of(f(-0.25)),
+      data(n, 2, 16),
+    ];
+    const t = be.fromArray(host[6]!, [cols, rows]);
+    const ops = [
+      be.fromArray(host[0]!, [cols]),
+      be.fromArray(host[1]!, [rows, cols]),
+      be.fromArray(host[2]!, [rows, cols]),
+      be.fromArray(host[3]!, [rows, 1]),
+      be.fromArray(host[4]!, [rows, cols]),
+      be.fromArray(host[5]!, []),
+      transposeView(t),
+    ];
+    return { ops, host, free: [...ops.slice(0, 6), t] };
+  };
+
+  test('array operands: within a few roundings per step of the float64 oracle, one kernel on webgpu', async () => {
+    const EXTRA: Record<string, (x: number) => number> = { tanh: Math.tanh };
+    for (const [rows, cols] of [
+      [6, 64],
+      [5, 7],
+    ] as const) {
+      const n = rows * cols;
+      const xd = data(n, 2, 3);
+      const x = be.fromArray(xd, [rows, cols]);
+      const { ops, host, free } = arrayOperands(rows, cols);
+      // host[k][element i of the chain], each operand broadcast to [rows, cols]
+      const at = (k: number, i: number): number => {
+        const [r, c] = [Math.floor(i / cols), i % cols];
+        return (
+          [host[0]![c]!, host[1]![i]!, host[2]![i]!, host[3]![r]!, host[4]![i]!, host[5]![0]!][k] ??
+          host[6]![c * rows + r]!
+        );
+      };
+      for (const [label, steps] of arrayChains(x, ops)) {
+        const before = kernels();
+        const y = be.fusedElementwise(x, steps);
+        if (name === 'webgpu') expect(kernels()! - before!).toBe(1);
+        expect(y.shape).toEqual([rows, cols]);
+        const got = (await be.read(y)) as Float32Array;
+        for (let i = 0; i < n; i++) {
+          let v = xd[i]!;
+          for (const s of steps) {
+            if ('array' in s) {
+              const k = ops.indexOf(s.array);
+              const a = k < 0 ? xd[i]! : at(k, i);
+              v = f(s.arrayFirst ? BINARY[s.op]!(a, v) : BINARY[s.op]!(v, a));
+            } else if ('scalar' in s) v = f(BINARY[s.op]!(v, s.scalar));
+            else v = f((UNARY[s.op] ?? EXTRA[s.op])!(v));
+          }
+          const tol = 4 * steps.length * 2 ** -23 * Math.max(1, Math.abs(v));
+          if (!(Math.abs(got[i]! - v) <= tol)) throw new Error(`${label} [${rows},${cols}][${i}]: ${got[i]} vs ${v}`);
+        }
+        be.free(y);
+      }
+      for (const o of free) be.free(o);
+      be.free(x);
+    }
+  });
+
+  if (name !== 'webgpu')
+    test('array operands: the same bits as the separate ops, large, offset and strided inputs', async () => {
+      const [rows, cols] = [300, 257]; // 77,100 elements: wasm's blocks and its thread split
+      const base = be.fromArray(data(rows * cols + 3, 2, 21), [rows * cols + 3]);
+      const x = be.reshape(shrinkView(base, [[3, rows * cols + 3]]), [rows, cols]);
+      const { ops, free } = arrayOperands(rows, cols);
+      for (const [label, steps] of arrayChains(x, ops)) {
+        const y = be.fusedElementwise(x, steps);
+        let z = x;
+        for (const s of steps) {
+          const next =
+            'array' in s
+              ? s.arrayFirst
+                ? be.binary(s.op, s.array, z)
+                : be.binary(s.op, z, s.array)
+              : 'scalar' in s
+                ? be.binary(s.op, z, s.scalar)
+                : be.unary(s.op, z);
+          if (z !== x) be.free(z);
+          z = next;
+        }
+        const [got, want] = [(await be.read(y)) as Float32Array, (await be.read(z)) as Float32Array];
+        const first = got.findIndex((v, i) => !Object.is(v, want[i]));
+        expect(`${label}: ${first === -1 ? 'all equal' : `[${first}]: ${got[first]} vs ${want[first]}`}`).toBe(
+          `${label}: all equal`,
+        );
+        be.free(y);
+        be.free(z);
+      }
+      for (const o of free) be.free(o);
+      if (x.buffer !== base.buffer) be.free(x);
+      be.free(base);
+    });
+
+  test('array operands: typed errors for another dtype, a shape that does not broadcast, a freed array', () => {
+    const x = be.fromArray([1, 2, 3, 4, 5, 6], [2, 3]);
+    const live = be.liveBufferCount();
+    const i = be.fromArray([1, 2, 3], [3], 'int32');
+    const wide = be.fromArray([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], [2, 2, 3]);
+    const col = be.fromArray([1, 2, 3], [3, 1]);
+    const gone = be.fromArray([1, 2, 3], [3]);
+    be.free(gone);
+    expect(() => be.fusedElementwise(x, [{ op: 'add', array: i }])).toThrow(DTypeError);
+    expect(() => be.fusedElementwise(x, [{ op: 'add', array: wide }])).toThrow(ShapeMismatchError); // grows x
+    expect(() => be.fusedElementwise(x, [{ op: 'add', array: col }])).toThrow(ShapeMismatchError); // 3 vs 2 rows
+    expect(() => be.fusedElementwise(x, [{ op: 'add', array: gone }])).toThrow(UseAfterFreeError);
+    expect(() => be.fusedElementwise(x, [{ op: 'add', array: null } as unknown as ElementwiseStep])).toThrow(
+      InvalidArgumentError,
+    );
+    expect(() => be.fusedElementwise(x, [{ op: 'add', array: col, scalar: 1 } as unknown as ElementwiseStep])).toThrow(
+      InvalidArgumentError,
+    );
+    expect(() => be.fusedElementwise(x, [{ op: 'greater', array: x }])).toThrow(InvalidArgumentError);
+    expect(be.liveBufferCount()).toBe(live + 3); // i, wide, col: nothing left behind by the failed calls
+    for (const a of [i, wide, col]) be.free(a);
   });
 
   test('bad steps get typed errors and leave the input as it was', async () => {

@@ -1,6 +1,6 @@
 /**
- * InferenceSession's elementwise chain fusion (packages/onnx/src/fuse-elementwise.ts): chains of unary nodes and
- * nodes with a single-element constant become one FusedElementwise node. Outputs against onnxruntime-node (an
+ * InferenceSession's elementwise chain fusion (packages/onnx/src/fuse-elementwise.ts): chains of unary nodes,
+ * nodes with a single-element constant and Add/Sub/Mul/Div with a second tensor become one FusedElementwise node. Outputs against onnxruntime-node (an
  * independent peer computing the unfused nodes) on every backend of the repository; onNode shows which chains
  * went and which stayed; graphOptimizationLevel 'basic' keeps the model's nodes with the same outputs.
  */
@@ -30,6 +30,8 @@ const n = (op: string, name: string, inputs: string[], y: string, attrs: NodeSpe
 //  t = exp(−x) is a graph output: the chain splits  Neg → Exp 'e4' fused; Add 'a4' alone (one step) stays
 //  y5 = relu(v) · c[1, 1]: the constant's rank 2 broadcasts [40] to [1, 40]   FusedElementwise 'm5'
 //  y6 = Clip(x, −1, 1), then read twice: Clip 'k6' fused alone (2 steps), its readers stay
+//  y7 = x − relu(x + v) · k[3, 1]: tensor operands (v a row broadcast, k a constant column, x first)  's7'
+//  y8 = relu(v + x): the chain runs through v [40], x [2, 3, 40] grows it: the separate ops at run time  'r8'
 const MODEL = encodeModel({
   name: 'elementwise-fusion',
   nodes: [
@@ -47,13 +49,26 @@ const MODEL = encodeModel({
     n('Mul', 'm5', ['u5', 'k11'], 'y5'),
     n('Clip', 'k6', ['x', 'mone', 'one'], 'w6'),
     n('Mul', 'sq6', ['w6', 'w6'], 'y6'),
+    n('Add', 'b7', ['x', 'v'], 'z7'),
+    n('Relu', 'r7', ['z7'], 'u7'),
+    n('Mul', 'm7', ['u7', 'k31'], 'p7'),
+    n('Sub', 's7', ['x', 'p7'], 'y7'),
+    n('Add', 'a8', ['v', 'x'], 'z8'),
+    n('Relu', 'r8', ['z8'], 'y8'),
   ],
   inputs: [
     { name: 'x', dtype: 'float32', shape: [2, 3, 40] },
     { name: 'v', dtype: 'float32', shape: [40] },
   ],
-  outputs: ['y1', 'y2', 'y3', 't', 'y4', 'y5', 'y6'].map((name) => ({ name, dtype: 'float32' as const })),
-  initializers: [c('k07', 0.7), c('k025', 0.25), c('one', 1), c('mone', -1), c('k11', 1.5, [1, 1])],
+  outputs: ['y1', 'y2', 'y3', 't', 'y4', 'y5', 'y6', 'y7', 'y8'].map((name) => ({ name, dtype: 'float32' as const })),
+  initializers: [
+    c('k07', 0.7),
+    c('k025', 0.25),
+    c('one', 1),
+    c('mone', -1),
+    c('k11', 1.5, [1, 1]),
+    { name: 'k31', dtype: 'float32', dims: [3, 1], data: [0.5, -1.25, 2] },
+  ],
 });
 const X = Array.from({ length: 240 }, (_, i) => Math.fround(-5 + (10 * ((i * 37) % 240)) / 240));
 const V = Array.from({ length: 40 }, (_, i) => Math.fround(Math.sin(i) * 2));
@@ -92,13 +107,14 @@ describe.each(Object.keys(REPO_BACKENDS))('elementwise chain fusion on %s', (nam
     }
     const fused = seen.filter(([, op]) => op === 'FusedElementwise').map(([node]) => node);
     if (level === 'all') {
-      expect(fused.sort()).toEqual(['a1', 'e4', 'hs', 'k6', 'm5', 'q3']);
+      expect(fused.sort()).toEqual(['a1', 'e4', 'hs', 'k6', 'm5', 'q3', 'r8', 's7']);
       const names = new Set(seen.map(([node]) => node));
-      for (const gone of ['hw1', 'm1', 's3', 'r3', 'n4', 'r5']) expect(names.has(gone)).toBe(false);
+      for (const gone of ['hw1', 'm1', 's3', 'r3', 'n4', 'r5', 'b7', 'r7', 'm7', 'a8'])
+        expect(names.has(gone)).toBe(false);
       for (const stays of ['a4', 'sq6']) expect(names.has(stays)).toBe(true);
     } else {
       expect(fused).toEqual([]);
-      expect(seen.length).toBe(14);
+      expect(seen.length).toBe(20);
     }
     await s.release();
   });

@@ -73,10 +73,11 @@ export interface KernelExports {
   ): void;
   unaryF32(op: number, n: number, rows: number, x: number, xStarts: number, xStep: number, out: number): void;
   /**
-   * assembly/fused-elementwise.ts: the chain of `count` steps (records of kind, op code, scalar bits at `steps`)
-   * over n contiguous float32 elements of x into out.
+   * assembly/fused-elementwise.ts: the chain of `count` steps (records of kind, op code, scalar bits or array
+   * address and period at `steps`) over n contiguous float32 elements of x into out, x's first being chain
+   * element `base`.
    */
-  fusedF32(n: number, x: number, out: number, steps: number, count: number): void;
+  fusedF32(n: number, x: number, out: number, steps: number, count: number, base: number): void;
   unaryI32(op: number, n: number, rows: number, x: number, xStarts: number, xStep: number, out: number): void;
   copyRows(
     mode: number,

@@ -361,7 +361,10 @@ export class WasmBackend extends BaseBackend {
   }
 
   protected override fusedElementwiseKernel(x: NDArray, steps: readonly ElementwiseStep[], out: DeviceBuffer): void {
-    dispatchFusedElementwise(this.ctx, x, steps, out);
+    dispatchFusedElementwise(this.ctx, x, steps, out, {
+      contiguous: (a) => this.contiguous(a),
+      free: (a) => this.free(a),
+    });
   }
 
   protected reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void {

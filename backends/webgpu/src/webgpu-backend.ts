@@ -434,7 +434,10 @@ export class WebGpuBackend extends BaseBackend {
   // ---- kernels ----
   /** A chain of elementwise steps on float32 in one generated kernel (dispatch-fused.ts). */
   protected override fusedElementwiseKernel(x: NDArray, steps: readonly ElementwiseStep[], out: DeviceBuffer): void {
-    dispatchFused(this.elementwiseContext, x, steps, out);
+    dispatchFused(this.elementwiseContext, x, steps, out, {
+      allocate: (size) => this.allocate(size, 'float32'),
+      free: (b) => this.deallocate(b),
+    });
   }
 
   protected unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void {

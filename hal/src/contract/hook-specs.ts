@@ -138,9 +138,10 @@ export const OPTIONAL_HOOK_SPECS = {
     signature: 'fusedElementwiseKernel(x: NDArray, steps: readonly ElementwiseStep[], out: DeviceBuffer): void',
     contract:
       "`out[i]` = the chain `steps` applied to `x[i]` (`fusedElementwise`), for float32 `x` of any view: each step's " +
-      'scalar already rounded to float32, every step checked to take and give float32; each step rounded to float32 ' +
-      'as the separate ops round it (a GPU may contract a multiply and an add into a fused multiply-add, as its ' +
-      'arithmetic class allows). Without it, BaseBackend runs the steps as separate ops.',
+      "scalar already rounded to float32, each step's array a float32 view of x's shape (broadcast strides 0, any " +
+      'offset), every step checked to take and give float32; each step rounded to float32 as the separate ops round ' +
+      'it (a GPU may contract a multiply and an add into a fused multiply-add, as its arithmetic class allows). ' +
+      'Without it, BaseBackend runs the steps as separate ops.',
   },
   matmulBiasKernel: {
     signature: 'matmulBiasKernel(a: NDArray, b: NDArray, bias: NDArray, out: DeviceBuffer): void',

@@ -180,10 +180,13 @@ export const ARRAY_OP_DEFS = {
     kind: 'composite',
     signature: 'fusedElementwise(x, steps) → x.shape',
     semantics:
-      'The chain of steps — unary ops, and binary ops with a number (op(value, scalar), or op(scalar, value) ' +
-      'with scalarFirst) — applied to each element of x, each step rounded to the dtype as the separate op ' +
-      'rounds it, so the chain means its separate ops; the dtype is kept (a step that changes it, a comparison, ' +
-      'is an InvalidArgumentError). One kernel per chain where the backend fuses it (webgpu, wasm).',
+      'The chain of steps — unary ops, binary ops with a number (op(value, scalar), or op(scalar, value) ' +
+      'with scalarFirst) and binary ops with an array (op(value, array), or op(array, value) with arrayFirst; ' +
+      "the array of x's dtype, broadcast to x's shape) — applied to each element of x, each step rounded to the " +
+      'dtype as the separate op rounds it, so the chain means its separate ops; the shape and dtype are kept (a ' +
+      'step that changes the dtype, a comparison, is an InvalidArgumentError; an array of another dtype a ' +
+      "DTypeError; one that does not broadcast to x's shape a ShapeMismatchError). One kernel per chain where " +
+      'the backend fuses it (webgpu, wasm).',
     dtypes: ['float32', 'int32'],
     accuracy: {
       // a chain of a few well-conditioned steps, each within its own op's bound (ULP1 for the arithmetic)

@@ -1,4 +1,5 @@
-import type { DType, ElementwiseStep } from '@polyhal/hal';
+import type { DType } from '@polyhal/hal';
+import type { CaseStep } from './cases-fused.js';
 import { accumulationCases } from './cases-accumulation.js';
 import { compositeCases } from './cases-composite.js';
 import { convCases } from './cases-conv.js';
@@ -101,8 +102,8 @@ export interface Case {
     resize?: ResizeParams;
     /** cumsum's exclusive and reverse, topk's largest and sorted. */
     scan?: ScanParams;
-    /** fusedElementwise's steps. */
-    chain?: ElementwiseStep[];
+    /** fusedElementwise's steps (an array operand names one of the case's inputs). */
+    chain?: CaseStep[];
     /** layerNorm and layerNormBackward: dims, eps and which optional inputs follow the operands. */
     norm?: NormParams;
   };

@@ -4,7 +4,7 @@
  * entry without a runner here does not compile. Elementwise ops and reductions need none — their
  * entries carry their float64 references and the runner calls them generically.
  */
-import type { ArrayOp, ComputeBackend, NDArray } from '@polyhal/hal';
+import type { ArrayOp, ComputeBackend, ElementwiseStep, NDArray } from '@polyhal/hal';
 import type { Case } from './cases.js';
 import {
   oAdamStep,
@@ -28,7 +28,7 @@ import { RANDOM_OP_RUNNERS } from './random-runners.js';
 import { oHostValue } from './oracle-dtype.js';
 import { LOSS_OP_RUNNERS } from './cases-loss.js';
 import { CONV_OP_RUNNERS } from './cases-conv.js';
-import { oFusedElementwise } from './cases-fused.js';
+import { caseSteps, oFusedElementwise } from './cases-fused.js';
 import { LOGIC_OP_RUNNERS } from './cases-logic.js';
 import { SCAN_OP_RUNNERS } from './cases-scan.js';
 import { QUANT_OP_RUNNERS } from './cases-quant.js';
@@ -87,8 +87,8 @@ export const ARRAY_OP_RUNNERS = {
     oracle: ([a], p) => [oLogsumexp(a!, p.axes, p.keepdims ?? false)],
   },
   fusedElementwise: {
-    device: (be, [a], p) => [be.fusedElementwise(a!, p.chain!)],
-    oracle: ([a], p) => [oFusedElementwise(a!, p.chain!)],
+    device: (be, ins, p) => [be.fusedElementwise(ins[0]!, caseSteps(p.chain!, ins) as ElementwiseStep[])],
+    oracle: (ins, p) => [oFusedElementwise(ins[0]!, p.chain!, ins)],
   },
   softmaxCrossEntropy: {
     device: (be, [a, b], p) => {

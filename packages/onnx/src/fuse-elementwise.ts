@@ -1,17 +1,21 @@
 /**
  * Elementwise chain fusion, applied by `InferenceSession.create` after the hard swish fusion: a run of float32
  * nodes each of which is one HAL unary op (Relu, Sigmoid, HardSwish, Exp, ...), an Add, Sub, Mul or Div with a
- * single-element float32 constant, a Clip with constant bounds, or a HardSigmoid, where each link's output is
- * read by the next link alone and is no graph output, becomes one `FusedElementwise` node (domain
+ * single-element float32 constant or with a second float32 tensor (a constant or any other value: a bias, a
+ * residual), a Clip with constant bounds, or a HardSigmoid, where each link's output is read by the next link
+ * alone and is no graph output, becomes one `FusedElementwise` node (domain
  * FUSED_DOMAIN) whose steps are the links' HAL ops in order: the HAL's `fusedElementwise`, one kernel per chain
  * on webgpu instead of one per op (PP-OCRv4 det: HardSwish → Mul → Add 24 times, HardSigmoid 10 times). A single
  * Clip (two steps) or HardSigmoid (four) is fused alone. The steps are exactly what the nodes' own mappings
  * compute (ops-elementwise.ts: Clip is maximum then minimum, HardSigmoid mul, add, maximum, minimum), each
  * rounded to float32, so the outputs are the unfused ones' (up to the fused multiply-adds a GPU may contract,
- * which its arithmetic class allows). The fused node keeps the last link's name and output; where its input is
- * a host value (shape arithmetic on small tensors), the executor runs the links one by one on the host instead.
+ * which its arithmetic class allows). The fused node keeps the last link's name and output; its inputs are the
+ * chain's input, then the tensor operands (a step `{ op, input: j }` names input j). Where a tensor operand does
+ * not broadcast to the chain's shape when it runs (the graph's shapes are not all known before), the steps run
+ * as the separate ops instead, broadcasting as the nodes would; where its input is a host value (shape
+ * arithmetic on small tensors), the executor runs the links one by one on the host instead.
  */
-import type { ElementwiseStep, UnaryOp } from '@polyhal/hal';
+import type { BinaryOp, ComputeBackend, ElementwiseStep, NDArray, UnaryOp } from '@polyhal/hal';
 import { clipBounds, scalar } from './fuse-activation.js';
 import type { GNode, Graph } from './graph.js';
 import type { OpMapping } from './table.js';
@@ -38,15 +42,32 @@ const UNARY: Readonly<Record<string, UnaryOp>> = {
 /** ONNX binary ops whose float32 mapping is the HAL op of the same arithmetic. */
 const BINARY = { Add: 'add', Sub: 'sub', Mul: 'mul', Div: 'div' } as const;
 
-/** The single-element constants' largest rank a chain reads (its output broadcasts to at least that rank). */
+/** A step as the fused node stores it: a tensor operand by its index among the node's inputs. */
+export type StoredStep =
+  | Exclude<ElementwiseStep, { readonly array: NDArray }>
+  | { readonly op: BinaryOp; readonly input: number; readonly arrayFirst?: boolean };
+
+/** A link's step with a tensor operand, by the operand's name (numbered when the chain is made). */
+type LinkStep =
+  | Exclude<ElementwiseStep, { readonly array: NDArray }>
+  | {
+      readonly op: BinaryOp;
+      readonly tensor: string;
+      readonly arrayFirst: boolean;
+    };
+
+/** `rank`: the single-element constants' largest rank a link reads (its output broadcasts to at least that rank). */
 interface Link {
   readonly input: string;
-  readonly steps: ElementwiseStep[];
+  readonly steps: LinkStep[];
   readonly rank: number;
 }
 
-/** The link a node makes, or undefined where it is none. */
-function linkOf(g: Graph, n: GNode): Link | undefined {
+/**
+ * The link a node makes, or undefined where it is none; `open(v)`: whether v is the output of a chain that a
+ * link reading it would extend (a binary node of two tensors extends the chain of either operand).
+ */
+function linkOf(g: Graph, n: GNode, open: (v: string) => boolean): Link | undefined {
   if (n.node.domain !== '' || n.subgraphs.size > 0 || n.node.outputs.length !== 1) return undefined;
   if (g.types.get(n.node.outputs[0]!) !== 'float32') return undefined;
   const floatInput = (v: string | undefined): v is string =>
@@ -62,12 +83,19 @@ function linkOf(g: Graph, n: GNode): Link | undefined {
       return { input: a, steps: [{ op: binary, scalar: scalar(g, b)! }], rank: rank(b!) };
     if (floatInput(b) && scalar(g, a) !== undefined)
       return { input: b, steps: [{ op: binary, scalar: scalar(g, a)!, scalarFirst: true }], rank: rank(a!) };
+    // two tensors (the second may be a constant): the chain runs through the first, or the second where only
+    // it ends an open chain; the other is the step's array operand
+    const tensor = (v: string | undefined): v is string => v !== undefined && v !== '' && g.types.get(v) === 'float32';
+    if (!tensor(a) || !tensor(b) || a === b) return undefined;
+    if (floatInput(a) && (open(a) || !open(b) || !floatInput(b)))
+      return { input: a, steps: [{ op: binary, tensor: b, arrayFirst: false }], rank: 0 };
+    if (floatInput(b)) return { input: b, steps: [{ op: binary, tensor: a, arrayFirst: true }], rank: 0 };
     return undefined;
   }
   if (n.op === 'Clip' && floatInput(a)) {
     const bounds = clipBounds(g, n);
     if (!bounds) return undefined;
-    const steps: ElementwiseStep[] = [];
+    const steps: LinkStep[] = [];
     if (bounds[0] !== undefined) steps.push({ op: 'maximum', scalar: bounds[0] });
     if (bounds[1] !== undefined) steps.push({ op: 'minimum', scalar: bounds[1] });
     return steps.length ? { input: a, steps, rank: 0 } : undefined;
@@ -77,7 +105,7 @@ function linkOf(g: Graph, n: GNode): Link | undefined {
       const x = n.node.attributes.find((t) => t.name === k);
       return x?.type === 1 ? (x.value as number) : d;
     };
-    const steps: ElementwiseStep[] = [
+    const steps: LinkStep[] = [
       { op: 'mul', scalar: at('alpha', 0.2) },
       { op: 'add', scalar: at('beta', 0.5) },
       { op: 'maximum', scalar: 0 },
@@ -93,8 +121,20 @@ function linkOf(g: Graph, n: GNode): Link | undefined {
 interface Chain {
   readonly input: string;
   readonly nodes: GNode[];
-  readonly steps: ElementwiseStep[];
+  readonly steps: LinkStep[];
   rank: number;
+}
+
+/** The chain's steps as the fused node stores them, and its tensor operands (inputs 1, 2, ... of the node). */
+function stored(c: Chain): { steps: StoredStep[]; tensors: string[] } {
+  const tensors: string[] = [];
+  const steps = c.steps.map((s): StoredStep => {
+    if (!('tensor' in s)) return s;
+    let j = tensors.indexOf(s.tensor);
+    if (j < 0) j = tensors.push(s.tensor) - 1;
+    return { op: s.op, input: j + 1, arrayFirst: s.arrayFirst };
+  });
+  return { steps, tensors };
 }
 
 /** Fuses the elementwise chains of `g` and its subgraphs into FusedElementwise nodes; returns how many. */
@@ -106,10 +146,11 @@ export function fuseElementwise(g: Graph): number {
   const open = new Map<string, Chain>(); // chains by their last output
   const chains: Chain[] = [];
   for (const n of g.nodes) {
-    const link = linkOf(g, n);
+    const extensible = (v: string): boolean => open.has(v) && readers.get(v)?.length === 1 && !outputs.has(v);
+    const link = linkOf(g, n, extensible);
     if (!link) continue;
     const prev = open.get(link.input);
-    const extends_ = prev && readers.get(link.input)?.length === 1 && !outputs.has(link.input);
+    const extends_ = prev !== undefined && extensible(link.input);
     const chain: Chain = extends_ ? prev! : { input: link.input, nodes: [], steps: [], rank: 0 };
     if (extends_) open.delete(link.input);
     else chains.push(chain);
@@ -123,17 +164,19 @@ export function fuseElementwise(g: Graph): number {
   for (const c of chains) {
     if (c.steps.length < 2) continue;
     const last = c.nodes[c.nodes.length - 1]!;
+    const { steps, tensors } = stored(c);
     const attributes = [
-      { name: 'steps', type: 3, value: JSON.stringify(c.steps) },
+      { name: 'steps', type: 3, value: JSON.stringify(steps) },
       { name: 'rank', type: 2, value: c.rank },
     ];
+    const inputs = [c.input, ...tensors];
     replaced.set(last, {
-      node: { ...last.node, opType: 'FusedElementwise', domain: FUSED_DOMAIN, inputs: [c.input], attributes },
+      node: { ...last.node, opType: 'FusedElementwise', domain: FUSED_DOMAIN, inputs, attributes },
       name: last.name,
       op: 'FusedElementwise',
       subgraphs: new Map(),
       implicit: [],
-      inputTypes: ['float32'],
+      inputTypes: inputs.map(() => 'float32'),
       outputTypes: last.outputTypes,
       release: [], // planned again below
       plans: new Map(),
@@ -148,18 +191,55 @@ export function fuseElementwise(g: Graph): number {
   return fused;
 }
 
+/** Whether `shape` broadcasts to `to` without changing it (NumPy rules). */
+function broadcastsTo(shape: readonly number[], to: readonly number[]): boolean {
+  if (shape.length > to.length) return false;
+  const lead = to.length - shape.length;
+  return shape.every((d, i) => d === 1 || d === to[lead + i]);
+}
+
 /**
- * The mapping of FusedElementwise: `fusedElementwise(x, steps)`, its output given the rank the chain's
+ * The stored steps as the separate ops (a tensor operand that changes the chain's shape broadcasts it); run by the
+ * executor, which frees the intermediates.
+ */
+function separate(be: ComputeBackend, x: NDArray, steps: readonly StoredStep[], ins: readonly NDArray[]): NDArray {
+  let y = x;
+  for (const s of steps) {
+    const next =
+      'input' in s
+        ? s.arrayFirst
+          ? be.binary(s.op, ins[s.input]!, y)
+          : be.binary(s.op, y, ins[s.input]!)
+        : 'scalar' in s
+          ? s.scalarFirst
+            ? be.binary(s.op, s.scalar, y)
+            : be.binary(s.op, y, s.scalar)
+          : be.unary(s.op, y);
+    y = next; // the intermediates: freed by the executor after the node (execute)
+  }
+  return y;
+}
+
+/**
+ * The mapping of FusedElementwise: `fusedElementwise(x, steps)` with the tensor operands as the steps' arrays
+ * (the separate ops where one does not broadcast to x's shape), its output given the rank the chain's
  * constants broadcast it to (x's shape with leading 1s, as the separate ops' broadcasting would).
  */
 export const FUSED_OPS: Readonly<Record<string, OpMapping>> = {
   FusedElementwise: {
     contract: { kind: 'onnx' },
     plan: (ctx) => {
-      const steps = JSON.parse(ctx.attrs.string('steps', '[]')) as ElementwiseStep[];
+      const steps = JSON.parse(ctx.attrs.string('steps', '[]')) as StoredStep[];
       const rank = ctx.attrs.int('rank', 0);
-      return (be, [x]) => {
-        const y = be.fusedElementwise(x!, steps);
+      return (be, ins) => {
+        const x = ins[0]!;
+        const fits = steps.every((s) => !('input' in s) || broadcastsTo(ins[s.input]!.shape, x.shape));
+        const y = fits
+          ? be.fusedElementwise(
+              x,
+              steps.map((s) => ('input' in s ? { op: s.op, array: ins[s.input]!, arrayFirst: s.arrayFirst } : s)),
+            )
+          : separate(be, x, steps, ins as NDArray[]);
         if (y.shape.length >= rank) return [y];
         const shape = [...new Array<number>(rank - y.shape.length).fill(1), ...y.shape];
         const r = be.reshape(y, shape);

@@ -112,12 +112,18 @@ export function mapBinary(c: ExportContext, op: string, a: Operand, b: Operand, 
   return undefined;
 }
 
-/** `fusedElementwise(x, steps)`: the steps one after another. */
+/** `fusedElementwise(x, steps)`: the steps one after another (an array step's array an input of its node). */
 export const mapFused: CallMapping = (c, args, y) => {
   const [x, steps] = args as [NDArray, readonly ElementwiseStep[]];
   let t = c.in(x, x.dtype);
   for (const s of steps) {
-    if ('scalar' in s) {
+    if ('array' in s) {
+      // the array as an input of the binary node (ONNX broadcasts it to the chain's shape, as the HAL does)
+      const f = BINARY_ONNX[s.op];
+      if (!f) return `fusedElementwise step ${s.op} (no ONNX form)`;
+      const v = c.in(s.array, x.dtype);
+      t = s.arrayFirst ? f(c, v, t) : f(c, t, v);
+    } else if ('scalar' in s) {
       const f = BINARY_ONNX[s.op];
       if (!f) return `fusedElementwise step ${s.op} (no ONNX form)`;
       const v = k(c, s.scalar, x.dtype);
