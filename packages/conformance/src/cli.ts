@@ -9,6 +9,9 @@
  *   polyhal-conformance --backend ... --onnx-model model.onnx [--input name=file]... [--tolerance X] [--json out]
  *     runs a whole ONNX model on each backend and compares every node's outputs with the reference backend's
  *     (onnx-model-cli.ts: its exit codes; --seed seeds the inputs given no file, --timeout bounds each run).
+ *   polyhal-conformance --backend ... --captured [--json out.json] [--seed N] [--filter OP] [--timeout MS]
+ *     runs the suite in captured mode (captured.ts): each case captured and replayed, with new inputs against the
+ *     oracle and with its own inputs bit for bit against the eager run; a backend without capture says so.
  * Numbers are decimal integers: --seed 0 to 2^32 − 1, --timeout 1 to 2^31 − 1 ms. --json and --html are
  * checked before any backend is created: a path whose directory is missing, a directory, or a file that
  * cannot be written is bad usage.
@@ -29,6 +32,7 @@ import { htmlReport, textTable } from './report.js';
 import { onnxTextReport } from './onnx/report.js';
 import { type OnnxNodeTestsResult, runOnnxNodeTests } from './onnx/runner.js';
 import { onnxModelCommand } from './onnx-model-cli.js';
+import { capturedCommand } from './captured-cli.js';
 import {
   type BackendFactory,
   type ConformanceResult,
@@ -220,6 +224,10 @@ export async function main(argv: string[]): Promise<number> {
       tolerance,
     )
     .option(
+      '--captured',
+      'run the suite in captured mode: each case captured, then replayed with new and with its inputs',
+    )
+    .option(
       '--timeout <ms>',
       `milliseconds the backend factory and each case may take to settle (1 to ${MAX_TIMEOUT_MS})`,
       decimalInt('--timeout', 1, MAX_TIMEOUT_MS, ' (milliseconds)'),
@@ -244,10 +252,15 @@ export async function main(argv: string[]): Promise<number> {
     onnxModel?: string;
     input?: string[];
     tolerance?: number;
+    captured?: boolean;
   }>();
   const modelProblem = onnxModelUsage(o);
   if (modelProblem) {
     console.error(`error: ${modelProblem}`);
+    return 2;
+  }
+  if (o.captured && (o.onnxNodeTests !== undefined || o.onnxModel !== undefined || o.html !== undefined)) {
+    console.error('error: --captured runs the suite: it takes neither --onnx-node-tests, --onnx-model nor --html');
     return 2;
   }
   if (o.onnxNodeTests !== undefined && o.html !== undefined) {
@@ -299,7 +312,7 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`error: ${name}: ${(e as Error).message}`);
       return 2;
     }
-    if (o.onnxModel !== undefined) {
+    if (o.onnxModel !== undefined || o.captured) {
       modelBackends.push({ name, factory });
       continue;
     }
@@ -334,6 +347,8 @@ export async function main(argv: string[]): Promise<number> {
       break;
     }
   }
+  if (o.captured)
+    return capturedCommand(modelBackends, { seed: o.seed, filter: o.filter, timeoutMs: o.timeout, json: o.json });
   if (o.onnxModel !== undefined)
     return onnxModelCommand(
       {

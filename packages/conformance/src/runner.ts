@@ -9,32 +9,14 @@ import {
   capabilitiesOf,
   type ComputeBackend,
   type DType,
+  type HostArray,
   type NDArray,
   STRICT_CAPABILITIES,
 } from '@polyhal/hal';
-import {
-  applyViewDevice,
-  applyViewOracle,
-  caseInputs,
-  describeError,
-  elementInputs,
-  matmulTerms,
-  reducedCount,
-  runDevice,
-  runOracle,
-} from './case-exec.js';
+import { applyViewDevice, caseInputs, describeError, runDevice } from './case-exec.js';
+import { compareOutputs } from './case-compare.js';
 import { CASES, type Case } from './cases.js';
-import { compare } from './compare.js';
 import { CONTRACT_CASES, type ContractCase } from './contract.js';
-import { ref } from './oracle.js';
-import {
-  FLOAT32_ACCUMULATION,
-  FLOAT32_MAX,
-  inDomain,
-  matmulTolerance,
-  reduceTolerance,
-  toleranceFor,
-} from './tolerances.js';
 
 export { caseInputs } from './case-exec.js';
 
@@ -135,7 +117,7 @@ export class ConformanceTimeoutError extends Error {
 }
 
 /** `p`, or a `ConformanceTimeoutError` after `ms`; the timer keeps the process alive until then. */
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new ConformanceTimeoutError(what, ms)), ms);
@@ -157,7 +139,7 @@ export function runtimeDescription(): string {
 }
 
 /** The dtypes a case creates arrays of: its own, its inputs' and a cast's target. */
-function caseDTypes(c: Case): DType[] {
+export function caseDTypes(c: Case): DType[] {
   return [
     ...new Set([c.dtype, ...c.inputs.map((i) => i.dtype ?? c.dtype), ...(c.params?.dtype ? [c.params.dtype] : [])]),
   ];
@@ -167,7 +149,7 @@ function caseDTypes(c: Case): DType[] {
  * A case on a backend without one of its dtypes: passes when creating an array of each such dtype throws
  * UnsupportedOpError naming the dtype and allocates nothing.
  */
-function unsupportedCase(be: ComputeBackend, dtypes: DType[], base: Omit<CaseResult, 'pass'>): CaseResult {
+export function unsupportedCase(be: ComputeBackend, dtypes: DType[], base: Omit<CaseResult, 'pass'>): CaseResult {
   const live = be.liveBufferCount();
   for (const d of dtypes) {
     let error: unknown;
@@ -204,61 +186,9 @@ export async function runCase(be: ComputeBackend, c: Case, seed = 1): Promise<Ca
     });
     const outs = runDevice(be, c, devIn);
     for (const o of outs) if (!owned.some((x) => x.buffer === o.buffer)) owned.push(o);
-    const want = runOracle(
-      c,
-      c.inputs.map((spec, i) => applyViewOracle(ref(spec.shape, host[i]!, spec.dtype ?? c.dtype), spec)),
-    );
-    const caps = capabilitiesOf(be);
-    const baseTol = toleranceFor(c.op, c.dtype, caps.arithmetic);
-    const tol =
-      c.kind === 'reduce'
-        ? reduceTolerance(c.op, baseTol, reducedCount(c), caps.arithmetic)
-        : c.op === 'matmul'
-          ? matmulTolerance(c.dtype, baseTol, matmulTerms(c))
-          : baseTol;
-    const res: CaseResult = { ...base, pass: true };
-    for (let k = 0; k < outs.length; k++) {
-      const o = outs[k]!;
-      const w = want[k]!;
-      if (o.shape.length !== w.shape.length || o.shape.some((d, i) => d !== w.shape[i])) {
-        return { ...res, pass: false, message: `output ${k} has shape [${o.shape}] but the oracle's is [${w.shape}]` };
-      }
-      if (o.dtype !== w.dtype)
-        return { ...res, pass: false, message: `output ${k} has dtype ${o.dtype}, expected ${w.dtype}` };
-      const got = await be.read(o);
-      const perElement = elementInputs(c, host, w.shape);
-      // float32 accumulators: skip sums whose finite terms add up past float32's range (scale = Σ|x|, or its mean).
-      const count = c.op === 'mean' ? reducedCount(c) : 1;
-      const overflowSafe =
-        c.kind === 'reduce' &&
-        (c.op === 'sum' || c.op === 'mean') &&
-        FLOAT32_ACCUMULATION.has(caps.arithmetic) &&
-        w.scale
-          ? (i: number) => w.scale![i]! * count <= FLOAT32_MAX
-          : undefined;
-      const checked = perElement
-        ? (i: number) =>
-            inDomain(
-              c.op,
-              caps,
-              perElement.map((d) => d[i]!),
-            )
-        : overflowSafe;
-      const cmp = compare(got, w, tol, checked, caps.flushesSubnormals);
-      if (cmp.skipped) res.skipped = (res.skipped ?? 0) + cmp.skipped;
-      res.maxAbsError = Math.max(res.maxAbsError, cmp.maxAbsError);
-      res.maxRelError = Math.max(res.maxRelError, cmp.maxRelError);
-      res.maxUlpError = Math.max(res.maxUlpError, cmp.maxUlpError);
-      if (!cmp.pass && res.pass) {
-        const f = cmp.firstFailure!;
-        res.pass = false;
-        res.message =
-          f.index < 0
-            ? `output ${k}: ${f.got} elements, expected ${f.want}`
-            : `output ${k}[${f.index}]: got ${f.got}, want ${f.want} (tolerance abs ${tol.abs} + rel ${tol.rel})`;
-      }
-    }
-    return res;
+    const got: HostArray[] = [];
+    for (const o of outs) got.push(await be.read(o));
+    return compareOutputs(c, capabilitiesOf(be), host, outs, got, { ...base, pass: true });
   } catch (e) {
     failure = `threw ${describeError(e)}`;
     return { ...base, pass: false, message: failure };
