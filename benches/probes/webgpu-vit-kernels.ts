@@ -69,11 +69,41 @@ const cases: Record<string, { flop?: number; bytes?: number; run: () => NDArray[
     flop: 2 * 1536 * 384 * T,
     run: () => [be.matmul(be.permute(x2, [1, 0]), h1536)],
   },
+  'matmul dW, A made contiguous first': {
+    flop: 2 * 384 * 384 * T,
+    run: () => {
+      const at = be.contiguous(be.permute(x2, [1, 0]));
+      const r = be.matmul(at, g2);
+      be.free(at);
+      return [r];
+    },
+  },
+  'matmul [12608,384]·[384,384] (2-D)': { flop: 2 * 384 * 384 * T, run: () => [be.matmul(x2, w384)] },
   'matmul [64,197,384]·[384,384]': { flop: 2 * 384 * 384 * T, run: () => [be.matmul(x3, w384)] },
   'matmul [64,197,384]·[384,1536]': { flop: 2 * 1536 * 384 * T, run: () => [be.matmul(x3, w1536)] },
+  'matmul attention q·kᵀ [64,6,197,64]·[64,6,64,197]': {
+    flop: 2 * 384 * 197 * 197 * 64,
+    run: () => [be.matmul(heads, be.permute(heads, [0, 1, 3, 2]))],
+  },
+  'matmul attention p·v [64,6,197,197]·[64,6,197,64]': {
+    flop: 2 * 384 * 197 * 197 * 64,
+    run: () => [be.matmul(scores, heads)],
+  },
+  'matmul attention pᵀ·g [64,6,197,197]ᵀ·[64,6,197,64]': {
+    flop: 2 * 384 * 197 * 197 * 64,
+    run: () => [be.matmul(be.permute(scores, [0, 1, 3, 2]), heads)],
+  },
+  'matmul g·Wᵀ [12608,384]·[384,384]ᵀ': {
+    flop: 2 * 384 * 384 * T,
+    run: () => [be.matmul(g2, be.permute(w384, [1, 0]))],
+  },
   'add [64,197,384] + heads permuted': {
     bytes: 12 * T * 384,
     run: () => [be.add(x3, be.reshape(be.permute(heads, [0, 2, 1, 3]), [64, 197, 384]))],
+  },
+  'contiguous of heads permuted': {
+    bytes: 8 * T * 384,
+    run: () => [be.contiguous(be.permute(heads, [0, 2, 1, 3]))],
   },
   'add [64,197,384] same layout': { bytes: 12 * T * 384, run: () => [be.add(x3, be.reshape(g2, [64, 197, 384]))] },
   'sub [64,6,197,197] - [64,6,197,1]': { bytes: 8 * 64 * 6 * 197 * 197, run: () => [be.sub(scores, rowMax)] },

@@ -7,6 +7,7 @@ import {
   createWebGpuBackend,
   findGpu,
   GpuError,
+  PACK_OPERANDS_FROM,
   TILES,
   type WebGpuBackend,
 } from '@polyhal/backend-webgpu';
@@ -175,6 +176,49 @@ describe('webgpu backend', () => {
       cpu.dispose();
     }
   };
+
+  test('large products of transposed views (xᵀ·g, g·Wᵀ, a broadcast Wᵀ) run on packed copies and match the CPU', async () => {
+    need();
+    const be = await createWebGpuBackend({ matmulTile: 'large' });
+    const cpu = new CpuBackend();
+    try {
+      const rng = mulberry32(7);
+      const rand = (shape: number[]): number[] =>
+        Array.from({ length: shape.reduce((p, d) => p * d, 1) }, () => rng() * 2 - 1);
+      // [stored a, stored b, a as a transposed view, b as a transposed view, b broadcast over a's batch]
+      const cases: [number[], number[], boolean, boolean, boolean][] = [
+        [[512, 256], [512, 256], true, false, false], // xᵀ·g: [256, 512]·[512, 256], PACK_OPERANDS_FROM multiply-adds
+        [[256, 512], [256, 512], false, true, false], // g·Wᵀ
+        [[2, 256, 256], [256, 256], false, true, true], // [2, 256, 256]·Wᵀ broadcast (stride 0 over the batch)
+        [[512, 260], [512, 256], true, false, false], // 260 columns: xᵀ is [260, 512]
+      ];
+      expect(256 * 512 * 256).toBe(PACK_OPERANDS_FROM);
+      for (const [sa, sb, ta, tb, broadcast] of cases) {
+        const [da, db] = [rand(sa), rand(sb)];
+        const run = async (b: CpuBackend | WebGpuBackend): Promise<Float32Array> => {
+          const x = b.fromArray(da, sa);
+          const y = b.fromArray(db, sb);
+          const xv = ta ? transposeView(x) : x;
+          let yv = tb ? transposeView(y) : y;
+          if (broadcast) yv = b.expand(yv, [sa[0]!, ...yv.shape]);
+          const z = b.matmul(xv, yv);
+          const out = (await b.read(z)) as Float32Array;
+          for (const t of [x, y, z]) b.free(t);
+          return out;
+        };
+        const live = be.liveBufferCount();
+        const [g, c] = [await run(be), await run(cpu)];
+        expect(be.liveBufferCount()).toBe(live); // the copies are given back
+        expect(g.length).toBe(c.length);
+        let worst = 0;
+        g.forEach((v, i) => (worst = Math.max(worst, Math.abs(v - c[i]!) / Math.max(1, Math.abs(c[i]!)))));
+        expect(worst).toBeLessThan(1e-4);
+      }
+    } finally {
+      be.dispose();
+      cpu.dispose();
+    }
+  });
 
   test.each(['small', 'medium', 'wide', 'tall', 'large', 'large16', 'cols4', 'cols16', 'rows4', 'rows16'] as const)(
     'matmul tile %s matches the CPU on ragged, transposed and batched shapes',

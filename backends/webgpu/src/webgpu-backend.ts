@@ -15,6 +15,8 @@ import {
   type ScatterReduction,
   type SgdStepParams,
   type UnaryOp,
+  expandView,
+  shrinkView,
   viewOf,
 } from '@polyhal/hal';
 import { BaseBackend, GATHER_FILL, isContiguous, type StorageArray } from '@polyhal/hal/internal';
@@ -167,6 +169,15 @@ export class WebGpuBackend extends BaseBackend {
       software: this.isSoftware,
       gpu: (buffer) => this.gpu(buffer),
       fill: (out, value) => this.fillKernel(out, value),
+      // a copy of the distinct elements (a broadcast dim's one), viewed with x's shape: dispatch-matmul.ts
+      packed: (x) => {
+        const base = shrinkView(
+          x,
+          x.shape.map((d, i) => [0, x.strides[i] === 0 ? Math.min(d, 1) : d] as const),
+        );
+        return expandView(this.contiguous(base), x.shape);
+      },
+      release: (x) => this.free(x),
     };
     this.halfMatmulContext = {
       batch: this.batch,
