@@ -11,8 +11,13 @@
  * recording touches stay reserved for it (a buffer freed during or after the capture is kept, not handed
  * out again) until `release()`.
  *
+ * Host numbers that change from call to call (an optimizer's learning rate and step count, a random generator's
+ * stream position) are not baked in where the caller says so: the calls made inside `captureLive(live, run)`
+ * take them from `live` at every replay (see LiveValues), and work that must run once, not at every replay (an
+ * optimizer's state created at its first step), runs inside `uncaptured(run)`.
+ *
  * What a caller must guarantee (the ONNX session does): the captured calls are a pure function of the
- * inputs' contents (shapes, dtypes and host values are fixed: they are the caller's cache key); no read
+ * inputs' contents (shapes, dtypes and other host values are fixed: they are the caller's cache key); no read
  * happens inside the capture (a read makes `endCapture` report the capture broken: the work depended on
  * a value the host saw); nothing else runs on the backend during the capture (its work would be recorded
  * too); and buffers that the recording reads and that outlive it (weights) are not written between replays.
@@ -27,12 +32,21 @@ export interface CapturedWork {
   /** Buffer-to-buffer copies one replay encodes (uploads made during the capture replay as copies). */
   readonly copies: number;
   /**
+   * Host callbacks one replay runs before it encodes the work: the `advance` of each `captureLive` section (an
+   * optimizer step, a random draw), in the order they were recorded (absent: none).
+   */
+  readonly callbacks?: number;
+  /** Kernels whose params one replay recomputes from LiveValues (an optimizer's update, a random fill; absent: none). */
+  readonly liveKernels?: number;
+  /**
    * Bytes of device memory the recording holds for itself: its intermediates, inputs, outputs and staged
    * params and uploads (not the buffers of arrays still live elsewhere, such as weights).
    */
   readonly reservedBytes: number;
   /**
-   * Writes `data[i]` into input buffer i and encodes the recorded work: host data as `write` takes it (a
+   * Runs the recorded sections' `advance` callbacks (in their order; one that throws stops the replay before any
+   * write), recomputes the params of live kernels, writes `data[i]` into input buffer i and encodes the recorded
+   * work: host data as `write` takes it (a
    * Float32Array for float32 and float16, an Int32Array for int32, ..., of the buffer's length), or an array of
    * this backend (a whole contiguous buffer of that length and dtype), copied on the device. Throws
    * ShapeMismatchError or DTypeError for data that does not fit (before anything is written); UseAfterFreeError
@@ -62,6 +76,29 @@ export type CaptureResult =
       readonly broken: string;
     };
 
+/**
+ * Host numbers that the calls of a `captureLive` section take and that change from replay to replay. At every
+ * replay `advance` runs first (before anything is encoded), then the backend reads `optimizer()` and `stream()`
+ * and recomputes the params of the section's kernels from them, exactly as the eager call would have computed them.
+ */
+export interface LiveValues {
+  /**
+   * Advances the host state as an eager call of the section would (an optimizer's step count, a generator's
+   * offset). It may throw (a typed error: a parameter was disposed); the replay then encodes nothing.
+   */
+  readonly advance?: () => void;
+  /**
+   * The learning rate and step count that the section's `adamStep` and `sgdStep` calls take at this replay (in
+   * place of their params' `lr` and `step`; the other hyper-parameters are fixed).
+   */
+  readonly optimizer?: () => { readonly lr: number; readonly step: number };
+  /**
+   * The Philox seed and offset of the section's first random call at this replay: each random kernel of the
+   * section reads the stream of `seed` at its captured position shifted by (offset − the offset at capture).
+   */
+  readonly stream?: () => { readonly seed: number; readonly offset: number };
+}
+
 /** The optional capture methods of a backend (see this module's comment). */
 export interface CaptureMethods {
   /**
@@ -76,4 +113,15 @@ export interface CaptureMethods {
   endCapture?(outputs: readonly DeviceBuffer[]): CaptureResult;
   /** Stops recording and drops what was recorded (after a failed run); nothing happens if none is running. */
   abortCapture?(): void;
+  /**
+   * Runs `run` and returns its result. During a capture the work `run` encodes takes its learning rate, step count
+   * and random stream from `live` at every replay, and the replay calls `live.advance` first (LiveValues); without
+   * a capture it is `run()`. Sections do not nest (an inner one is part of the outer).
+   */
+  captureLive?<T>(live: LiveValues, run: () => T): T;
+  /**
+   * Runs `run` and returns its result. During a capture its work is done now and not recorded (a replay does not
+   * repeat it): one-time work such as the zeros of an optimizer's new state. Without a capture it is `run()`.
+   */
+  uncaptured?<T>(run: () => T): T;
 }

@@ -2,8 +2,9 @@
  * compile(fn) (packages/autograd/src/compile.ts): on webgpu the first call of a signature is recorded and later
  * calls replay it. Replays must give the bits of eager calls on the same inputs (and agree with a float64
  * oracle), return fresh tensors that later calls leave alone, never write the caller's inputs, see a weight
- * updated in place, name a disposed weight, retrace for new shapes, refuse functions that draw random numbers
- * (they stay eager), and give every buffer back. On cpu the function runs as is.
+ * updated in place, name a disposed weight, retrace for new shapes, replay functions that draw random numbers
+ * with the draws advancing per replay (compile-optimizer.test.ts checks them against eager twins, with whole
+ * training steps), and give every buffer back. On cpu the function runs as is.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { Adam, compile, Dropout, generatorState, mseLoss, noGrad, rand, scope, Tensor } from '@polyhal/autograd';
@@ -178,7 +179,7 @@ describe('compile on webgpu', () => {
     expect(be.liveBufferCount()).toBe(live);
   });
 
-  test('functions that draw random numbers stay eager (each call draws anew); misuse is a typed error', async () => {
+  test('functions that draw random numbers are replayed, each call drawing anew; misuse is a typed error', async () => {
     const drop = new Dropout(0.5, 3);
     drop.train();
     const noisy = compile((x: Tensor) => drop.forward(x));
@@ -193,14 +194,20 @@ describe('compile on webgpu', () => {
     const [a, b, c] = await Promise.all(outs.map(values));
     expect(a).not.toEqual(b);
     expect(b).not.toEqual(c);
-    expect(noisy.stats.traces).toBe(1);
-    expect(noisy.stats.eager).toBe(2);
-    expect(noisy.stats.refused[0]).toMatch(/random/);
+    expect(noisy.stats).toMatchObject({ traces: 1, replays: 2, eager: 0, refused: [] });
+    expect(drop.offset).toBe(3 * 64); // each call advanced the layer's stream, as an eager forward does
+    // the masks are the eager layer's: a twin from the same seed drops the same elements call by call
+    const twin = new Dropout(0.5, 3);
+    twin.train();
+    const eager = [0, 1, 2].map(() => twin.forward(x));
+    expect([a, b, c]).toEqual(await Promise.all(eager.map(values)));
+    for (const t of eager) t.dispose();
     const before = generatorState().offset;
     const s1 = sampled(x);
     const s2 = sampled(x);
     expect(generatorState().offset).toBe(before + 128); // two calls drew 64 each, as eager calls do
     expect(await values(s1)).not.toEqual(await values(s2));
+    expect(sampled.stats).toMatchObject({ traces: 1, replays: 1, refused: [] });
     for (const t of [...outs, s1, s2]) t.dispose();
     const asyncFn = compile((async (t: Tensor) => t) as unknown as (t: Tensor) => Tensor);
     expect(() => asyncFn(x)).toThrow(InvalidArgumentError);

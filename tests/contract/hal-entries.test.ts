@@ -65,6 +65,8 @@ const CORE = {
   beginCapture: 'optional method',
   endCapture: 'optional method',
   abortCapture: 'optional method',
+  captureLive: 'optional method',
+  uncaptured: 'optional method',
 } as const satisfies Record<Exclude<keyof ComputeBackend, keyof FamilyMethods>, Member>;
 
 const familyMethods = Object.entries(FAMILIES).flatMap(([family, table]) =>
@@ -131,7 +133,7 @@ describe('BaseBackend, composed from FAMILIES, has every method of ComputeBacken
     const be = new CpuBackend() as unknown as Record<string, unknown>;
     try {
       // capture is for backends that encode work (webgpu): the cpu backend computes at once and has none
-      const capture = ['beginCapture', 'endCapture', 'abortCapture'];
+      const capture = ['beginCapture', 'endCapture', 'abortCapture', 'captureLive', 'uncaptured'];
       expect(capture.filter((n) => be[n] !== undefined)).toEqual([]);
       const members = [...coreMethods.filter((n) => !capture.includes(n)), ...familyMethods.map((m) => m.name)];
       expect(members.filter((n) => typeof be[n] !== 'function')).toEqual([]);

@@ -11,8 +11,14 @@
  *   setBindGroup and a dispatch — no validation, allocation, closures or cache lookups.
  * The buffers the recording touched are reserved in the buffer pool (pool.ts) until `release()`. The plan
  * itself is replay-plan.ts.
+ *
+ * Live sections (`captureLive`, hal/src/capture.ts's LiveValues): while one runs, `Captures.live` is its values;
+ * a kernel whose params come from host numbers that change per replay (an optimizer step's lr and step count, a
+ * Philox stream's position: dispatch-adam.ts, dispatch-sgd.ts, dispatch-random.ts) registers a LivePatch, which
+ * each replay calls, after the sections' `advance` callbacks, to write the kernel's params anew. Work run inside
+ * `uncaptured` is encoded with no recorder.
  */
-import { type CaptureResult, type DeviceBuffer, type DType, InvalidArgumentError } from '@polyhal/hal';
+import { type CaptureResult, type DeviceBuffer, type DType, InvalidArgumentError, type LiveValues } from '@polyhal/hal';
 import type { BatchRecorder, CommandBatch } from './encoder.js';
 import type { BufferPool } from './pool.js';
 import { ReplayPlan } from './replay-plan.js';
@@ -55,6 +61,27 @@ export type Step = KernelStep | CopyStep;
 
 export const isKernel = (s: Step): s is KernelStep => 'pipe' in s;
 
+/** A kernel's params (and workgroup grid, when it changes) as a replay recomputes them. */
+export interface LiveParams {
+  readonly params: readonly number[];
+  readonly groups?: readonly [number, number, number];
+}
+
+/**
+ * What a dispatch sees of a running capture (Captures.liveContext): the live section's values (null outside one)
+ * and `patch`, which makes the params of the kernel encoded last a function of them.
+ */
+export interface LiveContext {
+  readonly values: LiveValues | null;
+  patch(params: () => LiveParams): void;
+}
+
+/** A kernel of the recording whose params each replay recomputes (index `step` of Recorder.steps). */
+export interface LivePatch {
+  readonly step: number;
+  readonly params: () => LiveParams;
+}
+
 /** Receives what a capture encodes; `touched` is every GPU buffer the recorded work uses. */
 export class Recorder implements BatchRecorder {
   readonly steps: Step[] = [];
@@ -63,6 +90,10 @@ export class Recorder implements BatchRecorder {
   /** The buffers the recorded work writes (kernels' read_write bindings, copy and upload targets). */
   readonly written = new Set<GPUBuffer>();
   broken: string | null = null;
+  /** The `advance` callbacks of the live sections, in the order they ran. */
+  readonly advances: (() => void)[] = [];
+  /** The kernels whose params a replay recomputes. */
+  readonly patches: LivePatch[] = [];
 
   dispatch(
     pipe: GPUComputePipeline,
@@ -100,6 +131,13 @@ export class Recorder implements BatchRecorder {
     this.written.add(dst);
   }
 
+  /** Makes the params of the kernel recorded last a function of the live values (each replay calls `params`). */
+  live(params: () => LiveParams): void {
+    const step = this.steps.length - 1;
+    if (step < 0 || !isKernel(this.steps[step]!)) throw new InvalidArgumentError('capture: no kernel to make live');
+    this.patches.push({ step, params });
+  }
+
   /** Marks the capture unreplayable (the first reason is kept). */
   breakWith(reason: string): void {
     this.broken ??= reason;
@@ -126,6 +164,8 @@ export interface PlanContext {
 export class Captures {
   /** The recorder of the running capture (the backend reports uploads and reads to it). */
   recorder: Recorder | null = null;
+  /** The live values of the section running inside the capture (captureLive), if any. */
+  live: LiveValues | null = null;
   private inputs: Slot[] = [];
   private readonly plans = new Set<ReplayPlan>();
   private readonly ctx: PlanContext;
@@ -170,6 +210,59 @@ export class Captures {
     }
   }
 
+  /** The running capture's LiveContext; null when no capture runs (or inside `uncaptured`). */
+  liveContext(): LiveContext | null {
+    const rec = this.recorder;
+    return rec && { values: this.live, patch: (params) => rec.live(params) };
+  }
+
+  /**
+   * captureLive: runs `run` with `live` as the section's values (during a capture; `run()` otherwise). Held work
+   * (Adam's grouped steps) is encoded before the section ends, so that it is recorded with these values.
+   */
+  runLive<T>(live: LiveValues, run: () => T): T {
+    const rec = this.recorder;
+    if (!rec || this.live) return run();
+    if (live.advance) rec.advances.push(live.advance);
+    this.ctx.batch.releaseHeld();
+    this.live = live;
+    try {
+      const r = run();
+      this.ctx.batch.releaseHeld();
+      return r;
+    } finally {
+      this.live = null;
+    }
+  }
+
+  /**
+   * uncaptured: runs `run` with the recorder detached (its work is done once, not recorded). The buffers the
+   * recording touched are reserved meanwhile, so that an array `run` creates (an optimizer's state, which outlives
+   * the capture) never gets one the replays write (an intermediate freed earlier in the capture).
+   */
+  runUncaptured<T>(run: () => T): T {
+    const rec = this.recorder;
+    if (!rec) return run();
+    const { batch, pool } = this.ctx;
+    batch.releaseHeld();
+    const live = this.live;
+    const touched = [...rec.touched];
+    pool.reserve(touched);
+    this.recorder = null;
+    this.live = null;
+    batch.recorder = null;
+    try {
+      const r = run();
+      batch.releaseHeld();
+      return r;
+    } finally {
+      this.recorder = rec;
+      this.live = live;
+      batch.recorder = rec;
+      pool.unreserve(touched);
+    }
+  }
+
   /** Releases every plan (the backend's dispose). */
   releaseAll(): void {
     for (const plan of [...this.plans]) plan.release();
@@ -177,6 +270,7 @@ export class Captures {
 
   private stop(): void {
     this.recorder = null;
+    this.live = null;
     this.ctx.batch.recorder = null;
     this.ctx.pool.protect = null;
     this.inputs = [];

@@ -4,9 +4,14 @@
  * steps are encoded as one dispatch of up to `slots` parameters (kernels/adam.ts) — PyTorch's `foreach`
  * Adam without a new API. Held work is encoded before anything else is encoded, read, written or
  * submitted, so every op still sees the updates in call order.
+ *
+ * Inside a live section of a capture (capture.ts) a dispatch's params are live: each replay recomputes its words
+ * from the section's current `lr` and `step` (LiveValues.optimizer), so that the bias corrections and a scheduled
+ * learning rate follow the steps as the eager calls would.
  */
-import type { AdamStepParams, DeviceBuffer, NDArray } from '@polyhal/hal';
+import type { AdamStepParams, DeviceBuffer, LiveValues, NDArray } from '@polyhal/hal';
 import { adamStepConstants } from '@polyhal/hal/internal';
+import type { LiveContext } from './capture.js';
 import type { CommandBatch } from './encoder.js';
 import { adamWgsl, adamWords } from './kernels/adam.js';
 import { floatBits, grid } from './layout.js';
@@ -20,6 +25,16 @@ export interface AdamContext {
   free: (x: NDArray) => void;
   /** Parameters per dispatch: four storage bindings each (param, grad, m, v). */
   slots: number;
+  /** The running capture's live section and patch registration (capture.ts), null without a capture. */
+  live?: () => LiveContext | null;
+}
+
+/** The hyper-parameter words of an Adam dispatch (ADAM_FIXED_WORDS but the trailing 0). */
+function adamHyperWords(hyper: AdamStepParams): number[] {
+  const k = adamStepConstants(hyper);
+  return [hyper.lr, hyper.beta1, hyper.beta2, hyper.eps, k.decay, k.c1, k.c2, k.oneMinusBeta1, k.oneMinusBeta2].map(
+    floatBits,
+  );
 }
 
 interface HeldStep {
@@ -32,6 +47,9 @@ export class AdamGroups {
   private held: HeldStep[] = [];
   private words: number[] = [];
   private temps: NDArray[] = [];
+  /** The hyper-parameters of the held steps, and the live values they take at replays (inside a live section). */
+  private hyper: AdamStepParams | null = null;
+  private liveOptimizer: LiveValues['optimizer'] | null = null;
 
   constructor(private readonly ctx: AdamContext) {}
 
@@ -47,20 +65,11 @@ export class AdamGroups {
     hyper: AdamStepParams,
     temp: boolean,
   ): void {
-    const k = adamStepConstants(hyper);
-    const words = [
-      hyper.lr,
-      hyper.beta1,
-      hyper.beta2,
-      hyper.eps,
-      k.decay,
-      k.c1,
-      k.c2,
-      k.oneMinusBeta1,
-      k.oneMinusBeta2,
-    ].map(floatBits);
+    const words = adamHyperWords(hyper);
     const { batch, gpu } = this.ctx;
-    if (this.held.length > 0 && words.some((w, i) => w !== this.words[i])) batch.releaseHeld();
+    const live = this.ctx.live?.()?.values?.optimizer ?? null;
+    if (this.held.length > 0 && (live !== this.liveOptimizer || words.some((w, i) => w !== this.words[i])))
+      batch.releaseHeld();
     let buffers: GPUBuffer[];
     try {
       buffers = [gpu(param), gpu(grad.buffer), gpu(m), gpu(v)];
@@ -69,6 +78,8 @@ export class AdamGroups {
       throw e;
     }
     this.words = words;
+    this.hyper = { ...hyper };
+    this.liveOptimizer = live;
     this.held.push({ buffers, size: param.size });
     if (temp) this.temps.push(grad);
     batch.hold(this.encode);
@@ -79,15 +90,18 @@ export class AdamGroups {
   private readonly encode = (): void => {
     const held = this.held;
     const temps = this.temps;
+    const hyper = this.hyper!;
+    const live = this.liveOptimizer;
     this.held = [];
     this.temps = [];
+    this.liveOptimizer = null;
     try {
       const n = held.length;
       if (n === 0) return;
-      const params = [...this.words, 0]; // ADAM_FIXED_WORDS
+      const sizes: number[] = [];
       let first = 0;
       for (const h of held) {
-        params.push(h.size, first);
+        sizes.push(h.size, first);
         first += Math.ceil(h.size / 256);
       }
       const [x, y] = grid(first);
@@ -96,10 +110,16 @@ export class AdamGroups {
         `adam/${n}`,
         () => adamWgsl(n),
         adamWords(n),
-        params,
+        [...this.words, 0, ...sizes], // ADAM_FIXED_WORDS, then size and first workgroup per parameter
         held.flatMap((h) => h.buffers),
         [x, y, 1],
       );
+      const capture = live && this.ctx.live?.();
+      if (live && capture)
+        capture.patch(() => {
+          const { lr, step } = live();
+          return { params: [...adamHyperWords({ ...hyper, lr, step }), 0, ...sizes] };
+        });
     } finally {
       for (const t of temps) this.ctx.free(t);
     }

@@ -4,10 +4,13 @@
  * over it, the uploads staged in one buffer (replayed as copies in their place). A replay writes the inputs
  * (host data by queue.writeBuffer, device arrays by a copy), checks that the live arrays the work only reads
  * (weights, constants) are still live, and encodes the steps in parts of REPLAY_PART, one submission each.
+ * Live kernels (capture.ts's LivePatch: an optimizer step's, a random fill's): each replay first runs the live
+ * sections' `advance` callbacks, then writes those kernels' recomputed params into the plan's uniform buffer (a
+ * host mirror of it, written back in runs of nearby kernels) and their grids into the encoded steps.
  */
 import { DTypeError, type HostArray, type NDArray, ShapeMismatchError, UseAfterFreeError, viewOf } from '@polyhal/hal';
 import { checkWriteData, hostToStorage, isWholeBuffer, type StorageArray, storageToHost } from '@polyhal/hal/internal';
-import { isKernel, type PlanContext, type Recorder, type Slot } from './capture.js';
+import { isKernel, type LivePatch, type PlanContext, type Recorder, type Slot } from './capture.js';
 import { decodeHalf, encodeHalf } from './dispatch-half.js';
 import { StagingReader } from './reads.js';
 
@@ -18,6 +21,17 @@ const COPY_SRC_DST = 0x4 | 0x8;
  * encoded kernel costs ~5 µs of JavaScript on an H200 host: PP-OCRv4 det's 242 would otherwise all wait 1.2 ms).
  */
 const REPLAY_PART = 48;
+/** Live kernels' params closer than this many bytes in the uniform buffer are written back in one writeBuffer. */
+const LIVE_GAP = 4096;
+
+/** A live kernel of the plan: where its params lie in the uniform buffer and how a replay recomputes them. */
+interface LiveKernel {
+  readonly encoded: number;
+  /** Byte offset of its params in the uniform buffer, and their size in bytes. */
+  readonly at: number;
+  readonly bytes: number;
+  readonly params: LivePatch['params'];
+}
 
 type Encoded =
   | { pipe: GPUComputePipeline; bind: GPUBindGroup; dyn: number[]; x: number; y: number; z: number }
@@ -31,7 +45,13 @@ export class ReplayPlan {
   readonly kernels: number;
   readonly copies: number;
   readonly reservedBytes: number;
+  readonly callbacks: number;
+  readonly liveKernels: number;
   private readonly uniforms: GPUBuffer | null;
+  /** The live sections' advance callbacks, the live kernels (in step order) and a host copy of the uniforms. */
+  private readonly advances: readonly (() => void)[];
+  private readonly patched: LiveKernel[] = [];
+  private readonly mirror: Int32Array | null = null;
   private readonly staging: GPUBuffer | null;
   /** Per step: a kernel's pipeline, bind group and dynamic offset, or a copy. */
   private readonly encoded: Encoded[] = [];
@@ -97,6 +117,21 @@ export class ReplayPlan {
     }
     this.kernels = kernels;
     this.copies = this.encoded.length - kernels;
+    this.advances = [...rec.advances];
+    this.callbacks = this.advances.length;
+    for (const p of rec.patches) {
+      const s = rec.steps[p.step]!;
+      if (isKernel(s))
+        this.patched.push({ encoded: p.step, at: bases[s.segment]! + s.offset, bytes: s.bytes, params: p.params });
+    }
+    this.patched.sort((a, b) => a.at - b.at);
+    this.liveKernels = this.patched.length;
+    if (this.patched.length > 0) {
+      this.mirror = new Int32Array(total / 4);
+      rec.segments.forEach((seg, i) => {
+        this.mirror!.set(new Int32Array(seg.buffer, seg.byteOffset, seg.byteLength / 4), bases[i]! / 4);
+      });
+    }
     const slots = new Set([...inputs, ...outputs].map((slot) => slot.gpu));
     const reserved = new Set([...rec.touched, ...slots]);
     this.reserved = [...reserved];
@@ -144,7 +179,9 @@ export class ReplayPlan {
       const s = hostToStorage(slot.dtype, d);
       host.push(slot.half ? encodeHalf(s as Float32Array) : s);
     });
+    for (const advance of this.advances) advance();
     batch.flush(); // work queued before uses the inputs' old contents
+    if (this.patched.length > 0) this.writeLive();
     this.inputs.forEach((slot, i) => {
       const s = host[i];
       if (s && s.byteLength > 0) device.queue.writeBuffer(slot.gpu, 0, s.buffer, s.byteOffset, s.byteLength);
@@ -202,6 +239,33 @@ export class ReplayPlan {
     this.uniforms?.destroy();
     this.staging?.destroy();
     this.ctx.released(this);
+  }
+
+  /** Recomputes the live kernels' params (and grids) and writes them into the uniform buffer. */
+  private writeLive(): void {
+    const mirror = this.mirror!;
+    let from = -1;
+    let to = -1;
+    const flush = (): void => {
+      if (from >= 0) this.ctx.device.queue.writeBuffer(this.uniforms!, from, mirror.buffer, from, to - from);
+    };
+    for (const k of this.patched) {
+      const { params, groups } = k.params();
+      const w = k.at / 4;
+      mirror.set(params, w);
+      mirror.fill(0, w + params.length, w + k.bytes / 4);
+      if (groups) {
+        const e = this.encoded[k.encoded] as { x: number; y: number; z: number };
+        [e.x, e.y, e.z] = groups;
+      }
+      if (from >= 0 && k.at - to > LIVE_GAP) {
+        flush();
+        from = -1;
+      }
+      if (from < 0) from = k.at;
+      to = Math.max(to, k.at + k.bytes);
+    }
+    flush();
   }
 
   private slot(i: number, op: string): Slot {

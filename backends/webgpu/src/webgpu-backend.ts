@@ -4,6 +4,7 @@ import {
   BackendUnavailableError,
   type BinaryOp,
   type CaptureResult,
+  type LiveValues,
   type ConvOptions,
   type ConvTransposeOptions,
   type DeviceBuffer,
@@ -24,6 +25,8 @@ import type { PhiloxStream } from '@polyhal/hal/internal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import { AdamGroups, MAX_ADAM_SLOTS } from './dispatch-adam.js';
 import { Captures, type Slot } from './capture.js';
+import { dispatchPhilox, type RandomContext } from './dispatch-random.js';
+import { dispatchSgd, type SgdContext } from './dispatch-sgd.js';
 import {
   dispatchBinary,
   dispatchBinaryScalar,
@@ -59,9 +62,8 @@ import { SUBGROUP_MATRIX } from './device.js';
 import { CommandBatch } from './encoder.js';
 import { LoopWatch } from './loop-watch.js';
 import type { GpuDeviceLike } from './gpu-types.js';
-import { sgdWgsl, softmaxCrossEntropyWgsl } from './kernels/fused.js';
+import { softmaxCrossEntropyWgsl } from './kernels/fused.js';
 import { TILES } from './kernels/matmul.js';
-import { PHILOX_WORDS, philoxWgsl } from './kernels/random.js';
 import { GATHER_WORDS, gatherWgsl } from './kernels/gather.js';
 import { whereWgsl, whereWords } from './kernels/where.js';
 import { flat, rowMajor, stridedParams } from './kernel-params.js';
@@ -116,6 +118,8 @@ export class WebGpuBackend extends BaseBackend {
   private readonly normContext: NormContext;
   private readonly selectContext: SelectContext;
   private readonly adam: AdamGroups;
+  /** The context of the kernels whose params a capture's live sections recompute (dispatch-sgd, dispatch-random). */
+  private readonly liveDispatch: SgdContext & RandomContext;
   private readonly reader: StagingReader;
   private readonly dummy: GPUBuffer;
   private lostReason: string | null = null;
@@ -199,7 +203,14 @@ export class WebGpuBackend extends BaseBackend {
       gpu: (buffer) => this.gpu(buffer),
       free: (x) => this.free(x),
       slots: Math.max(1, Math.min(MAX_ADAM_SLOTS, Math.floor(limits.maxStorageBuffersPerShaderStage / 4))),
+      live: () => this.captures.liveContext(),
     });
+    this.liveDispatch = {
+      batch: this.batch,
+      gpu: (buffer) => this.gpu(buffer),
+      dummy: this.dummy,
+      live: () => this.captures.liveContext(),
+    };
     this.selectContext = {
       batch: this.batch,
       gpu: (buffer) => this.gpu(buffer),
@@ -436,6 +447,16 @@ export class WebGpuBackend extends BaseBackend {
     this.captures.abort();
   }
 
+  /** Runs `run`; during a capture its optimizer and random kernels take their params from `live` at each replay. */
+  captureLive<T>(live: LiveValues, run: () => T): T {
+    return this.captures.runLive(live, run);
+  }
+
+  /** Runs `run`; during a capture its work is done now and not recorded (one-time work: an optimizer's state). */
+  uncaptured<T>(run: () => T): T {
+    return this.captures.runUncaptured(run);
+  }
+
   private slot(b: DeviceBuffer, op: string): Slot {
     this.checkBuffer(b, op);
     const half = this.half.has(b.id);
@@ -668,6 +689,7 @@ export class WebGpuBackend extends BaseBackend {
     this.adam.add(param, g.view, m, v, p, g.temp);
   }
 
+  /** Fused SGD in place, one kernel (dispatch-sgd.ts). Operands validated by sgdStep. */
   protected override sgdStepKernel(
     param: DeviceBuffer,
     grad: NDArray,
@@ -677,16 +699,7 @@ export class WebGpuBackend extends BaseBackend {
     if (param.size === 0) return;
     const g = this.whole(grad);
     try {
-      const useMomentum = velocity !== null && p.momentum > 0;
-      this.batch.dispatch(
-        'sgdStep',
-        'sgd',
-        sgdWgsl,
-        5,
-        [param.size, floatBits(p.lr), floatBits(p.momentum), floatBits(p.weightDecay), useMomentum ? 1 : 0],
-        [this.gpu(param), this.gpu(g.view.buffer), useMomentum ? this.gpu(velocity) : this.dummy],
-        flat(param.size),
-      );
+      dispatchSgd(this.liveDispatch, param, g.view, velocity, p);
     } finally {
       if (g.temp) this.free(g.view);
     }
@@ -746,9 +759,7 @@ export class WebGpuBackend extends BaseBackend {
 
   /** Philox4x32-10 uniforms: one dispatch, one invocation per block of four (kernels/random.ts). */
   protected override randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void {
-    const params = [out.size, s.key[0], s.key[1], s.block[0], s.block[1], s.skip];
-    const blocks = Math.ceil((out.size + s.skip) / 4);
-    this.batch.dispatch('randomUniform', 'philox', philoxWgsl, PHILOX_WORDS, params, [this.gpu(out)], flat(blocks));
+    dispatchPhilox(this.liveDispatch, out, s);
   }
 
   override softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {

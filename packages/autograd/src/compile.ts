@@ -1,33 +1,51 @@
 /**
- * `compile(fn)`: an inference function captured once per input signature and replayed after, without the
+ * `compile(fn)`: a function of tensors captured once per input signature and replayed after, without the
  * JavaScript of its ops (the HAL's capture, hal/src/capture.ts; the idea of CUDA Graphs, `torch.compile`'s
  * "reduce-overhead" mode, `jax.jit`). On a backend that captures (webgpu) the first call of a signature runs fn
  * while the backend records its kernels; later calls copy the inputs into the recording, replay it in a few
  * submissions and return copies of its outputs. Elsewhere (cpu, wasm: they compute as called) fn runs as is.
  *
  * ```ts
- * const forward = compile((x: Tensor) => model.forward(x));
- * const y = forward(batch); // traced: runs eagerly while recording
- * const z = forward(next);  // replayed: the same kernels, the same bits, no per-op JavaScript
- * forward.release();        // gives back what the recordings hold
+ * const step = compile((x: Tensor, y: Tensor) => {
+ *   opt.zeroGrad();
+ *   const loss = lossFn(model.forward(x), y);
+ *   loss.backward();
+ *   opt.step();
+ *   return loss;
+ * });
+ * const l0 = step(x0, y0); // traced: runs eagerly while recording
+ * const l1 = step(x1, y1); // replayed: the same kernels, the same bits as an eager step, no per-op JavaScript
+ * step.release();          // gives back what the recordings hold
  * ```
  *
- * What it captures: a synchronous function (InvalidArgumentError for one that returns a promise) of inference,
- * or the forward and backward of a training step: where fn calls `backward()`, the gradients it leaves on the
- * leaves (the parameters) are recorded too, and each replay sets them (adding to a gradient a leaf already has,
- * as backward does) — step the optimizer outside fn (its step count and learning rate change every step, which
- * a recording cannot follow). A trace that added into existing gradients is not kept (zero them first). Each
- * call returns new tensors without a graph (the caller's, to dispose); the tensors fn makes and does not return
- * are disposed after it (as in `scope`); inputs are copied in, never aliased. Weights are read where they live:
- * a weight updated in place is seen by the next replay, a disposed one makes it throw UseAfterFreeError. A
- * function that draws random numbers (dropout in training mode, `rand`) is never captured (a replay would repeat
- * them): it runs eagerly, and `stats.refused` says so. Up to `maxSignatures` recordings are kept (the least
- * recently used goes first).
+ * What it captures: a synchronous function (InvalidArgumentError for one that returns a promise) of inference, or
+ * a whole training step — forward, backward, gradient clipping by norm (clipGradNorm computes on the device) and
+ * the optimizer's step (every optimizer of optim.ts and optim-adaptive.ts). The gradients fn leaves on the leaves
+ * (the parameters) are recorded too: each replay sets them, replacing the ones a leaf has where fn zeroed them
+ * with `optimizer.zeroGrad()` and adding to them otherwise, as backward does. A trace that added into gradients
+ * that existed before fn is not kept (zero them first, inside fn or before). Each call returns new tensors without
+ * a graph (the caller's, to dispose); the tensors fn makes and does not return are disposed after it (as in
+ * `scope`); inputs are copied in, never aliased. Weights are read where they live: a weight updated in place is
+ * seen by the next replay, a disposed one makes it throw UseAfterFreeError.
+ *
+ * What a replay re-runs on the host (`stats.recording`): one callback per live section, in trace order, before the
+ * kernels — per optimizer step one (it checks the parameters and the state, as step does: a disposed parameter is
+ * a UseAfterFreeError; and advances stepCount), per random draw one (a Dropout layer's forward advances its offset,
+ * `rand`/`randn`/`randint`/`randLike` advance the global generator) — and the params of the kernels those sections
+ * made (the optimizer's update kernels take the step's learning rate, read from the optimizer at the replay, so a
+ * scheduler stepped between calls is followed, and its step count; a random kernel takes its stream position). So
+ * a replay computes the same bits as the eager call: the masks of dropout and the generator's draws advance per
+ * replay exactly as eager. Everything else is fixed at the trace: other host numbers fn computes (a learning rate
+ * changed inside fn, a `seed` option, a value read from the device — a read makes the trace refused) are the trace's.
+ * Call schedulers outside fn. An optimizer's state is created once, at the trace (its zeros are not recorded);
+ * disposing it or moving it makes the next replay throw UseAfterFreeError (release the compiled function).
+ * Up to `maxSignatures` recordings are kept (the least recently used goes first).
  */
 import { type CapturedWork, type ComputeBackend, InvalidArgumentError, type NDArray } from '@polyhal/hal';
 import { FAMILIES, isWholeBuffer } from '@polyhal/hal/internal';
-import { generatorState } from './random.js';
 import { observeLeafGrads } from './backward.js';
+import { observeZeroGrad } from './live.js';
+import { generatorState } from './random.js';
 import { keep, scope } from './scope.js';
 import { Tensor } from './tensor.js';
 
@@ -45,8 +63,14 @@ export interface CompileStats {
   replays: number;
   /** Calls that ran fn as is (a backend without capture, a refused signature). */
   eager: number;
-  /** Why signatures were not captured (e.g. "fn draws random numbers"). */
+  /** Why signatures were not captured (e.g. "a read of buffer #12 during the capture"). */
   refused: string[];
+  /**
+   * What one replay of the recording traced or replayed last re-runs: its kernels and copies, the host callbacks
+   * (one per optimizer step and per random draw of fn) and the kernels whose params those recompute; null before
+   * the first recording (and on a backend without capture).
+   */
+  recording: { kernels: number; copies: number; callbacks: number; liveKernels: number } | null;
 }
 
 /** A compiled function: call it as fn; `release()` frees its recordings. */
@@ -67,9 +91,16 @@ interface Recording {
   readonly single: boolean;
   /** The leaves whose gradients the recording computes (its outputs after fn's). */
   readonly leaves: readonly Tensor[];
+  /** The leaves whose gradients fn zeroes before computing them (a replay replaces their gradients). */
+  readonly zeroed: ReadonlySet<Tensor>;
+  /** The leaves fn leaves without a gradient although it zeroed or computed one (a replay frees theirs). */
+  readonly cleared: readonly Tensor[];
 }
 
-/** The HAL's random methods (randomUniform, randomNormal, bernoulli): a function that calls one is not captured. */
+/**
+ * The HAL's random methods (randomUniform, randomNormal, bernoulli): on a backend whose capture has no live
+ * sections (no captureLive), a function that calls one is not captured.
+ */
 const RANDOM_METHODS = Object.keys(FAMILIES.random);
 
 /** Runs `run` with the backend's random methods watched; returns its result and whether one was called. */
@@ -93,8 +124,12 @@ function watchingRandom<T>(be: ComputeBackend, run: () => T): { result: T; rando
   }
 }
 
-/** Gives `leaf` the gradient `g` (a new array), added to the one it has, as backward accumulates. */
-function setGrad(be: ComputeBackend, leaf: Tensor, g: NDArray): void {
+/** Gives `leaf` the gradient `g` (a new array), added to the one it has (as backward accumulates) unless `replace`. */
+function setGrad(be: ComputeBackend, leaf: Tensor, g: NDArray, replace = false): void {
+  if (replace && leaf.grad) {
+    leaf.grad.dispose();
+    leaf.grad = null;
+  }
   if (leaf.grad) {
     const sum = be.add(leaf.grad.value, g);
     be.free(g);
@@ -122,7 +157,13 @@ export function compile<A extends Tensor[], R extends Tensor | Tensor[]>(
     throw new InvalidArgumentError(`compile: maxSignatures must be a positive integer, got ${String(max)}`);
   const recordings = new Map<string, Recording>();
   const refused = new Map<string, string>();
-  const stats: CompileStats = { traces: 0, replays: 0, eager: 0, refused: [] };
+  const stats: CompileStats = { traces: 0, replays: 0, eager: 0, refused: [], recording: null };
+  const describe = (w: CapturedWork): CompileStats['recording'] => ({
+    kernels: w.kernels,
+    copies: w.copies,
+    callbacks: w.callbacks ?? 0,
+    liveKernels: w.liveKernels ?? 0,
+  });
 
   const eager = (inputs: A): R => {
     stats.eager++;
@@ -150,8 +191,15 @@ export function compile<A extends Tensor[], R extends Tensor | Tensor[]>(
       } finally {
         for (const w of temps) if (w) be.free(w);
       }
+      stats.recording = describe(rec.work);
+      for (const leaf of rec.cleared) {
+        leaf.grad?.dispose();
+        leaf.grad = null;
+      }
       const outs = rec.shapes.map((s, i) => new Tensor(be, rec.work.copyOutput(i, s)));
-      rec.leaves.forEach((leaf, k) => setGrad(be, leaf, rec.work.copyOutput(rec.shapes.length + k, leaf.shape)));
+      rec.leaves.forEach((leaf, k) =>
+        setGrad(be, leaf, rec.work.copyOutput(rec.shapes.length + k, leaf.shape), rec.zeroed.has(leaf)),
+      );
       return (rec.single ? outs[0] : outs) as R;
     }
     return trace(be, key, inputs);
@@ -178,9 +226,19 @@ export function compile<A extends Tensor[], R extends Tensor | Tensor[]>(
       return c;
     };
     const leaves = new Map<Tensor, boolean>(); // leaf → whether backward added into a gradient it had
+    const zeroed = new Set<Tensor>(); // leaves whose gradients fn freed (optimizer.zeroGrad) before backward
     const prev = observeLeafGrads((leaf, accumulated) => leaves.set(leaf, (leaves.get(leaf) ?? false) || accumulated));
+    const freed = new Set<Tensor>(); // every leaf whose gradient fn freed
+    const prevZero = observeZeroGrad((params) => {
+      for (const p of params) {
+        freed.add(p);
+        if (!leaves.has(p)) zeroed.add(p);
+      }
+    });
     try {
-      const watched = watchingRandom(be, () => scope(() => fn(...copies)));
+      // a backend with live sections replays random draws as eager calls make them; others refuse them
+      const run = () => scope(() => fn(...copies));
+      const watched = be.captureLive ? { result: run(), random: false } : watchingRandom(be, run);
       if (watched.result instanceof Promise)
         throw new InvalidArgumentError('compile: fn returned a promise; a compiled function must be synchronous');
       const list = asList(watched.result);
@@ -190,15 +248,18 @@ export function compile<A extends Tensor[], R extends Tensor | Tensor[]>(
       random = watched.random;
       single = watched.result instanceof Tensor;
       for (const t of outs) slots.push(slotOf(t));
+      for (const leaf of [...leaves.keys()]) if (!leaf.grad) leaves.delete(leaf); // freed after backward
       for (const leaf of leaves.keys()) slots.push(slotOf(leaf.grad!));
     } catch (e) {
       observeLeafGrads(prev);
+      observeZeroGrad(prevZero);
       be.abortCapture!();
       for (const c of extra) be.free(c);
       for (const t of new Set([...copies, ...outs])) if (t.id >= firstId) t.dispose();
       throw e;
     } finally {
       observeLeafGrads(prev);
+      observeZeroGrad(prevZero);
     }
     const r = be.endCapture!(slots.map((s) => s.buffer));
     for (const c of extra) be.free(c);
@@ -223,7 +284,9 @@ export function compile<A extends Tensor[], R extends Tensor | Tensor[]>(
         old.work.release();
       }
       const list = [...leaves.keys()];
-      recordings.set(key, { work: r.work, shapes, single, leaves: list });
+      const cleared = [...freed].filter((leaf) => !leaf.grad);
+      recordings.set(key, { work: r.work, shapes, single, leaves: list, zeroed, cleared });
+      stats.recording = describe(r.work);
       results = shapes.map((s, i) => new Tensor(be, r.work.copyOutput(i, s)));
       list.forEach((leaf, k) => {
         leaf.grad!.dispose();

@@ -3,8 +3,10 @@
  * with probability 1 − p and scaled by 1/(1 − p), so the expected value is unchanged and evaluation is
  * the identity. The mask is a HAL Bernoulli draw from the Philox stream of a seed
  * (hal/src/families/random/sampling.ts): the same seed and offset drop the same elements on every backend.
+ * A Dropout layer's forward inside `compile` draws its next mask at every replay (see Dropout.forward).
  */
 import { InvalidArgumentError, withTemps } from '@polyhal/hal';
+import { liveSection } from './live.js';
 import { type LayerConfig, Module } from './nn.js';
 import { record } from './ops.js';
 import type { Tensor } from './tensor.js';
@@ -73,11 +75,23 @@ export class Dropout extends Module {
     return { p: this.p, seed: this.seed };
   }
 
-  /** x with elements dropped and the rest scaled by 1/(1 − p) in training mode; x itself in eval mode. */
+  /**
+   * x with elements dropped and the rest scaled by 1/(1 − p) in training mode; x itself in eval mode. Inside
+   * `compile` the draw is a live section (live.ts): each replay advances `offset` by x's size and draws the mask
+   * from there, as an eager forward does.
+   */
   forward(x: Tensor): Tensor {
     if (!this.training || this.p === 0) return x;
-    const out = dropout(x, this.p, { seed: this.seed, offset: this.offset });
-    this.offset += x.size;
-    return out;
+    const n = x.size;
+    let at = this.offset;
+    this.offset += n;
+    const live = {
+      advance: () => {
+        at = this.offset;
+        this.offset += n;
+      },
+      stream: () => ({ seed: this.seed, offset: at }),
+    };
+    return liveSection(x.backend, live, () => dropout(x, this.p, { seed: this.seed, offset: at }));
   }
 }

@@ -11,8 +11,18 @@ import {
   type NDArray,
   viewOf,
 } from '@polyhal/hal';
+import { once } from './live.js';
 import { Optimizer } from './optim.js';
-import { hyper, nonNegative, option, optionsOf, positive, unitInterval, updateInPlace } from './optim-options.js';
+import {
+  descend,
+  hyper,
+  nonNegative,
+  option,
+  optionsOf,
+  positive,
+  unitInterval,
+  updateInPlace,
+} from './optim-options.js';
 import type { Tensor } from './tensor.js';
 
 /** Options every adaptive optimizer takes. */
@@ -97,7 +107,7 @@ export class RMSprop extends Optimizer {
         d = t(be.add(t(be.mul(viewOf(buf, p.shape), mu)), d));
         out.push([buf, d]);
       }
-      out.push([p.value.buffer, t(be.sub(p.value, t(be.mul(d, this.lr))))]);
+      descend(p, d, this.stepLr());
       return out;
     });
   }
@@ -145,18 +155,19 @@ export class Adagrad extends Optimizer {
     if (!this.started.has(i)) {
       this.started.add(i);
       if (this.initialAccumulatorValue !== 0)
-        updateInPlace(be, (t) => [[sum, t(be.full(p.shape, this.initialAccumulatorValue))]]);
+        once(be, () => updateInPlace(be, (t) => [[sum, t(be.full(p.shape, this.initialAccumulatorValue))]]));
     }
-    const lr = this.lr / (1 + (this.stepCount - 1) * this.lrDecay);
     updateInPlace(be, (t) => {
       const g = decayed(be, t, p, this.weightDecay);
       const s = t(be.add(viewOf(sum, p.shape), t(be.mul(g, g))));
       const d = t(be.div(g, t(be.add(t(be.sqrt(s)), this.eps))));
-      return [
-        [sum, s],
-        [p.value.buffer, t(be.sub(p.value, t(be.mul(d, lr))))],
-      ];
+      descend(p, d, this.stepLr());
+      return [[sum, s]];
     });
+  }
+  /** lr_t = lr / (1 + (t − 1)·lrDecay) of step t = stepCount. */
+  protected override stepLr(): number {
+    return this.lr / (1 + (this.stepCount - 1) * this.lrDecay);
   }
   /** Frees the state; the next step starts the sums at initialAccumulatorValue again. */
   override dispose(): void {
@@ -205,10 +216,10 @@ export class Adadelta extends Optimizer {
       const ratio = t(be.div(t(be.sqrt(t(be.add(u0, eps)))), t(be.sqrt(t(be.add(v, eps))))));
       const d = t(be.mul(ratio, g));
       const u = t(be.add(t(be.mul(u0, rho)), t(be.mul(t(be.mul(d, d)), 1 - rho))));
+      descend(p, d, this.stepLr());
       return [
         [sq, v],
         [acc, u],
-        [p.value.buffer, t(be.sub(p.value, t(be.mul(d, this.lr))))],
       ];
     });
   }
@@ -251,16 +262,19 @@ export class Adamax extends Optimizer {
     const be = p.backend;
     const [mb, ub] = this.stateOf(i) as [DeviceBuffer, DeviceBuffer];
     const [b1, b2] = this.betas;
-    const clr = this.lr / (1 - b1 ** this.stepCount);
     updateInPlace(be, (t) => {
       const g = decayed(be, t, p, this.weightDecay);
       const m = t(be.add(t(be.mul(viewOf(mb, p.shape), b1)), t(be.mul(g, 1 - b1))));
       const u = t(be.maximum(t(be.mul(viewOf(ub, p.shape), b2)), t(be.add(t(be.abs(g)), this.eps))));
+      descend(p, t(be.div(m, u)), this.stepLr());
       return [
         [mb, m],
         [ub, u],
-        [p.value.buffer, t(be.sub(p.value, t(be.mul(t(be.div(m, u)), clr))))],
       ];
     });
+  }
+  /** The bias-corrected rate lr / (1 − β1^t) of step t = stepCount. */
+  protected override stepLr(): number {
+    return this.lr / (1 - this.betas[0] ** this.stepCount);
   }
 }

@@ -9,6 +9,7 @@ import {
   InvalidArgumentError,
   type NDArray,
 } from '@polyhal/hal';
+import type { Tensor } from './tensor.js';
 
 /**
  * Checks hyper-parameter `name` of `owner` (e.g. 'Adam'): a number (not a numeric string) that is
@@ -68,4 +69,12 @@ export function updateInPlace(be: ComputeBackend, fn: (t: (x: NDArray) => NDArra
   } finally {
     for (const x of temps) be.free(x);
   }
+}
+
+/**
+ * p ← p − lr·d in place, as an sgdStep without momentum or decay: one kernel whose `lr` a captured step takes
+ * afresh at each replay (the composed optimizers' last line).
+ */
+export function descend(p: Tensor, d: NDArray, lr: number): void {
+  p.backend.sgdStep(p.value.buffer, d, null, { lr, momentum: 0, weightDecay: 0 });
 }

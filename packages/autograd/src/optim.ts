@@ -2,6 +2,11 @@
  * Optimizers. The update of each parameter is one backend call (`adamStep`/`sgdStep`), which a backend
  * may run as one fused kernel; parameters, gradients and optimizer state stay on the device — nothing
  * is read back during training.
+ *
+ * Inside `compile` (a capture), `step()` is a live section (live.ts): its kernels take the learning rate of the
+ * step (`stepLr()`) and the step count from the optimizer at every replay, and each replay advances stepCount as
+ * an eager step does (after checking the parameters and state, as step does); the state's zeros are created once,
+ * outside the recording.
  */
 import {
   type ComputeBackend,
@@ -15,6 +20,7 @@ import {
 } from '@polyhal/hal';
 import {
   checkScheduled,
+  descend,
   hyper,
   isCount,
   nonNegative,
@@ -23,6 +29,7 @@ import {
   positive,
   updateInPlace,
 } from './optim-options.js';
+import { liveSection, once, zeroedGrads } from './live.js';
 import { noGrad, Tensor } from './tensor.js';
 
 /** Per-parameter optimizer state (moments, velocity): buffers of the parameter's shape on one backend. */
@@ -42,6 +49,8 @@ export abstract class Optimizer {
   stepCount = 0;
   private readonly state: (State | null)[];
   private rate: number;
+  /** Changes when the state is disposed or moved (a captured step then throws at its next replay). */
+  private generation = 0;
   /**
    * `params`: an array of whole tensors; `lr` a finite number > 0. InvalidArgumentError (naming the
    * optimizer, the argument and the value) otherwise, at construction.
@@ -84,14 +93,58 @@ export abstract class Optimizer {
       p.grad?.dispose();
       p.grad = null;
     }
+    zeroedGrads(this.params);
+  }
+
+  /**
+   * The learning rate the updates of the current step take (`lr`; Adagrad's decayed and Adamax's bias-corrected
+   * rates): what `sgdStep`/`adamStep` get as `lr`, and what a captured step reads at each replay.
+   */
+  protected stepLr(): number {
+    return this.rate;
   }
 
   /**
    * Applies one update to every parameter that has a gradient. Checks every parameter first and
    * throws (updating none) when one was disposed (UseAfterFreeError) or moved away from its state
-   * (DeviceMismatchError).
+   * (DeviceMismatchError). Inside `compile` a replay of it checks the same, advances stepCount and
+   * updates with the learning rate of the moment (see the module's comment).
    */
   step(): void {
+    this.checkParams();
+    this.stepCount++;
+    const be = this.params[0]?.backend;
+    const run = (): void =>
+      noGrad(() => {
+        this.params.forEach((p, i) => {
+          if (p.grad) this.update(p, i);
+        });
+      });
+    if (!be) {
+      run();
+      return;
+    }
+    const generation = this.generation;
+    liveSection(
+      be,
+      {
+        advance: () => {
+          if (this.generation !== generation)
+            throw new UseAfterFreeError(
+              `${this.constructor.name}.step: the optimizer's state was disposed or moved since the step was ` +
+                'captured; release the compiled function (its recordings update the old state)',
+            );
+          this.checkParams();
+          this.stepCount++;
+        },
+        optimizer: () => ({ lr: this.stepLr(), step: this.stepCount }),
+      },
+      run,
+    );
+  }
+
+  /** Throws when a parameter was disposed or moved away from its state (see step). */
+  private checkParams(): void {
     this.params.forEach((p, i) => {
       if (p.isDisposed) {
         throw new UseAfterFreeError(
@@ -114,12 +167,6 @@ export abstract class Optimizer {
             `on ${p.grad.backend.name}`,
         );
       }
-    });
-    this.stepCount++;
-    noGrad(() => {
-      this.params.forEach((p, i) => {
-        if (p.grad) this.update(p, i);
-      });
     });
   }
 
@@ -155,15 +202,20 @@ export abstract class Optimizer {
     const p = this.params[i]!;
     let st = this.state[i];
     if (!st) {
-      st = { backend: p.backend, buffers: [] };
-      this.state[i] = st;
-      for (let k = 0; k < this.stateSize; k++) st.buffers.push(p.backend.full(p.shape, 0).buffer);
+      const created: State = { backend: p.backend, buffers: [] };
+      this.state[i] = created;
+      // once: a captured first step creates the zeros now, and its replays do not zero the state again
+      once(p.backend, () => {
+        for (let k = 0; k < this.stateSize; k++) created.buffers.push(p.backend.full(p.shape, 0).buffer);
+      });
+      st = created;
     }
     return st.buffers;
   }
 
   /** Moves the optimizer state to `backend` (after `await model.to(backend)` once steps were taken). */
   async to(backend: ComputeBackend): Promise<this> {
+    this.generation++;
     for (let i = 0; i < this.state.length; i++) {
       const st = this.state[i];
       if (!st || st.backend === backend) continue;
@@ -178,6 +230,7 @@ export abstract class Optimizer {
 
   /** Frees the optimizer state (moments, velocities). The optimizer can step again afterwards (from zero state). */
   dispose(): void {
+    this.generation++;
     this.state.forEach((st, i) => {
       for (const b of st?.buffers ?? []) st!.backend.deallocate(b);
       this.state[i] = null;
@@ -229,29 +282,26 @@ export class SGD extends Optimizer {
   /** v ← momentum·v + (g + wd·p); p ← p − lr·v (v = g + wd·p without momentum), one sgdStep on the HAL. */
   protected update(p: Tensor, i: number): void {
     if (this.nesterov) {
-      nesterovUpdate(p, this.stateOf(i)[0]!, this.lr, this.momentum, this.weightDecay);
+      nesterovUpdate(p, this.stateOf(i)[0]!, this.stepLr(), this.momentum, this.weightDecay);
       return;
     }
     const velocity = this.momentum > 0 ? this.stateOf(i)[0]! : null;
     p.backend.sgdStep(p.value.buffer, p.grad!.value, velocity, {
-      lr: this.lr,
+      lr: this.stepLr(),
       momentum: this.momentum,
       weightDecay: this.weightDecay,
     });
   }
 }
 
-/** Nesterov SGD on HAL ops: g ← g + wd·p; v ← μ·v + g; p ← p − lr·(g + μ·v). */
+/** Nesterov SGD on HAL ops: g ← g + wd·p; v ← μ·v + g; p ← p − lr·(g + μ·v) (the last an sgdStep). */
 function nesterovUpdate(p: Tensor, v: DeviceBuffer, lr: number, mu: number, wd: number): void {
   const be = p.backend;
   updateInPlace(be, (t) => {
     const g = wd > 0 ? t(be.add(p.grad!.value, t(be.mul(p.value, wd)))) : p.grad!.value;
     const vNew = t(be.add(t(be.mul(viewOf(v, p.shape), mu)), g));
-    const step = t(be.mul(t(be.add(g, t(be.mul(vNew, mu)))), lr));
-    return [
-      [v, vNew],
-      [p.value.buffer, t(be.sub(p.value, step))],
-    ];
+    descend(p, t(be.add(g, t(be.mul(vNew, mu)))), lr);
+    return [[v, vNew]];
   });
 }
 
@@ -311,7 +361,7 @@ export class Adam extends Optimizer {
     }
     try {
       be.adamStep(p.value.buffer, g, m, v, {
-        lr: this.lr,
+        lr: this.stepLr(),
         beta1: this.betas[0],
         beta2: this.betas[1],
         eps: this.eps,

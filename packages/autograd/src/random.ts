@@ -4,9 +4,13 @@
  * and integers bit for bit; normals within float32 rounding of log, cos and sin). Without a `seed` option a
  * call draws from the global generator, `manualSeed(s)` (default seed 0): each call continues its stream
  * where the previous one stopped, so successive calls differ and a program is reproducible run to run.
+ * Inside `compile` a draw from the global generator is a live section (live.ts): each replay advances the
+ * generator as the eager call would and reads the stream from the position it gets (a call with a `seed` is the
+ * caller's constant, replayed as it is).
  */
 import { type ComputeBackend, InvalidArgumentError, type NDArray } from '@polyhal/hal';
 import { checkShape } from './creation.js';
+import { liveSection } from './live.js';
 import { Tensor } from './tensor.js';
 
 /** Options of the random creation functions. */
@@ -37,13 +41,28 @@ export function generatorState(): { seed: number; offset: number } {
   return { ...generator };
 }
 
-/** The seed and offset of one call, advancing the global generator past `n` positions (kept even). */
-function draw(op: string, n: number, opts: RandomOptions): { seed: number; offset: number } {
-  if (opts.seed !== undefined) return { seed: opts.seed, offset: opts.offset ?? 0 };
-  if (opts.offset !== undefined) throw new InvalidArgumentError(`${op}: offset needs a seed`);
+/** The global generator's position, advanced past `n` positions (kept even). */
+function advance(n: number): { seed: number; offset: number } {
   const at = { ...generator };
   generator.offset += n + (n % 2); // normals use positions in pairs: the next call starts a fresh pair
   return at;
+}
+
+/**
+ * Runs `run` with the seed and offset of one call of `n` elements on `be`: the options' seed, or the global
+ * generator's position (advanced past the call), in a live section that advances it again at each replay.
+ */
+function draw<T>(
+  be: ComputeBackend,
+  op: string,
+  n: number,
+  opts: RandomOptions,
+  run: (seed: number, offset: number) => T,
+): T {
+  if (opts.seed !== undefined) return run(opts.seed, opts.offset ?? 0);
+  if (opts.offset !== undefined) throw new InvalidArgumentError(`${op}: offset needs a seed`);
+  let at = advance(n);
+  return liveSection(be, { advance: () => void (at = advance(n)), stream: () => at }, () => run(at.seed, at.offset));
 }
 
 const size = (shape: readonly number[]): number => shape.reduce((p, d) => p * d, 1);
@@ -63,8 +82,10 @@ export function rand(
   opts: RandomOptions & { low?: number; high?: number } = {},
 ): Tensor {
   checkShape('rand', shape);
-  const { seed, offset } = draw('rand', size(shape), opts);
-  return wrap(be, be.randomUniform(shape, seed, { low: opts.low, high: opts.high, offset }), opts);
+  const u = draw(be, 'rand', size(shape), opts, (seed, offset) =>
+    be.randomUniform(shape, seed, { low: opts.low, high: opts.high, offset }),
+  );
+  return wrap(be, u, opts);
 }
 
 /**
@@ -78,8 +99,10 @@ export function randn(
   opts: RandomOptions & { mean?: number; std?: number } = {},
 ): Tensor {
   checkShape('randn', shape);
-  const { seed, offset } = draw('randn', size(shape), opts);
-  return wrap(be, be.randomNormal(shape, seed, { mean: opts.mean, std: opts.std, offset }), opts);
+  const z = draw(be, 'randn', size(shape), opts, (seed, offset) =>
+    be.randomNormal(shape, seed, { mean: opts.mean, std: opts.std, offset }),
+  );
+  return wrap(be, z, opts);
 }
 
 /**
@@ -105,14 +128,14 @@ export function randint(
   if (!(low < high) || high - low > 2 ** 24)
     throw new InvalidArgumentError(`randint: need low < high and high − low ≤ 2^24, got [${low}, ${high})`);
   const range = high - low;
-  const { seed, offset } = draw('randint', size(shape), opts);
+  const u = draw(be, 'randint', size(shape), opts, (seed, offset) => be.randomUniform(shape, seed, { offset }));
   const temps: NDArray[] = [];
   const t = (a: NDArray): NDArray => {
     temps.push(a);
     return a;
   };
   try {
-    const u = t(be.randomUniform(shape, seed, { offset }));
+    t(u);
     const k = t(be.cast(t(be.mul(u, range)), 'int32')); // u·range ≥ 0: the cast truncates, a floor
     const clamped = range > 1 ? t(be.minimum(k, range - 1)) : k;
     const out = low === 0 ? clamped : be.add(clamped, low);

@@ -1,0 +1,216 @@
+/**
+ * compile(fn) of a whole training step — zeroGrad, forward with dropout in training mode, backward, optimizer step
+ * (packages/autograd/src/compile.ts, optim.ts, optim-adaptive.ts, dropout.ts, random.ts): on webgpu the step is
+ * recorded once and replayed, each replay taking the optimizer's learning rate and step count and the dropout's
+ * stream position afresh (hal/src/capture.ts, LiveValues). The independent peer is an eager twin: the same
+ * weights, optimizer, scheduler and dropout seed, run without compile. Every step must give the twin's bits —
+ * losses, dropout outputs (so the masks), gradients, weights and the optimizer's state — for every optimizer, with
+ * a scheduler changing lr between steps. Also: random draws of the global generator advance per replay as eager,
+ * a new shape retraces, and a disposed parameter or optimizer state is a typed error at the next replay. On cpu and
+ * wasm compile runs fn as is: the same checks hold.
+ */
+import { describe, expect, test } from '@jest/globals';
+import {
+  Adadelta,
+  Adagrad,
+  Adam,
+  Adamax,
+  AdamW,
+  CosineAnnealingLR,
+  clipGradNorm,
+  compile,
+  Dropout,
+  generatorState,
+  manualSeed,
+  mseLoss,
+  type Optimizer,
+  RMSprop,
+  rand,
+  randint,
+  randn,
+  SGD,
+  StepLR,
+  scope,
+  Tensor,
+} from '@polyhal/autograd';
+import { type ComputeBackend, type DeviceBuffer, UseAfterFreeError } from '@polyhal/hal';
+import { openBackend, REPO_BACKENDS } from '../support/backends.js';
+
+const data = (n: number, seed: number): Float32Array =>
+  Float32Array.from({ length: n }, (_, i) => Math.fround(Math.sin(seed * 91.7 + i * 12.9898) % 1));
+
+const bits = async (be: ComputeBackend, b: DeviceBuffer): Promise<number[]> => Array.from(await be.read(b));
+const values = async (t: Tensor): Promise<number[]> => Array.from(await t.data());
+
+/** A two-layer MLP with dropout: relu(x·W1 + b1) → Dropout(0.25) → ·W2; x [n, 8] → [n, 3]. */
+function net(be: ComputeBackend) {
+  const w1 = Tensor.fromArray(be, data(8 * 16, 1), [8, 16], { requiresGrad: true });
+  const b1 = Tensor.fromArray(be, data(16, 2), [16], { requiresGrad: true });
+  const w2 = Tensor.fromArray(be, data(16 * 3, 3), [16, 3], { requiresGrad: true });
+  const drop = new Dropout(0.25, 11);
+  drop.train();
+  return { params: [w1, b1, w2], drop };
+}
+type Net = ReturnType<typeof net>;
+
+/** The training step: the loss and the dropout's output (whose zeros are the mask). */
+function trainStep(n: Net, opt: Optimizer, clip: boolean) {
+  return (x: Tensor, y: Tensor): Tensor[] => {
+    opt.zeroGrad();
+    const [w1, b1, w2] = n.params as [Tensor, Tensor, Tensor];
+    const h = n.drop.forward(x.matmul(w1).add(b1).relu());
+    const loss = mseLoss(h.matmul(w2), y);
+    loss.backward();
+    if (clip) clipGradNorm(n.params, 0.5);
+    opt.step();
+    return [loss, h];
+  };
+}
+
+/** The optimizer's state buffers (moments, velocities, sums), parameter by parameter. */
+const stateOf = (opt: Optimizer): DeviceBuffer[] =>
+  (opt as unknown as { state: ({ buffers: DeviceBuffer[] } | null)[] }).state.flatMap((s) => s?.buffers ?? []);
+
+type Case = [string, (p: Tensor[]) => Optimizer, (o: Optimizer) => { step(): void }, boolean];
+const CASES: Case[] = [
+  ['SGD', (p) => new SGD(p, { lr: 0.1 }), (o) => new StepLR(o, 1, 0.7), false],
+  [
+    'SGD momentum, weight decay',
+    (p) => new SGD(p, { lr: 0.05, momentum: 0.9, weightDecay: 0.01 }),
+    (o) => new StepLR(o, 2, 0.5),
+    false,
+  ],
+  [
+    'SGD Nesterov',
+    (p) => new SGD(p, { lr: 0.05, momentum: 0.8, nesterov: true }),
+    (o) => new CosineAnnealingLR(o, 6),
+    false,
+  ],
+  ['Adam', (p) => new Adam(p, { lr: 0.01 }), (o) => new CosineAnnealingLR(o, 6, 0.001, 2), false],
+  ['Adam, L2, clipGradNorm', (p) => new Adam(p, { lr: 0.01, weightDecay: 0.1 }), (o) => new StepLR(o, 1, 0.8), true],
+  ['AdamW', (p) => new AdamW(p, { lr: 0.02 }), (o) => new StepLR(o, 1, 0.6), false],
+  [
+    'RMSprop centered, momentum',
+    (p) => new RMSprop(p, { lr: 0.01, centered: true, momentum: 0.5 }),
+    (o) => new StepLR(o, 1, 0.9),
+    false,
+  ],
+  [
+    'Adagrad',
+    (p) => new Adagrad(p, { lr: 0.05, lrDecay: 0.1, initialAccumulatorValue: 0.1 }),
+    (o) => new StepLR(o, 1, 0.9),
+    false,
+  ],
+  ['Adadelta', (p) => new Adadelta(p, { lr: 1, weightDecay: 0.01 }), (o) => new CosineAnnealingLR(o, 6), false],
+  ['Adamax', (p) => new Adamax(p, { lr: 0.01 }), (o) => new StepLR(o, 1, 0.5), false],
+];
+
+const STEPS = 5;
+
+for (const name of ['webgpu', 'cpu', 'wasm']) {
+  describe(`compile of a training step on ${name}`, () => {
+    let be: ComputeBackend;
+    openBackend(name, REPO_BACKENDS[name]!, (b) => {
+      be = b!;
+    });
+    const captures = name === 'webgpu';
+
+    test.each(CASES)('%s: the replays give the eager twin’s bits step by step', async (_, make, schedule, clip) => {
+      const live = be.liveBufferCount();
+      const nets = [net(be), net(be)]; // [eager, compiled]: the same weights and dropout seed
+      const opts = nets.map((n) => make(n.params));
+      const scheds = opts.map(schedule);
+      const steps = nets.map((n, k) => trainStep(n, opts[k]!, clip));
+      const compiled = compile(steps[1]!);
+      const masks: number[][] = [];
+      for (let i = 0; i < STEPS + 1; i++) {
+        const rows = i < STEPS ? 4 : 6; // the last step has a new shape: a second trace
+        const x = Tensor.fromArray(be, data(rows * 8, 20 + i), [rows, 8]);
+        const y = Tensor.fromArray(be, data(rows * 3, 40 + i), [rows, 3]);
+        const eager = scope(() => steps[0]!(x, y));
+        const got = compiled(x, y);
+        for (const [j, t] of got.entries()) expect(await values(t)).toEqual(await values(eager[j]!));
+        const mask = (await values(got[1]!)).map((v) => (v === 0 ? 0 : 1));
+        masks.push(mask);
+        expect(mask).toContain(0); // dropout dropped something, and kept something
+        expect(mask).toContain(1);
+        for (const [j, p] of nets[1]!.params.entries()) {
+          const q = nets[0]!.params[j]!;
+          expect(await values(p)).toEqual(await values(q));
+          expect(await values(p.grad!)).toEqual(await values(q.grad!));
+        }
+        const [a, b] = opts.map(stateOf) as [DeviceBuffer[], DeviceBuffer[]];
+        expect(b.length).toBe(a.length);
+        for (const [j, s] of b.entries()) expect(await bits(be, s)).toEqual(await bits(be, a[j]!));
+        expect([opts[1]!.stepCount, opts[1]!.lr, nets[1]!.drop.offset]).toEqual([
+          opts[0]!.stepCount,
+          opts[0]!.lr,
+          nets[0]!.drop.offset,
+        ]);
+        for (const t of [...eager, ...got, x, y]) t.dispose();
+        for (const s of scheds) s.step(); // lr changes between steps
+      }
+      expect(masks[1]).not.toEqual(masks[0]); // each replay draws the next mask
+      expect(masks[2]).not.toEqual(masks[1]);
+      if (captures) {
+        expect(compiled.stats).toMatchObject({ traces: 2, replays: STEPS - 1, eager: 0, refused: [] });
+        // per replay: the dropout's and the optimizer step's callbacks; the mask's and the updates' kernels
+        expect(compiled.stats.recording).toMatchObject({ callbacks: 2 });
+        expect(compiled.stats.recording!.liveKernels).toBeGreaterThanOrEqual(2);
+      } else expect(compiled.stats).toMatchObject({ traces: 0, replays: 0, eager: STEPS + 1 });
+      compiled.release();
+      for (const o of opts) o.zeroGrad();
+      for (const o of opts) o.dispose();
+      for (const n of nets) for (const p of n.params) p.dispose();
+      expect(be.liveBufferCount()).toBe(live);
+    });
+
+    test('a disposed parameter, or disposed optimizer state, is a UseAfterFreeError at the next call', () => {
+      for (const dropState of [false, true]) {
+        const n = net(be);
+        const opt = new Adam(n.params, { lr: 0.01 });
+        const step = compile(trainStep(n, opt, false));
+        const x = Tensor.fromArray(be, data(32, 5), [4, 8]);
+        const y = Tensor.fromArray(be, data(12, 6), [4, 3]);
+        for (let i = 0; i < 2; i++) for (const t of step(x, y)) t.dispose();
+        if (dropState) opt.dispose();
+        else n.params[2]!.dispose();
+        if (captures || !dropState) expect(() => step(x, y)).toThrow(UseAfterFreeError);
+        else for (const t of step(x, y)) t.dispose(); // eager: the next step starts from new zeros, as documented
+        step.release();
+        opt.zeroGrad();
+        opt.dispose();
+        for (const t of [...n.params, x, y]) t.dispose();
+      }
+    });
+
+    test('draws of the global generator (rand, randn, randint) advance per replay as eager calls do', async () => {
+      const x = Tensor.fromArray(be, data(15, 3), [5, 3]);
+      const fn = (t: Tensor): Tensor[] => [
+        t.add(rand(t.backend, t.shape)),
+        randn(t.backend, [7], { mean: 1, std: 2 }),
+        randint(t.backend, -3, 9, [2, 5]),
+      ];
+      const run = async (call: (t: Tensor) => Tensor[]): Promise<number[][][]> => {
+        manualSeed(5);
+        const out: number[][][] = [];
+        for (let i = 0; i < 4; i++) {
+          const r = call(x);
+          out.push(await Promise.all(r.map(values)));
+          for (const t of r) t.dispose();
+          rand(be, [3]).dispose(); // a draw outside fn, between calls
+        }
+        out.push([[generatorState().offset]]);
+        return out;
+      };
+      const compiled = compile(fn);
+      const got = await run(compiled);
+      const want = await run((t) => scope(() => fn(t)));
+      expect(got).toEqual(want);
+      expect(got[1]).not.toEqual(got[0]);
+      if (captures) expect(compiled.stats).toMatchObject({ traces: 1, replays: 3, refused: [] });
+      compiled.release();
+      x.dispose();
+    });
+  });
+}
