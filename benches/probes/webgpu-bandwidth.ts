@@ -7,7 +7,11 @@
  * Each timed block queues R ops of one kind (outputs freed as the next is queued, no reads in between)
  * and then reads one element of the last result, so the time is dispatch to result and the GPU's work
  * dominates. Bytes per element: add 12 (two loads, one store), relu 8, chain 40 (add, relu, mul by a
- * tensor, add: four separate ops of 12 + 8 + 12 + 8 bytes — a fused kernel would move 16).
+ * tensor, add: four separate ops of 12 + 8 + 12 + 8 bytes — a fused kernel would move 16). The "chain,
+ * captured and fused" row (`captured`) captures PolyHAL's chain once (beginCapture/endCapture: the backend's
+ * fuseInCapture makes it one fusedElementwise kernel) and replays it R times, against tfjs's chain; its bytes
+ * per element are the fused kernel's 16 (x, the two tensors, the output; b is read by two steps from one load
+ * of each binding's element).
  * float16 rows: the same ops on float16 arrays (2 bytes per element, computed in float32: half the bytes,
  * add 6, relu 4, chain 20) against PolyHAL's own float32, alternated in one loop (tfjs has no float16).
  * GB/s = bytes / time (10^9 bytes per second). The share of the device's memory bandwidth uses
@@ -116,8 +120,8 @@ async function rawBlock(n: number, kind: 'copy' | 'add'): Promise<Runner> {
   return { run, dispose: () => [a, b, c].forEach((x) => x!.destroy()) };
 }
 
-type Op = 'add' | 'relu' | 'chain';
-const BYTES: Record<Op, number> = { add: 12, relu: 8, chain: 40 };
+type Op = 'add' | 'relu' | 'chain' | 'captured';
+const BYTES: Record<Op, number> = { add: 12, relu: 8, chain: 40, captured: 16 };
 
 function ours(n: number, op: Op, dtype: 'float32' | 'float16' = 'float32'): Runner {
   const init = Float32Array.from({ length: 1 << 16 }, (_, i) => Math.sin(i));
@@ -140,6 +144,21 @@ function ours(n: number, op: Op, dtype: 'float32' | 'float16' = 'float32'): Runn
     be.free(t3);
     return t4;
   };
+  if (op === 'captured') {
+    // the chain recorded once (fused into one kernel while captured), then replayed: a and b read in place
+    be.beginCapture([]);
+    const y = step(a);
+    const r = be.endCapture([y.buffer]);
+    if (!('work' in r)) throw new Error(`the chain's capture broke: ${r.broken}`);
+    const work = r.work;
+    const run = async (): Promise<number> => {
+      const t0 = performance.now();
+      for (let i = 0; i < reps; i++) work.replay([]);
+      await be.read(be.shrink(y, [[0, 1]]));
+      return (performance.now() - t0) / reps;
+    };
+    return { run, dispose: () => [work.release(), ...[a, b, y].map((x) => be.free(x))] };
+  }
   const run = async (): Promise<number> => {
     const t0 = performance.now();
     let y = step(a);
@@ -163,7 +182,7 @@ function theirs(n: number, op: Op): Runner {
       ? tf.add(x, b)
       : op === 'relu'
         ? tf.relu(x)
-        : tf.tidy(() => tf.add(tf.mul(tf.relu(tf.add(x, b)), b), a));
+        : tf.tidy(() => tf.add(tf.mul(tf.relu(tf.add(x, b)), b), a)); // chain and captured: tfjs's chain
   const run = async (): Promise<number> => {
     const t0 = performance.now();
     let y = step(a);
@@ -201,7 +220,7 @@ for (const n of sizes) {
       (peak ? ` (${((100 * vec4Gbps) / peak).toFixed(0)}% of ${peak})` : ''),
   );
   rows.push({ suite: 'reference', size: n, copyGbps, vec4AddGbps: vec4Gbps, peakGbps: peak });
-  for (const op of ['add', 'relu', 'chain'] as Op[]) {
+  for (const op of ['add', 'relu', 'chain', 'captured'] as Op[]) {
     const runners = [ours(n, op), theirs(n, op)];
     const times: number[][] = [[], []];
     for (let t = 0; t < trials + 1; t++)
@@ -212,7 +231,8 @@ for (const n of sizes) {
       }
     for (const r of runners) r.dispose();
     const [mo, mt] = [median(times[0]!), median(times[1]!)];
-    const [go, gt] = [gbps(BYTES[op], mo), gbps(BYTES[op], mt)];
+    // tfjs runs the chain as its ops: its GB/s counts their bytes (40 per element), ours the fused kernel's
+    const [go, gt] = [gbps(BYTES[op], mo), gbps(BYTES[op === 'captured' ? 'chain' : op], mt)];
     rows.push({
       suite: op,
       size: n,
@@ -230,6 +250,7 @@ for (const n of sizes) {
         (peak ? `, ${((100 * go) / peak).toFixed(0)}% of peak` : '') +
         `, ${((100 * go) / vec4Gbps).toFixed(0)}% of the plain vec4 add`,
     );
+    if (op === 'captured') continue; // the float16 rows: the eager ops only
     const halves = [ours(n, op, 'float16'), ours(n, op, 'float32')];
     const ht: number[][] = [[], []];
     for (let t = 0; t < trials + 1; t++)

@@ -29,6 +29,12 @@ export const WEBGPU_OPTION_SPECS = defineOptions({
    * freed are destroyed. Raise it when one op's buffers are larger (e.g. 8192² float32 is 256 MiB).
    */
   maxPooledBytes: { type: 'number', min: 0, doc: 'bytes of freed buffers kept for reuse' },
+  /**
+   * Fuse elementwise ops while a capture runs (default true): chains of unary ops and binary ops with a number or
+   * an array of the result's shape are encoded as one fusedElementwise kernel per result kept (capture-fusion.ts);
+   * false records every op as its own kernel, as eager calls always are.
+   */
+  fuseInCapture: { type: 'boolean', doc: 'fuse chains of elementwise ops into one kernel while a capture runs' },
   /** Ops encoded per command-buffer submission (default 64). */
   batchSize: { type: 'integer', min: 1, doc: 'ops per submission' },
   /** Force one matmul tile for every size ('auto' = shape-aware choice; others for tests and benchmarks). */

@@ -25,6 +25,7 @@ import type { PhiloxStream } from '@polyhal/hal/internal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import { AdamGroups, MAX_ADAM_SLOTS } from './dispatch-adam.js';
 import { Captures, type Slot } from './capture.js';
+import { CaptureFusion } from './capture-fusion.js';
 import { dispatchPhilox, type RandomContext } from './dispatch-random.js';
 import { dispatchSgd, type SgdContext } from './dispatch-sgd.js';
 import {
@@ -128,6 +129,8 @@ export class WebGpuBackend extends BaseBackend {
   private released = false;
   /** The capture running (beginCapture … endCapture) and the plans made and not released. */
   private readonly captures: Captures;
+  /** Elementwise ops deferred and fused while a capture runs (capture-fusion.ts; option fuseInCapture). */
+  private readonly fusion: CaptureFusion;
 
   constructor(acquired: AcquiredDevice, options: WebGpuOptions = {}) {
     const limits = acquired.device.limits;
@@ -248,6 +251,15 @@ export class WebGpuBackend extends BaseBackend {
       gpuOf: (buffer) => this.gpu(buffer, true),
       allocate: (size, dtype) => this.allocate(size, dtype),
     });
+    this.fusion = new CaptureFusion(
+      {
+        batch: this.batch,
+        elementwise: this.elementwiseContext,
+        capturing: () => this.batch.recorder !== null,
+        isHalf: (b) => this.half.has(b.id),
+      },
+      options.fuseInCapture ?? true,
+    );
     void this.device.lost.then((info) => {
       this.lostReason = `${info.reason}: ${info.message}`;
     });
@@ -330,7 +342,8 @@ export class WebGpuBackend extends BaseBackend {
     this.batch.keys.delete(b);
     this.batch.tracker.forget(buffer.id);
     // Queued work may still read it; later work on a reused buffer is encoded after it (see writeStorage).
-    this.pool.release(b, WebGpuBackend.storageBytes(buffer));
+    const release = (): void => this.pool.release(b, WebGpuBackend.storageBytes(buffer));
+    if (!this.fusion.retain(buffer, release)) release(); // a pending fused chain may still read it
   }
 
   /** A Float32Array for float32 (float16: exact float16 values, stored as binary16), an Int32Array otherwise. */
@@ -466,6 +479,7 @@ export class WebGpuBackend extends BaseBackend {
   // ---- kernels ----
   /** A chain of elementwise steps on float32 in one generated kernel (dispatch-fused.ts). */
   protected override fusedElementwiseKernel(x: NDArray, steps: readonly ElementwiseStep[], out: DeviceBuffer): void {
+    if (this.fusion.fused(x, steps, out)) return;
     dispatchFused(this.elementwiseContext, x, steps, out, {
       allocate: (size) => this.allocate(size, 'float32'),
       free: (b) => this.deallocate(b),
@@ -473,10 +487,12 @@ export class WebGpuBackend extends BaseBackend {
   }
 
   protected unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void {
+    if (this.fusion.unary(op, x, out)) return;
     dispatchUnary(this.elementwiseContext, op, x, out);
   }
 
   protected binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void {
+    if (this.fusion.binary(op, a, b, out)) return;
     dispatchBinary(this.elementwiseContext, op, a, b, out);
   }
 
@@ -488,6 +504,7 @@ export class WebGpuBackend extends BaseBackend {
     scalarFirst: boolean,
     out: DeviceBuffer,
   ): void {
+    if (this.fusion.binaryScalar(op, x, value, scalarFirst, out)) return;
     dispatchBinaryScalar(this.elementwiseContext, op, x, value, scalarFirst, out);
   }
 

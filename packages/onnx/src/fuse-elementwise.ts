@@ -199,30 +199,37 @@ function broadcastsTo(shape: readonly number[], to: readonly number[]): boolean 
 }
 
 /**
- * The stored steps as the separate ops (a tensor operand that changes the chain's shape broadcasts it); run by the
- * executor, which frees the intermediates.
+ * The stored steps on x: fused in runs whose tensor operands broadcast to the running shape, and a step whose
+ * operand grows the shape as its separate op (broadcasting as the node would), the runs after it fused at the new
+ * shape. The executor frees the intermediates.
  */
-function separate(be: ComputeBackend, x: NDArray, steps: readonly StoredStep[], ins: readonly NDArray[]): NDArray {
+function runSteps(be: ComputeBackend, x: NDArray, steps: readonly StoredStep[], ins: readonly NDArray[]): NDArray {
   let y = x;
+  let run: ElementwiseStep[] = [];
+  const close = (): void => {
+    if (run.length) y = be.fusedElementwise(y, run);
+    run = [];
+  };
   for (const s of steps) {
-    const next =
-      'input' in s
-        ? s.arrayFirst
-          ? be.binary(s.op, ins[s.input]!, y)
-          : be.binary(s.op, y, ins[s.input]!)
-        : 'scalar' in s
-          ? s.scalarFirst
-            ? be.binary(s.op, s.scalar, y)
-            : be.binary(s.op, y, s.scalar)
-          : be.unary(s.op, y);
-    y = next; // the intermediates: freed by the executor after the node (execute)
+    if (!('input' in s)) {
+      run.push(s);
+      continue;
+    }
+    const a = ins[s.input]!;
+    if (broadcastsTo(a.shape, y.shape)) {
+      run.push({ op: s.op, array: a, arrayFirst: s.arrayFirst });
+      continue;
+    }
+    close();
+    y = s.arrayFirst ? be.binary(s.op, a, y) : be.binary(s.op, y, a);
   }
+  close();
   return y;
 }
 
 /**
  * The mapping of FusedElementwise: `fusedElementwise(x, steps)` with the tensor operands as the steps' arrays
- * (the separate ops where one does not broadcast to x's shape), its output given the rank the chain's
+ * (split where one does not broadcast to the running shape: runSteps), its output given the rank the chain's
  * constants broadcast it to (x's shape with leading 1s, as the separate ops' broadcasting would).
  */
 export const FUSED_OPS: Readonly<Record<string, OpMapping>> = {
@@ -232,14 +239,7 @@ export const FUSED_OPS: Readonly<Record<string, OpMapping>> = {
       const steps = JSON.parse(ctx.attrs.string('steps', '[]')) as StoredStep[];
       const rank = ctx.attrs.int('rank', 0);
       return (be, ins) => {
-        const x = ins[0]!;
-        const fits = steps.every((s) => !('input' in s) || broadcastsTo(ins[s.input]!.shape, x.shape));
-        const y = fits
-          ? be.fusedElementwise(
-              x,
-              steps.map((s) => ('input' in s ? { op: s.op, array: ins[s.input]!, arrayFirst: s.arrayFirst } : s)),
-            )
-          : separate(be, x, steps, ins as NDArray[]);
+        const y = runSteps(be, ins[0]!, steps, ins as NDArray[]);
         if (y.shape.length >= rank) return [y];
         const shape = [...new Array<number>(rank - y.shape.length).fill(1), ...y.shape];
         const r = be.reshape(y, shape);
