@@ -47,6 +47,9 @@ const scores = rand([64, 6, 197, 197]);
 const scores2 = rand([64, 6, 197, 197]);
 const rowMax = rand([64, 6, 197, 1]);
 const x3 = be.reshape(x2, [64, 197, 384]);
+const half = (x: NDArray): NDArray => be.cast(x, 'float16');
+const [x2h, g2h, w384h, w1536h, h1536h, headsh, scoresh] = [x2, g2, w384, w1536, h1536, heads, scores].map(half);
+const x3h = be.reshape(x2h!, [64, 197, 384]);
 /** Each case returns the arrays one call makes (freed before the next call). */
 const cases: Record<string, { flop?: number; bytes?: number; run: () => NDArray[] }> = {
   layerNormBackward: {
@@ -97,6 +100,28 @@ const cases: Record<string, { flop?: number; bytes?: number; run: () => NDArray[
     flop: 2 * 384 * 384 * T,
     run: () => [be.matmul(g2, be.permute(w384, [1, 0]))],
   },
+  'f16 matmul [64,197,384]·[384,384]': { flop: 2 * 384 * 384 * T, run: () => [be.matmul(x3h, w384h!)] },
+  'f16 matmul [12608,384]·[384,384] (2-D)': { flop: 2 * 384 * 384 * T, run: () => [be.matmul(x2h!, w384h!)] },
+  'f16 matmul [12608,384]·[384,1536] (2-D)': { flop: 2 * 1536 * 384 * T, run: () => [be.matmul(x2h!, w1536h!)] },
+  'f16 matmul dW [384,12608]·[12608,384]': {
+    flop: 2 * 384 * 384 * T,
+    run: () => [be.matmul(be.permute(x2h!, [1, 0]), g2h!)],
+  },
+  'f16 matmul dW [1536,12608]·[12608,384]': {
+    flop: 2 * 1536 * 384 * T,
+    run: () => [be.matmul(be.permute(h1536h!, [1, 0]), g2h!)],
+  },
+  'f16 matmul g·Wᵀ [12608,384]·[384,384]ᵀ': {
+    flop: 2 * 384 * 384 * T,
+    run: () => [be.matmul(g2h!, be.permute(w384h!, [1, 0]))],
+  },
+  'f16 matmul attention q·kᵀ': {
+    flop: 2 * 384 * 197 * 197 * 64,
+    run: () => [be.matmul(headsh!, be.permute(headsh!, [0, 1, 3, 2]))],
+  },
+  'f16 matmul attention p·v': { flop: 2 * 384 * 197 * 197 * 64, run: () => [be.matmul(scoresh!, headsh!)] },
+  'cast [12608,384] f32→f16': { bytes: 6 * T * 384, run: () => [be.cast(x2, 'float16')] },
+  'cast [12608,384] f16→f32': { bytes: 6 * T * 384, run: () => [be.cast(x2h!, 'float32')] },
   'add [64,197,384] + heads permuted': {
     bytes: 12 * T * 384,
     run: () => [be.add(x3, be.reshape(be.permute(heads, [0, 2, 1, 3]), [64, 197, 384]))],
