@@ -9,6 +9,7 @@ import {
   capturedVerdict,
   defineCapturedConformanceTests,
   gatherView,
+  inputChangeCounts,
   replayInputs,
   runCapturedCase,
   runCapturedConformance,
@@ -160,6 +161,13 @@ describe('captured mode helpers', () => {
     const [next, changed] = replayInputs(matmulCase(), [[0], [0]], 2);
     expect(changed).toBe(2);
     expect(next[0]!.length).toBe(105);
+  });
+
+  test('the report counts cases by how many of their inputs holding elements the new inputs changed', () => {
+    const row = (inputs: number, inputsChanged: number, capture: 'replayed' | 'broken' = 'replayed') =>
+      ({ id: 'x', op: 'x', dtype: 'float32', kind: 'unary', pass: true, capture, inputs, inputsChanged }) as never;
+    const rows = [row(2, 2), row(2, 1), row(1, 0), row(0, 0), row(3, 3), row(1, 1, 'broken')];
+    expect(inputChangeCounts(rows)).toEqual({ all: 2, some: 1, none: 1, empty: 1 });
   });
 
   test('gatherView reads a strided, offset view of a whole buffer row-major', () => {

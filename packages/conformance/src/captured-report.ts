@@ -5,13 +5,22 @@
  */
 import type { CapturedCaseResult, CapturedConformanceResult } from './captured.js';
 
-/** How many cases' new-input replay changed all, some or none of their array inputs (cases with inputs). */
-export function inputChangeCounts(results: readonly CapturedCaseResult[]): { all: number; some: number; none: number } {
-  const counts = { all: 0, some: 0, none: 0 };
+/**
+ * How many replayed cases' new-input replay changed all, some or none of their array inputs that hold elements;
+ * `empty`: cases with no such input (only empty arrays, or none: random ops).
+ */
+export function inputChangeCounts(results: readonly CapturedCaseResult[]): {
+  all: number;
+  some: number;
+  none: number;
+  empty: number;
+} {
+  const counts = { all: 0, some: 0, none: 0, empty: 0 };
   for (const r of results) {
-    if (r.capture !== 'replayed' || !r.inputs) continue;
+    if (r.capture !== 'replayed') continue;
     const changed = r.inputsChanged ?? 0;
-    if (changed === r.inputs) counts.all++;
+    if (!r.inputs) counts.empty++;
+    else if (changed === r.inputs) counts.all++;
     else if (changed > 0) counts.some++;
     else counts.none++;
   }
@@ -32,11 +41,11 @@ function backendReport(r: CapturedConformanceResult): string[] {
   const c = inputChangeCounts(r.results);
   const kernels = r.results.reduce((s, x) => s + (x.kernels ?? 0), 0);
   const copies = r.results.reduce((s, x) => s + (x.copies ?? 0), 0);
-  const noInputs = r.results.filter((x) => x.capture === 'replayed' && x.inputs === 0).length;
   lines.push(
-    `  replays encode ${kernels} kernels and ${copies} copies in all; new inputs changed every array input of ` +
-      `${c.all} cases, some of ${c.some} (single-element or constant inputs), none of ${c.none} (no elements); ` +
-      `${noInputs} cases have no array input (random ops: seed and offset are constants of the recording)`,
+    `  replays encode ${kernels} kernels and ${copies} copies in all; the new inputs changed every array input ` +
+      `holding elements in ${c.all} cases, some in ${c.some} (one element, or equal ones), none in ${c.none}; ` +
+      `${c.empty} cases have none holding elements (empty arrays: shapes are checked; random ops: seed and offset ` +
+      'are constants of the recording)',
   );
   const broken = r.results.filter((x) => x.capture === 'broken');
   lines.push(`  broken captures (the op reads a value on the host): ${broken.length ? '' : 'none'}`);

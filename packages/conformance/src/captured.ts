@@ -49,9 +49,9 @@ export interface CapturedCaseResult extends CaseResult {
   /** Kernels and copies one replay encodes. */
   kernels?: number;
   copies?: number;
-  /** Inputs whose values the new-input replay changed (of `inputs`); the others are constant arrays. */
+  /** Inputs whose values the new-input replay changed (of `inputs`; the others hold one value, or equal ones). */
   inputsChanged?: number;
-  /** The case's array inputs. */
+  /** The case's array inputs that hold elements (an empty one has no value to change). */
   inputs?: number;
 }
 
@@ -199,6 +199,7 @@ export async function runCapturedCase(
   let result: CapturedCaseResult;
   try {
     const host = caseInputs(c, seed);
+    const filled = host.filter((v) => v.length > 0).length;
     // 1. eager
     const eagerIn = upload(host);
     const eagerOuts = runDevice(
@@ -230,7 +231,7 @@ export async function runCapturedCase(
     for (const o of outs) captured.push(await be.read(o));
     const captureRun = bitMismatch('the run made while capturing', captured, eager);
     if ('broken' in r) {
-      result = { ...base, pass: !captureRun, capture: 'broken', broken: r.broken, inputs: c.inputs.length };
+      result = { ...base, pass: !captureRun, capture: 'broken', broken: r.broken, inputs: filled };
       if (captureRun) result.message = captureRun;
     } else {
       const work = r.work;
@@ -260,7 +261,7 @@ export async function runCapturedCase(
           kernels: work.kernels,
           copies: work.copies,
           inputsChanged: changed,
-          inputs: c.inputs.length,
+          inputs: filled,
         };
       } finally {
         work.release();
