@@ -1,22 +1,29 @@
 /**
- * The main job's training steps (MLP, CNN, ViT; batch 64, AdamW) on webgpu: eager against forward and backward
- * compiled (`compile`: recorded once, replayed; the optimizer steps outside, eagerly), in one process on the same
- * inputs. A step: zeroGrad, forward and backward (eager or replayed), optimizer step, loss read back. Rounds
- * alternate the two (each on its own copy of the model, built from the same seed); prints the median round of
- * each, the ratio, and the kernels and submissions per step; checks that the two models' losses agree bit for bit.
- *   node webgpu-compile-step.mjs [--rounds 5] [--steps 40] [--json f]
+ * The main job's training steps (MLP, CNN, ViT; batch 64, AdamW) on webgpu, in one process on the same inputs, three
+ * ways, each on its own copy of the model built from the same seed:
+ * - eager: zeroGrad, forward and backward, optimizer step, loss read back;
+ * - forward+backward compiled (`compile`: recorded once, replayed), the optimizer stepping outside, eagerly;
+ * - the whole step compiled: zeroGrad, forward, backward and the optimizer's step inside fn, so that a replay is
+ *   the step's kernels plus one host callback (the optimizer's: it advances stepCount, and its update kernels take
+ *   the step's lr and bias corrections), then the loss read back.
+ * Rounds alternate the three; prints, per model, a row for each compiled form — the median round of eager and of
+ * the compiled form, the ratio, the kernels and submissions per step, the host callbacks and live kernels of a
+ * replay — and checks that the three copies' losses agree bit for bit, and the weights of the eager and whole-step
+ * copies after the warm-up steps.
+ *   node webgpu-compile-step.mjs [--rounds 5] [--steps 40] [--models mlp,cnn,vit] [--json f]
  */
 import { writeFileSync } from 'node:fs';
 import { AdamW, compile, crossEntropy, scope, Tensor } from '@polyhal/autograd';
 import { createWebGpuBackend } from '@polyhal/backend-webgpu';
 import { buildModel, type ModelKind, toModelInput } from '@polyhal/models';
 
-const arg = (name: string, d: number): number => {
+const arg = (name: string, d: string): string => {
   const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) : d;
+  return i > 0 ? process.argv[i + 1]! : d;
 };
-const roundsN = arg('--rounds', 5);
-const steps = arg('--steps', 40);
+const roundsN = Number(arg('--rounds', '5'));
+const steps = Number(arg('--steps', '40'));
+const kinds = arg('--models', 'mlp,cnn,vit').split(',') as ModelKind[];
 const be = await createWebGpuBackend();
 const stats = () => (be as unknown as { kernelStats(): { dispatches: number; submissions: number } }).kernelStats();
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -27,8 +34,11 @@ for (let i = 0; i < 64; i++) ys[i * 10 + (i % 10)] = 1;
 const x = Tensor.fromArray(be, xs, [64, 784]);
 const y = Tensor.fromArray(be, ys, [64, 10]);
 
-for (const kind of ['mlp', 'cnn', 'vit'] as ModelKind[]) {
-  const models = [buildModel(kind, be, 0), buildModel(kind, be, 0)];
+type Variant = 'eager' | 'forwardBackward' | 'wholeStep';
+const VARIANTS: Variant[] = ['eager', 'forwardBackward', 'wholeStep'];
+
+for (const kind of kinds) {
+  const models = VARIANTS.map(() => buildModel(kind, be, 0));
   const opts = models.map((m) => new AdamW(m.parameters(), { lr: 1e-3, weightDecay: 0.05 }));
   const forwardBackward =
     (i: number) =>
@@ -37,28 +47,48 @@ for (const kind of ['mlp', 'cnn', 'vit'] as ModelKind[]) {
       loss.backward();
       return loss;
     };
-  const compiled = compile(forwardBackward(1));
-  const variants = {
-    eager: () => scope(() => forwardBackward(0)(x, y)),
-    compiled: () => compiled(x, y),
+  const fb = compile(forwardBackward(1));
+  const whole = compile((a: Tensor, b: Tensor): Tensor => {
+    opts[2]!.zeroGrad();
+    const loss = forwardBackward(2)(a, b);
+    opts[2]!.step();
+    return loss;
+  });
+  const run: Record<Variant, () => Tensor> = {
+    eager: () => {
+      opts[0]!.zeroGrad();
+      const loss = scope(() => forwardBackward(0)(x, y));
+      opts[0]!.step();
+      return loss;
+    },
+    forwardBackward: () => {
+      opts[1]!.zeroGrad();
+      const loss = fb(x, y);
+      opts[1]!.step();
+      return loss;
+    },
+    wholeStep: () => whole(x, y),
   };
-  const step = async (name: 'eager' | 'compiled'): Promise<number> => {
-    const i = name === 'eager' ? 0 : 1;
-    opts[i]!.zeroGrad();
-    const loss = variants[name]();
-    opts[i]!.step();
+  const step = async (name: Variant): Promise<number> => {
+    const loss = run[name]();
     const v = await loss.item();
     loss.dispose();
     return v;
   };
-  let same = true;
-  for (let i = 0; i < 5; i++) same = (await step('eager')) === (await step('compiled')) && same;
-  const per: Record<string, { ms: number[]; kernels: number; submissions: number }> = {
-    eager: { ms: [], kernels: 0, submissions: 0 },
-    compiled: { ms: [], kernels: 0, submissions: 0 },
-  };
+  let sameLosses = true;
+  for (let i = 0; i < 5; i++) {
+    const [a, b, c] = [await step('eager'), await step('forwardBackward'), await step('wholeStep')];
+    sameLosses = sameLosses && a === b && a === c;
+  }
+  let sameWeights = true;
+  const [p0, p2] = [models[0]!.parameters(), models[2]!.parameters()];
+  for (let i = 0; i < p0.length; i++) {
+    const [a, b] = [await p0[i]!.data(), await p2[i]!.data()];
+    sameWeights = sameWeights && a.length === b.length && a.every((v, j) => Object.is(v, b[j]));
+  }
+  const per = Object.fromEntries(VARIANTS.map((v) => [v, { ms: [] as number[], kernels: 0, submissions: 0 }]));
   for (let r = 0; r < roundsN; r++) {
-    const order = r % 2 ? (['compiled', 'eager'] as const) : (['eager', 'compiled'] as const);
+    const order = r % 2 ? [...VARIANTS].reverse() : VARIANTS;
     for (const name of order) {
       const k0 = stats();
       const t = performance.now();
@@ -70,22 +100,33 @@ for (const kind of ['mlp', 'cnn', 'vit'] as ModelKind[]) {
     }
   }
   const e = median(per['eager']!.ms);
-  const c = median(per['compiled']!.ms);
-  const row = {
-    model: kind,
-    size: 64, // the batch
-    eagerMs: +e.toFixed(3),
-    compiledMs: +c.toFixed(3),
-    speedup: +(e / c).toFixed(2),
-    sameLosses: same,
-    eagerKernels: per['eager']!.kernels,
-    compiledKernels: per['compiled']!.kernels,
-    compiledSubmissions: per['compiled']!.submissions,
-    refused: compiled.stats.refused,
-  };
-  rows.push(row);
-  console.log(JSON.stringify(row));
-  compiled.release();
+  for (const [name, compiled] of [
+    ['forwardBackward', fb],
+    ['wholeStep', whole],
+  ] as const) {
+    const c = median(per[name]!.ms);
+    const row = {
+      model: kind,
+      size: 64, // the batch
+      compiled: name === 'wholeStep' ? 'whole step (optimizer inside)' : 'forward and backward (optimizer outside)',
+      eagerMs: +e.toFixed(3),
+      compiledMs: +c.toFixed(3),
+      speedup: +(e / c).toFixed(2),
+      sameLosses,
+      ...(name === 'wholeStep' ? { sameWeights } : {}),
+      eagerKernels: per['eager']!.kernels,
+      compiledKernels: per[name]!.kernels,
+      compiledSubmissions: per[name]!.submissions,
+      replayCallbacks: compiled.stats.recording?.callbacks ?? 0,
+      replayLiveKernels: compiled.stats.recording?.liveKernels ?? 0,
+      refused: compiled.stats.refused,
+    };
+    rows.push(row);
+    console.log(JSON.stringify(row));
+  }
+  fb.release();
+  whole.release();
+  for (const o of opts) o.zeroGrad();
   for (const o of opts) o.dispose();
   for (const m of models) m.dispose();
 }

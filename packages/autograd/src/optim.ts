@@ -116,6 +116,9 @@ export abstract class Optimizer {
     const be = this.params[0]?.backend;
     const run = (): void =>
       noGrad(() => {
+        // state first, for every parameter: a first step's updates then follow one another (as every later
+        // step's do), so that a backend grouping them (webgpu's Adam) groups the first step's too
+        if (this.stateSize > 0) this.params.forEach((p, i) => p.grad && this.stateOf(i));
         this.params.forEach((p, i) => {
           if (p.grad) this.update(p, i);
         });
