@@ -42,7 +42,10 @@ export type CaptureOutcome = 'replayed' | 'broken' | 'unsupported';
 
 /** One case in captured mode: CaseResult's errors are those of the new-input replay against the oracle. */
 export interface CapturedCaseResult extends CaseResult {
-  /** `replayed`; `broken` (endCapture said why: `broken`); `unsupported` (the backend lacks a dtype of it). */
+  /**
+   * `replayed`; `broken` (endCapture said why: `broken`); `unsupported`: not run, the backend lacks a dtype of the
+   * case (a pass, as in the eager suite) or has no capture (a failure that says the backend computes as called).
+   */
   capture: CaptureOutcome;
   /** Why the capture cannot be replayed, as endCapture reported it. */
   broken?: string;
