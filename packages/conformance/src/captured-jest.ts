@@ -12,8 +12,9 @@ import { type BackendFactory, selectCases } from './runner.js';
 
 /** Options of defineCapturedConformanceTests. */
 export interface CapturedTestOptions {
-  /** Run seed (default 1) and the new-input replay's seed (default seed + 1). */
+  /** Run seed (default 1). */
   seed?: number;
+  /** The new-input replay's seed (default seed + 1). */
   replaySeed?: number;
   /** Only cases whose id contains this string (or matches this RegExp). */
   filter?: string | RegExp;

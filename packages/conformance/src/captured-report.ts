@@ -5,17 +5,21 @@
  */
 import type { CapturedCaseResult, CapturedConformanceResult } from './captured.js';
 
-/**
- * How many replayed cases' new-input replay changed all, some or none of their array inputs that hold elements;
- * `empty`: cases with no such input (only empty arrays, or none: random ops).
- */
-export function inputChangeCounts(results: readonly CapturedCaseResult[]): {
+/** Replayed cases by how many of their array inputs holding elements the new-input replay changed. */
+export interface InputChangeCounts {
+  /** Cases whose every such input changed. */
   all: number;
+  /** Cases where some did (the others hold one element, or equal ones). */
   some: number;
+  /** Cases where none did. */
   none: number;
+  /** Cases with no such input (only empty arrays, or none: random ops). */
   empty: number;
-} {
-  const counts = { all: 0, some: 0, none: 0, empty: 0 };
+}
+
+/** Counts the replayed cases of `results` by how many of their inputs the new-input replay changed. */
+export function inputChangeCounts(results: readonly CapturedCaseResult[]): InputChangeCounts {
+  const counts: InputChangeCounts = { all: 0, some: 0, none: 0, empty: 0 };
   for (const r of results) {
     if (r.capture !== 'replayed') continue;
     const changed = r.inputsChanged ?? 0;

@@ -49,8 +49,9 @@ export interface CapturedCaseResult extends CaseResult {
   capture: CaptureOutcome;
   /** Why the capture cannot be replayed, as endCapture reported it. */
   broken?: string;
-  /** Kernels and copies one replay encodes. */
+  /** Kernels one replay encodes. */
   kernels?: number;
+  /** Buffer copies one replay encodes (uploads made while capturing replay as copies). */
   copies?: number;
   /** Inputs whose values the new-input replay changed (of `inputs`; the others hold one value, or equal ones). */
   inputsChanged?: number;
@@ -60,22 +61,31 @@ export interface CapturedCaseResult extends CaseResult {
 
 /** What runCapturedConformance returns. */
 export interface CapturedConformanceResult {
+  /** The backend's registry name. */
   backend: string;
+  /** The backend's device. */
   deviceName: string;
+  /** The JavaScript runtime and version (runtimeDescription()). */
   runtime: string;
   /** Whether the backend captures (beginCapture/endCapture); false: no case ran (see `note`). */
   captures: boolean;
   /** Said when the backend does not capture. */
   note?: string;
+  /** The run seed the cases' own inputs were drawn with. */
   seed: number;
   /** The seed the new-input replay's inputs were drawn with. */
   replaySeed: number;
+  /** One result per case run, in suite order. */
   results: CapturedCaseResult[];
+  /** Cases that passed. */
   passed: number;
+  /** Cases that failed. */
   failed: number;
-  /** Counts of the capture outcomes. */
+  /** Cases whose capture was replayed. */
   replayed: number;
+  /** Cases whose capture was broken (listed with the reason). */
   broken: number;
+  /** Cases not run: the backend lacks one of their dtypes. */
   unsupported: number;
   /** Milliseconds the cases took. */
   ms: number;
