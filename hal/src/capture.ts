@@ -36,7 +36,7 @@ export interface CapturedWork {
    * optimizer step, a random draw), in the order they were recorded (absent: none).
    */
   readonly callbacks?: number;
-  /** Kernels whose params one replay recomputes from LiveValues (an optimizer's update, a random fill; absent: none). */
+  /** Kernels whose params one replay recomputes from LiveValues (an optimizer's update, a random fill; absent: 0). */
   readonly liveKernels?: number;
   /**
    * Bytes of device memory the recording holds for itself: its intermediates, inputs, outputs and staged
