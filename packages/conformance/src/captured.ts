@@ -7,7 +7,8 @@
  *    the float64 oracle at those values within the op's tolerance: nothing input-dependent may be baked into
  *    the recording;
  * 2. with the case's own inputs, which must give the eager run's bits exactly (and so must the run made while
- *    capturing). Replay 1 comes first, so replay 2 must recompute what replay 1 overwrote.
+ *    capturing). Replay 1 comes first, so replay 2 must recompute what replay 1 overwrote. Replay 1 takes host
+ *    data, replay 2 arrays of the backend (copied in on the device): both forms `CapturedWork.replay` takes.
  * A case whose capture is broken (its op reads a value on the host) is counted with the reason; its capture run
  * must still give the eager bits. Random ops and optimizer steps take their seed, offset and hyper-parameters as
  * host numbers: they are constants of the recording, so a replay draws the same numbers (the op is a function of
@@ -262,8 +263,8 @@ export async function runCapturedCase(
         work.replay(next.map((v, i) => hostData(c, i, v)));
         const atNew = compareOutputs(c, capabilitiesOf(be), next, outs, await readOuts(), { ...base, pass: true });
         if (!atNew.pass) atNew.message = `replay with new inputs: ${atNew.message}`;
-        // 4. replay with the case's inputs: the eager bits
-        work.replay(host.map((v, i) => hostData(c, i, v)));
+        // 4. replay with the case's inputs, as arrays of the backend (copied on the device): the eager bits
+        work.replay(upload(host));
         const again = bitMismatch('replay with the same inputs', await readOuts(), eager);
         const message = captureRun ?? (atNew.pass ? again : atNew.message);
         result = {
