@@ -36,10 +36,10 @@
  * scheduler stepped between calls is followed, and its step count; a random kernel takes its stream position). So
  * a replay computes the same bits as the eager call: the masks of dropout and the generator's draws advance per
  * replay exactly as eager. Everything else is fixed at the trace: other host numbers fn computes (a learning rate
- * changed inside fn, a `seed` option, a value read from the device — a read makes the trace refused) are the trace's.
- * Call schedulers outside fn. An optimizer's state is created once, at the trace (its zeros are not recorded);
- * disposing it or moving it makes the next replay throw UseAfterFreeError (release the compiled function).
- * Up to `maxSignatures` recordings are kept (the least recently used goes first).
+ * changed inside fn, a `seed` option, a layer's train/eval mode, a value read from the device — a read makes the
+ * trace refused) are the trace's. Call schedulers outside fn. An optimizer's state is created once, at the trace
+ * (its zeros are not recorded); disposing it or moving it makes the next replay throw UseAfterFreeError (release the
+ * compiled function). Up to `maxSignatures` recordings are kept (the least recently used goes first).
  */
 import { type CapturedWork, type ComputeBackend, InvalidArgumentError, type NDArray } from '@polyhal/hal';
 import { FAMILIES, isWholeBuffer } from '@polyhal/hal/internal';
