@@ -186,10 +186,15 @@ for (const name of ['webgpu', 'cpu', 'wasm']) {
 
     test('draws of the global generator (rand, randn, randint) advance per replay as eager calls do', async () => {
       const x = Tensor.fromArray(be, data(15, 3), [5, 3]);
+      const ones = Tensor.fromArray(be, new Float32Array(1023).fill(1), [1023]);
+      // 1023 elements: the stream's offset within a block of four changes every call, and with it the kernel's grid
+      const drops = [new Dropout(0.5, 2), new Dropout(0.5, 2)];
+      let calls = 0;
       const fn = (t: Tensor): Tensor[] => [
         t.add(rand(t.backend, t.shape)),
         randn(t.backend, [7], { mean: 1, std: 2 }),
         randint(t.backend, -3, 9, [2, 5]),
+        drops[calls]!.forward(ones),
       ];
       const run = async (call: (t: Tensor) => Tensor[]): Promise<number[][][]> => {
         manualSeed(5);
@@ -205,12 +210,46 @@ for (const name of ['webgpu', 'cpu', 'wasm']) {
       };
       const compiled = compile(fn);
       const got = await run(compiled);
+      calls = 1; // the eager twin: its own layer, from the same seed
       const want = await run((t) => scope(() => fn(t)));
       expect(got).toEqual(want);
       expect(got[1]).not.toEqual(got[0]);
+      expect(drops[0]!.offset).toBe(4 * 1023);
       if (captures) expect(compiled.stats).toMatchObject({ traces: 1, replays: 3, refused: [] });
+      if (captures) expect(compiled.stats.recording).toMatchObject({ callbacks: 4 });
       compiled.release();
+      for (const d of drops) d.train();
       x.dispose();
+      ones.dispose();
+    });
+
+    test('gradients a step frees after the update are freed by its replays too', async () => {
+      const nets = [net(be), net(be)];
+      const opts = nets.map((n) => new SGD(n.params, { lr: 0.1, momentum: 0.5 }));
+      const stepThenZero = (k: number) => (x: Tensor, y: Tensor) => {
+        const [w1, b1, w2] = nets[k]!.params as [Tensor, Tensor, Tensor];
+        const loss = mseLoss(x.matmul(w1).add(b1).relu().matmul(w2), y);
+        loss.backward();
+        opts[k]!.step();
+        opts[k]!.zeroGrad();
+        return loss;
+      };
+      const compiled = compile(stepThenZero(1));
+      for (let i = 0; i < 4; i++) {
+        const x = Tensor.fromArray(be, data(32, 60 + i), [4, 8]);
+        const y = Tensor.fromArray(be, data(12, 70 + i), [4, 3]);
+        const [a, b] = [scope(() => stepThenZero(0)(x, y)), compiled(x, y)];
+        expect(await values(b)).toEqual(await values(a));
+        for (const [j, p] of nets[1]!.params.entries()) {
+          expect(p.grad).toBeNull();
+          expect(await values(p)).toEqual(await values(nets[0]!.params[j]!));
+        }
+        for (const t of [a, b, x, y]) t.dispose();
+      }
+      if (captures) expect(compiled.stats).toMatchObject({ traces: 1, replays: 3 });
+      compiled.release();
+      for (const o of opts) o.dispose();
+      for (const n of nets) for (const p of n.params) p.dispose();
     });
   });
 }
