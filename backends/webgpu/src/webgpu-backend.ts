@@ -59,6 +59,7 @@ import {
 import type { HalfConversions } from './kernels/half.js';
 import { type ConvContext, convOnWebGpu, convTransposeOnWebGpu, resizeOnWebGpu } from './dispatch-conv.js';
 import { dispatchLayerNorm, dispatchLayerNormBackward, type NormContext } from './dispatch-norm.js';
+import { softmaxOnGpu } from './dispatch-softmax.js';
 import { SUBGROUP_MATRIX } from './device.js';
 import { CommandBatch } from './encoder.js';
 import { LoopWatch } from './loop-watch.js';
@@ -777,6 +778,18 @@ export class WebGpuBackend extends BaseBackend {
   /** Philox4x32-10 uniforms: one dispatch, one invocation per block of four (kernels/random.ts). */
   protected override randomUniformKernel(out: DeviceBuffer, s: PhiloxStream): void {
     dispatchPhilox(this.liveDispatch, out, s);
+  }
+
+  /** float32 softmax over the last axis of a row-major array in one kernel (dispatch-softmax.ts), else the composite. */
+  override softmax(x: NDArray, axis = -1): NDArray {
+    const ctx = {
+      batch: this.batch,
+      check: (a: NDArray, op: string, arg?: string) => this.check(a, op, arg),
+      allocate: (size: number, dtype: 'float32') => this.allocate(size, dtype),
+      deallocate: (b: DeviceBuffer) => this.deallocate(b),
+      gpu: (b: DeviceBuffer) => this.gpu(b),
+    };
+    return softmaxOnGpu(ctx, x, axis) ?? super.softmax(x, axis);
   }
 
   override softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {

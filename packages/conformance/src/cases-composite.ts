@@ -39,6 +39,34 @@ export function compositeCases(): Case[] {
       inputs: [{ shape: [4, 1000], gen: U(-80, 80) }],
       params: { axis: -1 },
     });
+    // NaN, ±Inf and huge values in rows; a row-major view at an offset; a transposed view (webgpu: the composite)
+    const more: [string, Case['inputs'][number], number][] = [
+      ['[16,4]/special', { shape: [16, 4], gen: SPECIAL }, -1],
+      [
+        '[6,130].shrink',
+        {
+          shape: [6, 130],
+          gen: U(-5, 5),
+          view: {
+            shrink: [
+              [1, 5],
+              [0, 130],
+            ],
+          },
+        },
+        -1,
+      ],
+      ['[7,9].permute', { shape: [7, 9], gen: U(-5, 5), view: { permute: [1, 0] } }, -1],
+    ];
+    for (const [tag, input, axis] of more)
+      cases.push({
+        id: `${op}/float32/${tag}`,
+        kind: 'composite',
+        op,
+        dtype: 'float32',
+        inputs: [input],
+        params: { axis },
+      });
     cases.push({
       id: `${op}/float32/[1]`,
       kind: 'composite',
