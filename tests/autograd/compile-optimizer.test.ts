@@ -223,6 +223,38 @@ for (const name of ['webgpu', 'cpu', 'wasm']) {
       ones.dispose();
     });
 
+    test('a step over many parameters: their new state, made at the trace, is all outside the recording', async () => {
+      // 48 parameters of 48 sizes (so that kernels' params differ): the first step's 96 zero-fills of Adam's moments
+      // take more than one submission
+      const nets = [0, 1].map(() =>
+        Array.from({ length: 48 }, (_, i) =>
+          Tensor.fromArray(be, data(i + 1, 80 + i), [i + 1], { requiresGrad: true }),
+        ),
+      );
+      const opts = nets.map((ps) => new Adam(ps, { lr: 0.01 }));
+      const step = (k: number) => (x: Tensor) => {
+        opts[k]!.zeroGrad();
+        const s = x.sum();
+        const loss = nets[k]!.map((p) => p.mul(s)).reduce((acc, h) => acc.add(h.mul(h).mean()), s.mul(0));
+        loss.backward();
+        opts[k]!.step();
+        return loss;
+      };
+      const compiled = compile(step(1));
+      for (let i = 0; i < 3; i++) {
+        const x = Tensor.fromArray(be, data(8, 90 + i), [8]);
+        const [a, b] = [scope(() => step(0)(x)), compiled(x)];
+        expect(await values(b)).toEqual(await values(a));
+        for (const [j, p] of nets[1]!.entries()) expect(await values(p)).toEqual(await values(nets[0]![j]!));
+        for (const t of [a, b, x]) t.dispose();
+      }
+      if (captures) expect(compiled.stats).toMatchObject({ traces: 1, replays: 2 });
+      compiled.release();
+      for (const o of opts) o.zeroGrad();
+      for (const o of opts) o.dispose();
+      for (const ps of nets) for (const p of ps) p.dispose();
+    });
+
     test('gradients a step frees after the update are freed by its replays too', async () => {
       const nets = [net(be), net(be)];
       const opts = nets.map((n) => new SGD(n.params, { lr: 0.1, momentum: 0.5 }));

@@ -236,15 +236,16 @@ export class Captures {
   }
 
   /**
-   * uncaptured: runs `run` with the recorder detached (its work is done once, not recorded). The buffers the
-   * recording touched are reserved meanwhile, so that an array `run` creates (an optimizer's state, which outlives
-   * the capture) never gets one the replays write (an intermediate freed earlier in the capture).
+   * uncaptured: runs `run` with the recorder detached (its work is done once, not recorded), in submissions of its
+   * own (the work encoded before is submitted first, with its params recorded; `run`'s after, unrecorded). The
+   * buffers the recording touched are reserved meanwhile, so that an array `run` creates (an optimizer's state,
+   * which outlives the capture) never gets one the replays write (an intermediate freed earlier in the capture).
    */
   runUncaptured<T>(run: () => T): T {
     const rec = this.recorder;
     if (!rec) return run();
     const { batch, pool } = this.ctx;
-    batch.releaseHeld();
+    batch.flush();
     const live = this.live;
     const touched = [...rec.touched];
     pool.reserve(touched);
@@ -252,10 +253,9 @@ export class Captures {
     this.live = null;
     batch.recorder = null;
     try {
-      const r = run();
-      batch.releaseHeld();
-      return r;
+      return run();
     } finally {
+      batch.flush();
       this.recorder = rec;
       this.live = live;
       batch.recorder = rec;
