@@ -124,7 +124,10 @@ const cases: Record<string, { flop?: number; bytes?: number; run: () => NDArray[
   'cast [12608,384] f16→f32': { bytes: 6 * T * 384, run: () => [be.cast(x2h!, 'float32')] },
   'add [64,197,384] + heads permuted': {
     bytes: 12 * T * 384,
-    run: () => [be.add(x3, be.reshape(be.permute(heads, [0, 2, 1, 3]), [64, 197, 384]))],
+    run: () => {
+      const merged = be.reshape(be.permute(heads, [0, 2, 1, 3]), [64, 197, 384]); // a copy: freed with the sum
+      return [be.add(x3, merged), merged];
+    },
   },
   'contiguous of heads permuted': {
     bytes: 8 * T * 384,
