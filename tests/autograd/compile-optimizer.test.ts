@@ -255,6 +255,31 @@ for (const name of ['webgpu', 'cpu', 'wasm']) {
       for (const ps of nets) for (const p of ps) p.dispose();
     });
 
+    test('a capture without live sections keeps no step that moves the optimizer or draws: it runs eagerly', async () => {
+      // the same backend, its captureLive and uncaptured hidden (a capturing backend that predates them)
+      const hidden = new Proxy(be, {
+        get: (t, k) => (k === 'captureLive' || k === 'uncaptured' ? undefined : Reflect.get(t, k)),
+      });
+      const nets = [net(hidden), net(hidden)];
+      const opts = nets.map((n) => new Adam(n.params, { lr: 0.01 }));
+      const compiled = compile(trainStep(nets[1]!, opts[1]!, false));
+      for (let i = 0; i < 3; i++) {
+        const x = Tensor.fromArray(hidden, data(32, 50 + i), [4, 8]);
+        const y = Tensor.fromArray(hidden, data(12, 55 + i), [4, 3]);
+        const [a, b] = [scope(() => trainStep(nets[0]!, opts[0]!, false)(x, y)), compiled(x, y)];
+        for (const [j, t] of b.entries()) expect(await values(t)).toEqual(await values(a[j]!));
+        for (const t of [...a, ...b, x, y]) t.dispose();
+      }
+      if (captures) {
+        expect(compiled.stats).toMatchObject({ replays: 0, eager: 2 });
+        expect(compiled.stats.refused[0]).toMatch(/steps an optimizer/);
+      }
+      compiled.release();
+      for (const o of opts) o.zeroGrad();
+      for (const o of opts) o.dispose();
+      for (const n of nets) for (const p of n.params) p.dispose();
+    });
+
     test('gradients a step frees after the update are freed by its replays too', async () => {
       const nets = [net(be), net(be)];
       const opts = nets.map((n) => new SGD(n.params, { lr: 0.1, momentum: 0.5 }));

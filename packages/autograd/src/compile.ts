@@ -44,7 +44,7 @@
 import { type CapturedWork, type ComputeBackend, InvalidArgumentError, type NDArray } from '@polyhal/hal';
 import { FAMILIES, isWholeBuffer } from '@polyhal/hal/internal';
 import { observeLeafGrads } from './backward.js';
-import { observeZeroGrad } from './live.js';
+import { liveSectionCount, observeZeroGrad } from './live.js';
 import { generatorState } from './random.js';
 import { keep, scope } from './scope.js';
 import { Tensor } from './tensor.js';
@@ -236,9 +236,12 @@ export function compile<A extends Tensor[], R extends Tensor | Tensor[]>(
       }
     });
     try {
-      // a backend with live sections replays random draws as eager calls make them; others refuse them
+      // a backend with live sections replays optimizer steps and random draws as eager calls make them; on
+      // another, a function that makes them is not kept (its recording would repeat their numbers)
       const run = () => scope(() => fn(...copies));
+      const sections = liveSectionCount();
       const watched = be.captureLive ? { result: run(), random: false } : watchingRandom(be, run);
+      if (!be.captureLive && liveSectionCount() !== sections) watched.random = true;
       if (watched.result instanceof Promise)
         throw new InvalidArgumentError('compile: fn returned a promise; a compiled function must be synchronous');
       const list = asList(watched.result);
@@ -271,7 +274,7 @@ export function compile<A extends Tensor[], R extends Tensor | Tensor[]>(
         'broken' in r
           ? r.broken
           : random
-            ? 'fn draws random numbers (a replay would repeat them)'
+            ? 'fn draws random numbers or steps an optimizer, which this backend cannot replay (no captureLive)'
             : 'backward added into gradients the leaves had (zero them before a compiled call): not kept';
       if ('work' in r) r.work.release();
       if (!accumulated) refused.set(key, why); // with gradients zeroed, the next call traces again

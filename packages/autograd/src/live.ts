@@ -7,9 +7,17 @@
 import type { ComputeBackend, LiveValues } from '@polyhal/hal';
 import type { Tensor } from './tensor.js';
 
+let sections = 0;
+
 /** Runs `run` as a live section of `be`'s running capture (plain `run()` without a capture or the method). */
 export function liveSection<T>(be: ComputeBackend, live: LiveValues, run: () => T): T {
+  sections++;
   return be.captureLive ? be.captureLive(live, run) : run();
+}
+
+/** How many live sections have run (compile refuses a trace that ran one on a backend without captureLive). */
+export function liveSectionCount(): number {
+  return sections;
 }
 
 /** Runs `run` unrecorded by `be`'s running capture (its work is done once; plain `run()` without a capture). */
