@@ -116,7 +116,8 @@ export interface CaptureMethods {
   /**
    * Runs `run` and returns its result. During a capture the work `run` encodes takes its learning rate, step count
    * and random stream from `live` at every replay, and the replay calls `live.advance` first (LiveValues); without
-   * a capture it is `run()`. Sections do not nest (an inner one is part of the outer).
+   * a capture it is `run()`. Sections nest: the kernels of an inner one take its values, and every section's
+   * `advance` runs at a replay, in the order the sections began.
    */
   captureLive?<T>(live: LiveValues, run: () => T): T;
   /**

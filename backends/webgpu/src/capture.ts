@@ -222,16 +222,17 @@ export class Captures {
    */
   runLive<T>(live: LiveValues, run: () => T): T {
     const rec = this.recorder;
-    if (!rec || this.live) return run();
+    if (!rec) return run();
     if (live.advance) rec.advances.push(live.advance);
     this.ctx.batch.releaseHeld();
+    const outer = this.live; // a nested section's kernels take its values; the outer's resume after it
     this.live = live;
     try {
       const r = run();
       this.ctx.batch.releaseHeld();
       return r;
     } finally {
-      this.live = null;
+      this.live = outer;
     }
   }
 
