@@ -20,6 +20,7 @@ import {
   clipGradNorm,
   compile,
   Dropout,
+  GRU,
   generatorState,
   manualSeed,
   mseLoss,
@@ -278,6 +279,35 @@ for (const name of ['webgpu', 'cpu', 'wasm']) {
       for (const o of opts) o.zeroGrad();
       for (const o of opts) o.dispose();
       for (const n of nets) for (const p of n.params) p.dispose();
+    });
+
+    test('a stacked GRU with dropout between its layers: the masks advance per replay as eager', async () => {
+      const grus = [0, 1].map(() => new GRU(3, 5, { backend: be, rng: 4, numLayers: 2, dropout: 0.3, dropoutSeed: 9 }));
+      const opts = grus.map((g) => new RMSprop(g.parameters(), { lr: 0.01 }));
+      const step = (k: number) => (x: Tensor) => {
+        opts[k]!.zeroGrad();
+        const h = grus[k]!.forward(x);
+        const loss = h.mul(h).mean();
+        loss.backward();
+        opts[k]!.step();
+        return loss;
+      };
+      const compiled = compile(step(1));
+      for (let i = 0; i < 4; i++) {
+        const x = Tensor.fromArray(be, data(4 * 2 * 3, 100 + i), [4, 2, 3]);
+        const [a, b] = [scope(() => step(0)(x)), compiled(x)];
+        expect(await values(b)).toEqual(await values(a));
+        const [p0, p1] = grus.map((g) => g.parameters());
+        for (const [j, p] of p1!.entries()) expect(await values(p)).toEqual(await values(p0![j]!));
+        expect(grus[1]!.dropoutOffset).toBe(grus[0]!.dropoutOffset);
+        for (const t of [a, b, x]) t.dispose();
+      }
+      expect(grus[0]!.dropoutOffset).toBe(4 * 4 * 2 * 5); // 4 steps of 4 time steps of [2, 5]
+      if (captures) expect(compiled.stats).toMatchObject({ traces: 1, replays: 3, refused: [] });
+      compiled.release();
+      for (const o of opts) o.zeroGrad();
+      for (const o of opts) o.dispose();
+      for (const g of grus) g.dispose();
     });
 
     test('gradients a step frees after the update are freed by its replays too', async () => {

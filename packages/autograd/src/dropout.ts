@@ -52,6 +52,21 @@ export function dropout(x: Tensor, p: number, options: DropoutOptions): Tensor {
 }
 
 /**
+ * Inverted dropout (as `dropout`) whose mask continues a stream the caller keeps: `take(n)` returns the position of
+ * the mask's first element and moves the caller's cursor past its n = x.size elements (Dropout's `offset`, a
+ * recurrent layer's). Inside `compile` the draw is a live section (live.ts): each replay calls `take` again and
+ * draws the mask from the position it returns, as an eager call does. p = 0: x itself, `take` not called.
+ */
+export function dropoutFromStream(x: Tensor, p: number, seed: number, take: (n: number) => number): Tensor {
+  checkP(p, 'dropoutFromStream');
+  if (p === 0) return x;
+  const n = x.size;
+  let at = take(n);
+  const live = { advance: () => void (at = take(n)), stream: () => ({ seed, offset: at }) };
+  return liveSection(x.backend, live, () => dropout(x, p, { seed, offset: at }));
+}
+
+/**
  * A dropout layer: each forward in training draws the next elements of its stream (seed `seed`, the
  * offset advancing by the input's size), so two forwards drop different elements and a module built
  * with the same seed replays a run. `eval()` makes it the identity.
@@ -82,16 +97,10 @@ export class Dropout extends Module {
    */
   forward(x: Tensor): Tensor {
     if (!this.training || this.p === 0) return x;
-    const n = x.size;
-    let at = this.offset;
-    this.offset += n;
-    const live = {
-      advance: () => {
-        at = this.offset;
-        this.offset += n;
-      },
-      stream: () => ({ seed: this.seed, offset: at }),
-    };
-    return liveSection(x.backend, live, () => dropout(x, this.p, { seed: this.seed, offset: at }));
+    return dropoutFromStream(x, this.p, this.seed, (n) => {
+      const at = this.offset;
+      this.offset += n;
+      return at;
+    });
   }
 }

@@ -11,7 +11,7 @@
  * direction d. Unbatched, as PyTorch: x [T, inputSize] → output [T, D·hiddenSize], states [numLayers·D, hiddenSize].
  */
 import { DTypeError, InvalidArgumentError, ShapeMismatchError } from '@polyhal/hal';
-import { dropout } from './dropout.js';
+import { dropoutFromStream } from './dropout.js';
 import { concat, stack } from './layout.js';
 import { reshape, shrink, transpose } from './movement.js';
 import type { InitializerLike } from './init.js';
@@ -228,11 +228,14 @@ export abstract class RecurrentBase extends Module {
     const cs: Tensor[] = [];
     for (let l = 0; l < this.numLayers; l++) {
       if (l > 0 && this.dropout > 0 && this.training)
-        steps = steps.map((s) => {
-          const out = dropout(s, this.dropout, { seed: this.dropoutSeed, offset: this.dropoutOffset });
-          this.dropoutOffset += s.size;
-          return out;
-        });
+        steps = steps.map((s) =>
+          // the stream continues at dropoutOffset, in compile's replays too (dropoutFromStream)
+          dropoutFromStream(s, this.dropout, this.dropoutSeed, (n) => {
+            const at = this.dropoutOffset;
+            this.dropoutOffset += n;
+            return at;
+          }),
+        );
       const dirs: Tensor[][] = [];
       for (let d = 0; d < D; d++) {
         const sfx = `_l${l}${d ? '_reverse' : ''}`;
