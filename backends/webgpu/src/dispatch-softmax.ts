@@ -37,7 +37,7 @@ export function softmaxOnGpu(ctx: SoftmaxContext, x: NDArray, axis: number): NDA
       'softmax/rows',
       () => softmaxWgsl,
       SOFTMAX_WORDS,
-      [rows, n, x.offset],
+      [rows, n, x.offset, 0],
       [ctx.gpu(x.buffer), ctx.gpu(out)],
       [...grid(rows), 1],
     );

@@ -7,12 +7,12 @@
  * The same expressions as the composite's kernels (WGSL exp and division), summed in another order: within the
  * op's wgsl tolerance. On an H200, [64, 6, 197, 197] (attention scores): the composite 0.73 ms.
  *
- * Params: 0 rows · 1 n (row length) · 2 x offset.
+ * Params: 0 rows · 1 n (row length) · 2 x offset · 3 zero (a NaN the compiler cannot fold).
  */
 import { paramsPrelude } from '../layout.js';
 import { pairwiseLoop } from './pairwise.js';
 
-export const SOFTMAX_WORDS = 3;
+export const SOFTMAX_WORDS = 4;
 export const SOFTMAX_THREADS = 64;
 
 export const softmaxWgsl = `${paramsPrelude(SOFTMAX_WORDS)}
@@ -37,8 +37,15 @@ fn max_nan(a: f32, b: f32) -> f32 { return select(select(max(a, b), b, is_nan(b)
     if (t < w) { part[t] = max_nan(part[t], part[t + w]); }
     workgroupBarrier();
   }
-  let mx = part[0];
+  let mx = workgroupUniformLoad(&part[0]);
   workgroupBarrier();
+  // a row holding NaN, or whose maximum is ±∞, is NaN throughout (x − max is NaN somewhere, as in the composite);
+  // decided here on the bits, as a compiler that assumes finite math may fold exp(NaN) (SwiftShader gave 0)
+  if ((bitcast<u32>(mx) & 0x7fffffffu) >= 0x7f800000u) {
+    let nan = bitcast<f32>(0x7fc00000u ^ u32(p(3u)));
+    for (var i = t; i < n; i += ${SOFTMAX_THREADS}u) { y[row * n + i] = nan; }
+    return;
+  }
   let count = select(0u, (n - t + ${SOFTMAX_THREADS - 1}u) / ${SOFTMAX_THREADS}u, t < n);
   var s = 0.0;
   ${pairwiseLoop('k', 'count', `let e = exp(x[base + t + k * ${SOFTMAX_THREADS}u] - mx);`, [{ acc: 's', term: 'e' }])}
