@@ -5,10 +5,12 @@
  * tensor cores where the device offers f16 subgroup matrices (Dawn on NVIDIA: `--dawn-flags
  * enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia[,disable_robustness]`). The step time is to
  * the loss on the host; the median of `--rounds` rounds of `--steps` steps after 3 warm-up steps of each.
+ * A third model, float32 with the whole step compiled (`compile`: zeroGrad, forward, backward and the AdamW step
+ * recorded once and replayed), tells the GPU's share of the eager step from the per-op JavaScript's.
  *   node webgpu-vit-amp.mjs [--dawn-flags F] [--depth 12] [--batch 64] [--steps 5] [--rounds 5] [--json FILE]
  */
 import { writeFileSync } from 'node:fs';
-import { AdamW, autocast, crossEntropy, GradScaler, scope, Tensor } from '@polyhal/autograd';
+import { AdamW, autocast, compile, crossEntropy, GradScaler, scope, Tensor } from '@polyhal/autograd';
 import { createWebGpuBackend } from '@polyhal/backend-webgpu';
 import { VisionTransformer } from '@polyhal/models';
 
@@ -32,12 +34,20 @@ for (let i = 0; i < batch; i++) ys[i * 10 + (i % 10)] = 1;
 const x = Tensor.fromArray(be, xs, [batch, 784]);
 const y = Tensor.fromArray(be, ys, [batch, 10]);
 const options = { backend: be, seed: 0, width: 384, heads: 6, depth, mlpRatio: 4, patch: 2 };
-const runs = (['float32', 'mixed'] as const).map((mode) => {
+const runs = (['float32', 'mixed', 'compiled'] as const).map((mode) => {
   const model = new VisionTransformer(options);
   const opt = new AdamW(model.parameters(), { lr: 1e-4, weightDecay: 0.05 });
   const scaler = new GradScaler({ enabled: mode === 'mixed' });
+  const whole = compile((a: Tensor, b: Tensor): Tensor => {
+    opt.zeroGrad();
+    const loss = crossEntropy(model.forward(a), b);
+    loss.backward();
+    opt.step();
+    return loss;
+  });
   const step = (): Promise<number> =>
     scope(async () => {
+      if (mode === 'compiled') return (await whole(x, y).data())[0]!;
       const loss = autocast('float16', () => crossEntropy(model.forward(x), y), { enabled: mode === 'mixed' });
       opt.zeroGrad();
       scaler.scale(loss).backward();
@@ -45,7 +55,7 @@ const runs = (['float32', 'mixed'] as const).map((mode) => {
       scaler.update();
       return (await loss.data())[0]!;
     });
-  return { mode, step, times: [] as number[], loss: Number.NaN };
+  return { mode, step, times: [] as number[], loss: Number.NaN, whole };
 });
 for (const r of runs) for (let i = 0; i < 3; i++) r.loss = await r.step();
 for (let round = 0; round < rounds; round++)
@@ -55,7 +65,7 @@ for (let round = 0; round < rounds; round++)
     r.times.push((performance.now() - t0) / steps);
   }
 const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
-const [f32, mixed] = runs.map((r) => med(r.times)) as [number, number];
+const [f32, mixed, compiled] = runs.map((r) => med(r.times)) as [number, number, number];
 const row = {
   device: be.deviceName,
   width: 384,
@@ -66,6 +76,8 @@ const row = {
   float32StepMs: f32,
   mixedStepMs: mixed,
   speedup: f32 / mixed,
+  compiledStepMs: compiled,
+  compiledStats: { ...runs[2]!.whole.stats },
   losses: Object.fromEntries(runs.map((r) => [r.mode, r.loss])),
 };
 console.log(JSON.stringify(row));
