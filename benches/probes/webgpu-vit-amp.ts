@@ -7,7 +7,10 @@
  * the loss on the host; the median of `--rounds` rounds of `--steps` steps after 3 warm-up steps of each.
  * A third model, float32 with the whole step compiled (`compile`: zeroGrad, forward, backward and the AdamW step
  * recorded once and replayed), tells the GPU's share of the eager step from the per-op JavaScript's.
- *   node webgpu-vit-amp.mjs [--dawn-flags F] [--depth 12] [--batch 64] [--steps 5] [--rounds 5] [--json FILE]
+ * Each mode's row also counts the GPU buffers created per timed step (a pool too small for a step's arrays makes
+ * every step create and clear them anew: `--pool-bytes`, the backend's maxPooledBytes, default 2^32).
+ *   node webgpu-vit-amp.mjs [--dawn-flags F] [--depth 12] [--batch 64] [--steps 5] [--rounds 5] [--pool-bytes N]
+ *     [--json FILE]
  */
 import { writeFileSync } from 'node:fs';
 import { AdamW, autocast, compile, crossEntropy, GradScaler, scope, Tensor } from '@polyhal/autograd';
@@ -24,7 +27,7 @@ const [depth, batch, steps, rounds] = ['depth', 'batch', 'steps', 'rounds'].map(
 ) as [number, number, number, number];
 const be = await createWebGpuBackend({
   dawnFlags: flags ? [flags] : [],
-  maxPooledBytes: 2 ** 32,
+  maxPooledBytes: Number(arg('pool-bytes', String(2 ** 32))),
   memoryLimit: 2 ** 35, // the activations of 12 blocks at batch 64 pass the 2 GiB default
 });
 console.log(`device: ${be.deviceName}`);
@@ -55,14 +58,16 @@ const runs = (['float32', 'mixed', 'compiled'] as const).map((mode) => {
       scaler.update();
       return (await loss.data())[0]!;
     });
-  return { mode, step, times: [] as number[], loss: Number.NaN, whole };
+  return { mode, step, times: [] as number[], loss: Number.NaN, whole, created: 0 };
 });
 for (const r of runs) for (let i = 0; i < 3; i++) r.loss = await r.step();
 for (let round = 0; round < rounds; round++)
   for (const r of round % 2 ? [...runs].reverse() : runs) {
+    const created = be.poolStats().created;
     const t0 = performance.now();
     for (let i = 0; i < steps; i++) r.loss = await r.step();
     r.times.push((performance.now() - t0) / steps);
+    r.created += (be.poolStats().created - created) / (steps * rounds);
   }
 const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const [f32, mixed, compiled] = runs.map((r) => med(r.times)) as [number, number, number];
@@ -78,6 +83,8 @@ const row = {
   speedup: f32 / mixed,
   compiledStepMs: compiled,
   compiledStats: { ...runs[2]!.whole.stats },
+  buffersCreatedPerStep: Object.fromEntries(runs.map((r) => [r.mode, r.created])),
+  maxPooledBytes: Number(arg('pool-bytes', String(2 ** 32))),
   losses: Object.fromEntries(runs.map((r) => [r.mode, r.loss])),
 };
 console.log(JSON.stringify(row));
