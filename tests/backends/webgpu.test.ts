@@ -421,6 +421,35 @@ describe('webgpu backend', () => {
     expect(be.poolStats().reused).toBeGreaterThan(before.reused);
   });
 
+  test('by default freed buffers are kept while the live ones leave room under memoryLimit, and reused', async () => {
+    need();
+    const MiB = 2 ** 20;
+    const be = await createWebGpuBackend({ memoryLimit: 32 * MiB });
+    try {
+      const base = be.poolStats();
+      // a step's arrays: 16 + 8 + 8 MiB live, all freed at its end, all kept (a fixed 512 MiB cap kept them too;
+      // a cap below a step's arrays made every step create them anew)
+      const step = () => [
+        be.allocate(4 * MiB, 'float32'),
+        be.allocate(2 * MiB, 'float32'),
+        be.allocate(2 * MiB, 'float32'),
+      ];
+      for (const b of step()) be.deallocate(b);
+      expect(be.poolStats().pooledBytes - base.pooledBytes).toBe(32 * MiB);
+      const created = be.poolStats().created;
+      for (const b of step()) be.deallocate(b); // the next step: the same three, none created
+      expect(be.poolStats().created).toBe(created);
+      // a live array beside the pooled ones: what is kept never passes what memoryLimit leaves above it
+      const live = be.allocate(4 * MiB, 'float32'); // reuses the 16 MiB buffer
+      const extra = be.allocate(4 * MiB, 'float32'); // a new one
+      be.deallocate(extra);
+      expect(be.poolStats().pooledBytes).toBeLessThanOrEqual(32 * MiB - be.memoryStats().liveBytes);
+      be.deallocate(live);
+    } finally {
+      be.dispose();
+    }
+  });
+
   test('a destroyed (lost) device makes every later call fail clearly, never return stale data', async () => {
     need();
     const be = await createWebGpuBackend();

@@ -28,7 +28,11 @@ export const WEBGPU_OPTION_SPECS = defineOptions({
    * Bytes of freed storage buffers kept for reuse (default 512 MiB); past it the least recently
    * freed are destroyed. Raise it when one op's buffers are larger (e.g. 8192² float32 is 256 MiB).
    */
-  maxPooledBytes: { type: 'number', min: 0, doc: 'bytes of freed buffers kept for reuse' },
+  maxPooledBytes: {
+    type: 'number',
+    min: 0,
+    doc: 'bytes of freed buffers kept for reuse (default: what memoryLimit leaves above the live buffers)',
+  },
   /**
    * Fuse elementwise ops while a capture runs (default true): chains of unary ops and binary ops with a number or
    * an array of the result's shape are encoded as one fusedElementwise kernel per result kept (capture-fusion.ts);

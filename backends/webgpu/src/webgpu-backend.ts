@@ -164,9 +164,9 @@ export class WebGpuBackend extends BaseBackend {
       submitted: () => this.pool.flushed(),
       loopWatch: new LoopWatch(this.name),
     });
-    this.pool = new BufferPool(this.device, STORAGE, options.maxPooledBytes ?? 512 * 2 ** 20, (b) =>
-      this.batch.pipelines.forget(b),
-    );
+    // freed buffers are kept while the live ones leave room under memoryLimit (pool.ts), unless capped
+    const poolCap = options.maxPooledBytes ?? (() => Math.max(0, this.memoryLimit - this.memoryStats().liveBytes));
+    this.pool = new BufferPool(this.device, STORAGE, poolCap, (b) => this.batch.pipelines.forget(b));
     this.dummy = this.device.createBuffer({ size: 16, usage: STORAGE });
     this.matmulContext = {
       device: this.device,
