@@ -8,7 +8,7 @@
  * A third model, float32 with the whole step compiled (`compile`: zeroGrad, forward, backward and the AdamW step
  * recorded once and replayed), tells the GPU's share of the eager step from the per-op JavaScript's.
  * Each mode's row also counts the GPU buffers created per timed step (a pool too small for a step's arrays makes
- * every step create and clear them anew: `--pool-bytes`, the backend's maxPooledBytes, default 2^32).
+ * every step create and clear them anew: `--pool-bytes`, the backend's maxPooledBytes, default the backend's).
  *   node webgpu-vit-amp.mjs [--dawn-flags F] [--depth 12] [--batch 64] [--steps 5] [--rounds 5] [--pool-bytes N]
  *     [--json FILE]
  */
@@ -27,7 +27,7 @@ const [depth, batch, steps, rounds] = ['depth', 'batch', 'steps', 'rounds'].map(
 ) as [number, number, number, number];
 const be = await createWebGpuBackend({
   dawnFlags: flags ? [flags] : [],
-  maxPooledBytes: Number(arg('pool-bytes', String(2 ** 32))),
+  ...(arg('pool-bytes', '') ? { maxPooledBytes: Number(arg('pool-bytes', '')) } : {}),
   memoryLimit: 2 ** 35, // the activations of 12 blocks at batch 64 pass the 2 GiB default
 });
 console.log(`device: ${be.deviceName}`);
@@ -84,7 +84,7 @@ const row = {
   compiledStepMs: compiled,
   compiledStats: { ...runs[2]!.whole.stats },
   buffersCreatedPerStep: Object.fromEntries(runs.map((r) => [r.mode, r.created])),
-  maxPooledBytes: Number(arg('pool-bytes', String(2 ** 32))),
+  ...(arg('pool-bytes', '') ? { maxPooledBytes: Number(arg('pool-bytes', '')) } : {}),
   losses: Object.fromEntries(runs.map((r) => [r.mode, r.loss])),
 };
 console.log(JSON.stringify(row));
