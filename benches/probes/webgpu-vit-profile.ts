@@ -70,20 +70,18 @@ for (const row of r.rows) {
 }
 const methods = [...byMethod.entries()].sort((a, b) => b[1].ms - a[1].ms);
 const opsMs = r.rows.reduce((s, x) => s + x.ms, 0);
+const warm = wall.map((w) => w.toFixed(0)).join(', ');
 console.log(
-  `mode ${mode}, depth ${depth}, batch ${batch}: wall step ${wall.at(-1)!.toFixed(1)} ms (warm-up steps: ` +
-    `${wall.map((w) => w.toFixed(0)).join(', ')}); replayed calls ${opsMs.toFixed(1)} ms; outside ${r.outsideMs.toFixed(1)} ms`,
+  `mode ${mode}, depth ${depth}, batch ${batch}: wall step ${wall.at(-1)!.toFixed(1)} ms (warm-up steps: ${warm}); ` +
+    `replayed calls ${opsMs.toFixed(1)} ms; outside ${r.outsideMs.toFixed(1)} ms`,
 );
+const pct = (ms: number): string => ((100 * ms) / opsMs).toFixed(1).padStart(5);
 console.log('per method:');
 for (const [m, s] of methods.slice(0, 20))
-  console.log(
-    `  ${m.padEnd(24)} ${String(s.calls).padStart(6)} ${s.ms.toFixed(2).padStart(10)} ms ${((100 * s.ms) / opsMs).toFixed(1).padStart(5)}%`,
-  );
+  console.log(`  ${m.padEnd(24)} ${String(s.calls).padStart(6)} ${s.ms.toFixed(2).padStart(10)} ms ${pct(s.ms)}%`);
 console.log(`top ${top} rows by shape:`);
 for (const row of r.rows.slice(0, top))
-  console.log(
-    `  ${row.ms.toFixed(2).padStart(9)} ms ${String(row.calls).padStart(5)}× ${((100 * row.ms) / opsMs).toFixed(1).padStart(5)}%  ${row.op}`,
-  );
+  console.log(`  ${row.ms.toFixed(2).padStart(9)} ms ${String(row.calls).padStart(5)}× ${pct(row.ms)}%  ${row.op}`);
 const json = arg('json', '');
 if (json)
   writeFileSync(

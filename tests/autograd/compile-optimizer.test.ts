@@ -256,7 +256,7 @@ for (const name of ['webgpu', 'cpu', 'wasm']) {
       for (const ps of nets) for (const p of ps) p.dispose();
     });
 
-    test('a capture without live sections keeps no step that moves the optimizer or draws: it runs eagerly', async () => {
+    test('a capture without live sections keeps no optimizer step nor draw: it runs eagerly', async () => {
       // the same backend, its captureLive and uncaptured hidden (a capturing backend that predates them)
       const hidden = new Proxy(be, {
         get: (t, k) => (k === 'captureLive' || k === 'uncaptured' ? undefined : Reflect.get(t, k)),

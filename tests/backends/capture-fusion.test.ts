@@ -119,7 +119,7 @@ describe('elementwise fusion inside a webgpu capture', () => {
     expect(f.kernels).toBe(3); // y (mul, exp), z1, w (neg, mul by z1): no tanh, z2 not kept
   });
 
-  test('writes after a pending chain read a buffer (in place, a freed buffer handed out again) leave it alone', async () => {
+  test('writes after a pending chain read a buffer (in place, a freed one handed out again) leave it', async () => {
     const shape = [8, 16];
     const work = (be: Capturing, x: NDArray): NDArray[] => {
       const w = be.binary('add', x, 0); // a buffer of the capture's own

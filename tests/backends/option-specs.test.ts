@@ -78,6 +78,7 @@ describe('option specs, the one declaration of each option', () => {
       int8Kernel?: 'auto' | 'subgroup-matrix' | 'dot4';
       float16Matmul?: 'auto' | 'subgroup-matrix' | 'float32';
       int8Tile?: 'auto' | '128x128' | '64x128';
+      fuseInCapture?: boolean;
     };
     expect(same<WebGpuOptions, WebGpu>(true)).toBe(true);
   });

@@ -1,8 +1,9 @@
 /**
  * InferenceSession's elementwise chain fusion (packages/onnx/src/fuse-elementwise.ts): chains of unary nodes,
- * nodes with a single-element constant and Add/Sub/Mul/Div with a second tensor become one FusedElementwise node. Outputs against onnxruntime-node (an
- * independent peer computing the unfused nodes) on every backend of the repository; onNode shows which chains
- * went and which stayed; graphOptimizationLevel 'basic' keeps the model's nodes with the same outputs.
+ * nodes with a single-element constant and Add/Sub/Mul/Div with a second tensor become one FusedElementwise node.
+ * Outputs against onnxruntime-node (an independent peer computing the unfused nodes) on every backend of the
+ * repository; onNode shows which chains went and which stayed; graphOptimizationLevel 'basic' keeps the model's
+ * nodes with the same outputs.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -54,8 +54,9 @@ export const PACK_OPERANDS_FROM = 2 ** 25;
 
 /**
  * Which operands to copy (packed) so that the tiled kernel reads them by vec4 loads, or null: for a large product
- * on the tiled kernel (a hardware adapter's, or a forced tile) whose tile takes vec4 loads, an operand read by scalar loads only because of its layout (a
- * transposed view: K not a's stride-1 dim, or N not b's; an offset or stride that is not a whole vec4).
+ * on the tiled kernel (a hardware adapter's, or a forced tile) whose tile takes vec4 loads, an operand read by
+ * scalar loads only because of its layout (a transposed view: K not a's stride-1 dim, or N not b's; an offset or
+ * stride that is not a whole vec4).
  */
 function packOperands(
   ctx: MatmulContext,

@@ -780,7 +780,7 @@ export class WebGpuBackend extends BaseBackend {
     dispatchPhilox(this.liveDispatch, out, s);
   }
 
-  /** float32 softmax over the last axis of a row-major array in one kernel (dispatch-softmax.ts), else the composite. */
+  /** float32 softmax over the last axis of a row-major array in one kernel (dispatch-softmax.ts), else composite. */
   override softmax(x: NDArray, axis = -1): NDArray {
     const ctx = {
       batch: this.batch,
