@@ -296,7 +296,10 @@ describe('webgpu backend', () => {
     expect(chooseTile(17, 17, 256)).toBe(TILES.small);
     expect(chooseTile(17, 16, 4096)).toBe(TILES.small);
     expect(chooseTile(64, 48, 1024)).toBe(TILES.medium);
-    expect(chooseTile(65, 64, 1024)).toBe(TILES.large);
+    expect(chooseTile(65, 64, 1024)).toBe(TILES.tall); // 64 columns: a tile 64 wide, not 128
+    expect(chooseTile(197, 64, 384)).toBe(TILES.tall); // attention's P·V, [64·6 heads, 197, 197]·[.., 197, 64]
+    expect(chooseTile(64, 197, 384)).toBe(TILES.wide);
+    expect(chooseTile(197, 197, 384)).toBe(TILES.large);
   });
 
   // Four outputs per invocation (kernels/elementwise-vec4.ts) where every operand runs along the innermost dim

@@ -108,7 +108,8 @@ export function canLoadVec4(
 /**
  * Skinny outputs (N ≤ 16 or M ≤ 16 against ≥ 64 on the other side) get a tile of their width (the
  * backend runs N ≤ 4 and M ≤ 4 on the matrix-vector kernel instead, kernels/gemv.ts, unless a tile is forced).
- * Otherwise the largest tile that still gives the GPU enough workgroups to fill its cores. Measured on an H200
+ * An output with one side within 64 gets a tile 64 along that side. Otherwise the largest tile that still gives the
+ * GPU enough workgroups to fill its cores. Measured on an H200
  * (benches/results/h200/webgpu-matmul.json): 128×128 wins from 2048 on (≥ 256 workgroups); at 1024, 128×64 (tall) beat
  * 64×128 in two sweeps out of two (18.7/17.7 vs 18.2/14.0 TFLOP/s); 64×64 below.
  */
@@ -120,6 +121,10 @@ export function chooseTile(m: number, n: number, batch: number, minGroups = 256)
   // compute rows and columns that do not exist (a batch of 17×17 attention scores on 128×128 tiles: 98%).
   if (m <= 32 && n <= 32) return TILES.small;
   if (m <= 64 && n <= 64) return TILES.medium;
+  // One side within 64 (an attention head's width: P·V of [197, 197]·[197, 64]) gets a tile 64 along it: 128 would
+  // compute columns (rows) that do not exist, half of them
+  if (n <= 64 && groups(TILES.tall) >= minGroups / 2) return TILES.tall;
+  if (m <= 64 && groups(TILES.wide) >= minGroups / 2) return TILES.wide;
   if (groups(TILES.large) >= minGroups) return TILES.large;
   if (groups(TILES.tall) >= minGroups / 2) return TILES.tall;
   if (groups(TILES.medium) >= minGroups / 4 || Math.min(m, n) >= 64) return TILES.medium;
