@@ -61,9 +61,8 @@ for (const shape of shapes) {
   for (const r of results) {
     rows.push({ size: shape, variant: r.tile, ms: r.ms, tflops: flop / r.ms / 1e9 });
     const mark = r.ms === best ? ' *' : '';
-    console.log(
-      `${shape.padEnd(18)} ${r.tile.padEnd(8)} ${r.ms.toFixed(3).padStart(8)} ms ${(flop / r.ms / 1e9).toFixed(1)}${mark}`,
-    );
+    const tflops = (flop / r.ms / 1e9).toFixed(1);
+    console.log(`${shape.padEnd(18)} ${r.tile.padEnd(8)} ${r.ms.toFixed(3).padStart(8)} ms ${tflops}${mark}`);
   }
 }
 const json = arg('json', '');

@@ -1,7 +1,7 @@
 /**
  * The main job: train a model on real MNIST digits on any PolyHAL backend.
  * polyhal [--backend auto|cpu|wasm|webgpu|all] [--model mlp|cnn|vit] [--epochs N] [--batch-size N] [--seed N]
- * [--lr X] [--amp] [--profile] [--quantize] [--json FILE]
+ * [--lr X] [--amp] [--compile] [--profile] [--quantize] [--json FILE]
  * `--profile` times one training step op by op on each selected backend, prints the table and exits
  * without training (see profileRun).
  * `polyhal run model.onnx [...]` runs an ONNX model instead (run.ts).
@@ -57,6 +57,7 @@ interface Cli {
   profile?: boolean;
   quantize?: boolean;
   amp?: boolean;
+  compile?: boolean;
   json?: string;
 }
 
@@ -92,6 +93,7 @@ async function runOne(
       seed: o.seed,
       lr: o.lr!,
       amp: o.amp === true,
+      compile: o.compile === true,
       onStep: (epoch, step, steps, loss, samples) => {
         if (step === 1) {
           epochStart = performance.now();
@@ -179,6 +181,10 @@ async function main(argv: string[]): Promise<number> {
       '--amp',
       'mixed precision: products in float16 (autocast), dynamic loss scaling (GradScaler), float32 weights',
     )
+    .option(
+      '--compile',
+      'record the whole training step once and replay it (webgpu; the same bits as eager steps; elsewhere as called)',
+    )
     .option('--profile', 'time one training step op by op on each selected backend, print the table and exit')
     .option(
       '--quantize',
@@ -227,6 +233,11 @@ async function main(argv: string[]): Promise<number> {
     );
     return 2;
   }
+  if (o.compile && (o.amp || o.profile)) {
+    const other = o.amp ? '--amp (GradScaler reads the device every step)' : '--profile';
+    console.error(`error: --compile does not combine with ${other}`);
+    return 2;
+  }
   if (o.json !== undefined) {
     if (o.profile) {
       console.error('error: --json records a training run; --profile trains nothing');
@@ -250,6 +261,8 @@ async function main(argv: string[]): Promise<number> {
     lr: o.lr!,
     seed: o.seed,
     amp: o.amp === true,
+    compile: o.compile === true,
+    ...(r.result.compiled ? { compiled: r.result.compiled } : {}),
     train: data.trainSize,
     test: data.testSize,
     testAccuracy: r.result.testAccuracy,
@@ -265,7 +278,8 @@ async function main(argv: string[]): Promise<number> {
   console.log(
     `MNIST: ${data.trainSize} train / ${data.testSize} test digits; model ${o.model}; ${epochs} ` +
       `epochs; batch ${o.batchSize}; ${o.model === 'vit' ? 'AdamW' : 'Adam'} lr ${o.lr}; seed ${o.seed}` +
-      (o.amp ? '; mixed precision (float16 autocast + GradScaler)' : ''),
+      (o.amp ? '; mixed precision (float16 autocast + GradScaler)' : '') +
+      (o.compile ? '; compiled step (recorded once, replayed)' : ''),
   );
   if (o.profile)
     return profileRun(

@@ -26,6 +26,10 @@ export interface RunRecord {
    * float32 run. Records written before the flag existed have no field (they are float32 runs).
    */
   amp: boolean;
+  /** --compile: the whole step recorded once and replayed. Records written before the flag have no field. */
+  compile?: boolean;
+  /** --compile: the compiled step's traces, replays, eager calls, refusals and kernels per replay (train.ts). */
+  compiled?: { traces: number; replays: number; eager: number; refused: string[]; kernels: number | null };
   train: number;
   test: number;
   /** Test accuracy after the last epoch, in [0, 1]. */

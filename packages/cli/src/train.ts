@@ -9,6 +9,8 @@ import {
   Adam,
   AdamW,
   autocast,
+  compile,
+  type CompileStats,
   CosineAnnealingLR,
   crossEntropy,
   DataLoader,
@@ -33,6 +35,12 @@ export interface TrainOptions {
   lr: number;
   /** Mixed precision: the forward under autocast('float16'), the loss scaled by a GradScaler (--amp). */
   amp?: boolean;
+  /**
+   * The whole step compiled (--compile; @polyhal/autograd's `compile`): zeroGrad, forward, backward and the
+   * optimizer's step recorded at the first step and replayed after, with the same bits as eager steps, on a backend
+   * that captures (webgpu); elsewhere the step runs as called. Not with `amp` (GradScaler's step reads the device).
+   */
+  compile?: boolean;
   /** Called after every step with the loss and samples done in this epoch. */
   onStep?: (epoch: number, step: number, steps: number, loss: number, samples: number) => void;
   onEpoch?: (epoch: number, testAccuracy: number, meanLoss: number) => void;
@@ -47,6 +55,11 @@ export interface TrainResult {
   seconds: number;
   samplesPerSecond: number;
   peakBytes: number;
+  /**
+   * --compile: the compiled step's traces, replays and eager calls, the reasons of refusals, and the kernels one
+   * replay runs (null where nothing was recorded: cpu, wasm).
+   */
+  compiled?: { traces: number; replays: number; eager: number; refused: string[]; kernels: number | null };
 }
 
 /**
@@ -126,7 +139,15 @@ interface Trainer {
   loader: DataLoader;
   /** One training step on a batch (forward, backward, optimizer and schedule step); returns the loss. */
   step(x: Tensor, y: Tensor): Promise<number>;
+  /** The compiled step (--compile), else null. */
+  compiled: { readonly stats: Readonly<CompileStats>; release(): void } | null;
   dispose(): void;
+}
+
+/** What TrainResult.compiled reports of a compiled step's stats. */
+function compileFigures(s: Readonly<CompileStats>): NonNullable<TrainResult['compiled']> {
+  const { traces, replays, eager, refused } = s;
+  return { traces, replays, eager, refused: [...refused], kernels: s.recording?.kernels ?? null };
 }
 
 /** Validates the options and builds the model, optimizer, schedule and loader of a run. */
@@ -140,6 +161,10 @@ function makeTrainer(backend: ComputeBackend, data: MnistSplit, o: Omit<TrainOpt
     throw new InvalidArgumentError(`epochs must be a positive integer, got ${o.epochs}`);
   if (!Number.isFinite(o.lr) || o.lr <= 0)
     throw new InvalidArgumentError(`learning rate must be a positive finite number, got ${o.lr}`);
+  if (o.compile && o.amp)
+    throw new InvalidArgumentError(
+      'compile and amp do not combine yet: GradScaler.step reads the gradients on the host every step',
+    );
   const model = buildModel(o.model, backend, o.seed);
   // The transformer trains with AdamW (decoupled weight decay) and a one-epoch linear warm-up, as ViTs do.
   const opt =
@@ -162,13 +187,29 @@ function makeTrainer(backend: ComputeBackend, data: MnistSplit, o: Omit<TrainOpt
   // The transformer sees each digit shifted by up to 2 pixels (seeded: the same run on every backend).
   const shiftRng = mulberry32(o.seed + 77);
   const scaler = new GradScaler({ enabled: o.amp === true });
+  // the whole step, recorded once and replayed (the schedule steps outside: a replay takes the lr it set)
+  const compiled = o.compile
+    ? compile((input: Tensor, labels: Tensor): Tensor => {
+        opt.zeroGrad();
+        const l = crossEntropy(model.forward(input), labels);
+        l.backward();
+        opt.step();
+        return l;
+      })
+    : null;
   return {
     model,
     opt,
     loader,
+    compiled,
     step: (x, y) =>
       scope(async () => {
         const input = o.model === 'vit' ? randomShift(x, shiftRng) : toModelInput(o.model, x);
+        if (compiled) {
+          const l = compiled(input, y);
+          schedule.step();
+          return l.item();
+        }
         const l = autocast('float16', () => crossEntropy(model.forward(input), y), { enabled: o.amp === true });
         opt.zeroGrad();
         scaler.scale(l).backward(); // without amp: l itself, and step/update below are opt.step()
@@ -178,6 +219,7 @@ function makeTrainer(backend: ComputeBackend, data: MnistSplit, o: Omit<TrainOpt
         return l.item();
       }),
     dispose() {
+      compiled?.release();
       opt.zeroGrad();
       opt.dispose();
       model.dispose();
@@ -191,7 +233,7 @@ function makeTrainer(backend: ComputeBackend, data: MnistSplit, o: Omit<TrainOpt
  * `NonFiniteLossError` at the first step whose loss is not finite.
  */
 export async function train(backend: ComputeBackend, data: MnistSplit, o: TrainOptions): Promise<TrainResult> {
-  const { model, loader, step, dispose } = makeTrainer(backend, data, o);
+  const { model, loader, step, compiled, dispose } = makeTrainer(backend, data, o);
   const losses: number[] = [];
   let testAccuracy = 0;
   let trained = false;
@@ -230,6 +272,7 @@ export async function train(backend: ComputeBackend, data: MnistSplit, o: TrainO
     seconds,
     samplesPerSecond: (o.epochs * loader.length * o.batchSize) / seconds,
     peakBytes: backend.memoryStats().peakBytes,
+    ...(compiled ? { compiled: compileFigures(compiled.stats) } : {}),
   };
 }
 
