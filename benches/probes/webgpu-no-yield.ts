@@ -39,7 +39,8 @@ for (const variant of ['eager', 'compiled'] as const)
       opt.step();
       return l;
     };
-    const step = variant === 'compiled' ? compile(eager) : eager;
+    const compiled = variant === 'compiled' ? compile(eager) : null;
+    const step = compiled ?? eager;
     scope(() => step(x, y)).dispose(); // the trace (compiled) or a warm-up step (eager)
     await be.synchronize();
     const [rss0, k0] = [mib(), stats()];
@@ -71,7 +72,7 @@ for (const variant of ['eager', 'compiled'] as const)
     opt.zeroGrad();
     opt.dispose();
     model.dispose();
-    if ('release' in step) step.release();
+    compiled?.release();
     await be.synchronize();
     await new Promise((r) => setTimeout(r, 200)); // let Dawn reclaim the loop's work before the next
   }

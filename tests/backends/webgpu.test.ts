@@ -135,10 +135,13 @@ describe('webgpu backend', () => {
     be.dispose();
   });
 
-  /** Runs ragged, transposed, batched and broadcast matmuls on a backend made with `options` and on the CPU. */
+  /**
+   * Runs ragged, transposed, batched and broadcast matmuls on a backend made with `options` and on the CPU. A case:
+   * [a's stored shape, b's, b as a transposed view, a as a transposed view, b broadcast over a's leading dim].
+   */
   const matmulAgreesWithCpu = async (
     options: Parameters<typeof createWebGpuBackend>[0],
-    only?: [number[], number[], boolean][],
+    only?: [number[], number[], boolean, boolean?, boolean?][],
   ): Promise<void> => {
     const be = await createWebGpuBackend(options);
     const cpu = new CpuBackend();
@@ -154,18 +157,22 @@ describe('webgpu backend', () => {
         [[64, 600], [600, 64], false],
         [[650, 36], [36, 260], false],
       ];
-      for (const [sa, sb, tb] of only ?? cases) {
+      for (const [sa, sb, tb, ta = false, broadcast = false] of only ?? cases) {
         const da = rand(sa.reduce((p, d) => p * d, 1));
         const db = rand(sb.reduce((p, d) => p * d, 1));
         const run = async (b: CpuBackend | WebGpuBackend): Promise<Float32Array> => {
           const x = b.fromArray(da, sa);
           const y = b.fromArray(db, sb);
-          const z = b.matmul(x, tb ? transposeView(y) : y);
+          let yv = tb ? transposeView(y) : y;
+          if (broadcast) yv = b.expand(yv, [sa[0]!, ...yv.shape]);
+          const z = b.matmul(ta ? transposeView(x) : x, yv);
           const out = (await b.read(z)) as Float32Array;
           for (const t of [x, y, z]) b.free(t);
           return out;
         };
+        const live = be.liveBufferCount();
         const [g, c] = [await run(be), await run(cpu)];
+        expect(be.liveBufferCount()).toBe(live); // temporaries (packed operands, partial sums) given back
         expect(g.length).toBe(c.length);
         let worst = 0;
         g.forEach((v, i) => (worst = Math.max(worst, Math.abs(v - c[i]!) / Math.max(1, Math.abs(c[i]!)))));
@@ -179,45 +186,13 @@ describe('webgpu backend', () => {
 
   test('large products of transposed views (xᵀ·g, g·Wᵀ, broadcast Wᵀ) run on packed copies, as the CPU', async () => {
     need();
-    const be = await createWebGpuBackend({ matmulTile: 'large' });
-    const cpu = new CpuBackend();
-    try {
-      const rng = mulberry32(7);
-      const rand = (shape: number[]): number[] =>
-        Array.from({ length: shape.reduce((p, d) => p * d, 1) }, () => rng() * 2 - 1);
-      // [stored a, stored b, a as a transposed view, b as a transposed view, b broadcast over a's batch]
-      const cases: [number[], number[], boolean, boolean, boolean][] = [
-        [[512, 256], [512, 256], true, false, false], // xᵀ·g: [256, 512]·[512, 256], PACK_OPERANDS_FROM multiply-adds
-        [[256, 512], [256, 512], false, true, false], // g·Wᵀ
-        [[2, 256, 256], [256, 256], false, true, true], // [2, 256, 256]·Wᵀ broadcast (stride 0 over the batch)
-        [[512, 260], [512, 256], true, false, false], // 260 columns: xᵀ is [260, 512]
-      ];
-      expect(256 * 512 * 256).toBe(PACK_OPERANDS_FROM);
-      for (const [sa, sb, ta, tb, broadcast] of cases) {
-        const [da, db] = [rand(sa), rand(sb)];
-        const run = async (b: CpuBackend | WebGpuBackend): Promise<Float32Array> => {
-          const x = b.fromArray(da, sa);
-          const y = b.fromArray(db, sb);
-          const xv = ta ? transposeView(x) : x;
-          let yv = tb ? transposeView(y) : y;
-          if (broadcast) yv = b.expand(yv, [sa[0]!, ...yv.shape]);
-          const z = b.matmul(xv, yv);
-          const out = (await b.read(z)) as Float32Array;
-          for (const t of [x, y, z]) b.free(t);
-          return out;
-        };
-        const live = be.liveBufferCount();
-        const [g, c] = [await run(be), await run(cpu)];
-        expect(be.liveBufferCount()).toBe(live); // the copies are given back
-        expect(g.length).toBe(c.length);
-        let worst = 0;
-        g.forEach((v, i) => (worst = Math.max(worst, Math.abs(v - c[i]!) / Math.max(1, Math.abs(c[i]!)))));
-        expect(worst).toBeLessThan(1e-4);
-      }
-    } finally {
-      be.dispose();
-      cpu.dispose();
-    }
+    expect(256 * 512 * 256).toBe(PACK_OPERANDS_FROM);
+    await matmulAgreesWithCpu({ matmulTile: 'large' }, [
+      [[512, 256], [512, 256], false, true], // xᵀ·g: [256, 512]·[512, 256], PACK_OPERANDS_FROM multiply-adds
+      [[256, 512], [256, 512], true], // g·Wᵀ
+      [[2, 256, 256], [256, 256], true, false, true], // [2, 256, 256]·Wᵀ broadcast (stride 0 over the batch)
+      [[512, 260], [512, 256], false, true], // 260 columns: xᵀ is [260, 512]
+    ]);
   });
 
   test.each(['small', 'medium', 'wide', 'tall', 'large', 'large16', 'cols4', 'cols16', 'rows4', 'rows16'] as const)(

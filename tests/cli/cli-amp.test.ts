@@ -3,20 +3,13 @@
 // 2,000 digits over 2 epochs the two runs measured the same accuracy, 0.8490). Its --json records say amp; on a
 // backend that keeps float16 in float32 storage (cpu, wasm) the run says that float16 is emulated there.
 import { expect, test } from '@jest/globals';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { REPO_BACKENDS, requiredBackends } from '../support/backends.js';
+import { runCli } from '../support/cli.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const run = (...args: string[]) =>
-  spawnSync(process.execPath, [join(root, 'packages/cli/dist/main.js'), ...args], {
-    cwd: root,
-    encoding: 'utf8',
-    env: { ...process.env, POLYHAL_BACKEND: '' },
-  });
+const run = runCli;
 const accuracy = (stdout: string): number =>
   Number(/test accuracy: (0\.\d{4})/.exec(stdout.trim().split('\n').pop()!)![1]);
 

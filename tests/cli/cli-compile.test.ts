@@ -4,23 +4,16 @@
 // (which compute as called) the compiled function runs each step as called, with the same result. The
 // cosine schedule changes the learning rate between steps, and the ViT's inputs are shifted anew every step.
 import { describe, expect, test } from '@jest/globals';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { ComputeBackend } from '@polyhal/hal';
 import { loadMnist } from '../../packages/cli/src/mnist.js';
 import { train } from '../../packages/cli/src/train.js';
 import { openBackend, REPO_BACKENDS } from '../support/backends.js';
+import { runCli } from '../support/cli.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const run = (...args: string[]) =>
-  spawnSync(process.execPath, [join(root, 'packages/cli/dist/main.js'), ...args], {
-    cwd: root,
-    encoding: 'utf8',
-    env: { ...process.env, POLYHAL_BACKEND: '' },
-  });
+const run = runCli;
 
 for (const name of ['cpu', 'wasm', 'webgpu']) {
   describe(`train --compile: ${name}`, () => {

@@ -1,18 +1,11 @@
 import { describe, expect, test } from '@jest/globals';
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { runCli } from '../support/cli.js';
 
 // The main job as a user runs it (the built CLI), on short runs.
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const run = (...args: string[]) =>
-  spawnSync(process.execPath, [join(root, 'packages/cli/dist/main.js'), ...args], {
-    cwd: root,
-    encoding: 'utf8',
-    env: { ...process.env, POLYHAL_BACKEND: '' },
-  });
+const run = runCli;
 
 describe('polyhal CLI', () => {
   test.each([

@@ -4,8 +4,8 @@
  * exp, sum and divide: five kernels and four temporaries); rows split across the pool when large. Other axes,
  * dtypes and layouts return null, and the backend runs the composite.
  */
-import { contiguousStrides, type DeviceBuffer, type NDArray, viewOf } from '@polyhal/hal';
-import { checkAxis } from '@polyhal/hal/internal';
+import { type DeviceBuffer, type NDArray, viewOf } from '@polyhal/hal';
+import { checkAxis, softmaxRows } from '@polyhal/hal/internal';
 import type { WasmContext } from './context.js';
 
 /** What the dispatch uses of the backend: the composite's operand check and its allocator. */
@@ -19,14 +19,10 @@ export interface SoftmaxBackend {
 export function softmaxOnWasm(be: SoftmaxBackend, ctx: WasmContext, x: NDArray, axis: number): NDArray | null {
   be.check(x, 'softmax');
   checkAxis(axis, 'softmax', x);
-  const r = x.shape.length;
-  if (x.dtype !== 'float32' || r === 0 || (axis < 0 ? axis + r : axis) !== r - 1) return null;
-  const strides = contiguousStrides(x.shape);
-  if (!x.shape.every((d, i) => d === 1 || x.strides[i] === strides[i])) return null;
-  const n = x.shape[r - 1]!;
-  const size = x.shape.reduce((p, d) => p * d, 1);
-  if (size === 0) return null;
-  const rows = size / n;
+  const layout = softmaxRows(x, axis);
+  if (!layout) return null;
+  const { rows, n } = layout;
+  const size = rows * n;
   const out = be.allocate(size, 'float32');
   try {
     const [px, py] = [ctx.ptr(x.buffer) + x.offset * 4, ctx.ptr(out)];

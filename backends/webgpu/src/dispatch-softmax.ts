@@ -3,8 +3,8 @@
  * kernel (kernels/softmax.ts) instead of the HAL's composite; other axes, dtypes and layouts return null, and the
  * backend runs the composite.
  */
-import { contiguousStrides, type DeviceBuffer, type NDArray, viewOf } from '@polyhal/hal';
-import { checkAxis } from '@polyhal/hal/internal';
+import { type DeviceBuffer, type NDArray, viewOf } from '@polyhal/hal';
+import { checkAxis, softmaxRows } from '@polyhal/hal/internal';
 import type { CommandBatch } from './encoder.js';
 import { SOFTMAX_WORDS, softmaxWgsl } from './kernels/softmax.js';
 import { grid } from './layout.js';
@@ -22,14 +22,10 @@ export interface SoftmaxContext {
 export function softmaxOnGpu(ctx: SoftmaxContext, x: NDArray, axis: number): NDArray | null {
   ctx.check(x, 'softmax');
   checkAxis(axis, 'softmax', x);
-  const r = x.shape.length;
-  if (x.dtype !== 'float32' || r === 0 || (axis < 0 ? axis + r : axis) !== r - 1) return null;
-  const strides = contiguousStrides(x.shape);
-  if (!x.shape.every((d, i) => d === 1 || x.strides[i] === strides[i])) return null;
-  const n = x.shape[r - 1]!;
-  const size = x.shape.reduce((p, d) => p * d, 1);
-  if (size === 0) return null;
-  const rows = size / n;
+  const layout = softmaxRows(x, axis);
+  if (!layout) return null;
+  const { rows, n } = layout;
+  const size = rows * n;
   const out = ctx.allocate(size, 'float32');
   try {
     ctx.batch.dispatch(
