@@ -63,4 +63,38 @@ describe('webgpu: ops encoded without the event loop turning', () => {
       spy.mockRestore();
     }
   }, 60_000);
+
+  test('replays of a recording count their kernels: a loop of replays that never yields is warned of too', async () => {
+    if (!gpu && requiredBackends().includes('webgpu')) throw new Error(`webgpu is required here: ${unavailable}`);
+    const be = await createWebGpuBackend(); // a backend of its own: the warning is given once per backend
+    const emitted: unknown[][] = [];
+    const spy = jest.spyOn(process, 'emitWarning').mockImplementation((...args: unknown[]) => {
+      emitted.push(args);
+    });
+    try {
+      const x = be.fromArray([1, 2, 3, 4], [4]);
+      be.beginCapture!([x.buffer]);
+      const n = be.neg(x);
+      const y = be.exp(n); // recorded; what the kernels are does not matter here
+      be.free(n);
+      const r = be.endCapture!([y.buffer]);
+      if (!('work' in r)) throw new Error(r.broken);
+      const perReplay = r.work.kernels;
+      expect(perReplay).toBeGreaterThan(0);
+      await new Promise((res) => setTimeout(res, 5));
+      const replays = Math.ceil(NO_YIELD_WARN_OPS / perReplay);
+      const data = new Float32Array([1, 2, 3, 4]);
+      for (let i = 0; i < replays - 1; i++) r.work.replay([data]);
+      expect(emitted).toEqual([]);
+      r.work.replay([data]); // the replay that reaches the limit within one turn
+      expect(emitted.length).toBe(1);
+      expect((emitted[0] as [string, { code: string }])[1].code).toBe(NO_YIELD_WARNING_CODE);
+      r.work.release();
+      be.free(y);
+      be.free(x);
+    } finally {
+      spy.mockRestore();
+      be.dispose();
+    }
+  }, 120_000);
 });

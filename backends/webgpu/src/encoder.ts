@@ -132,6 +132,11 @@ export class CommandBatch {
    * reach SUBMIT_FLOPS (`flops`), so that the GPU starts on large work while the caller is still
    * encoding instead of idling until the batch fills or a read.
    */
+  /** `n` ops done outside dispatch (a replayed recording's kernels and copies): the loop watch counts them. */
+  countOps(n: number): void {
+    this.options.loopWatch.opsDone(n);
+  }
+
   dispatch(
     op: string,
     key: string,

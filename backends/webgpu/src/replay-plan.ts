@@ -159,6 +159,7 @@ export class ReplayPlan {
     for (const [b, id] of this.readLive)
       if (batch.keys.get(b) !== id)
         throw new UseAfterFreeError(`replay: buffer #${id}, which the captured work reads (a weight?), was freed`);
+    batch.countOps(this.kernels + this.copies); // a loop of replays that never yields grows memory too (loop-watch.ts)
     const host: (ArrayBufferView | null)[] = [];
     const copies: [GPUBuffer, GPUBuffer, number][] = [];
     this.inputs.forEach((slot, i) => {
