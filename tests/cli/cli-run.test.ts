@@ -68,12 +68,11 @@ describe('polyhal run', () => {
   );
 
   test('--profile times every node in execution order and totals them per op', () => {
-    // by default Exp → Mul(0.5) runs as one FusedElementwise node under the Mul's name
+    // by default Add(bias) → Exp → Mul(0.5) runs as one FusedElementwise node under the Mul's name
     const fused = polyhal('run', tiny, '--backend', 'cpu', '--input', `x=${xPath}`, '--profile');
     expect(fused.status).toBe(0);
     expect([...fused.stdout.matchAll(/^ +(\d+) {2}(\S+) +(\S+) +\d+\.\d{3} +\d+\.\d%$/gm)].map((m) => m[3])).toEqual([
       'MatMul',
-      'Add',
       'FusedElementwise',
       'ArgMax',
     ]);
