@@ -109,8 +109,9 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
         expect(y!.data).toBeInstanceOf(Float32Array);
         expectClose(y!, mlpOracle(x, batch), 2e-6);
       }
-      // the third run (batch 2 again) reuses the plans of the first
-      expect(s.lastRun).toMatchObject({ plans: 0, deviceNodes: 4, deviceReads: 0 });
+      // the third run (batch 2 again) reuses the plans of the first; MatMul, then Add(bias) → Relu fused into one
+      // FusedElementwise node (fuse-elementwise.ts), then Softmax
+      expect(s.lastRun).toMatchObject({ plans: 0, deviceNodes: 3, deviceReads: 0 });
       await s.release();
     });
 

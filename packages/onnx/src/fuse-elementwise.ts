@@ -73,11 +73,16 @@ function linkOf(g: Graph, n: GNode, open: (v: string) => boolean): Link | undefi
   const floatInput = (v: string | undefined): v is string =>
     v !== undefined && v !== '' && !g.constants.has(v) && g.types.get(v) === 'float32';
   const [a, b] = n.node.inputs;
+  // none of these ops takes an attribute: one that has any stays a node of its own, so that its mapping's check
+  // names it (a fused node would drop the attribute unread)
+  const plain = n.node.attributes.length === 0;
   const unary = UNARY[n.op];
   if (unary)
-    return n.node.inputs.length === 1 && floatInput(a) ? { input: a, steps: [{ op: unary }], rank: 0 } : undefined;
+    return plain && n.node.inputs.length === 1 && floatInput(a)
+      ? { input: a, steps: [{ op: unary }], rank: 0 }
+      : undefined;
   const binary = BINARY[n.op as keyof typeof BINARY];
-  if (binary && n.node.inputs.length === 2) {
+  if (binary && plain && n.node.inputs.length === 2) {
     const rank = (v: string): number => g.constants.get(v)!.dims.length;
     if (floatInput(a) && scalar(g, b) !== undefined)
       return { input: a, steps: [{ op: binary, scalar: scalar(g, b)! }], rank: rank(b!) };
