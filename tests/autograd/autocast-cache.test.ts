@@ -2,7 +2,9 @@
 // by several float16 products is cast to float16 once. The peer is the same computation without the cache
 // (`cacheEnabled: false`, every use casts again): with the cache the loss and every parameter's gradient must be
 // the same bits on cpu, wasm and webgpu, and the forward must run exactly (uses − 1) fewer cast kernels per
-// parameter of the products (counted by a proxy of the backend), the backward the same number.
+// parameter of the products (counted by a proxy of the backend), the backward the same number. Compiled
+// (compile.ts; webgpu captures and replays, the weights updated by SGD between calls), the step gives an eager
+// twin's losses and weights bit for bit: the replays cast the updated weights again.
 //
 // The model: a pre-norm transformer block (LayerNorm, 2-head self-attention, LayerNorm, GELU MLP, residuals)
 // applied three times with its weights shared (as ALBERT and the Universal Transformer do), so each of the 12
@@ -173,6 +175,52 @@ for (const [backendName, factory] of Object.entries(REPO_BACKENDS)) {
       expect(second).not.toEqual(first);
       x.dispose();
       block.dispose();
+    });
+
+    test('compiled: a training step with the cache replays to the eager losses and weights (weights updated)', async () => {
+      const blocks = [new Block(be!), new Block(be!)]; // the same weights: one trained eagerly, one compiled
+      const w = Tensor.fromArray(be!, values(BATCH * SEQ * WIDTH, 6), [BATCH, SEQ, WIDTH]);
+      const step =
+        (block: Block) =>
+        (x: Tensor): Tensor => {
+          const loss = ag.autocast('float16', () => {
+            let h = x;
+            for (let i = 0; i < APPLICATIONS; i++) h = block.forward(h);
+            return ag.sum(ag.mul(h, w));
+          });
+          loss.backward();
+          return loss;
+        };
+      const compiled = ag.compile(step(blocks[1]!));
+      const opts = blocks.map((b) => new ag.SGD(b.parameters(), { lr: 0.01 }));
+      for (let i = 0; i < 3; i++) {
+        const x = Tensor.fromArray(be!, values(BATCH * SEQ * WIDTH, 10 + i), [BATCH, SEQ, WIDTH]);
+        const losses: number[][] = [];
+        for (const [k, run] of [step(blocks[0]!), compiled].entries()) {
+          opts[k]!.zeroGrad();
+          const loss = k === 0 ? ag.scope(() => run(x)) : run(x);
+          losses.push(bits(Float32Array.from(await loss.data())));
+          opts[k]!.step();
+          loss.dispose();
+        }
+        expect(losses[1]).toEqual(losses[0]);
+        const weights = await Promise.all(
+          blocks.map((b) => Promise.all(b.parameters().map(async (p) => bits(Float32Array.from(await p.data()))))),
+        );
+        expect(weights[1]).toEqual(weights[0]);
+        x.dispose();
+      }
+      // webgpu captures (one trace, then replays that re-run the weights' casts); cpu and wasm run fn as is
+      expect(compiled.stats).toMatchObject(
+        be!.beginCapture ? { traces: 1, replays: 2, refused: [] } : { eager: 3, replays: 0 },
+      );
+      compiled.release();
+      for (const o of opts) {
+        o.zeroGrad();
+        o.dispose();
+      }
+      for (const b of blocks) b.dispose();
+      w.dispose();
     });
 
     test('a frozen weight (requiresGrad false) and a non-float32 operand are cast per use as before', () => {
