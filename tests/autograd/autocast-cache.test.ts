@@ -177,7 +177,7 @@ for (const [backendName, factory] of Object.entries(REPO_BACKENDS)) {
       block.dispose();
     });
 
-    test('compiled: a training step with the cache replays to the eager losses and weights (weights updated)', async () => {
+    test('compiled: a training step with the cache replays to the eager losses and updated weights', async () => {
       const blocks = [new Block(be!), new Block(be!)]; // the same weights: one trained eagerly, one compiled
       const w = Tensor.fromArray(be!, values(BATCH * SEQ * WIDTH, 6), [BATCH, SEQ, WIDTH]);
       const step =
