@@ -11,7 +11,8 @@
 // parameters of its products (the q, k, v, out, fc1 and fc2 weights and biases) is used three times per region.
 import { describe, expect, test } from '@jest/globals';
 import * as ag from '@polyhal/autograd';
-import { LayerNorm, Linear, Module, MultiHeadAttention, Tensor } from '@polyhal/autograd';
+import { Tensor } from '@polyhal/autograd';
+import { EncoderBlock } from '@polyhal/models';
 import type { ComputeBackend } from '@polyhal/hal';
 import { openBackend, REPO_BACKENDS } from '../support/backends.js';
 
@@ -23,32 +24,10 @@ const APPLICATIONS = 3;
 const values = (n: number, seed: number): number[] =>
   Array.from({ length: n }, (_, i) => (((i + 1) * 2654435761 + seed * 40503) >>> 0) / 2 ** 31 - 1);
 
-/** x + attention(norm(x)), then h + fc2(gelu(fc1(norm(h)))). */
-class Block extends Module {
-  readonly norm1: LayerNorm;
-  readonly attention: MultiHeadAttention;
-  readonly norm2: LayerNorm;
-  readonly fc1: Linear;
-  readonly fc2: Linear;
+/** The main job ViT's encoder block (@polyhal/models): width 16, 2 heads, hidden 32, weights from seed 3. */
+class Block extends EncoderBlock {
   constructor(backend: ComputeBackend) {
-    super();
-    this.norm1 = new LayerNorm(WIDTH, { backend });
-    this.attention = new MultiHeadAttention(WIDTH, 2, { backend, rng: 3 });
-    this.norm2 = new LayerNorm(WIDTH, { backend });
-    this.fc1 = new Linear(WIDTH, 2 * WIDTH, { backend, rng: 4 });
-    this.fc2 = new Linear(2 * WIDTH, WIDTH, { backend, rng: 5 });
-    for (const [name, m] of Object.entries({
-      norm1: this.norm1,
-      attention: this.attention,
-      norm2: this.norm2,
-      fc1: this.fc1,
-      fc2: this.fc2,
-    }))
-      this.children.set(name, m);
-  }
-  forward(x: Tensor): Tensor {
-    const h = x.add(this.attention.forward(this.norm1.forward(x)));
-    return h.add(this.fc2.forward(this.fc1.forward(this.norm2.forward(h)).gelu()));
+    super(WIDTH, 2, 2 * WIDTH, backend, 3);
   }
   /** The parameters autocast lowers to float16: those of the products (not the LayerNorms'). */
   productParameters(): Tensor[] {

@@ -13,7 +13,7 @@ import { VisionTransformer } from './vit.js';
 
 export { cnn } from './cnn.js';
 export { mlp } from './mlp.js';
-export { randomShift, VisionTransformer, type VitOptions } from './vit.js';
+export { EncoderBlock, randomShift, VisionTransformer, type VitOptions } from './vit.js';
 
 /** The registered model names. */
 export type ModelKind = 'mlp' | 'cnn' | 'vit';

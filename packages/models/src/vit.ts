@@ -26,13 +26,21 @@ export interface VitOptions {
   patch?: number;
 }
 
-/** One pre-norm encoder block: x + attention(norm(x)), then h + mlp(norm(h)). */
-class EncoderBlock extends Module {
-  private readonly norm1: LayerNorm;
-  private readonly attention: MultiHeadAttention;
-  private readonly norm2: LayerNorm;
-  private readonly fc1: Linear;
-  private readonly fc2: Linear;
+/**
+ * One pre-norm encoder block: x + attention(norm(x)), then h + fc2(gelu(fc1(norm(h)))). x: [N, T, width] →
+ * [N, T, width]; the attention's weights from `seed`, fc1's and fc2's from seed + 1 and seed + 2.
+ */
+export class EncoderBlock extends Module {
+  /** LayerNorm before the attention. */
+  readonly norm1: LayerNorm;
+  /** Self-attention over the tokens. */
+  readonly attention: MultiHeadAttention;
+  /** LayerNorm before the MLP. */
+  readonly norm2: LayerNorm;
+  /** The MLP's first layer, width → hidden. */
+  readonly fc1: Linear;
+  /** The MLP's second layer, hidden → width. */
+  readonly fc2: Linear;
   constructor(width: number, heads: number, hidden: number, backend: ComputeBackend, seed: number) {
     super();
     this.norm1 = new LayerNorm(width, { backend });
