@@ -213,7 +213,8 @@ describe('the entries: @polyhal/hal for users, @polyhal/hal/internal for backend
 
   test('the index still exports every name of internal that 0.1 exported, as the same binding', () => {
     // new in internal, never in the index: the composition table, its entries' type and its helper, and the
-    // 2-D conv and convTranspose windows and the bias check the backends' direct conv kernels share
+    // 2-D conv and convTranspose windows and the bias check the backends' direct conv kernels share, and where a
+    // one-kernel softmax applies (softmaxRows)
     const onlyInternal = [
       'FAMILIES',
       'FamilyTable',
@@ -222,6 +223,7 @@ describe('the entries: @polyhal/hal for users, @polyhal/hal/internal for backend
       'checkConvBias',
       'convTransposeWindow2d',
       'defineFamilyMethods',
+      'softmaxRows',
       'window2d',
     ];
     expect(internalNames.filter((n) => !indexNames.has(n)).sort()).toEqual(onlyInternal.sort());
