@@ -84,6 +84,33 @@ const CHAINS: [string, ElementwiseStep[], number][] = [
   ['1 / (1 + exp(x))', [{ op: 'exp' }, { op: 'add', scalar: 1 }, { op: 'recip' }], 3],
 ];
 
+/** The chain as separate ops (a number or an array operand on either side), each intermediate freed. */
+function separately(be: ComputeBackend, x: NDArray, steps: readonly ElementwiseStep[]): NDArray {
+  let z = x;
+  for (const s of steps) {
+    const next =
+      'array' in s
+        ? s.arrayFirst
+          ? be.binary(s.op, s.array, z)
+          : be.binary(s.op, z, s.array)
+        : 'scalar' in s
+          ? s.scalarFirst
+            ? be.binary(s.op, s.scalar, z)
+            : be.binary(s.op, z, s.scalar)
+          : be.unary(s.op, z);
+    if (z !== x) be.free(z);
+    z = next;
+  }
+  return z;
+}
+
+/** 'all equal' where y and z hold the same bits, else the first element that differs. */
+async function firstDifference(be: ComputeBackend, y: NDArray, z: NDArray): Promise<string> {
+  const [got, want] = [(await be.read(y)) as Float32Array, (await be.read(z)) as Float32Array];
+  const first = got.findIndex((v, i) => !Object.is(v, want[i]));
+  return first === -1 ? 'all equal' : `[${first}]: ${got[first]} vs ${want[first]}`;
+}
+
 const data = (n: number, half: number, seed: number): Float32Array =>
   Float32Array.from({ length: n }, (_, i) => f(half * Math.sin(i * 12.9898 + seed * 78.233)));
 
@@ -139,22 +166,8 @@ describe.each(Object.keys(REPO_BACKENDS))('fusedElementwise on %s', (name) => {
       const t0 = be.fromArray(data(300 * 257, half, 9), [300, 257]);
       for (const x of [shrinkView(base, [[2, 70_003]]), base, transposeView(t0)]) {
         const y = be.fusedElementwise(x, steps);
-        let z = x;
-        for (const s of steps) {
-          const next =
-            'scalar' in s
-              ? s.scalarFirst
-                ? be.binary(s.op, s.scalar, z)
-                : be.binary(s.op, z, s.scalar)
-              : 'array' in s
-                ? be.binary(s.op, z, s.array)
-                : be.unary(s.op, z);
-          if (z !== x) be.free(z);
-          z = next;
-        }
-        const [got, want] = [(await be.read(y)) as Float32Array, (await be.read(z)) as Float32Array];
-        const first = got.findIndex((v, i) => !Object.is(v, want[i]));
-        expect(first === -1 ? 'all equal' : `[${first}]: ${got[first]} vs ${want[first]}`).toBe('all equal');
+        const z = separately(be, x, steps);
+        expect(await firstDifference(be, y, z)).toBe('all equal');
         be.free(y);
         be.free(z);
       }
@@ -276,24 +289,8 @@ describe.each(Object.keys(REPO_BACKENDS))('fusedElementwise on %s', (name) => {
       const { ops, free } = arrayOperands(rows, cols);
       for (const [label, steps] of arrayChains(x, ops)) {
         const y = be.fusedElementwise(x, steps);
-        let z = x;
-        for (const s of steps) {
-          const next =
-            'array' in s
-              ? s.arrayFirst
-                ? be.binary(s.op, s.array, z)
-                : be.binary(s.op, z, s.array)
-              : 'scalar' in s
-                ? be.binary(s.op, z, s.scalar)
-                : be.unary(s.op, z);
-          if (z !== x) be.free(z);
-          z = next;
-        }
-        const [got, want] = [(await be.read(y)) as Float32Array, (await be.read(z)) as Float32Array];
-        const first = got.findIndex((v, i) => !Object.is(v, want[i]));
-        expect(`${label}: ${first === -1 ? 'all equal' : `[${first}]: ${got[first]} vs ${want[first]}`}`).toBe(
-          `${label}: all equal`,
-        );
+        const z = separately(be, x, steps);
+        expect(`${label}: ${await firstDifference(be, y, z)}`).toBe(`${label}: all equal`);
         be.free(y);
         be.free(z);
       }
