@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import { capabilitiesOf, type ComputeBackend, UNARY_OP_DEFS, UNARY_OPS, unaryTakes } from '@polyhal/hal';
 import { ReferenceBackend } from '@polyhal/backend-reference';
-import { REPO_BACKENDS, requiredBackends } from '../support/backends.js';
+import { openBackend, REPO_BACKENDS } from '../support/backends.js';
 
 // The special-value rules and exactness claims the op table states for sign, the rounding ops, pow,
 // minimum, the smooth activations and the trigonometric and hyperbolic functions, checked value by value
@@ -38,14 +38,7 @@ const factories: Record<string, () => Promise<ComputeBackend>> = {
 for (const [name, factory] of Object.entries(factories)) {
   describe(`elementwise special values and exactness on ${name}`, () => {
     let be: ComputeBackend | undefined;
-    beforeAll(async () => {
-      try {
-        be = await factory();
-      } catch (e) {
-        if (requiredBackends().includes(name) || (e as Error).name !== 'BackendUnavailableError') throw e;
-      }
-    });
-    afterAll(() => be?.dispose());
+    openBackend(name, factory, (b) => (be = b));
 
     // WGSL lets an implementation ignore the sign of a zero: there, −0 and 0 compare equal.
     const zeros = (v: number): number => (v === 0 && capabilitiesOf(be!).arithmetic === 'wgsl' ? 0 : v);

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { beforeAll, describe, expect, test } from '@jest/globals';
 import { fileURLToPath } from 'node:url';
 import type { ComputeBackend } from '@polyhal/hal';
 import { InferenceSession, type OutputTensor } from '@polyhal/onnx';
-import { REPO_BACKENDS, requiredBackends } from '../support/backends.js';
+import { openBackend, REPO_BACKENDS } from '../support/backends.js';
 import { runOrt } from '../support/onnx-ort.js';
 
 // Real models through InferenceSession on cpu, wasm and webgpu against onnxruntime-node 1.30 (CPU
@@ -135,14 +135,7 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
   describe(`real models on ${name} against onnxruntime-node`, () => {
     const tol = TOLERANCE[name]!;
     let be: ComputeBackend | undefined;
-    beforeAll(async () => {
-      try {
-        be = await factory();
-      } catch (e) {
-        if (requiredBackends().includes(name) || (e as Error).name !== 'BackendUnavailableError') throw e;
-      }
-    });
-    afterAll(() => be?.dispose());
+    openBackend(name, factory, (b) => (be = b));
 
     test.each(Object.keys(CASES))('PP-OCR %s: within the tolerance, no device read, nothing left', async (key) => {
       if (!be) return;

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import { Attrs, type NodeContext, ONNX_OPS, type OnnxAttribute } from '@polyhal/conformance';
 import type { ComputeBackend, NDArray } from '@polyhal/hal';
-import { REPO_BACKENDS, requiredBackends } from '../support/backends.js';
+import { openBackend, REPO_BACKENDS } from '../support/backends.js';
 
 // The ONNX mappings composed from HAL ops (packages/onnx/src/ops-misc.ts) on the inputs
 // ONNX's node tests do not have: NaN and ±Inf, where np.where(x > alpha, x, 0) gives 0 for NaN and a
@@ -38,14 +38,7 @@ async function runOp(
 for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
   describe(`ONNX composed mappings on ${name}`, () => {
     let be: ComputeBackend | undefined;
-    beforeAll(async () => {
-      try {
-        be = await factory();
-      } catch (e) {
-        if (requiredBackends().includes(name) || (e as Error).name !== 'BackendUnavailableError') throw e;
-      }
-    });
-    afterAll(() => be?.dispose());
+    openBackend(name, factory, (b) => (be = b));
     const inf = Infinity;
 
     test('ThresholdedRelu, Shrink: np.where (NaN gives 0, no infinity leaks from the other branch)', async () => {

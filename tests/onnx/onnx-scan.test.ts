@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import { Attrs, type NodeContext, ONNX_OPS, type OnnxAttribute } from '@polyhal/conformance';
 import type { ComputeBackend, NDArray } from '@polyhal/hal';
-import { REPO_BACKENDS, requiredBackends } from '../support/backends.js';
+import { openBackend, REPO_BACKENDS } from '../support/backends.js';
 
 // ONNX CumSum and TopK (packages/onnx/src/ops-scan.ts). ONNX's CumSum node tests are float64,
 // which webgpu does not have; these run the same inputs and expected outputs (the examples of the ONNX
@@ -40,14 +40,7 @@ async function runOp(
 for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
   describe(`ONNX CumSum and TopK on ${name}`, () => {
     let be: ComputeBackend | undefined;
-    beforeAll(async () => {
-      try {
-        be = await factory();
-      } catch (e) {
-        if (requiredBackends().includes(name) || (e as Error).name !== 'BackendUnavailableError') throw e;
-      }
-    });
-    afterAll(() => be?.dispose());
+    openBackend(name, factory, (b) => (be = b));
     const axis = (a: number): Input => ({ data: [a], shape: [], dtype: 'int32', host: true });
 
     test('CumSum: the specification examples (1-D exclusive/reverse, 2-D axes 0, 1 and −1)', async () => {

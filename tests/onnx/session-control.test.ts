@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import type { ComputeBackend } from '@polyhal/hal';
 import { InferenceSession, OnnxUnsupportedError, type OutputTensor } from '@polyhal/onnx';
-import { REPO_BACKENDS, requiredBackends } from '../support/backends.js';
+import { openBackend, REPO_BACKENDS } from '../support/backends.js';
 import { attr, encodeModel, type GraphSpec } from '../support/onnx-builder.js';
 
 // If, Loop and Scan in InferenceSession: subgraphs reading values of the graphs around them (outer scope),
@@ -173,14 +173,7 @@ const scanModel = (dirIn: number, axisOut: number): GraphSpec => ({
 for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
   describe(`InferenceSession control flow on ${name}`, () => {
     let be: ComputeBackend | undefined;
-    beforeAll(async () => {
-      try {
-        be = await factory();
-      } catch (e) {
-        if (requiredBackends().includes(name) || (e as Error).name !== 'BackendUnavailableError') throw e;
-      }
-    });
-    afterAll(() => be?.dispose());
+    openBackend(name, factory, (b) => (be = b));
 
     test('If: the branch the host condition picks, reading outer-scope values; nothing leaked', async () => {
       if (!be) return;

@@ -14,7 +14,7 @@ import {
 } from '@polyhal/onnx';
 import { Tensor } from '@polyhal/autograd';
 import * as ort from 'onnxruntime-web';
-import { REPO_BACKENDS, requiredBackends } from '../support/backends.js';
+import { openBackend, REPO_BACKENDS } from '../support/backends.js';
 import { attr, encodeModel, type GraphSpec, type NodeSpec } from '../support/onnx-builder.js';
 
 // InferenceSession on straight-line graphs: results against a float64 oracle written here, buffers
@@ -86,14 +86,7 @@ async function rejection(f: () => Promise<unknown>): Promise<Error> {
 for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
   describe(`InferenceSession on ${name}`, () => {
     let be: ComputeBackend | undefined;
-    beforeAll(async () => {
-      try {
-        be = await factory();
-      } catch (e) {
-        if (requiredBackends().includes(name) || (e as Error).name !== 'BackendUnavailableError') throw e;
-      }
-    });
-    afterAll(() => be?.dispose());
+    openBackend(name, factory, (b) => (be = b));
 
     test('a straight-line graph agrees with a float64 oracle; symbolic batch dims; names and stats', async () => {
       if (!be) return;
