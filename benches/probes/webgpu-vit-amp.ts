@@ -13,9 +13,9 @@
  *     [--json FILE]
  */
 import { writeFileSync } from 'node:fs';
-import { AdamW, autocast, compile, crossEntropy, GradScaler, scope, Tensor } from '@polyhal/autograd';
+import { compile, crossEntropy, scope, type Tensor } from '@polyhal/autograd';
 import { createWebGpuBackend } from '@polyhal/backend-webgpu';
-import { VisionTransformer } from '@polyhal/models';
+import { syntheticDigits, vitS } from './vit-s.js';
 
 const arg = (name: string, def: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -31,16 +31,9 @@ const be = await createWebGpuBackend({
   memoryLimit: 2 ** 35, // the activations of 12 blocks at batch 64 pass the 2 GiB default
 });
 console.log(`device: ${be.deviceName}`);
-const xs = Float32Array.from({ length: batch * 784 }, (_, i) => ((i * 7919) % 255) / 255);
-const ys = new Float32Array(batch * 10);
-for (let i = 0; i < batch; i++) ys[i * 10 + (i % 10)] = 1;
-const x = Tensor.fromArray(be, xs, [batch, 784]);
-const y = Tensor.fromArray(be, ys, [batch, 10]);
-const options = { backend: be, seed: 0, width: 384, heads: 6, depth, mlpRatio: 4, patch: 2 };
+const { x, y } = syntheticDigits(be, batch);
 const runs = (['float32', 'mixed', 'compiled'] as const).map((mode) => {
-  const model = new VisionTransformer(options);
-  const opt = new AdamW(model.parameters(), { lr: 1e-4, weightDecay: 0.05 });
-  const scaler = new GradScaler({ enabled: mode === 'mixed' });
+  const { model, opt, step: eager } = vitS(be, depth, mode === 'mixed', x, y);
   const whole = compile((a: Tensor, b: Tensor): Tensor => {
     opt.zeroGrad();
     const loss = crossEntropy(model.forward(a), b);
@@ -49,15 +42,7 @@ const runs = (['float32', 'mixed', 'compiled'] as const).map((mode) => {
     return loss;
   });
   const step = (): Promise<number> =>
-    scope(async () => {
-      if (mode === 'compiled') return (await whole(x, y).data())[0]!;
-      const loss = autocast('float16', () => crossEntropy(model.forward(x), y), { enabled: mode === 'mixed' });
-      opt.zeroGrad();
-      scaler.scale(loss).backward();
-      await scaler.step(opt);
-      scaler.update();
-      return (await loss.data())[0]!;
-    });
+    mode === 'compiled' ? scope(async () => (await whole(x, y).data())[0]!) : eager();
   return { mode, step, times: [] as number[], loss: Number.NaN, whole, created: 0 };
 });
 for (const r of runs) for (let i = 0; i < 3; i++) r.loss = await r.step();
