@@ -59,7 +59,7 @@ import {
 import type { HalfConversions } from './kernels/half.js';
 import { type ConvContext, convOnWebGpu, convTransposeOnWebGpu, resizeOnWebGpu } from './dispatch-conv.js';
 import { dispatchLayerNorm, dispatchLayerNormBackward, type NormContext } from './dispatch-norm.js';
-import { softmaxOnGpu } from './dispatch-softmax.js';
+import { type SoftmaxContext, softmaxOnGpu } from './dispatch-softmax.js';
 import { SUBGROUP_MATRIX } from './device.js';
 import { CommandBatch } from './encoder.js';
 import { LoopWatch } from './loop-watch.js';
@@ -118,6 +118,8 @@ export class WebGpuBackend extends BaseBackend {
   private readonly halfMatmulContext: HalfMatmulContext;
   private readonly intMatmulContext: IntMatmulContext;
   private readonly normContext: NormContext;
+  /** softmax's one-kernel form (dispatch-softmax.ts), made at the first softmax. */
+  private softmaxContext?: SoftmaxContext;
   private readonly selectContext: SelectContext;
   private readonly adam: AdamGroups;
   /** The context of the kernels whose params a capture's live sections recompute (dispatch-sgd, dispatch-random). */
@@ -165,7 +167,7 @@ export class WebGpuBackend extends BaseBackend {
       loopWatch: new LoopWatch(this.name),
     });
     // freed buffers are kept while the live ones leave room under memoryLimit (pool.ts), unless capped
-    const poolCap = options.maxPooledBytes ?? (() => Math.max(0, this.memoryLimit - this.memoryStats().liveBytes));
+    const poolCap = options.maxPooledBytes ?? (() => this.memoryAvailable());
     this.pool = new BufferPool(this.device, STORAGE, poolCap, (b) => this.batch.pipelines.forget(b));
     this.dummy = this.device.createBuffer({ size: 16, usage: STORAGE });
     this.matmulContext = {
@@ -782,14 +784,14 @@ export class WebGpuBackend extends BaseBackend {
 
   /** float32 softmax over the last axis of a row-major array in one kernel (dispatch-softmax.ts), else composite. */
   override softmax(x: NDArray, axis = -1): NDArray {
-    const ctx = {
+    this.softmaxContext ??= {
       batch: this.batch,
-      check: (a: NDArray, op: string, arg?: string) => this.check(a, op, arg),
-      allocate: (size: number, dtype: 'float32') => this.allocate(size, dtype),
-      deallocate: (b: DeviceBuffer) => this.deallocate(b),
-      gpu: (b: DeviceBuffer) => this.gpu(b),
+      check: (a, op, arg) => this.check(a, op, arg),
+      allocate: (size, dtype) => this.allocate(size, dtype),
+      deallocate: (b) => this.deallocate(b),
+      gpu: (b) => this.gpu(b),
     };
-    return softmaxOnGpu(ctx, x, axis) ?? super.softmax(x, axis);
+    return softmaxOnGpu(this.softmaxContext, x, axis) ?? super.softmax(x, axis);
   }
 
   override softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {
