@@ -105,8 +105,8 @@ describe('tfjs-examples ported line for line', () => {
       // the same predictions but for at most one of the 128 digits held out
       expect(Math.abs(polyhal.valAccuracy[e]! - tfjs.valAccuracy[e]!)).toBeLessThanOrEqual(1 / 128);
     }
-    expect(polyhal.loss[1]!).toBeLessThan(polyhal.loss[0]!); // it trained (seen: 2.31 → 2.15)
+    expect(polyhal.loss[1]!).toBeLessThan(polyhal.loss[0]!); // it trained (seen: 2.296 → 2.181)
     expect(maxWeight).toBeGreaterThan(0.1);
-    expect(maxWeightDiff).toBeLessThan(1e-4); // seen: 1.8e-7 after 12 Adam steps
+    expect(maxWeightDiff).toBeLessThan(1e-4); // seen: 1.6e-7 after 12 Adam steps, from the seeded start
   });
 });
