@@ -409,10 +409,11 @@ export class WebGpuBackend extends BaseBackend {
 
   /**
    * Kernels dispatched and command buffers submitted since creation, held work (multi-tensor Adam) once
-   * encoded: for benchmarks and tests of how many kernels a stretch of work costs.
+   * encoded: for benchmarks and tests of how many kernels a stretch of work costs. `fusedOps`: elementwise ops a
+   * capture deferred; `fusedKernels`: the kernels encoded for them (capture-fusion.ts; counted in `dispatches`).
    */
-  kernelStats(): { dispatches: number; submissions: number } {
-    return { ...this.batch.stats };
+  kernelStats(): { dispatches: number; submissions: number; fusedOps: number; fusedKernels: number } {
+    return { ...this.batch.stats, fusedOps: this.fusion.stats.deferred, fusedKernels: this.fusion.stats.kernels };
   }
 
   /** The GPU buffer of `buffer`; float16 storage only for the kernels that read binary16 (`half`). */
