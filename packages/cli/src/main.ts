@@ -3,7 +3,7 @@
  * polyhal [--backend auto|cpu|wasm|webgpu|all] [--model mlp|cnn|vit] [--epochs N] [--batch-size N] [--seed N]
  * [--lr X] [--amp] [--compile] [--profile] [--quantize] [--json FILE]
  * `--profile` times one training step op by op on each selected backend, prints the table and exits
- * without training (see profileRun).
+ * without training; with --compile it also measures the compiled step (profile.ts).
  * `polyhal run model.onnx [...]` runs an ONNX model instead (run.ts).
  * Bad input (unknown backend, non-positive numbers, numbers not in decimal such as `0x1`, malformed flags,
  * a batch larger than the training set) prints a clear message and exits 2. A training step with a
@@ -19,7 +19,8 @@ import { loadMnist } from './mnist.js';
 import { formatQuantized, quantizedReport } from './quantized.js';
 import { checkWritable, type EpochRecord, type RunRecord, writeRecord } from './record.js';
 import { addRunCommand, type RunJob, runModel } from './run.js';
-import { float16Emulation, type ModelKind, NonFiniteLossError, profileStep, train, type TrainResult } from './train.js';
+import { profileRun } from './profile.js';
+import { float16Emulation, type ModelKind, NonFiniteLossError, train, type TrainResult } from './train.js';
 
 /** Per-step losses of two backends may drift apart by float32 rounding; beyond this they disagree. */
 export const LOSS_TOLERANCE = 0.05;
@@ -122,49 +123,6 @@ async function runOne(
   }
 }
 
-/**
- * --profile: on each backend, one warm-up step, three unprofiled steps (the median is printed), then one
- * step timed op by op through `profile` (@polyhal/autograd); prints the table sorted by total time and
- * exits without training. Asynchronous backends (webgpu) get a synchronize() after each replayed call, so
- * their profiled step is slower than an unprofiled one; the output says so.
- */
-async function profileRun(o: Cli, epochs: number, data: ReturnType<typeof loadMnist>, names: string[]) {
-  for (const name of names) {
-    let created: Awaited<ReturnType<typeof createBackend>>;
-    try {
-      created = await createBackend({ backend: name === 'auto' ? undefined : name });
-    } catch (e) {
-      if (names.length === 1) throw e;
-      console.log(`${name}: not run — ${(e as Error).message}`);
-      continue;
-    }
-    const { backend, report: selection } = created;
-    if (name === 'auto') console.log(selection.toString());
-    const emulated = o.amp ? float16Emulation(backend) : null;
-    if (emulated) console.log(emulated);
-    try {
-      const { report, stepMs } = await profileStep(backend, data, { ...o, lr: o.lr!, epochs });
-      console.log(
-        `\nprofile of one training step: ${o.model} on ${backend.name} (${backend.deviceName}), batch ${o.batchSize}`,
-      );
-      console.log(
-        `unprofiled step: ${stepMs.toFixed(1)} ms (median of 3, after a warm-up step); ` +
-          `profiled step: ${report.totalMs.toFixed(1)} ms`,
-      );
-      if (report.replayed)
-        console.log(
-          `${backend.name} runs queued work asynchronously: each call of the step was replayed alone between ` +
-            `two synchronize() calls (less their round trip with nothing queued, ` +
-            `${report.syncOverheadMs.toFixed(3)} ms), so the profiled step is slower than an unprofiled one`,
-        );
-      console.log(report.table());
-    } finally {
-      backend.dispose();
-    }
-  }
-  return 0;
-}
-
 async function main(argv: string[]): Promise<number> {
   const program = new Command()
     .name('polyhal')
@@ -185,7 +143,13 @@ async function main(argv: string[]): Promise<number> {
       '--compile',
       'record the whole training step once and replay it (webgpu; the same bits as eager steps; elsewhere as called)',
     )
-    .option('--profile', 'time one training step op by op on each selected backend, print the table and exit')
+    .option(
+      '--profile',
+      'time one training step op by op on each selected backend, print the table and exit; with --compile also ' +
+        "the compiled step's traces, replays, kernels per replay, fused elementwise ops, kernels per step and " +
+        'whole-step times against eager steps (the table times an eager step, whose calls the trace records; a ' +
+        'replayed step calls no backend method, so it is timed only whole)',
+    )
     .option(
       '--quantize',
       'after training: int8 post-training quantization of the Linear layers; prints int8 test accuracy and ' +
@@ -193,7 +157,8 @@ async function main(argv: string[]): Promise<number> {
     )
     .option(
       '--json <file>',
-      "write the run's figures (per-epoch loss and test accuracy, seconds, peak memory, device) as JSON",
+      "write the run's figures (per-epoch loss and test accuracy, seconds, peak memory, device) as JSON; " +
+        "with --profile the profile's (per-method rows, step times, the compiled step's counts)",
     )
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) })
@@ -233,16 +198,11 @@ async function main(argv: string[]): Promise<number> {
     );
     return 2;
   }
-  if (o.compile && (o.amp || o.profile)) {
-    const other = o.amp ? '--amp (GradScaler reads the device every step)' : '--profile';
-    console.error(`error: --compile does not combine with ${other}`);
+  if (o.compile && o.amp) {
+    console.error('error: --compile does not combine with --amp (GradScaler reads the device every step)');
     return 2;
   }
   if (o.json !== undefined) {
-    if (o.profile) {
-      console.error('error: --json records a training run; --profile trains nothing');
-      return 2;
-    }
     try {
       checkWritable(o.json);
     } catch (e) {
@@ -281,13 +241,11 @@ async function main(argv: string[]): Promise<number> {
       (o.amp ? '; mixed precision (float16 autocast + GradScaler)' : '') +
       (o.compile ? '; compiled step (recorded once, replayed)' : ''),
   );
-  if (o.profile)
-    return profileRun(
-      o,
-      epochs,
-      data,
-      o.backend === 'all' ? ['cpu', ...known.filter((n) => n !== 'cpu')] : [o.backend],
-    );
+  if (o.profile) {
+    const { model, batchSize, seed, json } = o;
+    const job = { model, epochs, batchSize, seed, lr: o.lr!, amp: o.amp === true, compile: o.compile === true, json };
+    return profileRun(job, data, o.backend === 'all' ? ['cpu', ...known.filter((n) => n !== 'cpu')] : [o.backend]);
+  }
 
   if (o.backend !== 'all') {
     const run = await runOne(o.backend, o, epochs, data);

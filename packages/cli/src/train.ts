@@ -17,8 +17,6 @@ import {
   GradScaler,
   type Module,
   noGrad,
-  profile,
-  type ProfileReport,
   scope,
   type Tensor,
 } from '@polyhal/autograd';
@@ -133,7 +131,8 @@ export async function evaluate(
   return correct / data.testSize;
 }
 
-interface Trainer {
+/** A run's model, optimizer, loader and step (--profile builds one for each measurement: profile.ts). */
+export interface Trainer {
   model: Module;
   opt: Adam;
   loader: DataLoader;
@@ -151,7 +150,11 @@ function compileFigures(s: Readonly<CompileStats>): NonNullable<TrainResult['com
 }
 
 /** Validates the options and builds the model, optimizer, schedule and loader of a run. */
-function makeTrainer(backend: ComputeBackend, data: MnistSplit, o: Omit<TrainOptions, 'onStep' | 'onEpoch'>): Trainer {
+export function makeTrainer(
+  backend: ComputeBackend,
+  data: MnistSplit,
+  o: Omit<TrainOptions, 'onStep' | 'onEpoch'>,
+): Trainer {
   if (!Number.isInteger(o.batchSize) || o.batchSize < 1 || o.batchSize > data.trainSize) {
     throw new InvalidArgumentError(
       `batch size must be an integer from 1 to the training-set size (${data.trainSize}), got ${o.batchSize}`,
@@ -274,44 +277,4 @@ export async function train(backend: ComputeBackend, data: MnistSplit, o: TrainO
     peakBytes: backend.memoryStats().peakBytes,
     ...(compiled ? { compiled: compileFigures(compiled.stats) } : {}),
   };
-}
-
-export interface StepProfile {
-  /** The op-by-op report of the profiled step. */
-  report: ProfileReport;
-  /** Wall time of an unprofiled step (median of 3, each ended by synchronize()), in ms. */
-  stepMs: number;
-}
-
-/**
- * Times one training step of `o.model` op by op (`profile` of @polyhal/autograd): one warm-up step,
- * three unprofiled steps (their median is `stepMs`), then the profiled step. The model is discarded
- * afterwards: on asynchronous backends the profile replays the step's calls, optimizer update included.
- */
-export async function profileStep(
-  backend: ComputeBackend,
-  data: MnistSplit,
-  o: Omit<TrainOptions, 'onStep' | 'onEpoch'>,
-): Promise<StepProfile> {
-  const p = profile(backend);
-  const t = makeTrainer(p.backend, data, o);
-  const times: number[] = [];
-  try {
-    for (let done = 0; ; ) {
-      for await (const { x, y } of t.loader) {
-        if (done === 4) {
-          await p.start();
-          await t.step(x, y);
-          const report = await p.stop();
-          return { report, stepMs: times.sort((a, b) => a - b)[1]! };
-        }
-        const t0 = performance.now();
-        await t.step(x, y);
-        await backend.synchronize();
-        if (done++ > 0) times.push(performance.now() - t0);
-      }
-    }
-  } finally {
-    t.dispose();
-  }
 }
