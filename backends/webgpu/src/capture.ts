@@ -18,9 +18,18 @@
  * each replay calls, after the sections' `advance` callbacks, to write the kernel's params anew. Work run inside
  * `uncaptured` is encoded with no recorder.
  */
-import { type CaptureResult, type DeviceBuffer, type DType, InvalidArgumentError, type LiveValues } from '@polyhal/hal';
+import {
+  type CaptureResult,
+  type DeviceBuffer,
+  type DType,
+  type ElementwiseStep,
+  InvalidArgumentError,
+  type LiveValues,
+  type NDArray,
+} from '@polyhal/hal';
 import type { BatchRecorder, CommandBatch } from './encoder.js';
 import type { BufferPool } from './pool.js';
+import { fusePlan, type PlanFusionContext } from './plan-fusion.js';
 import { ReplayPlan } from './replay-plan.js';
 
 /** A buffer the replay writes (an input) or reads (an output), as the capture saw it. */
@@ -46,7 +55,27 @@ export interface KernelStep {
   readonly x: number;
   readonly y: number;
   readonly z: number;
+  /** Per buffer: bound read_write (the kernel may write it). */
+  readonly writes?: readonly boolean[];
+  /** What the kernel computes, where a plan may fuse it (plan-fusion.ts). */
+  desc?: KernelDesc;
 }
+
+/**
+ * A recorded kernel's computation, for the plan's fusion (plan-fusion.ts): an elementwise chain (fusedElementwise's
+ * steps from `root`; a unary or binary kernel is a chain of one step), or a float32 product (with its bias and
+ * epilogue steps), writing the whole of `out` (of `shape`), all float32. `gpus`: the GPU buffer of every HAL
+ * buffer named (valid after the arrays are freed).
+ */
+export type KernelDesc = (
+  | { readonly kind: 'elementwise'; readonly root: NDArray }
+  | { readonly kind: 'matmul'; readonly a: NDArray; readonly b: NDArray; readonly bias: NDArray | null }
+) & {
+  readonly steps: readonly ElementwiseStep[];
+  readonly out: DeviceBuffer;
+  readonly shape: readonly number[];
+  readonly gpus: ReadonlyMap<number, GPUBuffer>;
+};
 
 export interface CopyStep {
   readonly src: GPUBuffer | null; // null: the plan's staging buffer, at `srcOffset`
@@ -94,6 +123,8 @@ export class Recorder implements BatchRecorder {
   readonly advances: (() => void)[] = [];
   /** The kernels whose params a replay recomputes. */
   readonly patches: LivePatch[] = [];
+  /** Buffers returned to the pool during the capture, each after the first `at` steps (plan-fusion.ts). */
+  readonly frees: { readonly at: number; readonly gpu: GPUBuffer }[] = [];
 
   dispatch(
     pipe: GPUComputePipeline,
@@ -105,7 +136,8 @@ export class Recorder implements BatchRecorder {
     writes: readonly boolean[],
   ): void {
     const [x, y, z] = groups;
-    this.steps.push({ pipe, layout, bytes, segment: this.segments.length, offset, buffers: [...buffers], x, y, z });
+    const step = { pipe, layout, bytes, segment: this.segments.length, offset, buffers: [...buffers], x, y, z, writes };
+    this.steps.push(step);
     buffers.forEach((b, i) => {
       this.touched.add(b);
       if (writes[i]) this.written.add(b);
@@ -129,6 +161,17 @@ export class Recorder implements BatchRecorder {
     this.steps.push({ src: null, srcOffset: 0, dst, bytes: bytes.byteLength, data: bytes });
     this.touched.add(dst);
     this.written.add(dst);
+  }
+
+  /** Describes the kernel recorded last (see KernelDesc). */
+  describe(desc: KernelDesc): void {
+    const last = this.steps[this.steps.length - 1];
+    if (last && isKernel(last)) last.desc = desc;
+  }
+
+  /** A buffer went back to the pool: the values it held are not read after this point by the arrays' owners. */
+  freed(gpu: GPUBuffer): void {
+    this.frees.push({ at: this.steps.length, gpu });
   }
 
   /** Makes the params of the kernel recorded last a function of the live values (each replay calls `params`). */
@@ -158,6 +201,8 @@ export interface PlanContext {
   readonly allocate: (size: number, dtype: DType) => DeviceBuffer;
   /** Called by release() (the backend forgets the plan). */
   readonly released: (plan: ReplayPlan) => void;
+  /** What the plan's fusion needs (plan-fusion.ts); absent: recordings are replayed as recorded. */
+  readonly fusion?: PlanFusionContext;
 }
 
 /** The backend's captures: the one running, if any, and the plans made and not released. */
@@ -181,6 +226,8 @@ export class Captures {
     this.inputs = inputs;
     this.ctx.batch.recorder = this.recorder;
     this.ctx.pool.protect = this.recorder.touched;
+    const rec = this.recorder;
+    this.ctx.pool.onRelease = (b) => rec.freed(b);
   }
 
   /** `outputs` gives the output slots (it may throw: the capture stops either way). */
@@ -196,6 +243,7 @@ export class Captures {
       this.stop();
     }
     if (rec.broken) return { broken: rec.broken };
+    if (this.ctx.fusion) fusePlan(rec, this.ctx.fusion);
     const plan = new ReplayPlan(this.ctx, rec, inputs, slots);
     this.plans.add(plan);
     return { work: plan };
@@ -274,6 +322,7 @@ export class Captures {
     this.live = null;
     this.ctx.batch.recorder = null;
     this.ctx.pool.protect = null;
+    this.ctx.pool.onRelease = null;
     this.inputs = [];
   }
 }

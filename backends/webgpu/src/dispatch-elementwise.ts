@@ -7,6 +7,7 @@ import {
   type BinaryOp,
   type DeviceBuffer,
   type DType,
+  type ElementwiseStep,
   float16Bits,
   type NDArray,
   REDUCE_OP_DEFS,
@@ -57,6 +58,26 @@ export interface ElementwiseContext {
   readonly name: string;
   /** The GPU buffer of a HAL buffer that is not in float16 storage. */
   gpu(buffer: DeviceBuffer): GPUBuffer;
+}
+
+/**
+ * Tells a running capture what the kernel just encoded computes (capture.ts KernelDesc): `steps` from `root` into
+ * the whole of `out`, where every operand and out are float32.
+ */
+export function describeChain(
+  ctx: ElementwiseContext,
+  root: NDArray,
+  steps: readonly ElementwiseStep[],
+  out: DeviceBuffer,
+): void {
+  const rec = ctx.batch.recorder;
+  if (!rec?.describe || out.size === 0) return;
+  const arrays = [root, ...steps.flatMap((s) => ('array' in s ? [s.array] : []))];
+  if (out.dtype !== 'float32' || arrays.some((x) => x.dtype !== 'float32')) return;
+  if (root.shape.reduce((p, d) => p * d, 1) !== out.size) return;
+  const gpus = new Map(arrays.map((x) => [x.buffer.id, ctx.gpu(x.buffer)]));
+  gpus.set(out.id, ctx.gpu(out));
+  rec.describe({ kind: 'elementwise', root, steps, out, shape: root.shape, gpus });
 }
 
 /** Whether any of `buffers` holds float16 in 2-byte storage. */
@@ -123,6 +144,7 @@ export function dispatchUnary(ctx: ElementwiseContext, op: UnaryOp, x: NDArray, 
     vec4: (v) => unaryVec4Wgsl(op, x.dtype, v),
     flat: (contig, R) => unaryWgsl(op, x.dtype, contig, R),
   });
+  describeChain(ctx, x, [{ op } as ElementwiseStep], out);
 }
 
 /** binaryKernel: a and b of one dtype (bool: i32 0/1); out's dtype is the op's result (bool for the comparisons). */
@@ -145,6 +167,7 @@ export function dispatchBinary(ctx: ElementwiseContext, op: BinaryOp, a: NDArray
       [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out)],
       flat(n / 4),
     );
+    describeChain(ctx, a, [{ op, array: b }], out);
     return;
   }
   const contig = isContiguous(a) && isContiguous(b);
@@ -158,6 +181,7 @@ export function dispatchBinary(ctx: ElementwiseContext, op: BinaryOp, a: NDArray
     [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out)],
     flat(n),
   );
+  describeChain(ctx, a, [{ op, array: b }], out);
 }
 
 /**
@@ -182,6 +206,7 @@ export function dispatchBinaryScalar(
     vec4: (v) => binaryScalarVec4Wgsl(op, x.dtype, out.dtype, v, scalarFirst),
     flat: (contig, R) => binaryScalarWgsl(op, x.dtype, out.dtype, contig, R, scalarFirst),
   });
+  describeChain(ctx, x, [{ op, scalar: value, scalarFirst }], out);
 }
 
 /**

@@ -9,7 +9,7 @@
 import type { DeviceBuffer, ElementwiseStep, NDArray } from '@polyhal/hal';
 import { contiguousStrides } from '@polyhal/hal';
 import { isContiguous } from '@polyhal/hal/internal';
-import type { ElementwiseContext } from './dispatch-elementwise.js';
+import { describeChain, type ElementwiseContext } from './dispatch-elementwise.js';
 import { flat, stridedParams } from './kernel-params.js';
 import { vec4Key, vec4Plan } from './kernels/elementwise-vec4.js';
 import { fusedHead, fusedKey, fusedVec4Wgsl, fusedWgsl } from './kernels/fused-elementwise.js';
@@ -96,6 +96,7 @@ function dispatchChain(
       buffers,
       flat(n / 4),
     );
+    describeChain(ctx, x, steps, out);
     return;
   }
   const contig = operands.every((o) => isContiguous(o));
@@ -111,4 +112,5 @@ function dispatchChain(
     buffers,
     flat(n),
   );
+  describeChain(ctx, x, steps, out);
 }

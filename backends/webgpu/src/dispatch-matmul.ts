@@ -9,22 +9,15 @@
  * where that makes vec4 loads possible: on an H200, xᵀ·g of [384, 12608]·[12608, 384] took 0.45 ms with scalar
  * loads of the view and 0.26 ms copy included.
  */
-import { type DeviceBuffer, type NDArray, ShapeMismatchError } from '@polyhal/hal';
+import { type DeviceBuffer, type ElementwiseStep, type NDArray, ShapeMismatchError } from '@polyhal/hal';
 import type { CommandBatch } from './encoder.js';
 import { gemvWgsl } from './kernels/gemv.js';
 import { BLOCK_THREADS, blockInvocations, matmulBlocksWgsl } from './kernels/matmul-blocks.js';
-import {
-  canLoadVec4,
-  chooseSplitK,
-  chooseTile,
-  gemmWords,
-  matmulWgsl,
-  matmulWords,
-  type Tile,
-} from './kernels/matmul.js';
+import { canLoadVec4, chooseSplitK, chooseTile, matmulWgsl, matmulWords, type Tile } from './kernels/matmul.js';
 import { splitKSumWgsl } from './kernels/splitk.js';
 import { flat, stridedParams } from './kernel-params.js';
-import { grid } from './layout.js';
+import { epilogueKey } from './kernels/matmul-epilogue.js';
+import { floatBits, grid } from './layout.js';
 import type { BufferPool } from './pool.js';
 
 /** What a matmul dispatch needs of the backend. */
@@ -81,11 +74,34 @@ function packOperands(
   return copyA || copyB ? [copyA, copyB] : null;
 }
 
+/** Tells a running capture what the product just encoded computes (capture.ts KernelDesc), where all is float32. */
+function describe(
+  ctx: MatmulContext,
+  a: NDArray,
+  b: NDArray,
+  bias: NDArray | null,
+  epi: readonly ElementwiseStep[] | null,
+  out: DeviceBuffer,
+  shape: readonly number[],
+): void {
+  const rec = ctx.batch.recorder;
+  if (!rec?.describe) return;
+  const arrays = [a, b, ...(bias ? [bias] : []), ...(epi ?? []).flatMap((s) => ('array' in s ? [s.array] : []))];
+  if (out.dtype !== 'float32' || arrays.some((x) => x.dtype !== 'float32')) return;
+  if (shape.reduce((p, d) => p * d, 1) !== out.size) return;
+  const gpus = new Map(arrays.map((x) => [x.buffer.id, ctx.gpu(x.buffer)]));
+  gpus.set(out.id, ctx.gpu(out));
+  rec.describe({ kind: 'matmul', a, b, bias, steps: epi ?? [], out, shape, gpus });
+}
+
 /**
  * Encodes the matmulKernel hook: `out` = a @ b over the leading (batch) dims; with `bias` (a view of out's
  * shape, matmulBiasKernel) `out` = a @ b + bias, added in the store of the register-block, unsplit tiled
  * and gemv kernels where the bias is the same for every batch item. Returns false, having encoded nothing, for
  * a bias it cannot add that way (split-K, K = 0, a bias varying over the batch): the caller adds it.
+ * With `epilogue` (a capture plan's fusion, plan-fusion.ts): `out` = the steps applied to each element of the
+ * product (plus bias) in the store (kernels/matmul-epilogue.ts; array operands contiguous of out's shape); false,
+ * with nothing encoded, where the product would take several kernels (split-K, packed operands, K = 0).
  */
 export function dispatchMatmul(
   ctx: MatmulContext,
@@ -93,13 +109,16 @@ export function dispatchMatmul(
   b: NDArray,
   out: DeviceBuffer,
   bias: NDArray | null = null,
+  epilogue: readonly ElementwiseStep[] | null = null,
 ): boolean {
+  const epi = epilogue?.length ? epilogue : null;
   const r = a.shape.length;
   const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];
   const batchShape = a.shape.slice(0, -2);
   const batch = batchShape.reduce((p, d) => p * d, 1);
   if (M === 0 || N === 0 || batch === 0) return true;
   if (bias && (K === 0 || bias.strides.slice(0, -2).some((s, i) => s !== 0 && bias.shape[i]! > 1))) return false;
+  if (epi && K === 0) return false;
   if (K === 0) {
     ctx.fill(out, 0);
     return true;
@@ -126,22 +145,32 @@ export function dispatchMatmul(
   // Matrix-vector shapes (N ≤ 4 or M ≤ 4 against ≥ 64) run without tiles (see kernels/gemv.ts).
   const gemv = ctx.forcedTile ? null : N <= 4 && M >= 64 ? 'rows' : M <= 4 && N >= 64 ? 'cols' : null;
   // With a bias: its offset and strides along M and N after the params (kernels/matmul.ts biasDecl).
-  const withBias = bias ? [...params, 1, bias.offset, bias.strides[r - 2]!, bias.strides[r - 1]!] : [...params, 1];
-  const biasBuffer = bias ? [ctx.gpu(bias.buffer)] : [];
-  const biasKey = bias ? '/bias' : '';
+  const epiArrays = epi ? epi.flatMap((s) => ('array' in s ? [s.array] : [])) : [];
+  const epiWords = epi
+    ? [0, ...epiArrays.map((x) => x.offset), ...epi.flatMap((s) => ('scalar' in s ? [floatBits(s.scalar)] : []))]
+    : [];
+  const withBias = [
+    ...params,
+    1,
+    ...(bias ? [bias.offset, bias.strides[r - 2]!, bias.strides[r - 1]!] : []),
+    ...epiWords,
+  ];
+  const biasBuffer = [...(bias ? [ctx.gpu(bias.buffer)] : []), ...epiArrays.map((x) => ctx.gpu(x.buffer))];
+  const biasKey = (bias ? '/bias' : '') + epilogueKey(epi);
   if (gemv) {
     const [width, count] = gemv === 'rows' ? [N, M] : [M, N];
     const [x, y] = flat(count);
     ctx.batch.dispatch(
       'matmul',
       `matmul/gemv/${gemv}${width}/${R}${biasKey}`,
-      () => gemvWgsl(gemv, width, R, bias !== null),
-      gemmWords(R, bias !== null),
+      () => gemvWgsl(gemv, width, R, bias !== null, epi),
+      withBias.length,
       withBias,
       [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out), ...biasBuffer],
       [x, y, batch],
       flops,
     );
+    describe(ctx, a, b, bias, epi, out, [...batchShape, M, N]);
     return true;
   }
   // Small outputs over a short K (batched attention products), and every product on a software
@@ -154,16 +183,18 @@ export function dispatchMatmul(
     ctx.batch.dispatch(
       'matmul',
       `matmul/blocks${tm}x${tn}/${R}${biasKey}`,
-      () => matmulBlocksWgsl(tm, tn, R, bias !== null),
-      gemmWords(R, bias !== null),
+      () => matmulBlocksWgsl(tm, tn, R, bias !== null, epi),
+      withBias.length,
       withBias,
       [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out), ...biasBuffer],
       [x, y, 1],
       flops,
     );
+    describe(ctx, a, b, bias, epi, out, [...batchShape, M, N]);
     return true;
   }
   const pack = packOperands(ctx, a, b, M, N, K, batch);
+  if (pack && epi) return false;
   if (pack) {
     const pa = pack[0] ? ctx.packed!(a) : a;
     const pb = pack[1] ? ctx.packed!(b) : b;
@@ -201,17 +232,19 @@ export function dispatchMatmul(
       `webgpu matmul: [${M}, ${N}] outputs need more than 65535 workgroups along one dimension of tile ${t.bm}×${t.bn}`,
       [a.shape, b.shape],
     );
+  if (epi && splitK > 1) return false;
   if (splitK === 1) {
     ctx.batch.dispatch(
       'matmul',
       key + biasKey,
-      () => matmulWgsl(t, vec, R, bias !== null),
-      gemmWords(R, bias !== null),
+      () => matmulWgsl(t, vec, R, bias !== null, epi),
+      withBias.length,
       withBias,
       [...ab, ctx.gpu(out), ...biasBuffer],
       groups,
       flops,
     );
+    describe(ctx, a, b, bias, epi, out, [...batchShape, M, N]);
     return true;
   }
   if (bias) return false;

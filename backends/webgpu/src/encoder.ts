@@ -7,6 +7,7 @@
  */
 import { ShapeMismatchError } from '@polyhal/hal';
 import type { LoopWatch } from './loop-watch.js';
+import type { KernelDesc } from './capture.js';
 import { PipelineCache } from './pipelines.js';
 import { type Submission, SubmissionTracker } from './submissions.js';
 
@@ -46,6 +47,8 @@ export interface BatchRecorder {
   copy(src: GPUBuffer, dst: GPUBuffer, bytes: number): void;
   /** A submission was made; `arena`: its uniform arena's contents (the staged params of its kernels). */
   submitted(arena: Uint8Array): void;
+  /** What the kernel recorded last computes, where a capture's plan may fuse it (plan-fusion.ts). */
+  describe?(desc: KernelDesc): void;
 }
 
 export class CommandBatch {

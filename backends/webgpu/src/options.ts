@@ -34,11 +34,16 @@ export const WEBGPU_OPTION_SPECS = defineOptions({
     doc: 'bytes of freed buffers kept for reuse (default: what memoryLimit leaves above the live buffers)',
   },
   /**
-   * Fuse elementwise ops while a capture runs (default true): chains of unary ops and binary ops with a number or
-   * an array of the result's shape are encoded as one fusedElementwise kernel per result kept (capture-fusion.ts);
-   * false records every op as its own kernel, as eager calls always are.
+   * Fuse kernels in captures (default true): chains of unary ops and binary ops with a number or an array of the
+   * result's shape are encoded as one fusedElementwise kernel per result kept (capture-fusion.ts); and when the
+   * capture ends, a kernel whose result one later elementwise kernel alone reads is folded into it — a float32
+   * product into its store as an epilogue, a chain into the chain reading it (plan-fusion.ts), so replays run
+   * fewer kernels. false records and replays every op as its own kernel, as eager calls always are.
    */
-  fuseInCapture: { type: 'boolean', doc: 'fuse chains of elementwise ops into one kernel while a capture runs' },
+  fuseInCapture: {
+    type: 'boolean',
+    doc: 'fuse elementwise chains, and products with the elementwise work on them, in captures and their replays',
+  },
   /** Ops encoded per command-buffer submission (default 64). */
   batchSize: { type: 'integer', min: 1, doc: 'ops per submission' },
   /** Force one matmul tile for every size ('auto' = shape-aware choice; others for tests and benchmarks). */

@@ -30,6 +30,8 @@ export class BufferPool {
    * cap (its replay will use them); a freed one can still be handed out again within the capture.
    */
   protect: ReadonlySet<GPUBuffer> | null = null;
+  /** While a capture runs: hears of every buffer returned (its recorder notes where: plan-fusion.ts). */
+  onRelease: ((buffer: GPUBuffer) => void) | null = null;
   /** Buffers recordings hold, with the number of recordings that hold each. */
   private readonly reserved = new Map<GPUBuffer, number>();
   /** Reserved buffers that nothing else holds (freed by their owner, or taken from the free lists), by size class. */
@@ -73,6 +75,7 @@ export class BufferPool {
    * (after the next submission) instead, so a workload that repeats large ops keeps its buffers.
    */
   release(buffer: GPUBuffer, bytes: number): void {
+    this.onRelease?.(buffer);
     const size = BufferPool.sizeClass(bytes);
     if (this.reserved.has(buffer)) {
       this.parked.set(buffer, size); // a recording replays into it: kept until the recording is released

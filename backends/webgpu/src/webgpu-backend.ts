@@ -114,6 +114,8 @@ export class WebGpuBackend extends BaseBackend {
   /** The open command encoder, uniform params, submissions and their error scopes (encoder.ts). */
   private readonly batch: CommandBatch;
   private readonly matmulContext: MatmulContext;
+  /** Kernels the plans of captures folded into others (plan-fusion.ts). */
+  private readonly planFusion = { fused: 0 };
   /** float16 products on tensor cores (dispatch-matmul-f16.ts). */
   private readonly halfMatmulContext: HalfMatmulContext;
   private readonly intMatmulContext: IntMatmulContext;
@@ -253,6 +255,17 @@ export class WebGpuBackend extends BaseBackend {
       lostReason: () => this.lostReason,
       gpuOf: (buffer) => this.gpu(buffer, true),
       allocate: (size, dtype) => this.allocate(size, dtype),
+      fusion:
+        (options.fuseInCapture ?? true)
+          ? {
+              pipelines: this.batch.pipelines,
+              align: Math.max(16, this.device.limits.minUniformBufferOffsetAlignment),
+              elementwise: this.elementwiseContext,
+              matmul: this.matmulContext,
+              maxStorageBuffers: this.device.limits.maxStorageBuffersPerShaderStage,
+              stats: this.planFusion,
+            }
+          : undefined,
     });
     this.fusion = new CaptureFusion(
       {

@@ -42,7 +42,7 @@ export const fusedKey = (steps: readonly ElementwiseStep[]): string =>
     .join(',');
 
 /** `fn chain(v0: f32, q0: f32, ...) -> f32`: the steps in order; numbers from param `first + k`. */
-function chainFn(steps: readonly ElementwiseStep[], first: number): { fn: string; exprs: string } {
+export function chainFn(steps: readonly ElementwiseStep[], first: number): { fn: string; exprs: string } {
   let k = first;
   let j = 0;
   const exprs: string[] = [];

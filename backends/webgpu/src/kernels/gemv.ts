@@ -7,14 +7,24 @@
  * a: [M, K], b: [K, N] (strided) → c: [M, N] per batch item, float32; `width` is N ('rows') or M ('cols');
  * with `bias`, c = a·b + bias (the GEMM's bias, kernels/matmul.ts biasDecl).
  */
-import { FLAT_ARGS, FLAT_INDEX, paramsPrelude } from '../layout.js';
-import { batchOffsets, biasDecl, gemmWords } from './matmul.js';
+import type { ElementwiseStep } from '@polyhal/hal';
+import { FLAT_ARGS, FLAT_INDEX } from '../layout.js';
+import { batchOffsets, biasDecl, gemmEpilogue, gemmPrelude } from './matmul.js';
+import { epilogued } from './matmul-epilogue.js';
 
-export function gemvWgsl(mode: 'rows' | 'cols', width: number, R: number, bias = false): string {
+export function gemvWgsl(
+  mode: 'rows' | 'cols',
+  width: number,
+  R: number,
+  bias = false,
+  epi: readonly ElementwiseStep[] | null = null,
+): string {
+  const e = gemmEpilogue(R, bias, epi);
   const w = Array.from({ length: width }, (_, j) => j);
   const rows = mode === 'rows';
   const plus = (m: string, n: string): string => (bias ? ` + biasAt(${m}, ${n})` : '');
-  return `${paramsPrelude(gemmWords(R, bias))}
+  const store = (i: number): string => epilogued(`acc[${i}]${plus(`${i}u`, 'idx')}`, `cb + ${i}u * N`, e);
+  return `${gemmPrelude(R, bias, e)}
 @group(0) @binding(1) var<storage, read> a: array<f32>;
 @group(0) @binding(2) var<storage, read> b: array<f32>;
 @group(0) @binding(3) var<storage, read_write> c: array<f32>;
@@ -35,7 +45,7 @@ ${bias ? biasDecl(R) : ''}
     ${w.map((j) => `acc[${j}] += av * b[rb + ${j} * sbn];`).join(' ')}
   }
   let cb = wid.z * M * N + idx * N;
-  ${w.map((j) => `c[cb + ${j}u] = acc[${j}]${plus('idx', `${j}u`)};`).join(' ')}`
+  ${w.map((j) => `c[cb + ${j}u] = ${epilogued(`acc[${j}]${plus('idx', `${j}u`)}`, `cb + ${j}u`, e)};`).join(' ')}`
       : `let cbn = offB + i32(idx) * sbn;
   for (var k = 0u; k < K; k++) {
     let bv = b[cbn + i32(k) * sbk];
@@ -43,7 +53,7 @@ ${bias ? biasDecl(R) : ''}
     ${w.map((i) => `acc[${i}] += a[ak + ${i} * sam] * bv;`).join(' ')}
   }
   let cb = wid.z * M * N + idx;
-  ${w.map((i) => `c[cb + ${i}u * N] = acc[${i}]${plus(`${i}u`, 'idx')};`).join(' ')}`
+  ${w.map((i) => `c[cb + ${i}u * N] = ${store(i)};`).join(' ')}`
   }
 }`;
 }

@@ -15,8 +15,9 @@
  *
  * Same params as the tiled GEMM (kernels/matmul.ts; the split-K count is ignored), and the same bias.
  */
-import { paramsPrelude } from '../layout.js';
-import { batchOffsets, biasDecl, gemmWords } from './matmul.js';
+import type { ElementwiseStep } from '@polyhal/hal';
+import { batchOffsets, biasDecl, gemmEpilogue, gemmPrelude } from './matmul.js';
+import { epilogued } from './matmul-epilogue.js';
 
 export const BLOCK_THREADS = 64;
 
@@ -24,12 +25,20 @@ export const BLOCK_THREADS = 64;
 export const blockInvocations = (M: number, N: number, batch: number, tm: number, tn: number): number =>
   batch * Math.ceil(M / tm) * Math.ceil(N / tn);
 
-export function matmulBlocksWgsl(tm: number, tn: number, R: number, bias = false): string {
+export function matmulBlocksWgsl(
+  tm: number,
+  tn: number,
+  R: number,
+  bias = false,
+  epi: readonly ElementwiseStep[] | null = null,
+): string {
+  const e = gemmEpilogue(R, bias, epi);
   const rows = Array.from({ length: tm }, (_, i) => i);
   const cols = Array.from({ length: tn }, (_, j) => j);
   const fma = rows.flatMap((i) => cols.map((j) => `acc[${i * tn + j}] += a${i} * b${j};`));
   const plus = (i: number, j: number): string => (bias ? ` + biasAt(row0 + ${i}u, col0 + ${j}u)` : '');
-  return `${paramsPrelude(gemmWords(R, bias))}
+  const store = (i: number, j: number): string => epilogued(`acc[${i * tn + j}]${plus(i, j)}`, `cr + ${j}u`, e);
+  return `${gemmPrelude(R, bias, e)}
 @group(0) @binding(1) var<storage, read> a: array<f32>;
 @group(0) @binding(2) var<storage, read> b: array<f32>;
 @group(0) @binding(3) var<storage, read_write> c: array<f32>;
@@ -59,7 +68,7 @@ ${bias ? biasDecl(R) : ''}
     .map(
       (i) => `if (row0 + ${i}u < M) {
     let cr = cbase + (row0 + ${i}u) * N + col0;
-    ${cols.map((j) => `if (col0 + ${j}u < N) { c[cr + ${j}u] = acc[${i * tn + j}]${plus(i, j)}; }`).join('\n    ')}
+    ${cols.map((j) => `if (col0 + ${j}u < N) { c[cr + ${j}u] = ${store(i, j)}; }`).join('\n    ')}
   }`,
     )
     .join('\n  ')}

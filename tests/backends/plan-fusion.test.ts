@@ -1,0 +1,195 @@
+/**
+ * Fusion over a whole WebGPU recording (backends/webgpu/src/plan-fusion.ts, option fuseInCapture): at the end of
+ * a capture, a kernel whose result one later elementwise kernel alone reads, and which is dead after it, is
+ * folded into that kernel — a product into its store (an epilogue), a chain into the chain reading it. Each case
+ * captures the same work on a backend with fuseInCapture and on one without, replays both on new inputs, and
+ * checks: fewer kernels per replay where the rules allow, none fewer where they forbid (a result read twice, kept
+ * alive, or whose operand is written before its reader runs), the unfused replay's bits (lavapipe contracts
+ * nothing), and the float64 value of the work within float32 rounding.
+ */
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { createWebGpuBackend } from '@polyhal/backend-webgpu';
+import type { CapturedWork, ComputeBackend, DeviceBuffer, NDArray } from '@polyhal/hal';
+
+const data = (n: number, seed: number): Float32Array =>
+  Float32Array.from({ length: n }, (_, i) => Math.fround(Math.sin(seed * 91.7 + i * 12.9898) % 1));
+
+type Capturing = ComputeBackend & {
+  beginCapture(inputs: readonly DeviceBuffer[]): void;
+  endCapture(outputs: readonly DeviceBuffer[]): { work: CapturedWork } | { broken: string };
+  abortCapture(): void;
+  kernelStats(): { dispatches: number };
+};
+
+/** The work of a case on input x: returns its outputs; frees every intermediate (as compile's scope does). */
+type Work = (be: Capturing, x: NDArray) => NDArray[];
+
+/** float64 a [M, K] · b [K, N]. */
+function matmul64(a: Float32Array, b: Float32Array, M: number, K: number, N: number): Float64Array {
+  const c = new Float64Array(M * N);
+  for (let i = 0; i < M; i++)
+    for (let k = 0; k < K; k++) for (let j = 0; j < N; j++) c[i * N + j]! += a[i * K + k]! * b[k * N + j]!;
+  return c;
+}
+
+describe('fusion over a webgpu recording', () => {
+  let fused: Capturing;
+  let plain: Capturing;
+  let tiled: Capturing;
+  let tiledPlain: Capturing;
+  beforeAll(async () => {
+    fused = (await createWebGpuBackend()) as unknown as Capturing;
+    plain = (await createWebGpuBackend({ fuseInCapture: false })) as unknown as Capturing;
+    // lavapipe runs every product on register blocks unless a tile is forced: the tiled kernels' epilogues
+    tiled = (await createWebGpuBackend({ matmulTile: 'medium' })) as unknown as Capturing;
+    tiledPlain = (await createWebGpuBackend({ matmulTile: 'medium', fuseInCapture: false })) as unknown as Capturing;
+  });
+  afterAll(() => {
+    for (const be of [fused, plain, tiled, tiledPlain]) be?.dispose();
+  });
+
+  /** Captures `work` on x0, replays it on `next`: the replayed outputs and the kernels per replay. */
+  async function captureRun(
+    be: Capturing,
+    x0: Float32Array,
+    next: Float32Array,
+    shape: number[],
+    work: Work,
+  ): Promise<{ replayed: number[][]; kernels: number }> {
+    const x = be.fromArray(x0, shape);
+    be.beginCapture([x.buffer]);
+    let outs: NDArray[];
+    try {
+      outs = work(be, x);
+    } catch (e) {
+      be.abortCapture();
+      throw e;
+    }
+    const r = be.endCapture(outs.map((o) => o.buffer));
+    if (!('work' in r)) throw new Error(`capture broken: ${r.broken}`);
+    const k0 = be.kernelStats().dispatches;
+    r.work.replay([next]);
+    const kernels = be.kernelStats().dispatches - k0;
+    const replayed = await Promise.all(outs.map(async (_, i) => Array.from((await r.work.read(i)) as Float32Array)));
+    r.work.release();
+    for (const o of outs) be.free(o);
+    be.free(x);
+    return { replayed, kernels };
+  }
+
+  /** Both backends: the fused replay's bits equal the unfused one's; returns both, and the kernels saved. */
+  async function compare(
+    pair: [Capturing, Capturing],
+    shape: number[],
+    work: Work,
+  ): Promise<{ out: number[][]; saved: number }> {
+    const n = shape.reduce((p, d) => p * d, 1);
+    const [x0, next] = [data(n, 1), data(n, 7)];
+    const f = await captureRun(pair[0], x0, next, shape, work);
+    const p = await captureRun(pair[1], x0, next, shape, work);
+    expect(f.replayed).toEqual(p.replayed);
+    return { out: f.replayed, saved: p.kernels - f.kernels };
+  }
+
+  /** y = relu((x · w + bias + r) · 0.5) - with every intermediate freed: one kernel where the rules allow. */
+  const epilogueWork =
+    (M: number, K: number, N: number, withBias: boolean): Work =>
+    (be, x) => {
+      const w = be.fromArray(data(K * N, 2), [K, N]);
+      const bias = be.fromArray(data(N, 3), [N]);
+      const r = be.fromArray(data(M * N, 4), [M, N]);
+      const t1 = be.matmul(x, w, withBias ? bias : null);
+      const t2 = be.binary('add', t1, r);
+      const t3 = be.binary('mul', t2, 0.5);
+      const y = be.unary('relu', t3);
+      for (const t of [w, bias, r, t1, t2, t3]) be.free(t);
+      return [y];
+    };
+
+  /** The float64 value of epilogueWork on the replay's input. */
+  function epilogue64(M: number, K: number, N: number, withBias: boolean): Float64Array {
+    const c = matmul64(data(M * K, 7), data(K * N, 2), M, K, N);
+    const bias = data(N, 3);
+    const r = data(M * N, 4);
+    return c.map((v, i) => Math.max(0, (v + (withBias ? bias[i % N]! : 0) + r[i]!) * 0.5));
+  }
+
+  const paths: [string, number, number, number, boolean][] = [
+    ['register blocks', 40, 24, 36, true],
+    ['register blocks, no bias', 40, 24, 36, false],
+    ['gemv rows (N ≤ 4)', 96, 20, 3, true],
+    ['gemv columns (M ≤ 4)', 2, 20, 80, false],
+  ];
+  test.each(paths)('a product and its add, scale and relu: one kernel, on %s', async (_, M, K, N, withBias) => {
+    const { out, saved } = await compare([fused, plain], [M, K], epilogueWork(M, K, N, withBias));
+    expect(saved).toBe(3);
+    const want = epilogue64(M, K, N, withBias);
+    out[0]!.forEach((v, i) => expect(Math.abs(v - want[i]!)).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(want[i]!))));
+  });
+
+  test.each([
+    ['vec4 loads', 64, 32, 64],
+    ['scalar loads (N not a multiple of 4)', 50, 30, 70],
+  ])('the tiled kernel takes the epilogue (%s)', async (_, M, K, N) => {
+    const { out, saved } = await compare([tiled, tiledPlain], [M, K], epilogueWork(M, K, N, true));
+    expect(saved).toBe(3);
+    const want = epilogue64(M, K, N, true);
+    out[0]!.forEach((v, i) => expect(Math.abs(v - want[i]!)).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(want[i]!))));
+  });
+
+  test('a product read through a reshape, and as the second operand of a subtraction', async () => {
+    const work: Work = (be, x) => {
+      const w = be.fromArray(data(16 * 12, 2), [16, 12]);
+      const r = be.fromArray(data(6 * 4 * 12, 4), [6, 4, 12]);
+      const t1 = be.matmul(x, w); // [24, 12]
+      const t2 = be.binary('sub', r, be.reshape(t1, [6, 4, 12])); // r − t1: the product is the array operand
+      const y = be.binary('div', t2, 3);
+      for (const t of [w, r, t1, t2]) be.free(t);
+      return [y];
+    };
+    const { out, saved } = await compare([fused, plain], [24, 16], work);
+    expect(saved).toBe(2);
+    const c = matmul64(data(24 * 16, 7), data(16 * 12, 2), 24, 16, 12);
+    const r = data(6 * 4 * 12, 4);
+    out[0]!.forEach((v, i) => expect(v).toBeCloseTo((r[i]! - c[i]!) / 3, 5));
+  });
+
+  test('elementwise kernels chain into one (a broadcast operand included)', async () => {
+    const work: Work = (be, x) => {
+      const b = be.fromArray(data(8, 2), [8]);
+      const t1 = be.binary('mul', x, b); // [5, 8] · [8]
+      const t2 = be.unary('exp', t1);
+      const t3 = be.binary('sub', 1, t2);
+      for (const t of [b, t1, t2]) be.free(t);
+      return [t3];
+    };
+    const { out, saved } = await compare([fused, plain], [5, 8], work);
+    expect(saved).toBeGreaterThanOrEqual(1);
+    const x = data(40, 7);
+    const b = data(8, 2);
+    out[0]!.forEach((v, i) => expect(v).toBeCloseTo(1 - Math.exp(Math.fround(x[i]! * b[i % 8]!)), 5));
+  });
+
+  test('nothing is folded where the rules forbid it, and the results stay right', async () => {
+    // a product kept (an output), one read twice, and one whose operand (the input) is written before its reader
+    const work: Work = (be, x) => {
+      const w = be.fromArray(data(12 * 10, 2), [12, 10]);
+      const r = be.fromArray(data(20 * 10, 4), [20, 10]);
+      const kept = be.matmul(x, w);
+      const a = be.binary('add', kept, r);
+      const twice = be.matmul(x, w);
+      const b = be.binary('mul', twice, r);
+      const c = be.binary('sub', twice, 1);
+      const moved = be.matmul(x, w);
+      be.write(x.buffer, data(20 * 12, 9)); // folded into its reader, the product would read these
+      const d = be.binary('add', moved, 2);
+      for (const t of [w, r, twice, moved]) be.free(t);
+      return [kept, a, b, c, d];
+    };
+    const { out, saved } = await compare([fused, plain], [20, 12], work);
+    expect(saved).toBe(0);
+    const want = matmul64(data(20 * 12, 7), data(12 * 10, 2), 20, 12, 10); // the replay's input times w
+    out[0]!.forEach((v, i) => expect(v).toBeCloseTo(want[i]!, 5));
+    out[4]!.forEach((v, i) => expect(v).toBeCloseTo(want[i]! + 2, 5));
+  });
+});
