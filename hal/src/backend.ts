@@ -398,4 +398,15 @@ export interface ComputeBackend extends FamilyMethods, CaptureMethods {
    * without a velocity buffer.
    */
   sgdStep(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void;
+  /**
+   * Mixed precision's unscale and overflow check, after PyTorch's `_amp_foreach_non_finite_check_and_unscale_`:
+   * every gradient (a whole float32 buffer, any size) multiplied in place by invScale (rounded to float32, each
+   * product rounded to float32: the bits of `mul(g, invScale)`), and foundInf[0] (a float32 buffer of one
+   * element) set to 1 when any element of any gradient is Inf or NaN, before or after the multiply; otherwise
+   * foundInf is left as it was, so calls accumulate into one flag. An empty list changes nothing. Before anything
+   * is written: InvalidArgumentError for a buffer listed twice or that is foundInf, or an invScale that is not
+   * finite; DTypeError unless every buffer is float32; ShapeMismatchError unless foundInf holds one element.
+   * Inside a capture invScale is the traced call's at every replay (it is not a live value).
+   */
+  nonFiniteCheckAndUnscale(grads: readonly DeviceBuffer[], foundInf: DeviceBuffer, invScale: number): void;
 }

@@ -17,6 +17,7 @@ import {
   softmaxComposite,
   softmaxCrossEntropyComposite,
 } from './families/composite/composites.js';
+import { checkUnscaleOperands, nonFiniteCheckAndUnscaleComposite } from './families/composite/unscale.js';
 import { type DType, DTYPE_LIST, dtypeDescriptor, isDType, isIntDType, isNarrow, storageDType } from './core/dtype.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError, UnsupportedOpError } from './core/errors.js';
 import {
@@ -440,6 +441,15 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     this.checkStepOperands('sgdStep', param, grad, vel ? [vel] : []);
     this.sgdStepKernel(param, grad, vel, p);
   }
+  /**
+   * Unscales gradients in place and flags an Inf or NaN in foundInf (PyTorch's
+   * `_amp_foreach_non_finite_check_and_unscale_`). Validates every operand (checkUnscaleOperands: live, float32,
+   * distinct, foundInf of one element, invScale finite) before `nonFiniteCheckAndUnscaleKernel` touches anything.
+   */
+  nonFiniteCheckAndUnscale(grads: readonly DeviceBuffer[], foundInf: DeviceBuffer, invScale: number): void {
+    checkUnscaleOperands(grads, foundInf, invScale, (b, arg) => this.checkBuffer(b, 'nonFiniteCheckAndUnscale', arg));
+    if (grads.length > 0) this.nonFiniteCheckAndUnscaleKernel(grads, foundInf, invScale);
+  }
 
   /** The Adam update on validated operands; the default is the composite. Fused backends override it. */
   protected adamStepKernel(
@@ -454,6 +464,14 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   /** The SGD update on validated operands; the default is the composite. Fused backends override it. */
   protected sgdStepKernel(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void {
     sgdStepComposite(this, param, grad, velocity, p);
+  }
+  /** The unscale and check on validated operands (a non-empty list); the default is the composite. */
+  protected nonFiniteCheckAndUnscaleKernel(
+    grads: readonly DeviceBuffer[],
+    foundInf: DeviceBuffer,
+    invScale: number,
+  ): void {
+    nonFiniteCheckAndUnscaleComposite(this, grads, foundInf, invScale);
   }
   /**
    * Fills `out` with the uniforms of a Philox stream (randomUniform; hal/src/core/philox.ts). The default
@@ -558,7 +576,7 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   }
 }
 
-// Compile-time: the defaults BaseBackend gives four optional hooks have their interface's parameters
+// Compile-time: the defaults BaseBackend gives five optional hooks have their interface's parameters
 // (overrides are checked against these declarations; the other hooks are declared through HookArgs).
 type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 type Holds<T extends true> = T;
@@ -566,6 +584,7 @@ type Holds<T extends true> = T;
 type DefaultHooksTyped = Holds<
   | Same<Parameters<BaseBackend['adamStepKernel']>, HookArgs<'adamStepKernel'>>
   | Same<Parameters<BaseBackend['sgdStepKernel']>, HookArgs<'sgdStepKernel'>>
+  | Same<Parameters<BaseBackend['nonFiniteCheckAndUnscaleKernel']>, HookArgs<'nonFiniteCheckAndUnscaleKernel'>>
   | Same<Parameters<BaseBackend['scatterKernel']>, HookArgs<'scatterKernel'>>
   | Same<Parameters<BaseBackend['randomUniformKernel']>, HookArgs<'randomUniformKernel'>>
 >;

@@ -194,7 +194,13 @@ describe('the hooks are declared once (BackendHooks, OptionalBackendHooks in hal
       });
     expect(typed(storage, true)).toEqual(REQUIRED_HOOKS.map((h) => h.name));
     // the optional hooks with a default are methods (their parameters checked by DefaultHooksTyped in base.ts)
-    const defaults = ['adamStepKernel', 'sgdStepKernel', 'scatterKernel', 'randomUniformKernel'];
+    const defaults = [
+      'adamStepKernel',
+      'sgdStepKernel',
+      'nonFiniteCheckAndUnscaleKernel',
+      'scatterKernel',
+      'randomUniformKernel',
+    ];
     for (const d of defaults) expect(base).toMatch(new RegExp(`protected ${d}\\(`));
     expect(new Set([...typed(base, false), ...defaults])).toEqual(new Set(OPTIONAL_HOOKS.map((h) => h.name)));
   });

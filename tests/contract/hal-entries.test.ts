@@ -62,6 +62,7 @@ const CORE = {
   softmaxCrossEntropy: 'method',
   adamStep: 'method',
   sgdStep: 'method',
+  nonFiniteCheckAndUnscale: 'method',
   beginCapture: 'optional method',
   endCapture: 'optional method',
   abortCapture: 'optional method',
@@ -223,6 +224,7 @@ describe('the entries: @polyhal/hal for users, @polyhal/hal/internal for backend
       'checkConvBias',
       'convTransposeWindow2d',
       'defineFamilyMethods',
+      'nonFiniteCheckAndUnscaleComposite',
       'softmaxRows',
       'window2d',
     ];

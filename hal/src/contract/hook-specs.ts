@@ -124,6 +124,15 @@ export const OPTIONAL_HOOK_SPECS = {
       'sgdStepKernel(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void',
     contract: 'One SGD update in place, validated the same way. Default: the composite of HAL ops.',
   },
+  nonFiniteCheckAndUnscaleKernel: {
+    signature:
+      'nonFiniteCheckAndUnscaleKernel(grads: readonly DeviceBuffer[], foundInf: DeviceBuffer, invScale: number): void',
+    contract:
+      '`nonFiniteCheckAndUnscale` on validated operands: a non-empty list of distinct live float32 buffers, foundInf ' +
+      'a float32 buffer of one element distinct from them, invScale finite. Each gradient multiplied in place by ' +
+      'f32(invScale), each product rounded to float32 (the bits of `mul`); foundInf[0] set to 1 when an element is ' +
+      'Inf or NaN before or after the multiply, never cleared. Default: the composite of HAL ops.',
+  },
   binaryScalarKernel: {
     signature:
       'binaryScalarKernel(op: BinaryOp, x: NDArray, value: number, scalarFirst: boolean, out: DeviceBuffer): void',

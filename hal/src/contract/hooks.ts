@@ -171,6 +171,14 @@ export interface OptionalBackendHooks {
    */
   sgdStepKernel?(param: DeviceBuffer, grad: NDArray, velocity: DeviceBuffer | null, p: SgdStepParams): void;
   /**
+   * `nonFiniteCheckAndUnscale` on validated operands: a non-empty list of distinct live float32 buffers, foundInf
+   * a float32 buffer of one element distinct from them, invScale finite. Each gradient multiplied in place by
+   * f32(invScale), each product rounded to float32 (the bits of `mul`); foundInf[0] set to 1 when an element is
+   * Inf or NaN before or after the multiply, never cleared. Default: the composite of HAL ops.
+   * @group fused
+   */
+  nonFiniteCheckAndUnscaleKernel?(grads: readonly DeviceBuffer[], foundInf: DeviceBuffer, invScale: number): void;
+  /**
    * `out[i] = op(x[i], value)`, or `op(value, x[i])` where `scalarFirst`, for `binary` with one number
    * operand on float32: `x` has the output's shape, `value` is already rounded to float32, and `out`'s dtype
    * is the op's result (bool for the comparisons). The same values as `binaryKernel` with the number as a

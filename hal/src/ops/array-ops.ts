@@ -7,6 +7,7 @@
  * kernel). The conformance tolerances and docs/OPS.md derive from these entries; the conformance
  * runner keeps one typed runner per entry, so an entry without one does not compile.
  */
+import { AMP_OP_DEFS } from './amp-ops.js';
 import { CONV_OP_DEFS } from './conv-ops.js';
 import { INDEX_OP_DEFS } from './index-ops.js';
 import { LAYOUT_OP_DEFS } from './layout-ops.js';
@@ -248,6 +249,7 @@ export const ARRAY_OP_DEFS = {
   ...QUANT_OP_DEFS,
   ...SCAN_OP_DEFS,
   ...NORM_OP_DEFS,
+  ...AMP_OP_DEFS,
 } as const satisfies Record<string, ArrayOpDef>;
 
 /** The name of an ARRAY_OP_DEFS entry (`matmul`, `reshape`, `softmax`, ...). */

@@ -35,13 +35,14 @@ export interface Recording {
   calls: RecordedCall[];
 }
 
-// Every op of the table (OP_METHODS) but concat and stack, whose list argument a recording does not
-// encode yet, plus the uploads, assign and frees a replay needs.
+// Every op of the table (OP_METHODS) but concat, stack and nonFiniteCheckAndUnscale, whose list argument a
+// recording does not encode yet, plus the uploads, assign and frees a replay needs.
+const UNRECORDED = new Set(['concat', 'stack', 'nonFiniteCheckAndUnscale']);
 const RECORDED = new Set<string>([
   'fromArray',
   'full',
   'write',
-  ...OP_METHODS.filter((m) => m !== 'concat' && m !== 'stack'),
+  ...OP_METHODS.filter((m) => !UNRECORDED.has(m)),
   'assign',
   'free',
   'deallocate',

@@ -16,6 +16,7 @@ import { scatterCases } from './cases-scatter.js';
 import { layoutCases } from './cases-layout.js';
 import { type LossCaseParams, lossCases } from './cases-loss.js';
 import { type NormParams, normCases } from './cases-norm.js';
+import { ampCases } from './cases-amp.js';
 import { rankCases } from './cases-rank.js';
 import { type ScanParams, scanCases } from './cases-scan.js';
 import { quantCases } from './cases-quant.js';
@@ -91,7 +92,7 @@ export interface Case {
     lastIndex?: boolean;
     /**
      * Optimizer hyper-parameters (adamStep: lr, beta1, beta2, eps, weightDecay, step; sgdStep: lr, momentum,
-     * weightDecay).
+     * weightDecay; nonFiniteCheckAndUnscale: invScale).
      */
     hyper?: Record<string, number>;
     /** Loss functions: reduction, ignoreIndex, labelSmoothing, and which optional weights follow the operands. */
@@ -124,6 +125,7 @@ function buildCases(): Case[] {
   cases.push(...divisionCases());
   cases.push(...dtypeCases());
   cases.push(...normCases());
+  cases.push(...ampCases());
   cases.push(...accumulationCases());
   cases.push(...emptyMatmulCases());
   cases.push(...float16MatmulCases());
