@@ -39,6 +39,7 @@ import { copyKernel, stridedCopy } from './kernels/copy.js';
 import { gatherKernel, scatterKernel } from './kernels/index.js';
 import { matmulKernel } from './kernels/matmul.js';
 import { adamKernel, sgdKernel } from './kernels/optim.js';
+import { unscaleKernel } from './kernels/unscale.js';
 import { softmaxCrossEntropyKernel } from './kernels/softmax.js';
 import { reduceKernel } from './kernels/reduce.js';
 import type { Strided } from './kernels/strided.js';
@@ -288,6 +289,16 @@ export class CpuBackend extends BaseBackend {
       velocity ? (this.data(velocity) as Float32Array) : null,
       p,
     );
+  }
+
+  /** Unscale and overflow check: one in-place pass per gradient (operands validated by nonFiniteCheckAndUnscale). */
+  protected override nonFiniteCheckAndUnscaleKernel(
+    grads: readonly DeviceBuffer[],
+    foundInf: DeviceBuffer,
+    invScale: number,
+  ): void {
+    const data = grads.map((g) => this.data(g) as Float32Array);
+    if (unscaleKernel(data, invScale)) (this.data(foundInf) as Float32Array)[0] = 1;
   }
 
   /** Fused, numerically stable softmax cross-entropy (one pass per row, float64 sums; label-0 rule of ops.ts). */

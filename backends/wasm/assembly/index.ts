@@ -11,6 +11,7 @@ export { convTranspose, convTransposePackW } from './conv-transpose';
 export { resizeNearest } from './resize';
 export { gemmI16, gemmI32, packI16 } from './matmul-int';
 export { adamF32, sgdF32, softmaxCrossEntropyF32 } from './fused';
+export { unscaleF32 } from './unscale';
 export { fusedF32 } from './fused-elementwise';
 export { softmaxF32 } from './softmax';
 export { philoxF32 } from './random';

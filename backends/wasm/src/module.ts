@@ -213,6 +213,8 @@ export interface KernelExports {
   ): void;
   sgdF32(n: number, p: number, g: number, vel: number, lr: number, momentum: number, wd: number): void;
   softmaxCrossEntropyF32(N: number, C: number, z: number, y: number, loss: number, grad: number): void;
+  /** assembly/unscale.ts: n floats at g multiplied by inv in place; 1 when a product is Inf or NaN, else 0. */
+  unscaleF32(n: number, g: number, inv: number): number;
   /** assembly/softmax.ts: softmax of rows [rowStart, rowEnd) of n contiguous floats, x into y. */
   softmaxF32(n: number, x: number, y: number, rowStart: number, rowEnd: number): void;
   /** Philox4x32-10 uniforms: n floats at out, word `skip` of block (b0, b1) first, key (k0, k1). */

@@ -542,6 +542,20 @@ export class WasmBackend extends BaseBackend {
     }
   }
 
+  /**
+   * Unscale and overflow check: one in-place f32x4 pass per gradient (assembly/unscale.ts), the flag set from the
+   * host. Operands validated by nonFiniteCheckAndUnscale.
+   */
+  protected override nonFiniteCheckAndUnscaleKernel(
+    grads: readonly DeviceBuffer[],
+    foundInf: DeviceBuffer,
+    invScale: number,
+  ): void {
+    let found = 0;
+    for (const g of grads) if (g.size > 0) found |= this.k.unscaleF32(g.size, this.ptr(g), invScale);
+    if (found) this.k.fillF32(this.ptr(foundInf), 1, 1);
+  }
+
   override softmaxCrossEntropy(logits: NDArray, labels: NDArray, withGrad = false): { loss: NDArray; grad?: NDArray } {
     return this.fusedSoftmaxCrossEntropy(logits, labels, withGrad, (z, y, loss, grad) =>
       dispatchSoftmaxCrossEntropy(this.ctx, z, y, loss, grad),
