@@ -24,6 +24,7 @@ import { BaseBackend, GATHER_FILL, isContiguous, type StorageArray } from '@poly
 import type { PhiloxStream } from '@polyhal/hal/internal';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import { AdamGroups, MAX_ADAM_SLOTS } from './dispatch-adam.js';
+import { dispatchUnscale } from './dispatch-unscale.js';
 import { Captures, type Slot } from './capture.js';
 import { CaptureFusion } from './capture-fusion.js';
 import { dispatchPhilox, type RandomContext } from './dispatch-random.js';
@@ -737,6 +738,15 @@ export class WebGpuBackend extends BaseBackend {
     } finally {
       if (g.temp) this.free(g.view);
     }
+  }
+
+  /** Unscale and overflow check in place, several gradients per kernel (dispatch-unscale.ts). Operands validated. */
+  protected override nonFiniteCheckAndUnscaleKernel(
+    grads: readonly DeviceBuffer[],
+    foundInf: DeviceBuffer,
+    invScale: number,
+  ): void {
+    dispatchUnscale(this.liveDispatch, this.device.limits.maxStorageBuffersPerShaderStage, grads, foundInf, invScale);
   }
 
   /** layerNorm on [rows, D] views: one invocation per row (dispatch-norm.ts). */
