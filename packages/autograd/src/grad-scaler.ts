@@ -4,7 +4,14 @@
  * float16 parts of backward, the gradients are divided by it before the optimizer steps, and a step whose
  * gradients hold an Inf or NaN (an overflow) is skipped and the scale lowered.
  */
-import { type ComputeBackend, InvalidArgumentError, type NDArray, withTemps } from '@polyhal/hal';
+import {
+  type ComputeBackend,
+  type DeviceBuffer,
+  InvalidArgumentError,
+  isWholeBuffer,
+  type NDArray,
+  withTemps,
+} from '@polyhal/hal';
 import { mul } from './ops.js';
 import type { Optimizer } from './optim.js';
 import { keep } from './scope.js';
@@ -55,10 +62,11 @@ function check(name: string, v: number | undefined, dflt: number, ok: (x: number
 
 /**
  * Dynamic loss scaling. Per iteration: `scaler.scale(loss).backward()`, `await scaler.step(optimizer)`,
- * `scaler.update()`. `step` unscales the gradients (each ·1/scale, in place of `.grad`) unless `unscale`
- * already did (to clip them first), checks all of them for Inf/NaN with one reduction per gradient and one
- * read per backend, and runs `optimizer.step()` only when all are finite; `update` then multiplies the scale
- * by `backoffFactor` after an overflow, or by `growthFactor` after `growthInterval` clean steps in a row.
+ * `scaler.update()`. `step` unscales the gradients (each ·1/scale, in place) unless `unscale` already did (to
+ * clip them first), checks all of them for Inf/NaN in the same pass (the HAL's nonFiniteCheckAndUnscale, one
+ * call and one read per backend), and runs `optimizer.step()` only when all are finite; `update` then multiplies
+ * the scale by `backoffFactor` after an overflow, or by `growthFactor` after `growthInterval` clean steps in a row.
+ * Not inside `compile`: `step` reads the overflow flag on the host (a capture refuses a read).
  * Misuse is an InvalidArgumentError: `unscale` or `step` twice on one optimizer before `update`, `update`
  * with no `step` since the last one, a scale that is not finite and > 0.
  */
@@ -123,10 +131,13 @@ export class GradScaler {
   }
 
   /**
-   * Divides every gradient of `optimizer`'s parameters by the scale (each `.grad` replaced by the quotient)
-   * and records whether any holds an Inf or NaN: one `all(isfinite)` per gradient, combined on the device,
-   * one read per backend. Call it before clipping gradients; `step` then does not unscale again.
-   * InvalidArgumentError when called twice for one optimizer before `update`, or after its `step`.
+   * Divides every gradient of `optimizer`'s parameters by the scale and records whether any holds an Inf or NaN:
+   * per backend, one `nonFiniteCheckAndUnscale` over all its float32 gradients (multiplied in place, checked in
+   * the same pass; PyTorch's `_amp_foreach_non_finite_check_and_unscale_`) and one read of its flag. A gradient
+   * that is a view, or whose buffer another gradient of the list holds, is first replaced by a copy of its own; a
+   * gradient of another dtype (float16) is unscaled by `mul` and checked by `all(isfinite)`, as separate ops. The
+   * products are those of `mul(grad, 1/scale)`, bit for bit. Call it before clipping gradients; `step` then does not
+   * unscale again. InvalidArgumentError when called twice for one optimizer before `update`, or after its `step`.
    */
   async unscale(optimizer: Optimizer): Promise<void> {
     if (!this.enabled) return;
@@ -136,34 +147,49 @@ export class GradScaler {
     if (s.stepped)
       throw new InvalidArgumentError('GradScaler.unscale: step() was already called since the last update()');
     const inv = 1 / this.scaleValue;
-    const flags = new Map<ComputeBackend, NDArray>();
-    noGrad(() => {
-      for (const p of optimizer.params) {
-        const g = p.grad;
-        if (!g) continue;
-        const be = g.backend;
-        const unscaled = be.mul(g.value, inv);
-        const finite = withTemps(be, (t) => be.all(t(be.isfinite(unscaled))));
-        const prev = flags.get(be);
-        if (prev) {
-          flags.set(be, be.binary('logicalAnd', prev, finite));
-          be.free(prev);
-          be.free(finite);
-        } else flags.set(be, finite);
-        p.grad = keep(new Tensor(be, unscaled)); // a gradient outlives the scope, as backward's
-        g.dispose();
-      }
-    });
-    let foundInf = false;
-    for (const [be, flag] of flags) {
-      try {
-        if (!(await be.read(flag))[0]) foundInf = true;
-      } finally {
-        be.free(flag);
-      }
+    const flags = new Map<ComputeBackend, NDArray>(); // float32 [1]: 1 once an Inf or NaN was met
+    try {
+      noGrad(() => {
+        const lists = new Map<ComputeBackend, DeviceBuffer[]>();
+        const seen = new Set<string>(); // backend id / buffer id of the gradients listed
+        for (const p of optimizer.params) {
+          const g = p.grad;
+          if (!g) continue;
+          const be = g.backend;
+          let flag = flags.get(be);
+          if (!flag) flags.set(be, (flag = be.full([1], 0, 'float32')));
+          if (g.dtype !== 'float32') {
+            const unscaled = be.mul(g.value, inv);
+            p.grad = keep(new Tensor(be, unscaled)); // a gradient outlives the scope, as backward's
+            g.dispose();
+            const next = withTemps(be, (t) => be.where(t(be.all(t(be.isfinite(unscaled)))), flag, 1));
+            be.free(flag);
+            flags.set(be, next);
+            continue;
+          }
+          const key = `${be.id}/${g.value.buffer.id}`;
+          const shared = seen.has(key);
+          let value = g.value;
+          if (shared || !isWholeBuffer(value)) {
+            value = be.contiguous(value);
+            p.grad = keep(new Tensor(be, value));
+            if (!shared) g.dispose(); // a shared one stays the other parameter's
+          }
+          const buffer = value.buffer;
+          seen.add(`${be.id}/${buffer.id}`);
+          const list = lists.get(be);
+          if (list) list.push(buffer);
+          else lists.set(be, [buffer]);
+        }
+        for (const [be, list] of lists) be.nonFiniteCheckAndUnscale(list, flags.get(be)!.buffer, inv);
+      });
+      let foundInf = false;
+      for (const [be, flag] of flags) if ((await be.read(flag))[0] !== 0) foundInf = true;
+      s.unscaled = true;
+      s.foundInf = foundInf;
+    } finally {
+      for (const [be, flag] of flags) be.free(flag);
     }
-    s.unscaled = true;
-    s.foundInf = foundInf;
   }
 
   /**
