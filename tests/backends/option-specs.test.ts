@@ -77,6 +77,7 @@ describe('option specs, the one declaration of each option', () => {
       int8Packing?: 'auto' | 'always';
       int8Kernel?: 'auto' | 'subgroup-matrix' | 'dot4';
       float16Matmul?: 'auto' | 'subgroup-matrix' | 'float32';
+      float16MatmulTile?: 'auto' | 'large' | 'medium' | 'small';
       int8Tile?: 'auto' | '128x128' | '64x128';
       fuseInCapture?: boolean;
     };

@@ -19,6 +19,7 @@ import {
   HALF_KT,
   HALF_SGM_LARGE,
   HALF_SGM_MEDIUM,
+  HALF_SGM_SMALL,
   type HalfSubgroupMatrixTile,
   halfSubgroupMatrixWgsl,
   PACK_HALF_WORDS,
@@ -34,6 +35,8 @@ export interface HalfMatmulContext {
   readonly mode: 'off' | 'auto' | 'always';
   /** The device's workgroup memory (bytes): the large tile needs HALF_SGM_LARGE.storage. */
   readonly workgroupStorage: number;
+  /** The tile of every product (option `float16MatmulTile`), or null: chosen by shape. */
+  readonly forcedTile?: HalfSubgroupMatrixTile | null;
   /** The GPU buffer of a HAL buffer, float16 storage included. */
   gpu(buffer: DeviceBuffer): GPUBuffer;
 }
@@ -52,13 +55,16 @@ const roundUp = (x: number, m: number): number => Math.ceil(x / m) * m;
 export function halfMatmulSetup(
   options: WebGpuOptions,
   hasHalfSubgroupMatrix: boolean,
-): { mode: HalfMatmulContext['mode']; description: string } {
+): { mode: HalfMatmulContext['mode']; description: string; tile: HalfSubgroupMatrixTile | null } {
   const wanted = options.float16Matmul ?? 'auto';
   const mode =
     !hasHalfSubgroupMatrix || wanted === 'float32' ? 'off' : wanted === 'subgroup-matrix' ? 'always' : 'auto';
+  const tiles = { large: HALF_SGM_LARGE, medium: HALF_SGM_MEDIUM, small: HALF_SGM_SMALL };
+  const forced = options.float16MatmulTile ?? 'auto';
   return {
     mode,
     description: mode === 'off' ? 'float32 kernels on widened copies' : 'subgroup matrices (tensor cores)',
+    tile: forced === 'auto' ? null : tiles[forced],
   };
 }
 
@@ -69,6 +75,7 @@ export function takesHalfSubgroupMatrix(ctx: HalfMatmulContext, M: number, N: nu
 }
 
 function chooseTile(ctx: HalfMatmulContext, M: number, N: number): HalfSubgroupMatrixTile {
+  if (ctx.forcedTile && ctx.workgroupStorage >= ctx.forcedTile.storage) return ctx.forcedTile;
   const fits = ctx.workgroupStorage >= HALF_SGM_LARGE.storage;
   const tiles = Math.ceil(M / HALF_SGM_LARGE.rows) * Math.ceil(N / HALF_SGM_LARGE.cols);
   return fits && tiles >= LARGE_TILES ? HALF_SGM_LARGE : HALF_SGM_MEDIUM;

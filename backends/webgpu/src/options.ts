@@ -131,6 +131,16 @@ export const WEBGPU_OPTION_SPECS = defineOptions({
     doc: 'kernel of float16 products; "auto": tensor cores where offered (f16 subgroup matrices) for large ones',
   },
   /**
+   * The subgroup-matrix tile of every float16 product on the tensor cores ('auto' = by shape; the others for tests
+   * and benchmarks): 'large' 128×128, 'medium' 64×128, 'small' 64×64 (the large one needs about 21 KiB of
+   * workgroup memory, else 'medium' is used).
+   */
+  float16MatmulTile: {
+    type: 'string',
+    values: ['auto', 'large', 'medium', 'small'],
+    doc: 'tensor-core tile of every float16 product; "auto" chooses by shape (the others for tests and benchmarks)',
+  },
+  /**
    * The subgroup-matrix tile of every packed int8 product ('auto' = by robustness and size, as above; the others
    * for tests and benchmarks: '128x128' needs 20 KiB of workgroup memory, else 64×128 is used). On the dot4 path
    * '128x128' forces the register-blocked 128×128 kernel and '64x128' the 64×64 one, whatever the product's size.

@@ -197,6 +197,7 @@ export class WebGpuBackend extends BaseBackend {
       pool: this.pool,
       mode: half.mode,
       workgroupStorage: limits.maxComputeWorkgroupStorageSize,
+      forcedTile: half.tile,
       gpu: (buffer) => this.gpu(buffer, true),
     };
     this.intMatmulContext = {

@@ -58,6 +58,8 @@ export const HALF_KT = slabDepth(FLOAT16_SUBGROUP_MATRIX);
 
 export const HALF_SGM_LARGE = subgroupMatrixTile(FLOAT16_SUBGROUP_MATRIX, 'large', 4, 4);
 export const HALF_SGM_MEDIUM = subgroupMatrixTile(FLOAT16_SUBGROUP_MATRIX, 'medium', 2, 4);
+/** 64×64: four times the workgroups of the large tile, for products of few output tiles (a short K). */
+export const HALF_SGM_SMALL = subgroupMatrixTile(FLOAT16_SUBGROUP_MATRIX, 'small', 2, 2);
 
 /**
  * The WGSL of one tile's kernel: A [Mp, Kp] row-major at element offset param 3, B [Kp, Np] row-major at param 4

@@ -50,7 +50,7 @@ export interface SubgroupMatrixType {
 
 /** A workgroup tile: fm×fn result matrices of 16×16 per subgroup, four subgroups in a 2×2 grid. */
 export interface SubgroupMatrixTile {
-  readonly name: 'large' | 'medium';
+  readonly name: 'large' | 'medium' | 'small';
   readonly fm: number;
   readonly fn: number;
   /** Rows and columns of C per workgroup: the padding of A's rows and B's columns. */
@@ -73,7 +73,7 @@ const sharedElements = (type: SubgroupMatrixType, bytes: number): number =>
 /** The tile `name` of fm×fn result matrices per subgroup for `type`. */
 export function subgroupMatrixTile(
   type: SubgroupMatrixType,
-  name: 'large' | 'medium',
+  name: 'large' | 'medium' | 'small',
   fm: number,
   fn: number,
 ): SubgroupMatrixTile {
