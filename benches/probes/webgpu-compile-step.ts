@@ -7,8 +7,9 @@
  *   the step's kernels plus one host callback (the optimizer's: it advances stepCount, and its update kernels take
  *   the step's lr and bias corrections), then the loss read back.
  * Rounds alternate the three; prints, per model, a row for each compiled form — the median round of eager and of
- * the compiled form, the ratio, the kernels and submissions per step, the host callbacks and live kernels of a
- * replay — and checks that each compiled copy's losses equal the eager copy's bit for bit over the warm-up steps,
+ * the compiled form, the ratio, the JavaScript time of the call alone (eagerHostMs, compiledHostMs: encoding,
+ * without waiting for the GPU or the read), the kernels and submissions per step, the host callbacks and live
+ * kernels of a replay — and checks that each compiled copy's losses equal the eager copy's bit for bit over the warm-up steps,
  * and the whole-step copy's weights after them. `--read-every N` reads the loss back every N timed steps (a loop
  * that logs every N steps) instead of every step: the read's round trip is part of a step's time, and the rows
  * name N.
@@ -72,8 +73,11 @@ for (const kind of kinds) {
     },
     wholeStep: () => whole(x, y),
   };
+  const host: Record<Variant, number> = { eager: 0, forwardBackward: 0, wholeStep: 0 };
   const step = async (name: Variant, read = true): Promise<number> => {
+    const t0 = performance.now();
     const loss = run[name]();
+    host[name] += performance.now() - t0;
     const v = read ? await loss.item() : Number.NaN;
     loss.dispose();
     return v;
@@ -90,14 +94,18 @@ for (const kind of kinds) {
     const [a, b] = [await p0[i]!.data(), await p2[i]!.data()];
     sameWeights = sameWeights && a.length === b.length && a.every((v, j) => Object.is(v, b[j]));
   }
-  const per = Object.fromEntries(VARIANTS.map((v) => [v, { ms: [] as number[], kernels: 0, submissions: 0 }]));
+  const per = Object.fromEntries(
+    VARIANTS.map((v) => [v, { ms: [] as number[], hostMs: [] as number[], kernels: 0, submissions: 0 }]),
+  );
   for (let r = 0; r < roundsN; r++) {
     const order = r % 2 ? [...VARIANTS].reverse() : VARIANTS;
     for (const name of order) {
       const k0 = stats();
+      const h0 = host[name];
       const t = performance.now();
       for (let i = 0; i < steps; i++) await step(name, (i + 1) % readEvery === 0 || i === steps - 1);
       per[name]!.ms.push((performance.now() - t) / steps);
+      per[name]!.hostMs.push((host[name] - h0) / steps);
       const k1 = stats();
       per[name]!.kernels = (k1.dispatches - k0.dispatches) / steps;
       per[name]!.submissions = (k1.submissions - k0.submissions) / steps;
@@ -118,6 +126,9 @@ for (const kind of kinds) {
       eagerMs: +e.toFixed(3),
       compiledMs: +c.toFixed(3),
       speedup: +(e / c).toFixed(2),
+      // JavaScript of the call alone (encoding, without waiting for the GPU or the read)
+      eagerHostMs: +median(per['eager']!.hostMs).toFixed(3),
+      compiledHostMs: +median(per[name]!.hostMs).toFixed(3),
       sameLosses: sameLosses[name],
       ...(name === 'wholeStep' ? { sameWeights } : {}),
       eagerKernels: per['eager']!.kernels,

@@ -9,8 +9,9 @@
  * recorded once and replayed), tells the GPU's share of the eager step from the per-op JavaScript's.
  * Each mode's row also counts the GPU buffers created per timed step (a pool too small for a step's arrays makes
  * every step create and clear them anew: `--pool-bytes`, the backend's maxPooledBytes, default the backend's).
+ * `--f16-tile` forces the tensor cores' tile of every float16 product (the backend's float16MatmulTile).
  *   node webgpu-vit-amp.mjs [--dawn-flags F] [--depth 12] [--batch 64] [--steps 5] [--rounds 5] [--pool-bytes N]
- *     [--json FILE]
+ *     [--f16-tile auto|large|medium|small] [--json FILE]
  */
 import { writeFileSync } from 'node:fs';
 import { compile, crossEntropy, scope, type Tensor } from '@polyhal/autograd';
@@ -25,8 +26,10 @@ const flags = arg('dawn-flags', '');
 const [depth, batch, steps, rounds] = ['depth', 'batch', 'steps', 'rounds'].map((k, i) =>
   Number(arg(k, ['12', '64', '5', '5'][i]!)),
 ) as [number, number, number, number];
+const f16Tile = arg('f16-tile', 'auto') as 'auto' | 'large' | 'medium' | 'small';
 const be = await createWebGpuBackend({
   dawnFlags: flags ? [flags] : [],
+  float16MatmulTile: f16Tile,
   ...(arg('pool-bytes', '') ? { maxPooledBytes: Number(arg('pool-bytes', '')) } : {}),
   memoryLimit: 2 ** 35, // the activations of 12 blocks at batch 64 pass the 2 GiB default
 });
@@ -66,6 +69,7 @@ const row = {
   float32StepMs: f32,
   mixedStepMs: mixed,
   speedup: f32 / mixed,
+  float16MatmulTile: f16Tile,
   compiledStepMs: compiled,
   compiledStats: { ...runs[2]!.whole.stats },
   buffersCreatedPerStep: Object.fromEntries(runs.map((r) => [r.mode, r.created])),
