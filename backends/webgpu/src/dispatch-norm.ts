@@ -10,11 +10,11 @@ import type { BufferPool } from './pool.js';
 import { LAYER_NORM_BACKWARD_WORDS, layerNormBackwardWgsl } from './kernels/layer-norm-backward.js';
 import { LAYER_NORM_WORDS, layerNormWgsl, NORM_THREADS } from './kernels/layer-norm.js';
 import {
+  LAYER_NORM_FUSED_WORDS,
   LAYER_NORM_PARAMS_SUM_WORDS,
+  layerNormBackwardFusedWgsl,
   layerNormParamsChunk,
-  layerNormParamsPartialWgsl,
   layerNormParamsSumWgsl,
-  layerNormParamsWgsl,
 } from './kernels/layer-norm-params.js';
 import { floatBits, grid } from './layout.js';
 
@@ -80,26 +80,35 @@ export function dispatchLayerNormBackward(
   const inputs = [g, x, mean, rstd].map((a) => ctx.gpu(a.buffer));
   inputs.push(weight ? ctx.gpu(weight.buffer) : ctx.dummy);
   const op = 'layerNormBackward';
-  ctx.batch.dispatch(
-    op,
-    'layerNormBackward/dx',
-    () => layerNormBackwardWgsl,
-    LAYER_NORM_BACKWARD_WORDS,
-    params,
-    [...inputs, ctx.gpu(dx)],
-    groups(rows),
-  );
-  if (!dweight || !dbias) return;
+  if (!dweight || !dbias) {
+    ctx.batch.dispatch(
+      op,
+      'layerNormBackward/dx',
+      () => layerNormBackwardWgsl,
+      LAYER_NORM_BACKWARD_WORDS,
+      params,
+      [...inputs, ctx.gpu(dx)],
+      groups(rows),
+    );
+    return;
+  }
+  // dx and the parameters' sums in one dispatch: dx's workgroups first, then the sums' (layer-norm-params.ts)
+  const dxGroups = Math.ceil(rows / NORM_THREADS);
+  const columnGroups = Math.ceil(D / NORM_THREADS);
   const chunk = layerNormParamsChunk(rows, D);
+  const fusedGrid = (sums: number): [number, number, number] => {
+    const [x, y] = grid(dxGroups + sums);
+    return [x, y, 1];
+  };
   if (chunk === 0) {
     ctx.batch.dispatch(
       op,
-      'layerNormBackward/params',
-      () => layerNormParamsWgsl,
-      LAYER_NORM_BACKWARD_WORDS,
-      params,
-      [...inputs, ctx.gpu(dweight), ctx.gpu(dbias)],
-      groups(D),
+      'layerNormBackward/dx-params',
+      () => layerNormBackwardFusedWgsl(false),
+      LAYER_NORM_FUSED_WORDS,
+      [...params, dxGroups, columnGroups],
+      [...inputs, ctx.gpu(dx), ctx.gpu(dweight), ctx.gpu(dbias)],
+      fusedGrid(columnGroups),
     );
     return;
   }
@@ -112,12 +121,12 @@ export function dispatchLayerNormBackward(
   try {
     ctx.batch.dispatch(
       op,
-      'layerNormBackward/params-partial',
-      () => layerNormParamsPartialWgsl,
-      LAYER_NORM_BACKWARD_WORDS,
-      params,
-      [...inputs, partial],
-      [Math.ceil(D / NORM_THREADS), chunks, 1],
+      'layerNormBackward/dx-params-partial',
+      () => layerNormBackwardFusedWgsl(true),
+      LAYER_NORM_FUSED_WORDS,
+      [...params, dxGroups, columnGroups],
+      [...inputs, ctx.gpu(dx), partial],
+      fusedGrid(columnGroups * chunks),
     );
     ctx.batch.dispatch(
       op,

@@ -28,10 +28,8 @@ fn rstdAt(r: u32) -> f32 { return rstdIn[p(12u) + i32(r) * p(13u)]; }
 fn wAt(d: u32) -> f32 { return select(1.0, w[p(14u) + i32(d) * p(15u)], p(2u) != 0); }
 `;
 
-export const layerNormBackwardWgsl = `${NORM_BACKWARD_PRELUDE}
-@group(0) @binding(6) var<storage, read_write> dx: array<f32>;
-@compute @workgroup_size(${NORM_THREADS}) fn main(${NORM_ARGS}) {
-  ${NORM_INDEX}
+/** `fn dxRow(idx: u32)`: dx of row idx (nothing past the last row). */
+export const DX_ROW_FN = `fn dxRow(idx: u32) {
   let rows = u32(p(0u)); let D = u32(p(1u));
   if (idx >= rows) { return; }
   let mean = meanAt(idx); let rstd = rstdAt(idx);
@@ -46,4 +44,12 @@ export const layerNormBackwardWgsl = `${NORM_BACKWARD_PRELUDE}
     let xh = (xAt(idx, d) - mean) * rstd;
     dx[o + d] = rstd * (gAt(idx, d) * wAt(d) - m1 - xh * m2);
   }
+}`;
+
+export const layerNormBackwardWgsl = `${NORM_BACKWARD_PRELUDE}
+@group(0) @binding(6) var<storage, read_write> dx: array<f32>;
+${DX_ROW_FN}
+@compute @workgroup_size(${NORM_THREADS}) fn main(${NORM_ARGS}) {
+  ${NORM_INDEX}
+  dxRow(idx);
 }`;
