@@ -5,7 +5,8 @@
  * 4096³, beside PolyHAL's float32 matmul of the same shape in the same process: TFLOP/s = 2·M·N·K / time, the
  * median of trials of `reps` queued products to a synchronize; and per shape the largest difference between the
  * tiles' float32 results (they sum in the same order per 16×16×16 step: 0 expected).
- *   node webgpu-f16-tiles.mjs [--shapes 12608x384x384,...] [--trials 7] [--json FILE]
+ * `--tiles` names the tiles to time (each on a device of its own; one per process keeps the others' devices out).
+ *   node webgpu-f16-tiles.mjs [--shapes 12608x384x384,...] [--tiles large,medium,small] [--trials 7] [--json FILE]
  */
 import { writeFileSync } from 'node:fs';
 import { createWebGpuBackend } from '@polyhal/backend-webgpu';
@@ -20,7 +21,7 @@ const shapes = arg('shapes', '12608x384x384,12608x384x1536,12608x1536x384,384x12
   .map((s) => s.split('x').map(Number) as [number, number, number]);
 const trials = Number(arg('trials', '7'));
 const flags = ['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia'];
-const TILES = ['large', 'medium', 'small'] as const;
+const TILES = arg('tiles', 'large,medium,small').split(',') as ('large' | 'medium' | 'small')[];
 const rows: Record<string, unknown>[] = [];
 const emit = (row: Record<string, unknown>): void => {
   rows.push(row);
@@ -57,7 +58,7 @@ for (const [M, K, N] of shapes) {
       await be.synchronize();
       return (performance.now() - t0) / reps;
     };
-    const withF32 = i === 0;
+    const withF32 = i === 0; // float32 on the first tile's device
     const [a32, b32] = withF32 ? [be.cast(a16, 'float32'), be.cast(b16, 'float32')] : [undefined, undefined];
     for (let w = 0; w < 2; w++) await time(true);
     if (withF32) for (let w = 0; w < 2; w++) await time(false, a32, b32);
