@@ -57,6 +57,9 @@ const CASES: { name: string; a: number[]; b: number[]; transposeB?: boolean }[] 
   { name: 'batched 3×65×40 · 40×33 (broadcast b)', a: [3, 65, 40], b: [1, 40, 33] },
   { name: 'bᵀ view 96×64 · (80×64)ᵀ', a: [96, 64], b: [80, 64], transposeB: true },
   { name: 'K = 1000 (not a multiple of 32)', a: [64, 1000], b: [1000, 48] },
+  { name: '320×96×256 (the medium tile divides M and N: no packs, direct store)', a: [320, 96], b: [96, 256] },
+  { name: '192×64×192 (the small tile divides M and N)', a: [192, 64], b: [64, 192] },
+  { name: 'batched 3×192×32 · 32×128 (medium tile, broadcast b)', a: [3, 192, 32], b: [1, 32, 128] },
 ];
 const kernel = kernelOf(forced);
 for (const c of CASES) {
