@@ -68,40 +68,34 @@ export function halfMatmulSetup(
   };
 }
 
-/**
- * Whether an [M, K] · [K, N] product of float16 operands takes the tensor cores on this device. In 'auto': products
- * of HALF_SGM_MIN_MACS or more, M and N ≥ 64, whose padding to the tile and to K's slabs adds at most half again
- * the work (MAX_PADDED_WORK). On an H200 the batched attention products of a ViT-S step ([197, 64]·[64, 197],
- * [197, 197]·[197, 64]: 1.7× and 2.9× the work padded, the operands packed and the result cropped) took 3× the
- * time of the float32 kernels on widened copies (benches/results/h200/webgpu-vit-profile.json).
- */
+/** Whether an [M, K] · [K, N] product of float16 operands takes the tensor cores on this device. */
 export function takesHalfSubgroupMatrix(ctx: HalfMatmulContext, M: number, N: number, K: number): boolean {
   if (ctx.mode === 'off' || M === 0 || N === 0 || K === 0) return false;
-  if (ctx.mode === 'always') return true;
-  if (M < 64 || N < 64 || M * N * K < HALF_SGM_MIN_MACS) return false;
-  const t = chooseTile(ctx, M, N);
-  return roundUp(M, t.rows) * roundUp(N, t.cols) * roundUp(K, HALF_KT) <= MAX_PADDED_WORK * M * N * K;
+  return ctx.mode === 'always' || (M >= 64 && N >= 64 && M * N * K >= HALF_SGM_MIN_MACS);
 }
 
-/** The most work, padding included, the tensor cores take in 'auto', as a multiple of the product's own. */
-const MAX_PADDED_WORK = 1.5;
+/** Products over a K this short take a tile that divides M and N where one does (see chooseTile). */
+const EXACT_TILE_MAX_K = 512;
 
 /**
- * The tile of an [M, N] output: the largest that divides M and N (the operands read and the result written where
- * they are: no packed copies, no crop; the large one where it makes LARGE_TILES workgroups), else the large tile
- * for many output tiles and the medium one for few. ViT-S's 12,608 rows are 197 medium tiles and 98.5 large ones:
- * on an H200, [12608, 384]·[384, 384] took 0.07–0.12 ms on the medium tile and 0.11 ms on the large one with the
- * copy and the crop (benches/results/h200/webgpu-f16-tiles.json).
+ * The tile of an [M, N] · over-K product: the large tile for many output tiles, the medium one for few; but over a
+ * short K (≤ EXACT_TILE_MAX_K), where copying an operand and cropping the result cost about as much as the product,
+ * the largest tile that divides M and N where one does (the operands read and the result written where they are).
+ * ViT-S's 12,608 rows are 197 medium tiles and 98.5 large ones: on an H200, [12608, 384]·[384, 384] took 0.072 and
+ * 0.116 ms on the medium tile and 0.112–0.114 ms on the large one with the copy and the crop
+ * (benches/results/h200/webgpu-f16-tiles.json; figures from one process per tile varied up to 3× between runs).
  */
-function chooseTile(ctx: HalfMatmulContext, M: number, N: number): HalfSubgroupMatrixTile {
+function chooseTile(ctx: HalfMatmulContext, M: number, N: number, K: number): HalfSubgroupMatrixTile {
   if (ctx.forcedTile && ctx.workgroupStorage >= ctx.forcedTile.storage) return ctx.forcedTile;
   const fits = ctx.workgroupStorage >= HALF_SGM_LARGE.storage;
   const tiles = Math.ceil(M / HALF_SGM_LARGE.rows) * Math.ceil(N / HALF_SGM_LARGE.cols);
+  const large = fits && tiles >= LARGE_TILES;
   const divides = (t: HalfSubgroupMatrixTile): boolean => M % t.rows === 0 && N % t.cols === 0;
-  if (fits && tiles >= LARGE_TILES && divides(HALF_SGM_LARGE)) return HALF_SGM_LARGE;
-  const exact = [HALF_SGM_MEDIUM, HALF_SGM_SMALL].find(divides);
-  if (exact) return exact;
-  return fits && tiles >= LARGE_TILES ? HALF_SGM_LARGE : HALF_SGM_MEDIUM;
+  if (K <= EXACT_TILE_MAX_K && !(large && divides(HALF_SGM_LARGE))) {
+    const exact = [HALF_SGM_MEDIUM, HALF_SGM_SMALL].find(divides);
+    if (exact) return exact;
+  }
+  return large ? HALF_SGM_LARGE : HALF_SGM_MEDIUM;
 }
 
 /**
@@ -153,7 +147,7 @@ function batchRuns(items: readonly [number, number][], inner: number): BatchRun[
 export function dispatchHalfMatmul(ctx: HalfMatmulContext, a: NDArray, b: NDArray, out: DeviceBuffer): void {
   const r = a.shape.length;
   const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];
-  const t = chooseTile(ctx, M, N);
+  const t = chooseTile(ctx, M, N, K);
   const [Kp, Mp, Np] = [roundUp(K, HALF_KT), roundUp(M, t.rows), roundUp(N, t.cols)];
   const direct = Mp === M && Np === N;
   const inner = r > 2 ? a.shape[r - 3]! : 1;
