@@ -100,8 +100,10 @@ function describe(
  * and gemv kernels where the bias is the same for every batch item. Returns false, having encoded nothing, for
  * a bias it cannot add that way (split-K, K = 0, a bias varying over the batch): the caller adds it.
  * With `epilogue` (a capture plan's fusion, plan-fusion.ts): `out` = the steps applied to each element of the
- * product (plus bias) in the store (kernels/matmul-epilogue.ts; array operands contiguous of out's shape); false,
- * with nothing encoded, where the product would take several kernels (split-K, packed operands, K = 0).
+ * product (plus bias) in the store (kernels/matmul-epilogue.ts; array operands contiguous of out's shape), on the
+ * register blocks and gemv only; false, with nothing encoded, for the tiled kernels (on an H200, the ViT-S-like
+ * step with its products' residual adds and GELU derivatives folded into their tiled kernels' stores took 200 ms
+ * compiled against 121 ms unfused; why is not known) and K = 0.
  */
 export function dispatchMatmul(
   ctx: MatmulContext,
@@ -193,8 +195,8 @@ export function dispatchMatmul(
     describe(ctx, a, b, bias, epi, out, [...batchShape, M, N]);
     return true;
   }
+  if (epi) return false; // the tiled kernels take no epilogue (see above)
   const pack = packOperands(ctx, a, b, M, N, K, batch);
-  if (pack && epi) return false;
   if (pack) {
     const pa = pack[0] ? ctx.packed!(a) : a;
     const pb = pack[1] ? ctx.packed!(b) : b;
@@ -232,12 +234,11 @@ export function dispatchMatmul(
       `webgpu matmul: [${M}, ${N}] outputs need more than 65535 workgroups along one dimension of tile ${t.bm}×${t.bn}`,
       [a.shape, b.shape],
     );
-  if (epi && splitK > 1) return false;
   if (splitK === 1) {
     ctx.batch.dispatch(
       'matmul',
       key + biasKey,
-      () => matmulWgsl(t, vec, R, bias !== null, epi),
+      () => matmulWgsl(t, vec, R, bias !== null),
       withBias.length,
       withBias,
       [...ab, ctx.gpu(out), ...biasBuffer],

@@ -18,7 +18,8 @@
  * - nothing P reads is written between P and E (the fused kernel runs in E's place), and E's output is not one
  *   of P's operands;
  * - a product's epilogue arrays are contiguous arrays of the product's shape, within the device's storage
- *   buffers per stage; a chain within MAX_FUSED_ARRAYS arrays; a product on one kernel (not split over K).
+ *   buffers per stage; a chain within MAX_FUSED_ARRAYS arrays; a product on the register blocks or gemv (the
+ *   kernels of small products, where the kernel saved is a good part of the work: dispatch-matmul.ts).
  * Chains of these fuse in turn (a product, its residual add, a scale). Each fused step rounds to float32 as its
  * separate kernel does, so a replay gives the separate kernels' bits, but a GPU compiler may contract a multiply
  * and an add of consecutive steps into one fused multiply-add, as the backend's arithmetic class allows.

@@ -14,7 +14,7 @@
  */
 import type { ElementwiseStep } from '@polyhal/hal';
 import { paramsPrelude } from '../layout.js';
-import { type EpilogueWgsl, epilogued, epilogueWgsl } from './matmul-epilogue.js';
+import { type EpilogueWgsl, epilogueWgsl } from './matmul-epilogue.js';
 
 /** Param words for R batch dimension slots; the split-K count is the last. */
 export const matmulWords = (R: number): number => 11 + 3 * R;
@@ -32,18 +32,15 @@ fn biasAt(m: u32, n: u32) -> f32 { return bias[u32(p(${w}u) + i32(m) * p(${w + 1
 /** Params of a GEMM with (`bias`) or without a bias. */
 export const gemmWords = (R: number, bias: boolean): number => matmulWords(R) + (bias ? 3 : 0);
 
-/** A GEMM's epilogue (matmul-epilogue.ts) after its params and bindings, or null for none. */
+/**
+ * A GEMM's epilogue (matmul-epilogue.ts) after its params and bindings, or null for none: the register-block and
+ * gemv kernels take one (not the tiled kernels: dispatch-matmul.ts).
+ */
 export const gemmEpilogue = (
   R: number,
   bias: boolean,
   steps: readonly ElementwiseStep[] | null,
 ): EpilogueWgsl | null => (steps?.length ? epilogueWgsl(steps, gemmWords(R, bias), bias ? 5 : 4) : null);
-
-/** The value the tiled kernels store at (m, n) of item `cb`: the product, plus the bias, through the epilogue. */
-const storeOf =
-  (bias: boolean, e: EpilogueWgsl | null) =>
-  (value: string, m: string, n: string): string =>
-    epilogued(`${value}${bias ? ` + biasAt(${m}, ${n})` : ''}`, `cb + ${m} * N + ${n}`, e);
 
 /** The params prelude of a GEMM with its bias and epilogue. */
 export const gemmPrelude = (R: number, bias: boolean, e: EpilogueWgsl | null): string =>
@@ -205,15 +202,7 @@ export function batchOffsets(R: number, item = 'wid.z'): string {
  * 128-invocation tiles with 8×8 outputs each (64×128: 41.7, 128×64: 34.6 TFLOP/s at 4096), and
  * register prefetch of 0 or 2 slabs instead of 1 (36.1 and 37.1 vs 45.3 TFLOP/s at 4096).
  */
-export function matmulVec4Wgsl(
-  t: Tile,
-  vecLoads: boolean,
-  R: number,
-  bias = false,
-  epi: readonly ElementwiseStep[] | null = null,
-): string {
-  const e = gemmEpilogue(R, bias, epi);
-  const store = storeOf(bias, e);
+export function matmulVec4Wgsl(t: Tile, vecLoads: boolean, R: number, bias = false): string {
   const gm = t.bm / 64;
   const gn = t.bn / 64;
   const am = t.bm / 4;
@@ -278,7 +267,7 @@ export function matmulVec4Wgsl(
       ${fma.join('\n      ')}
     }`;
   const elem = vecLoads ? 'vec4<f32>' : 'f32';
-  return `${gemmPrelude(R, bias, e)}
+  return `${paramsPrelude(gemmWords(R, bias))}
 @group(0) @binding(1) var<storage, read> a: array<${elem}>;
 @group(0) @binding(2) var<storage, read> b: array<${elem}>;
 @group(0) @binding(3) var<storage, read_write> c: array<f32>;
@@ -309,7 +298,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: ve
         let v = acc[(g * 4u + r) * ${gn}u + h];
         let gn0 = col0 + h * 64u + lid.x * 4u;
         for (var q = 0u; q < 4u; q++) {
-          if (gn0 + q < N) { c[cb + gm * N + gn0 + q] = ${store('v[q]', 'gm', 'gn0 + q')}; }
+          if (gn0 + q < N) { c[cb + gm * N + gn0 + q] = v[q]${bias ? ' + biasAt(gm, gn0 + q)' : ''}; }
         }
       }
     }
@@ -318,20 +307,12 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: ve
 }
 
 /** R: batch dimension slots (rankSlots of the coalesced batch shape). */
-export function matmulWgsl(
-  t: Tile,
-  vecLoads: boolean,
-  R: number,
-  bias = false,
-  epi: readonly ElementwiseStep[] | null = null,
-): string {
-  if (t.bm % 64 === 0 && t.bn % 64 === 0) return matmulVec4Wgsl(t, vecLoads, R, bias, epi);
-  const e = gemmEpilogue(R, bias, epi);
-  const store = storeOf(bias, e);
+export function matmulWgsl(t: Tile, vecLoads: boolean, R: number, bias = false): string {
+  if (t.bm % 64 === 0 && t.bn % 64 === 0) return matmulVec4Wgsl(t, vecLoads, R, bias);
   const wx = t.bn / t.tn;
   const wy = t.bm / t.tm;
   const threads = wx * wy;
-  return `${gemmPrelude(R, bias, e)}
+  return `${paramsPrelude(gemmWords(R, bias))}
 @group(0) @binding(1) var<storage, read> a: array<f32>;
 @group(0) @binding(2) var<storage, read> b: array<f32>;
 @group(0) @binding(3) var<storage, read_write> c: array<f32>;
@@ -377,7 +358,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: ve
     if (gm >= M) { break; }
     for (var j = 0u; j < TN; j++) {
       let gn = col0 + lid.x * TN + j;
-      if (gn < N) { c[cb + gm * N + gn] = ${store('acc[i * TN + j]', 'gm', 'gn')}; }
+      if (gn < N) { c[cb + gm * N + gn] = acc[i * TN + j]${bias ? ' + biasAt(gm, gn)' : ''}; }
     }
   }
 }`;
