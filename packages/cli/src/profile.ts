@@ -182,6 +182,7 @@ export function compiledLines(
   eagerKernels: number | null,
 ): string[] {
   const ms = (v: number) => `${v.toFixed(1)} ms`;
+  const copies = (n: number): string => (n === 1 ? '1 copy' : `${n} copies`);
   const calls = `traces ${c.traces}, replays ${c.replays}, eager calls ${c.eager}`;
   const lines = [`compiled step (--compile): ${c.steps} steps on the batches of the eager steps above`];
   const r = c.recording;
@@ -189,7 +190,7 @@ export function compiledLines(
     lines.push(`  ${calls}: ${backend} computes as called, so compile runs the step as called (nothing recorded)`);
   else if (r)
     lines.push(
-      `  ${calls}; one replay runs ${count(r.kernels, 'kernel')} (captured) and ${r.copies === 1 ? '1 copy' : `${r.copies} copies`}, ` +
+      `  ${calls}; one replay runs ${count(r.kernels, 'kernel')} (captured) and ${copies(r.copies)}, ` +
         `with ${count(r.callbacks, 'host callback')} and ${count(r.liveKernels, 'live kernel')}`,
     );
   else lines.push(`  ${calls}; nothing recorded`);
