@@ -10,9 +10,9 @@
  * the compiled form, the ratio, the JavaScript time of the call alone (eagerHostMs, compiledHostMs: encoding,
  * without waiting for the GPU or the read), the kernels and submissions per step, the host callbacks and live
  * kernels of a replay — and checks that each compiled copy's losses equal the eager copy's bit for bit over the
- * warm-up steps, and the whole-step copy's weights after them. `--read-every N` reads the loss back every N timed steps (a loop
- * that logs every N steps) instead of every step: the read's round trip is part of a step's time, and the rows
- * name N.
+ * warm-up steps, and the whole-step copy's weights after them. `--read-every N` reads the loss back every N timed
+ * steps (a loop that logs every N steps) instead of every step: the read's round trip is part of a step's time, and
+ * the rows name N.
  *   node webgpu-compile-step.mjs [--rounds 5] [--steps 40] [--models mlp,cnn,vit] [--read-every 1] [--json f]
  */
 import { writeFileSync } from 'node:fs';
