@@ -32,6 +32,7 @@ export abstract class WebGpuBackendBase extends BaseBackend {
   readonly name = 'webgpu';
   /** The adapter and the kernels of its paths (int8 matmul, float16 matmul and arithmetic where not the defaults). */
   deviceName: string;
+  /** The kind of device the backend computes on. */
   readonly deviceType = 'gpu' as const;
   /** WGSL's accuracy rules: GPUs may divide through a reciprocal, fuse multiply-adds and flush subnormals. */
   override readonly capabilities: BackendCapabilities = Object.freeze({
@@ -58,6 +59,7 @@ export abstract class WebGpuBackendBase extends BaseBackend {
   /** Kernels the plans of captures folded into others (plan-fusion.ts). */
   private readonly planFusion = { fused: 0 };
   private readonly reader: StagingReader;
+  /** A 16-byte storage buffer bound where a kernel's optional operand is absent (a layer norm without weight). */
   protected readonly dummy: GPUBuffer;
   private lostReason: string | null = null;
   /** Whether dispose() destroys the device: it was requested here, not injected (`device` option). */
