@@ -5,6 +5,7 @@ export { compareF32, where32 } from './logic';
 export { copyRows, copyNd, fillF32, fillI32 } from './copy';
 export { reduceF32, reduceI32 } from './reduce';
 export { gemm, gemmCols, gemmRowBlock, packBytesA, packBytesB } from './matmul';
+export { gemmBatched } from './matmul-batched';
 export { convGemm, convPackA, convPackBytesA, convScratchBytes, depthwiseConv, depthwiseScratchBytes } from './conv';
 export { convDirect, convDirectScratchBytes } from './conv-direct';
 export { convTranspose, convTransposePackW } from './conv-transpose';

@@ -223,7 +223,8 @@ export function gemmCols(M: i32, N: i32, K: i32, a: usize, sam: i32, sak: i32, b
   gemmRows(M, N, K, a, sam, sak, b, sbk, sbn, c, <usize>ldc << 2, scratch, 0, M);
 }
 
-function gemmRows(M: i32, N: i32, K: i32, a: usize, sam: i32, sak: i32, b: usize, sbk: i32, sbn: i32,
+/** C[rowStart:rowEnd, 0:N] = A·B with C's rows `ldc` bytes apart (gemm, gemmCols, gemmBatched). */
+export function gemmRows(M: i32, N: i32, K: i32, a: usize, sam: i32, sak: i32, b: usize, sbk: i32, sbn: i32,
     c: usize, ldc: usize, scratch: usize, rowStart: i32, rowEnd: i32): void {
   for (let i = rowStart; i < rowEnd; i++) memory.fill(c + <usize>i * ldc, 0, <usize>N << 2);
   const pA = scratch;

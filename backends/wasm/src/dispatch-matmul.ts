@@ -1,13 +1,16 @@
 /**
- * Matmul dispatch of the WASM backend: one gemm call per batch item (the batch dims planned into
- * rows, broadcast batch dims included), split across the worker pool when M·N·K reaches
- * threadThreshold: by rows, in whole micro-kernel panels, or, where N ≥ 4·M, by columns in whole
- * 8-column panels (gemmCols; each part then packs only its columns of B, where a row split would pack
- * all of B once per part: a [40, 120] · [120, 6625] classifier head). Each part packs into its own
- * scratch block.
+ * Matmul dispatch of the WASM backend, the batch dims planned into rows (planMatmulBatch, broadcast batch dims
+ * included). Where the pool splits each item (M·N·K of threadThreshold or more), one gemm call per item and part:
+ * by rows, in whole micro-kernel panels, or, where N ≥ 4·M, by columns in whole 8-column panels (gemmCols; each
+ * part then packs only its columns of B, where a row split would pack all of B once per part: a [40, 120] ·
+ * [120, 6625] classifier head), each part packing into its own scratch block. Otherwise a batch of several items
+ * (attention's [batch, heads] products) is ONE gemmBatched call over every item, or one per thread, whole items
+ * split across the pool where all of them together reach threadThreshold: each item computed as gemm computes it
+ * (the same bits), without a WebAssembly call and its JavaScript per item (the ViT step of @polyhal/models:
+ * 7,293 WebAssembly calls → 921).
  */
 import { type DeviceBuffer, InvalidArgumentError, type NDArray } from '@polyhal/hal';
-import { planMatmulBatch } from '@polyhal/hal/internal';
+import { planMatmulBatch, type RowPlan } from '@polyhal/hal/internal';
 import type { WasmContext } from './context.js';
 import type { KernelExports } from './module.js';
 
@@ -31,6 +34,11 @@ export function dispatchMatmul(ctx: WasmContext, a: NDArray, b: NDArray, out: De
   // packBytesB(1) is one 8-column panel; computed here in doubles, so a huge N gives OutOfMemoryError.
   const scratchBytes =
     (ctx.k.packBytesA() >>> 0) + Math.ceil((parts > 1 && byCols ? cols : N) / 8) * (ctx.k.packBytesB(1) >>> 0) + 256;
+  const items = batch.rows * batch.n;
+  if (parts === 1 && items > 1) {
+    batched(ctx, a, b, out, batch, scratchBytes);
+    return;
+  }
   const scratch = Array.from({ length: parts }, () => ctx.heap.alloc(scratchBytes));
   try {
     const [pa, pb, pc] = [ctx.ptr(a.buffer), ctx.ptr(b.buffer), ctx.ptr(out)];
@@ -93,5 +101,67 @@ export function dispatchMatmul(ctx: WasmContext, a: NDArray, b: NDArray, out: De
     }
   } finally {
     for (const s of scratch) ctx.heap.release(s, scratchBytes);
+  }
+}
+
+// assembly/matmul-batched.ts's parameter block: 15 i32 words, then A's and B's row starts (batch.rows each).
+const BATCHED_WORDS = 15;
+
+/**
+ * Every item of a batched product whose items each fall below threadThreshold: one gemmBatched call, or, where
+ * the items together reach threadThreshold, one per thread of the pool, each over a run of whole items with its
+ * own scratch.
+ */
+function batched(
+  ctx: WasmContext,
+  a: NDArray,
+  b: NDArray,
+  out: DeviceBuffer,
+  batch: RowPlan,
+  scratchBytes: number,
+): void {
+  const r = a.shape.length;
+  const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];
+  const items = batch.rows * batch.n;
+  const parts = ctx.pool && M * N * K * items >= ctx.threadThreshold ? Math.min(ctx.pool.size, items) : 1;
+  const blockBytes = (BATCHED_WORDS + 2 * batch.rows) * 4;
+  const block = ctx.heap.alloc(blockBytes);
+  const scratch: number[] = [];
+  try {
+    for (let p = 0; p < parts; p++) scratch.push(ctx.heap.alloc(scratchBytes));
+    const starts = block + BATCHED_WORDS * 4;
+    const words = [
+      M,
+      N,
+      K,
+      ctx.ptr(a.buffer),
+      a.strides[r - 2]!,
+      a.strides[r - 1]!,
+      ctx.ptr(b.buffer),
+      b.strides[r - 2]!,
+      b.strides[r - 1]!,
+      ctx.ptr(out),
+      batch.n,
+      starts,
+      starts + batch.rows * 4,
+      batch.step[0]!,
+      batch.step[1]!,
+    ];
+    const heap = ctx.heap.i32(); // pointers ≥ 2^31 keep their bits (ToInt32)
+    heap.set(words, block >>> 2);
+    heap.set(batch.starts[0]!, (starts >>> 2) + 0);
+    heap.set(batch.starts[1]!, (starts >>> 2) + batch.rows);
+    if (parts === 1) {
+      ctx.k.gemmBatched(block, scratch[0]!, 0, items);
+      return;
+    }
+    const per = Math.ceil(items / parts);
+    const jobs = scratch
+      .map((s, p) => [block, s, Math.min(items, p * per), Math.min(items, (p + 1) * per)])
+      .filter((j) => j[2]! < j[3]!);
+    ctx.pool!.run('gemmBatched', jobs, (j) => ctx.k.gemmBatched(j[0]!, j[1]!, j[2]!, j[3]!));
+  } finally {
+    for (const s of scratch) ctx.heap.release(s, scratchBytes);
+    ctx.heap.release(block, blockBytes);
   }
 }

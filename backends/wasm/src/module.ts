@@ -164,6 +164,11 @@ export interface KernelExports {
     ldc: number,
     scratch: number,
   ): void;
+  /**
+   * assembly/matmul-batched.ts: items [itemStart, itemEnd) of a batched product C[t] = A[t]·B[t], each as
+   * gemm(…, 0, M) computes it; the geometry, base pointers and batch plan in the parameter block at `params`.
+   */
+  gemmBatched(params: number, scratch: number, itemStart: number, itemEnd: number): void;
   gemmRowBlock(): number;
   /**
    * assembly/conv.ts: one group's y[M, P] = w · im2col(x) over pixels [colStart, colEnd), the geometry and

@@ -104,6 +104,7 @@ export const JOB_KERNELS = [
   'convDirect',
   'convPackA',
   'fusedF32',
+  'gemmBatched',
 ] as const;
 export type JobKernel = (typeof JOB_KERNELS)[number];
 
