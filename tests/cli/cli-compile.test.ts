@@ -122,7 +122,7 @@ for (const name of ['cpu', 'webgpu']) {
         expect(c.fusion.deferred).toBeGreaterThan(0);
         expect(c.fusion.kernels).toBeGreaterThan(0);
         expect(c.fusion.kernels).toBeLessThanOrEqual(c.fusion.deferred);
-        expect(p.kernels - c.kernels.later).toBe(c.fusion.deferred - c.fusion.kernels);
+        expect(p.kernels - c.kernels.later).toBe(c.fusion.deferred - c.fusion.kernels + c.fusion.folded);
         expect(r.stdout).toContain(
           `kernels dispatched per step (kernelStats, the input's preparation included): eager ${p.kernels}, ` +
             `traced ${c.kernels.first}, replayed ${kernels}`,

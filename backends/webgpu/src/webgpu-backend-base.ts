@@ -294,10 +294,22 @@ export abstract class WebGpuBackendBase extends BaseBackend {
   /**
    * Kernels dispatched and command buffers submitted since creation, held work (multi-tensor Adam) once
    * encoded: for benchmarks and tests of how many kernels a stretch of work costs. `fusedOps`: elementwise ops a
-   * capture deferred; `fusedKernels`: the kernels encoded for them (capture-fusion.ts; counted in `dispatches`).
+   * capture deferred; `fusedKernels`: the kernels encoded for them (capture-fusion.ts; counted in `dispatches`);
+   * `planFused`: kernels the plans of captures folded into others when they ended (plan-fusion.ts).
    */
-  kernelStats(): { dispatches: number; submissions: number; fusedOps: number; fusedKernels: number } {
-    return { ...this.batch.stats, fusedOps: this.fusion.stats.deferred, fusedKernels: this.fusion.stats.kernels };
+  kernelStats(): {
+    dispatches: number;
+    submissions: number;
+    fusedOps: number;
+    fusedKernels: number;
+    planFused: number;
+  } {
+    return {
+      ...this.batch.stats,
+      fusedOps: this.fusion.stats.deferred,
+      fusedKernels: this.fusion.stats.kernels,
+      planFused: this.planFusion.fused,
+    };
   }
 
   /** The GPU buffer of `buffer`; float16 storage only for the kernels that read binary16 (`half`). */

@@ -26,6 +26,7 @@ interface KernelCounts {
   dispatches: number;
   fusedOps?: number;
   fusedKernels?: number;
+  planFused?: number;
 }
 const kernelCounts = (be: ComputeBackend): KernelCounts | null =>
   (be as { kernelStats?: () => KernelCounts }).kernelStats?.() ?? null;
@@ -34,7 +35,7 @@ const kernelCounts = (be: ComputeBackend): KernelCounts | null =>
 interface TimedStep {
   loss: number;
   ms: number;
-  kernels: { dispatches: number; fusedOps: number; fusedKernels: number } | null;
+  kernels: { dispatches: number; fusedOps: number; fusedKernels: number; planFused: number } | null;
 }
 
 async function timedStep(
@@ -51,7 +52,14 @@ async function timedStep(
   const k1 = kernelCounts(be);
   const d = (k: keyof KernelCounts) => (k1?.[k] ?? 0) - (k0?.[k] ?? 0);
   const kernels =
-    k0 && k1 ? { dispatches: d('dispatches'), fusedOps: d('fusedOps'), fusedKernels: d('fusedKernels') } : null;
+    k0 && k1
+      ? {
+          dispatches: d('dispatches'),
+          fusedOps: d('fusedOps'),
+          fusedKernels: d('fusedKernels'),
+          planFused: d('planFused'),
+        }
+      : null;
   return { loss, ms, kernels };
 }
 
@@ -80,8 +88,11 @@ export interface CompiledStepProfile {
   stepMs: { first: number; later: number };
   /** Kernels dispatched by the first compiled step and by a later one (median), kernelStats() deltas; null: none. */
   kernels: { first: number; later: number } | null;
-  /** During the first step: elementwise ops the capture deferred and the kernels encoded for them; null: none. */
-  fusion: { deferred: number; kernels: number } | null;
+  /**
+   * During the first step: elementwise ops the capture deferred and the kernels encoded for them, and the kernels
+   * the recording's plan folded into others when the capture ended (`folded`, webgpu's planFused); null: none.
+   */
+  fusion: { deferred: number; kernels: number; folded: number } | null;
   /** Each compiled step's loss, and the eager steps' on the same batches (the warm-up and timed eager steps). */
   losses: number[];
   eagerLosses: number[];
@@ -162,7 +173,7 @@ async function compiledSteps(
       steps: runs.length,
       stepMs: { first: first.ms, later: median(later.map((s) => s.ms)) },
       kernels: k ? { first: k.dispatches, later: median(later.map((s) => s.kernels!.dispatches)) } : null,
-      fusion: k && traces > 0 ? { deferred: k.fusedOps, kernels: k.fusedKernels } : null,
+      fusion: k && traces > 0 ? { deferred: k.fusedOps, kernels: k.fusedKernels, folded: k.planFused } : null,
       losses: runs.map((s) => s.loss),
       eagerLosses,
     };
@@ -198,7 +209,8 @@ export function compiledLines(
   if (c.fusion)
     lines.push(
       `  the capture deferred ${count(c.fusion.deferred, 'elementwise op')} and encoded ` +
-        `${count(c.fusion.kernels, 'kernel')} for them`,
+        `${count(c.fusion.kernels, 'kernel')} for them; its plan folded ${count(c.fusion.folded, 'kernel')} ` +
+        'into others',
     );
   const [first, rest] = c.replays > 0 ? ['traced', 'replayed'] : ['first', 'later'];
   const note = c.traces > 0 ? ` (the first step: it also creates the optimizer's state)` : '';
