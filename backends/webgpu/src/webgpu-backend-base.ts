@@ -52,14 +52,14 @@ export abstract class WebGpuBackendBase extends BaseBackend {
   private halfConversions: HalfConversions = 'integer';
   private halfArithmetic: HalfArithmetic = 'emulated';
   private readonly pool: BufferPool;
-  /** The open command encoder, uniform params, submissions and their error scopes (encoder.ts). */
+  /** @internal The open command encoder, uniform params, submissions and their error scopes (encoder.ts). */
   protected readonly batch: CommandBatch;
-  /** The contexts of the dispatch-*.ts files (webgpu-contexts.ts). */
+  /** @internal The contexts of the dispatch-*.ts files (webgpu-contexts.ts). */
   protected readonly contexts: KernelContexts;
   /** Kernels the plans of captures folded into others (plan-fusion.ts). */
   private readonly planFusion = { fused: 0 };
   private readonly reader: StagingReader;
-  /** A 16-byte storage buffer bound where a kernel's optional operand is absent (a layer norm without weight). */
+  /** @internal A 16-byte storage buffer bound where a kernel's optional operand is absent. */
   protected readonly dummy: GPUBuffer;
   private lostReason: string | null = null;
   /** Whether dispose() destroys the device: it was requested here, not injected (`device` option). */
@@ -67,7 +67,7 @@ export abstract class WebGpuBackendBase extends BaseBackend {
   private released = false;
   /** The capture running (beginCapture … endCapture) and the plans made and not released. */
   private readonly captures: Captures;
-  /** Elementwise ops deferred and fused while a capture runs (capture-fusion.ts; option fuseInCapture). */
+  /** @internal Elementwise ops deferred and fused while a capture runs (capture-fusion.ts; option fuseInCapture). */
   protected readonly fusion: CaptureFusion;
 
   constructor(acquired: AcquiredDevice, options: WebGpuOptions = {}) {
@@ -312,7 +312,7 @@ export abstract class WebGpuBackendBase extends BaseBackend {
     };
   }
 
-  /** The GPU buffer of `buffer`; float16 storage only for the kernels that read binary16 (`half`). */
+  /** @internal The GPU buffer of `buffer`; float16 storage only for the kernels that read binary16 (`half`). */
   protected gpu(buffer: DeviceBuffer, half = false): GPUBuffer {
     const b = this.gpuBuffers.get(buffer.id);
     if (!b) this.checkBuffer(buffer, 'webgpu');
