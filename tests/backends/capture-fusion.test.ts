@@ -10,18 +10,12 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { Adam, compile, crossEntropy, type Module, noGrad, Tensor } from '@polyhal/autograd';
 import { createWebGpuBackend } from '@polyhal/backend-webgpu';
-import type { CapturedWork, ComputeBackend, DeviceBuffer, NDArray } from '@polyhal/hal';
+import type { NDArray } from '@polyhal/hal';
 import { MODELS, type ModelKind, toModelInput } from '@polyhal/models';
+import { type Capturing, captureRun } from '../support/capture-run.js';
 
 const data = (n: number, seed: number): Float32Array =>
   Float32Array.from({ length: n }, (_, i) => Math.fround(Math.sin(seed * 91.7 + i * 12.9898) % 1));
-
-type Capturing = ComputeBackend & {
-  beginCapture(inputs: readonly DeviceBuffer[]): void;
-  endCapture(outputs: readonly DeviceBuffer[]): { work: CapturedWork } | { broken: string };
-  abortCapture(): void;
-  kernelStats(): { dispatches: number };
-};
 
 describe('elementwise fusion inside a webgpu capture', () => {
   let fused: Capturing;
@@ -34,39 +28,6 @@ describe('elementwise fusion inside a webgpu capture', () => {
     fused?.dispose();
     plain?.dispose();
   });
-
-  /**
-   * Captures `work` on x (its outputs), replays it on `next`, and returns the captured and replayed outputs'
-   * values and the kernels per replay.
-   */
-  async function captureRun(
-    be: Capturing,
-    x0: Float32Array,
-    next: Float32Array,
-    shape: number[],
-    work: (be: Capturing, x: NDArray) => NDArray[],
-  ): Promise<{ first: number[][]; replayed: number[][]; kernels: number }> {
-    const x = be.fromArray(x0, shape);
-    be.beginCapture([x.buffer]);
-    let outs: NDArray[];
-    try {
-      outs = work(be, x);
-    } catch (e) {
-      be.abortCapture();
-      throw e;
-    }
-    const r = be.endCapture(outs.map((o) => o.buffer));
-    if (!('work' in r)) throw new Error(`capture broken: ${r.broken}`);
-    const first = await Promise.all(outs.map(async (o) => Array.from((await be.read(o)) as Float32Array)));
-    const k0 = be.kernelStats().dispatches;
-    r.work.replay([next]);
-    const kernels = be.kernelStats().dispatches - k0;
-    const replayed = await Promise.all(outs.map(async (_, i) => Array.from((await r.work.read(i)) as Float32Array)));
-    r.work.release();
-    for (const o of outs) be.free(o);
-    be.free(x);
-    return { first, replayed, kernels };
-  }
 
   test('the bandwidth chain (bias, relu, mul, residual) is one kernel per replay, with the unfused bits', async () => {
     const shape = [64, 96];

@@ -9,17 +9,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createWebGpuBackend } from '@polyhal/backend-webgpu';
-import type { CapturedWork, ComputeBackend, DeviceBuffer, NDArray } from '@polyhal/hal';
+import type { NDArray } from '@polyhal/hal';
+import { type Capturing, captureRun } from '../support/capture-run.js';
 
 const data = (n: number, seed: number): Float32Array =>
   Float32Array.from({ length: n }, (_, i) => Math.fround(Math.sin(seed * 91.7 + i * 12.9898) % 1));
-
-type Capturing = ComputeBackend & {
-  beginCapture(inputs: readonly DeviceBuffer[]): void;
-  endCapture(outputs: readonly DeviceBuffer[]): { work: CapturedWork } | { broken: string };
-  abortCapture(): void;
-  kernelStats(): { dispatches: number };
-};
 
 /** The work of a case on input x: returns its outputs; frees every intermediate (as compile's scope does). */
 type Work = (be: Capturing, x: NDArray) => NDArray[];
@@ -47,35 +41,6 @@ describe('fusion over a webgpu recording', () => {
   afterAll(() => {
     for (const be of [fused, plain, tiled, tiledPlain]) be?.dispose();
   });
-
-  /** Captures `work` on x0, replays it on `next`: the replayed outputs and the kernels per replay. */
-  async function captureRun(
-    be: Capturing,
-    x0: Float32Array,
-    next: Float32Array,
-    shape: number[],
-    work: Work,
-  ): Promise<{ replayed: number[][]; kernels: number }> {
-    const x = be.fromArray(x0, shape);
-    be.beginCapture([x.buffer]);
-    let outs: NDArray[];
-    try {
-      outs = work(be, x);
-    } catch (e) {
-      be.abortCapture();
-      throw e;
-    }
-    const r = be.endCapture(outs.map((o) => o.buffer));
-    if (!('work' in r)) throw new Error(`capture broken: ${r.broken}`);
-    const k0 = be.kernelStats().dispatches;
-    r.work.replay([next]);
-    const kernels = be.kernelStats().dispatches - k0;
-    const replayed = await Promise.all(outs.map(async (_, i) => Array.from((await r.work.read(i)) as Float32Array)));
-    r.work.release();
-    for (const o of outs) be.free(o);
-    be.free(x);
-    return { replayed, kernels };
-  }
 
   /** Both backends: the fused replay's bits equal the unfused one's; returns both, and the kernels saved. */
   async function compare(
