@@ -167,7 +167,10 @@ async function conformance(backend: string): Promise<{
   result: ConformanceResult;
 }> {
   status(`conformance on ${backend}…`);
-  const r = await runConformance(FACTORIES[backend]!);
+  // a case may take 120 s, not 30: on a 2-core machine, webgpu in Chromium runs on lavapipe inside the browser's GPU
+  // process, beside whatever else the machine runs (the runtime tests beside this page in CI), and a small conv case
+  // once took over 30 s there
+  const r = await runConformance(FACTORIES[backend]!, { timeoutMs: 120_000 });
   const rows = matrix(r).map(
     (c) =>
       `<tr class="${c.failed ? 'fail' : ''}"><td>${c.op}</td><td>${c.dtype}</td>
