@@ -409,4 +409,18 @@ export interface ComputeBackend extends FamilyMethods, CaptureMethods {
    * Inside a capture invScale is the traced call's at every replay (it is not a live value).
    */
   nonFiniteCheckAndUnscale(grads: readonly DeviceBuffer[], foundInf: DeviceBuffer, invScale: number): void;
+  /**
+   * Scaled dot-product attention without a mask, after PyTorch's `scaled_dot_product_attention` (FlashAttention's
+   * forward): softmax(q·kᵀ·scale)·v for float32 q [..., L, d], k [..., S, d], v [..., S, dv] with the same leading
+   * dims (no broadcast), of any strides (permuted heads are read in place) → [..., L, dv]. Stable for large scores
+   * (each row's largest is subtracted). DTypeError unless float32; ShapeMismatchError for other shapes;
+   * InvalidArgumentError unless scale is a finite number. A GPU may run it as one kernel (attentionKernel).
+   */
+  attention(q: NDArray, k: NDArray, v: NDArray, scale: number): NDArray;
+  /**
+   * attention's gradients for an upstream gradient dOut [..., L, dv], recomputing P = softmax(q·kᵀ·scale)
+   * (FlashAttention-2's backward): dv = Pᵀ·dOut, dS = P ∘ (dOut·vᵀ − rowsum(dOut·vᵀ ∘ P)), dq = dS·k·scale,
+   * dk = dSᵀ·q·scale → [dq, dk, dv] of q's, k's and v's shapes (contiguous). Errors as attention's.
+   */
+  attentionBackward(q: NDArray, k: NDArray, v: NDArray, dOut: NDArray, scale: number): [NDArray, NDArray, NDArray];
 }

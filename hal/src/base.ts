@@ -18,6 +18,11 @@ import {
   softmaxCrossEntropyComposite,
 } from './families/composite/composites.js';
 import { checkUnscaleOperands, nonFiniteCheckAndUnscaleComposite } from './families/composite/unscale.js';
+import {
+  attentionBackwardComposite,
+  attentionComposite,
+  checkAttentionOperands,
+} from './families/composite/attention.js';
 import { type DType, DTYPE_LIST, dtypeDescriptor, isDType, isIntDType, isNarrow, storageDType } from './core/dtype.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError, UnsupportedOpError } from './core/errors.js';
 import {
@@ -451,6 +456,51 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     if (grads.length > 0) this.nonFiniteCheckAndUnscaleKernel(grads, foundInf, invScale);
   }
 
+  /**
+   * softmax(q·kᵀ·scale)·v (PyTorch's scaled_dot_product_attention without a mask). Validated here
+   * (checkAttentionOperands); a backend's `attentionKernel` runs it where it accepts the shape, else the composite.
+   */
+  attention(q: NDArray, k: NDArray, v: NDArray, scale: number): NDArray {
+    const { lead, L, S, d, dv } = checkAttentionOperands('attention', q, k, v, 'forward', scale, (x, arg) =>
+      this.check(x, 'attention', arg),
+    );
+    const shape = [...lead, L, dv];
+    if (this.attentionKernel && sizeOf(shape) > 0 && S > 0 && d > 0) {
+      const out = this.allocate(sizeOf(shape), 'float32');
+      let ran: boolean | void = false;
+      this.guard(out, () => {
+        ran = this.attentionKernel!(q, k, v, Math.fround(scale), out);
+      });
+      if (ran !== false) return viewOf(out, shape);
+      this.deallocate(out);
+    }
+    return attentionComposite(this, q, k, v, scale);
+  }
+  /** attention's gradients [dq, dk, dv] (FlashAttention-2's backward); validated as attention, then the hook. */
+  attentionBackward(q: NDArray, k: NDArray, v: NDArray, dOut: NDArray, scale: number): [NDArray, NDArray, NDArray] {
+    const op = 'attentionBackward';
+    const { lead, L, S, d, dv } = checkAttentionOperands(op, q, k, v, dOut, scale, (x, arg) => this.check(x, op, arg));
+    const shapes = [
+      [...lead, L, d],
+      [...lead, S, d],
+      [...lead, S, dv],
+    ];
+    if (this.attentionBackwardKernel && shapes.every((s) => sizeOf(s) > 0) && dv > 0) {
+      const outs: DeviceBuffer[] = [];
+      let ran: boolean | void = false;
+      try {
+        for (const s of shapes) outs.push(this.allocate(sizeOf(s), 'float32'));
+        ran = this.attentionBackwardKernel(q, k, v, dOut, Math.fround(scale), outs[0]!, outs[1]!, outs[2]!);
+      } catch (e) {
+        for (const b of outs) this.deallocate(b);
+        throw e;
+      }
+      if (ran !== false) return [viewOf(outs[0]!, shapes[0]), viewOf(outs[1]!, shapes[1]), viewOf(outs[2]!, shapes[2])];
+      for (const b of outs) this.deallocate(b);
+    }
+    return attentionBackwardComposite(this, q, k, v, dOut, scale);
+  }
+
   /** The Adam update on validated operands; the default is the composite. Fused backends override it. */
   protected adamStepKernel(
     param: DeviceBuffer,
@@ -520,6 +570,12 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   ): HookResult<'integerMatmulToFloatKernel'>;
   /** Optional fused flat positions of gatherND/scatterND index tuples [L, q] into out [L] (hooks.ts). */
   protected tuplePositionsKernel?(...args: HookArgs<'tuplePositionsKernel'>): HookResult<'tuplePositionsKernel'>;
+  /** Optional fused attention (hooks.ts; false declines); without it, the composite of composite/attention.ts. */
+  protected attentionKernel?(...args: HookArgs<'attentionKernel'>): HookResult<'attentionKernel'>;
+  /** Optional fused attentionBackward (hooks.ts; false declines); without it, the composite. */
+  protected attentionBackwardKernel?(
+    ...args: HookArgs<'attentionBackwardKernel'>
+  ): HookResult<'attentionBackwardKernel'>;
   /** Optional fused layerNorm on [rows, D] views (hooks.ts); without it, the composite of norm.ts. */
   protected layerNormKernel?(...args: HookArgs<'layerNormKernel'>): HookResult<'layerNormKernel'>;
   /** Optional fused layerNormBackward on [rows, D] views (hooks.ts); without it, the composite of norm.ts. */

@@ -77,6 +77,7 @@ export {
 } from './families/composite/composites.js';
 export { softmaxRows } from './families/composite/softmax-rows.js';
 export { nonFiniteCheckAndUnscaleComposite } from './families/composite/unscale.js';
+export { attentionBackwardComposite, attentionComposite } from './families/composite/attention.js';
 export { type LayoutHost, padArray, padBoxes, type PadRun, padRuns } from './families/layout/layout.js';
 export { GATHER_FILL, type IndexingHost } from './families/indexing/indexing.js';
 export {

@@ -63,6 +63,8 @@ const CORE = {
   adamStep: 'method',
   sgdStep: 'method',
   nonFiniteCheckAndUnscale: 'method',
+  attention: 'method',
+  attentionBackward: 'method',
   beginCapture: 'optional method',
   endCapture: 'optional method',
   abortCapture: 'optional method',
@@ -225,6 +227,8 @@ describe('the entries: @polyhal/hal for users, @polyhal/hal/internal for backend
       'convTransposeWindow2d',
       'defineFamilyMethods',
       'nonFiniteCheckAndUnscaleComposite',
+      'attentionComposite',
+      'attentionBackwardComposite',
       'softmaxRows',
       'window2d',
     ];

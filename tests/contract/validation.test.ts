@@ -28,6 +28,7 @@ import { LOSS_BAD } from './validation-loss-cases.js';
 import { SCATTER_BAD } from './validation-scatter-cases.js';
 import { NORM_BAD } from './validation-norm-cases.js';
 import { AMP_BAD } from './validation-amp-cases.js';
+import { ATTENTION_BAD } from './validation-attention-cases.js';
 
 const X = [1.5, -2, 3.25, 0, 7, -0.5];
 const Y = [0.25, 1, -1, 2, 0.5, 3];
@@ -411,6 +412,7 @@ const BAD: Bad[] = [
   ...SCATTER_BAD,
   ...NORM_BAD,
   ...AMP_BAD,
+  ...ATTENTION_BAD,
 ];
 
 // Every storage method, and every op of the table (OP_METHODS, derived from hal/src/ops/).

@@ -133,6 +133,25 @@ export const OPTIONAL_HOOK_SPECS = {
       'f32(invScale), each product rounded to float32 (the bits of `mul`); foundInf[0] set to 1 when an element is ' +
       'Inf or NaN before or after the multiply, never cleared. Default: the composite of HAL ops.',
   },
+  attentionKernel: {
+    signature: 'attentionKernel(q: NDArray, k: NDArray, v: NDArray, scale: number, out: DeviceBuffer): boolean | void',
+    contract:
+      '`attention` on validated operands: `q: [..., L, d]`, `k: [..., S, d]`, `v: [..., S, dv]` float32 views of any ' +
+      "strides with the same leading dims (the heads' permuted views arrive as they are), no dim 0; fill the " +
+      "contiguous `out: [..., L, dv]` with softmax(q·kᵀ·scale)·v, each row's largest score subtracted. Returning " +
+      '`false` declines (write nothing: the composite runs; webgpu declines shapes past its workgroup memory). ' +
+      'Default: the composite of HAL ops (families/composite/attention.ts).',
+  },
+  attentionBackwardKernel: {
+    signature:
+      'attentionBackwardKernel(q: NDArray, k: NDArray, v: NDArray, dOut: NDArray, scale: number, dq: DeviceBuffer, ' +
+      'dk: DeviceBuffer, dv: DeviceBuffer): boolean | void',
+    contract:
+      '`attentionBackward` on validated operands as `attentionKernel` takes them, with `dOut: [..., L, dv]`: fill ' +
+      "the contiguous `dq`, `dk` and `dv` (q's, k's and v's shapes) with FlashAttention-2's gradients (P recomputed, " +
+      'D = rowsum(dOut ∘ out) or rowsum(dP ∘ P)). Returning `false` declines, as for attentionKernel. Default: the ' +
+      'composite of HAL ops.',
+  },
   binaryScalarKernel: {
     signature:
       'binaryScalarKernel(op: BinaryOp, x: NDArray, value: number, scalarFirst: boolean, out: DeviceBuffer): void',

@@ -179,6 +179,32 @@ export interface OptionalBackendHooks {
    */
   nonFiniteCheckAndUnscaleKernel?(grads: readonly DeviceBuffer[], foundInf: DeviceBuffer, invScale: number): void;
   /**
+   * `attention` on validated operands: `q: [..., L, d]`, `k: [..., S, d]`, `v: [..., S, dv]` float32 views of
+   * any strides with the same leading dims (the heads' permuted views arrive as they are), no dim 0; fill the
+   * contiguous `out: [..., L, dv]` with softmax(q·kᵀ·scale)·v, each row's largest score subtracted. Returning
+   * `false` declines (write nothing: the composite runs; webgpu declines shapes past its workgroup memory).
+   * Default: the composite of HAL ops (families/composite/attention.ts).
+   * @group fused
+   */
+  attentionKernel?(q: NDArray, k: NDArray, v: NDArray, scale: number, out: DeviceBuffer): boolean | void;
+  /**
+   * `attentionBackward` on validated operands as `attentionKernel` takes them, with `dOut: [..., L, dv]`: fill the
+   * contiguous `dq`, `dk` and `dv` (q's, k's and v's shapes) with FlashAttention-2's gradients (P
+   * recomputed, D = rowsum(dOut ∘ out) or rowsum(dP ∘ P)). Returning `false` declines, as for attentionKernel.
+   * Default: the composite of HAL ops.
+   * @group fused
+   */
+  attentionBackwardKernel?(
+    q: NDArray,
+    k: NDArray,
+    v: NDArray,
+    dOut: NDArray,
+    scale: number,
+    dq: DeviceBuffer,
+    dk: DeviceBuffer,
+    dv: DeviceBuffer,
+  ): boolean | void;
+  /**
    * `out[i] = op(x[i], value)`, or `op(value, x[i])` where `scalarFirst`, for `binary` with one number
    * operand on float32: `x` has the output's shape, `value` is already rounded to float32, and `out`'s dtype
    * is the op's result (bool for the comparisons). The same values as `binaryKernel` with the number as a

@@ -8,6 +8,7 @@
  * runner keeps one typed runner per entry, so an entry without one does not compile.
  */
 import { AMP_OP_DEFS } from './amp-ops.js';
+import { ATTENTION_OP_DEFS } from './attention-ops.js';
 import { CONV_OP_DEFS } from './conv-ops.js';
 import { INDEX_OP_DEFS } from './index-ops.js';
 import { LAYOUT_OP_DEFS } from './layout-ops.js';
@@ -250,6 +251,7 @@ export const ARRAY_OP_DEFS = {
   ...SCAN_OP_DEFS,
   ...NORM_OP_DEFS,
   ...AMP_OP_DEFS,
+  ...ATTENTION_OP_DEFS,
 } as const satisfies Record<string, ArrayOpDef>;
 
 /** The name of an ARRAY_OP_DEFS entry (`matmul`, `reshape`, `softmax`, ...). */

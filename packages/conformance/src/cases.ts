@@ -17,6 +17,7 @@ import { layoutCases } from './cases-layout.js';
 import { type LossCaseParams, lossCases } from './cases-loss.js';
 import { type NormParams, normCases } from './cases-norm.js';
 import { ampCases } from './cases-amp.js';
+import { attentionCases } from './cases-attention.js';
 import { rankCases } from './cases-rank.js';
 import { type ScanParams, scanCases } from './cases-scan.js';
 import { quantCases } from './cases-quant.js';
@@ -92,7 +93,7 @@ export interface Case {
     lastIndex?: boolean;
     /**
      * Optimizer hyper-parameters (adamStep: lr, beta1, beta2, eps, weightDecay, step; sgdStep: lr, momentum,
-     * weightDecay; nonFiniteCheckAndUnscale: invScale).
+     * weightDecay; nonFiniteCheckAndUnscale: invScale; attention, attentionBackward: scale).
      */
     hyper?: Record<string, number>;
     /** Loss functions: reduction, ignoreIndex, labelSmoothing, and which optional weights follow the operands. */
@@ -126,6 +127,7 @@ function buildCases(): Case[] {
   cases.push(...dtypeCases());
   cases.push(...normCases());
   cases.push(...ampCases());
+  cases.push(...attentionCases());
   cases.push(...accumulationCases());
   cases.push(...emptyMatmulCases());
   cases.push(...float16MatmulCases());

@@ -36,6 +36,7 @@ import { QUANT_CONV_OP_RUNNERS } from './cases-quant-conv.js';
 import { SCATTER_OP_RUNNERS } from './cases-scatter.js';
 import { NORM_OP_RUNNERS } from './cases-norm.js';
 import { AMP_OP_RUNNERS } from './cases-amp.js';
+import { ATTENTION_OP_RUNNERS } from './cases-attention.js';
 import { oArgExtreme, oGather, oOneHot, oScatterAdd } from './oracle-index.js';
 import { oConcat, oFlip, oPadMode, oSplit, oStack, oTile, oTrilu } from './oracle-layout.js';
 
@@ -140,6 +141,7 @@ export const ARRAY_OP_RUNNERS = {
   ...SCATTER_OP_RUNNERS,
   ...NORM_OP_RUNNERS,
   ...AMP_OP_RUNNERS,
+  ...ATTENTION_OP_RUNNERS,
   gather: {
     device: (be, [x, i], p) => [be.gather(x!, i!, p.axis)],
     oracle: ([x, i], p) => [oGather(x!, i!, p.axis ?? 0)],
