@@ -30,6 +30,10 @@ export const ROW_KEYS = [
   'kernel',
   'check',
   'toggles',
+  'compiled',
+  'measure',
+  'form',
+  'output',
 ];
 
 /** Backends in the order a harness file lists its runs. */

@@ -13,8 +13,9 @@
  * per element are 12, what reaches memory: x is a, so the kernel's bindings x and a (the last addend) are one buffer
  * whose element one invocation loads twice (the second from the cache), plus b and the output. Counted as 16 it
  * read above the data sheet's bandwidth on an H200 (4924 of 4800 GB/s).
- * float16 rows: the same ops on float16 arrays (2 bytes per element, computed in float32: half the bytes,
- * add 6, relu 4, chain 20) against PolyHAL's own float32, alternated in one loop (tfjs has no float16).
+ * float16 rows: the same ops on float16 arrays (2 bytes per element, native or emulated as `--float16-arithmetic`:
+ * half the bytes, add 6, relu 4, chain 20) against PolyHAL's own float32, alternated in one loop (tfjs has no float16); per block
+ * as above, and per op as the slope between blocks of `reps` and 5·`reps` ops (the block's fixed cost dropped).
  * GB/s = bytes / time (10^9 bytes per second). The share of the device's memory bandwidth uses
  * `--peak-gbps` (the data sheet's figure: H100 SXM 3350, H200 4800 GB/s; WebGPU's adapter info on NVIDIA
  * names the driver, not the model), else a model name found in the adapter's description.
@@ -89,7 +90,7 @@ fn main(@builtin(workgroup_id) w: vec3<u32>, @builtin(num_workgroups) g: vec3<u3
   },
 });
 
-type Runner = { run: () => Promise<number>; dispose: () => void };
+type Runner = { run: (count?: number) => Promise<number>; dispose: () => void };
 
 async function rawBlock(n: number, kind: 'copy' | 'add'): Promise<Runner> {
   const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
@@ -160,16 +161,16 @@ function ours(n: number, op: Op, dtype: 'float32' | 'float16' = 'float32'): Runn
     };
     return { run, dispose: () => [work.release(), ...[a, b, y].map((x) => be.free(x))] };
   }
-  const run = async (): Promise<number> => {
+  const run = async (count = reps): Promise<number> => {
     const t0 = performance.now();
     let y = step(a);
-    for (let r = 1; r < reps; r++) {
+    for (let r = 1; r < count; r++) {
       be.free(y);
       y = step(a);
     }
     await be.read(be.shrink(y, [[0, 1]]));
     be.free(y);
-    return (performance.now() - t0) / reps;
+    return (performance.now() - t0) / count;
   };
   return { run, dispose: () => [a, b].forEach((x) => be.free(x)) };
 }
@@ -252,16 +253,23 @@ for (const n of sizes) {
         `, ${((100 * go) / vec4Gbps).toFixed(0)}% of the plain vec4 add`,
     );
     if (op === 'captured') continue; // the float16 rows: the eager ops only
+    // Per block of `reps` ops (one read at its end, as the rows above), and per op alone: the slope between blocks
+    // of reps and 5·reps ops, (5·reps·t₅ − reps·t₁) / (4·reps), which drops the block's fixed cost (its read's
+    // round trip, the first submission) that weighs more on the shorter float16 ops.
     const halves = [ours(n, op, 'float16'), ours(n, op, 'float32')];
     const ht: number[][] = [[], []];
+    const slope: number[][] = [[], []];
     for (let t = 0; t < trials + 1; t++)
       for (let j = 0; j < 2; j++) {
         const i = (j + t) % 2;
         const ms = await halves[i]!.run();
+        const ms5 = await halves[i]!.run(5 * reps);
         if (t > 0) ht[i]!.push(ms);
+        if (t > 0) slope[i]!.push((5 * ms5 - ms) / 4);
       }
     for (const r of halves) r.dispose();
     const [m16, m32] = [median(ht[0]!), median(ht[1]!)];
+    const [s16, s32] = [median(slope[0]!), median(slope[1]!)];
     const g16 = gbps(BYTES[op] / 2, m16);
     rows.push({
       suite: `${op}/float16`,
@@ -270,12 +278,17 @@ for (const n of sizes) {
       float32Ms: m32,
       float16Gbps: g16,
       speedupOverFloat32: m32 / m16,
+      float16MsPerOp: s16,
+      float32MsPerOp: s32,
+      speedupPerOp: s32 / s16,
       shareOfPeak: peak ? g16 / peak : null,
     });
     console.log(
       `  ${op.padEnd(5)} float16 ${m16.toFixed(3)} ms (${g16.toFixed(0)} GB/s), float32 ${m32.toFixed(3)} ms: ` +
         `${(m32 / m16).toFixed(2)}x` +
-        (peak ? `, ${((100 * g16) / peak).toFixed(0)}% of peak` : ''),
+        (peak ? `, ${((100 * g16) / peak).toFixed(0)}% of peak` : '') +
+        `; per op (slope of ${reps} to ${5 * reps} ops a block): ${s16.toFixed(3)} against ${s32.toFixed(3)} ms, ` +
+        `${(s32 / s16).toFixed(2)}x`,
     );
   }
 }
