@@ -169,11 +169,53 @@ export abstract class Module {
    * objects, so an optimizer keeps updating them. Checked before anything is copied: a shape that
    * differs is a ShapeMismatchError, a dtype a DTypeError, and with `strict` (default) a missing or
    * unexpected name an InvalidArgumentError. Returns the names missing from `state` and those it had
-   * beyond the parameters. Save and load files with `saveSafetensors`/`loadSafetensors`.
+   * beyond the parameters. Entries an earlier version of a layer saved are upgraded first (upgradeStateDict).
+   * Save and load files with `saveSafetensors`/`loadSafetensors`.
    */
   async loadStateDict(
     state: Readonly<Record<string, Tensor>>,
     options: { strict?: boolean } = {},
+  ): Promise<{ missing: string[]; unexpected: string[] }> {
+    const upgraded = this.upgradeStateDict(state);
+    try {
+      return await this.loadUpgraded(upgraded.state, options);
+    } finally {
+      for (const t of upgraded.created) t.dispose();
+    }
+  }
+
+  /**
+   * `state` with the entries that earlier versions of this module's layers saved renamed or packed into today's
+   * (each layer's `upgradeState`, as PyTorch's `_load_from_state_dict`: MultiHeadAttention's q, k and v into its
+   * inProj), and the tensors made for it, which the caller frees once loaded. `state` itself when nothing changed;
+   * loadStateDict and loadModel upgrade before they match names.
+   */
+  upgradeStateDict(state: Readonly<Record<string, Tensor>>): {
+    state: Readonly<Record<string, Tensor>>;
+    created: Tensor[];
+  } {
+    const copy = { ...state };
+    const created: Tensor[] = [];
+    try {
+      for (const [name, m] of this.namedModules()) created.push(...m.upgradeState(copy, name ? `${name}.` : ''));
+    } catch (e) {
+      for (const t of created) t.dispose();
+      throw e;
+    }
+    return { state: created.length ? copy : state, created };
+  }
+
+  /**
+   * Maps, in `state`, what an earlier version of this layer saved under `prefix` (`prefix` + its old names) to its
+   * names now; returns the tensors it created. Nothing here; a layer whose parameters changed overrides it.
+   */
+  protected upgradeState(_state: Record<string, Tensor>, _prefix: string): Tensor[] {
+    return [];
+  }
+
+  private async loadUpgraded(
+    state: Readonly<Record<string, Tensor>>,
+    options: { strict?: boolean },
   ): Promise<{ missing: string[]; unexpected: string[] }> {
     const params = this.stateDict();
     const missing = Object.keys(params).filter((k) => !Object.hasOwn(state, k));

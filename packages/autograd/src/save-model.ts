@@ -168,17 +168,21 @@ export async function loadModel<M extends Module = Module>(
   const bytes = await readModelBytes(source);
   const { tensors, metadata } = parse(bytes, backend);
   let model: Module | undefined;
+  const made: Tensor[] = [];
   try {
     const spec = specOf(metadata);
     model = buildLayer(spec.model, backend);
-    checkWeights(model, tensors);
-    await model.loadStateDict(tensors);
+    // Weights saved by earlier versions of a layer, under today's names (Module.upgradeStateDict).
+    const upgraded = model.upgradeStateDict(tensors);
+    made.push(...upgraded.created);
+    checkWeights(model, upgraded.state);
+    await model.loadStateDict(upgraded.state);
     model.train(spec.training);
     return model as M;
   } catch (e) {
     model?.dispose();
     throw e instanceof PolyHalError || !(e instanceof Error) ? e : new ModelFormatError(`loadModel: ${e.message}`);
   } finally {
-    for (const t of Object.values(tensors)) t.dispose();
+    for (const t of [...Object.values(tensors), ...made]) t.dispose();
   }
 }
