@@ -4,6 +4,7 @@
  * inputs, additive float masks, `causal` hiding the keys after each query.
  */
 import { InvalidArgumentError, ShapeMismatchError } from '@polyhal/hal';
+import { attentionOp, attentionOpApplies } from './attention-op.js';
 import { type LayerConfig, type LayerOptions, Linear, Module } from './nn.js';
 import { Tensor } from './tensor.js';
 
@@ -31,6 +32,9 @@ export function scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor, optio
     );
   const L = q.shape.at(-2)!;
   const S = k.shape.at(-2)!;
+  // without a mask: one op (a fused kernel forward and backward where the backend has them; attention-op.ts)
+  if (!options.mask && !options.causal && attentionOpApplies(q, k, v))
+    return attentionOp(q, k, v, options.scale ?? 1 / Math.sqrt(d));
   let scores = q.matmul(k.transpose()).mul(options.scale ?? 1 / Math.sqrt(d));
   if (options.mask) scores = scores.add(options.mask);
   if (options.causal) {
