@@ -116,14 +116,17 @@ const WORD_OPS: Partial<Record<string, string>> = {
   relu: 'vec4<u32>(relu2(av.x), relu2(av.y), relu2(av.z), relu2(av.w))',
 };
 
+/**
+ * relu of the two halves of a word, branch-free: a half whose sign is set and which is not NaN ((h & 0x7fff) ≤
+ * 0x7c00) becomes +0. Adding 0x03ff to each half's low 15 bits carries into its bit 15 exactly when it is NaN (no
+ * carry crosses halves: 0x7fff + 0x03ff < 0x10000); (bits >> 15) · 0xffff spreads each kept sign bit over its half.
+ * On an H200 13% faster at 64M elements than a loop over the halves (benches/probes/webgpu-f16-elementwise.ts).
+ */
 const RELU2_WGSL = `
 fn relu2(w: u32) -> u32 {
-  var r = w;
-  for (var k = 0u; k < 32u; k += 16u) {
-    let h = (w >> k) & 0xffffu;
-    if ((h & 0x8000u) != 0u && (h & 0x7fffu) <= 0x7c00u) { r &= ~(0xffffu << k); }
-  }
-  return r;
+  let nan = ((w & 0x7fff7fffu) + 0x03ff03ffu) & 0x80008000u;
+  let neg = w & 0x80008000u & ~nan;
+  return w & ~((neg >> 15u) * 0xffffu);
 }
 `;
 
