@@ -1,6 +1,6 @@
 // PERFORMANCE.md's sections on the real GPUs (benches/results/h200, benches/results/h100): the probes of
 // benches/probes/ and the harness's webgpu runs, each figure with the card it came from.
-import { fileLink, harnessRow, num, pct, probeRow, probeRows, results, slash, span, table, times } from './format.mjs';
+import { day, fileLink, harnessRow, num, pct, probeRow, probeRows, results, slash, span, table, times } from './format.mjs';
 
 const PACK = 'bundled by `bash ../shared/gpu/pack.sh benches/probes/<probe>.ts` (esbuild, `webgpu` kept external)';
 /** The goals these rows are measured against (issue #35's targets). */
@@ -59,7 +59,39 @@ export function h200Section() {
     '',
     table(['what', 'PolyHAL', 'TensorFlow.js', 'ratio'], rows),
     '',
+    ...nativeHalfRows(M),
     ...conformance(M),
+  ];
+}
+
+/** The webgpu-bandwidth rows of native float16 arithmetic (shader-f16) this page reports. */
+const NATIVE_F16_CONFIG =
+  'toggles allow_unsafe_apis,vulkan_enable_f16_on_nvidia; float16 arithmetic native; per-op slope rows';
+const F16_ELEMENTWISE_GOAL = 1.8;
+
+/** float16 elementwise ops on the shader-f16 path against float32: per block of 20 ops and per op (the slope). */
+function nativeHalfRows(M) {
+  const file = 'webgpu-bandwidth';
+  const sizes = [1 << 24, 1 << 26];
+  const rows = ['add', 'relu', 'chain'].map((op) => {
+    const rs = sizes.map((size) => probeRow(M, file, { config: NATIVE_F16_CONFIG, suite: `${op}/float16`, size }));
+    return [
+      `${op}, ${slash(sizes.map((n) => `${n >> 20}M`))}`,
+      `${slash(rs.map((r) => num(r.float16MsPerOp)))} (per block of 20: ${slash(rs.map((r) => num(r.float16Ms)))})`,
+      `${slash(rs.map((r) => num(r.float32MsPerOp)))} (${slash(rs.map((r) => num(r.float32Ms)))})`,
+      `${slash(rs.map((r) => times(r.speedupPerOp)))} (${slash(rs.map((r) => times(r.speedupOverFloat32)))})`,
+    ];
+  });
+  const date = probeRow(M, file, { config: NATIVE_F16_CONFIG, suite: 'add/float16', size: sizes[1] }).date;
+  return [
+    `float16 arithmetic on \`shader-f16\` (\`webgpu-bandwidth.ts --float16-arithmetic native\`, the Dawn toggles ` +
+      `\`allow_unsafe_apis,vulkan_enable_f16_on_nvidia\`, ${fileLink(M, file)}, ${day(date)}): ms per op as the slope ` +
+      'between blocks of 20 and 100 queued ops (each block ends in a 1-element read, whose round trip the slope ' +
+      `drops), in brackets per op of a block of 20. The goal: float16 at ≥ ${times(F16_ELEMENTWISE_GOAL)} float32 ` +
+      'at 64M elements.',
+    '',
+    table(['op, elements', 'float16 ms', 'float32 ms', 'float16 speed-up'], rows),
+    '',
   ];
 }
 
