@@ -34,6 +34,7 @@ import { dispatchHalfMatmul, takesHalfSubgroupMatrix } from './dispatch-matmul-f
 import { narrowedInto, widened } from './dispatch-half.js';
 import { type ConvContext, convOnWebGpu, convTransposeOnWebGpu, resizeOnWebGpu } from './dispatch-conv.js';
 import { dispatchLayerNorm, dispatchLayerNormBackward } from './dispatch-norm.js';
+import { dispatchAttention, dispatchAttentionBackward } from './dispatch-attention.js';
 import { type SoftmaxContext, softmaxOnGpu } from './dispatch-softmax.js';
 import { softmaxCrossEntropyWgsl } from './kernels/fused.js';
 import { GATHER_WORDS, gatherWgsl } from './kernels/gather.js';
@@ -310,6 +311,27 @@ export class WebGpuBackend extends WebGpuBackendBase {
     invScale: number,
   ): void {
     dispatchUnscale(this.contexts.live, this.device.limits.maxStorageBuffersPerShaderStage, grads, foundInf, invScale);
+  }
+
+  /** attention in one dispatch where k and v fit in workgroup memory (dispatch-attention.ts); false declines. */
+  protected override attentionKernel(q: NDArray, k: NDArray, v: NDArray, scale: number, out: DeviceBuffer): boolean {
+    const limit = this.device.limits.maxComputeWorkgroupStorageSize;
+    return dispatchAttention(this.contexts.norm, limit, q, k, v, scale, out);
+  }
+
+  /** attentionBackward in one dispatch per leading index's workgroup (dispatch-attention.ts); false declines. */
+  protected override attentionBackwardKernel(
+    q: NDArray,
+    k: NDArray,
+    v: NDArray,
+    dOut: NDArray,
+    scale: number,
+    dq: DeviceBuffer,
+    dk: DeviceBuffer,
+    dv: DeviceBuffer,
+  ): boolean {
+    const limit = this.device.limits.maxComputeWorkgroupStorageSize;
+    return dispatchAttentionBackward(this.contexts.norm, limit, q, k, v, dOut, scale, dq, dk, dv);
   }
 
   /** layerNorm on [rows, D] views: one invocation per row (dispatch-norm.ts). */

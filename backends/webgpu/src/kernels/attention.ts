@@ -1,0 +1,71 @@
+/**
+ * WGSL fused attention forward (the attentionKernel hook; semantics: hal/src/ops/attention-ops.ts), after
+ * FlashAttention's forward for short sequences: one workgroup of 64 invocations per (leading index b, block of 64
+ * query rows). The workgroup stages k [S, d] and v [S, dv] of its b in workgroup memory (read through their
+ * strides: the heads' permuted views need no copy), then each invocation runs one query row with an online
+ * softmax in float32 (Milakov & Gimelshein 2018): the running maximum m, the sum l of exp(s − m) and the
+ * accumulator Σ exp(s − m)·v rescaled by exp(m_old − m) whenever the maximum grows, and writes acc / l into the
+ * contiguous out [B, L, dv]. q's row (d ≤ 64) and the accumulator (dv ≤ 64) live in registers.
+ *
+ * Params (ATTENTION_WORDS): 0 L · 1 S · 2 d · 3 dv · 4 scale (f32 bits) · 5 the second leading dim's size ·
+ * 6 B (the leading dims' product) · 7 unused · then per operand o (q, k, v, and the backward's dOut) at 8 + 5o:
+ * its offset, the strides of the two leading dims, of a row and of a column.
+ */
+import { paramsPrelude } from '../layout.js';
+
+/** Invocations per workgroup (query rows per workgroup of the forward). */
+export const ATTENTION_THREADS = 64;
+/** The largest d and dv of the forward (its registers). */
+export const ATTENTION_MAX_WIDTH = 64;
+/** Parameter words: 8 fixed, then 5 per operand (four: q, k, v, dOut). */
+export const ATTENTION_WORDS = 8 + 5 * 4;
+
+/** WGSL shared by both kernels: the element offset of operand o at leading index b, row r, column c. */
+export const ATTENTION_OPERANDS = `fn at(o: u32, b: u32, r: u32, c: u32) -> i32 {
+  let w = 8u + 5u * o;
+  let n1 = u32(p(5u));
+  return p(w) + i32(b / n1) * p(w + 1u) + i32(b % n1) * p(w + 2u) + i32(r) * p(w + 3u) + i32(c) * p(w + 4u);
+}`;
+
+/** The forward with `cap` floats of workgroup memory (≥ S·(d + dv)). */
+export function attentionWgsl(cap: number): string {
+  const W = ATTENTION_MAX_WIDTH;
+  return `${paramsPrelude(ATTENTION_WORDS)}
+@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> k: array<f32>;
+@group(0) @binding(3) var<storage, read> v: array<f32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+var<workgroup> kv: array<f32, ${cap}>;
+${ATTENTION_OPERANDS}
+@compute @workgroup_size(${ATTENTION_THREADS}) fn main(@builtin(workgroup_id) wid: vec3u,
+    @builtin(local_invocation_id) lid: vec3u) {
+  let L = u32(p(0u)); let S = u32(p(1u)); let d = u32(p(2u)); let dv = u32(p(3u));
+  let scale = pf(4u);
+  let b = wid.y;
+  let i = wid.x * ${ATTENTION_THREADS}u + lid.x;
+  let vAt = S * d;
+  for (var t = lid.x; t < S * d; t += ${ATTENTION_THREADS}u) { kv[t] = k[at(1u, b, t / d, t % d)]; }
+  for (var t = lid.x; t < S * dv; t += ${ATTENTION_THREADS}u) { kv[vAt + t] = v[at(2u, b, t / dv, t % dv)]; }
+  workgroupBarrier();
+  if (i >= L) { return; }
+  var qr: array<f32, ${W}>;
+  for (var c = 0u; c < d; c++) { qr[c] = q[at(0u, b, i, c)]; }
+  var acc: array<f32, ${W}>;
+  var m = 0.0;
+  var l = 0.0;
+  for (var j = 0u; j < S; j++) {
+    var s = 0.0;
+    for (var c = 0u; c < d; c++) { s += qr[c] * kv[j * d + c]; }
+    s = s * scale;
+    if (j == 0u) { m = s; }
+    let mn = max(m, s);
+    let grow = exp(m - mn);
+    let e = exp(s - mn);
+    l = l * grow + e;
+    for (var c = 0u; c < dv; c++) { acc[c] = acc[c] * grow + e * kv[vAt + j * dv + c]; }
+    m = mn;
+  }
+  let o = (b * L + i) * dv;
+  for (var c = 0u; c < dv; c++) { out[o + c] = acc[c] / l; }
+}`;
+}
