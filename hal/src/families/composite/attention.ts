@@ -27,8 +27,9 @@ export interface AttentionDims {
 
 /**
  * Checks attention's operands: q [..., L, d], k [..., S, d], v [..., S, dv] (and dOut [..., L, dv] for the
- * backward; 'forward' for none), float32 (DTypeError), rank ≥ 2 with the same leading dims, no broadcast (ShapeMismatchError), scale a finite
- * number (InvalidArgumentError); `live` checks that each is a live NDArray of the backend. Nothing is allocated.
+ * backward; 'forward' for none), float32 (DTypeError), rank ≥ 2 with the same leading dims, no broadcast
+ * (ShapeMismatchError), scale a finite number (InvalidArgumentError); `live` checks that each is a live NDArray of
+ * the backend. Nothing is allocated.
  */
 export function checkAttentionOperands(
   op: string,
