@@ -6,7 +6,7 @@
  * main job's ViT shape (17 tokens, heads of 16).
  *
  * Error scales (the op table's note): A_i = max_j Σ_d |q_id·k_jd|·|scale| bounds a score's rounding, which exp
- * carries as a relative error of P_ij; each output element's scale is its absolute sum times (1 + 2·A_i):
+ * carries as a relative error of P_ij; each output element's scale is its absolute sum times (1 + A_i):
  * out_ie: Σ_j P_ij·|v_je|; with |dS_ij| ≤ P_ij·(Σ_e |dO_ie·v_je| + Σ_e |dO_ie|·Σ_j' P_ij'·|v_j'e|) =: a_ij,
  * dq_id: |scale|·Σ_j a_ij·|k_jd|, dk_jd: |scale|·Σ_i a_ij·|q_id|, dv_je: Σ_i P_ij·|dO_ie|.
  */
@@ -81,7 +81,7 @@ export function oAttention(q: Ref, k: Ref, v: Ref, scale: number): Ref {
           abs += Math.abs(t);
         }
         out[(b * L + i) * dv + e] = s;
-        sc[(b * L + i) * dv + e] = abs * (1 + 2 * A[b * L + i]!);
+        sc[(b * L + i) * dv + e] = abs * (1 + A[b * L + i]!);
       }
   return { shape: [...dm.lead, L, dv], data: out, dtype: 'float32', scale: sc };
 }
@@ -98,7 +98,7 @@ export function oAttentionBackward(q: Ref, k: Ref, v: Ref, dO: Ref, scale: numbe
   for (let b = 0; b < B; b++)
     for (let i = 0; i < L; i++) {
       const r = b * L + i;
-      const grow = (1 + 2 * A[r]!) * Math.abs(sf);
+      const grow = (1 + A[r]!) * Math.abs(sf);
       const dP = new Float64Array(S);
       const dPabs = new Float64Array(S);
       let [D, Dabs] = [0, 0];
@@ -125,7 +125,7 @@ export function oAttentionBackward(q: Ref, k: Ref, v: Ref, dO: Ref, scale: numbe
         for (let e = 0; e < dv; e++) {
           const t = p * dO.data[r * dv + e]!;
           dV[(b * S + j) * dv + e]! += t;
-          dvs[(b * S + j) * dv + e]! += Math.abs(t) * (1 + 2 * A[r]!);
+          dvs[(b * S + j) * dv + e]! += Math.abs(t) * (1 + A[r]!);
         }
       }
     }
