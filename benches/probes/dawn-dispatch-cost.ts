@@ -79,6 +79,7 @@ struct P { x: f32, n: u32, a: u32, b: u32 }
     },
   }),
 );
+const NL = '\n';
 // Kernels that bind 7 storage arrays besides their output, 8 in all (a fused chain's or an optimizer's width).
 const WIDE = 7;
 const widePipes = Array.from({ length: PIPES }, (_, p) =>
@@ -90,7 +91,7 @@ const widePipes = Array.from({ length: PIPES }, (_, p) =>
         code: `
 struct P { x: f32, n: u32, a: u32, b: u32 }
 @group(0) @binding(0) var<uniform> params: P;
-${Array.from({ length: WIDE }, (_, j) => `@group(0) @binding(${j + 1}) var<storage, read> s${j}: array<f32>;`).join('\n')}
+${Array.from({ length: WIDE }, (_, j) => `@group(0) @binding(${j + 1}) var<storage, read> s${j}: array<f32>;`).join(NL)}
 @group(0) @binding(${WIDE + 1}) var<storage, read_write> dst: array<f32>;
 @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
   if (g.x >= params.n) { return; }

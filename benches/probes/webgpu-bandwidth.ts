@@ -14,8 +14,9 @@
  * whose element one invocation loads twice (the second from the cache), plus b and the output. Counted as 16 it
  * read above the data sheet's bandwidth on an H200 (4924 of 4800 GB/s).
  * float16 rows: the same ops on float16 arrays (2 bytes per element, native or emulated as `--float16-arithmetic`:
- * half the bytes, add 6, relu 4, chain 20) against PolyHAL's own float32, alternated in one loop (tfjs has no float16); per block
- * as above, and per op as the slope between blocks of `reps` and 5·`reps` ops (the block's fixed cost dropped).
+ * half the bytes, add 6, relu 4, chain 20) against PolyHAL's own float32, alternated in one loop (tfjs has no
+ * float16); per block as above, and per op as the slope between blocks of `reps` and 5·`reps` ops (the block's fixed
+ * cost dropped).
  * GB/s = bytes / time (10^9 bytes per second). The share of the device's memory bandwidth uses
  * `--peak-gbps` (the data sheet's figure: H100 SXM 3350, H200 4800 GB/s; WebGPU's adapter info on NVIDIA
  * names the driver, not the model), else a model name found in the adapter's description.

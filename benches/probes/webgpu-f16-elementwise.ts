@@ -4,7 +4,8 @@
  * invocation (one vec4<f32>, one or two vec4<u32> of halves, one vec4<f16>), a grid-stride loop over a fixed grid,
  * and relu on the bits branch-free or per half — so that PolyHAL's own kernels (kernels/half-native.ts) can take
  * the best. Each timed block is R dispatches in one pass, writing two outputs in turn or one output each time (as
- * eager ops do whose outputs the pool hands back: a write-after-write barrier between them), submitted and awaited; the median block over trials gives ms per op and GB/s (add moves 3 arrays, relu 2).
+ * eager ops do whose outputs the pool hands back: a write-after-write barrier between them), submitted and awaited;
+ * the median block over trials gives ms per op and GB/s (add moves 3 arrays, relu 2).
  *   node webgpu-f16-elementwise.mjs [--sizes 67108864] [--reps 20] [--trials 9] [--json out.json]
  *     [--dawn-flags 'enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia']
  */

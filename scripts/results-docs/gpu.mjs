@@ -1,6 +1,19 @@
 // PERFORMANCE.md's sections on the real GPUs (benches/results/h200, benches/results/h100): the probes of
 // benches/probes/ and the harness's webgpu runs, each figure with the card it came from.
-import { day, fileLink, harnessRow, num, pct, probeRow, probeRows, results, slash, span, table, times } from './format.mjs';
+import {
+  day,
+  fileLink,
+  harnessRow,
+  num,
+  pct,
+  probeRow,
+  probeRows,
+  results,
+  slash,
+  span,
+  table,
+  times,
+} from './format.mjs';
 
 const PACK = 'bundled by `bash ../shared/gpu/pack.sh benches/probes/<probe>.ts` (esbuild, `webgpu` kept external)';
 /** The goals these rows are measured against (issue #35's targets). */
@@ -85,10 +98,10 @@ function nativeHalfRows(M) {
   const date = probeRow(M, file, { config: NATIVE_F16_CONFIG, suite: 'add/float16', size: sizes[1] }).date;
   return [
     `float16 arithmetic on \`shader-f16\` (\`webgpu-bandwidth.ts --float16-arithmetic native\`, the Dawn toggles ` +
-      `\`allow_unsafe_apis,vulkan_enable_f16_on_nvidia\`, ${fileLink(M, file)}, ${day(date)}): ms per op as the slope ` +
-      'between blocks of 20 and 100 queued ops (each block ends in a 1-element read, whose round trip the slope ' +
-      `drops), in brackets per op of a block of 20. The goal: float16 at ≥ ${times(F16_ELEMENTWISE_GOAL)} float32 ` +
-      'at 64M elements.',
+      `\`allow_unsafe_apis,vulkan_enable_f16_on_nvidia\`, ${fileLink(M, file)}, ${day(date)}): ms per op as the ` +
+      'slope between blocks of 20 and 100 queued ops (each block ends in a 1-element read, whose round trip the ' +
+      'slope drops), in brackets per op of a block of 20. The goal: float16 at ≥ ' +
+      `${times(F16_ELEMENTWISE_GOAL)} float32 at 64M elements.`,
     '',
     table(['op, elements', 'float16 ms', 'float32 ms', 'float16 speed-up'], rows),
     '',
