@@ -147,16 +147,10 @@ describe('attention', () => {
 
   test('MultiHeadAttention: [N, L, E] → [N, L, E]; a causal query does not see later positions', () => {
     const mha = new MultiHeadAttention(8, 2, { backend: be, rng: 3 });
-    expect(Object.keys(mha.stateDict())).toEqual([
-      'q.weight',
-      'q.bias',
-      'k.weight',
-      'k.bias',
-      'v.weight',
-      'v.bias',
-      'out.weight',
-      'out.bias',
-    ]);
+    // q, k and v packed in one in-projection (PyTorch's in_proj_weight [3E, E] and in_proj_bias [3E])
+    const state = mha.stateDict();
+    expect(Object.keys(state)).toEqual(['inProj.weight', 'inProj.bias', 'out.weight', 'out.bias']);
+    expect(Object.values(state).map((t) => t.shape)).toEqual([[24, 8], [24], [8, 8], [8]]);
     const x = rand(2 * 4 * 8);
     const y = mha.forward(Tensor.fromArray(be, x, [2, 4, 8]));
     expect(y.shape).toEqual([2, 4, 8]);

@@ -4,7 +4,7 @@
 // checked by parsing the bytes here (safetensors' layout), not through the loader.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as ag from '@polyhal/autograd';
-import { type ComputeBackend, InvalidArgumentError } from '@polyhal/hal';
+import { type ComputeBackend, InvalidArgumentError, ShapeMismatchError } from '@polyhal/hal';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -143,6 +143,94 @@ for (const [name, factory] of Object.entries(REPO_BACKENDS)) {
       loadedRnn.dispose();
       for (const m of [lstm, gru, rnn, mha]) m.dispose();
       x.dispose();
+    });
+
+    test('MultiHeadAttention saved in the earlier layout (q, k, v, out): state dict and file load packed', async () => {
+      const [E, H] = [4, 2];
+      const old = [0, 1, 2, 3].map((i) => new ag.Linear(E, E, { backend: be, rng: 20 + i }));
+      const names = ['q', 'k', 'v', 'out'];
+      const oldState = Object.fromEntries(
+        names.flatMap((n, i) => [
+          [`${n}.weight`, old[i]!.weight],
+          [`${n}.bias`, old[i]!.bias!],
+        ]),
+      );
+      const x = input(be, [2, 3, E], 5);
+      // The earlier layout's forward, written here: q, k and v projected apart and split into heads, out.
+      const split = (t: ag.Tensor): ag.Tensor => t.reshape([2, 3, H, E / H]).permute([0, 2, 1, 3]);
+      const earlier = ag.noGrad(() =>
+        old[3]!.forward(
+          ag
+            .scaledDotProductAttention(split(old[0]!.forward(x)), split(old[1]!.forward(x)), split(old[2]!.forward(x)))
+            .permute([0, 2, 1, 3])
+            .reshape([2, 3, E]),
+        ),
+      );
+      const want = await host(earlier);
+      earlier.dispose();
+      const rows = async (part: 'weight' | 'bias'): Promise<number[]> =>
+        (await Promise.all(old.slice(0, 3).map((l) => host(l[part]!)))).flat();
+      const expectPacked = async (m: ag.MultiHeadAttention): Promise<void> => {
+        expect(await host(m.inProj.weight)).toEqual(await rows('weight'));
+        expect(await host(m.inProj.bias!)).toEqual(await rows('bias'));
+        expect(await host(m.out.weight)).toEqual(await host(old[3]!.weight));
+        const got = await ag.scope(() => host(ag.noGrad(() => m.forward(x))));
+        for (let i = 0; i < want.length; i++) expect(Math.abs(got[i]! - want[i]!)).toBeLessThan(1e-5);
+      };
+      const live = be.liveBufferCount();
+      // A state dict: loadStateDict packs q, k and v into inProj.
+      const mha = new ag.MultiHeadAttention(E, H, { backend: be, rng: 0 });
+      expect(await mha.loadStateDict(oldState)).toEqual({ missing: [], unexpected: [] });
+      await expectPacked(mha);
+      // A model file of the earlier layout, nested in a Sequential (names 0.q.weight, ...).
+      const linear = { className: 'Linear', config: { inFeatures: E, outFeatures: E, bias: true } };
+      const attention = {
+        className: 'MultiHeadAttention',
+        config: { embedDim: E, numHeads: H, bias: true },
+        children: names.map((n) => [n, linear]),
+      };
+      const spec = {
+        formatVersion: 1,
+        training: true,
+        model: { className: 'Sequential', config: {}, children: [['0', attention]] },
+      };
+      const bytes = await ag.saveSafetensors(
+        Object.fromEntries(Object.entries(oldState).map(([k, t]) => [`0.${k}`, t])),
+        { 'polyhal.model': JSON.stringify(spec) },
+      );
+      const loaded = await ag.loadModel<ag.Sequential>(bytes, { backend: be });
+      expect(Object.keys(loaded.stateDict())).toEqual([
+        '0.inProj.weight',
+        '0.inProj.bias',
+        '0.out.weight',
+        '0.out.bias',
+      ]);
+      await expectPacked(loaded.layers[0] as ag.MultiHeadAttention);
+      // saved again: the packed layout round-trips (the scope frees the forwards' intermediates)
+      (await ag.scope(() => roundTrip(be, loaded, x))).dispose();
+      // Parts that do not fit: typed errors, and the packed tensors made on the way are freed.
+      const biases = { 'q.weight': old[0]!.bias!, 'k.weight': old[1]!.bias!, 'v.weight': old[2]!.bias! };
+      await expect(mha.loadStateDict({ ...oldState, ...biases })).rejects.toThrow(
+        /^loadStateDict: inProj\.weight is \[12\] in the state, \[12,4\] in the module$/,
+      );
+      await expect(mha.loadStateDict({ ...oldState, 'k.weight': old[1]!.bias! })).rejects.toThrow(
+        /^loadStateDict: missing inProj\.weight; unexpected q\.weight, k\.weight, v\.weight$/,
+      );
+      const partial = Object.fromEntries(Object.entries(oldState).filter(([k]) => k !== 'v.weight'));
+      await expect(mha.loadStateDict(partial)).rejects.toThrow(
+        /^loadStateDict: missing inProj\.weight; unexpected q\.weight, k\.weight$/,
+      );
+      await expect(mha.loadStateDict({ ...oldState, ...biases })).rejects.toThrow(ShapeMismatchError);
+      const misfit = await ag.saveSafetensors(
+        Object.fromEntries(Object.entries({ ...oldState, ...biases }).map(([k, t]) => [`0.${k}`, t])),
+        { 'polyhal.model': JSON.stringify(spec) },
+      );
+      await expect(ag.loadModel(misfit, { backend: be })).rejects.toThrow(
+        /^loadModel: the weights do not fit the architecture: 0\.inProj\.weight is float32 \[12\] in the file/,
+      );
+      for (const m of [mha, loaded]) m.dispose();
+      expect(be.liveBufferCount()).toBe(live);
+      for (const m of [x, ...old]) m.dispose();
     });
 
     test('an Embedding, and a lazy layer saved after its first forward (as the eager class)', async () => {
