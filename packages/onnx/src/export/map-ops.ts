@@ -1,9 +1,9 @@
 /**
- * ONNX forms of the HAL's non-elementwise methods: matmul (MatMul, + Add for the bias), conv (Conv), maxPool and
- * avgPool, layerNorm (LayerNormalization), softmax and logSoftmax, the reductions (ReduceSum, ReduceMean, ...),
- * pad, concat and stack, cumsum (CumSum), cast, where, the copies (contiguous, a reshape that copies) and the
- * constants made in the traced function (full, fromArray). Opset 17 forms: ReduceSum takes its axes as an
- * input, the others as an attribute.
+ * ONNX forms of the HAL's non-elementwise methods: matmul (MatMul, + Add for the bias), attention (MatMul, Transpose,
+ * Mul, Softmax, MatMul), conv (Conv), maxPool and avgPool, layerNorm (LayerNormalization), softmax and logSoftmax,
+ * the reductions (ReduceSum, ReduceMean, ...), pad, concat and stack, cumsum (CumSum), cast, where, the copies
+ * (contiguous, a reshape that copies) and the constants made in the traced function (full, fromArray). Opset 17
+ * forms: ReduceSum takes its axes as an input, the others as an attribute.
  */
 import type { DType, NDArray, Operand } from '@polyhal/hal';
 import { axesOf, type CallMapping, type ExportContext } from './context.js';
@@ -33,6 +33,21 @@ const matmul: CallMapping = (c, args, y) => {
   let t = c.g.op('MatMul', [c.in(a, a.dtype), c.in(b, b.dtype)]);
   if (bias) t = c.g.op('Add', [t, c.in(bias, bias.dtype)]);
   c.out(y as NDArray, t);
+  return undefined;
+};
+
+/**
+ * attention(q, k, v, scale) = softmax(q·kᵀ·scale)·v: MatMul with k's last two dims transposed, Mul, Softmax on the
+ * last axis, MatMul (opset 17 has no Attention op: it came in opset 23).
+ */
+const attention: CallMapping = (c, args, y) => {
+  const [q, k, v, scale] = args as [NDArray, NDArray, NDArray, number];
+  const r = k.shape.length;
+  const perm = [...k.shape.keys()].map((i) => (i < r - 2 ? i : 2 * r - 3 - i));
+  const kt = c.g.op('Transpose', [c.in(k, k.dtype)], { perm });
+  const scores = c.g.op('Mul', [c.g.op('MatMul', [c.in(q, q.dtype), kt]), c.g.scalar(scale, elemType(q.dtype))]);
+  const p = c.g.op('Softmax', [scores], { axis: -1 });
+  c.out(y as NDArray, c.g.op('MatMul', [p, c.in(v, v.dtype)]));
   return undefined;
 };
 
@@ -211,6 +226,7 @@ const cumsum: CallMapping = (c, args, y) => {
 /** Method → mapping of the methods above (the elementwise ones are in map-elementwise.ts). */
 export const OP_MAPPINGS: Readonly<Record<string, CallMapping>> = {
   matmul,
+  attention,
   conv,
   maxPool: pool('MaxPool'),
   avgPool: pool('AveragePool'),
