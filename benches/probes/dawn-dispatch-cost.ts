@@ -33,13 +33,7 @@ console.log(`adapter: ${description}; ${K} kernels a plan, ${trials} trials; ${J
 const S = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
 const PIPES = 8;
 // Kernel p of the 8 adds p + params.x to each element: distinct pipelines of the same shape.
-const pipes = Array.from({ length: PIPES }, (_, p) =>
-  device.createComputePipeline({
-    layout: 'auto',
-    compute: {
-      entryPoint: 'main',
-      module: device.createShaderModule({
-        code: `
+const addShader = (p: number): string => `
 struct P { x: f32, n: u32, a: u32, b: u32 }
 @group(0) @binding(0) var<uniform> params: P;
 @group(0) @binding(1) var<storage, read> src: array<f32>;
@@ -47,7 +41,14 @@ struct P { x: f32, n: u32, a: u32, b: u32 }
 @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
   if (g.x >= params.n) { return; }
   dst[g.x] = src[g.x] + params.x + ${p}.0;
-}`,
+}`;
+const pipes = Array.from({ length: PIPES }, (_, p) =>
+  device.createComputePipeline({
+    layout: 'auto',
+    compute: {
+      entryPoint: 'main',
+      module: device.createShaderModule({
+        code: addShader(p),
       }),
     },
   }),
@@ -66,15 +67,7 @@ const dynPipes = pipes.map((_, p) =>
     compute: {
       entryPoint: 'main',
       module: device.createShaderModule({
-        code: `
-struct P { x: f32, n: u32, a: u32, b: u32 }
-@group(0) @binding(0) var<uniform> params: P;
-@group(0) @binding(1) var<storage, read> src: array<f32>;
-@group(0) @binding(2) var<storage, read_write> dst: array<f32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
-  if (g.x >= params.n) { return; }
-  dst[g.x] = src[g.x] + params.x + ${p}.0;
-}`,
+        code: addShader(p),
       }),
     },
   }),
