@@ -21,8 +21,9 @@ describe('elementwise fusion inside a webgpu capture', () => {
   let fused: Capturing;
   let plain: Capturing;
   beforeAll(async () => {
-    fused = (await createWebGpuBackend()) as unknown as Capturing;
-    plain = (await createWebGpuBackend({ fuseInCapture: false })) as unknown as Capturing;
+    // the kernel counts of the fusion alone: no horizontal merging (plan-merge.test.ts)
+    fused = (await createWebGpuBackend({ mergeInCapture: false })) as unknown as Capturing;
+    plain = (await createWebGpuBackend({ fuseInCapture: false, mergeInCapture: false })) as unknown as Capturing;
   });
   afterAll(() => {
     fused?.dispose();

@@ -80,6 +80,7 @@ describe('option specs, the one declaration of each option', () => {
       float16MatmulTile?: 'auto' | 'large' | 'medium' | 'small';
       int8Tile?: 'auto' | '128x128' | '64x128';
       fuseInCapture?: boolean;
+      mergeInCapture?: boolean;
     };
     expect(same<WebGpuOptions, WebGpu>(true)).toBe(true);
   });

@@ -122,7 +122,8 @@ for (const name of ['cpu', 'webgpu']) {
         expect(c.fusion.deferred).toBeGreaterThan(0);
         expect(c.fusion.kernels).toBeGreaterThan(0);
         expect(c.fusion.kernels).toBeLessThanOrEqual(c.fusion.deferred);
-        expect(p.kernels - c.kernels.later).toBe(c.fusion.deferred - c.fusion.kernels + c.fusion.folded);
+        const { deferred, kernels: encoded, folded, merged } = c.fusion;
+        expect(p.kernels - c.kernels.later).toBe(deferred - encoded + folded + merged);
         expect(r.stdout).toContain(
           `kernels dispatched per step (kernelStats, the input's preparation included): eager ${p.kernels}, ` +
             `traced ${c.kernels.first}, replayed ${kernels}`,

@@ -30,6 +30,7 @@ import {
 import type { BatchRecorder, CommandBatch } from './encoder.js';
 import type { BufferPool } from './pool.js';
 import { fusePlan, type PlanFusionContext } from './plan-fusion.js';
+import { mergePlan, type PlanMergeContext } from './plan-merge.js';
 import { ReplayPlan } from './replay-plan.js';
 
 /** A buffer the replay writes (an input) or reads (an output), as the capture saw it. */
@@ -59,6 +60,14 @@ export interface KernelStep {
   readonly writes?: readonly boolean[];
   /** What the kernel computes, where a plan may fuse it (plan-fusion.ts). */
   desc?: KernelDesc;
+  /** Its pipeline key and WGSL, where a plan may merge it with others (plan-merge.ts). */
+  readonly key?: string;
+  readonly source?: () => string;
+  /**
+   * A merged kernel's parts (plan-merge.ts), in binding order: each part's params (segment, offset, bytes) and
+   * buffer count; its bindings are, part after part, the uniform params then the part's buffers.
+   */
+  readonly parts?: readonly { segment: number; offset: number; bytes: number; buffers: number }[];
 }
 
 /**
@@ -134,9 +143,12 @@ export class Recorder implements BatchRecorder {
     buffers: readonly GPUBuffer[],
     groups: readonly [number, number, number],
     writes: readonly boolean[],
+    key?: string,
+    source?: () => string,
   ): void {
     const [x, y, z] = groups;
-    const step = { pipe, layout, bytes, segment: this.segments.length, offset, buffers: [...buffers], x, y, z, writes };
+    const segment = this.segments.length;
+    const step = { pipe, layout, bytes, segment, offset, buffers: [...buffers], x, y, z, writes, key, source };
     this.steps.push(step);
     buffers.forEach((b, i) => {
       this.touched.add(b);
@@ -203,6 +215,8 @@ export interface PlanContext {
   readonly released: (plan: ReplayPlan) => void;
   /** What the plan's fusion needs (plan-fusion.ts); absent: recordings are replayed as recorded. */
   readonly fusion?: PlanFusionContext;
+  /** What the plan's merging needs (plan-merge.ts); absent: no kernels are merged. */
+  readonly merge?: PlanMergeContext;
 }
 
 /** The backend's captures: the one running, if any, and the plans made and not released. */
@@ -244,6 +258,7 @@ export class Captures {
     }
     if (rec.broken) return { broken: rec.broken };
     if (this.ctx.fusion) fusePlan(rec, this.ctx.fusion);
+    if (this.ctx.merge) mergePlan(rec, this.ctx.merge);
     const plan = new ReplayPlan(this.ctx, rec, inputs, slots);
     this.plans.add(plan);
     return { work: plan };

@@ -42,6 +42,8 @@ export interface BatchRecorder {
     buffers: readonly GPUBuffer[],
     groups: readonly [number, number, number],
     writes: readonly boolean[],
+    key?: string,
+    source?: () => string,
   ): void;
   /** A whole-buffer copy (from offset 0 to offset 0). */
   copy(src: GPUBuffer, dst: GPUBuffer, bytes: number): void;
@@ -188,7 +190,7 @@ export class CommandBatch {
     this.pass.setPipeline(pipe);
     this.pass.setBindGroup(0, bind, [offset]);
     this.pass.dispatchWorkgroups(groups[0], groups[1], groups[2]);
-    this.recorder?.dispatch(pipe, layout, bytes, offset, buffers, groups, writes);
+    this.recorder?.dispatch(pipe, layout, bytes, offset, buffers, groups, writes, key, source);
     this.stats.dispatches++;
     if (scoped) {
       sub.watch(op, 'validation', this.device.popErrorScope());

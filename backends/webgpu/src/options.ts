@@ -44,6 +44,15 @@ export const WEBGPU_OPTION_SPECS = defineOptions({
     type: 'boolean',
     doc: 'fuse elementwise chains, and products with the elementwise work on them, in captures and their replays',
   },
+  /**
+   * Merge independent kernels in captures' plans (default true): when a capture ends, runs of consecutive kernels
+   * that share no written buffer run as one dispatch each, each workgroup running one kernel's code as its own
+   * dispatch did (same bits; plan-merge.ts), so replays make fewer dispatches. false replays every kernel alone.
+   */
+  mergeInCapture: {
+    type: 'boolean',
+    doc: 'merge runs of independent kernels of captures into single dispatches (same results, fewer dispatches)',
+  },
   /** Ops encoded per command-buffer submission (default 64). */
   batchSize: { type: 'integer', min: 1, doc: 'ops per submission' },
   /** Force one matmul tile for every size ('auto' = shape-aware choice; others for tests and benchmarks). */

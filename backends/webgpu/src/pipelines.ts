@@ -33,9 +33,11 @@ export class PipelineCache {
       const code = source();
       const entries: GPUBindGroupLayoutEntry[] = [];
       const writes: boolean[] = [];
-      for (const m of code.matchAll(/@group\(0\) @binding\((\d+)\) var<([^>]+)>/g)) {
+      // in binding order (a merged kernel has a uniform binding per part: plan-merge.ts)
+      const decls = [...code.matchAll(/@group\(0\) @binding\((\d+)\) var<([^>]+)>/g)];
+      for (const m of decls.sort((a, b) => Number(a[1]) - Number(b[1]))) {
         const kind = m[2]!.replace(/\s/g, '');
-        if (kind !== 'uniform') writes[Number(m[1]) - 1] = kind !== 'storage,read';
+        if (kind !== 'uniform') writes.push(kind !== 'storage,read');
         entries.push({
           binding: Number(m[1]),
           visibility: 4, // GPUShaderStage.COMPUTE

@@ -276,6 +276,8 @@ export function fusePlan(rec: Recorder, ctx: PlanFusionContext): number {
       z: gz,
       writes,
       desc,
+      key: spec.key,
+      source: spec.source,
     });
     merged.set(e, { desc, since });
     removed.add(p);

@@ -95,19 +95,23 @@ export class ReplayPlan {
     let kernels = 0;
     for (const s of rec.steps) {
       if (isKernel(s)) {
-        const key = `${idOf(s.layout)}|${s.bytes}|${s.buffers.map(idOf).join(',')}`;
+        // a merged kernel (plan-merge.ts) binds, part after part, the uniform params and the part's buffers
+        const parts = s.parts ?? [{ segment: s.segment, offset: s.offset, bytes: s.bytes, buffers: s.buffers.length }];
+        const key = `${idOf(s.layout)}|${parts.map((p) => p.bytes)}|${s.buffers.map(idOf).join(',')}`;
         let bind = binds.get(key);
         if (!bind) {
-          bind = device.createBindGroup({
-            layout: s.layout,
-            entries: [
-              { binding: 0, resource: { buffer: this.uniforms!, offset: 0, size: s.bytes } },
-              ...s.buffers.map((buffer, i) => ({ binding: i + 1, resource: { buffer } })),
-            ],
-          });
+          const entries: GPUBindGroupEntry[] = [];
+          let j = 0;
+          for (const p of parts) {
+            entries.push({ binding: entries.length, resource: { buffer: this.uniforms!, offset: 0, size: p.bytes } });
+            for (const end = j + p.buffers; j < end; j++)
+              entries.push({ binding: entries.length, resource: { buffer: s.buffers[j]! } });
+          }
+          bind = device.createBindGroup({ layout: s.layout, entries });
           binds.set(key, bind);
         }
-        this.encoded.push({ pipe: s.pipe, bind, dyn: [bases[s.segment]! + s.offset], x: s.x, y: s.y, z: s.z });
+        const dyn = parts.map((p) => bases[p.segment]! + p.offset);
+        this.encoded.push({ pipe: s.pipe, bind, dyn, x: s.x, y: s.y, z: s.z });
         kernels++;
       } else if (s.data) {
         device.queue.writeBuffer(this.staging!, at, s.data);

@@ -21,6 +21,7 @@ import { CommandBatch } from './encoder.js';
 import type { GpuDeviceLike } from './gpu-types.js';
 import type { HalfConversions } from './kernels/half.js';
 import { LoopWatch } from './loop-watch.js';
+import type { PlanMergeContext } from './plan-merge.js';
 import { BufferPool } from './pool.js';
 import { StagingReader } from './reads.js';
 import { adapterSetup, type KernelContexts, kernelContexts } from './webgpu-contexts.js';
@@ -58,6 +59,8 @@ export abstract class WebGpuBackendBase extends BaseBackend {
   protected readonly contexts: KernelContexts;
   /** Kernels the plans of captures folded into others (plan-fusion.ts). */
   private readonly planFusion = { fused: 0 };
+  /** Dispatches the plans of captures saved by merging independent kernels (plan-merge.ts). */
+  private readonly planMerge = { merged: 0 };
   private readonly reader: StagingReader;
   /** @internal A 16-byte storage buffer bound where a kernel's optional operand is absent. */
   protected readonly dummy: GPUBuffer;
@@ -137,6 +140,7 @@ export abstract class WebGpuBackendBase extends BaseBackend {
               stats: this.planFusion,
             }
           : undefined,
+      merge: (options.mergeInCapture ?? true) ? this.mergeContext() : undefined,
     });
     this.fusion = new CaptureFusion(
       {
@@ -295,7 +299,8 @@ export abstract class WebGpuBackendBase extends BaseBackend {
    * Kernels dispatched and command buffers submitted since creation, held work (multi-tensor Adam) once
    * encoded: for benchmarks and tests of how many kernels a stretch of work costs. `fusedOps`: elementwise ops a
    * capture deferred; `fusedKernels`: the kernels encoded for them (capture-fusion.ts; counted in `dispatches`);
-   * `planFused`: kernels the plans of captures folded into others when they ended (plan-fusion.ts).
+   * `planFused`: kernels the plans of captures folded into others when they ended (plan-fusion.ts);
+   * `planMerged`: kernels the plans run inside another kernel's dispatch (merged horizontally: plan-merge.ts).
    */
   kernelStats(): {
     dispatches: number;
@@ -303,13 +308,27 @@ export abstract class WebGpuBackendBase extends BaseBackend {
     fusedOps: number;
     fusedKernels: number;
     planFused: number;
+    planMerged: number;
   } {
     return {
       ...this.batch.stats,
       fusedOps: this.fusion.stats.deferred,
       fusedKernels: this.fusion.stats.kernels,
       planFused: this.planFusion.fused,
+      planMerged: this.planMerge.merged,
     };
+  }
+
+  /** What the plans' merging needs (plan-merge.ts): the pipeline cache and the device's limits. */
+  private mergeContext(): PlanMergeContext {
+    const l = this.device.limits;
+    const limits = {
+      maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,
+      maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage,
+      maxUniformBuffers: Math.min(l.maxUniformBuffersPerShaderStage, l.maxDynamicUniformBuffersPerPipelineLayout),
+      maxComputeWorkgroupsPerDimension: l.maxComputeWorkgroupsPerDimension,
+    };
+    return { pipelines: this.batch.pipelines, limits, stats: this.planMerge };
   }
 
   /** @internal The GPU buffer of `buffer`; float16 storage only for the kernels that read binary16 (`half`). */

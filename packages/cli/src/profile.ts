@@ -27,6 +27,7 @@ interface KernelCounts {
   fusedOps?: number;
   fusedKernels?: number;
   planFused?: number;
+  planMerged?: number;
 }
 const kernelCounts = (be: ComputeBackend): KernelCounts | null =>
   (be as { kernelStats?: () => KernelCounts }).kernelStats?.() ?? null;
@@ -35,7 +36,7 @@ const kernelCounts = (be: ComputeBackend): KernelCounts | null =>
 interface TimedStep {
   loss: number;
   ms: number;
-  kernels: { dispatches: number; fusedOps: number; fusedKernels: number; planFused: number } | null;
+  kernels: { dispatches: number; fusedOps: number; fusedKernels: number; planFused: number; planMerged: number } | null;
 }
 
 async function timedStep(
@@ -58,6 +59,7 @@ async function timedStep(
           fusedOps: d('fusedOps'),
           fusedKernels: d('fusedKernels'),
           planFused: d('planFused'),
+          planMerged: d('planMerged'),
         }
       : null;
   return { loss, ms, kernels };
@@ -90,9 +92,10 @@ export interface CompiledStepProfile {
   kernels: { first: number; later: number } | null;
   /**
    * During the first step: elementwise ops the capture deferred and the kernels encoded for them, and the kernels
-   * the recording's plan folded into others when the capture ended (`folded`, webgpu's planFused); null: none.
+   * the recording's plan folded into others when the capture ended (`folded`, webgpu's planFused) and ran inside
+   * others' dispatches (`merged`, independent kernels merged horizontally: webgpu's planMerged); null: none.
    */
-  fusion: { deferred: number; kernels: number; folded: number } | null;
+  fusion: { deferred: number; kernels: number; folded: number; merged: number } | null;
   /** Each compiled step's loss, and the eager steps' on the same batches (the warm-up and timed eager steps). */
   losses: number[];
   eagerLosses: number[];
@@ -173,7 +176,10 @@ async function compiledSteps(
       steps: runs.length,
       stepMs: { first: first.ms, later: median(later.map((s) => s.ms)) },
       kernels: k ? { first: k.dispatches, later: median(later.map((s) => s.kernels!.dispatches)) } : null,
-      fusion: k && traces > 0 ? { deferred: k.fusedOps, kernels: k.fusedKernels, folded: k.planFused } : null,
+      fusion:
+        k && traces > 0
+          ? { deferred: k.fusedOps, kernels: k.fusedKernels, folded: k.planFused, merged: k.planMerged }
+          : null,
       losses: runs.map((s) => s.loss),
       eagerLosses,
     };
@@ -210,7 +216,7 @@ export function compiledLines(
     lines.push(
       `  the capture deferred ${count(c.fusion.deferred, 'elementwise op')} and encoded ` +
         `${count(c.fusion.kernels, 'kernel')} for them; its plan folded ${count(c.fusion.folded, 'kernel')} ` +
-        'into others',
+        `into others and ran ${count(c.fusion.merged, 'kernel')} inside others' dispatches (independent ones merged)`,
     );
   const [first, rest] = c.replays > 0 ? ['traced', 'replayed'] : ['first', 'later'];
   const note = c.traces > 0 ? ` (the first step: it also creates the optimizer's state)` : '';
