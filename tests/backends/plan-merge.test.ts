@@ -120,6 +120,67 @@ describe('merging independent kernels of a webgpu recording', () => {
     );
   });
 
+  test('kernels of different workgroup sizes: a register-block product (64) and an elementwise kernel (256)', async () => {
+    const [M, K, N] = [40, 24, 36];
+    const ws = data(K * N, 2);
+    const work: Work = (be, x) => {
+      const w = be.fromArray(ws, [K, N]);
+      const y = be.matmul(x, w);
+      const e = be.unary('exp', x);
+      be.free(w); // after: a buffer freed before the second kernel could be its output (WAR, not merged)
+      return [y, e];
+    };
+    const { out, saved, kernels } = await compare([merged, plain], [M, K], work);
+    expect(saved).toBe(1);
+    expect(kernels).toBe(1);
+    const x = data(M * K, 7);
+    near(out[0]!, matmul64(x, ws, M, K, N));
+    near(
+      out[1]!,
+      Array.from(x, (v) => Math.exp(v)),
+    );
+  });
+
+  test('a reduction with workgroup memory (256) keeps its size; a register-block product (64) runs 4 a workgroup', async () => {
+    const [M, K, N] = [29, 16, 20]; // the product runs in one workgroup of 64: 192 invocations of the merged one idle
+    const ws = data(K * N, 2);
+    const work: Work = (be, x) => {
+      const w = be.fromArray(ws, [K, N]);
+      const s = be.reduce('sum', x, 0);
+      const y = be.matmul(x, w);
+      be.free(w);
+      return [s, y];
+    };
+    const { out, saved } = await compare([merged, plain], [M, K], work);
+    expect(saved).toBe(1);
+    const x = data(M * K, 7);
+    near(
+      out[0]!,
+      Array.from({ length: K }, (_, j) => x.filter((_, i) => i % K === j).reduce((a, v) => a + v, 0)),
+    );
+    near(out[1]!, matmul64(x, ws, M, K, N));
+  });
+
+  test('a tiled product (16 × 16, workgroup memory) and an elementwise kernel (256)', async () => {
+    const [M, K, N] = [64, 32, 64];
+    const ws = data(K * N, 2);
+    const work: Work = (be, x) => {
+      const w = be.fromArray(ws, [K, N]);
+      const y = be.matmul(x, w);
+      const z = be.binary('mul', x, 3);
+      be.free(w);
+      return [y, z];
+    };
+    const { out, saved } = await compare([tiled, tiledPlain], [M, K], work);
+    expect(saved).toBe(1);
+    const x = data(M * K, 7);
+    near(out[0]!, matmul64(x, ws, M, K, N));
+    near(
+      out[1]!,
+      Array.from(x, (v) => v * 3),
+    );
+  });
+
   test('tiled products with workgroup memory and barriers', async () => {
     const [M, K, N] = [64, 32, 64];
     const ws = data(K * N, 2);
@@ -195,8 +256,27 @@ describe('the merge of kernel modules and its refusals', () => {
     expect(m!.code).toContain('m1_params.v'); // the struct member after '.' is not renamed
   });
 
-  test('refused: different workgroup sizes, an override, workgroup memory or buffers past the limits', () => {
-    expect(mergeWgsl(source(64), source(128), [1, 1, 1], [1, 1, 1], LIMITS)).toBeNull();
+  test('kernels of different workgroup sizes: the one that needs its own size sets it, the others remapped', () => {
+    // neither needs its size: the larger (128) is taken; the 64-kernel's 5 workgroups run two to a workgroup (3)
+    const m = mergeWgsl(source(64), source(128), [5, 1, 1], [2, 1, 1], LIMITS);
+    expect(m?.grid).toEqual([5, 1, 1]);
+    expect(m!.code).toMatch(/@workgroup_size\(128, 1, 1\) fn main/);
+    expect(m!.code).toContain('if (mx_r < 5u)'); // the last workgroup's second half is idle
+    // the 64-kernel has workgroup memory: 64 is kept, and each of the 128-kernel's workgroups spans two
+    const f = mergeWgsl(source(64, 4), source(128), [5, 1, 1], [2, 1, 1], LIMITS);
+    expect(f?.grid).toEqual([9, 1, 1]);
+    expect(f!.code).toMatch(/@workgroup_size\(64, 1, 1\) fn main/);
+    // 16 × 16 and 256: the same count, another shape, remapped one to one
+    expect(
+      mergeWgsl(source(256, 4), source(256).replace('(256)', '(16, 16)'), [1, 1, 1], [3, 1, 1], LIMITS)?.grid,
+    ).toEqual([4, 1, 1]);
+  });
+
+  test('refused: sizes both kernels need, sizes that do not divide, an override, past the limits', () => {
+    expect(mergeWgsl(source(64, 4), source(128, 4), [1, 1, 1], [1, 1, 1], LIMITS)).toBeNull();
+    const barrier = source(128).replace('if (i32', 'workgroupBarrier();\n  if (i32');
+    expect(mergeWgsl(source(64, 4), barrier, [1, 1, 1], [1, 1, 1], LIMITS)).toBeNull();
+    expect(mergeWgsl(source(64), source(96), [1, 1, 1], [1, 1, 1], LIMITS)).toBeNull();
     expect(mergeWgsl(`override K = 4;\n${source()}`, source(), [1, 1, 1], [1, 1, 1], LIMITS)).toBeNull();
     // 2 × 600 vec4 (9600 bytes each) pass 16384 bytes together; each alone fits
     expect(mergeWgsl(source(64, 600), source(64, 100), [1, 1, 1], [1, 1, 1], LIMITS)).not.toBeNull();

@@ -10,8 +10,9 @@
  * other binds at all — so L reads nothing K writes (RAW), writes nothing K reads (WAR) or writes (WAW), and no
  * buffer is bound writable by one and readable by the other in the merged dispatch (WebGPU forbids it); both
  * were recorded with constant params (a live kernel, whose params or grid a replay recomputes, is left alone);
- * both declare the same @workgroup_size; and together they keep the device's limits (workgroup memory, storage
- * and uniform buffers per stage). Runs grow greedily, a kernel at a time, while every pair of the run is
+ * their @workgroup_size agree, or each divides the other and all but one size belong to kernels that need nothing
+ * of their workgroup (no barrier, workgroup memory or subgroup builtin: they run remapped, merge-wgsl.ts); and
+ * together they keep the device's limits (workgroup memory, storage and uniform buffers per stage). Runs grow greedily, a kernel at a time, while every pair of the run is
  * independent and the limits hold. The merged pipeline comes from the pipeline cache (its key names the grids
  * and the kernels' keys); its bind group holds, kernel after kernel, the plan's uniform buffer (at the kernel's
  * params offset: dynamic offsets in binding order) and the kernel's buffers.

@@ -13,8 +13,14 @@
  * new `main` computes the flat workgroup index w from workgroup_id and num_workgroups (uniform values, so the
  * kernels' barriers stay in uniform control flow) and calls the kernel whose range holds w.
  *
- * Refused (null): kernels of different @workgroup_size (a barrier must see its whole workgroup), anything the
- * parser does not fully understand (override, requires, diagnostic, builtins other than the five of the grid, a
+ * Kernels of different @workgroup_size: the merged module takes the size of the kernels that need their own
+ * (a barrier, workgroup memory or a subgroup or quad builtin: a barrier must see its whole workgroup), which must
+ * agree, or the largest where none does; a kernel that needs nothing of its workgroup runs remapped: with c times
+ * the merged size, each of its workgroups spans c merged ones; with 1/c of it, each merged workgroup runs c of its
+ * workgroups (the last one's idle invocations skip). Its builtins keep its own dispatch's values either way.
+ *
+ * Refused (null): kernels that need their own workgroup size and differ in it, sizes that do not divide each
+ * other, anything the parser does not fully understand (override, requires, diagnostic, builtins other than the five of the grid, a
  * non-literal workgroup size, workgroup arrays of sizes it cannot evaluate), and merges past the device's limits:
  * workgroup memory together, storage buffers together, uniform buffers with dynamic offsets together, or more
  * workgroups than two dimensions of the grid hold. `enable` lines are merged by union.
@@ -146,7 +152,13 @@ interface Parsed {
   /** The entry's params: builtin and declared `name: type`. */
   readonly params: { builtin: string; decl: string }[];
   readonly workgroupBytes: number;
+  /** Invocations per workgroup. */
+  readonly flat: number;
+  /** Whether the kernel needs its own workgroup size (barriers, workgroup memory, subgroup or quad builtins). */
+  readonly fixed: boolean;
 }
+
+const WORKGROUP_BOUND = /\b(workgroupBarrier|storageBarrier|textureBarrier|workgroupUniformLoad|subgroup\w*|quad\w*)\b/;
 
 function parse(source: string): Parsed | null {
   const decls = declarations(stripComments(source));
@@ -185,11 +197,23 @@ function parse(source: string): Parsed | null {
     if (!t) return null;
     workgroupBytes += Math.ceil(t.size / 16) * 16;
   }
-  return { decls, entry, size: parts.join(', '), dims, params, workgroupBytes };
+  const flat = dims[0] * dims[1] * dims[2];
+  const fixed = workgroupBytes > 0 || decls.some((x) => x.kind === 'fn' && WORKGROUP_BOUND.test(x.text));
+  return { decls, entry, size: dims.join(', '), dims, params, workgroupBytes, flat, fixed };
 }
 
-/** The value of a builtin for kernel i's workgroup `r` of grid `g` (workgroup size `s`). */
-function builtinArg(builtin: string, r: string, g: readonly number[], s: readonly number[]): string {
+/**
+ * The value of a builtin for kernel i's workgroup `r` of grid `g` (workgroup size `s`), its invocation's local id
+ * and index being `lid` and `lix`.
+ */
+function builtinArg(
+  builtin: string,
+  r: string,
+  g: readonly number[],
+  s: readonly number[],
+  lid = 'mx_lid',
+  lix = 'mx_lix',
+): string {
   const [gx, gy, gz] = g;
   const wid = `vec3u(${r} % ${gx}u, (${r} / ${gx}u) % ${gy}u, ${r} / ${gx! * gy!}u)`;
   switch (builtin) {
@@ -198,11 +222,11 @@ function builtinArg(builtin: string, r: string, g: readonly number[], s: readonl
     case 'num_workgroups':
       return `vec3u(${gx}u, ${gy}u, ${gz}u)`;
     case 'local_invocation_id':
-      return 'mx_lid';
+      return lid;
     case 'local_invocation_index':
-      return 'mx_lix';
+      return lix;
     default:
-      return `${wid} * vec3u(${s[0]}u, ${s[1]}u, ${s[2]}u) + mx_lid`;
+      return `${wid} * vec3u(${s[0]}u, ${s[1]}u, ${s[2]}u) + ${lid}`;
   }
 }
 
@@ -213,9 +237,13 @@ export function mergeKernels(kernels: readonly MergeKernel[], limits: MergeLimit
   const parsed: Parsed[] = [];
   for (const k of kernels) {
     const p = parse(k.source);
-    if (!p || (parsed.length > 0 && p.size !== parsed[0]!.size)) return null;
+    if (!p) return null;
     parsed.push(p);
   }
+  const fixed = parsed.filter((p) => p.fixed);
+  if (fixed.some((p) => p.size !== fixed[0]!.size)) return null;
+  const own = fixed[0] ?? parsed.reduce((a, p) => (p.flat > a.flat ? p : a));
+  if (parsed.some((p) => p.size !== own.size && p.flat % own.flat !== 0 && own.flat % p.flat !== 0)) return null;
   const wgBytes = parsed.reduce((s, p) => s + p.workgroupBytes, 0);
   if (wgBytes > limits.maxComputeWorkgroupStorageSize) return null;
   const enables = new Set<string>();
@@ -256,21 +284,51 @@ export function mergeKernels(kernels: readonly MergeKernel[], limits: MergeLimit
     binding += top + 1;
     const g = kernels[i]!.grid;
     const n = g[0] * g[1] * g[2];
-    const args = p.params.map((q) => builtinArg(q.builtin, `(mx_w - ${from}u)`, g, p.dims)).join(', ');
-    calls.push(`if (mx_w < ${from + n}u) { ${prefix}${p.entry.name}(${args}); }`);
-    from += n;
+    const { call, count } = callOf(p, `${prefix}${p.entry.name}`, g, n, from, own);
+    calls.push(`if (mx_w < ${from + count}u) ${call}`);
+    from += count;
   }
   if (storage > limits.maxStorageBuffersPerShaderStage || uniforms > limits.maxUniformBuffers) return null;
   const max = limits.maxComputeWorkgroupsPerDimension;
   const grid: [number, number, number] = from <= max ? [from, 1, 1] : [max, Math.ceil(from / max), 1];
   if (grid[1] > max) return null;
-  const main = `@compute @workgroup_size(${parsed[0]!.size}) fn main(@builtin(workgroup_id) mx_wid: vec3u,
+  const main = `@compute @workgroup_size(${own.size}) fn main(@builtin(workgroup_id) mx_wid: vec3u,
     @builtin(num_workgroups) mx_nwg: vec3u, @builtin(local_invocation_id) mx_lid: vec3u,
     @builtin(local_invocation_index) mx_lix: u32) {
   let mx_w = mx_wid.y * mx_nwg.x + mx_wid.x;
   ${calls.join(' else ')}
 }`;
   return { code: [...enables, ...body, main].join('\n'), grid };
+}
+
+/**
+ * The call of kernel `p` (function `fn`, grid `g` of n workgroups) from merged workgroups [from, from + count) of
+ * `size` invocations each (see the module comment), and that count.
+ */
+function callOf(
+  p: Parsed,
+  fn: string,
+  g: readonly number[],
+  n: number,
+  from: number,
+  own: Parsed,
+): { call: string; count: number } {
+  const size = own.flat;
+  if (p.size === own.size) {
+    const args = p.params.map((q) => builtinArg(q.builtin, `(mx_w - ${from}u)`, g, p.dims)).join(', ');
+    return { call: `{ ${fn}(${args}); }`, count: n };
+  }
+  const [sx, sy] = p.dims;
+  const lid = `vec3u(mx_li % ${sx}u, (mx_li / ${sx}u) % ${sy}u, mx_li / ${sx * sy}u)`;
+  const args = p.params.map((q) => builtinArg(q.builtin, 'mx_r', g, p.dims, lid, 'mx_li')).join(', ');
+  if (p.flat > size) {
+    const c = p.flat / size;
+    const at = `let mx_r = (mx_w - ${from}u) / ${c}u; let mx_li = ((mx_w - ${from}u) % ${c}u) * ${size}u + mx_lix;`;
+    return { call: `{ ${at} ${fn}(${args}); }`, count: n * c };
+  }
+  const c = size / p.flat; // 1 where the sizes agree but not the shapes
+  const at = `let mx_r = (mx_w - ${from}u) * ${c}u + mx_lix / ${p.flat}u; let mx_li = mx_lix % ${p.flat}u;`;
+  return { call: `{ ${at} if (mx_r < ${n}u) { ${fn}(${args}); } }`, count: Math.ceil(n / c) };
 }
 
 /** The entry point as a plain function of its builtins' values (attributes dropped), or null. */
