@@ -374,6 +374,8 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   protected binaryScalarKernel?(...args: HookArgs<'binaryScalarKernel'>): HookResult<'binaryScalarKernel'>;
   /** The optional hook `fusedElementwiseKernel`: its contract is its docstring in OptionalBackendHooks (hooks.ts). */
   protected fusedElementwiseKernel?(...args: HookArgs<'fusedElementwiseKernel'>): HookResult<'fusedElementwiseKernel'>;
+  /** Optional: several copyIntoKernel calls in one, for concat and stack (hooks.ts; false declines). */
+  protected copyIntoManyKernel?(...args: HookArgs<'copyIntoManyKernel'>): HookResult<'copyIntoManyKernel'>;
 
   /**
    * Integer matmul with an int32 result, exact modulo 2^32, of int32, int8 or uint8 operands (each its

@@ -179,6 +179,18 @@ export const OPTIONAL_HOOK_SPECS = {
       'sum rounded once more (matmul-bias.ts); float16 operands arrive as storage views, as for `matmulKernel`, and ' +
       'the router rounds `out` once to float16. Without it, matmul with a bias is matmul then add.',
   },
+  copyIntoManyKernel: {
+    signature:
+      'copyIntoManyKernel(xs: readonly NDArray[], out: DeviceBuffer, strides: readonly number[], offsets: readonly ' +
+      'number[]): boolean | void',
+    contract:
+      'Several `copyIntoKernel` calls in one: each non-empty view `xs[i]` (two or more, one dtype, as the router ' +
+      'hands `copyIntoKernel` its views) written into `out` at the shared `strides` from `offsets[i]`, so `concat` ' +
+      "and `stack` cost one kernel, not one per input, where kernels are dispatched (after NumPy's concatenate). The " +
+      'positions of all the views are distinct and inside `out`, and none views `out`. Returning `false` declines ' +
+      '(write nothing: one `copyIntoKernel` per view runs; webgpu declines float16 in 2-byte storage). float64 never ' +
+      'reaches it. Without it, `concat` is one `copyIntoKernel` per input.',
+  },
   scatterKernel: {
     signature:
       "scatterKernel(target: NDArray, indices: NDArray, updates: NDArray, out: DeviceBuffer, reduction: 'none' | " +

@@ -232,6 +232,21 @@ export interface OptionalBackendHooks {
    */
   matmulBiasKernel?(a: NDArray, b: NDArray, bias: NDArray, out: DeviceBuffer): void;
   /**
+   * Several `copyIntoKernel` calls in one: each non-empty view `xs[i]` (two or more, one dtype, as the router
+   * hands `copyIntoKernel` its views) written into `out` at the shared `strides` from `offsets[i]`, so
+   * `concat` and `stack` cost one kernel, not one per input, where kernels are dispatched (after NumPy's
+   * concatenate). The positions of all the views are distinct and inside `out`, and none views `out`.
+   * Returning `false` declines (write nothing: one `copyIntoKernel` per view runs; webgpu declines float16 in
+   * 2-byte storage). float64 never reaches it. Without it, `concat` is one `copyIntoKernel` per input.
+   * @group fused
+   */
+  copyIntoManyKernel?(
+    xs: readonly NDArray[],
+    out: DeviceBuffer,
+    strides: readonly number[],
+    offsets: readonly number[],
+  ): boolean | void;
+  /**
    * `out: [O, D, I]` = `target`, then for k = 0, 1, … in that order each `updates[o, k, i]` whose index is
    * in range (as for gather) replaces (`'none'`: so the last one wins), is added to or multiplies
    * `out[o, j, i]`, rounding (float32) or wrapping (int32) after each step. Default: `'add'` on

@@ -53,7 +53,10 @@ import { storageBuffer as b, storageView as v } from './narrow.js';
  * that gather's narrow fill needs.
  */
 export type RoutedBackend = BackendHooks &
-  Pick<OptionalBackendHooks, 'cumsumKernel' | 'topkKernel' | 'hostStorage' | 'matmulBiasKernel'> &
+  Pick<
+    OptionalBackendHooks,
+    'cumsumKernel' | 'topkKernel' | 'hostStorage' | 'matmulBiasKernel' | 'copyIntoManyKernel'
+  > &
   Required<Pick<OptionalBackendHooks, 'scatterKernel'>> & {
     allocate(size: number, dtype: DType): DeviceBuffer;
     deallocate(buffer: DeviceBuffer): void;
@@ -146,6 +149,20 @@ export class KernelRouter {
   copyInto(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void {
     if (routeOf(x.dtype) === 'host') this.f64.copyInto(x, out, strides, offset);
     else this.be.copyIntoKernel(v(x), b(out), strides, offset);
+  }
+
+  /**
+   * copyIntoManyKernel where the backend has it: the views as copyInto hands them over (storage views of a
+   * narrow dtype); false where it has none, the dtype is float64 or the kernel declined (nothing written).
+   */
+  copyIntoMany(
+    xs: readonly NDArray[],
+    out: DeviceBuffer,
+    strides: readonly number[],
+    offsets: readonly number[],
+  ): boolean {
+    if (!this.be.copyIntoManyKernel || routeOf(out.dtype) === 'host') return false;
+    return this.be.copyIntoManyKernel(xs.map(v), b(out), strides, offsets) !== false;
   }
 
   /** fillKernel, routed by out's dtype; a narrow dtype stores `value` as it holds it (hostValue). */

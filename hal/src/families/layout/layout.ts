@@ -1,7 +1,8 @@
 /**
  * Layout ops of BaseBackend built on one kernel, `copyIntoKernel` (a strided view written into a buffer
  * at given strides and offset; hooks.ts): pad in every mode, concat, stack, tile and trilu copy with
- * it; split and flip are views. Every argument is checked before anything is allocated. The methods
+ * it (concat and stack with the optional copyIntoManyKernel, all inputs in one call, where the backend has
+ * it); split and flip are views. Every argument is checked before anything is allocated. The methods
  * are defined on BaseBackend's prototype from FAMILIES (base.ts) and typed by LayoutMethods.
  */
 import type { KernelRouter } from '../../contract/kernel-router.js';
@@ -59,7 +60,7 @@ export interface LayoutHost {
   free(x: NDArray): void;
   /** Runs a kernel into the fresh buffer `out`; frees `out` if the kernel throws, so nothing leaks. */
   guard(out: DeviceBuffer, run: () => void): void;
-  /** The kernels, routed by dtype (kernel-router.ts): fill and copyInto here. */
+  /** The kernels, routed by dtype (kernel-router.ts): fill, copyInto and copyIntoMany here. */
   readonly route: KernelRouter;
 }
 
@@ -192,11 +193,20 @@ function concat(be: LayoutHost, xs: readonly NDArray[], axis = 0, op = 'concat')
   const strides = contiguousStrides(shape);
   const out = be.allocate(sizeOf(shape), x0.dtype);
   be.guard(out, () => {
+    // the non-empty inputs and where each starts in out: one copyIntoManyKernel for them all, where the
+    // backend has it and takes them, else one copyInto each
+    const parts: NDArray[] = [];
+    const offsets: number[] = [];
     let offset = 0;
     for (const x of xs) {
-      if (sizeOf(x.shape) > 0) be.route.copyInto(x, out, strides, offset);
+      if (sizeOf(x.shape) > 0) {
+        parts.push(x);
+        offsets.push(offset);
+      }
       offset += x.shape[ax]! * strides[ax]!;
     }
+    if (parts.length > 1 && be.route.copyIntoMany(parts, out, strides, offsets)) return;
+    parts.forEach((x, i) => be.route.copyInto(x, out, strides, offsets[i]!));
   });
   return viewOf(out, shape);
 }
