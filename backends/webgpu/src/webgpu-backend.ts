@@ -15,6 +15,7 @@ import {
 } from '@polyhal/hal';
 import { GATHER_FILL, isContiguous, type PhiloxStream } from '@polyhal/hal/internal';
 import { dispatchUnscale } from './dispatch-unscale.js';
+import { dispatchCopyMany } from './dispatch-copy-many.js';
 import { dispatchPhilox } from './dispatch-random.js';
 import { dispatchSgd } from './dispatch-sgd.js';
 import {
@@ -100,6 +101,17 @@ export class WebGpuBackend extends WebGpuBackendBase {
 
   protected copyIntoKernel(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void {
     dispatchCopy(this.contexts.elementwise, x, out, strides, offset);
+  }
+
+  /** concat and stack: every view in one dispatch per as many as the storage bindings allow (dispatch-copy-many.ts). */
+  protected override copyIntoManyKernel(
+    xs: readonly NDArray[],
+    out: DeviceBuffer,
+    strides: readonly number[],
+    offsets: readonly number[],
+  ): boolean {
+    const limit = this.device.limits.maxStorageBuffersPerShaderStage;
+    return dispatchCopyMany(this.contexts.elementwise, limit, xs, out, strides, offsets);
   }
 
   protected fillKernel(out: DeviceBuffer, value: number): void {
