@@ -461,6 +461,9 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   /**
    * softmax(q·kᵀ·scale)·v (PyTorch's scaled_dot_product_attention without a mask). Validated here
    * (checkAttentionOperands); a backend's `attentionKernel` runs it where it accepts the shape, else the composite.
+   * The fused result over two leading dims [N, H] is laid out as [N, L, H, dv] in memory (strides
+   * [L·H·dv, dv, H·dv, 1], as PyTorch's flash attention returns it), so that merging the heads — permute
+   * [0, 2, 1, 3], reshape [N, L, H·dv] — is a view, not a copy; otherwise, and from the composite, contiguous.
    */
   attention(q: NDArray, k: NDArray, v: NDArray, scale: number): NDArray {
     const { lead, L, S, d, dv } = checkAttentionOperands('attention', q, k, v, 'forward', scale, (x, arg) =>
@@ -469,11 +472,13 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     const shape = [...lead, L, dv];
     if (this.attentionKernel && sizeOf(shape) > 0 && S > 0 && d > 0) {
       const out = this.allocate(sizeOf(shape), 'float32');
+      const H = lead[1]!;
+      const strides = lead.length === 2 ? [L * H * dv, dv, H * dv, 1] : contiguousStrides(shape);
       let ran: boolean | void = false;
       this.guard(out, () => {
-        ran = this.attentionKernel!(q, k, v, Math.fround(scale), out);
+        ran = this.attentionKernel!(q, k, v, Math.fround(scale), out, strides);
       });
-      if (ran !== false) return viewOf(out, shape);
+      if (ran !== false) return { buffer: out, dtype: 'float32', shape, strides, offset: 0 };
       this.deallocate(out);
     }
     return attentionComposite(this, q, k, v, scale);

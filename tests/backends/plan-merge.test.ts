@@ -120,7 +120,7 @@ describe('merging independent kernels of a webgpu recording', () => {
     );
   });
 
-  test('kernels of different workgroup sizes: a register-block product (64) and an elementwise kernel (256)', async () => {
+  test('different workgroup sizes: a register-block product (64) and an elementwise kernel (256)', async () => {
     const [M, K, N] = [40, 24, 36];
     const ws = data(K * N, 2);
     const work: Work = (be, x) => {
@@ -141,7 +141,7 @@ describe('merging independent kernels of a webgpu recording', () => {
     );
   });
 
-  test('a reduction with workgroup memory (256) keeps its size; a register-block product (64) runs 4 a workgroup', async () => {
+  test('a reduction with workgroup memory (256) keeps its size; a product (64) runs 4 a workgroup', async () => {
     const [M, K, N] = [29, 16, 20]; // the product runs in one workgroup of 64: 192 invocations of the merged one idle
     const ws = data(K * N, 2);
     const work: Work = (be, x) => {

@@ -3,8 +3,9 @@
  * hal/src/ops/attention-ops.ts): the forward as ONE dispatch (kernels/attention.ts: a workgroup per leading index
  * and block of 64 query rows, k and v staged in workgroup memory, an online softmax) and the backward as ONE
  * dispatch (kernels/attention-backward.ts: a workgroup per leading index holding its q, k, v, dOut, P and dS).
- * The operands are read through their strides (up to two leading dims: the heads [N, H, L, D] as permuted views
- * of [N, L, H, D] need no copy); shapes past the workgroup memory the adapter grants, past d, dv ≤ 64 in the
+ * The operands are read, and the forward's result written, through their strides (up to two leading dims: the
+ * heads [N, H, L, D] as permuted views of [N, L, H, D] need no copy, and the result written as [N, L, H, dv] in
+ * memory merges its heads without one); shapes past the workgroup memory the adapter grants, past d, dv ≤ 64 in the
  * forward, or of more leading dims are declined, and the HAL runs its composite. The kernels go through
  * `batch.dispatch`, so a capture records them as any kernel (their params are constants of the recording).
  */
@@ -48,7 +49,7 @@ function layout(ops: NDArray[], v: NDArray, scale: number): { params: number[]; 
 /** Workgroup memory of a kernel: a power of two of floats from 256, so few pipelines serve many shapes. */
 const capOf = (floats: number): number => 2 ** Math.max(8, Math.ceil(Math.log2(Math.max(floats, 1))));
 
-/** The forward into the contiguous `out`; false (nothing encoded) where the shape is declined. */
+/** The forward into `out` at `outStrides` (from element 0); false (nothing encoded) where the shape is declined. */
 export function dispatchAttention(
   ctx: AttentionContext,
   maxWorkgroupBytes: number,
@@ -57,8 +58,16 @@ export function dispatchAttention(
   v: NDArray,
   scale: number,
   out: DeviceBuffer,
+  outStrides: readonly number[],
 ): boolean {
-  const lay = layout([q, k, v], v, scale);
+  const outView: NDArray = {
+    buffer: out,
+    dtype: 'float32',
+    shape: [...q.shape.slice(0, -1), v.shape.at(-1)!],
+    strides: outStrides,
+    offset: 0,
+  };
+  const lay = layout([q, k, v, outView], v, scale);
   if (!lay) return false;
   const [S, d, dv] = [lay.params[1]!, lay.params[2]!, lay.params[3]!];
   const cap = capOf(S * (d + dv));

@@ -6,16 +6,16 @@
  * dispatches (a dispatch costs a few µs of JavaScript to encode and ~3 µs of GPU time on a large GPU, whatever
  * its size: a step of small kernels is bound by their number). After horizontal fusion (Li et al., CGO 2022).
  *
- * Kernels K and L (consecutive: no copy or upload between them) merge when neither binds writable a buffer the
- * other binds at all — so L reads nothing K writes (RAW), writes nothing K reads (WAR) or writes (WAW), and no
- * buffer is bound writable by one and readable by the other in the merged dispatch (WebGPU forbids it); both
- * were recorded with constant params (a live kernel, whose params or grid a replay recomputes, is left alone);
- * their @workgroup_size agree, or each divides the other and all but one size belong to kernels that need nothing
- * of their workgroup (no barrier, workgroup memory or subgroup builtin: they run remapped, merge-wgsl.ts); and
- * together they keep the device's limits (workgroup memory, storage and uniform buffers per stage). Runs grow greedily, a kernel at a time, while every pair of the run is
- * independent and the limits hold. The merged pipeline comes from the pipeline cache (its key names the grids
- * and the kernels' keys); its bind group holds, kernel after kernel, the plan's uniform buffer (at the kernel's
- * params offset: dynamic offsets in binding order) and the kernel's buffers.
+ * Kernels K and L (consecutive: no copy or upload between them) merge when neither binds writable a buffer the other
+ * binds at all — so L reads nothing K writes (RAW), writes nothing K reads (WAR) or writes (WAW), and no buffer is
+ * bound writable by one and readable by the other in the merged dispatch (WebGPU forbids it); both were recorded with
+ * constant params (a live kernel, whose params or grid a replay recomputes, is left alone); their @workgroup_size
+ * agree, or each divides the other and all but one size belong to kernels that need nothing of their workgroup (no
+ * barrier, workgroup memory or subgroup builtin: they run remapped, merge-wgsl.ts); and together they keep the
+ * device's limits (workgroup memory, storage and uniform buffers per stage). Runs grow greedily, a kernel at a time,
+ * while every pair of the run is independent and the limits hold. The merged pipeline comes from the pipeline cache
+ * (its key names the grids and the kernels' keys); its bind group holds, kernel after kernel, the plan's uniform
+ * buffer (at the kernel's params offset: dynamic offsets in binding order) and the kernel's buffers.
  */
 import type { KernelStep, Recorder, Step } from './capture.js';
 import { type MergeKernel, type Merged, type MergeLimits, mergeKernels } from './kernels/merge-wgsl.js';

@@ -326,9 +326,16 @@ export class WebGpuBackend extends WebGpuBackendBase {
   }
 
   /** attention in one dispatch where k and v fit in workgroup memory (dispatch-attention.ts); false declines. */
-  protected override attentionKernel(q: NDArray, k: NDArray, v: NDArray, scale: number, out: DeviceBuffer): boolean {
+  protected override attentionKernel(
+    q: NDArray,
+    k: NDArray,
+    v: NDArray,
+    scale: number,
+    out: DeviceBuffer,
+    outStrides: readonly number[],
+  ): boolean {
     const limit = this.device.limits.maxComputeWorkgroupStorageSize;
-    return dispatchAttention(this.contexts.norm, limit, q, k, v, scale, out);
+    return dispatchAttention(this.contexts.norm, limit, q, k, v, scale, out, outStrides);
   }
 
   /** attentionBackward in one dispatch per leading index's workgroup (dispatch-attention.ts); false declines. */

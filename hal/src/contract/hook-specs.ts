@@ -134,13 +134,17 @@ export const OPTIONAL_HOOK_SPECS = {
       'Inf or NaN before or after the multiply, never cleared. Default: the composite of HAL ops.',
   },
   attentionKernel: {
-    signature: 'attentionKernel(q: NDArray, k: NDArray, v: NDArray, scale: number, out: DeviceBuffer): boolean | void',
+    signature:
+      'attentionKernel(q: NDArray, k: NDArray, v: NDArray, scale: number, out: DeviceBuffer, outStrides: readonly ' +
+      'number[]): boolean | void',
     contract:
       '`attention` on validated operands: `q: [..., L, d]`, `k: [..., S, d]`, `v: [..., S, dv]` float32 views of any ' +
-      "strides with the same leading dims (the heads' permuted views arrive as they are), no dim 0; fill the " +
-      "contiguous `out: [..., L, dv]` with softmax(q·kᵀ·scale)·v, each row's largest score subtracted. Returning " +
-      '`false` declines (write nothing: the composite runs; webgpu declines shapes past its workgroup memory). ' +
-      'Default: the composite of HAL ops (families/composite/attention.ts).',
+      "strides with the same leading dims (the heads' permuted views arrive as they are), no dim 0; fill `out: [..., " +
+      "L, dv]`, element (i0, ..., l, c) at Σ index·outStrides from 0, with softmax(q·kᵀ·scale)·v, each row's largest " +
+      "score subtracted (the HAL's `attention` picks the strides: [N, L, H, dv] in memory over two leading dims, so " +
+      'that merging the heads is a view; contiguous otherwise). Returning `false` declines (write nothing: the ' +
+      'composite runs; webgpu declines shapes past its workgroup memory). Default: the composite of HAL ops ' +
+      '(families/composite/attention.ts).',
   },
   attentionBackwardKernel: {
     signature:

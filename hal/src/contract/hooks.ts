@@ -180,13 +180,22 @@ export interface OptionalBackendHooks {
   nonFiniteCheckAndUnscaleKernel?(grads: readonly DeviceBuffer[], foundInf: DeviceBuffer, invScale: number): void;
   /**
    * `attention` on validated operands: `q: [..., L, d]`, `k: [..., S, d]`, `v: [..., S, dv]` float32 views of
-   * any strides with the same leading dims (the heads' permuted views arrive as they are), no dim 0; fill the
-   * contiguous `out: [..., L, dv]` with softmax(q·kᵀ·scale)·v, each row's largest score subtracted. Returning
+   * any strides with the same leading dims (the heads' permuted views arrive as they are), no dim 0; fill
+   * `out: [..., L, dv]`, element (i0, ..., l, c) at Σ index·outStrides from 0, with softmax(q·kᵀ·scale)·v, each
+   * row's largest score subtracted (the HAL's `attention` picks the strides: [N, L, H, dv] in memory over two
+   * leading dims, so that merging the heads is a view; contiguous otherwise). Returning
    * `false` declines (write nothing: the composite runs; webgpu declines shapes past its workgroup memory).
    * Default: the composite of HAL ops (families/composite/attention.ts).
    * @group fused
    */
-  attentionKernel?(q: NDArray, k: NDArray, v: NDArray, scale: number, out: DeviceBuffer): boolean | void;
+  attentionKernel?(
+    q: NDArray,
+    k: NDArray,
+    v: NDArray,
+    scale: number,
+    out: DeviceBuffer,
+    outStrides: readonly number[],
+  ): boolean | void;
   /**
    * `attentionBackward` on validated operands as `attentionKernel` takes them, with `dOut: [..., L, dv]`: fill the
    * contiguous `dq`, `dk` and `dv` (q's, k's and v's shapes) with FlashAttention-2's gradients (P

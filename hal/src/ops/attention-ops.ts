@@ -32,7 +32,9 @@ export const ATTENTION_OP_DEFS = {
       'softmax(q·kᵀ·scale)·v over the last axis (PyTorch scaled_dot_product_attention without a mask, ' +
       'FlashAttention’s forward): any strides (the heads may arrive as permuted views); softmax subtracts each ' +
       'row’s largest score, so large scores do not overflow; a NaN in a row makes its output NaN; S = 0 gives ' +
-      `zeros (an empty sum). ${ERRORS}.`,
+      'zeros (an empty sum). A fused kernel’s result over two leading dims [N, H] is the [N, H, L, dv] view of ' +
+      '[N, L, H, dv] in memory (as PyTorch’s flash attention returns it), so that merging the heads is a view; ' +
+      `otherwise contiguous. ${ERRORS}.`,
     dtypes: F32,
     accuracy: ACCURACY,
     grad: 'autograd attention-op.ts (attentionBackward)',

@@ -4,12 +4,12 @@
  * query rows). The workgroup stages k [S, d] and v [S, dv] of its b in workgroup memory (read through their
  * strides: the heads' permuted views need no copy), then each invocation runs one query row with an online
  * softmax in float32 (Milakov & Gimelshein 2018): the running maximum m, the sum l of exp(s − m) and the
- * accumulator Σ exp(s − m)·v rescaled by exp(m_old − m) whenever the maximum grows, and writes acc / l into the
- * contiguous out [B, L, dv]. q's row (d ≤ 64) and the accumulator (dv ≤ 64) live in registers.
+ * accumulator Σ exp(s − m)·v rescaled by exp(m_old − m) whenever the maximum grows, and writes acc / l into
+ * out [B, L, dv] at its strides. q's row (d ≤ 64) and the accumulator (dv ≤ 64) live in registers.
  *
  * Params (ATTENTION_WORDS): 0 L · 1 S · 2 d · 3 dv · 4 scale (f32 bits) · 5 the second leading dim's size ·
- * 6 B (the leading dims' product) · 7 unused · then per operand o (q, k, v, and the backward's dOut) at 8 + 5o:
- * its offset, the strides of the two leading dims, of a row and of a column.
+ * 6 B (the leading dims' product) · 7 unused · then per operand o (q, k, v, and the forward's out or the
+ * backward's dOut) at 8 + 5o: its offset, the strides of the two leading dims, of a row and of a column.
  */
 import { paramsPrelude } from '../layout.js';
 
@@ -65,7 +65,6 @@ ${ATTENTION_OPERANDS}
     for (var c = 0u; c < dv; c++) { acc[c] = acc[c] * grow + e * kv[vAt + j * dv + c]; }
     m = mn;
   }
-  let o = (b * L + i) * dv;
-  for (var c = 0u; c < dv; c++) { out[o + c] = acc[c] / l; }
+  for (var c = 0u; c < dv; c++) { out[at(3u, b, i, c)] = acc[c] / l; }
 }`;
 }

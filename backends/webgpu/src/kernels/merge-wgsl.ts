@@ -19,10 +19,10 @@
  * the merged size, each of its workgroups spans c merged ones; with 1/c of it, each merged workgroup runs c of its
  * workgroups (the last one's idle invocations skip). Its builtins keep its own dispatch's values either way.
  *
- * Refused (null): kernels that need their own workgroup size and differ in it, sizes that do not divide each
- * other, anything the parser does not fully understand (override, requires, diagnostic, builtins other than the five of the grid, a
- * non-literal workgroup size, workgroup arrays of sizes it cannot evaluate), and merges past the device's limits:
- * workgroup memory together, storage buffers together, uniform buffers with dynamic offsets together, or more
+ * Refused (null): kernels that need their own workgroup size and differ in it, sizes that do not divide each other,
+ * anything the parser does not fully understand (override, requires, diagnostic, builtins other than the five of the
+ * grid, a non-literal workgroup size, workgroup arrays of sizes it cannot evaluate), and merges past the device's
+ * limits: workgroup memory together, storage buffers together, uniform buffers with dynamic offsets together, or more
  * workgroups than two dimensions of the grid hold. `enable` lines are merged by union.
  */
 
