@@ -73,12 +73,19 @@ export interface KernelStep {
 /**
  * A recorded kernel's computation, for the plan's fusion (plan-fusion.ts): an elementwise chain (fusedElementwise's
  * steps from `root`; a unary or binary kernel is a chain of one step), or a float32 product (with its bias and
- * epilogue steps), writing the whole of `out` (of `shape`), all float32. `gpus`: the GPU buffer of every HAL
- * buffer named (valid after the arrays are freed).
+ * epilogue steps), writing the whole of `out` (of `shape`), all float32; a fused product's `keep`: the value after
+ * its first `at` steps also written whole to `keep.out`. `gpus`: the GPU buffer of every HAL buffer named (valid
+ * after the arrays are freed).
  */
 export type KernelDesc = (
   | { readonly kind: 'elementwise'; readonly root: NDArray }
-  | { readonly kind: 'matmul'; readonly a: NDArray; readonly b: NDArray; readonly bias: NDArray | null }
+  | {
+      readonly kind: 'matmul';
+      readonly a: NDArray;
+      readonly b: NDArray;
+      readonly bias: NDArray | null;
+      readonly keep?: { readonly at: number; readonly out: DeviceBuffer };
+    }
 ) & {
   readonly steps: readonly ElementwiseStep[];
   readonly out: DeviceBuffer;

@@ -103,7 +103,8 @@ function describe(
  * product (plus bias) in the store (kernels/matmul-epilogue.ts; array operands contiguous of out's shape), on the
  * register blocks and gemv only; false, with nothing encoded, for the tiled kernels (on an H200, the ViT-S-like
  * step with its products' residual adds and GELU derivatives folded into their tiled kernels' stores took 200 ms
- * compiled against 121 ms unfused; why is not known) and K = 0.
+ * compiled against 121 ms unfused; why is not known) and K = 0. With `keep` too, the value after its first `at`
+ * steps is also written to `keep.out`, whole (a second output: kernels/matmul-epilogue.ts).
  */
 export function dispatchMatmul(
   ctx: MatmulContext,
@@ -112,6 +113,7 @@ export function dispatchMatmul(
   out: DeviceBuffer,
   bias: NDArray | null = null,
   epilogue: readonly ElementwiseStep[] | null = null,
+  keep: { readonly at: number; readonly out: DeviceBuffer } | null = null,
 ): boolean {
   const epi = epilogue?.length ? epilogue : null;
   const r = a.shape.length;
@@ -158,14 +160,16 @@ export function dispatchMatmul(
     ...epiWords,
   ];
   const biasBuffer = [...(bias ? [ctx.gpu(bias.buffer)] : []), ...epiArrays.map((x) => ctx.gpu(x.buffer))];
-  const biasKey = (bias ? '/bias' : '') + epilogueKey(epi);
+  const at = epi && keep ? keep.at : null;
+  if (epi && keep) biasBuffer.push(ctx.gpu(keep.out));
+  const biasKey = (bias ? '/bias' : '') + epilogueKey(epi, at);
   if (gemv) {
     const [width, count] = gemv === 'rows' ? [N, M] : [M, N];
     const [x, y] = flat(count);
     ctx.batch.dispatch(
       'matmul',
       `matmul/gemv/${gemv}${width}/${R}${biasKey}`,
-      () => gemvWgsl(gemv, width, R, bias !== null, epi),
+      () => gemvWgsl(gemv, width, R, bias !== null, epi, at),
       withBias.length,
       withBias,
       [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out), ...biasBuffer],
@@ -185,7 +189,7 @@ export function dispatchMatmul(
     ctx.batch.dispatch(
       'matmul',
       `matmul/blocks${tm}x${tn}/${R}${biasKey}`,
-      () => matmulBlocksWgsl(tm, tn, R, bias !== null, epi),
+      () => matmulBlocksWgsl(tm, tn, R, bias !== null, epi, at),
       withBias.length,
       withBias,
       [ctx.gpu(a.buffer), ctx.gpu(b.buffer), ctx.gpu(out), ...biasBuffer],

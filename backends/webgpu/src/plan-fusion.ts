@@ -20,6 +20,14 @@
  * - a product's epilogue arrays are contiguous arrays of the product's shape, within the device's storage
  *   buffers per stage; a chain within MAX_FUSED_ARRAYS arrays; a product on the register blocks or gemv (the
  *   kernels of small products, where the kernel saved is a good part of the work: dispatch-matmul.ts).
+ * A product whose result h stays live — read again after E (GELU's backward reads the h of `gelu(x·W1ᵀ + b1)`,
+ * a ReLU's the linear layer's output), or held when the capture ends — is fused with E all the same, keeping
+ * h: the fused kernel stores h as the product did and E's output in a second binding (KernelDesc `keep`,
+ * kernels/matmul-epilogue.ts), when, the rules above holding but for h's deadness:
+ * - E is h's first reader, and reads it once; h's other readers come after E (h is written in E's place);
+ * - E's output is not h's buffer, and h's buffer is none of the fused kernel's operands;
+ * - the product keeps no other result already (two outputs at most), and h's binding too is within the device's
+ *   storage buffers per stage.
  * Chains of these fuse in turn (a product, its residual add, a scale). Each fused step rounds to float32 as its
  * separate kernel does, so a replay gives the separate kernels' bits, but a GPU compiler may contract a multiply
  * and an add of consecutive steps into one fused multiply-add, as the backend's arithmetic class allows.
@@ -61,6 +69,8 @@ interface Version {
 interface Merged {
   readonly desc: KernelDesc;
   readonly since: ReadonlyMap<GPUBuffer, number>;
+  /** A kept result's readers after the fused ones (the kernel writes it in its place: they must come after). */
+  readonly later: readonly number[];
 }
 
 const kernelOf = (s: Step): KernelStep | null => ('pipe' in s ? s : null);
@@ -133,7 +143,7 @@ function specOf(ctx: PlanFusionContext, d: KernelDesc): Spec | null {
     if (d.kind === 'elementwise') dispatchFused({ ...ctx.elementwise, batch, gpu }, d.root, d.steps, d.out);
     else {
       const m: MatmulContext = { ...ctx.matmul, batch, gpu, packed: undefined, release: undefined };
-      if (!dispatchMatmul(m, d.a, d.b, d.out, d.bias, d.steps)) return null;
+      if (!dispatchMatmul(m, d.a, d.b, d.out, d.bias, d.steps, d.keep ?? null)) return null;
     }
   } catch {
     return null;
@@ -218,23 +228,31 @@ export function fusePlan(rec: Recorder, ctx: PlanFusionContext): number {
   const segment = rec.segments.length;
   const patched = new Set(rec.patches.map((p) => p.step));
   for (const [p, v] of [...byWriter].sort((a, b) => a[0] - b[0])) {
-    if (!v.dead || v.readers.length !== 1) continue;
+    if (v.readers.length === 0) continue;
+    // h dead after its one reader E, or kept: written by the fused kernel too, read again after it
+    const keep = !v.dead || v.readers.length !== 1;
     const e = v.readers[0]!;
     const pk = kernelOf(steps[p]!)!;
     const ek = kernelOf(steps[e]!);
     if (ek?.desc?.kind !== 'elementwise' || e <= p || patched.has(p) || patched.has(e) || merged.has(e)) continue;
-    const pd = merged.get(p)?.desc ?? pk.desc!;
+    const prior = merged.get(p);
+    const pd = prior?.desc ?? pk.desc!;
+    const later = keep ? v.readers.slice(1) : (prior?.later ?? []);
+    if (keep && (pd.kind !== 'matmul' || pd.keep)) continue;
+    if (later.some((r) => r <= e)) continue;
     const x = pd.gpus.get(pd.out.id)!;
     if (ek.buffers.filter((g) => g === x).length !== 1) continue;
     const tail = fromResult(ek.desc, x, sizeOf(pd.shape));
-    if (!tail) continue;
+    if (!tail || (keep && !tail.length)) continue;
     const ed = ek.desc;
-    const since = new Map(merged.get(p)?.since ?? operands(pd).map((o) => [pd.gpus.get(o.buffer.id)!, p] as const));
+    const since = new Map(prior?.since ?? operands(pd).map((o) => [pd.gpus.get(o.buffer.id)!, p] as const));
     for (const o of operands(ed)) {
       const g = ed.gpus.get(o.buffer.id)!;
       if (g !== x && !since.has(g)) since.set(g, e);
     }
     since.delete(x);
+    // a kept result is written in E's place: nothing may write its buffer from P on, E's output included
+    if (keep) since.set(x, p);
     const outGpu = ed.gpus.get(ed.out.id)!;
     if (since.has(outGpu) || [...since].some(([g, from]) => writtenBetween(g, from, e))) continue;
     const gpus = new Map([...pd.gpus, ...ed.gpus]);
@@ -244,8 +262,14 @@ export function fusePlan(rec: Recorder, ctx: PlanFusionContext): number {
       const steps2 = [...pd.steps, ...tail];
       const arrays = steps2.flatMap((s) => ('array' in s ? [s.array] : []));
       const fits = arrays.every((a) => isContiguous(a) && sizeOf(a.shape) === sizeOf(pd.shape));
-      if (!fits || 3 + (pd.bias ? 1 : 0) + arrays.length > ctx.maxStorageBuffers) continue;
-      desc = { kind: 'matmul', a: pd.a, b: pd.b, bias: pd.bias, steps: steps2, out: ed.out, shape: pd.shape, gpus };
+      const kept = keep ? { at: pd.steps.length, out: pd.out } : pd.keep;
+      const storage = 3 + (pd.bias ? 1 : 0) + arrays.length + (kept ? 1 : 0);
+      if (!fits || storage > ctx.maxStorageBuffers) continue;
+      const [a, b, bias, shape] = [pd.a, pd.b, pd.bias, pd.shape];
+      desc = { kind: 'matmul', a, b, bias, steps: steps2, out: ed.out, shape, gpus, ...(kept ? { keep: kept } : {}) };
+      // the kept buffer is written: bound once (no operand of the kernel)
+      const kx = kept && gpus.get(kept.out.id);
+      if (kx && operands(desc).some((o) => gpus.get(o.buffer.id) === kx)) continue;
     } else {
       // one chain over E's shape: P's operands reshaped to it where the shapes differ
       const root = reshaped(pd.root, ed.shape);
@@ -279,7 +303,7 @@ export function fusePlan(rec: Recorder, ctx: PlanFusionContext): number {
       key: spec.key,
       source: spec.source,
     });
-    merged.set(e, { desc, since });
+    merged.set(e, { desc, since, later });
     removed.add(p);
     replaced.delete(p);
   }

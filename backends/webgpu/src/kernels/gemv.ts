@@ -18,8 +18,9 @@ export function gemvWgsl(
   R: number,
   bias = false,
   epi: readonly ElementwiseStep[] | null = null,
+  keep: number | null = null,
 ): string {
-  const e = gemmEpilogue(R, bias, epi);
+  const e = gemmEpilogue(R, bias, epi, keep);
   const w = Array.from({ length: width }, (_, j) => j);
   const rows = mode === 'rows';
   const plus = (m: string, n: string): string => (bias ? ` + biasAt(${m}, ${n})` : '');

@@ -31,8 +31,9 @@ export function matmulBlocksWgsl(
   R: number,
   bias = false,
   epi: readonly ElementwiseStep[] | null = null,
+  keep: number | null = null,
 ): string {
-  const e = gemmEpilogue(R, bias, epi);
+  const e = gemmEpilogue(R, bias, epi, keep);
   const rows = Array.from({ length: tm }, (_, i) => i);
   const cols = Array.from({ length: tn }, (_, j) => j);
   const fma = rows.flatMap((i) => cols.map((j) => `acc[${i * tn + j}] += a${i} * b${j};`));

@@ -11,8 +11,14 @@
  * (`e0`, `e1`, ... bound after c and the bias). Params after the GEMM's (gemmWords): one zero word (the NaN and
  * Inf helpers xor with it, as the elementwise kernels do with their word 1), each array's offset, then the chain's
  * numbers.
+ *
+ * With `keep` (a step count), the kernel has two outputs: the value after the chain's first `keep` steps, h, is
+ * also stored, whole from element 0, in `kept` (bound after the arrays), and c gets the rest of the chain applied
+ * to h — a product whose result a later kernel reads again (GELU's backward reads h) with the elementwise kernel
+ * reading it first (GELU itself) folded into its store (plan-fusion.ts). Each part is the same chain function of
+ * the op table's expressions, so h and c round as the separate kernels' outputs do.
  */
-import type { ElementwiseStep } from '@polyhal/hal';
+import { type ElementwiseStep, InvalidArgumentError } from '@polyhal/hal';
 import { elementwiseHelpers } from './elementwise.js';
 import { arrayCount, chainFn, fusedKey } from './fused-elementwise.js';
 
@@ -24,27 +30,51 @@ export interface EpilogueWgsl {
   readonly words: number;
 }
 
+const scalarCount = (steps: readonly ElementwiseStep[]): number => steps.filter((s) => 'scalar' in s).length;
+
 /** Params words of an epilogue of `steps`: the zero word, the arrays' offsets, the numbers. */
-export const epilogueWords = (steps: readonly ElementwiseStep[]): number =>
-  1 + arrayCount(steps) + steps.filter((s) => 'scalar' in s).length;
+export const epilogueWords = (steps: readonly ElementwiseStep[]): number => 1 + arrayCount(steps) + scalarCount(steps);
 
-/** The pipeline key's part naming an epilogue (empty without one). */
-export const epilogueKey = (steps: readonly ElementwiseStep[] | null): string =>
-  steps?.length ? `/epi:${fusedKey(steps)}` : '';
+/** The pipeline key's part naming an epilogue (empty without one), and its kept step count (`keep`). */
+export const epilogueKey = (steps: readonly ElementwiseStep[] | null, keep: number | null = null): string =>
+  steps?.length ? `/epi:${fusedKey(steps)}${keep === null ? '' : `/keep${keep}`}` : '';
 
-/** The WGSL of an epilogue of `steps`; params from word `first`, array bindings from `binding`. */
-export function epilogueWgsl(steps: readonly ElementwiseStep[], first: number, binding: number): EpilogueWgsl {
+/**
+ * The WGSL of an epilogue of `steps`; params from word `first`, array bindings from `binding`; with `keep`, the
+ * value after that many steps also stored in `kept` (binding `binding` + the array count; 0 ≤ keep ≤ steps).
+ */
+export function epilogueWgsl(
+  steps: readonly ElementwiseStep[],
+  first: number,
+  binding: number,
+  keep: number | null = null,
+): EpilogueWgsl {
   const k = arrayCount(steps);
-  const { fn, exprs } = chainFn(steps, first + 1 + k);
+  const at = keep ?? steps.length;
+  if (!Number.isInteger(at) || at < 0 || at > steps.length)
+    throw new InvalidArgumentError(`matmul epilogue: keep ${keep} outside [0, ${steps.length}]`);
+  const [head, tail] = [steps.slice(0, at), steps.slice(at)];
+  // each part's numbers follow the previous part's, its arrays the previous part's arrays
+  const numbers = first + 1 + k;
+  const parts = [head, tail].map((s, n) => {
+    const { fn, exprs } = chainFn(s, n === 0 ? numbers : numbers + scalarCount(head));
+    return { fn: fn.replace('fn chain(', `fn chain${n}(`), exprs, k: arrayCount(s) };
+  });
+  const exprs = parts.map((q) => q.exprs).join(' ');
   const helpers = elementwiseHelpers(exprs).replaceAll('p(1u)', `p(${first}u)`);
   const arrays = Array.from(
     { length: k },
     (_, j) => `@group(0) @binding(${binding + j}) var<storage, read> e${j}: array<f32>;`,
   );
-  const args = ['v', ...Array.from({ length: k }, (_, j) => `e${j}[u32(p(${first + 1 + j}u)) + i]`)];
+  const args = (from: number, n: number): string =>
+    Array.from({ length: n }, (_, j) => `, e${from + j}[u32(p(${first + 1 + from + j}u)) + i]`).join('');
+  const h = `chain0(v${args(0, parts[0]!.k)})`;
+  const body =
+    keep === null ? `return ${h};` : `let h = ${h}; kept[i] = h; return chain1(h${args(parts[0]!.k, parts[1]!.k)});`;
+  const kept = keep === null ? '' : `@group(0) @binding(${binding + k}) var<storage, read_write> kept: array<f32>;\n`;
   return {
-    decl: `${helpers}${fn}${arrays.join('\n')}
-fn epilogue(v: f32, i: u32) -> f32 { return chain(${args.join(', ')}); }`,
+    decl: `${helpers}${parts[0]!.fn}${keep === null ? '' : parts[1]!.fn}${arrays.join('\n')}
+${kept}fn epilogue(v: f32, i: u32) -> f32 { ${body} }`,
     words: epilogueWords(steps),
   };
 }

@@ -34,13 +34,14 @@ export const gemmWords = (R: number, bias: boolean): number => matmulWords(R) + 
 
 /**
  * A GEMM's epilogue (matmul-epilogue.ts) after its params and bindings, or null for none: the register-block and
- * gemv kernels take one (not the tiled kernels: dispatch-matmul.ts).
+ * gemv kernels take one (not the tiled kernels: dispatch-matmul.ts); `keep`: its second output (matmul-epilogue.ts).
  */
 export const gemmEpilogue = (
   R: number,
   bias: boolean,
   steps: readonly ElementwiseStep[] | null,
-): EpilogueWgsl | null => (steps?.length ? epilogueWgsl(steps, gemmWords(R, bias), bias ? 5 : 4) : null);
+  keep: number | null = null,
+): EpilogueWgsl | null => (steps?.length ? epilogueWgsl(steps, gemmWords(R, bias), bias ? 5 : 4, keep) : null);
 
 /** The params prelude of a GEMM with its bias and epilogue. */
 export const gemmPrelude = (R: number, bias: boolean, e: EpilogueWgsl | null): string =>
