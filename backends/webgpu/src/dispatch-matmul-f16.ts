@@ -9,6 +9,7 @@
  * the product, and a crop unless the tile divides M and N; other batches run item by item.
  */
 import type { DeviceBuffer, NDArray } from '@polyhal/hal';
+import { reshapeView, sizeOf } from '@polyhal/hal';
 import { batchOffsets } from '@polyhal/hal/internal';
 import type { WebGpuOptions } from './device.js';
 import type { CommandBatch } from './encoder.js';
@@ -143,8 +144,23 @@ function batchRuns(items: readonly [number, number][], inner: number): BatchRun[
   return items.map(([oa, ob], i) => ({ ...run, first: i, count: 1, offA: oa, offB: ob, inner: 1 }));
 }
 
+/**
+ * [..., M, K] · [K, N] as one [B·M, K] · [K, N] product where b is the same matrix for every item (batch strides 0)
+ * and a's items are one run of rows (reshapeView): a Linear over [batch, tokens, features] is one product of
+ * 12,608 rows (ViT-S) — tiles that divide it, no pack or crop — not 64 products of 197 padded rows. Else null.
+ */
+export function foldRows(a: NDArray, b: NDArray): [NDArray, NDArray] | null {
+  const [r, rb] = [a.shape.length, b.shape.length];
+  if (r <= 2 || (rb !== 2 && (rb !== r || b.strides.slice(0, r - 2).some((s, i) => s !== 0 && b.shape[i] !== 1))))
+    return null;
+  const a2 = reshapeView(a, [sizeOf(a.shape.slice(0, r - 1)), a.shape[r - 1]!]);
+  if (!a2) return null;
+  return [a2, { ...b, shape: b.shape.slice(rb - 2), strides: b.strides.slice(rb - 2) }];
+}
+
 /** out (float32, contiguous [..., M, N]) = a @ b for float16 a and b in 2-byte storage, views of out's batch. */
 export function dispatchHalfMatmul(ctx: HalfMatmulContext, a: NDArray, b: NDArray, out: DeviceBuffer): void {
+  [a, b] = foldRows(a, b) ?? [a, b];
   const r = a.shape.length;
   const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];
   const t = chooseTile(ctx, M, N, K);

@@ -143,6 +143,23 @@ export class WebGpuBackend extends WebGpuBackendBase {
 
   /** a @ b + bias: added in the GEMM's store (dispatch-matmul.ts), else the product then an add kernel. */
   protected override matmulBiasKernel(a: NDArray, b: NDArray, bias: NDArray, out: DeviceBuffer): void {
+    const r = a.shape.length;
+    const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];
+    if (
+      this.anyHalf(a.buffer) &&
+      this.anyHalf(b.buffer) &&
+      takesHalfSubgroupMatrix(this.contexts.halfMatmul, M, N, K)
+    ) {
+      // float16 on the tensor cores (float32 accumulation), then the bias added in float32 and rounded once
+      const product = this.allocate(out.size, 'float32');
+      try {
+        dispatchHalfMatmul(this.contexts.halfMatmul, a, b, product);
+        this.binaryKernel('add', viewOf(product, bias.shape), bias, out);
+      } finally {
+        this.deallocate(product);
+      }
+      return;
+    }
     if (this.anyHalf(a.buffer, b.buffer, bias.buffer, out)) {
       widened(this.contexts.half, [a, b, bias], ([wa, wb, wbias]) =>
         narrowedInto(this.contexts.half, out, (o) => this.matmulBiasKernel(wa!, wb!, wbias!, o)),

@@ -38,6 +38,8 @@ const CASES_F16: [InputSpec[], string?][] = [
   // with a bias: added to the float32 product, then one rounding
   [[f16([17, 31]), f16([31, 33]), f16([33])]],
   [[f16([64, 96]), f16([96, 80]), f16([80])]],
+  // a Linear over [batch, tokens, features]: the batch merged into M, then the bias
+  [[f16([2, 24, 40]), f16([40, 72]), f16([72])]],
   [[f16([3, 17, 9]), f16([9, 5]), f16([17, 1])]],
   [[f16([2, 1, 4, 5]), f16([3, 5, 6]), f16([])]],
   [[f16([3, 8]), f16([8, 5]), f16([5, 3], { view: { transpose: true } })]],
