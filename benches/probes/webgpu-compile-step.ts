@@ -13,7 +13,9 @@
  * warm-up steps, and the whole-step copy's weights after them. `--read-every N` reads the loss back every N timed
  * steps (a loop that logs every N steps) instead of every step: the read's round trip is part of a step's time, and
  * the rows name N.
- *   node webgpu-compile-step.mjs [--rounds 5] [--steps 40] [--models mlp,cnn,vit] [--read-every 1] [--json f]
+ * `--merge off` and `--fuse off` turn the backend's mergeInCapture and fuseInCapture off (the rows name them).
+ *   node webgpu-compile-step.mjs [--rounds 5] [--steps 40] [--models mlp,cnn,vit] [--read-every 1] [--merge off]
+ *     [--fuse off] [--json f]
  */
 import { writeFileSync } from 'node:fs';
 import { AdamW, compile, crossEntropy, scope, Tensor } from '@polyhal/autograd';
@@ -28,7 +30,11 @@ const roundsN = Number(arg('--rounds', '5'));
 const steps = Number(arg('--steps', '40'));
 const readEvery = Number(arg('--read-every', '1'));
 const kinds = arg('--models', 'mlp,cnn,vit').split(',') as ModelKind[];
-const be = await createWebGpuBackend();
+// --merge off / --fuse off: the backend's mergeInCapture / fuseInCapture (what each saves, in one build)
+const be = await createWebGpuBackend({
+  mergeInCapture: arg('--merge', 'on') !== 'off',
+  fuseInCapture: arg('--fuse', 'on') !== 'off',
+});
 const stats = () => (be as unknown as { kernelStats(): { dispatches: number; submissions: number } }).kernelStats();
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const rows: Record<string, unknown>[] = [];
@@ -122,7 +128,9 @@ for (const kind of kinds) {
       size: 64, // the batch
       compiled:
         (name === 'wholeStep' ? 'whole step (optimizer inside)' : 'forward and backward (optimizer outside)') +
-        (readEvery > 1 ? `, loss read every ${readEvery} steps` : ''),
+        (readEvery > 1 ? `, loss read every ${readEvery} steps` : '') +
+        (arg('--merge', 'on') === 'off' ? ', no merging' : '') +
+        (arg('--fuse', 'on') === 'off' ? ', no fusion' : ''),
       eagerMs: +e.toFixed(3),
       compiledMs: +c.toFixed(3),
       speedup: +(e / c).toFixed(2),
