@@ -14,8 +14,10 @@
  * steps (a loop that logs every N steps) instead of every step: the read's round trip is part of a step's time, and
  * the rows name N.
  * `--merge off` and `--fuse off` turn the backend's mergeInCapture and fuseInCapture off (the rows name them).
+ * `--kernel-times` (the backend's kernelTimestamps) adds to each whole-step row the GPU time of each kernel of one
+ * more replay: their sum, per kernel family and the slowest.
  *   node webgpu-compile-step.mjs [--rounds 5] [--steps 40] [--models mlp,cnn,vit] [--read-every 1] [--merge off]
- *     [--fuse off] [--json f]
+ *     [--fuse off] [--kernel-times] [--json f]
  */
 import { writeFileSync } from 'node:fs';
 import { AdamW, compile, crossEntropy, scope, Tensor } from '@polyhal/autograd';
@@ -31,9 +33,11 @@ const steps = Number(arg('--steps', '40'));
 const readEvery = Number(arg('--read-every', '1'));
 const kinds = arg('--models', 'mlp,cnn,vit').split(',') as ModelKind[];
 // --merge off / --fuse off: the backend's mergeInCapture / fuseInCapture (what each saves, in one build)
+const kernelTimes = process.argv.includes('--kernel-times');
 const be = await createWebGpuBackend({
   mergeInCapture: arg('--merge', 'on') !== 'off',
   fuseInCapture: arg('--fuse', 'on') !== 'off',
+  kernelTimestamps: kernelTimes,
 });
 const stats = () => (be as unknown as { kernelStats(): { dispatches: number; submissions: number } }).kernelStats();
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -117,6 +121,27 @@ for (const kind of kinds) {
       per[name]!.submissions = (k1.submissions - k0.submissions) / steps;
     }
   }
+  // --kernel-times: one more whole-step replay, each kernel timed on the GPU (the backend's replayKernelTimes)
+  let gpu: Record<string, unknown> | undefined;
+  if (kernelTimes) {
+    await step('wholeStep');
+    const times = (await be.replayKernelTimes()) ?? [];
+    const family = new Map<string, { n: number; us: number }>();
+    for (const t of times) {
+      const f = t.kernel.startsWith('merge[') ? 'merged' : t.kernel.split('/').slice(0, 2).join('/');
+      const a = family.get(f) ?? { n: 0, us: 0 };
+      family.set(f, { n: a.n + 1, us: a.us + t.ns / 1e3 });
+    }
+    const us = (x: number): number => +x.toFixed(1);
+    gpu = {
+      kernelsGpuUs: us(times.reduce((a, t) => a + t.ns / 1e3, 0)),
+      byFamily: [...family].sort((a, b) => b[1].us - a[1].us).map(([f, v]) => ({ kernel: f, n: v.n, us: us(v.us) })),
+      slowest: [...times]
+        .sort((a, b) => b.ns - a.ns)
+        .slice(0, 12)
+        .map((t) => ({ kernel: t.kernel.slice(0, 160), us: us(t.ns / 1e3) })),
+    };
+  }
   const e = median(per['eager']!.ms);
   for (const [name, compiled] of [
     ['forwardBackward', fb],
@@ -145,6 +170,7 @@ for (const kind of kinds) {
       replayCallbacks: compiled.stats.recording?.callbacks ?? 0,
       replayLiveKernels: compiled.stats.recording?.liveKernels ?? 0,
       refused: compiled.stats.refused,
+      ...(name === 'wholeStep' && gpu ? { gpu } : {}),
     };
     rows.push(row);
     console.log(JSON.stringify(row));

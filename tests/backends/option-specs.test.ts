@@ -81,6 +81,7 @@ describe('option specs, the one declaration of each option', () => {
       int8Tile?: 'auto' | '128x128' | '64x128';
       fuseInCapture?: boolean;
       mergeInCapture?: boolean;
+      kernelTimestamps?: boolean;
     };
     expect(same<WebGpuOptions, WebGpu>(true)).toBe(true);
   });

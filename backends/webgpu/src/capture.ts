@@ -224,6 +224,10 @@ export interface PlanContext {
   readonly fusion?: PlanFusionContext;
   /** What the plan's merging needs (plan-merge.ts); absent: no kernels are merged. */
   readonly merge?: PlanMergeContext;
+  /** Time each kernel of each replay on the GPU (option kernelTimestamps: replay-timing.ts). */
+  readonly timestamps?: boolean;
+  /** Called by each replay (the backend's replayKernelTimes reads the last one's). */
+  readonly replayed?: (plan: ReplayPlan) => void;
 }
 
 /** The backend's captures: the one running, if any, and the plans made and not released. */

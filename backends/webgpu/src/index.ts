@@ -9,6 +9,7 @@ import { WebGpuBackend } from './webgpu-backend.js';
 export { WebGpuBackend, GpuError } from './webgpu-backend.js';
 export { findGpu, hasVulkanLoader, type WebGpuOptions } from './device.js';
 export { WEBGPU_OPTION_SPECS } from './options.js';
+export type { KernelTime } from './replay-timing.js';
 export { checkHardwareFloat16, type HalfCheck } from './half-check.js';
 export { checkNativeFloat16 } from './half-native-check.js';
 export type { HalfArithmetic } from './dispatch-half.js';

@@ -53,6 +53,15 @@ export const WEBGPU_OPTION_SPECS = defineOptions({
     type: 'boolean',
     doc: 'merge runs of independent kernels of captures into single dispatches (same results, fewer dispatches)',
   },
+  /**
+   * Time every kernel of captures' replays on the GPU (default false; needs the adapter's `timestamp-query`
+   * feature, which the device then requests): each replay encodes each kernel in a pass of its own with start and
+   * end timestamps, and `replayKernelTimes()` returns the last replay's (replay-timing.ts). For profiling.
+   */
+  kernelTimestamps: {
+    type: 'boolean',
+    doc: "time each kernel of captures' replays on the GPU (timestamp queries; replayKernelTimes())",
+  },
   /** Ops encoded per command-buffer submission (default 64). */
   batchSize: { type: 'integer', min: 1, doc: 'ops per submission' },
   /** Force one matmul tile for every size ('auto' = shape-aware choice; others for tests and benchmarks). */

@@ -51,6 +51,7 @@ function mergedStep(run: readonly KernelStep[], merged: Merged, ctx: PlanMergeCo
   return {
     pipe,
     layout,
+    key,
     bytes: first.bytes,
     segment: first.segment,
     offset: first.offset,

@@ -13,6 +13,7 @@ import { checkWriteData, hostToStorage, isWholeBuffer, type StorageArray, storag
 import { isKernel, type LivePatch, type PlanContext, type Recorder, type Slot } from './capture.js';
 import { decodeHalf, encodeHalf } from './dispatch-half.js';
 import { StagingReader } from './reads.js';
+import { type KernelTime, ReplayTimer } from './replay-timing.js';
 
 const UNIFORM_COPY_DST = 0x40 | 0x8;
 const COPY_SRC_DST = 0x4 | 0x8;
@@ -34,7 +35,7 @@ interface LiveKernel {
 }
 
 type Encoded =
-  | { pipe: GPUComputePipeline; bind: GPUBindGroup; dyn: number[]; x: number; y: number; z: number }
+  | { pipe: GPUComputePipeline; bind: GPUBindGroup; dyn: number[]; x: number; y: number; z: number; at: number }
   | { src: GPUBuffer; srcOffset: number; dst: GPUBuffer; bytes: number };
 
 /** Bytes a slot's GPU storage holds (float16: 2 per element; whole words, at least one). */
@@ -61,6 +62,9 @@ export class ReplayPlan {
   /** Tracker keys of the outputs (negative: scratch keys), written by each replay. */
   private readonly outKeys: number[];
   private readonly reader: StagingReader;
+  /** The kernels' keys in replay order (kernel times); the timer, made on the first timed replay. */
+  private readonly labels: string[] = [];
+  private timer: ReplayTimer | null = null;
   private live = true;
 
   constructor(
@@ -111,7 +115,8 @@ export class ReplayPlan {
           binds.set(key, bind);
         }
         const dyn = parts.map((p) => bases[p.segment]! + p.offset);
-        this.encoded.push({ pipe: s.pipe, bind, dyn, x: s.x, y: s.y, z: s.z });
+        this.encoded.push({ pipe: s.pipe, bind, dyn, x: s.x, y: s.y, z: s.z, at: kernels });
+        this.labels.push(s.key ?? 'kernel');
         kernels++;
       } else if (s.data) {
         device.queue.writeBuffer(this.staging!, at, s.data);
@@ -193,12 +198,16 @@ export class ReplayPlan {
     });
     // Submitted in parts, so that the GPU starts on the first kernels while the rest are encoded.
     const n = this.encoded.length;
+    if (this.ctx.timestamps && !this.timer && this.kernels > 0) this.timer = new ReplayTimer(device, this.labels);
+    this.ctx.replayed?.(this);
     for (let from = 0; from < Math.max(n, 1); from += REPLAY_PART) {
       const to = Math.min(n, from + REPLAY_PART);
       batch.replay(
         (enc) => {
           if (from === 0) for (const [src, dst, bytes] of copies) enc.copyBufferToBuffer(src, 0, dst, 0, bytes);
-          return this.encode(enc, from, to);
+          const kernels = this.encode(enc, from, to);
+          if (to === n) this.timer?.finish(enc);
+          return kernels;
         },
         to === n ? this.outKeys : [],
       );
@@ -240,6 +249,8 @@ export class ReplayPlan {
     this.ctx.pool.unreserve(this.reserved);
     for (const k of this.outKeys) this.ctx.batch.tracker.forget(k);
     this.reader.destroy();
+    this.timer?.destroy();
+    this.timer = null;
     // Destroyed after the work queued so far (destroy() waits for submitted work that uses it).
     this.uniforms?.destroy();
     this.staging?.destroy();
@@ -279,14 +290,31 @@ export class ReplayPlan {
     return slot;
   }
 
+  /**
+   * The GPU time of each kernel of the last timed replay (option kernelTimestamps: replay-timing.ts), in replay
+   * order; null where the backend does not time replays or none has run.
+   */
+  kernelTimes(): Promise<KernelTime[]> | null {
+    return this.timer?.read() ?? null;
+  }
+
   /** Encodes steps [from, to); returns the kernels among them. */
   private encode(enc: GPUCommandEncoder, from: number, to: number): number {
     let pass: GPUComputePassEncoder | null = null;
     let pipe: GPUComputePipeline | null = null;
     let kernels = 0;
+    const timer = this.timer;
     for (let i = from; i < to; i++) {
       const s = this.encoded[i]!;
-      if ('pipe' in s) {
+      if ('pipe' in s && timer) {
+        // a pass of its own, with its start and end timestamps
+        const p = enc.beginComputePass(timer.pass(s.at));
+        p.setPipeline(s.pipe);
+        p.setBindGroup(0, s.bind, s.dyn);
+        p.dispatchWorkgroups(s.x, s.y, s.z);
+        p.end();
+        kernels++;
+      } else if ('pipe' in s) {
         if (!pass) {
           pass = enc.beginComputePass();
           pipe = null;

@@ -24,6 +24,8 @@ import { LoopWatch } from './loop-watch.js';
 import type { PlanMergeContext } from './plan-merge.js';
 import { BufferPool } from './pool.js';
 import { StagingReader } from './reads.js';
+import type { ReplayPlan } from './replay-plan.js';
+import type { KernelTime } from './replay-timing.js';
 import { adapterSetup, type KernelContexts, kernelContexts } from './webgpu-contexts.js';
 
 const STORAGE = 0x80 | 0x4 | 0x8; // STORAGE | COPY_SRC | COPY_DST
@@ -72,6 +74,8 @@ export abstract class WebGpuBackendBase extends BaseBackend {
   private readonly captures: Captures;
   /** @internal Elementwise ops deferred and fused while a capture runs (capture-fusion.ts; option fuseInCapture). */
   protected readonly fusion: CaptureFusion;
+  /** The plan replayed last (replayKernelTimes). */
+  private lastReplay: ReplayPlan | null = null;
 
   constructor(acquired: AcquiredDevice, options: WebGpuOptions = {}) {
     const limits = acquired.device.limits;
@@ -141,6 +145,10 @@ export abstract class WebGpuBackendBase extends BaseBackend {
             }
           : undefined,
       merge: (options.mergeInCapture ?? true) ? this.mergeContext() : undefined,
+      timestamps: (options.kernelTimestamps ?? false) && this.device.features.has('timestamp-query'),
+      replayed: (plan) => {
+        this.lastReplay = plan;
+      },
     });
     this.fusion = new CaptureFusion(
       {
@@ -317,6 +325,16 @@ export abstract class WebGpuBackendBase extends BaseBackend {
       planFused: this.planFusion.fused,
       planMerged: this.planMerge.merged,
     };
+  }
+
+  /**
+   * The GPU time of each kernel of the last replay of a capture (`compile`d steps, ONNX sessions), in replay order:
+   * its pipeline key (merged kernels: `merge[...]` of their parts) and nanoseconds (replay-timing.ts). Needs the
+   * option `kernelTimestamps` on a device with `timestamp-query`; null otherwise, or before a replay. It waits for
+   * that replay's work.
+   */
+  async replayKernelTimes(): Promise<KernelTime[] | null> {
+    return (await this.lastReplay?.kernelTimes()) ?? null;
   }
 
   /** What the plans' merging needs (plan-merge.ts): the pipeline cache and the device's limits. */
