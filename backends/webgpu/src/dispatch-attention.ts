@@ -1,23 +1,37 @@
 /**
  * Fused scaled-dot-product attention on WebGPU (the attentionKernel and attentionBackwardKernel hooks; semantics:
- * hal/src/ops/attention-ops.ts): the forward as ONE dispatch (kernels/attention.ts: a workgroup per leading index
- * and block of 64 query rows, k and v staged in workgroup memory, an online softmax) and the backward as ONE
- * dispatch (kernels/attention-backward.ts: a workgroup per leading index holding its q, k, v, dOut, P and dS).
+ * hal/src/ops/attention-ops.ts), after FlashAttention-2 (Dao 2023):
+ * - the forward as ONE dispatch for any sequence length (kernels/attention.ts: a workgroup per leading index and
+ *   block of 64 query rows, k and v staged in workgroup memory in blocks of Bc key rows, as many as fit, an online
+ *   softmax carried across the blocks);
+ * - the backward as ONE dispatch where q, k, v, dOut, P and dS of a leading index fit in workgroup memory
+ *   (kernels/attention-backward.ts), else as three (P recomputed, nothing of [L, S] stored): the statistics m, l, D
+ *   of each query row into a float32 scratch [B, L, 3] from the pool (kernels/attention-backward-stats.ts), dk and
+ *   dv per key row over blocks of query rows (kernels/attention-backward-kv.ts), dq per query row over blocks of
+ *   key rows (kernels/attention-backward-q.ts).
  * The operands are read, and the forward's result written, through their strides (up to two leading dims: the
  * heads [N, H, L, D] as permuted views of [N, L, H, D] need no copy, and the result written as [N, L, H, dv] in
- * memory merges its heads without one); shapes past the workgroup memory the adapter grants, past d, dv ≤ 64 in the
- * forward, or of more leading dims are declined, and the HAL runs its composite. The kernels go through
- * `batch.dispatch`, so a capture records them as any kernel (their params are constants of the recording).
+ * memory merges its heads without one). Declined (the HAL runs its composite): more than two leading dims; d or dv
+ * past 64 (the per-row kernels keep a row of q, dOut and the sums in registers) in the forward and the tiled
+ * backward; blocks past the workgroup memory the adapter grants; grids past 65,535 workgroups a dimension. The
+ * kernels go through `batch.dispatch`, so a capture records them as any kernel (their params are constants of the
+ * recording).
  */
 import type { DeviceBuffer, NDArray } from '@polyhal/hal';
 import type { CommandBatch } from './encoder.js';
 import { ATTENTION_MAX_WIDTH, ATTENTION_THREADS, ATTENTION_WORDS, attentionWgsl } from './kernels/attention.js';
 import { attentionBackwardFloats, attentionBackwardWgsl } from './kernels/attention-backward.js';
+import { attentionBackwardKvRowFloats, attentionBackwardKvWgsl } from './kernels/attention-backward-kv.js';
+import { attentionBackwardQWgsl } from './kernels/attention-backward-q.js';
+import { ATTENTION_STATS, attentionBackwardStatsWgsl } from './kernels/attention-backward-stats.js';
 import { floatBits, grid } from './layout.js';
+import type { BufferPool } from './pool.js';
 
 /** What the attention dispatches need of the backend. */
 export interface AttentionContext {
   readonly batch: CommandBatch;
+  /** Storage buffers (the tiled backward's statistics scratch comes from it). */
+  readonly pool: BufferPool;
   /** The GPU buffer of a HAL buffer. */
   gpu(buffer: DeviceBuffer): GPUBuffer;
 }
@@ -49,6 +63,21 @@ function layout(ops: NDArray[], v: NDArray, scale: number): { params: number[]; 
 /** Workgroup memory of a kernel: a power of two of floats from 256, so few pipelines serve many shapes. */
 const capOf = (floats: number): number => 2 ** Math.max(8, Math.ceil(Math.log2(Math.max(floats, 1))));
 
+/**
+ * Rows of a staged block of `rowFloats` floats each: all `rows` where they fit in the largest power of two of floats
+ * within `maxWorkgroupBytes`, else as many as fit (0: not one).
+ */
+function blockRows(rows: number, rowFloats: number, maxWorkgroupBytes: number): number {
+  const most = 2 ** Math.floor(Math.log2(Math.max(maxWorkgroupBytes / 4, 1)));
+  return Math.min(rows, Math.floor(most / rowFloats));
+}
+
+/** Whether the per-row kernels take the shape: d, dv ≤ 64 and grids of ≤ 65,535 workgroups a dimension. */
+function perRow(L: number, S: number, d: number, dv: number, B: number): boolean {
+  const g = 65535 * ATTENTION_THREADS;
+  return d <= ATTENTION_MAX_WIDTH && dv <= ATTENTION_MAX_WIDTH && B <= 65535 && L <= g && S <= g;
+}
+
 /** The forward into `out` at `outStrides` (from element 0); false (nothing encoded) where the shape is declined. */
 export function dispatchAttention(
   ctx: AttentionContext,
@@ -69,9 +98,11 @@ export function dispatchAttention(
   };
   const lay = layout([q, k, v, outView], v, scale);
   if (!lay) return false;
-  const [S, d, dv] = [lay.params[1]!, lay.params[2]!, lay.params[3]!];
-  const cap = capOf(S * (d + dv));
-  if (d > ATTENTION_MAX_WIDTH || dv > ATTENTION_MAX_WIDTH || cap * 4 > maxWorkgroupBytes || lay.B > 65535) return false;
+  const [L, S, d, dv] = lay.params.slice(0, 4) as [number, number, number, number];
+  const Bc = blockRows(S, d + dv, maxWorkgroupBytes);
+  if (!perRow(L, S, d, dv, lay.B) || Bc < 1) return false;
+  lay.params[7] = Bc;
+  const cap = capOf(Bc * (d + dv));
   const buffers = [q, k, v].map((x) => ctx.gpu(x.buffer));
   ctx.batch.dispatch(
     'attention',
@@ -103,17 +134,64 @@ export function dispatchAttentionBackward(
   if (!lay) return false;
   const [L, S, d, dV] = lay.params.slice(0, 4) as [number, number, number, number];
   const cap = capOf(attentionBackwardFloats(L, S, d, dV));
-  if (cap * 4 > maxWorkgroupBytes) return false;
   const buffers = [q, k, v, dOut].map((x) => ctx.gpu(x.buffer));
-  ctx.batch.dispatch(
-    'attentionBackward',
-    `attentionBackward/${cap}`,
-    () => attentionBackwardWgsl(cap),
-    ATTENTION_WORDS,
-    lay.params,
-    [...buffers, ctx.gpu(dq), ctx.gpu(dk), ctx.gpu(dv)],
-    [...grid(lay.B), 1],
-    4 * lay.B * L * S * (d + dV),
-  );
+  if (cap * 4 <= maxWorkgroupBytes) {
+    ctx.batch.dispatch(
+      'attentionBackward',
+      `attentionBackward/${cap}`,
+      () => attentionBackwardWgsl(cap),
+      ATTENTION_WORDS,
+      lay.params,
+      [...buffers, ctx.gpu(dq), ctx.gpu(dk), ctx.gpu(dv)],
+      [...grid(lay.B), 1],
+      4 * lay.B * L * S * (d + dV),
+    );
+    return true;
+  }
+  // tiled: key blocks of Bc rows (passes 1 and 3), query blocks of Br rows (pass 2)
+  const Bc = blockRows(S, d + dV, maxWorkgroupBytes);
+  const Br = blockRows(L, attentionBackwardKvRowFloats(d, dV), maxWorkgroupBytes);
+  if (!perRow(L, S, d, dV, lay.B) || Bc < 1 || Br < 1) return false;
+  const [capK, capQ] = [capOf(Bc * (d + dV)), capOf(Br * attentionBackwardKvRowFloats(d, dV))];
+  const withBlock = (rows: number): number[] => lay.params.map((x, w) => (w === 7 ? rows : x));
+  const [queryGroups, keyGroups] = [Math.ceil(L / ATTENTION_THREADS), Math.ceil(S / ATTENTION_THREADS)];
+  const bytes = lay.B * L * ATTENTION_STATS * 4;
+  const stats = ctx.pool.acquire(bytes);
+  try {
+    const pairs = lay.B * L * S;
+    ctx.batch.dispatch(
+      'attentionBackward',
+      `attentionBackward/stats/${capK}`,
+      () => attentionBackwardStatsWgsl(capK),
+      ATTENTION_WORDS,
+      withBlock(Bc),
+      [...buffers, stats],
+      [queryGroups, lay.B, 1],
+      2 * pairs * (d + dV),
+    );
+    ctx.batch.dispatch(
+      'attentionBackward',
+      `attentionBackward/kv/${capQ}`,
+      () => attentionBackwardKvWgsl(capQ),
+      ATTENTION_WORDS,
+      withBlock(Br),
+      [...buffers, stats, ctx.gpu(dk), ctx.gpu(dv)],
+      [keyGroups, lay.B, 1],
+      4 * pairs * (d + dV),
+    );
+    ctx.batch.dispatch(
+      'attentionBackward',
+      `attentionBackward/q/${capK}`,
+      () => attentionBackwardQWgsl(capK),
+      ATTENTION_WORDS,
+      withBlock(Bc),
+      [...buffers, stats, ctx.gpu(dq)],
+      [queryGroups, lay.B, 1],
+      2 * pairs * (2 * d + dV),
+    );
+  } finally {
+    // Later commands run after these in queue order, so the scratch may be handed out again at once.
+    ctx.pool.release(stats, bytes);
+  }
   return true;
 }

@@ -1,15 +1,17 @@
 /**
  * WGSL fused attention forward (the attentionKernel hook; semantics: hal/src/ops/attention-ops.ts), after
- * FlashAttention's forward for short sequences: one workgroup of 64 invocations per (leading index b, block of 64
- * query rows). The workgroup stages k [S, d] and v [S, dv] of its b in workgroup memory (read through their
- * strides: the heads' permuted views need no copy), then each invocation runs one query row with an online
- * softmax in float32 (Milakov & Gimelshein 2018): the running maximum m, the sum l of exp(s − m) and the
- * accumulator Σ exp(s − m)·v rescaled by exp(m_old − m) whenever the maximum grows, and writes acc / l into
- * out [B, L, dv] at its strides. q's row (d ≤ 64) and the accumulator (dv ≤ 64) live in registers.
+ * FlashAttention-2's forward: one workgroup of 64 invocations per (leading index b, block of 64 query rows). The
+ * workgroup stages k and v of its b in workgroup memory one block of Bc key rows at a time (read through their
+ * strides: the heads' permuted views need no copy; a short sequence is one block), and each invocation runs one
+ * query row with an online softmax in float32 carried across the blocks (Milakov & Gimelshein 2018): the running
+ * maximum m, the sum l of exp(s − m) and the accumulator Σ exp(s − m)·v rescaled by exp(m_old − m) whenever the
+ * maximum grows, and writes acc / l into out [B, L, dv] at its strides. q's row (d ≤ 64) and the accumulator
+ * (dv ≤ 64) live in registers: wider heads are declined (dispatch-attention.ts).
  *
  * Params (ATTENTION_WORDS): 0 L · 1 S · 2 d · 3 dv · 4 scale (f32 bits) · 5 the second leading dim's size ·
- * 6 B (the leading dims' product) · 7 unused · then per operand o (q, k, v, and the forward's out or the
- * backward's dOut) at 8 + 5o: its offset, the strides of the two leading dims, of a row and of a column.
+ * 6 B (the leading dims' product) · 7 the rows of a staged block (the forward's Bc) · then per operand o (q, k, v,
+ * and the forward's out or the backward's dOut) at 8 + 5o: its offset, the strides of the two leading dims, of a
+ * row and of a column.
  */
 import { paramsPrelude } from '../layout.js';
 
@@ -27,7 +29,18 @@ export const ATTENTION_OPERANDS = `fn at(o: u32, b: u32, r: u32, c: u32) -> i32 
   return p(w) + i32(b / n1) * p(w + 1u) + i32(b % n1) * p(w + 2u) + i32(r) * p(w + 3u) + i32(c) * p(w + 4u);
 }`;
 
-/** The forward with `cap` floats of workgroup memory (≥ S·(d + dv)). */
+/**
+ * WGSL: the workgroup stages key rows j0 … j0 + n of k (at `kv[0]`, [n, d]) and v (at `kv[n·d]`, [n, dv]) of its
+ * b; `T` invocations; between two barriers (the previous block's readers done, this one's writes seen).
+ */
+export function stageKeysWgsl(T: number): string {
+  return `workgroupBarrier();
+    for (var t = lid.x; t < n * d; t += ${T}u) { kv[t] = k[at(1u, b, j0 + t / d, t % d)]; }
+    for (var t = lid.x; t < n * dv; t += ${T}u) { kv[n * d + t] = v[at(2u, b, j0 + t / dv, t % dv)]; }
+    workgroupBarrier();`;
+}
+
+/** The forward with `cap` floats of workgroup memory (≥ Bc·(d + dv)). */
 export function attentionWgsl(cap: number): string {
   const W = ATTENTION_MAX_WIDTH;
   return `${paramsPrelude(ATTENTION_WORDS)}
@@ -41,30 +54,33 @@ ${ATTENTION_OPERANDS}
     @builtin(local_invocation_id) lid: vec3u) {
   let L = u32(p(0u)); let S = u32(p(1u)); let d = u32(p(2u)); let dv = u32(p(3u));
   let scale = pf(4u);
+  let Bc = u32(p(7u));
   let b = wid.y;
   let i = wid.x * ${ATTENTION_THREADS}u + lid.x;
-  let vAt = S * d;
-  for (var t = lid.x; t < S * d; t += ${ATTENTION_THREADS}u) { kv[t] = k[at(1u, b, t / d, t % d)]; }
-  for (var t = lid.x; t < S * dv; t += ${ATTENTION_THREADS}u) { kv[vAt + t] = v[at(2u, b, t / dv, t % dv)]; }
-  workgroupBarrier();
-  if (i >= L) { return; }
+  let live = i < L;
   var qr: array<f32, ${W}>;
-  for (var c = 0u; c < d; c++) { qr[c] = q[at(0u, b, i, c)]; }
+  if (live) { for (var c = 0u; c < d; c++) { qr[c] = q[at(0u, b, i, c)]; } }
   var acc: array<f32, ${W}>;
   var m = 0.0;
   var l = 0.0;
-  for (var j = 0u; j < S; j++) {
-    var s = 0.0;
-    for (var c = 0u; c < d; c++) { s += qr[c] * kv[j * d + c]; }
-    s = s * scale;
-    if (j == 0u) { m = s; }
-    let mn = max(m, s);
-    let grow = exp(m - mn);
-    let e = exp(s - mn);
-    l = l * grow + e;
-    for (var c = 0u; c < dv; c++) { acc[c] = acc[c] * grow + e * kv[vAt + j * dv + c]; }
-    m = mn;
+  for (var j0 = 0u; j0 < S; j0 += Bc) {
+    let n = min(Bc, S - j0);
+    ${stageKeysWgsl(ATTENTION_THREADS)}
+    let vAt = n * d;
+    for (var j = 0u; j < select(0u, n, live); j++) {
+      var s = 0.0;
+      for (var c = 0u; c < d; c++) { s += qr[c] * kv[j * d + c]; }
+      s = s * scale;
+      if (j0 + j == 0u) { m = s; }
+      let mn = max(m, s);
+      let grow = exp(m - mn);
+      let e = exp(s - mn);
+      l = l * grow + e;
+      for (var c = 0u; c < dv; c++) { acc[c] = acc[c] * grow + e * kv[vAt + j * dv + c]; }
+      m = mn;
+    }
   }
+  if (!live) { return; }
   for (var c = 0u; c < dv; c++) { out[at(3u, b, i, c)] = acc[c] / l; }
 }`;
 }
