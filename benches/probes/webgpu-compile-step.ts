@@ -15,9 +15,10 @@
  * the rows name N.
  * `--merge off` and `--fuse off` turn the backend's mergeInCapture and fuseInCapture off (the rows name them).
  * `--kernel-times` (the backend's kernelTimestamps) adds to each whole-step row the GPU time of each kernel of one
- * more replay: their sum, per kernel family and the slowest.
+ * more replay: their sum, per kernel family and the slowest (Dawn rounds timestamps to ~65 µs unless
+ * `--dawn-flags disable-dawn-features=timestamp_quantization`).
  *   node webgpu-compile-step.mjs [--rounds 5] [--steps 40] [--models mlp,cnn,vit] [--read-every 1] [--merge off]
- *     [--fuse off] [--kernel-times] [--json f]
+ *     [--fuse off] [--kernel-times] [--dawn-flags F] [--json f]
  */
 import { writeFileSync } from 'node:fs';
 import { AdamW, compile, crossEntropy, scope, Tensor } from '@polyhal/autograd';
@@ -38,6 +39,7 @@ const be = await createWebGpuBackend({
   mergeInCapture: arg('--merge', 'on') !== 'off',
   fuseInCapture: arg('--fuse', 'on') !== 'off',
   kernelTimestamps: kernelTimes,
+  dawnFlags: arg('--dawn-flags', '') ? [arg('--dawn-flags', '')] : [],
 });
 const stats = () => (be as unknown as { kernelStats(): { dispatches: number; submissions: number } }).kernelStats();
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
