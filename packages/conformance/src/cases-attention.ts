@@ -2,8 +2,10 @@
  * Conformance cases, runners and float64 oracle of fused attention (hal/src/ops/attention-ops.ts): attention and
  * attentionBackward over L ≠ S, d ≠ dv, one query (L = 1), one key (S = 1), no leading dims and two, the heads as
  * permuted views [N, H, L, D] of [N, L, H, D] (the layout multi-head attention passes), a transposed k, rows of
- * large scores (softmax's stability: exp of an unshifted score would overflow), a negative scale, and the
- * main job's ViT shape (17 tokens, heads of 16).
+ * large scores (softmax's stability: exp of an unshifted score would overflow), a negative scale, the
+ * main job's ViT shape (17 tokens, heads of 16), and long sequences past a workgroup's memory (webgpu's key and
+ * query blocks, dispatch-attention.ts): a ViT-S head pair (197 tokens, heads of 64), L ≠ S with S not a multiple
+ * of the block, and large scores over several key blocks.
  *
  * Error scales (the op table's note): A_i = max_j Σ_d |q_id·k_jd|·|scale| bounds a score's rounding, which exp
  * carries as a relative error of P_ij; each output element's scale is its absolute sum times (1 + A_i):
@@ -200,5 +202,10 @@ export function attentionCases(): Case[] {
   // longer rows: 128 keys, heads of 64, two leading dims
   add('S128', [plain([1, 2, 6, 64]), plain([1, 2, 128, 64]), plain([1, 2, 128, 32])], s(64), plain([1, 2, 6, 32]));
   add('S160', [plain([2, 3, 16]), plain([2, 160, 16]), plain([2, 160, 16])], s(16), plain([2, 3, 16]));
+  // long sequences: k and v past a workgroup's memory (32 KiB holds 64 keys of d = dv = 64), a ViT-S head pair,
+  // L = 70 and S = 300 (blocks of 102 keys there: not a multiple), large scores over two key blocks
+  add('vit-s', [heads(1, 197, 2, 64), heads(1, 197, 2, 64), heads(1, 197, 2, 64)], s(64), plain([1, 2, 197, 64]));
+  add('L70-S300', [plain([2, 70, 32]), plain([2, 300, 32]), plain([2, 300, 48])], s(32), plain([2, 70, 48]));
+  add('large/blocks', [plain([1, 40, 32], 4), plain([1, 200, 32], 4), plain([1, 200, 32])], 0.5, plain([1, 40, 32]));
   return cases;
 }
