@@ -248,14 +248,17 @@ describe('webgpu backend', () => {
     await matmulAgreesWithCpu({ matmulTile: tile, matmulSplitK: splitK });
   });
 
-  test('split-K is chosen only when the output has too few tiles, and never below 256 of K per split', () => {
+  test('split-K only when the output has too few tiles: ≥ 256 of K per split, ≥ 64 under 16 tiles', () => {
     expect(chooseSplitK(1024, 1024, 1024, 1, TILES.tall)).toBe(2);
     expect(chooseSplitK(1024, 1024, 1024, 1, TILES.large)).toBe(4);
     expect(chooseSplitK(4096, 4096, 4096, 1, TILES.large)).toBe(1);
     expect(chooseSplitK(64, 64, 64, 1, TILES.medium)).toBe(1);
-    expect(chooseSplitK(64, 64, 8192, 1, TILES.medium)).toBe(8);
+    expect(chooseSplitK(64, 64, 8192, 1, TILES.medium)).toBe(32);
     expect(chooseSplitK(1024, 1024, 1024, 8, TILES.tall)).toBe(1);
-    expect(chooseSplitK(16, 25, 4608, 1, TILES.small)).toBe(8);
+    expect(chooseSplitK(16, 25, 4608, 1, TILES.small)).toBe(32);
+    expect(chooseSplitK(64, 64, 1088, 1, TILES.medium)).toBe(16); // 1088 / 32 = 34 < 64: 16 splits of 68
+    expect(chooseSplitK(64, 192, 1088, 1, TILES.medium)).toBe(16);
+    expect(chooseSplitK(512, 512, 1088, 1, TILES.medium)).toBe(4); // 64 tiles: ≥ 256 deep
   });
 
   test('skinny outputs get a tile of their width', () => {

@@ -165,15 +165,19 @@ const prologue = (R: number): string => `let M = u32(p(0u)); let N = u32(p(1u));
 
 /**
  * Split-K count: 1 unless the output has fewer than `minGroups` workgroups of tile t; then the
- * smallest power of two (≤ 8) that reaches minGroups, keeping each split at least 256 deep in K.
+ * smallest power of two (≤ 8) that reaches minGroups, keeping each split at least 256 deep in K. An output of
+ * fewer than 16 workgroups (a weight gradient of a small layer: [64, 1088]·[1088, 64], one 64×64 tile) is bound
+ * by each workgroup's walk along K, not by throughput: there up to 32 splits, each at least 64 deep (the main
+ * job's ViT on an H100: those products took ~25–60 µs each with 4 splits of 272).
  * Measured on an H200 (benches/results/h200/webgpu-matmul.json): neutral at 1024² (tall 128×64: 24.5
  * TFLOP/s split 2 or not; large 128×128: 17.0 unsplit, 25.5 split 2); it matters most for small
  * outputs with a long K (e.g. 64×64·8192: 1 workgroup unsplit, 8 split).
  */
 export function chooseSplitK(m: number, n: number, k: number, batch: number, t: Tile, minGroups = 256): number {
   const groups = Math.ceil(m / t.bm) * Math.ceil(n / t.bn) * batch;
+  const [most, depth] = groups < 16 ? [32, 64] : [8, 256];
   let s = 1;
-  while (s < 8 && groups * s < minGroups && k / (s * 2) >= 256) s *= 2;
+  while (s < most && groups * s < minGroups && k / (s * 2) >= depth) s *= 2;
   return s;
 }
 
