@@ -12,10 +12,10 @@
  * The operands are read, and the forward's result written, through their strides (up to two leading dims: the
  * heads [N, H, L, D] as permuted views of [N, L, H, D] need no copy, and the result written as [N, L, H, dv] in
  * memory merges its heads without one). Declined (the HAL runs its composite): more than two leading dims; d or dv
- * past 64 (the per-row kernels keep a row of q, dOut and the sums in registers) in the forward and the tiled
- * backward; blocks past the workgroup memory the adapter grants; grids past 65,535 workgroups a dimension. The
- * kernels go through `batch.dispatch`, so a capture records them as any kernel (their params are constants of the
- * recording).
+ * past 64 in the forward and the tiled backward (their kernels keep rows of q, dOut and the sums in registers, d
+ * and dv constants of each pipeline); blocks past the workgroup memory the adapter grants; grids past 65,535
+ * workgroups a dimension. The kernels go through `batch.dispatch`, so a capture records them as any kernel (their
+ * params are constants of the recording).
  */
 import type { DeviceBuffer, NDArray } from '@polyhal/hal';
 import type { CommandBatch } from './encoder.js';
@@ -106,8 +106,8 @@ export function dispatchAttention(
   const buffers = [q, k, v].map((x) => ctx.gpu(x.buffer));
   ctx.batch.dispatch(
     'attention',
-    `attention/${cap}`,
-    () => attentionWgsl(cap),
+    `attention/${cap}/${d}x${dv}`,
+    () => attentionWgsl(cap, d, dv),
     ATTENTION_WORDS,
     lay.params,
     [...buffers, ctx.gpu(out)],
@@ -161,8 +161,8 @@ export function dispatchAttentionBackward(
     const pairs = lay.B * L * S;
     ctx.batch.dispatch(
       'attentionBackward',
-      `attentionBackward/stats/${capK}`,
-      () => attentionBackwardStatsWgsl(capK),
+      `attentionBackward/stats/${capK}/${d}x${dV}`,
+      () => attentionBackwardStatsWgsl(capK, d, dV),
       ATTENTION_WORDS,
       withBlock(Bc),
       [...buffers, stats],
@@ -171,8 +171,8 @@ export function dispatchAttentionBackward(
     );
     ctx.batch.dispatch(
       'attentionBackward',
-      `attentionBackward/kv/${capQ}`,
-      () => attentionBackwardKvWgsl(capQ),
+      `attentionBackward/kv/${capQ}/${d}x${dV}`,
+      () => attentionBackwardKvWgsl(capQ, d, dV),
       ATTENTION_WORDS,
       withBlock(Br),
       [...buffers, stats, ctx.gpu(dk), ctx.gpu(dv)],
@@ -181,8 +181,8 @@ export function dispatchAttentionBackward(
     );
     ctx.batch.dispatch(
       'attentionBackward',
-      `attentionBackward/q/${capK}`,
-      () => attentionBackwardQWgsl(capK),
+      `attentionBackward/q/${capK}/${d}x${dV}`,
+      () => attentionBackwardQWgsl(capK, d, dV),
       ATTENTION_WORDS,
       withBlock(Bc),
       [...buffers, stats, ctx.gpu(dq)],

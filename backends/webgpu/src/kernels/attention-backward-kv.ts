@@ -10,14 +10,20 @@
  * Params: as the forward's (kernels/attention.ts), operand 3 dOut, word 7 Br.
  */
 import { paramsPrelude } from '../layout.js';
-import { ATTENTION_MAX_WIDTH, ATTENTION_OPERANDS, ATTENTION_THREADS, ATTENTION_WORDS } from './attention.js';
+import {
+  ATTENTION_MAX_WIDTH,
+  ATTENTION_OPERANDS,
+  ATTENTION_THREADS,
+  ATTENTION_WORDS,
+  widthsWgsl,
+} from './attention.js';
 import { ATTENTION_STATS } from './attention-backward-stats.js';
 
 /** Floats of workgroup memory per staged query row of pass 2. */
 export const attentionBackwardKvRowFloats = (d: number, dv: number): number => d + dv + ATTENTION_STATS;
 
-/** Pass 2 with `cap` floats of workgroup memory (≥ Br·(d + dv + 3)). */
-export function attentionBackwardKvWgsl(cap: number): string {
+/** Pass 2 over rows of widths d, dv with `cap` floats of workgroup memory (≥ Br·(d + dv + 3)). */
+export function attentionBackwardKvWgsl(cap: number, d: number, dv: number): string {
   const W = ATTENTION_MAX_WIDTH;
   const T = ATTENTION_THREADS;
   const R = ATTENTION_STATS;
@@ -29,11 +35,12 @@ export function attentionBackwardKvWgsl(cap: number): string {
 @group(0) @binding(5) var<storage, read> stats: array<f32>;
 @group(0) @binding(6) var<storage, read_write> dk: array<f32>;
 @group(0) @binding(7) var<storage, read_write> dvOut: array<f32>;
+${widthsWgsl(d, dv)}
 var<workgroup> sh: array<f32, ${cap}>;
 ${ATTENTION_OPERANDS}
 @compute @workgroup_size(${T}) fn main(@builtin(workgroup_id) wid: vec3u,
     @builtin(local_invocation_id) lid: vec3u) {
-  let L = u32(p(0u)); let S = u32(p(1u)); let d = u32(p(2u)); let dv = u32(p(3u));
+  let L = u32(p(0u)); let S = u32(p(1u));
   let scale = pf(4u);
   let Br = u32(p(7u));
   let b = wid.y;

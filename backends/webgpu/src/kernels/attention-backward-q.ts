@@ -16,11 +16,12 @@ import {
   ATTENTION_THREADS,
   ATTENTION_WORDS,
   stageKeysWgsl,
+  widthsWgsl,
 } from './attention.js';
 import { ATTENTION_STATS } from './attention-backward-stats.js';
 
-/** Pass 3 with `cap` floats of workgroup memory (≥ Bc·(d + dv)). */
-export function attentionBackwardQWgsl(cap: number): string {
+/** Pass 3 over rows of widths d, dv with `cap` floats of workgroup memory (≥ Bc·(d + dv)). */
+export function attentionBackwardQWgsl(cap: number, d: number, dv: number): string {
   const W = ATTENTION_MAX_WIDTH;
   const R = ATTENTION_STATS;
   return `${paramsPrelude(ATTENTION_WORDS)}
@@ -30,11 +31,12 @@ export function attentionBackwardQWgsl(cap: number): string {
 @group(0) @binding(4) var<storage, read> g: array<f32>;
 @group(0) @binding(5) var<storage, read> stats: array<f32>;
 @group(0) @binding(6) var<storage, read_write> dq: array<f32>;
+${widthsWgsl(d, dv)}
 var<workgroup> kv: array<f32, ${cap}>;
 ${ATTENTION_OPERANDS}
 @compute @workgroup_size(${ATTENTION_THREADS}) fn main(@builtin(workgroup_id) wid: vec3u,
     @builtin(local_invocation_id) lid: vec3u) {
-  let L = u32(p(0u)); let S = u32(p(1u)); let d = u32(p(2u)); let dv = u32(p(3u));
+  let L = u32(p(0u)); let S = u32(p(1u));
   let scale = pf(4u);
   let Bc = u32(p(7u));
   let b = wid.y;

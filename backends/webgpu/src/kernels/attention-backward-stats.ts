@@ -17,13 +17,14 @@ import {
   ATTENTION_THREADS,
   ATTENTION_WORDS,
   stageKeysWgsl,
+  widthsWgsl,
 } from './attention.js';
 
 /** Floats per query row of the statistics scratch: m, l, D. */
 export const ATTENTION_STATS = 3;
 
-/** Pass 1 with `cap` floats of workgroup memory (≥ Bc·(d + dv)). */
-export function attentionBackwardStatsWgsl(cap: number): string {
+/** Pass 1 over rows of widths d, dv with `cap` floats of workgroup memory (≥ Bc·(d + dv)). */
+export function attentionBackwardStatsWgsl(cap: number, d: number, dv: number): string {
   const W = ATTENTION_MAX_WIDTH;
   return `${paramsPrelude(ATTENTION_WORDS)}
 @group(0) @binding(1) var<storage, read> q: array<f32>;
@@ -31,11 +32,12 @@ export function attentionBackwardStatsWgsl(cap: number): string {
 @group(0) @binding(3) var<storage, read> v: array<f32>;
 @group(0) @binding(4) var<storage, read> g: array<f32>;
 @group(0) @binding(5) var<storage, read_write> stats: array<f32>;
+${widthsWgsl(d, dv)}
 var<workgroup> kv: array<f32, ${cap}>;
 ${ATTENTION_OPERANDS}
 @compute @workgroup_size(${ATTENTION_THREADS}) fn main(@builtin(workgroup_id) wid: vec3u,
     @builtin(local_invocation_id) lid: vec3u) {
-  let L = u32(p(0u)); let S = u32(p(1u)); let d = u32(p(2u)); let dv = u32(p(3u));
+  let L = u32(p(0u)); let S = u32(p(1u));
   let scale = pf(4u);
   let Bc = u32(p(7u));
   let b = wid.y;

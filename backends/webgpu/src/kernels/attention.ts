@@ -30,6 +30,12 @@ export const ATTENTION_OPERANDS = `fn at(o: u32, b: u32, r: u32, c: u32) -> i32 
 }`;
 
 /**
+ * WGSL: d and dv as constants of the module, so that the loops over a row have fixed bounds and the compiler can
+ * unroll them and keep the rows in registers (a pipeline per pair of widths).
+ */
+export const widthsWgsl = (d: number, dv: number): string => `const d = ${d}u;\nconst dv = ${dv}u;`;
+
+/**
  * WGSL: the workgroup stages key rows j0 … j0 + n of k (at `kv[0]`, [n, d]) and v (at `kv[n·d]`, [n, dv]) of its
  * b; `T` invocations; between two barriers (the previous block's readers done, this one's writes seen).
  */
@@ -40,19 +46,20 @@ export function stageKeysWgsl(T: number): string {
     workgroupBarrier();`;
 }
 
-/** The forward with `cap` floats of workgroup memory (≥ Bc·(d + dv)). */
-export function attentionWgsl(cap: number): string {
+/** The forward over rows of widths d, dv with `cap` floats of workgroup memory (≥ Bc·(d + dv)). */
+export function attentionWgsl(cap: number, d: number, dv: number): string {
   const W = ATTENTION_MAX_WIDTH;
   return `${paramsPrelude(ATTENTION_WORDS)}
 @group(0) @binding(1) var<storage, read> q: array<f32>;
 @group(0) @binding(2) var<storage, read> k: array<f32>;
 @group(0) @binding(3) var<storage, read> v: array<f32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
+${widthsWgsl(d, dv)}
 var<workgroup> kv: array<f32, ${cap}>;
 ${ATTENTION_OPERANDS}
 @compute @workgroup_size(${ATTENTION_THREADS}) fn main(@builtin(workgroup_id) wid: vec3u,
     @builtin(local_invocation_id) lid: vec3u) {
-  let L = u32(p(0u)); let S = u32(p(1u)); let d = u32(p(2u)); let dv = u32(p(3u));
+  let L = u32(p(0u)); let S = u32(p(1u));
   let scale = pf(4u);
   let Bc = u32(p(7u));
   let b = wid.y;
