@@ -82,6 +82,7 @@ describe('option specs, the one declaration of each option', () => {
       fuseInCapture?: boolean;
       mergeInCapture?: boolean;
       kernelTimestamps?: boolean;
+      layerNormKernel?: 'auto' | 'workgroup' | 'invocation';
     };
     expect(same<WebGpuOptions, WebGpu>(true)).toBe(true);
   });

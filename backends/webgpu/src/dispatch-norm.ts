@@ -1,14 +1,16 @@
 /**
  * The layer-norm hooks of the WebGPU backend (hal/src/families/norm/norm.ts calls them on [rows, D] views): the
  * forward kernel (kernels/layer-norm.ts), and the backward's dx and parameter kernels
- * (kernels/layer-norm-backward.ts, kernels/layer-norm-params.ts). One invocation per row (per column and
- * chunk of rows for the parameter sums, then per column over the chunks), 64 to a workgroup.
+ * (kernels/layer-norm-backward.ts, kernels/layer-norm-params.ts). The forward: a workgroup per row on hardware
+ * adapters (kernels/layer-norm-rows.ts), an invocation per row on software ones; the backward: one invocation per
+ * row (per column and chunk of rows for the parameter sums, then per column over the chunks), 64 to a workgroup.
  */
 import type { DeviceBuffer, NDArray } from '@polyhal/hal';
 import type { CommandBatch } from './encoder.js';
 import type { BufferPool } from './pool.js';
 import { LAYER_NORM_BACKWARD_WORDS, layerNormBackwardWgsl } from './kernels/layer-norm-backward.js';
 import { LAYER_NORM_WORDS, layerNormWgsl, NORM_THREADS } from './kernels/layer-norm.js';
+import { layerNormRowsWgsl } from './kernels/layer-norm-rows.js';
 import {
   LAYER_NORM_FUSED_WORDS,
   LAYER_NORM_PARAMS_SUM_WORDS,
@@ -27,6 +29,8 @@ export interface NormContext {
   readonly dummy: GPUBuffer;
   /** Storage buffers (the parameter gradients' partial sums come from it). */
   readonly pool: BufferPool;
+  /** The forward runs a workgroup per row (layer-norm-rows.ts: hardware adapters), else an invocation per row. */
+  readonly rowPerWorkgroup: boolean;
 }
 
 const groups = (n: number): [number, number, number] => [...grid(Math.ceil(n / NORM_THREADS)), 1];
@@ -45,15 +49,12 @@ export function dispatchLayerNorm(
   const params = [rows, D, floatBits(eps), (weight ? 1 : 0) | (bias ? 2 : 0), x.offset, ...x.strides];
   params.push(weight?.offset ?? 0, weight?.strides[0] ?? 0, bias?.offset ?? 0, bias?.strides[0] ?? 0);
   const opt = (a: NDArray | null): GPUBuffer => (a ? ctx.gpu(a.buffer) : ctx.dummy);
-  ctx.batch.dispatch(
-    'layerNorm',
-    'layerNorm',
-    () => layerNormWgsl,
-    LAYER_NORM_WORDS,
-    params,
-    [ctx.gpu(x.buffer), opt(weight), opt(bias), ctx.gpu(y), ctx.gpu(mean), ctx.gpu(rstd)],
-    groups(rows),
-  );
+  const buffers = [ctx.gpu(x.buffer), opt(weight), opt(bias), ctx.gpu(y), ctx.gpu(mean), ctx.gpu(rstd)];
+  if (ctx.rowPerWorkgroup) {
+    const g = grid(rows);
+    ctx.batch.dispatch('layerNorm', 'layerNorm/rows', layerNormRowsWgsl, LAYER_NORM_WORDS, params, buffers, [...g, 1]);
+  } else
+    ctx.batch.dispatch('layerNorm', 'layerNorm', () => layerNormWgsl, LAYER_NORM_WORDS, params, buffers, groups(rows));
 }
 
 export function dispatchLayerNormBackward(

@@ -153,6 +153,17 @@ export const WEBGPU_OPTION_SPECS = defineOptions({
    * and benchmarks): 'large' 128×128, 'medium' 64×128, 'small' 64×64 (the large one needs about 21 KiB of
    * workgroup memory, else 'medium' is used).
    */
+  /**
+   * The layerNorm forward's kernel: 'workgroup' (a workgroup per row, kernels/layer-norm-rows.ts), 'invocation'
+   * (an invocation per row, kernels/layer-norm.ts), 'auto' (default): 'workgroup' on hardware adapters, where a
+   * row per invocation leaves the GPU idle (~27 µs for [1088, 64] on an H100), 'invocation' on software ones,
+   * where a barrier costs more than a row.
+   */
+  layerNormKernel: {
+    type: 'string',
+    values: ['auto', 'workgroup', 'invocation'],
+    doc: 'layerNorm forward: a workgroup or an invocation per row; "auto": a workgroup on hardware adapters',
+  },
   float16MatmulTile: {
     type: 'string',
     values: ['auto', 'large', 'medium', 'small'],

@@ -129,7 +129,9 @@ export function kernelContexts(host: ContextHost, options: WebGpuOptions, setup:
     gpu: gpuOrHalf,
   };
   const intMatmul: IntMatmulContext = { batch, pool, ...setup.int8, gpu, fill };
-  const norm: NormContext = { batch, gpu, dummy, pool };
+  const rowPerWorkgroup =
+    options.layerNormKernel === 'workgroup' || (options.layerNormKernel !== 'invocation' && !host.software);
+  const norm: NormContext = { batch, gpu, dummy, pool, rowPerWorkgroup };
   const adam = new AdamGroups({
     batch,
     gpu,
