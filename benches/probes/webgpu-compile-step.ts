@@ -18,7 +18,8 @@
  * more replay: their sum, per kernel family and the slowest (Dawn rounds timestamps to ~65 µs unless
  * `--dawn-flags disable-dawn-features=timestamp_quantization`).
  *   node webgpu-compile-step.mjs [--rounds 5] [--steps 40] [--models mlp,cnn,vit] [--read-every 1] [--merge off]
- *     [--fuse off] [--kernel-times] [--dawn-flags F] [--json f]
+ *     [--fuse off] [--kernel-times] [--dawn-flags F]
+ *     [--matmul-tile auto|small|medium|...] [--json f]
  */
 import { writeFileSync } from 'node:fs';
 import { AdamW, compile, crossEntropy, scope, Tensor } from '@polyhal/autograd';
@@ -40,6 +41,7 @@ const be = await createWebGpuBackend({
   fuseInCapture: arg('--fuse', 'on') !== 'off',
   kernelTimestamps: kernelTimes,
   dawnFlags: arg('--dawn-flags', '') ? [arg('--dawn-flags', '')] : [],
+  matmulTile: arg('--matmul-tile', 'auto') as 'auto',
 });
 const stats = () => (be as unknown as { kernelStats(): { dispatches: number; submissions: number } }).kernelStats();
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -157,7 +159,8 @@ for (const kind of kinds) {
         (name === 'wholeStep' ? 'whole step (optimizer inside)' : 'forward and backward (optimizer outside)') +
         (readEvery > 1 ? `, loss read every ${readEvery} steps` : '') +
         (arg('--merge', 'on') === 'off' ? ', no merging' : '') +
-        (arg('--fuse', 'on') === 'off' ? ', no fusion' : ''),
+        (arg('--fuse', 'on') === 'off' ? ', no fusion' : '') +
+        (arg('--matmul-tile', 'auto') !== 'auto' ? `, matmul tile ${arg('--matmul-tile', 'auto')}` : ''),
       eagerMs: +e.toFixed(3),
       compiledMs: +c.toFixed(3),
       speedup: +(e / c).toFixed(2),
