@@ -19,7 +19,13 @@
  */
 import type { DeviceBuffer, NDArray } from '@polyhal/hal';
 import type { CommandBatch } from './encoder.js';
-import { ATTENTION_MAX_WIDTH, ATTENTION_THREADS, ATTENTION_WORDS, attentionWgsl } from './kernels/attention.js';
+import {
+  ATTENTION_MAX_WIDTH,
+  ATTENTION_THREADS,
+  ATTENTION_WORDS,
+  attentionWgsl,
+  paddedWidth,
+} from './kernels/attention.js';
 import { attentionBackwardFloats, attentionBackwardWgsl } from './kernels/attention-backward.js';
 import { attentionBackwardKvRowFloats, attentionBackwardKvWgsl } from './kernels/attention-backward-kv.js';
 import { attentionBackwardQWgsl } from './kernels/attention-backward-q.js';
@@ -99,10 +105,11 @@ export function dispatchAttention(
   const lay = layout([q, k, v, outView], v, scale);
   if (!lay) return false;
   const [L, S, d, dv] = lay.params.slice(0, 4) as [number, number, number, number];
-  const Bc = blockRows(S, d + dv, maxWorkgroupBytes);
+  const keyFloats = paddedWidth(d) + paddedWidth(dv);
+  const Bc = blockRows(S, keyFloats, maxWorkgroupBytes);
   if (!perRow(L, S, d, dv, lay.B) || Bc < 1) return false;
   lay.params[7] = Bc;
-  const cap = capOf(Bc * (d + dv));
+  const cap = capOf(Bc * keyFloats);
   const buffers = [q, k, v].map((x) => ctx.gpu(x.buffer));
   ctx.batch.dispatch(
     'attention',
@@ -149,10 +156,11 @@ export function dispatchAttentionBackward(
     return true;
   }
   // tiled: key blocks of Bc rows (passes 1 and 3), query blocks of Br rows (pass 2)
-  const Bc = blockRows(S, d + dV, maxWorkgroupBytes);
+  const keyFloats = paddedWidth(d) + paddedWidth(dV);
+  const Bc = blockRows(S, keyFloats, maxWorkgroupBytes);
   const Br = blockRows(L, attentionBackwardKvRowFloats(d, dV), maxWorkgroupBytes);
   if (!perRow(L, S, d, dV, lay.B) || Bc < 1 || Br < 1) return false;
-  const [capK, capQ] = [capOf(Bc * (d + dV)), capOf(Br * attentionBackwardKvRowFloats(d, dV))];
+  const [capK, capQ] = [capOf(Bc * keyFloats), capOf(Br * attentionBackwardKvRowFloats(d, dV))];
   const withBlock = (rows: number): number[] => lay.params.map((x, w) => (w === 7 ? rows : x));
   const [queryGroups, keyGroups] = [Math.ceil(L / ATTENTION_THREADS), Math.ceil(S / ATTENTION_THREADS)];
   const bytes = lay.B * L * ATTENTION_STATS * 4;

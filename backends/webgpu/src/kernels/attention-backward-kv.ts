@@ -11,20 +11,21 @@
  */
 import { paramsPrelude } from '../layout.js';
 import {
-  ATTENTION_MAX_WIDTH,
   ATTENTION_OPERANDS,
   ATTENTION_THREADS,
   ATTENTION_WORDS,
+  paddedWidth,
+  rowVec4Wgsl,
   widthsWgsl,
 } from './attention.js';
 import { ATTENTION_STATS } from './attention-backward-stats.js';
 
-/** Floats of workgroup memory per staged query row of pass 2. */
-export const attentionBackwardKvRowFloats = (d: number, dv: number): number => d + dv + ATTENTION_STATS;
+/** Floats of workgroup memory per staged query row of pass 2: q's and dOut's rows padded to vec4s, and a vec4 of
+ * statistics. */
+export const attentionBackwardKvRowFloats = (d: number, dv: number): number => paddedWidth(d) + paddedWidth(dv) + 4;
 
-/** Pass 2 over rows of widths d, dv with `cap` floats of workgroup memory (≥ Br·(d + dv + 3)). */
+/** Pass 2 over rows of widths d, dv with `cap` floats of workgroup memory (≥ Br·attentionBackwardKvRowFloats). */
 export function attentionBackwardKvWgsl(cap: number, d: number, dv: number): string {
-  const W = ATTENTION_MAX_WIDTH;
   const T = ATTENTION_THREADS;
   const R = ATTENTION_STATS;
   return `${paramsPrelude(ATTENTION_WORDS)}
@@ -36,8 +37,9 @@ export function attentionBackwardKvWgsl(cap: number, d: number, dv: number): str
 @group(0) @binding(6) var<storage, read_write> dk: array<f32>;
 @group(0) @binding(7) var<storage, read_write> dvOut: array<f32>;
 ${widthsWgsl(d, dv)}
-var<workgroup> sh: array<f32, ${cap}>;
+var<workgroup> sh: array<vec4<f32>, ${cap / 4}>;
 ${ATTENTION_OPERANDS}
+${['q', 'k', 'v', 'g'].map((x, o) => rowVec4Wgsl(x, o, o < 2 ? 'd' : 'dv')).join('\n')}
 @compute @workgroup_size(${T}) fn main(@builtin(workgroup_id) wid: vec3u,
     @builtin(local_invocation_id) lid: vec3u) {
   let L = u32(p(0u)); let S = u32(p(1u));
@@ -46,37 +48,41 @@ ${ATTENTION_OPERANDS}
   let b = wid.y;
   let j = wid.x * ${T}u + lid.x;
   let live = j < S;
-  var kr: array<f32, ${W}>;
-  var vr: array<f32, ${W}>;
-  var dkr: array<f32, ${W}>;
-  var dvr: array<f32, ${W}>;
+  var kr: array<vec4<f32>, d4>;
+  var vr: array<vec4<f32>, dv4>;
+  var dkr: array<vec4<f32>, d4>;
+  var dvr: array<vec4<f32>, dv4>;
   if (live) {
-    for (var c = 0u; c < d; c++) { kr[c] = k[at(1u, b, j, c)]; }
-    for (var c = 0u; c < dv; c++) { vr[c] = v[at(2u, b, j, c)]; }
+    for (var c = 0u; c < d4; c++) { kr[c] = k4(b, j, 4u * c); }
+    for (var c = 0u; c < dv4; c++) { vr[c] = v4(b, j, 4u * c); }
   }
   for (var i0 = 0u; i0 < L; i0 += Br) {
     let n = min(Br, L - i0);
-    // workgroup memory: Q [n, d] · G (dOut) [n, dv] · stats [n, ${R}]
-    let oG = n * d; let oM = oG + n * dv;
+    // workgroup memory (vec4s): Q [n, d4] · G (dOut) [n, dv4] · (m, l, D, 0) [n]
+    let oG = n * d4; let oM = oG + n * dv4;
     workgroupBarrier();
-    for (var t = lid.x; t < n * d; t += ${T}u) { sh[t] = q[at(0u, b, i0 + t / d, t % d)]; }
-    for (var t = lid.x; t < n * dv; t += ${T}u) { sh[oG + t] = g[at(3u, b, i0 + t / dv, t % dv)]; }
-    for (var t = lid.x; t < n * ${R}u; t += ${T}u) { sh[oM + t] = stats[(b * L + i0) * ${R}u + t]; }
+    for (var t = lid.x; t < n * d4; t += ${T}u) { sh[t] = q4(b, i0 + t / d4, 4u * (t % d4)); }
+    for (var t = lid.x; t < n * dv4; t += ${T}u) { sh[oG + t] = g4(b, i0 + t / dv4, 4u * (t % dv4)); }
+    for (var t = lid.x; t < n; t += ${T}u) {
+      let r = (b * L + i0 + t) * ${R}u;
+      sh[oM + t] = vec4<f32>(stats[r], stats[r + 1u], stats[r + 2u], 0.0);
+    }
     workgroupBarrier();
     for (var i = 0u; i < select(0u, n, live); i++) {
       var s = 0.0;
-      for (var c = 0u; c < d; c++) { s += sh[i * d + c] * kr[c]; }
+      for (var c = 0u; c < d4; c++) { s += dot(sh[i * d4 + c], kr[c]); }
       s = s * scale;
-      let pij = exp(s - sh[oM + i * ${R}u]) / sh[oM + i * ${R}u + 1u];
+      let st = sh[oM + i];
+      let pij = exp(s - st.x) / st.y;
       var dp = 0.0;
-      for (var c = 0u; c < dv; c++) { dp += sh[oG + i * dv + c] * vr[c]; }
-      let ds = pij * (dp - sh[oM + i * ${R}u + 2u]) * scale;
-      for (var c = 0u; c < dv; c++) { dvr[c] += pij * sh[oG + i * dv + c]; }
-      for (var c = 0u; c < d; c++) { dkr[c] += ds * sh[i * d + c]; }
+      for (var c = 0u; c < dv4; c++) { dp += dot(sh[oG + i * dv4 + c], vr[c]); }
+      let ds = pij * (dp - st.z) * scale;
+      for (var c = 0u; c < dv4; c++) { dvr[c] += pij * sh[oG + i * dv4 + c]; }
+      for (var c = 0u; c < d4; c++) { dkr[c] += ds * sh[i * d4 + c]; }
     }
   }
   if (!live) { return; }
-  for (var c = 0u; c < d; c++) { dk[(b * S + j) * d + c] = dkr[c]; }
-  for (var c = 0u; c < dv; c++) { dvOut[(b * S + j) * dv + c] = dvr[c]; }
+  for (var c = 0u; c < d; c++) { dk[(b * S + j) * d + c] = dkr[c / 4u][c % 4u]; }
+  for (var c = 0u; c < dv; c++) { dvOut[(b * S + j) * dv + c] = dvr[c / 4u][c % 4u]; }
 }`;
 }

@@ -12,10 +12,10 @@
  */
 import { paramsPrelude } from '../layout.js';
 import {
-  ATTENTION_MAX_WIDTH,
   ATTENTION_OPERANDS,
   ATTENTION_THREADS,
   ATTENTION_WORDS,
+  rowVec4Wgsl,
   stageKeysWgsl,
   widthsWgsl,
 } from './attention.js';
@@ -23,9 +23,8 @@ import {
 /** Floats per query row of the statistics scratch: m, l, D. */
 export const ATTENTION_STATS = 3;
 
-/** Pass 1 over rows of widths d, dv with `cap` floats of workgroup memory (≥ Bc·(d + dv)). */
+/** Pass 1 over rows of widths d, dv with `cap` floats of workgroup memory (≥ Bc·(d + dv) padded to vec4s). */
 export function attentionBackwardStatsWgsl(cap: number, d: number, dv: number): string {
-  const W = ATTENTION_MAX_WIDTH;
   return `${paramsPrelude(ATTENTION_WORDS)}
 @group(0) @binding(1) var<storage, read> q: array<f32>;
 @group(0) @binding(2) var<storage, read> k: array<f32>;
@@ -33,8 +32,9 @@ export function attentionBackwardStatsWgsl(cap: number, d: number, dv: number): 
 @group(0) @binding(4) var<storage, read> g: array<f32>;
 @group(0) @binding(5) var<storage, read_write> stats: array<f32>;
 ${widthsWgsl(d, dv)}
-var<workgroup> kv: array<f32, ${cap}>;
+var<workgroup> kv: array<vec4<f32>, ${cap / 4}>;
 ${ATTENTION_OPERANDS}
+${['q', 'k', 'v', 'g'].map((x, o) => rowVec4Wgsl(x, o, o === 0 || o === 1 ? 'd' : 'dv')).join('\n')}
 @compute @workgroup_size(${ATTENTION_THREADS}) fn main(@builtin(workgroup_id) wid: vec3u,
     @builtin(local_invocation_id) lid: vec3u) {
   let L = u32(p(0u)); let S = u32(p(1u));
@@ -43,11 +43,11 @@ ${ATTENTION_OPERANDS}
   let b = wid.y;
   let i = wid.x * ${ATTENTION_THREADS}u + lid.x;
   let live = i < L;
-  var qr: array<f32, ${W}>;
-  var gr: array<f32, ${W}>;
+  var qr: array<vec4<f32>, d4>;
+  var gr: array<vec4<f32>, dv4>;
   if (live) {
-    for (var c = 0u; c < d; c++) { qr[c] = q[at(0u, b, i, c)]; }
-    for (var c = 0u; c < dv; c++) { gr[c] = g[at(3u, b, i, c)]; }
+    for (var c = 0u; c < d4; c++) { qr[c] = q4(b, i, 4u * c); }
+    for (var c = 0u; c < dv4; c++) { gr[c] = g4(b, i, 4u * c); }
   }
   var m = 0.0;
   var l = 0.0;
@@ -55,13 +55,13 @@ ${ATTENTION_OPERANDS}
   for (var j0 = 0u; j0 < S; j0 += Bc) {
     let n = min(Bc, S - j0);
     ${stageKeysWgsl(ATTENTION_THREADS)}
-    let vAt = n * d;
+    let vAt = n * d4;
     for (var j = 0u; j < select(0u, n, live); j++) {
       var s = 0.0;
-      for (var c = 0u; c < d; c++) { s += qr[c] * kv[j * d + c]; }
+      for (var c = 0u; c < d4; c++) { s += dot(qr[c], kv[j * d4 + c]); }
       s = s * scale;
       var dp = 0.0;
-      for (var c = 0u; c < dv; c++) { dp += gr[c] * kv[vAt + j * dv + c]; }
+      for (var c = 0u; c < dv4; c++) { dp += dot(gr[c], kv[vAt + j * dv4 + c]); }
       if (j0 + j == 0u) { m = s; }
       let mn = max(m, s);
       let grow = exp(m - mn);
