@@ -280,6 +280,15 @@ describe('webgpu backend', () => {
     expect(chooseTile(197, 197, 384)).toBe(TILES.large);
   });
 
+  test('an output of under 64 workgroups of 64×64 takes 32×32 tiles (a large GPU would idle)', () => {
+    expect(chooseTile(1088, 192, 1)).toBe(TILES.small); // 51 medium workgroups: 204 small ones
+    expect(chooseTile(1088, 64, 1)).toBe(TILES.small); // 17 medium workgroups, 9 tall ones
+    expect(chooseTile(1024, 1024, 1)).toBe(TILES.tall); // 128 workgroups of 128×64
+    expect(chooseTile(512, 512, 1)).toBe(TILES.medium); // 64 medium workgroups
+    expect(chooseTile(256, 256, 4)).toBe(TILES.medium);
+    expect(chooseTile(256, 256, 1)).toBe(TILES.small);
+  });
+
   // Four outputs per invocation (kernels/elementwise-vec4.ts) where every operand runs along the innermost dim
   // or is broadcast across it; the other views take the one-per-invocation kernels. Both against the CPU.
   test('elementwise ops on vec4 and scalar layouts (broadcasts, offsets, int32, bool) match the CPU', async () => {
