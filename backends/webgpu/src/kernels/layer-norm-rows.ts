@@ -14,6 +14,9 @@ import { paramsPrelude } from '../layout.js';
 import { LAYER_NORM_WORDS } from './layer-norm.js';
 import { pairwiseLoop } from './pairwise.js';
 
+/** The centred squares' term of the variance's pairwise sum. */
+const SQUARES = [{ acc: 'v', term: 'c * c' }];
+
 /** Invocations per row (a power of two). */
 export const NORM_ROW_THREADS = 64;
 
@@ -51,7 +54,7 @@ var<workgroup> part: array<f32, ${T}>;
   let mean = part[0] / f32(D);
   workgroupBarrier();
   var v = 0.0;
-  ${pairwiseLoop('k', 'n', `let d = t + k * ${T}u; let c = x[xo + i32(d) * xs] - mean;`, [{ acc: 'v', term: 'c * c' }], { tag: 'pv' })}
+  ${pairwiseLoop('k', 'n', `let d = t + k * ${T}u; let c = x[xo + i32(d) * xs] - mean;`, SQUARES, { tag: 'pv' })}
   part[t] = v;
   workgroupBarrier();
   ${treeSum(T)}
