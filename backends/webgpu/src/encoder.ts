@@ -120,17 +120,15 @@ export class CommandBatch {
 
   /**
    * Submits recorded work (capture.ts) on its own: pending work first, then one submission whose encoder
-   * `encode` fills, with the error scopes of any submission; `written`: the tracker keys it writes. `open`: the
-   * submission stays open, as an eager op's does, so that the work that follows (a replay's output copies) joins
-   * it and the next flush (a read) submits all at once: one submission fewer per compiled step.
+   * `encode` fills, with the error scopes of any submission; `written`: the tracker keys it writes.
    */
-  replay(encode: (encoder: GPUCommandEncoder) => number, written: readonly number[], open = false): Submission {
+  replay(encode: (encoder: GPUCommandEncoder) => number, written: readonly number[]): Submission {
     this.flush();
     const sub = this.begin();
     sub.ops.push('replay');
     this.stats.dispatches += encode(this.encoder!);
     for (const k of written) this.tracker.write(k);
-    return open ? sub : this.submit();
+    return this.submit();
   }
 
   /**

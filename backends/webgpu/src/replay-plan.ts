@@ -210,7 +210,6 @@ export class ReplayPlan {
           return kernels;
         },
         to === n ? this.outKeys : [],
-        to === n, // the last part stays open for the output copies (copyOutput)
       );
     }
   }
