@@ -83,6 +83,7 @@ describe('option specs, the one declaration of each option', () => {
       mergeInCapture?: boolean;
       kernelTimestamps?: boolean;
       layerNormKernel?: 'auto' | 'workgroup' | 'invocation';
+      tiledAttention?: boolean;
     };
     expect(same<WebGpuOptions, WebGpu>(true)).toBe(true);
   });

@@ -154,6 +154,17 @@ export const WEBGPU_OPTION_SPECS = defineOptions({
    * workgroup memory, else 'medium' is used).
    */
   /**
+   * Run attention over sequences past one block of workgroup memory (k and v of a leading index) as the fused
+   * tiled kernels (dispatch-attention.ts: FlashAttention-2's key and query blocks; one dispatch forward, three
+   * backward). Default false, the composite: on an H100 the float32 ViT-S step (197 tokens) took 170 ms with
+   * them and 147 ms without, and on lavapipe they are 2–3.5× slower. Short sequences take the one-block kernels
+   * either way.
+   */
+  tiledAttention: {
+    type: 'boolean',
+    doc: 'fused tiled attention for sequences past workgroup memory (default false: slower than the composite today)',
+  },
+  /**
    * The layerNorm forward's kernel: 'workgroup' (a workgroup per row, kernels/layer-norm-rows.ts), 'invocation'
    * (an invocation per row, kernels/layer-norm.ts), 'auto' (default): 'workgroup' on hardware adapters, where a
    * row per invocation leaves the GPU idle (~27 µs for [1088, 64] on an H100), 'invocation' on software ones,

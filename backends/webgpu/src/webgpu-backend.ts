@@ -352,7 +352,7 @@ export class WebGpuBackend extends WebGpuBackendBase {
     outStrides: readonly number[],
   ): boolean {
     const limit = this.device.limits.maxComputeWorkgroupStorageSize;
-    return dispatchAttention(this.contexts.norm, limit, q, k, v, scale, out, outStrides);
+    return dispatchAttention(this.contexts.attention, limit, q, k, v, scale, out, outStrides);
   }
 
   /** attentionBackward in one dispatch per leading index's workgroup (dispatch-attention.ts); false declines. */
@@ -367,7 +367,7 @@ export class WebGpuBackend extends WebGpuBackendBase {
     dv: DeviceBuffer,
   ): boolean {
     const limit = this.device.limits.maxComputeWorkgroupStorageSize;
-    return dispatchAttentionBackward(this.contexts.norm, limit, q, k, v, dOut, scale, dq, dk, dv);
+    return dispatchAttentionBackward(this.contexts.attention, limit, q, k, v, dOut, scale, dq, dk, dv);
   }
 
   /** layerNorm on [rows, D] views: one invocation per row (dispatch-norm.ts). */

@@ -13,6 +13,7 @@ import type { HalfArithmetic, HalfContext } from './dispatch-half.js';
 import type { MatmulContext } from './dispatch-matmul.js';
 import { type HalfMatmulContext, halfMatmulSetup } from './dispatch-matmul-f16.js';
 import { type Int8Setup, type IntMatmulContext, int8Setup } from './dispatch-matmul-int.js';
+import type { AttentionContext } from './dispatch-attention.js';
 import type { NormContext } from './dispatch-norm.js';
 import type { RandomContext } from './dispatch-random.js';
 import type { SelectContext } from './dispatch-select.js';
@@ -83,6 +84,7 @@ export interface KernelContexts {
   readonly halfMatmul: HalfMatmulContext;
   readonly intMatmul: IntMatmulContext;
   readonly norm: NormContext;
+  readonly attention: AttentionContext;
   readonly adam: AdamGroups;
   /** The kernels whose params a capture's live sections recompute (dispatch-sgd, dispatch-random). */
   readonly live: SgdContext & RandomContext;
@@ -132,6 +134,7 @@ export function kernelContexts(host: ContextHost, options: WebGpuOptions, setup:
   const rowPerWorkgroup =
     options.layerNormKernel === 'workgroup' || (options.layerNormKernel !== 'invocation' && !host.software);
   const norm: NormContext = { batch, gpu, dummy, pool, rowPerWorkgroup };
+  const attention: AttentionContext = { batch, gpu, pool, tiledAttention: options.tiledAttention ?? false };
   const adam = new AdamGroups({
     batch,
     gpu,
@@ -150,5 +153,16 @@ export function kernelContexts(host: ContextHost, options: WebGpuOptions, setup:
     arithmetic: () => host.arithmetic(),
   };
   const elementwise: ElementwiseContext = { batch, half, software: host.software, name: host.name, gpu };
-  return { matmul, halfMatmul, intMatmul, norm, adam, live: { batch, gpu, dummy, live }, select, half, elementwise };
+  return {
+    matmul,
+    halfMatmul,
+    intMatmul,
+    norm,
+    attention,
+    adam,
+    live: { batch, gpu, dummy, live },
+    select,
+    half,
+    elementwise,
+  };
 }
