@@ -1,5 +1,4 @@
 import {
-  type AdamStepParams,
   type BinaryOp,
   type ConvOptions,
   type ConvTransposeOptions,
@@ -9,15 +8,12 @@ import {
   type ReduceOp,
   type ResizeOptions,
   type ScatterReduction,
-  type SgdStepParams,
   type UnaryOp,
   viewOf,
 } from '@polyhal/hal';
 import { GATHER_FILL, isContiguous, type PhiloxStream } from '@polyhal/hal/internal';
-import { dispatchUnscale } from './dispatch-unscale.js';
 import { dispatchCopyMany } from './dispatch-copy-many.js';
 import { dispatchPhilox } from './dispatch-random.js';
-import { dispatchSgd } from './dispatch-sgd.js';
 import {
   dispatchBinary,
   dispatchBinaryScalar,
@@ -34,15 +30,13 @@ import { dispatchIntMatmul } from './dispatch-matmul-int.js';
 import { dispatchHalfMatmul, takesHalfSubgroupMatrix } from './dispatch-matmul-f16.js';
 import { narrowedInto, widened } from './dispatch-half.js';
 import { type ConvContext, convOnWebGpu, convTransposeOnWebGpu, resizeOnWebGpu } from './dispatch-conv.js';
-import { dispatchLayerNorm, dispatchLayerNormBackward } from './dispatch-norm.js';
-import { dispatchAttention, dispatchAttentionBackward } from './dispatch-attention.js';
 import { type SoftmaxContext, softmaxOnGpu } from './dispatch-softmax.js';
 import { softmaxCrossEntropyWgsl } from './kernels/fused.js';
 import { GATHER_WORDS, gatherWgsl } from './kernels/gather.js';
 import { whereWgsl, whereWords } from './kernels/where.js';
 import { flat, rowMajor, stridedParams } from './kernel-params.js';
 import { floatBits } from './layout.js';
-import { WebGpuBackendBase } from './webgpu-backend-base.js';
+import { WebGpuFusedHooks } from './webgpu-backend-fused.js';
 
 export { GpuError } from './gpu-error.js';
 
@@ -55,10 +49,11 @@ export { GpuError } from './gpu-error.js';
  * those, rejects on read with a GpuError naming the op, for as long as it holds that result; the
  * next synchronize() rejects with it once. A lost device makes every later call fail.
  *
- * The kernel hooks are here, most a call of a dispatch-*.ts file with its context; the device, storage,
- * reads, captures and the contexts are WebGpuBackendBase's (webgpu-backend-base.ts).
+ * The kernel hooks are here, most a call of a dispatch-*.ts file with its context; the fused ones (optimizers,
+ * unscale, attention, layerNorm) are WebGpuFusedHooks' (webgpu-backend-fused.ts); the device, storage, reads,
+ * captures and the contexts are WebGpuBackendBase's (webgpu-backend-base.ts).
  */
-export class WebGpuBackend extends WebGpuBackendBase {
+export class WebGpuBackend extends WebGpuFusedHooks {
   // ---- kernels ----
   /** A chain of elementwise steps on float32 in one generated kernel (dispatch-fused.ts). */
   protected override fusedElementwiseKernel(x: NDArray, steps: readonly ElementwiseStep[], out: DeviceBuffer): void {
@@ -297,104 +292,6 @@ export class WebGpuBackend extends WebGpuBackendBase {
     out: DeviceBuffer,
   ): void {
     dispatchTuplePositions(this.contexts.select, indices, dims, batch, out);
-  }
-
-  // ---- fused ----
-
-  /**
-   * Fused Adam/AdamW in place, multi-tensor: consecutive steps with the same hyper-parameters share one
-   * dispatch of up to MAX_ADAM_SLOTS parameters (dispatch-adam.ts). Operands validated by adamStep.
-   */
-  protected override adamStepKernel(
-    param: DeviceBuffer,
-    grad: NDArray,
-    m: DeviceBuffer,
-    v: DeviceBuffer,
-    p: AdamStepParams,
-  ): void {
-    if (param.size === 0) return;
-    const g = this.whole(grad);
-    this.contexts.adam.add(param, g.view, m, v, p, g.temp);
-  }
-
-  /** Fused SGD in place, one kernel (dispatch-sgd.ts). Operands validated by sgdStep. */
-  protected override sgdStepKernel(
-    param: DeviceBuffer,
-    grad: NDArray,
-    velocity: DeviceBuffer | null,
-    p: SgdStepParams,
-  ): void {
-    if (param.size === 0) return;
-    const g = this.whole(grad);
-    try {
-      dispatchSgd(this.contexts.live, param, g.view, velocity, p);
-    } finally {
-      if (g.temp) this.free(g.view);
-    }
-  }
-
-  /** Unscale and overflow check in place, several gradients per kernel (dispatch-unscale.ts). Operands validated. */
-  protected override nonFiniteCheckAndUnscaleKernel(
-    grads: readonly DeviceBuffer[],
-    foundInf: DeviceBuffer,
-    invScale: number,
-  ): void {
-    dispatchUnscale(this.contexts.live, this.device.limits.maxStorageBuffersPerShaderStage, grads, foundInf, invScale);
-  }
-
-  /** attention in one dispatch where k and v fit in workgroup memory (dispatch-attention.ts); false declines. */
-  protected override attentionKernel(
-    q: NDArray,
-    k: NDArray,
-    v: NDArray,
-    scale: number,
-    out: DeviceBuffer,
-    outStrides: readonly number[],
-  ): boolean {
-    const limit = this.device.limits.maxComputeWorkgroupStorageSize;
-    return dispatchAttention(this.contexts.attention, limit, q, k, v, scale, out, outStrides);
-  }
-
-  /** attentionBackward in one dispatch per leading index's workgroup (dispatch-attention.ts); false declines. */
-  protected override attentionBackwardKernel(
-    q: NDArray,
-    k: NDArray,
-    v: NDArray,
-    dOut: NDArray,
-    scale: number,
-    dq: DeviceBuffer,
-    dk: DeviceBuffer,
-    dv: DeviceBuffer,
-  ): boolean {
-    const limit = this.device.limits.maxComputeWorkgroupStorageSize;
-    return dispatchAttentionBackward(this.contexts.attention, limit, q, k, v, dOut, scale, dq, dk, dv);
-  }
-
-  /** layerNorm on [rows, D] views: one invocation per row (dispatch-norm.ts). */
-  protected override layerNormKernel(
-    x: NDArray,
-    weight: NDArray | null,
-    bias: NDArray | null,
-    eps: number,
-    y: DeviceBuffer,
-    mean: DeviceBuffer,
-    rstd: DeviceBuffer,
-  ): void {
-    dispatchLayerNorm(this.contexts.norm, x, weight, bias, eps, y, mean, rstd);
-  }
-
-  /** layerNormBackward on [rows, D] views: dx per row, dweight and dbias per column (dispatch-norm.ts). */
-  protected override layerNormBackwardKernel(
-    g: NDArray,
-    x: NDArray,
-    mean: NDArray,
-    rstd: NDArray,
-    weight: NDArray | null,
-    dx: DeviceBuffer,
-    dweight: DeviceBuffer | null,
-    dbias: DeviceBuffer | null,
-  ): void {
-    dispatchLayerNormBackward(this.contexts.norm, g, x, mean, rstd, weight, dx, dweight, dbias);
   }
 
   /**
