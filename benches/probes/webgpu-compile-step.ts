@@ -25,6 +25,7 @@ import { writeFileSync } from 'node:fs';
 import { AdamW, compile, crossEntropy, scope, Tensor } from '@polyhal/autograd';
 import { createWebGpuBackend } from '@polyhal/backend-webgpu';
 import { buildModel, type ModelKind, toModelInput } from '@polyhal/models';
+import { summarizeKernelTimes } from './kernel-times.js';
 
 const arg = (name: string, d: string): string => {
   const i = process.argv.indexOf(name);
@@ -129,22 +130,8 @@ for (const kind of kinds) {
   let gpu: Record<string, unknown> | undefined;
   if (kernelTimes) {
     await step('wholeStep');
-    const times = (await be.replayKernelTimes()) ?? [];
-    const family = new Map<string, { n: number; us: number }>();
-    for (const t of times) {
-      const f = t.kernel.startsWith('merge[') ? 'merged' : t.kernel.split('/').slice(0, 2).join('/');
-      const a = family.get(f) ?? { n: 0, us: 0 };
-      family.set(f, { n: a.n + 1, us: a.us + t.ns / 1e3 });
-    }
-    const us = (x: number): number => +x.toFixed(1);
-    gpu = {
-      kernelsGpuUs: us(times.reduce((a, t) => a + t.ns / 1e3, 0)),
-      byFamily: [...family].sort((a, b) => b[1].us - a[1].us).map(([f, v]) => ({ kernel: f, n: v.n, us: us(v.us) })),
-      slowest: [...times]
-        .sort((a, b) => b.ns - a.ns)
-        .slice(0, 12)
-        .map((t) => ({ kernel: t.kernel.slice(0, 160), us: us(t.ns / 1e3) })),
-    };
+    const { kernelsGpuUs, byFamily, slowest } = summarizeKernelTimes((await be.replayKernelTimes()) ?? []);
+    gpu = { kernelsGpuUs, byFamily, slowest };
   }
   const e = median(per['eager']!.ms);
   for (const [name, compiled] of [

@@ -10,12 +10,16 @@
  * Each mode's row also counts the GPU buffers created per timed step (a pool too small for a step's arrays makes
  * every step create and clear them anew: `--pool-bytes`, the backend's maxPooledBytes, default the backend's).
  * `--f16-tile` forces the tensor cores' tile of every float16 product (the backend's float16MatmulTile).
+ * `--kernel-times` times instead each kernel of one replay on the GPU (the backend's kernelTimestamps): of the
+ * float32 forward and backward compiled, of the same under autocast('float16') (no GradScaler: its step reads the
+ * inf check), and of the float32 whole step; one row each, with the GPU time per kernel family (kernel-times.ts).
  *   node webgpu-vit-amp.mjs [--dawn-flags F] [--depth 12] [--batch 64] [--steps 5] [--rounds 5] [--pool-bytes N]
- *     [--f16-tile auto|large|medium|small] [--json FILE]
+ *     [--f16-tile auto|large|medium|small] [--kernel-times] [--json FILE]
  */
 import { writeFileSync } from 'node:fs';
-import { compile, crossEntropy, scope, type Tensor } from '@polyhal/autograd';
+import { autocast, compile, crossEntropy, scope, type Tensor } from '@polyhal/autograd';
 import { createWebGpuBackend } from '@polyhal/backend-webgpu';
+import { summarizeKernelTimes } from './kernel-times.js';
 import { syntheticDigits, vitS } from './vit-s.js';
 
 const arg = (name: string, def: string): string => {
@@ -27,14 +31,44 @@ const [depth, batch, steps, rounds] = ['depth', 'batch', 'steps', 'rounds'].map(
   Number(arg(k, ['12', '64', '5', '5'][i]!)),
 ) as [number, number, number, number];
 const f16Tile = arg('f16-tile', 'auto') as 'auto' | 'large' | 'medium' | 'small';
+const kernelTimes = process.argv.includes('--kernel-times');
 const be = await createWebGpuBackend({
-  dawnFlags: flags ? [flags] : [],
+  dawnFlags: flags ? flags.split(' ') : [], // several flags: separated by spaces
+  kernelTimestamps: kernelTimes,
   float16MatmulTile: f16Tile,
   ...(arg('pool-bytes', '') ? { maxPooledBytes: Number(arg('pool-bytes', '')) } : {}),
   memoryLimit: 2 ** 35, // the activations of 12 blocks at batch 64 pass the 2 GiB default
 });
 console.log(`device: ${be.deviceName}`);
 const { x, y } = syntheticDigits(be, batch);
+if (kernelTimes) {
+  const rows: Record<string, unknown>[] = [];
+  for (const form of ['forward and backward', 'forward and backward, autocast float16', 'whole step'] as const) {
+    const { model, opt } = vitS(be, depth, false, x, y);
+    const fn = compile((a: Tensor, b: Tensor): Tensor => {
+      opt.zeroGrad();
+      const loss = autocast('float16', () => crossEntropy(model.forward(a), b), { enabled: form.includes('autocast') });
+      loss.backward();
+      if (form === 'whole step') opt.step();
+      return loss;
+    });
+    for (let i = 0; i < 3; i++) await scope(async () => (await fn(x, y).data())[0]!);
+    const row = {
+      device: be.deviceName,
+      depth,
+      batch,
+      form,
+      ...summarizeKernelTimes((await be.replayKernelTimes()) ?? [], 20, 60),
+    };
+    console.log(JSON.stringify(row));
+    rows.push(row);
+    for (const p of model.parameters()) p.dispose();
+  }
+  const json = arg('json', '');
+  if (json) writeFileSync(json, `${JSON.stringify({ rows }, null, 2)}\n`);
+  be.dispose();
+  process.exit(0);
+}
 const runs = (['float32', 'mixed', 'compiled'] as const).map((mode) => {
   const { model, opt, step: eager } = vitS(be, depth, mode === 'mixed', x, y);
   const whole = compile((a: Tensor, b: Tensor): Tensor => {
