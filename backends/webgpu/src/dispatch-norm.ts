@@ -1,14 +1,16 @@
 /**
  * The layer-norm hooks of the WebGPU backend (hal/src/families/norm/norm.ts calls them on [rows, D] views): the
  * forward kernel (kernels/layer-norm.ts), and the backward's dx and parameter kernels
- * (kernels/layer-norm-backward.ts, kernels/layer-norm-params.ts). The forward: a workgroup per row on hardware
- * adapters (kernels/layer-norm-rows.ts), an invocation per row on software ones; the backward: one invocation per
- * row (per column and chunk of rows for the parameter sums, then per column over the chunks), 64 to a workgroup.
+ * (kernels/layer-norm-backward.ts, kernels/layer-norm-params.ts). The forward and the backward's dx: a workgroup
+ * per row on hardware adapters (kernels/layer-norm-rows.ts, kernels/layer-norm-backward-rows.ts), an invocation
+ * per row on software ones; the parameter sums: an invocation per column and chunk of rows, then per column over
+ * the chunks, 64 to a workgroup.
  */
 import type { DeviceBuffer, NDArray } from '@polyhal/hal';
 import type { CommandBatch } from './encoder.js';
 import type { BufferPool } from './pool.js';
 import { LAYER_NORM_BACKWARD_WORDS, layerNormBackwardWgsl } from './kernels/layer-norm-backward.js';
+import { layerNormBackwardRowsFusedWgsl, layerNormBackwardRowsWgsl } from './kernels/layer-norm-backward-rows.js';
 import { LAYER_NORM_WORDS, layerNormWgsl, NORM_THREADS } from './kernels/layer-norm.js';
 import { layerNormRowsWgsl } from './kernels/layer-norm-rows.js';
 import {
@@ -29,7 +31,10 @@ export interface NormContext {
   readonly dummy: GPUBuffer;
   /** Storage buffers (the parameter gradients' partial sums come from it). */
   readonly pool: BufferPool;
-  /** The forward runs a workgroup per row (layer-norm-rows.ts: hardware adapters), else an invocation per row. */
+  /**
+   * The forward and the backward's dx run a workgroup per row (layer-norm-rows.ts, layer-norm-backward-rows.ts:
+   * hardware adapters), else an invocation per row.
+   */
   readonly rowPerWorkgroup: boolean;
 }
 
@@ -81,20 +86,23 @@ export function dispatchLayerNormBackward(
   const inputs = [g, x, mean, rstd].map((a) => ctx.gpu(a.buffer));
   inputs.push(weight ? ctx.gpu(weight.buffer) : ctx.dummy);
   const op = 'layerNormBackward';
+  const perRow = ctx.rowPerWorkgroup;
+  const tag = perRow ? '-rows' : '';
   if (!dweight || !dbias) {
     ctx.batch.dispatch(
       op,
-      'layerNormBackward/dx',
-      () => layerNormBackwardWgsl,
+      `layerNormBackward/dx${tag}`,
+      perRow ? layerNormBackwardRowsWgsl : () => layerNormBackwardWgsl,
       LAYER_NORM_BACKWARD_WORDS,
       params,
       [...inputs, ctx.gpu(dx)],
-      groups(rows),
+      perRow ? [...grid(rows), 1] : groups(rows),
     );
     return;
   }
   // dx and the parameters' sums in one dispatch: dx's workgroups first, then the sums' (layer-norm-params.ts)
-  const dxGroups = Math.ceil(rows / NORM_THREADS);
+  const fused = perRow ? layerNormBackwardRowsFusedWgsl : layerNormBackwardFusedWgsl;
+  const dxGroups = perRow ? rows : Math.ceil(rows / NORM_THREADS);
   const columnGroups = Math.ceil(D / NORM_THREADS);
   const chunk = layerNormParamsChunk(rows, D);
   const fusedGrid = (sums: number): [number, number, number] => {
@@ -104,8 +112,8 @@ export function dispatchLayerNormBackward(
   if (chunk === 0) {
     ctx.batch.dispatch(
       op,
-      'layerNormBackward/dx-params',
-      () => layerNormBackwardFusedWgsl(false),
+      `layerNormBackward/dx-params${tag}`,
+      () => fused(false),
       LAYER_NORM_FUSED_WORDS,
       [...params, dxGroups, columnGroups],
       [...inputs, ctx.gpu(dx), ctx.gpu(dweight), ctx.gpu(dbias)],
@@ -122,8 +130,8 @@ export function dispatchLayerNormBackward(
   try {
     ctx.batch.dispatch(
       op,
-      'layerNormBackward/dx-params-partial',
-      () => layerNormBackwardFusedWgsl(true),
+      `layerNormBackward/dx-params-partial${tag}`,
+      () => fused(true),
       LAYER_NORM_FUSED_WORDS,
       [...params, dxGroups, columnGroups],
       [...inputs, ctx.gpu(dx), partial],

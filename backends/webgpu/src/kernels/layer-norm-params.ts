@@ -44,13 +44,23 @@ const PARAMS_PARTIAL_FN = `fn paramsPartial(d: u32, c: u32, chunks: u32) {
   part[(chunks + c) * D + d] = sb;
 }`;
 
+/** The dx part of a fused kernel: WGSL declarations, and the statement that dx's workgroup `lin` runs. */
+export interface FusedDx {
+  code: string;
+  call: string;
+}
+
+/** dx of 64 rows per workgroup, an invocation per row (layer-norm-backward.ts). */
+const DX_PER_INVOCATION: FusedDx = { code: DX_ROW_FN, call: `dxRow(lin * ${NORM_THREADS}u + lid.x);` };
+
 /**
  * dx and the parameters' sums in one dispatch (what a backward with parameter gradients runs): the first
- * `p(16)` workgroups (flat over the grid) compute dx of 64 rows each (dxRow), the rest the parameters' sums —
- * chunked (`partial`: `p(17)` groups of 64 columns per chunk, paramsPartial) or whole columns (paramsColumn) —
- * with the separate kernels' code, so their bits.
+ * `p(16)` workgroups (flat over the grid) compute dx — of 64 rows each (dxRow) unless `dxPart` says otherwise
+ * (a row each: layer-norm-backward-rows.ts) — the rest the parameters' sums — chunked (`partial`: `p(17)` groups
+ * of 64 columns per chunk, paramsPartial) or whole columns (paramsColumn) — with the separate kernels' code, so
+ * their bits.
  */
-export function layerNormBackwardFusedWgsl(partial: boolean): string {
+export function layerNormBackwardFusedWgsl(partial: boolean, dxPart: FusedDx = DX_PER_INVOCATION): string {
   const outs = partial
     ? '@group(0) @binding(7) var<storage, read_write> part: array<f32>;'
     : `@group(0) @binding(7) var<storage, read_write> dw: array<f32>;
@@ -67,13 +77,13 @@ export function layerNormBackwardFusedWgsl(partial: boolean): string {
   return `${prelude}
 @group(0) @binding(6) var<storage, read_write> dx: array<f32>;
 ${outs}
-${DX_ROW_FN}
+${dxPart.code}
 ${partial ? PARAMS_PARTIAL_FN : PARAMS_COLUMN_FN}
 @compute @workgroup_size(${NORM_THREADS}) fn main(${NORM_ARGS}) {
   let lin = wid.y * nwg.x + wid.x;
   let dxGroups = u32(p(16u));
   if (lin < dxGroups) {
-    dxRow(lin * ${NORM_THREADS}u + lid.x);
+    ${dxPart.call}
     return;
   }
   let j = lin - dxGroups;
