@@ -7,6 +7,8 @@ import {
   createWebGpuBackend,
   findGpu,
   GpuError,
+  gemvSplitK,
+  LONG_K,
   PACK_OPERANDS_FROM,
   TILES,
   type WebGpuBackend,
@@ -216,6 +218,20 @@ describe('webgpu backend', () => {
     ]);
   });
 
+  // Split-K on the matrix-vector kernels (a hardware adapter chooses it by gemvSplitK; forced here): K ranges per
+  // split (empty ones where K is short), batch items, a transposed long-K operand (a weight gradient's xᵀ).
+  test('matrix-vector shapes split over K match the CPU', async () => {
+    need();
+    for (const splitK of [3, 8])
+      await matmulAgreesWithCpu({ matmulSplitK: splitK }, [
+        [[200, 37], [37, 3], false],
+        [[2, 130, 37], [2, 4, 37], true],
+        [[3, 1, 2, 37], [2, 300, 37], true],
+        [[1500, 96], [1500, 4], false, true], // [96, 1500]ᵀ·[1500, 4]
+        [[4, 1500], [1500, 70], false],
+      ]);
+  });
+
   test('small outputs over a short K (batched attention) run on register blocks and match the CPU', async () => {
     need();
     await matmulAgreesWithCpu({}, [
@@ -287,6 +303,19 @@ describe('webgpu backend', () => {
     expect(chooseTile(512, 512, 1)).toBe(TILES.medium); // 64 medium workgroups
     expect(chooseTile(256, 256, 4)).toBe(TILES.medium);
     expect(chooseTile(256, 256, 1)).toBe(TILES.small);
+    // over a long K, 64×64 tiles and split-K fill the GPU (a ViT-S weight gradient)
+    expect(chooseTile(384, 384, 1, 12608)).toBe(TILES.medium);
+    expect(chooseSplitK(384, 384, 12608, 1, TILES.medium)).toBe(8);
+    expect(chooseTile(1088, 192, 1, 64)).toBe(TILES.small);
+    expect(chooseTile(1088, 192, 1, LONG_K - 1)).toBe(TILES.small);
+  });
+
+  test('matrix-vector products split over K while few invocations walk a long K', () => {
+    expect(gemvSplitK(384, 12544)).toBe(64); // 64 splits of 196
+    expect(gemvSplitK(384, 255)).toBe(1); // a split would walk under 128
+    expect(gemvSplitK(384, 1024)).toBe(8); // 8 splits of 128
+    expect(gemvSplitK(16384, 1 << 20)).toBe(1); // enough invocations
+    expect(gemvSplitK(4096, 1 << 20)).toBe(4);
   });
 
   // Four outputs per invocation (kernels/elementwise-vec4.ts) where every operand runs along the innermost dim

@@ -64,7 +64,7 @@ function packOperands(
   if (!ctx.packed || (ctx.software && !ctx.forcedTile)) return null;
   if (M * N * K * batch < PACK_OPERANDS_FROM || K % 4 !== 0 || N % 4 !== 0) return null;
   const r = a.shape.length;
-  const t = ctx.forcedTile ?? chooseTile(M, N, batch);
+  const t = ctx.forcedTile ?? chooseTile(M, N, batch, K);
   if (t.bm % 64 !== 0 || t.bn % 64 !== 0) return null;
   // vec4 loads along the rows: stride 1 there, and the offset and every other stride whole vec4s
   const rows = (x: NDArray): boolean =>
@@ -163,9 +163,29 @@ export function dispatchMatmul(
   const at = epi && keep ? keep.at : null;
   if (epi && keep) biasBuffer.push(ctx.gpu(keep.out));
   const biasKey = (bias ? '/bias' : '') + epilogueKey(epi, at);
+  const maxBinding = ctx.device.limits.maxStorageBufferBindingSize;
+  // At most 65535 workgroups along z, and partial products [batch, S, M, N] within one storage binding (a forced
+  // count is lowered: 16 partial 2048² slices are 256 MiB, twice lavapipe's 128 MiB maxStorageBufferBindingSize).
+  const fitSplitK = (s: number): number =>
+    Math.max(1, Math.min(s, Math.floor(65535 / batch), Math.floor(maxBinding / (batch * M * N * 4))));
   if (gemv) {
     const [width, count] = gemv === 'rows' ? [N, M] : [M, N];
     const [x, y] = flat(count);
+    const splitK = bias || epi ? 1 : fitSplitK(ctx.forcedSplitK ?? (ctx.software ? 1 : gemvSplitK(count * batch, K)));
+    if (splitK > 1) {
+      splitKInto(ctx, out, batch, M, N, splitK, flops, (partial) =>
+        ctx.batch.dispatch(
+          'matmul',
+          `matmul/gemv/${gemv}${width}/${R}/split`,
+          () => gemvWgsl(gemv, width, R, false, null, null, true),
+          withBias.length,
+          [...params, splitK],
+          [ctx.gpu(a.buffer), ctx.gpu(b.buffer), partial],
+          [x, y, batch * splitK],
+        ),
+      );
+      return true;
+    }
     ctx.batch.dispatch(
       'matmul',
       `matmul/gemv/${gemv}${width}/${R}${biasKey}`,
@@ -212,24 +232,13 @@ export function dispatchMatmul(
       if (pb !== b) ctx.release!(pb);
     }
   }
-  const t = ctx.forcedTile ?? chooseTile(M, N, batch);
+  const t = ctx.forcedTile ?? chooseTile(M, N, batch, K);
   const vec =
     t.bm % 64 === 0 &&
     t.bn % 64 === 0 &&
     canLoadVec4(K, N, a.offset, b.offset, a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!) &&
     (batch === 1 || [...a.strides.slice(0, -2), ...b.strides.slice(0, -2)].every((x) => x % 4 === 0));
-  // Split-K within the 65535 workgroups of z, and with partial products [batch, S, M, N] that fit in
-  // one storage binding (a forced count is lowered: 16 partial 2048² slices are 256 MiB, twice
-  // lavapipe's 128 MiB maxStorageBufferBindingSize).
-  const maxBinding = ctx.device.limits.maxStorageBufferBindingSize;
-  const splitK = Math.max(
-    1,
-    Math.min(
-      ctx.forcedSplitK ?? chooseSplitK(M, N, K, batch, t),
-      Math.floor(65535 / batch),
-      Math.floor(maxBinding / (batch * M * N * 4)),
-    ),
-  );
+  const splitK = fitSplitK(ctx.forcedSplitK ?? chooseSplitK(M, N, K, batch, t));
   const key = `matmul/${t.bm}x${t.bn}x${t.bk}/${t.tm}x${t.tn}/${vec ? 'vec4' : 'scalar'}/${R}`;
   const ab = [ctx.gpu(a.buffer), ctx.gpu(b.buffer)];
   const groups: [number, number, number] = [Math.ceil(N / t.bn), Math.ceil(M / t.bm), batch * splitK];
@@ -253,11 +262,7 @@ export function dispatchMatmul(
     return true;
   }
   if (bias) return false;
-  const partialBytes = batch * splitK * M * N * 4;
-  const partial = ctx.pool.acquire(partialBytes);
-  const scratch = ctx.batch.scratchKey();
-  ctx.batch.keys.set(partial, scratch);
-  try {
+  splitKInto(ctx, out, batch, M, N, splitK, flops, (partial) =>
     ctx.batch.dispatch(
       'matmul',
       key,
@@ -266,7 +271,42 @@ export function dispatchMatmul(
       [...params, splitK],
       [...ab, partial],
       groups,
-    );
+    ),
+  );
+  return true;
+}
+
+/**
+ * Split-K count of a matrix-vector product (kernels/gemv.ts) of `threads` invocations (its rows or columns times
+ * the batch) over K: powers of two up to 64 while the invocations number under 16384 and each split walks at
+ * least 128 of K (one invocation per row walking K alone leaves a large GPU idle, see gemvWgsl).
+ */
+export function gemvSplitK(threads: number, k: number): number {
+  let s = 1;
+  while (s < 64 && threads * s < 16384 && k / (s * 2) >= 128) s *= 2;
+  return s;
+}
+
+/**
+ * Encodes `product` into partial products [batch, S, M, N] (a pool buffer, workgroup z = item · S + split) and
+ * their sum, in split order, into out (kernels/splitk.ts).
+ */
+function splitKInto(
+  ctx: MatmulContext,
+  out: DeviceBuffer,
+  batch: number,
+  M: number,
+  N: number,
+  splitK: number,
+  flops: number,
+  product: (partial: GPUBuffer) => void,
+): void {
+  const partialBytes = batch * splitK * M * N * 4;
+  const partial = ctx.pool.acquire(partialBytes);
+  const scratch = ctx.batch.scratchKey();
+  ctx.batch.keys.set(partial, scratch);
+  try {
+    product(partial);
     const v4 = (M * N) % 4 === 0;
     const total = (batch * M * N) / (v4 ? 4 : 1);
     ctx.batch.dispatch(
@@ -285,5 +325,4 @@ export function dispatchMatmul(
     ctx.batch.tracker.forget(scratch);
     ctx.pool.release(partial, partialBytes);
   }
-  return true;
 }

@@ -15,8 +15,8 @@ export { checkNativeFloat16 } from './half-native-check.js';
 export type { HalfArithmetic } from './dispatch-half.js';
 export { f16Wgsl, type HalfConversions } from './kernels/half.js';
 export type { GpuDeviceLike, GpuLike, GpuPowerPreference } from './gpu-types.js';
-export { chooseSplitK, chooseTile, TILES, type Tile, type TileName } from './kernels/matmul.js';
-export { PACK_OPERANDS_FROM } from './dispatch-matmul.js';
+export { chooseSplitK, chooseTile, LONG_K, TILES, type Tile, type TileName } from './kernels/matmul.js';
+export { gemvSplitK, PACK_OPERANDS_FROM } from './dispatch-matmul.js';
 export { NO_YIELD_WARN_OPS, NO_YIELD_WARNING_CODE } from './loop-watch.js';
 
 /** The adapter's description as a key of per-adapter checks (null for an injected device: checked every time). */

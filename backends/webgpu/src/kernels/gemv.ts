@@ -6,10 +6,13 @@
  * a tiled GEMM on such shapes computes mostly padding and synchronizes for little work.
  * a: [M, K], b: [K, N] (strided) → c: [M, N] per batch item, float32; `width` is N ('rows') or M ('cols');
  * with `bias`, c = a·b + bias (the GEMM's bias, kernels/matmul.ts biasDecl).
+ * `split` (no bias nor epilogue): split-K as the GEMM's — workgroup z is item · S + split, each split sums its own
+ * K range into partials [batch, S, M, N] (kernels/splitk.ts adds them): a long K over few rows or columns (a patch
+ * embedding's weight gradient [384, 12544]·[12544, 4]) walked by one invocation each took 4.4 ms on an H100.
  */
 import type { ElementwiseStep } from '@polyhal/hal';
 import { FLAT_ARGS, FLAT_INDEX } from '../layout.js';
-import { batchOffsets, biasDecl, gemmEpilogue, gemmPrelude } from './matmul.js';
+import { batchOffsets, biasDecl, gemmEpilogue, gemmPrelude, splitWord } from './matmul.js';
 import { epilogued } from './matmul-epilogue.js';
 
 export function gemvWgsl(
@@ -19,6 +22,7 @@ export function gemvWgsl(
   bias = false,
   epi: readonly ElementwiseStep[] | null = null,
   keep: number | null = null,
+  split = false,
 ): string {
   const e = gemmEpilogue(R, bias, epi, keep);
   const w = Array.from({ length: width }, (_, j) => j);
@@ -35,12 +39,21 @@ ${bias ? biasDecl(R) : ''}
   let M = u32(p(0u)); let N = u32(p(1u)); let K = u32(p(2u));
   let sam = p(6u); let sak = p(7u); let sbk = p(8u); let sbn = p(9u);
   if (idx >= ${rows ? 'M' : 'N'}) { return; }
-  ${batchOffsets(R)}
+  ${
+    split
+      ? `let S = u32(p(${splitWord(R)}u));
+  ${batchOffsets(R, 'wid.z / S')}
+  let kc = (K + S - 1u) / S;
+  let kBegin = min(K, (wid.z % S) * kc);
+  let kEnd = min(K, kBegin + kc);`
+      : `${batchOffsets(R)}
+  let kBegin = 0u; let kEnd = K;`
+  }
   var acc: array<f32, ${width}>;
   ${
     rows
       ? `let ra = offA + i32(idx) * sam;
-  for (var k = 0u; k < K; k++) {
+  for (var k = kBegin; k < kEnd; k++) {
     let av = a[ra + i32(k) * sak];
     let rb = offB + i32(k) * sbk;
     ${w.map((j) => `acc[${j}] += av * b[rb + ${j} * sbn];`).join(' ')}
@@ -48,7 +61,7 @@ ${bias ? biasDecl(R) : ''}
   let cb = wid.z * M * N + idx * N;
   ${w.map((j) => `c[cb + ${j}u] = ${epilogued(`acc[${j}]${plus('idx', `${j}u`)}`, `cb + ${j}u`, e)};`).join(' ')}`
       : `let cbn = offB + i32(idx) * sbn;
-  for (var k = 0u; k < K; k++) {
+  for (var k = kBegin; k < kEnd; k++) {
     let bv = b[cbn + i32(k) * sbk];
     let ak = offA + i32(k) * sak;
     ${w.map((i) => `acc[${i}] += a[ak + ${i} * sam] * bv;`).join(' ')}

@@ -46,7 +46,8 @@ export const gemmEpilogue = (
 /** The params prelude of a GEMM with its bias and epilogue. */
 export const gemmPrelude = (R: number, bias: boolean, e: EpilogueWgsl | null): string =>
   `${paramsPrelude(gemmWords(R, bias) + (e?.words ?? 0))}${e ? e.decl : ''}\n`;
-const splitWord = (R: number): number => 10 + 3 * R;
+/** The params word of the split count S (after the shape, offsets, strides and the batch dims' words). */
+export const splitWord = (R: number): number => 10 + 3 * R;
 
 /** A GEMM tiling: each workgroup computes a bm×bn block of C over k-slices of bk; each thread a tm×tn sub-block. */
 export interface Tile {
@@ -122,6 +123,9 @@ export function canLoadVec4(
   );
 }
 
+/** A K from which chooseTile keeps 64×64 tiles on small outputs, for split-K to fill the GPU. */
+export const LONG_K = 2048;
+
 /**
  * Skinny outputs (N ≤ 16 or M ≤ 16 against ≥ 64 on the other side) get a tile of their width (the
  * backend runs N ≤ 4 and M ≤ 4 on the matrix-vector kernel instead, kernels/gemv.ts, unless a tile is forced).
@@ -130,7 +134,7 @@ export function canLoadVec4(
  * (benches/results/h200/webgpu-matmul.json): 128×128 wins from 2048 on (≥ 256 workgroups); at 1024, 128×64 (tall) beat
  * 64×128 in two sweeps out of two (18.7/17.7 vs 18.2/14.0 TFLOP/s); 64×64 below.
  */
-export function chooseTile(m: number, n: number, batch: number, minGroups = 256): Tile {
+export function chooseTile(m: number, n: number, batch: number, k = 0, minGroups = 256): Tile {
   const groups = (t: Tile): number => Math.ceil(m / t.bm) * Math.ceil(n / t.bn) * batch;
   if (n <= 16 && m >= 64) return n <= 4 ? TILES.cols4 : TILES.cols16;
   if (m <= 16 && n >= 64) return m <= 4 ? TILES.rows4 : TILES.rows16;
@@ -145,8 +149,10 @@ export function chooseTile(m: number, n: number, batch: number, minGroups = 256)
   if (groups(TILES.large) >= minGroups) return TILES.large;
   if (groups(TILES.tall) >= minGroups / 2) return TILES.tall;
   // Fewer than minGroups / 4 workgroups of 64×64 leave a large GPU idle: the main job's ViT ([1088, 64]·[64, 192]:
-  // 51 of them) on an H100 spent 413 µs of GPU time a step in its 18 unmerged products on 64×64 tiles, 311 on 32×32
-  if (groups(TILES.medium) >= minGroups / 4) return TILES.medium;
+  // 51 of them) on an H100 spent 413 µs of GPU time a step in its 18 unmerged products on 64×64 tiles, 311 on 32×32.
+  // Not over a long K, where split-K fills the GPU (chooseSplitK) and a 32×32 tile's low reuse bounds each
+  // workgroup: a ViT-S weight gradient [384, 12608]·[12608, 384] on 32×32 tiles with 2 splits took ~1.2 ms on an H100.
+  if (groups(TILES.medium) >= minGroups / 4 || k >= LONG_K) return TILES.medium;
   return TILES.small;
 }
 
