@@ -43,6 +43,9 @@ describe('fusion over a webgpu recording', () => {
   let plain: Capturing;
   let tiled: Capturing;
   let tiledPlain: Capturing;
+  // the scalar tiled kernel (32×32 tiles), without merging
+  let small: Capturing;
+  let smallPlain: Capturing;
   // without the horizontal merging (plan-merge.ts), so that the kernels saved are the fusion's alone
   let lone: Capturing;
   let lonePlain: Capturing;
@@ -54,9 +57,15 @@ describe('fusion over a webgpu recording', () => {
     // lavapipe runs every product on register blocks unless a tile is forced: the tiled kernels' epilogues
     tiled = (await createWebGpuBackend({ matmulTile: 'medium' })) as unknown as Capturing;
     tiledPlain = (await createWebGpuBackend({ matmulTile: 'medium', fuseInCapture: false })) as unknown as Capturing;
+    small = (await createWebGpuBackend({ matmulTile: 'small', mergeInCapture: false })) as unknown as Capturing;
+    smallPlain = (await createWebGpuBackend({
+      matmulTile: 'small',
+      mergeInCapture: false,
+      fuseInCapture: false,
+    })) as unknown as Capturing;
   });
   afterAll(() => {
-    for (const be of [fused, plain, tiled, tiledPlain, lone, lonePlain]) be?.dispose();
+    for (const be of [fused, plain, tiled, tiledPlain, small, smallPlain, lone, lonePlain]) be?.dispose();
   });
 
   /** Both backends: the fused replay's bits equal the unfused one's; returns both, and the kernels saved. */
@@ -188,6 +197,38 @@ describe('fusion over a webgpu recording', () => {
       near(out[1]!, h.map(op === 'gelu' ? gelu64 : relu64));
     },
   );
+
+  // The scalar tiled kernel (tiles with a side under 64: the main job's ViT products on a large GPU) takes them too.
+  test.each([
+    ['ragged', 50, 30, 70],
+    ['whole tiles', 64, 40, 96],
+  ])('a product on the 32×32 tiled kernel (%s) and its add, scale and relu: one kernel', async (_, M, K, N) => {
+    const { out, saved } = await compare([small, smallPlain], [M, K], epilogueWork(M, K, N, true));
+    expect(saved).toBe(3);
+    const want = epilogue64(M, K, N, true);
+    out[0]!.forEach((v, i) => expect(Math.abs(v - want[i]!)).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(want[i]!))));
+  });
+
+  test('a product on the 32×32 tiled kernel read again after its GELU: one kernel fewer, both outputs', async () => {
+    const [M, K, N] = [40, 24, 36];
+    const work: Work = (be, x) => {
+      const [h, w, bias] = linear(be, x, K, N);
+      const g = be.unary('gelu', h);
+      const up = be.fromArray(data(M * N, 5), [M, N]);
+      const dh = be.binary('geluGrad', h, up);
+      for (const t of [w, bias, h, up]) be.free(t);
+      return [g, dh];
+    };
+    const { out, saved } = await compare([small, smallPlain], [M, K], work);
+    expect(saved).toBe(1);
+    const h = linear64(M, K, N);
+    const up = data(M * N, 5);
+    near(out[0]!, h.map(gelu64));
+    near(
+      out[1]!,
+      h.map((v, i) => geluGrad64(v, up[i]!)),
+    );
+  });
 
   test("a product read again after its GELU (GELU's backward): one kernel fewer, both outputs' bits", async () => {
     const [M, K, N] = [96, 20, 3];

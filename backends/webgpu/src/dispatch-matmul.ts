@@ -42,6 +42,9 @@ export interface MatmulContext {
   release?(x: NDArray): void;
 }
 
+/** Whether tile t runs the scalar tiled kernel (a side not a multiple of 64), which takes an epilogue. */
+const scalarTile = (t: Tile): boolean => t.bm % 64 !== 0 || t.bn % 64 !== 0;
+
 /** Products from this many multiply-adds on copies of operands read across rows (packOperands). */
 export const PACK_OPERANDS_FROM = 2 ** 25;
 
@@ -101,9 +104,10 @@ function describe(
  * a bias it cannot add that way (split-K, K = 0, a bias varying over the batch): the caller adds it.
  * With `epilogue` (a capture plan's fusion, plan-fusion.ts): `out` = the steps applied to each element of the
  * product (plus bias) in the store (kernels/matmul-epilogue.ts; array operands contiguous of out's shape), on the
- * register blocks and gemv only; false, with nothing encoded, for the tiled kernels (on an H200, the ViT-S-like
- * step with its products' residual adds and GELU derivatives folded into their tiled kernels' stores took 200 ms
- * compiled against 121 ms unfused; why is not known) and K = 0. With `keep` too, the value after its first `at`
+ * register blocks, gemv and the unsplit scalar tiled kernel (tiles with a side under 64: the main job's ViT on an
+ * H100); false, with nothing encoded, for the vec4 tiled kernels (on an H200, the ViT-S-like step with its
+ * products' residual adds and GELU derivatives folded into their vec4 tiled kernels' stores took 200 ms compiled
+ * against 121 ms unfused; why is not known), split-K and K = 0. With `keep` too, the value after its first `at`
  * steps is also written to `keep.out`, whole (a second output: kernels/matmul-epilogue.ts).
  */
 export function dispatchMatmul(
@@ -219,7 +223,8 @@ export function dispatchMatmul(
     describe(ctx, a, b, bias, epi, out, [...batchShape, M, N]);
     return true;
   }
-  if (epi) return false; // the tiled kernels take no epilogue (see above)
+  // the vec4 tiled kernels take no epilogue (see above), the others do (unsplit)
+  if (epi && !scalarTile(ctx.forcedTile ?? chooseTile(M, N, batch, K))) return false;
   const pack = packOperands(ctx, a, b, M, N, K, batch);
   if (pack) {
     const pa = pack[0] ? ctx.packed!(a) : a;
@@ -247,11 +252,12 @@ export function dispatchMatmul(
       `webgpu matmul: [${M}, ${N}] outputs need more than 65535 workgroups along one dimension of tile ${t.bm}×${t.bn}`,
       [a.shape, b.shape],
     );
+  if (epi && splitK > 1) return false;
   if (splitK === 1) {
     ctx.batch.dispatch(
       'matmul',
       key + biasKey,
-      () => matmulWgsl(t, vec, R, bias !== null),
+      () => matmulWgsl(t, vec, R, bias !== null, epi, at),
       withBias.length,
       withBias,
       [...ab, ctx.gpu(out), ...biasBuffer],

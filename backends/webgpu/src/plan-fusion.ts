@@ -18,8 +18,9 @@
  * - nothing P reads is written between P and E (the fused kernel runs in E's place), and E's output is not one
  *   of P's operands;
  * - a product's epilogue arrays are contiguous arrays of the product's shape, within the device's storage
- *   buffers per stage; a chain within MAX_FUSED_ARRAYS arrays; a product on the register blocks or gemv (the
- *   kernels of small products, where the kernel saved is a good part of the work: dispatch-matmul.ts).
+ *   buffers per stage; a chain within MAX_FUSED_ARRAYS arrays; a product on the register blocks, gemv or the
+ *   unsplit scalar tiled kernel (the kernels of small products, where the kernel saved is a good part of the
+ *   work: dispatch-matmul.ts).
  * A product whose result h stays live — read again after E (GELU's backward reads the h of `gelu(x·W1ᵀ + b1)`,
  * a ReLU's the linear layer's output), or held when the capture ends — is fused with E all the same, keeping
  * h: the fused kernel stores h as the product did and E's output in a second binding (KernelDesc `keep`,

@@ -12,9 +12,9 @@
  * `splitKSumWgsl` then adds the S slices. This gives a problem with few output tiles (1024² on a GPU
  * with 132 SMs) several workgroups per SM to hide memory latency.
  */
-import type { ElementwiseStep } from '@polyhal/hal';
+import { type ElementwiseStep, InvalidArgumentError } from '@polyhal/hal';
 import { paramsPrelude } from '../layout.js';
-import { type EpilogueWgsl, epilogueWgsl } from './matmul-epilogue.js';
+import { type EpilogueWgsl, epilogued, epilogueWgsl } from './matmul-epilogue.js';
 
 /** Param words for R batch dimension slots; the split-K count is the last. */
 export const matmulWords = (R: number): number => 11 + 3 * R;
@@ -319,13 +319,28 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: ve
 }`;
 }
 
-/** R: batch dimension slots (rankSlots of the coalesced batch shape). */
-export function matmulWgsl(t: Tile, vecLoads: boolean, R: number, bias = false): string {
-  if (t.bm % 64 === 0 && t.bn % 64 === 0) return matmulVec4Wgsl(t, vecLoads, R, bias);
+/**
+ * R: batch dimension slots (rankSlots of the coalesced batch shape). `epi` (and `keep`): an elementwise epilogue in
+ * the store (kernels/matmul-epilogue.ts), on the tiles that are not multiples of 64 only (the scalar kernel below:
+ * the small products of the main job's ViT on a large GPU); the vec4 kernels take none (dispatch-matmul.ts).
+ */
+export function matmulWgsl(
+  t: Tile,
+  vecLoads: boolean,
+  R: number,
+  bias = false,
+  epi: readonly ElementwiseStep[] | null = null,
+  keep: number | null = null,
+): string {
+  if (t.bm % 64 === 0 && t.bn % 64 === 0) {
+    if (epi?.length) throw new InvalidArgumentError(`matmul: the ${t.bm}×${t.bn} tile takes no epilogue`);
+    return matmulVec4Wgsl(t, vecLoads, R, bias);
+  }
   const wx = t.bn / t.tn;
   const wy = t.bm / t.tm;
   const threads = wx * wy;
-  return `${paramsPrelude(gemmWords(R, bias))}
+  const e = gemmEpilogue(R, bias, epi, keep);
+  return `${gemmPrelude(R, bias, e)}
 @group(0) @binding(1) var<storage, read> a: array<f32>;
 @group(0) @binding(2) var<storage, read> b: array<f32>;
 @group(0) @binding(3) var<storage, read_write> c: array<f32>;
@@ -371,7 +386,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: ve
     if (gm >= M) { break; }
     for (var j = 0u; j < TN; j++) {
       let gn = col0 + lid.x * TN + j;
-      if (gn < N) { c[cb + gm * N + gn] = acc[i * TN + j]${bias ? ' + biasAt(gm, gn)' : ''}; }
+      if (gn < N) {
+        c[cb + gm * N + gn] = ${epilogued(`acc[i * TN + j]${bias ? ' + biasAt(gm, gn)' : ''}`, 'cb + gm * N + gn', e)};
+      }
     }
   }
 }`;
