@@ -15,8 +15,8 @@
  * the rows name N.
  * `--merge off` and `--fuse off` turn the backend's mergeInCapture and fuseInCapture off (the rows name them).
  * `--kernel-times` (the backend's kernelTimestamps) adds to each whole-step row the GPU time of each kernel of one
- * more replay: their sum, per kernel family and the slowest (Dawn rounds timestamps to ~65 µs unless
- * `--dawn-flags disable-dawn-features=timestamp_quantization`).
+ * more replay: their sum, per kernel family, per pipeline key and the slowest (Dawn rounds timestamps to ~65 µs
+ * unless `--dawn-flags disable-dawn-features=timestamp_quantization`).
  *   node webgpu-compile-step.mjs [--rounds 5] [--steps 40] [--models mlp,cnn,vit] [--read-every 1] [--merge off]
  *     [--fuse off] [--kernel-times] [--dawn-flags F]
  *     [--matmul-tile auto|small|medium|...] [--json f]
@@ -130,8 +130,12 @@ for (const kind of kinds) {
   let gpu: Record<string, unknown> | undefined;
   if (kernelTimes) {
     await step('wholeStep');
-    const { kernelsGpuUs, byFamily, slowest } = summarizeKernelTimes((await be.replayKernelTimes()) ?? []);
-    gpu = { kernelsGpuUs, byFamily, slowest };
+    const { kernelsGpuUs, byFamily, byKey, slowest } = summarizeKernelTimes(
+      (await be.replayKernelTimes()) ?? [],
+      12,
+      200,
+    );
+    gpu = { kernelsGpuUs, byFamily, byKey, slowest };
   }
   const e = median(per['eager']!.ms);
   for (const [name, compiled] of [
