@@ -105,18 +105,26 @@ describe('fusion over a webgpu recording', () => {
     return c.map((v, i) => Math.max(0, (v + (withBias ? bias[i % N]! : 0) + r[i]!) * 0.5));
   }
 
-  const paths: [string, number, number, number, boolean][] = [
-    ['register blocks', 40, 24, 36, true],
-    ['register blocks, no bias', 40, 24, 36, false],
-    ['gemv rows (N ≤ 4)', 96, 20, 3, true],
-    ['gemv columns (M ≤ 4)', 2, 20, 80, false],
+  // the scalar tiled kernel (tiles with a side under 64: the main job's ViT products on a large GPU) too
+  // (every row names its kernel pair: jest passes a test callback's extra parameter as `done`)
+  const paths: [string, number, number, number, boolean, boolean][] = [
+    ['register blocks', 40, 24, 36, true, false],
+    ['register blocks, no bias', 40, 24, 36, false, false],
+    ['gemv rows (N ≤ 4)', 96, 20, 3, true, false],
+    ['gemv columns (M ≤ 4)', 2, 20, 80, false, false],
+    ['the 32×32 tiled kernel, ragged tiles', 50, 30, 70, true, true],
+    ['the 32×32 tiled kernel, whole tiles', 64, 40, 96, true, true],
   ];
-  test.each(paths)('a product and its add, scale and relu: one kernel, on %s', async (_, M, K, N, withBias) => {
-    const { out, saved } = await compare([fused, plain], [M, K], epilogueWork(M, K, N, withBias));
-    expect(saved).toBe(3);
-    const want = epilogue64(M, K, N, withBias);
-    out[0]!.forEach((v, i) => expect(Math.abs(v - want[i]!)).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(want[i]!))));
-  });
+  test.each(paths)(
+    'a product and its add, scale and relu: one kernel, on %s',
+    async (_, M, K, N, withBias, onSmall) => {
+      const pair: [Capturing, Capturing] = onSmall ? [small, smallPlain] : [fused, plain];
+      const { out, saved } = await compare(pair, [M, K], epilogueWork(M, K, N, withBias));
+      expect(saved).toBe(3);
+      const want = epilogue64(M, K, N, withBias);
+      out[0]!.forEach((v, i) => expect(Math.abs(v - want[i]!)).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(want[i]!))));
+    },
+  );
 
   test.each([
     ['vec4 loads', 64, 32, 64],
@@ -198,58 +206,31 @@ describe('fusion over a webgpu recording', () => {
     },
   );
 
-  // The scalar tiled kernel (tiles with a side under 64: the main job's ViT products on a large GPU) takes them too.
   test.each([
-    ['ragged', 50, 30, 70],
-    ['whole tiles', 64, 40, 96],
-  ])('a product on the 32×32 tiled kernel (%s) and its add, scale and relu: one kernel', async (_, M, K, N) => {
-    const { out, saved } = await compare([small, smallPlain], [M, K], epilogueWork(M, K, N, true));
-    expect(saved).toBe(3);
-    const want = epilogue64(M, K, N, true);
-    out[0]!.forEach((v, i) => expect(Math.abs(v - want[i]!)).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(want[i]!))));
-  });
-
-  test('a product on the 32×32 tiled kernel read again after its GELU: one kernel fewer, both outputs', async () => {
-    const [M, K, N] = [40, 24, 36];
-    const work: Work = (be, x) => {
-      const [h, w, bias] = linear(be, x, K, N);
-      const g = be.unary('gelu', h);
-      const up = be.fromArray(data(M * N, 5), [M, N]);
-      const dh = be.binary('geluGrad', h, up);
-      for (const t of [w, bias, h, up]) be.free(t);
-      return [g, dh];
-    };
-    const { out, saved } = await compare([small, smallPlain], [M, K], work);
-    expect(saved).toBe(1);
-    const h = linear64(M, K, N);
-    const up = data(M * N, 5);
-    near(out[0]!, h.map(gelu64));
-    near(
-      out[1]!,
-      h.map((v, i) => geluGrad64(v, up[i]!)),
-    );
-  });
-
-  test("a product read again after its GELU (GELU's backward): one kernel fewer, both outputs' bits", async () => {
-    const [M, K, N] = [96, 20, 3];
-    const work: Work = (be, x) => {
-      const [h, w, bias] = linear(be, x, K, N);
-      const g = be.unary('gelu', h);
-      const up = be.fromArray(data(M * N, 5), [M, N]);
-      const dh = be.binary('geluGrad', h, up); // reads h after its GELU: h stays live past the fused kernel
-      for (const t of [w, bias, h, up]) be.free(t);
-      return [g, dh];
-    };
-    const { out, saved } = await compare([lone, lonePlain], [M, K], work);
-    expect(saved).toBe(1);
-    const h = linear64(M, K, N);
-    const up = data(M * N, 5);
-    near(out[0]!, h.map(gelu64));
-    near(
-      out[1]!,
-      h.map((v, i) => geluGrad64(v, up[i]!)),
-    );
-  });
+    ['gemv', 96, 20, 3, false],
+    ['the 32×32 tiled kernel', 40, 24, 36, true],
+  ])(
+    "a product read again after its GELU (GELU's backward), on %s: one kernel fewer, both outputs' bits",
+    async (_, M, K, N, onSmall) => {
+      const work: Work = (be, x) => {
+        const [h, w, bias] = linear(be, x, K, N);
+        const g = be.unary('gelu', h);
+        const up = be.fromArray(data(M * N, 5), [M, N]);
+        const dh = be.binary('geluGrad', h, up); // reads h after its GELU: h stays live past the fused kernel
+        for (const t of [w, bias, h, up]) be.free(t);
+        return [g, dh];
+      };
+      const { out, saved } = await compare(onSmall ? [small, smallPlain] : [lone, lonePlain], [M, K], work);
+      expect(saved).toBe(1);
+      const h = linear64(M, K, N);
+      const up = data(M * N, 5);
+      near(out[0]!, h.map(gelu64));
+      near(
+        out[1]!,
+        h.map((v, i) => geluGrad64(v, up[i]!)),
+      );
+    },
+  );
 
   test('a product, its residual add and scale, kept; its ReLU, a subtraction and a scale: one kernel', async () => {
     const [M, K, N] = [40, 24, 36];
