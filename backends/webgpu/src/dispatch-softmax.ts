@@ -1,12 +1,19 @@
 /**
  * Softmax dispatch of the WebGPU backend: float32 softmax over the last axis of a row-major array (any offset) as one
- * kernel (kernels/softmax.ts) instead of the HAL's composite; other axes, dtypes and layouts return null, and the
- * backend runs the composite.
+ * kernel instead of the HAL's composite: rows of up to SOFTMAX_SHORT_MAX elements on kernels/softmax-short.ts
+ * (several rows a workgroup, each row read once into registers), longer rows on kernels/softmax.ts (a workgroup a
+ * row); other axes, dtypes and layouts return null, and the backend runs the composite.
  */
 import { type DeviceBuffer, type NDArray, viewOf } from '@polyhal/hal';
 import { checkAxis, softmaxRows } from '@polyhal/hal/internal';
 import type { CommandBatch } from './encoder.js';
 import { SOFTMAX_WORDS, softmaxWgsl } from './kernels/softmax.js';
+import {
+  SOFTMAX_SHORT_MAX,
+  SOFTMAX_SHORT_THREADS,
+  softmaxShortShape,
+  softmaxShortWgsl,
+} from './kernels/softmax-short.js';
 import { grid } from './layout.js';
 
 /** What the dispatch uses of the backend: the composite's operand check, its allocator, its buffers. */
@@ -28,15 +35,22 @@ export function softmaxOnGpu(ctx: SoftmaxContext, x: NDArray, axis: number): NDA
   const size = rows * n;
   const out = ctx.allocate(size, 'float32');
   try {
-    ctx.batch.dispatch(
-      'softmax',
-      'softmax/rows',
-      () => softmaxWgsl,
-      SOFTMAX_WORDS,
-      [rows, n, x.offset, 0],
-      [ctx.gpu(x.buffer), ctx.gpu(out)],
-      [...grid(rows), 1],
-    );
+    const params = [rows, n, x.offset, 0];
+    const buffers = [ctx.gpu(x.buffer), ctx.gpu(out)];
+    if (n <= SOFTMAX_SHORT_MAX) {
+      const { group, per } = softmaxShortShape(n);
+      const groups = grid(Math.ceil(rows / (SOFTMAX_SHORT_THREADS / group)));
+      const key = `softmax/short/${group}x${per}`;
+      ctx.batch.dispatch('softmax', key, () => softmaxShortWgsl(group, per), SOFTMAX_WORDS, params, buffers, [
+        ...groups,
+        1,
+      ]);
+    } else {
+      ctx.batch.dispatch('softmax', 'softmax/rows', () => softmaxWgsl, SOFTMAX_WORDS, params, buffers, [
+        ...grid(rows),
+        1,
+      ]);
+    }
   } catch (e) {
     ctx.deallocate(out);
     throw e;
