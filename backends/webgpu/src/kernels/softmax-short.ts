@@ -13,9 +13,11 @@
  * each invocation reduces its E values as an unrolled binary tree, stores that partial in workgroup memory (one
  * array for the maxima, one for the sums, so neither is overwritten while read), and after the barrier every
  * invocation of a group reads the G partials of its row (the same addresses: broadcasts) and reduces them as a
- * binary tree itself, so no invocation waits on another's second step. G is sized so E ≤ 8 up to n = 256 (a row of
- * 197: G = 32, E = 7, four rows per workgroup) and E ≤ 32 up to 1024. Slots past n load the row's last element (a
- * maximum unchanged) and add 0 to the sum; rows past the last of the grid load the last row and write nothing.
+ * binary tree itself, so no invocation waits on another's second step. As each invocation reduces all G partials, a
+ * row costs about n + G² operations: G is the smallest power of two from 4 with G² ≥ n, so E ≤ G and the partials
+ * cost no more than the elements (a row of 197: G = 16, E = 13, eight rows per workgroup; 1024: G = 32, E = 32).
+ * Slots past n load the row's last element (a maximum unchanged) and add 0 to the sum; rows past the last of the
+ * grid load the last row and write nothing.
  *
  * Accuracy: the same expressions as the composite's kernels (WGSL exp and division), each Σ exp a tree of depth
  * log2(E) + log2(G) ≤ 10 over terms in [0, 1] (≤ 10·u of the sum, u = 2^-24, against the kernel of long rows'
@@ -35,7 +37,7 @@ export const SOFTMAX_SHORT_THREADS = 128;
 /** Invocations per row `group` (a power of two, 4 to 32) and elements per invocation `per` for rows of n. */
 export function softmaxShortShape(n: number): { group: number; per: number } {
   let group = 4;
-  while (group < 32 && group * 8 < n) group *= 2;
+  while (group < 32 && group * group < n) group *= 2;
   return { group, per: Math.max(1, Math.ceil(n / group)) };
 }
 
