@@ -423,4 +423,14 @@ export interface ComputeBackend extends FamilyMethods, CaptureMethods {
    * dk = dSᵀ·q·scale → [dq, dk, dv] of q's, k's and v's shapes (contiguous). Errors as attention's.
    */
   attentionBackward(q: NDArray, k: NDArray, v: NDArray, dOut: NDArray, scale: number): [NDArray, NDArray, NDArray];
+  /**
+   * attentionBackward on a packed projection, after flash-attn's `qkvpacked` backward: q, k and v are the slices
+   * 0, 1, 2 along dim 2 of qkv float32 [N, L, 3, H, D] (multi-head attention's in-projection viewed by head), read as
+   * [N, H, L, D] views; dOut float32 [N, H, L, D] → dq, dk, dv stacked in qkv's layout: [N, L, 3, H, D], contiguous
+   * (the in-projection's gradient as one array). DTypeError unless float32; ShapeMismatchError unless qkv is
+   * [N, L, 3, H, D] and dOut [N, H, L, D]; InvalidArgumentError unless scale is a finite number. A GPU may write the
+   * gradients there from its backward kernel (attentionBackwardPackedKernel); otherwise attentionBackward and a
+   * stack.
+   */
+  attentionBackwardPacked(qkv: NDArray, dOut: NDArray, scale: number): NDArray;
 }

@@ -23,6 +23,10 @@ import {
   attentionComposite,
   checkAttentionOperands,
 } from './families/composite/attention.js';
+import {
+  attentionBackwardPackedComposite,
+  checkPackedAttentionOperands,
+} from './families/composite/attention-packed.js';
 import { type DType, DTYPE_LIST, dtypeDescriptor, isDType, isIntDType, isNarrow, storageDType } from './core/dtype.js';
 import { DTypeError, InvalidArgumentError, ShapeMismatchError, UnsupportedOpError } from './core/errors.js';
 import {
@@ -507,6 +511,25 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
     }
     return attentionBackwardComposite(this, q, k, v, dOut, scale);
   }
+  /**
+   * attentionBackward on a packed projection qkv [N, L, 3, H, D] (q, k, v its slices along dim 2 as [N, H, L, D]
+   * views) → dq, dk, dv stacked in qkv's layout [N, L, 3, H, D]; validated, then the hook, else the composite.
+   */
+  attentionBackwardPacked(qkv: NDArray, dOut: NDArray, scale: number): NDArray {
+    const op = 'attentionBackwardPacked';
+    const [q, k, v] = checkPackedAttentionOperands(this, op, qkv, dOut, scale, (x, arg) => this.check(x, op, arg));
+    const size = sizeOf(qkv.shape);
+    if (this.attentionBackwardPackedKernel && size > 0) {
+      const out = this.allocate(size, 'float32');
+      let ran: boolean | void = false;
+      this.guard(out, () => {
+        ran = this.attentionBackwardPackedKernel!(q, k, v, dOut, Math.fround(scale), out);
+      });
+      if (ran !== false) return viewOf(out, qkv.shape);
+      this.deallocate(out);
+    }
+    return attentionBackwardPackedComposite(this, q, k, v, dOut, scale);
+  }
 
   /** The Adam update on validated operands; the default is the composite. Fused backends override it. */
   protected adamStepKernel(
@@ -583,6 +606,10 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
   protected attentionBackwardKernel?(
     ...args: HookArgs<'attentionBackwardKernel'>
   ): HookResult<'attentionBackwardKernel'>;
+  /** Optional attentionBackwardPacked into qkv's layout (hooks.ts; false declines); without it, the composite. */
+  protected attentionBackwardPackedKernel?(
+    ...args: HookArgs<'attentionBackwardPackedKernel'>
+  ): HookResult<'attentionBackwardPackedKernel'>;
   /** Optional fused layerNorm on [rows, D] views (hooks.ts); without it, the composite of norm.ts. */
   protected layerNormKernel?(...args: HookArgs<'layerNormKernel'>): HookResult<'layerNormKernel'>;
   /** Optional fused layerNormBackward on [rows, D] views (hooks.ts); without it, the composite of norm.ts. */

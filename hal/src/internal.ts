@@ -78,6 +78,7 @@ export {
 export { softmaxRows } from './families/composite/softmax-rows.js';
 export { nonFiniteCheckAndUnscaleComposite } from './families/composite/unscale.js';
 export { attentionBackwardComposite, attentionComposite } from './families/composite/attention.js';
+export { attentionBackwardPackedComposite, packedHeads } from './families/composite/attention-packed.js';
 export { type LayoutHost, padArray, padBoxes, type PadRun, padRuns } from './families/layout/layout.js';
 export { GATHER_FILL, type IndexingHost } from './families/indexing/indexing.js';
 export {

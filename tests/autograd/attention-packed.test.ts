@@ -199,10 +199,10 @@ describe('MultiHeadAttention: packed in-projection (cpu)', () => {
         calls.length = 0;
         y.sum().backward();
       });
-      // Packed: attentionBackward's dq, dk, dv stacked into one gradient of [N, L, 3, H, D]; otherwise q, k and v
-      // are views (of the projection or of the weight) whose gradients are padded back.
-      expect([count('stack'), count('pad') > 0]).toEqual(packed ? [1, false] : [0, true]);
-      if (packed) expect(count('attentionBackward')).toBe(1);
+      // Packed: one attentionBackwardPacked gives dq, dk, dv as one gradient of [N, L, 3, H, D]; otherwise q, k and
+      // v are views (of the projection or of the weight) whose gradients are padded back.
+      expect([count('attentionBackwardPacked'), count('pad') > 0]).toEqual(packed ? [1, false] : [0, true]);
+      if (packed) expect([count('attentionBackward'), count('stack')]).toEqual([0, 0]);
     }
     for (const p of [...mha.parameters(), q, k, v]) {
       p!.grad?.dispose();

@@ -65,6 +65,7 @@ const CORE = {
   nonFiniteCheckAndUnscale: 'method',
   attention: 'method',
   attentionBackward: 'method',
+  attentionBackwardPacked: 'method',
   beginCapture: 'optional method',
   endCapture: 'optional method',
   abortCapture: 'optional method',
@@ -229,6 +230,8 @@ describe('the entries: @polyhal/hal for users, @polyhal/hal/internal for backend
       'nonFiniteCheckAndUnscaleComposite',
       'attentionComposite',
       'attentionBackwardComposite',
+      'attentionBackwardPackedComposite',
+      'packedHeads',
       'softmaxRows',
       'window2d',
     ];

@@ -129,6 +129,39 @@ export function dispatchAttention(
   return true;
 }
 
+/**
+ * attentionBackwardPacked: the one-dispatch backward writing dq, dk and dv into `out` [N, L, 3, H, D] (q, k, v the
+ * [N, H, L, D] views of a packed qkv); false (nothing encoded) where they do not fit one workgroup's memory — the
+ * HAL then runs attentionBackward (the tiled kernels, where enabled) and a stack.
+ */
+export function dispatchAttentionBackwardPacked(
+  ctx: AttentionContext,
+  maxWorkgroupBytes: number,
+  q: NDArray,
+  k: NDArray,
+  v: NDArray,
+  dOut: NDArray,
+  scale: number,
+  out: DeviceBuffer,
+): boolean {
+  const lay = layout([q, k, v, dOut], v, scale);
+  if (!lay || q.shape.length !== 4) return false;
+  const [L, S, d, dV] = lay.params.slice(0, 4) as [number, number, number, number];
+  const cap = capOf(attentionBackwardFloats(L, S, d, dV));
+  if (cap * 4 > maxWorkgroupBytes) return false;
+  ctx.batch.dispatch(
+    'attentionBackward',
+    `attentionBackward/${cap}/packed`,
+    () => attentionBackwardWgsl(cap, true),
+    ATTENTION_WORDS,
+    lay.params,
+    [...[q, k, v, dOut].map((x) => ctx.gpu(x.buffer)), ctx.gpu(out)],
+    [...grid(lay.B), 1],
+    4 * lay.B * L * S * (d + dV),
+  );
+  return true;
+}
+
 /** The backward into the contiguous dq, dk, dv; false (nothing encoded) where the shape is declined. */
 export function dispatchAttentionBackward(
   ctx: AttentionContext,

@@ -4,7 +4,7 @@
  * other kernel hooks are WebGpuBackend's (webgpu-backend.ts).
  */
 import type { AdamStepParams, DeviceBuffer, NDArray, SgdStepParams } from '@polyhal/hal';
-import { dispatchAttention, dispatchAttentionBackward } from './dispatch-attention.js';
+import { dispatchAttention, dispatchAttentionBackward, dispatchAttentionBackwardPacked } from './dispatch-attention.js';
 import { dispatchLayerNorm, dispatchLayerNormBackward } from './dispatch-norm.js';
 import { dispatchSgd } from './dispatch-sgd.js';
 import { dispatchUnscale } from './dispatch-unscale.js';
@@ -78,6 +78,19 @@ export abstract class WebGpuFusedHooks extends WebGpuBackendBase {
   ): boolean {
     const limit = this.device.limits.maxComputeWorkgroupStorageSize;
     return dispatchAttentionBackward(this.contexts.attention, limit, q, k, v, dOut, scale, dq, dk, dv);
+  }
+
+  /** attentionBackwardPacked in the same dispatch, written in qkv's layout (dispatch-attention.ts); false declines. */
+  protected override attentionBackwardPackedKernel(
+    q: NDArray,
+    k: NDArray,
+    v: NDArray,
+    dOut: NDArray,
+    scale: number,
+    out: DeviceBuffer,
+  ): boolean {
+    const limit = this.device.limits.maxComputeWorkgroupStorageSize;
+    return dispatchAttentionBackwardPacked(this.contexts.attention, limit, q, k, v, dOut, scale, out);
   }
 
   /** layerNorm on [rows, D] views: a workgroup or an invocation per row (dispatch-norm.ts). */

@@ -156,6 +156,17 @@ export const OPTIONAL_HOOK_SPECS = {
       'D = rowsum(dOut ∘ out) or rowsum(dP ∘ P)). Returning `false` declines, as for attentionKernel. Default: the ' +
       'composite of HAL ops.',
   },
+  attentionBackwardPackedKernel: {
+    signature:
+      'attentionBackwardPackedKernel(q: NDArray, k: NDArray, v: NDArray, dOut: NDArray, scale: number, out: ' +
+      'DeviceBuffer): boolean | void',
+    contract:
+      '`attentionBackwardPacked` on validated operands: q, k and v the [N, H, L, D] views of a packed qkv [N, L, 3, ' +
+      'H, D] (slices 0, 1, 2 of its dim 2), dOut [N, H, L, D]: fill the contiguous `out` [N, L, 3, H, D] with dq, dk ' +
+      "and dv at (n, l, 0, h, :), (n, l, 1, h, :) and (n, l, 2, h, :) (attentionBackwardKernel's gradients). " +
+      'Returning `false` declines (write nothing: the composite runs, attentionBackward and a stack). Default: the ' +
+      'composite.',
+  },
   binaryScalarKernel: {
     signature:
       'binaryScalarKernel(op: BinaryOp, x: NDArray, value: number, scalarFirst: boolean, out: DeviceBuffer): void',

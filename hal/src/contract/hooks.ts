@@ -214,6 +214,22 @@ export interface OptionalBackendHooks {
     dv: DeviceBuffer,
   ): boolean | void;
   /**
+   * `attentionBackwardPacked` on validated operands: q, k and v the [N, H, L, D] views of a packed qkv
+   * [N, L, 3, H, D] (slices 0, 1, 2 of its dim 2), dOut [N, H, L, D]: fill the contiguous `out` [N, L, 3, H, D] with
+   * dq, dk and dv at (n, l, 0, h, :), (n, l, 1, h, :) and (n, l, 2, h, :) (attentionBackwardKernel's gradients).
+   * Returning `false` declines (write nothing: the composite runs, attentionBackward and a stack). Default: the
+   * composite.
+   * @group fused
+   */
+  attentionBackwardPackedKernel?(
+    q: NDArray,
+    k: NDArray,
+    v: NDArray,
+    dOut: NDArray,
+    scale: number,
+    out: DeviceBuffer,
+  ): boolean | void;
+  /**
    * `out[i] = op(x[i], value)`, or `op(value, x[i])` where `scalarFirst`, for `binary` with one number
    * operand on float32: `x` has the output's shape, `value` is already rounded to float32, and `out`'s dtype
    * is the op's result (bool for the comparisons). The same values as `binaryKernel` with the number as a

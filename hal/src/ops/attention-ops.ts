@@ -52,4 +52,18 @@ export const ATTENTION_OP_DEFS = {
     grad: null,
     composition: 'matmul, mul, softmax (P); matmul (dv, dP), mul, sum, sub, mul, mul (dS); matmul (dq, dk)',
   },
+  attentionBackwardPacked: {
+    kind: 'composite',
+    signature: 'attentionBackwardPacked(qkv: [N, L, 3, H, D], dOut: [N, H, L, D], scale) → [N, L, 3, H, D]',
+    semantics:
+      'attentionBackward of q, k and v the slices 0, 1, 2 of qkv along dim 2 read as [N, H, L, D] views ' +
+      '(multi-head attention’s packed in-projection), the gradients stacked in qkv’s layout, contiguous ' +
+      '(flash-attn’s qkvpacked backward): element (n, l, i, h, c) is dq, dk or dv (i = 0, 1, 2) at (n, h, l, c). ' +
+      'DTypeError unless qkv and dOut are float32; ShapeMismatchError unless qkv is [N, L, 3, H, D] and dOut ' +
+      '[N, H, L, D]; InvalidArgumentError for a scale that is not a finite number.',
+    dtypes: F32,
+    accuracy: ACCURACY,
+    grad: null,
+    composition: 'attentionBackward of the three views, stack of the permuted gradients along dim 2',
+  },
 } as const satisfies Record<string, ArrayOpDef>;

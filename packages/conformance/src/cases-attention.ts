@@ -140,6 +140,35 @@ export function oAttentionBackward(q: Ref, k: Ref, v: Ref, dO: Ref, scale: numbe
   return [ref([...dm.lead, L, d], dq, dqs), ref([...dm.lead, S, d], dk, dks), ref([...dm.lead, S, dv], dV, dvs)];
 }
 
+/**
+ * attentionBackwardPacked in float64: q, k and v [N, H, L, D] taken from qkv [N, L, 3, H, D], their gradients from
+ * oAttentionBackward put back at (n, l, i, h, c) — the layout is written out here, index by index.
+ */
+export function oAttentionBackwardPacked(qkv: Ref, dO: Ref, scale: number): Ref {
+  const [N, L, , H, D] = qkv.shape as [number, number, number, number, number];
+  const at = (n: number, l: number, i: number, h: number, c: number): number => (((n * L + l) * 3 + i) * H + h) * D + c;
+  const part = (i: number): Ref => {
+    const data = new Float64Array(N * H * L * D);
+    for (let n = 0; n < N; n++)
+      for (let h = 0; h < H; h++)
+        for (let l = 0; l < L; l++)
+          for (let c = 0; c < D; c++) data[((n * H + h) * L + l) * D + c] = qkv.data[at(n, l, i, h, c)]!;
+    return { shape: [N, H, L, D], data, dtype: 'float32' };
+  };
+  const grads = oAttentionBackward(part(0), part(1), part(2), dO, scale);
+  const [data, sc] = [new Float64Array(qkv.data.length), new Float64Array(qkv.data.length)];
+  grads.forEach((g, i) => {
+    for (let n = 0; n < N; n++)
+      for (let h = 0; h < H; h++)
+        for (let l = 0; l < L; l++)
+          for (let c = 0; c < D; c++) {
+            data[at(n, l, i, h, c)] = g.data[((n * H + h) * L + l) * D + c]!;
+            sc[at(n, l, i, h, c)] = g.scale![((n * H + h) * L + l) * D + c]!;
+          }
+  });
+  return { shape: [...qkv.shape], data, dtype: 'float32', scale: sc };
+}
+
 export const ATTENTION_OP_RUNNERS = {
   attention: {
     device: (be: ComputeBackend, xs: NDArray[], p) => [be.attention(xs[0]!, xs[1]!, xs[2]!, p.hyper!['scale']!)],
@@ -149,6 +178,10 @@ export const ATTENTION_OP_RUNNERS = {
     device: (be: ComputeBackend, xs: NDArray[], p) =>
       be.attentionBackward(xs[0]!, xs[1]!, xs[2]!, xs[3]!, p.hyper!['scale']!),
     oracle: (xs: Ref[], p) => oAttentionBackward(xs[0]!, xs[1]!, xs[2]!, xs[3]!, p.hyper!['scale']!),
+  },
+  attentionBackwardPacked: {
+    device: (be: ComputeBackend, xs: NDArray[], p) => [be.attentionBackwardPacked(xs[0]!, xs[1]!, p.hyper!['scale']!)],
+    oracle: (xs: Ref[], p) => [oAttentionBackwardPacked(xs[0]!, xs[1]!, p.hyper!['scale']!)],
   },
 } satisfies Record<string, OpRunner>;
 
@@ -208,5 +241,23 @@ export function attentionCases(): Case[] {
   add('vit-s', [heads(1, 197, 2, 64), heads(1, 197, 2, 64), heads(1, 197, 2, 64)], s(64), plain([1, 2, 197, 64]));
   add('L70-S300', [plain([2, 70, 30]), plain([2, 300, 30]), plain([2, 300, 45])], s(30), plain([2, 70, 45]));
   add('large/blocks', [plain([1, 40, 32], 4), plain([1, 200, 32], 4), plain([1, 200, 32])], 0.5, plain([1, 40, 32]));
+  // the packed backward: qkv [N, L, 3, H, D] (one head, several, the main job's ViT, 64 tokens past a workgroup's
+  // memory: webgpu's packed kernel declines, the HAL runs attentionBackward and a stack), dOut plain or as the
+  // forward's result arrives (the [N, H, L, D] view of [N, L, H, D]), large scores and a negative scale
+  const packed = (tag: string, [N, L, H, D]: number[], scale: number, o: { dOutView?: boolean; hi?: number } = {}) =>
+    cases.push({
+      id: `attentionBackwardPacked/float32/${fmt([N!, L!, 3, H!, D!])}/${tag}`,
+      kind: 'composite',
+      op: 'attentionBackwardPacked',
+      dtype: 'float32',
+      inputs: [plain([N!, L!, 3, H!, D!], o.hi ?? 1), o.dOutView ? heads(N!, L!, H!, D!) : plain([N!, H!, L!, D!])],
+      params: { hyper: { scale } },
+    });
+  packed('one-head', [1, 5, 1, 8], s(8));
+  packed('heads', [2, 7, 3, 6], s(6), { dOutView: true });
+  packed('vit', [2, 17, 4, 16], s(16), { dOutView: true });
+  packed('large', [1, 9, 2, 8], 0.5, { hi: 6 });
+  packed('negative-scale', [2, 4, 2, 5], -0.75);
+  packed('past-workgroup', [1, 64, 2, 8], s(8), { dOutView: true }); // P and dS alone: 32 KiB
   return cases;
 }

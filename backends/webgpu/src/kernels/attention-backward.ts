@@ -7,7 +7,9 @@
  *    / Σ_j exp(s_ij − max), dP_ij = dOut_i·v_j, D_i = Σ_j P_ij·dP_ij, and dS_ij = P_ij·(dP_ij − D_i)·scale, P and
  *    dS [L, S] kept in workgroup memory;
  * 2. after a barrier, the invocations share the outputs: dq = dS·k, dk = dSᵀ·q, dv = Pᵀ·dOut, each element one
- *    sum in order, written contiguous.
+ *    sum in order, written contiguous — or, `packed` (attentionBackwardPacked: L = S, d = dv, two leading dims
+ *    [N, H]), into one output [N, L, 3, H, d] at (n, i, 0, h, c), (n, j, 1, h, c) and (n, j, 2, h, c): a packed
+ *    QKV projection's gradient, no stack after.
  * Memory: L·d + S·d + S·dv + L·dv + 2·L·S floats (the dispatch checks them against the adapter's limit).
  *
  * Params: as the forward's (kernels/attention.ts), operand 3 dOut.
@@ -20,17 +22,31 @@ export function attentionBackwardFloats(L: number, S: number, d: number, dv: num
   return (L + S) * d + (S + L) * dv + 2 * L * S;
 }
 
-/** The backward with `cap` floats of workgroup memory (≥ attentionBackwardFloats). */
-export function attentionBackwardWgsl(cap: number): string {
+/**
+ * The backward with `cap` floats of workgroup memory (≥ attentionBackwardFloats); `packed`: one output binding
+ * in qkv's layout (see above).
+ */
+export function attentionBackwardWgsl(cap: number, packed = false): string {
   const T = ATTENTION_THREADS;
+  // where element (row r, column c) of dq, dk or dv goes
+  const [toQ, toK, toV] = packed
+    ? ['dqkv[ob + i * rs + c]', 'dqkv[ob + n1 * d + j * rs + c]', 'dqkv[ob + 2u * n1 * d + j * rs + c]']
+    : ['dq[b * nq + t]', 'dk[b * nk + u]', 'dvOut[b * nv + u]'];
+  // packed: b = n·H + h, the row stride 3·H·d, slice i at i·H·d
+  const packedBase = packed
+    ? 'let n1 = u32(p(5u)); let rs = 3u * n1 * d; let ob = (b / n1) * L * rs + (b % n1) * d;'
+    : '';
+  const outputs = packed
+    ? '@group(0) @binding(5) var<storage, read_write> dqkv: array<f32>;'
+    : `@group(0) @binding(5) var<storage, read_write> dq: array<f32>;
+@group(0) @binding(6) var<storage, read_write> dk: array<f32>;
+@group(0) @binding(7) var<storage, read_write> dvOut: array<f32>;`;
   return `${paramsPrelude(ATTENTION_WORDS)}
 @group(0) @binding(1) var<storage, read> q: array<f32>;
 @group(0) @binding(2) var<storage, read> k: array<f32>;
 @group(0) @binding(3) var<storage, read> v: array<f32>;
 @group(0) @binding(4) var<storage, read> g: array<f32>;
-@group(0) @binding(5) var<storage, read_write> dq: array<f32>;
-@group(0) @binding(6) var<storage, read_write> dk: array<f32>;
-@group(0) @binding(7) var<storage, read_write> dvOut: array<f32>;
+${outputs}
 var<workgroup> sh: array<f32, ${cap}>;
 ${ATTENTION_OPERANDS}
 @compute @workgroup_size(${T}) fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
@@ -77,22 +93,23 @@ ${ATTENTION_OPERANDS}
   }
   workgroupBarrier();
   let nq = L * d; let nk = S * d; let nv = S * dv;
+  ${packedBase}
   for (var t = lid.x; t < nq + nk + nv; t += ${T}u) {
     if (t < nq) {
       let i = t / d; let c = t % d;
       var s = 0.0;
       for (var j = 0u; j < S; j++) { s += sh[oS + i * S + j] * sh[oK + j * d + c]; }
-      dq[b * nq + t] = s;
+      ${toQ} = s;
     } else if (t < nq + nk) {
       let u = t - nq; let j = u / d; let c = u % d;
       var s = 0.0;
       for (var i = 0u; i < L; i++) { s += sh[oS + i * S + j] * sh[i * d + c]; }
-      dk[b * nk + u] = s;
+      ${toK} = s;
     } else {
       let u = t - nq - nk; let j = u / dv; let c = u % dv;
       var s = 0.0;
       for (var i = 0u; i < L; i++) { s += sh[oP + i * S + j] * sh[oG + i * dv + c]; }
-      dvOut[b * nv + u] = s;
+      ${toV} = s;
     }
   }
 }`;
