@@ -143,6 +143,30 @@ describe('webgpu softmax over the last axis', () => {
     expect(bad).toBe(0);
   });
 
+  test('captured softmaxes of rows of 197, 64 and 1500: the two short ones merge, replayed with new inputs', async () => {
+    // independent kernels of one capture run in one dispatch (plan-merge.ts) where their workgroups agree: the two
+    // short-row kernels (128 invocations) do; the workgroup-per-row kernel (64, with barriers) stays apart
+    const shapes: [number, number][] = [
+      [9, 197],
+      [11, 64],
+      [3, 1500],
+    ];
+    const xs = shapes.map(([r, n]) => be.fromArray(new Float32Array(r * n), [r, n]));
+    const merged = be.kernelStats().planMerged;
+    be.beginCapture(xs.map((x) => x.buffer));
+    const ys = xs.map((x) => be.softmax(x, -1));
+    const r = be.endCapture(ys.map((y) => y.buffer));
+    if (!('work' in r)) throw new Error(`capture broke: ${r.broken}`);
+    const data = shapes.map(([rows, n], k) => rand(rows * n, 40 + k, 7));
+    r.work.replay(data);
+    const got = await Promise.all(ys.map((y) => be.read(y)));
+    expect(r.work.kernels).toBe(2);
+    expect(be.kernelStats().planMerged - merged).toBe(1);
+    for (const [k, [, n]] of shapes.entries()) expect(worst(got[k]!, oracle(data[k]!, n))).toBeLessThanOrEqual(1);
+    r.work.release();
+    for (const a of [...xs, ...ys]) be.free(a);
+  });
+
   test('a transposed view takes the composite', async () => {
     const data = rand(6 * 9, 2, 3);
     const x = be.fromArray(data, [6, 9]);
