@@ -126,7 +126,7 @@ describe('webgpu softmax over the last axis', () => {
     expect(worst(y, oracle(data, 197))).toBeLessThanOrEqual(1);
   });
 
-  test('rows past 65,535 workgroups of the short kernel (a two-dimensional grid, its last workgroup idle)', async () => {
+  test('rows past 65,535 workgroups of the short kernel (a 2-D grid, its last workgroup idle)', async () => {
     // rows of 2: groups of 4 invocations, 32 rows a workgroup; 65,537 workgroups on a 32,769 × 2 grid
     const rows = 65535 * 32 + 40;
     const data = new Float32Array(rows * 2);
@@ -143,7 +143,7 @@ describe('webgpu softmax over the last axis', () => {
     expect(bad).toBe(0);
   });
 
-  test('captured softmaxes of rows of 197, 64 and 1500: the two short ones merge, replayed with new inputs', async () => {
+  test('captured softmaxes of rows of 197, 64 and 1500: the short ones merge; new inputs', async () => {
     // independent kernels of one capture run in one dispatch (plan-merge.ts) where their workgroups agree: the two
     // short-row kernels (128 invocations) do; the workgroup-per-row kernel (64, with barriers) stays apart
     const shapes: [number, number][] = [
