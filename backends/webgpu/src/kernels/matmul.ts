@@ -15,6 +15,7 @@
 import { type ElementwiseStep, InvalidArgumentError } from '@polyhal/hal';
 import { paramsPrelude } from '../layout.js';
 import { type EpilogueWgsl, epilogued, epilogueWgsl } from './matmul-epilogue.js';
+import { scalarLoads } from './matmul-scalar-loads.js';
 
 /** Param words for R batch dimension slots; the split-K count is the last. */
 export const matmulWords = (R: number): number => 11 + 3 * R;
@@ -207,7 +208,8 @@ export function batchOffsets(R: number, item = 'wid.z'): string {
  * Tiles of 64×64 and 128×128 with 16×16 invocations: slabs live in workgroup memory as vec4 (4 rows
  * of A or 4 columns of B), each invocation owns 4-row × 4-column blocks spaced 64 apart, so the
  * invocations of a row read consecutive vec4s (no bank conflicts) and write C coalesced; the
- * accumulators are vec4 along columns.
+ * accumulators are vec4 along columns. Without vec4 loads (`vecLoads` false), scalar loads walking the operands
+ * along their stride-1 dims, prefetched a slab ahead as the vec4 loads are (kernels/matmul-scalar-loads.ts).
  *
  * Measured on an H200 and not kept (benches/results/h200/webgpu-matmul.json): double-buffered slabs (one barrier per
  * slab; slower twice), grouped workgroup order for L2 (42.3 vs 45.4 TFLOP/s at 4096), the BK loop
@@ -226,20 +228,9 @@ export function matmulVec4Wgsl(t: Tile, vecLoads: boolean, R: number, bias = fal
       for (let h = 0; h < gn; h++) fma.push(`acc[${(g * 4 + r) * gn + h}] += av${g}[${r}] * bv${h};`);
     }
   }
-  const SCALAR_LOADS = `for (var e = li; e < BM * BK; e += 256u) {
-      let m = e / BK; let k = e % BK;
-      let gm = row0 + m; let gk = k0 + k;
-      var v = 0.0;
-      if (gm < M && gk < kEnd) { v = a[offA + i32(gm) * sam + i32(gk) * sak]; }
-      As[k * ${am}u + m / 4u][m % 4u] = v;
-    }
-    for (var e = li; e < BK * BN; e += 256u) {
-      let k = e / BN; let n = e % BN;
-      let gk = k0 + k; let gn = col0 + n;
-      var v = 0.0;
-      if (gk < kEnd && gn < N) { v = b[offB + i32(gk) * sbk + i32(gn) * sbn]; }
-      Bs[k * ${bn4}u + n / 4u][n % 4u] = v;
-    }`;
+  const sl = vecLoads ? null : scalarLoads(t);
+  const ap = sl?.aPitch ?? am;
+  const bp = sl?.bPitch ?? bn4;
   // vec4 global loads, prefetched into registers one slab ahead (the next slab's loads are in flight
   // while the current slab is multiplied): A rows give 4 consecutive k (scattered into the k-major
   // slab), B rows give 4 consecutive n (stored as is).
@@ -275,8 +266,8 @@ export function matmulVec4Wgsl(t: Tile, vecLoads: boolean, R: number, bias = fal
       if (e < BK * BN / 4u) { Bs[(e / (BN / 4u)) * ${bn4}u + e % (BN / 4u)] = rb[q]; }
     }`;
   const COMPUTE = `for (var k = 0u; k < BK; k++) {
-      ${Array.from({ length: gm }, (_, g) => `let av${g} = As[k * ${am}u + ${g * 16}u + lid.y];`).join(' ')}
-      ${Array.from({ length: gn }, (_, h) => `let bv${h} = Bs[k * ${bn4}u + ${h * 16}u + lid.x];`).join(' ')}
+      ${Array.from({ length: gm }, (_, g) => `let av${g} = As[k * ${ap}u + ${g * 16}u + lid.y];`).join(' ')}
+      ${Array.from({ length: gn }, (_, h) => `let bv${h} = Bs[k * ${bp}u + ${h * 16}u + lid.x];`).join(' ')}
       ${fma.join('\n      ')}
     }`;
   const elem = vecLoads ? 'vec4<f32>' : 'f32';
@@ -286,19 +277,20 @@ export function matmulVec4Wgsl(t: Tile, vecLoads: boolean, R: number, bias = fal
 @group(0) @binding(3) var<storage, read_write> c: array<f32>;
 ${bias ? biasDecl(R) : ''}
 const BM = ${t.bm}u; const BN = ${t.bn}u; const BK = ${t.bk}u;
-var<workgroup> As: array<vec4<f32>, ${t.bk * am}>;
-var<workgroup> Bs: array<vec4<f32>, ${t.bk * bn4}>;
+${sl ? sl.fns : ''}
+var<workgroup> As: array<vec4<f32>, ${t.bk * ap}>;
+var<workgroup> Bs: array<vec4<f32>, ${t.bk * bp}>;
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u,
     @builtin(local_invocation_index) li: u32) {
   ${prologue(R)}
   var acc: array<vec4<f32>, ${gm * 4 * gn}>;
-  ${vecLoads ? `var ra: array<vec4<f32>, ${la}>; var rb: array<vec4<f32>, ${lb}>;` : ''}
-  ${vecLoads ? LOAD_GLOBAL('kBegin') : ''}
+  ${sl ? sl.decl : `var ra: array<vec4<f32>, ${la}>; var rb: array<vec4<f32>, ${lb}>;`}
+  ${sl ? sl.load('kBegin') : LOAD_GLOBAL('kBegin')}
   for (var k0 = kBegin; k0 < kEnd; k0 += BK) {
-    ${vecLoads ? STORE_SHARED : SCALAR_LOADS}
+    ${sl ? sl.store : STORE_SHARED}
     workgroupBarrier();
-    ${vecLoads ? `if (k0 + BK < kEnd) { ${LOAD_GLOBAL('(k0 + BK)')} }` : ''}
+    if (k0 + BK < kEnd) { ${sl ? sl.load('(k0 + BK)') : LOAD_GLOBAL('(k0 + BK)')} }
     ${COMPUTE}
     workgroupBarrier();
   }
