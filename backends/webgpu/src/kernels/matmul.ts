@@ -276,8 +276,7 @@ export function matmulVec4Wgsl(t: Tile, vecLoads: boolean, R: number, bias = fal
 @group(0) @binding(2) var<storage, read> b: array<${elem}>;
 @group(0) @binding(3) var<storage, read_write> c: array<f32>;
 ${bias ? biasDecl(R) : ''}
-const BM = ${t.bm}u; const BN = ${t.bn}u; const BK = ${t.bk}u;
-${sl ? sl.fns : ''}
+const BM = ${t.bm}u; const BN = ${t.bn}u; const BK = ${t.bk}u;${sl ? `\n${sl.fns}` : ''}
 var<workgroup> As: array<vec4<f32>, ${t.bk * ap}>;
 var<workgroup> Bs: array<vec4<f32>, ${t.bk * bp}>;
 @compute @workgroup_size(16, 16)
