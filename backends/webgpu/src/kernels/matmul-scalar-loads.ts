@@ -39,11 +39,9 @@ export interface ScalarLoads {
 export function scalarLoads(t: Tile): ScalarLoads {
   if (t.bm % 64 !== 0 || t.bn % 64 !== 0 || t.bk % RK !== 0)
     throw new InvalidArgumentError(`matmul: scalar loads need a tile of 64-multiples and BK a multiple of ${RK}`);
-  const la = Math.ceil((t.bm * t.bk) / 256);
-  const lb = Math.ceil((t.bk * t.bn) / 256);
-  // every tile of TILES fills its slab with whole rounds of 256; another would check e against the slab's size
-  const inA = (t.bm * t.bk) % 256 === 0 ? '' : 'e < BM * BK && ';
-  const inB = (t.bk * t.bn) % 256 === 0 ? '' : 'e < BK * BN && ';
+  // whole rounds of 256 invocations (BM·BK and BK·BN are multiples of 512): no element past the slab
+  const la = (t.bm * t.bk) / 256;
+  const lb = (t.bk * t.bn) / 256;
   const aPitch = t.bm / 4 + 1;
   const bPitch = t.bn / 4 + 1;
   const fns = `const RK = ${RK}u;
@@ -64,21 +62,19 @@ fn slotB(e: u32, alongK: bool) -> vec2u {
       let e = li + q * 256u; let s = slotA(e, aAlongM);
       let gm = row0 + s.x; let gk = ${k0} + s.y;
       ra[q] = 0.0;
-      if (${inA}gm < M && gk < kEnd) { ra[q] = a[offA + i32(gm) * sam + i32(gk) * sak]; }
+      if (gm < M && gk < kEnd) { ra[q] = a[offA + i32(gm) * sam + i32(gk) * sak]; }
     }
     for (var q = 0u; q < ${lb}u; q++) {
       let e = li + q * 256u; let s = slotB(e, bAlongK);
       let gk = ${k0} + s.x; let gn = col0 + s.y;
       rb[q] = 0.0;
-      if (${inB}gk < kEnd && gn < N) { rb[q] = b[offB + i32(gk) * sbk + i32(gn) * sbn]; }
+      if (gk < kEnd && gn < N) { rb[q] = b[offB + i32(gk) * sbk + i32(gn) * sbn]; }
     }`;
   const store = `for (var q = 0u; q < ${la}u; q++) {
-      let e = li + q * 256u;
-      if (${inA}true) { let s = slotA(e, aAlongM); As[s.y * ${aPitch}u + s.x / 4u][s.x % 4u] = ra[q]; }
+      let s = slotA(li + q * 256u, aAlongM); As[s.y * ${aPitch}u + s.x / 4u][s.x % 4u] = ra[q];
     }
     for (var q = 0u; q < ${lb}u; q++) {
-      let e = li + q * 256u;
-      if (${inB}true) { let s = slotB(e, bAlongK); Bs[s.x * ${bPitch}u + s.y / 4u][s.y % 4u] = rb[q]; }
+      let s = slotB(li + q * 256u, bAlongK); Bs[s.x * ${bPitch}u + s.y / 4u][s.y % 4u] = rb[q];
     }`;
   return { fns, aPitch, bPitch, decl, load, store };
 }
