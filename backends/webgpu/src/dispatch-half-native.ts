@@ -3,11 +3,11 @@
  * float16 operands bound as f16 arrays, add/sub/mul computed in f16, the other ops in f32 on exact conversions and
  * rounded once. Contiguous float16 operands and output: 8 elements per invocation (one vec4<u32> per operand,
  * read as four vec2<f16>) where offsets and the count are multiples of 8, 4 (one vec4<f16>) where they are
- * multiples of 4, 2 (one vec2<f16>) where the offsets are even. Operands that mix float16 and float32, or a
- * float32 or bool output: 4 elements per invocation (kernels/half-native-mixed.ts) where the count is a multiple
- * of 4 and each operand is contiguous, a repeated contiguous row of a multiple of 4 elements (a bias) or one
- * element, from offsets that are multiples of 4 (but for the one element); anything else one element per
- * invocation.
+ * multiples of 4, 2 (one vec2<f16>) where the offsets are even. Other layouts and dtypes (operands that mix
+ * float16 and float32, a float32 or bool output, a broadcast operand): 4 elements per invocation
+ * (kernels/half-native-mixed.ts) where the count is a multiple of 4 and each operand is contiguous, a repeated
+ * contiguous row of a multiple of 4 elements (a bias) or one element, from offsets that are multiples of 4 (but
+ * for the one element); anything else one element per invocation.
  * Results: those of the emulated kernels (dispatch-half.ts), bit for bit (NaN payloads aside).
  */
 import type { BinaryOp, DeviceBuffer, NDArray, UnaryOp } from '@polyhal/hal';

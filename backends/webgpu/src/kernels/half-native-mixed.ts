@@ -1,9 +1,10 @@
 /**
- * Elementwise ops on the `shader-f16` path whose operands mix float16 and float32, or whose output is not float16
- * (a float32 product plus a float16 bias into float32, a float16 product scaled into float32, comparisons into
- * bool): four elements per invocation, each operand read as one vec4<f16> or vec4<f32> — contiguous from its
- * offset ('vec'), a row of `row` elements repeated along the output ('row': [rows, n] + [n], the bias of a Linear
- * layer; vec4 `idx % (row / 4)` of the row), or one element splatted ('scalar': every stride 0). The output is
+ * Elementwise ops on the `shader-f16` path outside the float16-only contiguous kernels of half-native.ts: operands
+ * that mix float16 and float32 (the float32 product plus the float16 bias of a float16 Linear on the tensor cores,
+ * into float32), a float32 or bool output (comparisons), or a broadcast operand (float16 attention scores times a
+ * float16 scalar into float16): four elements per invocation, each operand read as one vec4<f16> or vec4<f32> —
+ * contiguous from its offset ('vec'), a row of `row` elements repeated along the output ('row': [rows, n] + [n];
+ * vec4 `idx % (row / 4)` of the row), or one element splatted ('scalar': every stride 0). The output is
  * contiguous: vec4<f16>, vec4<f32> or vec4<i32> (bool).
  *
  * Each element is computed with the expressions of the one-element kernel (elementwiseNativeWgsl in
