@@ -277,6 +277,23 @@ describe('webgpu backend', () => {
     expect(chooseSplitK(512, 512, 1088, 1, TILES.medium)).toBe(4); // 64 tiles: ≥ 256 deep
   });
 
+  test('a long K over an output of ≥ 128×128 with few tiles: 128×128 tiles, up to 32 splits toward 512 workgroups', () => {
+    // a ViT-S block's weight gradients over 12,608 tokens: 9, 27 and 36 tiles of 128×128
+    expect(chooseTile(384, 384, 1, 12608)).toBe(TILES.large);
+    expect(chooseTile(1152, 384, 1, 12608)).toBe(TILES.large);
+    expect(chooseTile(1536, 384, 1, 12608)).toBe(TILES.large);
+    expect(chooseSplitK(384, 384, 12608, 1, TILES.large)).toBe(32); // 49152 / 32 = 394 ≥ 256 deep
+    expect(chooseSplitK(1152, 384, 12608, 1, TILES.large)).toBe(32);
+    expect(chooseSplitK(1536, 384, 12608, 1, TILES.large)).toBe(16); // 36 · 16 = 576 ≥ 512
+    expect(chooseSplitK(384, 384, 4096, 1, TILES.large)).toBe(16); // 4096 / 16 = 256 deep: no 32
+    // not below 128 on a side (a conv weight gradient [32, 288] over K = 50176 keeps its tile), not below LONG_K,
+    // and not where the output already has minGroups tiles (2048²: 256 tiles, unsplit as before)
+    expect(chooseTile(32, 288, 1, 50176)).not.toBe(TILES.large);
+    expect(chooseTile(384, 384, 1, LONG_K - 1)).not.toBe(TILES.large);
+    expect(chooseSplitK(2048, 2048, 2048, 1, TILES.large)).toBe(1);
+    expect(chooseSplitK(1152, 384, LONG_K - 1, 1, TILES.large)).toBe(4); // below LONG_K: ≤ 8 splits ≥ 256 deep
+  });
+
   test('skinny outputs get a tile of their width', () => {
     expect(chooseTile(25088, 1, 1)).toBe(TILES.cols4);
     expect(chooseTile(4608, 16, 1)).toBe(TILES.cols16);
@@ -303,9 +320,9 @@ describe('webgpu backend', () => {
     expect(chooseTile(512, 512, 1)).toBe(TILES.medium); // 64 medium workgroups
     expect(chooseTile(256, 256, 4)).toBe(TILES.medium);
     expect(chooseTile(256, 256, 1)).toBe(TILES.small);
-    // over a long K, 64×64 tiles and split-K fill the GPU (a ViT-S weight gradient)
-    expect(chooseTile(384, 384, 1, 12608)).toBe(TILES.medium);
-    expect(chooseSplitK(384, 384, 12608, 1, TILES.medium)).toBe(8);
+    // over a long K, an output under 128 on a side keeps 64×64 tiles and split-K fills the GPU
+    expect(chooseTile(384, 96, 1, 12608)).toBe(TILES.medium);
+    expect(chooseSplitK(384, 96, 12608, 1, TILES.medium)).toBe(32);
     expect(chooseTile(1088, 192, 1, 64)).toBe(TILES.small);
     expect(chooseTile(1088, 192, 1, LONG_K - 1)).toBe(TILES.small);
   });

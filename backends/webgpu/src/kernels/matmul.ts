@@ -143,6 +143,10 @@ export function chooseTile(m: number, n: number, batch: number, k = 0, minGroups
   // compute rows and columns that do not exist (a batch of 17×17 attention scores on 128×128 tiles: 98%).
   if (m <= 32 && n <= 32) return TILES.small;
   if (m <= 64 && n <= 64) return TILES.medium;
+  // A long K over an output of at least 128×128 with few tiles (a ViT-S weight gradient, [384 … 1536, 12608] ·
+  // [12608, 384 … 1536]): 128×128 tiles split over K up to 32 ways (chooseSplitK). On an H100 a block's four took
+  // 1.35 ms against 2.04 ms on 64×64 tiles with 2 to 8 splits (benches/results/h100/webgpu-matmul-long-k.json).
+  if (k >= LONG_K && m >= 128 && n >= 128) return TILES.large;
   // One side within 64 (an attention head's width: P·V of [197, 197]·[197, 64]) gets a tile 64 along it: 128 would
   // compute columns (rows) that do not exist, half of them
   if (n <= 64 && groups(TILES.tall) >= minGroups / 2) return TILES.tall;
@@ -184,9 +188,16 @@ const prologue = (R: number): string => `let M = u32(p(0u)); let N = u32(p(1u));
  */
 export function chooseSplitK(m: number, n: number, k: number, batch: number, t: Tile, minGroups = 256): number {
   const groups = Math.ceil(m / t.bm) * Math.ceil(n / t.bn) * batch;
-  const [most, depth] = groups < 16 ? [32, 64] : [8, 256];
+  // 128×128 tiles over a long K (chooseTile): up to 32 splits toward twice minGroups (on an H100, fc1's weight
+  // gradient [1536, 12608]·[12608, 384], 36 tiles: 0.42 ms split 16, 0.48 split 8)
+  const long = k >= LONG_K && t.bm === 128 && t.bn === 128 && groups < minGroups;
+  const [most, depth, target] = long
+    ? [32, 256, 2 * minGroups]
+    : groups < 16
+      ? [32, 64, minGroups]
+      : [8, 256, minGroups];
   let s = 1;
-  while (s < most && groups * s < minGroups && k / (s * 2) >= depth) s *= 2;
+  while (s < most && groups * s < target && k / (s * 2) >= depth) s *= 2;
   return s;
 }
 
