@@ -34,6 +34,9 @@ export const ROW_KEYS = [
   'measure',
   'form',
   'output',
+  'product',
+  'path',
+  'shape',
 ];
 
 /** Backends in the order a harness file lists its runs. */

@@ -277,7 +277,7 @@ describe('webgpu backend', () => {
     expect(chooseSplitK(512, 512, 1088, 1, TILES.medium)).toBe(4); // 64 tiles: ≥ 256 deep
   });
 
-  test('a long K over an output of ≥ 128×128 with few tiles: 128×128 tiles, up to 32 splits toward 512 workgroups', () => {
+  test('a long K over an output ≥ 128×128 with few tiles: 128×128 tiles, up to 32 splits toward 512 workgroups', () => {
     // a ViT-S block's weight gradients over 12,608 tokens: 9, 27 and 36 tiles of 128×128
     expect(chooseTile(384, 384, 1, 12608)).toBe(TILES.large);
     expect(chooseTile(1152, 384, 1, 12608)).toBe(TILES.large);
