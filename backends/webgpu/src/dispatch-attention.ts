@@ -146,16 +146,31 @@ export function dispatchAttentionBackwardPacked(
 ): boolean {
   const lay = layout([q, k, v, dOut], v, scale);
   if (!lay || q.shape.length !== 4) return false;
+  return oneDispatchBackward(ctx, maxWorkgroupBytes, lay, [q, k, v, dOut], [out]);
+}
+
+/**
+ * The backward as one dispatch (kernels/attention-backward.ts) into `outs` — dq, dk, dv, or one packed output —
+ * where a leading index's operands, P and dS fit in `maxWorkgroupBytes`; false (nothing encoded) where they do not.
+ */
+function oneDispatchBackward(
+  ctx: AttentionContext,
+  maxWorkgroupBytes: number,
+  lay: { params: number[]; B: number },
+  ops: NDArray[],
+  outs: DeviceBuffer[],
+): boolean {
   const [L, S, d, dV] = lay.params.slice(0, 4) as [number, number, number, number];
   const cap = capOf(attentionBackwardFloats(L, S, d, dV));
   if (cap * 4 > maxWorkgroupBytes) return false;
+  const packed = outs.length === 1;
   ctx.batch.dispatch(
     'attentionBackward',
-    `attentionBackward/${cap}/packed`,
-    () => attentionBackwardWgsl(cap, true),
+    `attentionBackward/${cap}${packed ? '/packed' : ''}`,
+    () => attentionBackwardWgsl(cap, packed),
     ATTENTION_WORDS,
     lay.params,
-    [...[q, k, v, dOut].map((x) => ctx.gpu(x.buffer)), ctx.gpu(out)],
+    [...ops.map((x) => ctx.gpu(x.buffer)), ...outs.map((b) => ctx.gpu(b))],
     [...grid(lay.B), 1],
     4 * lay.B * L * S * (d + dV),
   );
@@ -177,22 +192,9 @@ export function dispatchAttentionBackward(
 ): boolean {
   const lay = layout([q, k, v, dOut], v, scale);
   if (!lay) return false;
+  if (oneDispatchBackward(ctx, maxWorkgroupBytes, lay, [q, k, v, dOut], [dq, dk, dv])) return true;
   const [L, S, d, dV] = lay.params.slice(0, 4) as [number, number, number, number];
-  const cap = capOf(attentionBackwardFloats(L, S, d, dV));
   const buffers = [q, k, v, dOut].map((x) => ctx.gpu(x.buffer));
-  if (cap * 4 <= maxWorkgroupBytes) {
-    ctx.batch.dispatch(
-      'attentionBackward',
-      `attentionBackward/${cap}`,
-      () => attentionBackwardWgsl(cap),
-      ATTENTION_WORDS,
-      lay.params,
-      [...buffers, ctx.gpu(dq), ctx.gpu(dk), ctx.gpu(dv)],
-      [...grid(lay.B), 1],
-      4 * lay.B * L * S * (d + dV),
-    );
-    return true;
-  }
   // tiled: key blocks of Bc rows (passes 1 and 3), query blocks of Br rows (pass 2)
   if (!ctx.tiledAttention) return false;
   const keyFloats = paddedWidth(d) + paddedWidth(dV);
