@@ -14,7 +14,7 @@ import type { CommandBatch } from './encoder.js';
 import { gemvWgsl } from './kernels/gemv.js';
 import { BLOCK_THREADS, blockInvocations, matmulBlocksWgsl } from './kernels/matmul-blocks.js';
 import { canLoadVec4, chooseSplitK, chooseTile, matmulWgsl, matmulWords, type Tile } from './kernels/matmul.js';
-import { splitKSumWgsl } from './kernels/splitk.js';
+import { splitKSumWgsl, splitKSumWords } from './kernels/splitk.js';
 import { flat, stridedParams } from './kernel-params.js';
 import { epilogueKey } from './kernels/matmul-epilogue.js';
 import { floatBits, grid } from './layout.js';
@@ -175,9 +175,9 @@ export function dispatchMatmul(
   if (gemv) {
     const [width, count] = gemv === 'rows' ? [N, M] : [M, N];
     const [x, y] = flat(count);
-    const splitK = bias || epi ? 1 : fitSplitK(ctx.forcedSplitK ?? (ctx.software ? 1 : gemvSplitK(count * batch, K)));
+    const splitK = epi ? 1 : fitSplitK(ctx.forcedSplitK ?? (ctx.software ? 1 : gemvSplitK(count * batch, K)));
     if (splitK > 1) {
-      splitKInto(ctx, out, batch, M, N, splitK, flops, (partial) =>
+      splitKInto(ctx, out, batch, M, N, splitK, flops, bias, (partial) =>
         ctx.batch.dispatch(
           'matmul',
           `matmul/gemv/${gemv}${width}/${R}/split`,
@@ -267,8 +267,7 @@ export function dispatchMatmul(
     describe(ctx, a, b, bias, epi, out, [...batchShape, M, N]);
     return true;
   }
-  if (bias) return false;
-  splitKInto(ctx, out, batch, M, N, splitK, flops, (partial) =>
+  splitKInto(ctx, out, batch, M, N, splitK, flops, bias, (partial) =>
     ctx.batch.dispatch(
       'matmul',
       key,
@@ -295,7 +294,8 @@ export function gemvSplitK(threads: number, k: number): number {
 
 /**
  * Encodes `product` into partial products [batch, S, M, N] (a pool buffer, workgroup z = item · S + split) and
- * their sum, in split order, into out (kernels/splitk.ts).
+ * their sum, in split order, plus `bias` where given (its view broadcast over [M, N], batch strides 0), into out
+ * (kernels/splitk.ts).
  */
 function splitKInto(
   ctx: MatmulContext,
@@ -305,6 +305,7 @@ function splitKInto(
   N: number,
   splitK: number,
   flops: number,
+  bias: NDArray | null,
   product: (partial: GPUBuffer) => void,
 ): void {
   const partialBytes = batch * splitK * M * N * 4;
@@ -315,13 +316,15 @@ function splitKInto(
     product(partial);
     const v4 = (M * N) % 4 === 0;
     const total = (batch * M * N) / (v4 ? 4 : 1);
+    const r = bias?.shape.length ?? 0;
+    const biasWords = bias ? [bias.offset, bias.strides[r - 2] ?? 0, bias.strides[r - 1] ?? 0] : [];
     ctx.batch.dispatch(
       'matmul',
-      `matmul/splitk-sum/${v4 ? 'vec4' : 'scalar'}`,
-      () => splitKSumWgsl(v4),
-      4,
-      [total, (M * N) / (v4 ? 4 : 1), splitK],
-      [partial, ctx.gpu(out)],
+      `matmul/splitk-sum/${v4 ? 'vec4' : 'scalar'}${bias ? '/bias' : ''}`,
+      () => splitKSumWgsl(v4, bias !== null),
+      splitKSumWords(bias !== null),
+      [total, (M * N) / (v4 ? 4 : 1), splitK, N, ...biasWords],
+      [partial, ctx.gpu(out), ...(bias ? [ctx.gpu(bias.buffer)] : [])],
       flat(total),
       flops,
     );
