@@ -100,8 +100,9 @@ function describe(
 /**
  * Encodes the matmulKernel hook: `out` = a @ b over the leading (batch) dims; with `bias` (a view of out's
  * shape, matmulBiasKernel) `out` = a @ b + bias, added in the store of the register-block, unsplit tiled
- * and gemv kernels where the bias is the same for every batch item. Returns false, having encoded nothing, for
- * a bias it cannot add that way (split-K, K = 0, a bias varying over the batch): the caller adds it.
+ * and gemv kernels, or in the sum of a split product's partials (kernels/splitk.ts), where the bias is the same
+ * for every batch item. Returns false, having encoded nothing, for a bias it cannot add that way (K = 0, a bias
+ * varying over the batch): the caller adds it.
  * With `epilogue` (a capture plan's fusion, plan-fusion.ts): `out` = the steps applied to each element of the
  * product (plus bias) in the store (kernels/matmul-epilogue.ts; array operands contiguous of out's shape), on the
  * register blocks, gemv and the unsplit scalar tiled kernel (tiles with a side under 64: the main job's ViT on an
