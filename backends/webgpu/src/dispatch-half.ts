@@ -31,6 +31,12 @@ import {
   halfKey,
   unaryHalfWgsl,
 } from './kernels/half.js';
+import {
+  HALF_CAST_VEC_WIDTH,
+  HALF_CAST_VEC_WORDS,
+  type HalfCastDirection,
+  halfCastVecWgsl,
+} from './kernels/half-cast-vec.js';
 import { flat, rowMajor, stridedParams } from './kernel-params.js';
 
 /** What the float16 kernels need of the backend. */
@@ -145,6 +151,30 @@ function rowMajorRegion(shape: readonly number[], strides: readonly number[]): b
 }
 
 /**
+ * The direction of the 8-wide cast (kernels/half-cast-vec.ts) when `x` → `out` is a float32 ↔ float16 cast of a
+ * contiguous source into a row-major destination region with the count and both offsets multiples of 8; null
+ * when the general kernel must run.
+ */
+function vecCastDirection(
+  c: HalfContext,
+  x: NDArray,
+  out: DeviceBuffer,
+  outDtype: DType,
+  strides: readonly number[],
+  offset: number,
+  n: number,
+): HalfCastDirection | null {
+  const w = HALF_CAST_VEC_WIDTH;
+  if (n % w !== 0 || x.offset % w !== 0 || offset % w !== 0 || x.dtype !== 'float32') return null;
+  if (!isContiguous(x) || !rowMajorRegion(x.shape, strides)) return null;
+  const srcHalf = isHalf(c, x.buffer);
+  const outHalf = isHalf(c, out);
+  if (!srcHalf && outHalf && outDtype === 'float16') return 'narrow';
+  if (srcHalf && !outHalf && outDtype === 'float32') return 'widen';
+  return null;
+}
+
+/**
  * Copy/cast of `x` into `out` at (`strides`, `offset`) where `x` or `out` holds float16 in 2-byte storage:
  * `outDtype` is out's dtype (float16, float32, int32, int8, uint8).
  */
@@ -160,6 +190,19 @@ export function dispatchCopyHalf(
   if (n === 0) return;
   const srcHalf = isHalf(c, x.buffer);
   const conv = c.conversions();
+  const direction = vecCastDirection(c, x, out, outDtype, strides, offset, n);
+  if (direction) {
+    c.batch.dispatch(
+      'copy',
+      `copyh8/${direction}/${conv}`,
+      () => halfCastVecWgsl(direction, conv),
+      HALF_CAST_VEC_WORDS,
+      [n, 0, x.offset, offset],
+      [c.gpu(x.buffer), c.gpu(out)],
+      flat(n / HALF_CAST_VEC_WIDTH),
+    );
+    return;
+  }
   const mode: HalfCopyMode = !isHalf(c, out) ? 'wide' : rowMajorRegion(x.shape, strides) ? 'words' : 'atomic';
   const { R, words } = stridedParams(x.shape, [x, { strides }]);
   const invocations = mode === 'words' ? ((offset + n - 1) >> 1) - (offset >> 1) + 1 : n;
