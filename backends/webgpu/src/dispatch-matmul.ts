@@ -10,6 +10,7 @@
  * loads of the view and 0.26 ms copy included.
  */
 import { type DeviceBuffer, type ElementwiseStep, type NDArray, ShapeMismatchError } from '@polyhal/hal';
+import type { KernelDesc } from './capture.js';
 import type { CommandBatch } from './encoder.js';
 import { gemvWgsl } from './kernels/gemv.js';
 import { BLOCK_THREADS, blockInvocations, matmulBlocksWgsl } from './kernels/matmul-blocks.js';
@@ -86,6 +87,7 @@ function describe(
   epi: readonly ElementwiseStep[] | null,
   out: DeviceBuffer,
   shape: readonly number[],
+  split: SplitSum | null = null,
 ): void {
   const rec = ctx.batch.recorder;
   if (!rec?.describe) return;
@@ -94,8 +96,19 @@ function describe(
   if (shape.reduce((p, d) => p * d, 1) !== out.size) return;
   const gpus = new Map(arrays.map((x) => [x.buffer.id, ctx.gpu(x.buffer)]));
   gpus.set(out.id, ctx.gpu(out));
-  rec.describe({ kind: 'matmul', a, b, bias, steps: epi ?? [], out, shape, gpus });
+  const desc: KernelDesc = { kind: 'matmul', a, b, bias, steps: epi ?? [], out, shape, gpus };
+  if (split) splitSums.set(desc, split);
+  rec.describe(desc);
 }
+
+/** A split product's sum kernel (the last of its two): the partial products it reads and their split count. */
+export interface SplitSum {
+  readonly partial: GPUBuffer;
+  readonly splitK: number;
+}
+
+/** The descs of split products (a sum kernel's, as describe gave it) and their partials (plan-fusion.ts). */
+export const splitSums = new WeakMap<KernelDesc, SplitSum>();
 
 /**
  * Encodes the matmulKernel hook: `out` = a @ b over the leading (batch) dims; with `bias` (a view of out's
@@ -108,7 +121,8 @@ function describe(
  * register blocks, gemv and the unsplit scalar tiled kernel (tiles with a side under 64: the main job's ViT on an
  * H100); false, with nothing encoded, for the vec4 tiled kernels (on an H200, the ViT-S-like step with its
  * products' residual adds and GELU derivatives folded into their vec4 tiled kernels' stores took 200 ms compiled
- * against 121 ms unfused; why is not known), split-K and K = 0. With `keep` too, the value after its first `at`
+ * against 121 ms unfused; why is not known), split-K (a plan folds the steps into a split product's sum instead:
+ * dispatchSplitKSum) and K = 0. With `keep` too, the value after its first `at`
  * steps is also written to `keep.out`, whole (a second output: kernels/matmul-epilogue.ts).
  */
 export function dispatchMatmul(
@@ -178,7 +192,7 @@ export function dispatchMatmul(
     const [x, y] = flat(count);
     const splitK = epi ? 1 : fitSplitK(ctx.forcedSplitK ?? (ctx.software ? 1 : gemvSplitK(count * batch, K)));
     if (splitK > 1) {
-      splitKInto(ctx, out, batch, M, N, splitK, flops, bias, (partial) =>
+      splitKInto(ctx, a, b, out, M, N, splitK, flops, bias, (partial) =>
         ctx.batch.dispatch(
           'matmul',
           `matmul/gemv/${gemv}${width}/${R}/split`,
@@ -268,7 +282,7 @@ export function dispatchMatmul(
     describe(ctx, a, b, bias, epi, out, [...batchShape, M, N]);
     return true;
   }
-  splitKInto(ctx, out, batch, M, N, splitK, flops, bias, (partial) =>
+  splitKInto(ctx, a, b, out, M, N, splitK, flops, bias, (partial) =>
     ctx.batch.dispatch(
       'matmul',
       key,
@@ -296,12 +310,14 @@ export function gemvSplitK(threads: number, k: number): number {
 /**
  * Encodes `product` into partial products [batch, S, M, N] (a pool buffer, workgroup z = item · S + split) and
  * their sum, in split order, plus `bias` where given (its view broadcast over [M, N], batch strides 0), into out
- * (kernels/splitk.ts).
+ * (kernels/splitk.ts), and describes the product by its sum kernel (splitSums: a plan may fold an epilogue into
+ * that sum, dispatchSplitKSum).
  */
 function splitKInto(
   ctx: MatmulContext,
+  a: NDArray,
+  b: NDArray,
   out: DeviceBuffer,
-  batch: number,
   M: number,
   N: number,
   splitK: number,
@@ -309,30 +325,59 @@ function splitKInto(
   bias: NDArray | null,
   product: (partial: GPUBuffer) => void,
 ): void {
+  const batchShape = a.shape.slice(0, -2);
+  const batch = batchShape.reduce((p, d) => p * d, 1);
   const partialBytes = batch * splitK * M * N * 4;
   const partial = ctx.pool.acquire(partialBytes);
   const scratch = ctx.batch.scratchKey();
   ctx.batch.keys.set(partial, scratch);
   try {
     product(partial);
-    const v4 = (M * N) % 4 === 0;
-    const total = (batch * M * N) / (v4 ? 4 : 1);
-    const r = bias?.shape.length ?? 0;
-    const biasWords = bias ? [bias.offset, bias.strides[r - 2] ?? 0, bias.strides[r - 1] ?? 0] : [];
-    ctx.batch.dispatch(
-      'matmul',
-      `matmul/splitk-sum/${v4 ? 'vec4' : 'scalar'}${bias ? '/bias' : ''}`,
-      () => splitKSumWgsl(v4, bias !== null),
-      splitKSumWords(bias !== null),
-      [total, (M * N) / (v4 ? 4 : 1), splitK, N, ...biasWords],
-      [partial, ctx.gpu(out), ...(bias ? [ctx.gpu(bias.buffer)] : [])],
-      flat(total),
-      flops,
-    );
+    dispatchSplitKSum(ctx, { partial, splitK }, out, batch, M, N, bias, null, null, flops);
+    describe(ctx, a, b, bias, null, out, [...batchShape, M, N], { partial, splitK });
   } finally {
     // Later commands run after these in queue order, so the buffer may be handed out again at once.
     ctx.batch.keys.delete(partial);
     ctx.batch.tracker.forget(scratch);
     ctx.pool.release(partial, partialBytes);
   }
+}
+
+/**
+ * Encodes the sum of a split product's partials (kernels/splitk.ts) into out [batch, M, N], plus `bias`, and with
+ * `epilogue` its steps in the store (a capture plan's fusion, plan-fusion.ts: arrays contiguous of out's shape;
+ * with `keep`, the value after its first `at` steps also written whole to `keep.out`).
+ */
+export function dispatchSplitKSum(
+  ctx: MatmulContext,
+  split: SplitSum,
+  out: DeviceBuffer,
+  batch: number,
+  M: number,
+  N: number,
+  bias: NDArray | null,
+  epilogue: readonly ElementwiseStep[] | null = null,
+  keep: { readonly at: number; readonly out: DeviceBuffer } | null = null,
+  flops = 0,
+): void {
+  const epi = epilogue?.length ? epilogue : null;
+  const at = epi && keep ? keep.at : null;
+  const v4 = (M * N) % 4 === 0;
+  const total = (batch * M * N) / (v4 ? 4 : 1);
+  const r = bias?.shape.length ?? 0;
+  const biasWords = bias ? [bias.offset, bias.strides[r - 2] ?? 0, bias.strides[r - 1] ?? 0] : [];
+  const arrays = (epi ?? []).flatMap((s) => ('array' in s ? [s.array] : []));
+  const numbers = (epi ?? []).flatMap((s) => ('scalar' in s ? [floatBits(s.scalar)] : []));
+  const epiWords = epi ? [0, ...arrays.map((x) => x.offset), ...numbers] : [];
+  const epiBuffers = [...arrays.map((x) => ctx.gpu(x.buffer)), ...(at !== null ? [ctx.gpu(keep!.out)] : [])];
+  ctx.batch.dispatch(
+    'matmul',
+    `matmul/splitk-sum/${v4 ? 'vec4' : 'scalar'}${bias ? '/bias' : ''}${epilogueKey(epi, at)}`,
+    () => splitKSumWgsl(v4, bias !== null, epi, at),
+    splitKSumWords(bias !== null) + epiWords.length,
+    [total, (M * N) / (v4 ? 4 : 1), split.splitK, N, ...biasWords, ...epiWords],
+    [split.partial, ctx.gpu(out), ...(bias ? [ctx.gpu(bias.buffer)] : []), ...epiBuffers],
+    flat(total),
+    flops,
+  );
 }

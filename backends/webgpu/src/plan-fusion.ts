@@ -10,7 +10,8 @@
  * of a capture the whole recording is known. A kernel's result is the value of its output buffer from its write
  * to the next write (buffers are reused within a capture); the recorder notes where each buffer went back to the
  * pool (capture.ts `frees`). Producer P and reader E are fused when:
- * - P and E are described (KernelDesc: the elementwise dispatches and the single-kernel float32 products);
+ * - P and E are described (KernelDesc: the elementwise dispatches and the float32 products; a product split over
+ *   K by its sum kernel, the last of its two: dispatch-matmul.ts splitSums);
  * - P's result is read by E alone — no other kernel or copy binds the buffer before it is written again — and
  *   it is dead after E: the buffer was freed (no array holds it when the capture ends) or written again;
  * - E reads the result once, as its chain's root (the whole buffer, as P wrote it) or as the array operand of its
@@ -20,7 +21,9 @@
  * - a product's epilogue arrays are contiguous arrays of the product's shape, within the device's storage
  *   buffers per stage; a chain within MAX_FUSED_ARRAYS arrays; a product on the register blocks, gemv or the
  *   unsplit scalar tiled kernel (the kernels of small products, where the kernel saved is a good part of the
- *   work: dispatch-matmul.ts).
+ *   work: dispatch-matmul.ts), or split over K (tiled or gemv): the epilogue then goes into the sum of its
+ *   partials (kernels/splitk.ts), which runs in E's place, so nothing may write the partials between P and E
+ *   (the main job's MLP on an H100: `relu(x·W1ᵀ + b1)` as partials and one sum-bias-ReLU kernel).
  * A product whose result h stays live — read again after E (GELU's backward reads the h of `gelu(x·W1ᵀ + b1)`,
  * a ReLU's the linear layer's output), or held when the capture ends — is fused with E all the same, keeping
  * h: the fused kernel stores h as the product did and E's output in a second binding (KernelDesc `keep`,
@@ -38,7 +41,7 @@ import { isContiguous } from '@polyhal/hal/internal';
 import type { CopyStep, KernelDesc, KernelStep, Recorder, Step } from './capture.js';
 import type { ElementwiseContext } from './dispatch-elementwise.js';
 import { dispatchFused, MAX_FUSED_ARRAYS } from './dispatch-fused.js';
-import { dispatchMatmul, type MatmulContext } from './dispatch-matmul.js';
+import { dispatchMatmul, dispatchSplitKSum, type MatmulContext, splitSums } from './dispatch-matmul.js';
 import type { CommandBatch } from './encoder.js';
 import type { PipelineCache } from './pipelines.js';
 
@@ -144,7 +147,12 @@ function specOf(ctx: PlanFusionContext, d: KernelDesc): Spec | null {
     if (d.kind === 'elementwise') dispatchFused({ ...ctx.elementwise, batch, gpu }, d.root, d.steps, d.out);
     else {
       const m: MatmulContext = { ...ctx.matmul, batch, gpu, packed: undefined, release: undefined };
-      if (!dispatchMatmul(m, d.a, d.b, d.out, d.bias, d.steps, d.keep ?? null)) return null;
+      const split = splitSums.get(d);
+      if (split) {
+        // the sum kernel alone, over the partials the recorded partial-product kernel writes
+        const [M, N] = d.shape.slice(-2) as [number, number];
+        dispatchSplitKSum(m, split, d.out, sizeOf(d.shape) / (M * N), M, N, d.bias, d.steps, d.keep ?? null);
+      } else if (!dispatchMatmul(m, d.a, d.b, d.out, d.bias, d.steps, d.keep ?? null)) return null;
     }
   } catch {
     return null;
@@ -254,6 +262,9 @@ export function fusePlan(rec: Recorder, ctx: PlanFusionContext): number {
     since.delete(x);
     // a kept result is written in E's place: nothing may write its buffer from P on, E's output included
     if (keep) since.set(x, p);
+    // a split product's sum runs in E's place on the partials: nothing may write them from P on
+    const split = pd.kind === 'matmul' ? splitSums.get(pd) : undefined;
+    if (split && !since.has(split.partial)) since.set(split.partial, p);
     const outGpu = ed.gpus.get(ed.out.id)!;
     if (since.has(outGpu) || [...since].some(([g, from]) => writtenBetween(g, from, e))) continue;
     const gpus = new Map([...pd.gpus, ...ed.gpus]);
@@ -264,13 +275,14 @@ export function fusePlan(rec: Recorder, ctx: PlanFusionContext): number {
       const arrays = steps2.flatMap((s) => ('array' in s ? [s.array] : []));
       const fits = arrays.every((a) => isContiguous(a) && sizeOf(a.shape) === sizeOf(pd.shape));
       const kept = keep ? { at: pd.steps.length, out: pd.out } : pd.keep;
-      const storage = 3 + (pd.bias ? 1 : 0) + arrays.length + (kept ? 1 : 0);
+      const storage = (split ? 2 : 3) + (pd.bias ? 1 : 0) + arrays.length + (kept ? 1 : 0);
       if (!fits || storage > ctx.maxStorageBuffers) continue;
       const [a, b, bias, shape] = [pd.a, pd.b, pd.bias, pd.shape];
       desc = { kind: 'matmul', a, b, bias, steps: steps2, out: ed.out, shape, gpus, ...(kept ? { keep: kept } : {}) };
       // the kept buffer is written: bound once (no operand of the kernel)
       const kx = kept && gpus.get(kept.out.id);
       if (kx && operands(desc).some((o) => gpus.get(o.buffer.id) === kx)) continue;
+      if (split) splitSums.set(desc, split);
     } else {
       // one chain over E's shape: P's operands reshaped to it where the shapes differ
       const root = reshaped(pd.root, ed.shape);
