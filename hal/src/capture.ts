@@ -51,9 +51,11 @@ export interface CapturedWork {
    * this backend (a whole contiguous buffer of that length and dtype), copied on the device. Throws
    * ShapeMismatchError or DTypeError for data that does not fit (before anything is written); UseAfterFreeError
    * after release(), or when an array the work reads and does not write (a weight, a constant) has been freed
-   * since the capture.
+   * since the capture. `options` (ReplayOptions) names the outputs the caller copies and reads next, so that the
+   * backend can encode those copies with the replay's own work (ShapeMismatchError for an index that is not an
+   * output).
    */
-  replay(data: readonly (HostArray | NDArray)[]): void;
+  replay(data: readonly (HostArray | NDArray)[], options?: ReplayOptions): void;
   /** The contents of output buffer `i` after the last replay (or the capture), as `read` would return them. */
   read(i: number): Promise<HostArray>;
   /**
@@ -63,6 +65,24 @@ export interface CapturedWork {
   copyOutput(i: number, shape?: readonly number[]): NDArray;
   /** Gives the reserved buffers back to the backend. Replaying or reading after it throws UseAfterFreeError. */
   release(): void;
+}
+
+/**
+ * Options of `CapturedWork.replay`: what the caller does with the outputs next, so that the backend can do it with
+ * the replay's own work (webgpu: one submission where a compiled step and its loss read took two). Only a hint of
+ * speed: results are the same with or without.
+ */
+export interface ReplayOptions {
+  /**
+   * Outputs whose copies (`copyOutput(i)`) the caller takes after this replay and before the next: the backend may
+   * make them with the replay's work. A copy made and not taken is freed at the next replay or at release().
+   */
+  readonly copyOutputs?: readonly number[];
+  /**
+   * Outputs the caller reads after this replay, with `read(i)` or by reading the array `copyOutput(i)` returned
+   * (a loss, a classifier's scores): the backend may copy them toward the host with the replay's work.
+   */
+  readonly readOutputs?: readonly number[];
 }
 
 /** What `endCapture` returns: the recorded work, or why the capture cannot be replayed. */

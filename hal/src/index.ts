@@ -124,7 +124,7 @@ export {
   type SgdStepParams,
   STRICT_CAPABILITIES,
 } from './backend.js';
-export type { CapturedWork, CaptureMethods, CaptureResult, LiveValues } from './capture.js';
+export type { CapturedWork, CaptureMethods, CaptureResult, LiveValues, ReplayOptions } from './capture.js';
 export { type LayoutMethods, PAD_MODES, type PadMode } from './families/layout/layout.js';
 export { type IndexingMethods, SCATTER_REDUCTIONS, type ScatterReduction } from './families/indexing/indexing.js';
 export type { IndexingNDMethods } from './families/indexing/indexing-nd.js';

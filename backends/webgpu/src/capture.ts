@@ -32,6 +32,7 @@ import type { BufferPool } from './pool.js';
 import { fusePlan, type PlanFusionContext } from './plan-fusion.js';
 import { mergePlan, type PlanMergeContext } from './plan-merge.js';
 import { ReplayPlan } from './replay-plan.js';
+import type { StagingReader } from './reads.js';
 
 /** A buffer the replay writes (an input) or reads (an output), as the capture saw it. */
 export interface Slot {
@@ -216,8 +217,11 @@ export interface PlanContext {
   readonly lostReason: () => string | null;
   /** The GPU buffer of a live array of the backend (UseAfterFreeError, DeviceMismatchError otherwise). */
   readonly gpuOf: (buffer: DeviceBuffer) => GPUBuffer;
-  /** A new buffer of the backend (its allocate). */
+  /** A new buffer of the backend (its allocate), and its deallocate. */
   readonly allocate: (size: number, dtype: DType) => DeviceBuffer;
+  readonly deallocate: (buffer: DeviceBuffer) => void;
+  /** The backend's reads (a replay's copies of small outputs into staging buffers: reads.ts `adopt`). */
+  readonly reader: StagingReader;
   /** Called by release() (the backend forgets the plan). */
   readonly released: (plan: ReplayPlan) => void;
   /** What the plan's fusion needs (plan-fusion.ts); absent: recordings are replayed as recorded. */

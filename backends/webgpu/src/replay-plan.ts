@@ -7,8 +7,20 @@
  * Live kernels (capture.ts's LivePatch: an optimizer step's, a random fill's): each replay first runs the live
  * sections' `advance` callbacks, then writes those kernels' recomputed params into the plan's uniform buffer (a
  * host mirror of it, written back in runs of nearby kernels) and their grids into the encoded steps.
+ * The last part also copies what the caller says comes next (ReplayOptions): the outputs it takes with copyOutput,
+ * and the outputs it reads into staging buffers that a read of the output (or of its copy) maps without a copy or
+ * submission of its own (reads.ts `adopt`): a compiled step and its loss read are one submission.
  */
-import { DTypeError, type HostArray, type NDArray, ShapeMismatchError, UseAfterFreeError, viewOf } from '@polyhal/hal';
+import {
+  type DeviceBuffer,
+  DTypeError,
+  type HostArray,
+  type NDArray,
+  type ReplayOptions,
+  ShapeMismatchError,
+  UseAfterFreeError,
+  viewOf,
+} from '@polyhal/hal';
 import { checkWriteData, hostToStorage, isWholeBuffer, type StorageArray, storageToHost } from '@polyhal/hal/internal';
 import { isKernel, type LivePatch, type PlanContext, type Recorder, type Slot } from './capture.js';
 import { decodeHalf, encodeHalf } from './dispatch-half.js';
@@ -66,6 +78,8 @@ export class ReplayPlan {
   private readonly labels: string[] = [];
   private timer: ReplayTimer | null = null;
   private live = true;
+  /** Copies of the outputs made by the last replay for copyOutput (ReplayOptions.copyOutputs), not yet taken. */
+  private made: (DeviceBuffer | null)[] = [];
 
   constructor(
     private readonly ctx: PlanContext,
@@ -159,11 +173,15 @@ export class ReplayPlan {
     this.reader = new StagingReader(device, batch, (b) => byKey.get(b.id)!, ctx.lostReason);
   }
 
-  replay(data: readonly (HostArray | NDArray)[]): void {
+  replay(data: readonly (HostArray | NDArray)[], options: ReplayOptions = {}): void {
     this.assertLive('replay');
     this.ctx.assertUsable('replay');
     if (data.length !== this.inputs.length)
       throw new ShapeMismatchError(`replay: ${data.length} inputs given, the capture took ${this.inputs.length}`);
+    const wanted = options.copyOutputs ?? [];
+    const reads = new Set(options.readOutputs);
+    for (const i of wanted) this.slot(i, 'replay (copyOutputs)');
+    for (const i of reads) this.slot(i, 'replay (readOutputs)');
     const { batch, device } = this.ctx;
     for (const [b, id] of this.readLive)
       if (batch.keys.get(b) !== id)
@@ -200,18 +218,60 @@ export class ReplayPlan {
     const n = this.encoded.length;
     if (this.ctx.timestamps && !this.timer && this.kernels > 0) this.timer = new ReplayTimer(device, this.labels);
     this.ctx.replayed?.(this);
+    this.freeMade();
+    for (const i of wanted) this.made[i] ??= this.ctx.allocate(this.outputs[i]!.size, this.outputs[i]!.dtype);
+    const staged: [number, GPUBuffer, number, boolean][] = []; // key, staging buffer, bytes, in the backend's reads
     for (let from = 0; from < Math.max(n, 1); from += REPLAY_PART) {
       const to = Math.min(n, from + REPLAY_PART);
-      batch.replay(
+      const last = to === n;
+      const sub = batch.replay(
         (enc) => {
           if (from === 0) for (const [src, dst, bytes] of copies) enc.copyBufferToBuffer(src, 0, dst, 0, bytes);
           const kernels = this.encode(enc, from, to);
-          if (to === n) this.timer?.finish(enc);
+          if (last) {
+            this.timer?.finish(enc);
+            this.copyOut(enc, reads, staged);
+          }
           return kernels;
         },
-        to === n ? this.outKeys : [],
+        last ? [...this.outKeys, ...this.madeKeys()] : [],
       );
+      if (last)
+        for (const [key, staging, bytes, main] of staged)
+          (main ? this.ctx.reader : this.reader).adopt(key, staging, bytes, sub);
     }
+  }
+
+  /**
+   * Encodes (after the last kernel) the copies of the outputs copyOutput takes, and of the outputs read next into
+   * staging buffers: for the copy where there is one (the backend's reads), else for the output (the plan's reads);
+   * `staged` gets them for adopt() once submitted.
+   */
+  private copyOut(
+    enc: GPUCommandEncoder,
+    reads: ReadonlySet<number>,
+    staged: [number, GPUBuffer, number, boolean][],
+  ): void {
+    this.outputs.forEach((slot, i) => {
+      const bytes = storageBytes(slot);
+      const made = this.made[i];
+      if (made) enc.copyBufferToBuffer(slot.gpu, 0, this.ctx.gpuOf(made), 0, bytes);
+      if (!reads.has(i)) return;
+      const staging = (made ? this.ctx.reader : this.reader).acquire(bytes);
+      enc.copyBufferToBuffer(slot.gpu, 0, staging, 0, bytes);
+      staged.push([made ? made.id : this.outKeys[i]!, staging, bytes, !!made]);
+    });
+  }
+
+  /** Tracker keys of the copies made for copyOutput. */
+  private madeKeys(): number[] {
+    return this.made.filter((m): m is DeviceBuffer => !!m).map((m) => m.id);
+  }
+
+  /** Frees the copies made for copyOutput and not taken. */
+  private freeMade(): void {
+    for (const m of this.made) if (m) this.ctx.deallocate(m);
+    this.made = [];
   }
 
   async read(i: number): Promise<HostArray> {
@@ -232,6 +292,11 @@ export class ReplayPlan {
   copyOutput(i: number, shape?: readonly number[]): NDArray {
     this.assertLive('copyOutput');
     const slot = this.slot(i, 'copyOutput');
+    const made = this.made[i];
+    if (made) {
+      this.made[i] = null;
+      return viewOf(made, shape ?? [slot.size]);
+    }
     const { batch } = this.ctx;
     const out = this.ctx.allocate(slot.size, slot.dtype);
     const sub = batch.begin();
@@ -246,6 +311,7 @@ export class ReplayPlan {
     if (!this.live) return;
     this.live = false;
     this.ctx.batch.flush();
+    this.freeMade();
     this.ctx.pool.unreserve(this.reserved);
     for (const k of this.outKeys) this.ctx.batch.tracker.forget(k);
     this.reader.destroy();

@@ -133,6 +133,8 @@ export abstract class WebGpuBackendBase extends BaseBackend {
       lostReason: () => this.lostReason,
       gpuOf: (buffer) => this.gpu(buffer, true),
       allocate: (size, dtype) => this.allocate(size, dtype),
+      deallocate: (buffer) => this.deallocate(buffer),
+      reader: this.reader,
       fusion:
         (options.fuseInCapture ?? true)
           ? {

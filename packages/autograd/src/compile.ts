@@ -41,7 +41,13 @@
  * (its zeros are not recorded); disposing it or moving it makes the next replay throw UseAfterFreeError (release the
  * compiled function). Up to `maxSignatures` recordings are kept (the least recently used goes first).
  */
-import { type CapturedWork, type ComputeBackend, InvalidArgumentError, type NDArray } from '@polyhal/hal';
+import {
+  type CapturedWork,
+  type ComputeBackend,
+  InvalidArgumentError,
+  type NDArray,
+  type ReplayOptions,
+} from '@polyhal/hal';
 import { FAMILIES, isWholeBuffer } from '@polyhal/hal/internal';
 import { observeLeafGrads } from './backward.js';
 import { liveSectionCount, observeZeroGrad } from './live.js';
@@ -95,6 +101,20 @@ interface Recording {
   readonly zeroed: ReadonlySet<Tensor>;
   /** The leaves fn leaves without a gradient although it zeroed or computed one (a replay frees theirs). */
   readonly cleared: readonly Tensor[];
+  /** What a replay's caller does next: copies every output, reads the small results (ReplayOptions). */
+  readonly next: ReplayOptions;
+}
+
+/** fn's results of at most this many elements (a loss, a batch's scores) are copied toward the host by each replay. */
+const READ_AHEAD_ELEMENTS = 1 << 16;
+
+/** The ReplayOptions of a recording with these result shapes and `leaves` gradient outputs after them. */
+function nextAfterReplay(shapes: readonly (readonly number[])[], leaves: number): ReplayOptions {
+  const results = shapes.map((_, i) => i);
+  return {
+    copyOutputs: [...results, ...Array.from({ length: leaves }, (_, k) => shapes.length + k)],
+    readOutputs: results.filter((i) => shapes[i]!.reduce((p, d) => p * d, 1) <= READ_AHEAD_ELEMENTS),
+  };
 }
 
 /**
@@ -187,7 +207,10 @@ export function compile<A extends Tensor[], R extends Tensor | Tensor[]>(
       // views are made whole first (the recording copies whole buffers in)
       const temps = inputs.map((t) => (isWholeBuffer(t.value) ? null : be.contiguous(t.value)));
       try {
-        rec.work.replay(inputs.map((t, i) => temps[i] ?? t.value));
+        rec.work.replay(
+          inputs.map((t, i) => temps[i] ?? t.value),
+          rec.next,
+        );
       } finally {
         for (const w of temps) if (w) be.free(w);
       }
@@ -288,7 +311,8 @@ export function compile<A extends Tensor[], R extends Tensor | Tensor[]>(
       }
       const list = [...leaves.keys()];
       const cleared = [...freed].filter((leaf) => !leaf.grad);
-      recordings.set(key, { work: r.work, shapes, single, leaves: list, zeroed, cleared });
+      const next = nextAfterReplay(shapes, list.length);
+      recordings.set(key, { work: r.work, shapes, single, leaves: list, zeroed, cleared, next });
       stats.recording = describe(r.work);
       results = shapes.map((s, i) => new Tensor(be, r.work.copyOutput(i, s)));
       list.forEach((leaf, k) => {

@@ -160,7 +160,7 @@ export async function replayRun(
     const p = prepared[i]!;
     data.push(feedData(p.type, p.upload ?? (await readHost(p.foreign!.backend, p.foreign!.value))));
   }
-  run.work.replay(data);
+  run.work.replay(data, { readOutputs: run.outputs.flatMap((o) => ('slot' in o ? [o.slot] : [])) });
   const read = await Promise.all(run.outputs.map((o) => ('host' in o ? o.host : run.work.read(o.slot))));
   const out: Record<string, OutputTensor> = {};
   run.outputs.forEach((o, k) => {
