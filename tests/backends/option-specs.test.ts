@@ -81,6 +81,7 @@ describe('option specs, the one declaration of each option', () => {
       int8Tile?: 'auto' | '128x128' | '64x128';
       fuseInCapture?: boolean;
       mergeInCapture?: boolean;
+      readAheadInReplay?: boolean;
       kernelTimestamps?: boolean;
       layerNormKernel?: 'auto' | 'workgroup' | 'invocation';
       tiledAttention?: boolean;

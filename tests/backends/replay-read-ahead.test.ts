@@ -109,6 +109,28 @@ describe('a replay that copies and reads its outputs ahead', () => {
     expect(be.memoryStats().liveBytes).toBe(live);
   });
 
+  test('readAheadInReplay false: reads copy and submit as usual, same values; indices still checked', async () => {
+    const off = await createWebGpuBackend({ readAheadInReplay: false });
+    try {
+      const x = off.fromArray(data(M * K, 1), [M, K]);
+      off.beginCapture([x.buffer]);
+      const y = off.binary('add', off.binary('mul', x, 3), 1);
+      const r = off.endCapture([y.buffer]);
+      if (!('work' in r)) throw new Error(`capture broken: ${r.broken}`);
+      const s0 = off.kernelStats().submissions;
+      r.work.replay([data(M * K, 50)], { copyOutputs: [0], readOutputs: [0] });
+      const c = r.work.copyOutput(0);
+      const got = Array.from(await off.read(c));
+      expect(off.kernelStats().submissions - s0).toBe(2);
+      expect(got).toEqual(Array.from(data(M * K, 50), (v) => Math.fround(Math.fround(v * 3) + 1)));
+      expect(() => r.work.replay([data(M * K, 51)], { readOutputs: [1] })).toThrow(ShapeMismatchError);
+      for (const t of [c, x, y]) off.free(t);
+      r.work.release();
+    } finally {
+      off.dispose();
+    }
+  });
+
   test('an index that is not an output: ShapeMismatchError, nothing written', async () => {
     work.replay([data(M * K, 40)]);
     const before = [Array.from(await work.read(0)), Array.from(await work.read(1))];

@@ -228,6 +228,8 @@ export interface PlanContext {
   readonly fusion?: PlanFusionContext;
   /** What the plan's merging needs (plan-merge.ts); absent: no kernels are merged. */
   readonly merge?: PlanMergeContext;
+  /** Honour ReplayOptions.readOutputs (option readAheadInReplay); else reads after a replay copy as usual. */
+  readonly readAhead?: boolean;
   /** Time each kernel of each replay on the GPU (option kernelTimestamps: replay-timing.ts). */
   readonly timestamps?: boolean;
   /** Called by each replay (the backend's replayKernelTimes reads the last one's). */

@@ -54,6 +54,15 @@ export const WEBGPU_OPTION_SPECS = defineOptions({
     doc: 'merge runs of independent kernels of captures into single dispatches (same results, fewer dispatches)',
   },
   /**
+   * Let captures' replays copy the outputs their caller says it reads next into mappable staging buffers with the
+   * replay's own work (ReplayOptions.readOutputs; default true): such a read maps the copy without a submission of
+   * its own (reads.ts). false: those reads copy and submit as any other read.
+   */
+  readAheadInReplay: {
+    type: 'boolean',
+    doc: "copy the outputs a replay's caller reads next toward the host with the replay's work (one submission)",
+  },
+  /**
    * Time every kernel of captures' replays on the GPU (default false; needs the adapter's `timestamp-query`
    * feature, which the device then requests): each replay encodes each kernel in a pass of its own with start and
    * end timestamps, and `replayKernelTimes()` returns the last replay's (replay-timing.ts). For profiling.

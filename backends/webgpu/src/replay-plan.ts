@@ -179,9 +179,9 @@ export class ReplayPlan {
     if (data.length !== this.inputs.length)
       throw new ShapeMismatchError(`replay: ${data.length} inputs given, the capture took ${this.inputs.length}`);
     const wanted = options.copyOutputs ?? [];
-    const reads = new Set(options.readOutputs);
     for (const i of wanted) this.slot(i, 'replay (copyOutputs)');
-    for (const i of reads) this.slot(i, 'replay (readOutputs)');
+    for (const i of options.readOutputs ?? []) this.slot(i, 'replay (readOutputs)');
+    const reads = new Set(this.ctx.readAhead ? options.readOutputs : []);
     const { batch, device } = this.ctx;
     for (const [b, id] of this.readLive)
       if (batch.keys.get(b) !== id)

@@ -147,6 +147,7 @@ export abstract class WebGpuBackendBase extends BaseBackend {
             }
           : undefined,
       merge: (options.mergeInCapture ?? true) ? this.mergeContext() : undefined,
+      readAhead: options.readAheadInReplay ?? true,
       timestamps: (options.kernelTimestamps ?? false) && this.device.features.has('timestamp-query'),
       replayed: (plan) => {
         this.lastReplay = plan;
