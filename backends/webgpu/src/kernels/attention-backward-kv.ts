@@ -7,17 +7,17 @@
  * dS_ij = P_ij·(dOut_i·v_j − D_i)·scale, and sums dv_j = Σ_i P_ij·dOut_i and dk_j = Σ_i dS_ij·q_i in order of i,
  * written contiguous: dk [B, S, d], dv [B, S, dv].
  *
- * Params: as the forward's (kernels/attention.ts), operand 3 dOut, word 7 Br.
+ * Params: kernels/attention-prelude.ts (operand 3 dOut, word 7 Br).
  */
-import { paramsPrelude } from '../layout.js';
 import {
-  ATTENTION_OPERANDS,
   ATTENTION_THREADS,
-  ATTENTION_WORDS,
+  attentionModuleWgsl,
+  BACKWARD_INPUTS,
+  loadRowWgsl,
   paddedWidth,
-  rowVec4Wgsl,
-  widthsWgsl,
-} from './attention.js';
+  perRowMainWgsl,
+  storeRowWgsl,
+} from './attention-prelude.js';
 import { ATTENTION_STATS } from './attention-backward-stats.js';
 
 /** Floats of workgroup memory per staged query row of pass 2: q's and dOut's rows padded to vec4s, and a vec4 of
@@ -28,33 +28,16 @@ export const attentionBackwardKvRowFloats = (d: number, dv: number): number => p
 export function attentionBackwardKvWgsl(cap: number, d: number, dv: number): string {
   const T = ATTENTION_THREADS;
   const R = ATTENTION_STATS;
-  return `${paramsPrelude(ATTENTION_WORDS)}
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> k: array<f32>;
-@group(0) @binding(3) var<storage, read> v: array<f32>;
-@group(0) @binding(4) var<storage, read> g: array<f32>;
-@group(0) @binding(5) var<storage, read> stats: array<f32>;
-@group(0) @binding(6) var<storage, read_write> dk: array<f32>;
-@group(0) @binding(7) var<storage, read_write> dvOut: array<f32>;
-${widthsWgsl(d, dv)}
-var<workgroup> sh: array<vec4<f32>, ${cap / 4}>;
-${ATTENTION_OPERANDS}
-${['q', 'k', 'v', 'g'].map((x, o) => rowVec4Wgsl(x, o, o < 2 ? 'd' : 'dv')).join('\n')}
-@compute @workgroup_size(${T}) fn main(@builtin(workgroup_id) wid: vec3u,
-    @builtin(local_invocation_id) lid: vec3u) {
-  let L = u32(p(0u)); let S = u32(p(1u));
-  let scale = pf(4u);
-  let Br = u32(p(7u));
-  let b = wid.y;
-  let j = wid.x * ${T}u + lid.x;
-  let live = j < S;
+  const bindings = [...BACKWARD_INPUTS, ['stats', 'read'], ['dk', 'read_write'], ['dvOut', 'read_write']] as const;
+  return `${attentionModuleWgsl(bindings, `var<workgroup> sh: array<vec4<f32>, ${cap / 4}>;`, [d, dv])}
+${perRowMainWgsl('Br', 'j')}
   var kr: array<vec4<f32>, d4>;
   var vr: array<vec4<f32>, dv4>;
   var dkr: array<vec4<f32>, d4>;
   var dvr: array<vec4<f32>, dv4>;
   if (live) {
-    for (var c = 0u; c < d4; c++) { kr[c] = k4(b, j, 4u * c); }
-    for (var c = 0u; c < dv4; c++) { vr[c] = v4(b, j, 4u * c); }
+    ${loadRowWgsl('k', 'j')}
+    ${loadRowWgsl('v', 'j')}
   }
   for (var i0 = 0u; i0 < L; i0 += Br) {
     let n = min(Br, L - i0);
@@ -82,7 +65,7 @@ ${['q', 'k', 'v', 'g'].map((x, o) => rowVec4Wgsl(x, o, o < 2 ? 'd' : 'dv')).join
     }
   }
   if (!live) { return; }
-  for (var c = 0u; c < d; c++) { dk[(b * S + j) * d + c] = dkr[c / 4u][c % 4u]; }
-  for (var c = 0u; c < dv; c++) { dvOut[(b * S + j) * dv + c] = dvr[c / 4u][c % 4u]; }
+  ${storeRowWgsl('dk', 'dkr', 'd', 'S', 'j')}
+  ${storeRowWgsl('dvOut', 'dvr', 'dv', 'S', 'j')}
 }`;
 }

@@ -12,10 +12,9 @@
  *    QKV projection's gradient, no stack after.
  * Memory: L·d + S·d + S·dv + L·dv + 2·L·S floats (the dispatch checks them against the adapter's limit).
  *
- * Params: as the forward's (kernels/attention.ts), operand 3 dOut.
+ * Params: kernels/attention-prelude.ts (operand 3 dOut).
  */
-import { paramsPrelude } from '../layout.js';
-import { ATTENTION_OPERANDS, ATTENTION_THREADS, ATTENTION_WORDS } from './attention.js';
+import { type AttentionBinding, ATTENTION_THREADS, attentionModuleWgsl, BACKWARD_INPUTS } from './attention-prelude.js';
 
 /** Floats of workgroup memory the backward needs. */
 export function attentionBackwardFloats(L: number, S: number, d: number, dv: number): number {
@@ -36,19 +35,8 @@ export function attentionBackwardWgsl(cap: number, packed = false): string {
   const packedBase = packed
     ? 'let n1 = u32(p(5u)); let rs = 3u * n1 * d; let ob = (b / n1) * L * rs + (b % n1) * d;'
     : '';
-  const outputs = packed
-    ? '@group(0) @binding(5) var<storage, read_write> dqkv: array<f32>;'
-    : `@group(0) @binding(5) var<storage, read_write> dq: array<f32>;
-@group(0) @binding(6) var<storage, read_write> dk: array<f32>;
-@group(0) @binding(7) var<storage, read_write> dvOut: array<f32>;`;
-  return `${paramsPrelude(ATTENTION_WORDS)}
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> k: array<f32>;
-@group(0) @binding(3) var<storage, read> v: array<f32>;
-@group(0) @binding(4) var<storage, read> g: array<f32>;
-${outputs}
-var<workgroup> sh: array<f32, ${cap}>;
-${ATTENTION_OPERANDS}
+  const outputs = (packed ? ['dqkv'] : ['dq', 'dk', 'dvOut']).map((x): AttentionBinding => [x, 'read_write']);
+  return `${attentionModuleWgsl([...BACKWARD_INPUTS, ...outputs], `var<workgroup> sh: array<f32, ${cap}>;`)}
 @compute @workgroup_size(${T}) fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     @builtin(local_invocation_id) lid: vec3u) {
   let L = u32(p(0u)); let S = u32(p(1u)); let d = u32(p(2u)); let dv = u32(p(3u));
