@@ -112,6 +112,19 @@ for (const mode of ['as checked', 'integer conversions'] as const)
       await same((be) => be.contiguous(be.permute(h(be, 60, 4, [3, 4, 5]), [2, 0, 1])));
     });
 
+    test('matmul into float16 (the kernels round once): odd sizes, a batch, a bias, a transposed operand', async () => {
+      const small = (be: ComputeBackend, n: number, seed: number, shape: number[]): NDArray =>
+        be.fromArray(
+          Float32Array.from(values(n, seed), (v) => (Number.isFinite(v) ? v / 64 : 0.5)),
+          shape,
+          'float16',
+        );
+      await same((be) => be.matmul(small(be, 35, 1, [5, 7]), small(be, 21, 2, [7, 3])));
+      await same((be) => be.matmul(small(be, 70, 3, [2, 5, 7]), small(be, 42, 4, [2, 7, 3])));
+      await same((be) => be.matmul(small(be, 35, 5, [5, 7]), small(be, 21, 6, [7, 3]), small(be, 3, 7, [3])));
+      await same((be) => be.matmul(small(be, 35, 8, [5, 7]), be.permute(small(be, 21, 9, [3, 7]), [1, 0])));
+    });
+
     test('writes into part of a word: concat at odd offsets, pad, concat along an inner axis (strided)', async () => {
       await same((be) => be.concat([h(be, 3, 1), h(be, 4, 2), h(be, 5, 3)], 0));
       await same((be) =>

@@ -26,6 +26,8 @@ import {
   PACK_HALF_WORDS,
   packHalfWgsl,
 } from './kernels/matmul-subgroup-matrix-f16.js';
+import { CROP_HALF_WORDS, cropHalfProductToHalfWgsl } from './kernels/matmul-f16-crop-half.js';
+import type { HalfConversions } from './kernels/half.js';
 import type { BufferPool } from './pool.js';
 
 /** What the float16 tensor-core product needs of the backend. */
@@ -158,14 +160,37 @@ export function foldRows(a: NDArray, b: NDArray): [NDArray, NDArray] | null {
   return [a2, { ...b, shape: b.shape.slice(rb - 2), strides: b.strides.slice(rb - 2) }];
 }
 
-/** out (float32, contiguous [..., M, N]) = a @ b for float16 a and b in 2-byte storage, views of out's batch. */
-export function dispatchHalfMatmul(ctx: HalfMatmulContext, a: NDArray, b: NDArray, out: DeviceBuffer): void {
+/**
+ * Whether the product of float16 a and b ends in a crop of its padded result (the tile does not divide M and N):
+ * then dispatchHalfMatmul can crop straight into a float16 output.
+ */
+export function halfMatmulCrops(ctx: HalfMatmulContext, a: NDArray, b: NDArray): boolean {
+  [a, b] = foldRows(a, b) ?? [a, b];
+  const r = a.shape.length;
+  const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];
+  const t = chooseTile(ctx, M, N, K);
+  return roundUp(M, t.rows) !== M || roundUp(N, t.cols) !== N;
+}
+
+/**
+ * out (contiguous [..., M, N]) = a @ b for float16 a and b in 2-byte storage, views of out's batch: float32, or with
+ * `outHalf` float16 in 2-byte storage, the crop rounding each value with that conversion (only where the product
+ * crops: halfMatmulCrops).
+ */
+export function dispatchHalfMatmul(
+  ctx: HalfMatmulContext,
+  a: NDArray,
+  b: NDArray,
+  out: DeviceBuffer,
+  outHalf?: HalfConversions,
+): void {
   [a, b] = foldRows(a, b) ?? [a, b];
   const r = a.shape.length;
   const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];
   const t = chooseTile(ctx, M, N, K);
   const [Kp, Mp, Np] = [roundUp(K, HALF_KT), roundUp(M, t.rows), roundUp(N, t.cols)];
   const direct = Mp === M && Np === N;
+  if (direct && outHalf) throw new Error('webgpu: a float16 product that does not crop writes float32 only');
   const inner = r > 2 ? a.shape[r - 3]! : 1;
   for (const run of batchRuns(batchOffsets(a, b), inner)) {
     const { first, count, offA, offB } = run;
@@ -234,7 +259,18 @@ export function dispatchHalfMatmul(ctx: HalfMatmulContext, a: NDArray, b: NDArra
         [Np / t.cols, Mp / t.rows, count],
         2 * M * N * K * count,
       );
-      if (!direct) {
+      if (!direct && outHalf) {
+        const [start, total] = [first * M * N, count * M * N];
+        ctx.batch.dispatch(
+          'matmul',
+          `matmul/f16-crop-half/${outHalf}`,
+          () => cropHalfProductToHalfWgsl(outHalf),
+          CROP_HALF_WORDS,
+          [M, N, Mp, Np, start, total],
+          [padded!, ctx.gpu(out)],
+          flat(((start + total + 1) >> 1) - (start >> 1)),
+        );
+      } else if (!direct) {
         const [gx, gy] = flat(M * N);
         ctx.batch.dispatch(
           'matmul',

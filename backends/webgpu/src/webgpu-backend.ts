@@ -27,8 +27,8 @@ import { dispatchOneHot, dispatchQuantize, dispatchScatter, dispatchTuplePositio
 import { dispatchArgReduce, dispatchTopk } from './dispatch-select.js';
 import { dispatchMatmul } from './dispatch-matmul.js';
 import { dispatchIntMatmul } from './dispatch-matmul-int.js';
-import { dispatchHalfMatmul, takesHalfSubgroupMatrix } from './dispatch-matmul-f16.js';
-import { narrowedInto, widened } from './dispatch-half.js';
+import { dispatchHalfMatmul, halfMatmulCrops, takesHalfSubgroupMatrix } from './dispatch-matmul-f16.js';
+import { isHalf, narrowedInto, widened } from './dispatch-half.js';
 import { type ConvContext, convOnWebGpu, convTransposeOnWebGpu, resizeOnWebGpu } from './dispatch-conv.js';
 import { type SoftmaxContext, softmaxOnGpu } from './dispatch-softmax.js';
 import { softmaxCrossEntropyWgsl } from './kernels/fused.js';
@@ -124,7 +124,10 @@ export class WebGpuBackend extends WebGpuFusedHooks {
       this.anyHalf(b.buffer) &&
       takesHalfSubgroupMatrix(this.contexts.halfMatmul, a.shape[r - 2]!, b.shape[r - 1]!, a.shape[r - 1]!)
     ) {
-      narrowedInto(this.contexts.half, out, (o) => dispatchHalfMatmul(this.contexts.halfMatmul, a, b, o));
+      // a product that crops its padded result crops straight into a float16 output (one pass, not crop + cast)
+      if (isHalf(this.contexts.half, out) && halfMatmulCrops(this.contexts.halfMatmul, a, b))
+        dispatchHalfMatmul(this.contexts.halfMatmul, a, b, out, this.float16Conversions);
+      else narrowedInto(this.contexts.half, out, (o) => dispatchHalfMatmul(this.contexts.halfMatmul, a, b, o));
       return;
     }
     if (this.anyHalf(a.buffer, b.buffer, out)) {

@@ -322,11 +322,11 @@ export const OPTIONAL_HOOK_SPECS = {
     contract:
       'Return true to store float16 in 2 bytes per element (IEEE binary16 bits, element i at byte 2i, `byteLength` = ' +
       '2·size; the memory limit counts 2). Your kernels then receive float16 buffers as their float32 storage alias ' +
-      "(same id; `createStorage`'s `dtype` tells you which ids are float16), read binary16 there, and your unary and " +
-      'binary kernels write float16 results themselves, rounded to nearest even (ties to even, ±Inf from 65520) — ' +
-      '`copyKernel` rounds casts into float16 as before. `writeStorage` and `readStorage` still exchange ' +
-      '`Float32Array`s of float16 values. webgpu does this (`backends/webgpu/src/dispatch-half.ts`); without it ' +
-      'float16 lives in float32 storage.',
+      "(same id; `createStorage`'s `dtype` tells you which ids are float16), read binary16 there, and your unary, " +
+      'binary, matmul and matmulBias kernels write float16 results themselves, rounded to nearest even once (ties to ' +
+      'even, ±Inf from 65520; a product with its bias added in float32 first) — `copyKernel` rounds casts into ' +
+      'float16 as before. `writeStorage` and `readStorage` still exchange `Float32Array`s of float16 values. webgpu ' +
+      'does this (`backends/webgpu/src/dispatch-half.ts`); without it float16 lives in float32 storage.',
   },
   hostStorage: {
     signature: 'hostStorage(buffer: DeviceBuffer): StorageArray',

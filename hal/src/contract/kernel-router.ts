@@ -25,8 +25,9 @@
  * dtype and round once at the end, as NumPy and PyTorch accumulate float16 in float32.
  *
  * A backend with the optional packedFloat16 hook stores float16 in 2 bytes per element; its kernels get
- * those buffers as the same float32 aliases and read binary16 there, and its unary and binary kernels
- * write float16 results directly (rounding them as copyKernel would) rather than through a temporary.
+ * those buffers as the same float32 aliases and read binary16 there, and its unary, binary, matmul and
+ * matmulBias kernels write float16 results directly (rounding them as copyKernel would) rather than through a
+ * temporary.
  *
  * A backend's own code may call its hooks directly (`this.fillKernel(...)` inside a kernel): only the HAL's
  * ops go through the router, so a hook is never routed twice.
@@ -172,14 +173,19 @@ export class KernelRouter {
     else this.be.fillKernel(b(out), r === 'narrow' ? hostValue(out.dtype, value) : value);
   }
 
-  /** matmulKernel on storage views (float32 here; narrowed into a narrow `out`). */
+  /**
+   * matmulKernel on storage views (float32 here; narrowed into a narrow `out`, but for packedFloat16, whose kernel
+   * writes a float16 `out` itself).
+   */
   matmul(x: NDArray, y: NDArray, out: DeviceBuffer): void {
-    this.computed(out, (o) => this.be.matmulKernel(v(x), v(y), o));
+    if (this.direct(out)) this.be.matmulKernel(v(x), v(y), b(out));
+    else this.computed(out, (o) => this.be.matmulKernel(v(x), v(y), o));
   }
 
-  /** matmulBiasKernel (call only where the backend has it) on storage views, narrowed into a narrow `out`. */
+  /** matmulBiasKernel (call only where the backend has it) on storage views; a narrow `out` as matmul's. */
   matmulBias(x: NDArray, y: NDArray, bias: NDArray, out: DeviceBuffer): void {
-    this.computed(out, (o) => this.be.matmulBiasKernel!(v(x), v(y), v(bias), o));
+    if (this.direct(out)) this.be.matmulBiasKernel!(v(x), v(y), v(bias), b(out));
+    else this.computed(out, (o) => this.be.matmulBiasKernel!(v(x), v(y), v(bias), o));
   }
 
   /** whereKernel, routed by the values' dtype (cond is bool). */
