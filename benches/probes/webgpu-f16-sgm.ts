@@ -13,7 +13,8 @@
  * float32), then each size: the first dispatch under a watchdog (a dispatch that has not completed after
  * `--watchdog-ms` is reported as hung and the process exits 3), then TFLOP/s = 2·M·N·K / time, the median of 7
  * trials of `reps` queued dispatches after ~300 ms of untimed ones. `-kt{KT}`: the slab depth (default 32 halves);
- * `-db`: two slab buffers, one barrier per slab.
+ * `-db`: two slab buffers, one barrier per slab. `-tpl`: the builtins' templated form (majorness a template
+ * parameter); `-vec`: that form on slabs of vec4<u32> (one workgroup store per loaded vec4).
  */
 import { appendFileSync } from 'node:fs';
 import { create, globals } from 'webgpu';
@@ -23,12 +24,16 @@ const arg = (name: string, def: string): string => {
   return i > 0 ? process.argv[i + 1]! : def;
 };
 const variant = arg('variant', 'f4x4-m16n16k16');
-const parsed = /^f(\d)x(\d)-m(\d+)n(\d+)k(\d+)(?:-kt(\d+))?(-db)?$/.exec(variant);
+const parsed = /^f(\d)x(\d)-m(\d+)n(\d+)k(\d+)(?:-kt(\d+))?(-db)?(-tpl|-vec)?$/.exec(variant);
 if (!parsed) throw new Error(`bad --variant ${variant} (e.g. f4x4-m16n16k16, f4x4-m16n8k16-kt64)`);
 const [FM, FN, SM, SN, SK] = parsed.slice(1, 6).map(Number) as [number, number, number, number, number];
 const KT = Number(parsed[6] ?? 32); // slab depth along K (halves)
 // `-db`: two slab buffers in workgroup memory, one barrier per slab (the next slab is stored while this one is used)
 const DB = parsed[7] === '-db';
+// `-tpl`: the builtins' templated form (majorness a template parameter: subgroupMatrixLoad<T, row_major>(p, o, s));
+// `-vec`: that form on slabs of vec4<u32> (one store per register, offsets and strides in vec4s)
+const FORM = (parsed[8] ?? '').slice(1) as '' | 'tpl' | 'vec';
+if (DB && FORM) throw new Error('-db takes the legacy form only');
 const robust = arg('robust', 'on') === 'on';
 const sizes = arg('sizes', '256,1024,2048,4096,8192').split(',').map(Number);
 const reps = Number(arg('reps', '10'));
@@ -43,6 +48,14 @@ const emit = (row: Record<string, unknown>): void => {
 const ROWH = KT + 8; // slab row stride in halves: 80 bytes (16 of padding against bank conflicts)
 const VR = KT / 8; // vec4<u32> (8 halves) per slab row
 const [ROWS, COLS] = [2 * SM * FM, 2 * SN * FN]; // the workgroup tile
+
+/** The workgroup slab of `rows` rows: f16 (two of them with `-db`), or vec4<u32> with `-vec`. */
+const slab = (rows: number): string =>
+  FORM === 'vec'
+    ? `array<vec4<u32>, ${(rows * ROWH) / 8}>`
+    : DB
+      ? `array<array<f16, ${rows * ROWH}>, 2>`
+      : `array<f16, ${rows * ROWH}>`;
 
 function wgsl(): string {
   const [va, vb] = [(ROWS * VR) / 128, (COLS * VR) / 128];
@@ -66,6 +79,10 @@ function wgsl(): string {
       for (let e = 0; e < v; e++) {
         const i = `(t + ${e * 128}u)`;
         const target = DB ? `${dst}[${buf}]` : dst;
+        if (FORM === 'vec') {
+          L.push(`    ${dst}[(${i} / ${VR}u) * ${ROWH / 8}u + ${i} % ${VR}u] = ${src}${e};`);
+          continue;
+        }
         const halves = ['x', 'y', 'z', 'w']
           .map((c, w) => {
             const [lo, hi] = [`${target}[o + ${2 * w}u]`, `${target}[o + ${2 * w + 1}u]`];
@@ -79,10 +96,14 @@ function wgsl(): string {
     const [pa, pb] = DB ? [`&sa[${buf}]`, `&sb[${buf}]`] : ['&sa', '&sb'];
     for (let kk = 0; kk < KT; kk += SK) {
       L.push('    {');
-      for (let i = 0; i < FM; i++)
-        L.push(`      let l${i} = subgroupMatrixLoad<LM>(${pa}, ar + ${SM * i * ROWH + kk}u, false, ${ROWH}u);`);
-      for (let j = 0; j < FN; j++)
-        L.push(`      let r${j} = subgroupMatrixLoad<RM>(${pb}, br + ${SN * j * ROWH + kk}u, true, ${ROWH}u);`);
+      const ld = (m: string, p: string, o: string, major: 'row' | 'col'): string =>
+        FORM === ''
+          ? `subgroupMatrixLoad<${m}>(${p}, ${o}, ${major === 'col'}, ${ROWH}u)`
+          : FORM === 'tpl'
+            ? `subgroupMatrixLoad<${m}, ${major}_major>(${p}, ${o}, ${ROWH}u)`
+            : `subgroupMatrixLoad<${m}, ${major}_major>(${p}, (${o}) / 8u, ${ROWH / 8}u)`;
+      for (let i = 0; i < FM; i++) L.push(`      let l${i} = ${ld('LM', pa, `ar + ${SM * i * ROWH + kk}u`, 'row')};`);
+      for (let j = 0; j < FN; j++) L.push(`      let r${j} = ${ld('RM', pb, `br + ${SN * j * ROWH + kk}u`, 'col')};`);
       for (let i = 0; i < FM; i++)
         for (let j = 0; j < FN; j++)
           L.push(`      ${acc(i, j)} = subgroupMatrixMultiplyAccumulate(l${i}, r${j}, ${acc(i, j)});`);
@@ -110,8 +131,9 @@ function wgsl(): string {
   for (let i = 0; i < FM; i++)
     for (let j = 0; j < FN; j++)
       L.push(
-        `  subgroupMatrixStore(&c, (tm * ${ROWS}u + sr + ${SM * i}u) * np + tn * ${COLS}u + sc + ${SN * j}u, ` +
-          `${acc(i, j)}, false, np);`,
+        `  subgroupMatrixStore${FORM ? '<row_major>' : ''}(&c, ` +
+          `(tm * ${ROWS}u + sr + ${SM * i}u) * np + tn * ${COLS}u + sc + ${SN * j}u, ` +
+          `${acc(i, j)}${FORM ? '' : ', false'}, np);`,
       );
   return `enable f16;
 enable chromium_experimental_subgroup_matrix;
@@ -123,8 +145,8 @@ struct Dims { m: u32, n: u32, k: u32, pad: u32 }
 alias LM = subgroup_matrix_left<f16, ${SK}, ${SM}>;
 alias RM = subgroup_matrix_right<f16, ${SN}, ${SK}>;
 alias CM = subgroup_matrix_result<f32, ${SN}, ${SM}>;
-var<workgroup> sa: ${DB ? `array<array<f16, ${ROWS * ROWH}>, 2>` : `array<f16, ${ROWS * ROWH}>`};
-var<workgroup> sb: ${DB ? `array<array<f16, ${COLS * ROWH}>, 2>` : `array<f16, ${COLS * ROWH}>`};
+var<workgroup> sa: ${slab(ROWS)};
+var<workgroup> sb: ${slab(COLS)};
 @compute @workgroup_size(128)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) t: u32, @builtin(subgroup_id) sg: u32) {

@@ -79,6 +79,7 @@ describe('option specs, the one declaration of each option', () => {
       float16Matmul?: 'auto' | 'subgroup-matrix' | 'float32';
       float16MatmulTile?: 'auto' | 'large' | 'medium' | 'small';
       int8Tile?: 'auto' | '128x128' | '64x128';
+      subgroupMatrixBuiltins?: 'auto' | 'legacy' | 'vector';
       fuseInCapture?: boolean;
       mergeInCapture?: boolean;
       readAheadInReplay?: boolean;

@@ -5,6 +5,7 @@
 import { BackendUnavailableError } from '@polyhal/hal';
 import { isNodeLike, nodeBuiltin } from '@polyhal/hal/internal';
 import type { GpuDeviceLike, GpuLike } from './gpu-types.js';
+import type { SubgroupMatrixBuiltins } from './kernels/subgroup-matrix-gemm.js';
 import type { WebGpuOptions } from './options.js';
 
 /** The options (declared once, as specs, in options.ts). */
@@ -20,6 +21,11 @@ export interface AcquiredDevice {
    * device (then `shader-f16` with subgroup matrices stands for them).
    */
   halfMatrices?: boolean;
+  /**
+   * The form of the tensor-core kernels' subgroup-matrix builtins (subgroup-matrix-check.ts, decided by
+   * createWebGpuBackend); absent: 'legacy'.
+   */
+  builtins?: SubgroupMatrixBuiltins;
 }
 
 /** Dawn's GPU object per set of Dawn flags (one each: kept reachable while devices work, and reused). */

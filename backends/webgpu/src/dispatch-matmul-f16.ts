@@ -26,6 +26,7 @@ import {
   PACK_HALF_WORDS,
   packHalfWgsl,
 } from './kernels/matmul-subgroup-matrix-f16.js';
+import type { SubgroupMatrixBuiltins } from './kernels/subgroup-matrix-gemm.js';
 import { CROP_HALF_WORDS, cropHalfProductToHalfWgsl } from './kernels/matmul-f16-crop-half.js';
 import type { HalfConversions } from './kernels/half.js';
 import type { BufferPool } from './pool.js';
@@ -40,6 +41,8 @@ export interface HalfMatmulContext {
   readonly workgroupStorage: number;
   /** The tile of every product (option `float16MatmulTile`), or null: chosen by shape. */
   readonly forcedTile?: HalfSubgroupMatrixTile | null;
+  /** The form of the kernels' subgroup-matrix builtins (option `subgroupMatrixBuiltins`). */
+  readonly builtins: SubgroupMatrixBuiltins;
   /** The GPU buffer of a HAL buffer, float16 storage included. */
   gpu(buffer: DeviceBuffer): GPUBuffer;
 }
@@ -251,8 +254,8 @@ export function dispatchHalfMatmul(
       ];
       ctx.batch.dispatch(
         'matmul',
-        `matmul/f16-subgroup-matrix/${t.name}${direct ? '/direct' : ''}`,
-        () => halfSubgroupMatrixWgsl(t, direct),
+        `matmul/f16-subgroup-matrix/${t.name}${direct ? '/direct' : ''}${ctx.builtins === 'vector' ? '/vector' : ''}`,
+        () => halfSubgroupMatrixWgsl(t, direct, ctx.builtins),
         F16_MATMUL_WORDS,
         params,
         [packedA ?? ctx.gpu(a.buffer), packedB ?? ctx.gpu(b.buffer), direct ? ctx.gpu(out) : padded!],

@@ -24,6 +24,7 @@ import {
   packInt8Wgsl,
   RESCALE_WORDS,
 } from './kernels/matmul-int.js';
+import type { SubgroupMatrixBuiltins } from './kernels/subgroup-matrix-gemm.js';
 import {
   SGM_LARGE,
   SGM_MEDIUM,
@@ -53,6 +54,8 @@ export interface IntMatmulContext {
   readonly dot4Tile: 'auto' | 64 | 128;
   /** Products of at most this many multiply-adds (per batch item) skip the packing passes; 0 = never. */
   readonly directMacs: number;
+  /** The form of the subgroup-matrix kernels' builtins (option `subgroupMatrixBuiltins`). */
+  readonly builtins: SubgroupMatrixBuiltins;
   gpu(buffer: DeviceBuffer): GPUBuffer;
   fill(out: DeviceBuffer, value: number): void;
 }
@@ -60,7 +63,7 @@ export interface IntMatmulContext {
 /** The int8 kernel choice of a device: IntMatmulContext's fields, and the choice in words (deviceName). */
 export type Int8Setup = Pick<
   IntMatmulContext,
-  'subgroupMatrix' | 'subgroupMatrixLarge' | 'subgroupMatrixForced' | 'dot4Tile' | 'directMacs'
+  'subgroupMatrix' | 'subgroupMatrixLarge' | 'subgroupMatrixForced' | 'dot4Tile' | 'directMacs' | 'builtins'
 > & { readonly description: string };
 
 /**
@@ -71,7 +74,12 @@ export type Int8Setup = Pick<
  * off, 363–430. The 128×128 tile needs robustness off ('auto'; with its bounds checks the 64×128 tile is
  * faster) and 20 KiB of workgroup memory.
  */
-export function int8Setup(options: WebGpuOptions, hasSubgroupMatrix: boolean, workgroupStorage: number): Int8Setup {
+export function int8Setup(
+  options: WebGpuOptions,
+  hasSubgroupMatrix: boolean,
+  workgroupStorage: number,
+  builtins: SubgroupMatrixBuiltins = 'legacy',
+): Int8Setup {
   const subgroupMatrix = hasSubgroupMatrix && (options.int8Kernel ?? 'auto') !== 'dot4';
   const forced = options.int8Tile ?? 'auto';
   const robust = !(options.dawnFlags ?? []).some((f) => /\bdisable_robustness\b/.test(f));
@@ -84,6 +92,7 @@ export function int8Setup(options: WebGpuOptions, hasSubgroupMatrix: boolean, wo
     subgroupMatrixForced: forced !== 'auto',
     dot4Tile: forced === 'auto' ? 'auto' : forced === '128x128' ? 128 : 64,
     directMacs: packing ? 0 : INT8_DIRECT_MACS,
+    builtins,
     description:
       (subgroupMatrix ? `subgroup matrices (tensor cores, ${tiles})` : 'dot4I8Packed') +
       (packing ? '' : ', unpacked dot4 up to 2^26 multiply-adds'),
@@ -266,8 +275,8 @@ export function dispatchIntMatmul(
     }
     ctx.batch.dispatch(
       'matmul',
-      `matmul/int8-subgroup-matrix/${tile!.name}${sgmDirect ? '/direct' : ''}`,
-      () => subgroupMatrixMatmulWgsl(tile!, sgmDirect),
+      `matmul/int8-subgroup-matrix/${tile!.name}${sgmDirect ? '/direct' : ''}${ctx.builtins === 'vector' ? '/vector' : ''}`,
+      () => subgroupMatrixMatmulWgsl(tile!, sgmDirect, ctx.builtins),
       INT_MATMUL_WORDS,
       params(Np),
       [packedA!, packedB!, sgmDirect ? ctx.gpu(out) : padded!],

@@ -3,6 +3,7 @@ import { validateOptions } from '@polyhal/hal/internal';
 import { type AcquiredDevice, acquireDevice, adapterInfo, requestAdapter, type WebGpuOptions } from './device.js';
 import { checkHardwareFloat16Once } from './half-check.js';
 import { checkNativeFloat16Once } from './half-native-check.js';
+import { subgroupMatrixBuiltins } from './subgroup-matrix-check.js';
 import { WEBGPU_OPTION_SPECS } from './options.js';
 import { WebGpuBackend } from './webgpu-backend.js';
 
@@ -33,6 +34,7 @@ function adapterKey(acquired: AcquiredDevice): string | null {
 export async function createWebGpuBackend(options: WebGpuOptions = {}): Promise<WebGpuBackend> {
   validateOptions('webgpu backend', options, WEBGPU_OPTION_SPECS);
   const acquired = await acquireDevice(options);
+  acquired.builtins = await subgroupMatrixBuiltins(acquired.device, options);
   const backend = new WebGpuBackend(acquired, options);
   const conversions = options.float16Conversions ?? 'auto';
   if (conversions === 'auto') {

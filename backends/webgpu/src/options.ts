@@ -196,6 +196,17 @@ export const WEBGPU_OPTION_SPECS = defineOptions({
    * for tests and benchmarks: '128x128' needs 20 KiB of workgroup memory, else 64×128 is used). On the dot4 path
    * '128x128' forces the register-blocked 128×128 kernel and '64x128' the 64×64 one, whatever the product's size.
    */
+  /**
+   * The form of the subgroup-matrix builtins in the int8 and float16 tensor-core kernels
+   * (kernels/subgroup-matrix-gemm.ts SubgroupMatrixBuiltins): 'vector' (majorness a template parameter, slabs of
+   * vec4 words), 'legacy' (majorness a runtime argument, slabs of the fragments' type; deprecated in Dawn), or
+   * 'auto' (default): 'vector' where the device's compiler takes it (subgroup-matrix-check.ts).
+   */
+  subgroupMatrixBuiltins: {
+    type: 'string',
+    values: ['auto', 'legacy', 'vector'],
+    doc: 'subgroup-matrix builtins of the tensor-core kernels; "auto": the vec4-slab form where it compiles',
+  },
   int8Tile: {
     type: 'string',
     values: ['auto', '128x128', '64x128'],

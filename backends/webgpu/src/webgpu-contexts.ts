@@ -40,7 +40,12 @@ export function adapterSetup(acquired: AcquiredDevice, options: WebGpuOptions): 
     [i.description || i.device, i.vendor && `vendor ${i.vendor}`, i.architecture && `arch ${i.architecture}`]
       .filter(Boolean)
       .join(', ') || 'WebGPU device';
-  const int8 = int8Setup(options, acquired.device.features.has(SUBGROUP_MATRIX), limits.maxComputeWorkgroupStorageSize);
+  const int8 = int8Setup(
+    options,
+    acquired.device.features.has(SUBGROUP_MATRIX),
+    limits.maxComputeWorkgroupStorageSize,
+    acquired.builtins,
+  );
   // f16 subgroup-matrix configurations (device.ts halfSubgroupMatrix); shader-f16 is requested wherever offered
   const features = acquired.device.features;
   const halfMatrices = (acquired.halfMatrices ?? true) && features.has(SUBGROUP_MATRIX);
@@ -128,6 +133,7 @@ export function kernelContexts(host: ContextHost, options: WebGpuOptions, setup:
     mode: setup.half.mode,
     workgroupStorage: limits.maxComputeWorkgroupStorageSize,
     forcedTile: setup.half.tile,
+    builtins: setup.int8.builtins,
     gpu: gpuOrHalf,
   };
   const intMatmul: IntMatmulContext = { batch, pool, ...setup.int8, gpu, fill };

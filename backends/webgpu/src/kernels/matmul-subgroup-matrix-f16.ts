@@ -12,7 +12,10 @@
  * Measured on an H200 (benches/probes/webgpu-f16-sgm.ts, benches/results/h200/webgpu-f16-sgm.json): exact on
  * integer-valued operands and complete at every size up to 8192³; `large` (fm 4, fn 4) 186 / 196 TFLOP/s at
  * 4096 / 8192 with Dawn's robustness off, 160 / 160 with it on. A plain kernel loading fragments straight from
- * global memory hung at 2048³ on the same GPU and driver.
+ * global memory hung at 2048³ on the same GPU and driver. With the builtins' vector form (vec4 slabs,
+ * subgroup-matrix-gemm.ts) the HAL's product ran at 203 / 222–227 TFLOP/s against the legacy form's 193 / 209–213
+ * in the same process (benches/probes/webgpu-sgm-builtins.ts); slabs 128 bytes deep were slower (180 / 180 in the
+ * probe against 201–202 / 200–203).
  *
  * Params of the product and the crop (i32 words, F16_MATMUL_WORDS): 0 M, 1 N, 2 K, 3 A's offset, 4 B's offset (halves,
  * multiples of 8), 5 C's offset (elements), 6–8 the inner item strides of A and B and C's item stride over the
@@ -21,6 +24,7 @@
  */
 import { paramsPrelude } from '../layout.js';
 import {
+  type SubgroupMatrixBuiltins,
   type SubgroupMatrixTile,
   type SubgroupMatrixType,
   slabDepth,
@@ -66,8 +70,12 @@ export const HALF_SGM_SMALL = subgroupMatrixTile(FLOAT16_SUBGROUP_MATRIX, 'small
  * (packed copies, or the operands themselves where they are laid out so), Kp / 2 in param 10. `direct`: C is the
  * product's own output at element offset param 5 (M and N multiples of the tile: no crop pass); else the padded C.
  */
-export function halfSubgroupMatrixWgsl(t: SubgroupMatrixTile, direct = false): string {
-  return subgroupMatrixGemmWgsl(FLOAT16_SUBGROUP_MATRIX, t, direct);
+export function halfSubgroupMatrixWgsl(
+  t: SubgroupMatrixTile,
+  direct = false,
+  builtins: SubgroupMatrixBuiltins = 'legacy',
+): string {
+  return subgroupMatrixGemmWgsl(FLOAT16_SUBGROUP_MATRIX, t, direct, builtins);
 }
 
 /**

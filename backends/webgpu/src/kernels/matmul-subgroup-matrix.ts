@@ -18,6 +18,7 @@
  */
 import { INT_MATMUL_WORDS } from './matmul-int.js';
 import {
+  type SubgroupMatrixBuiltins,
   type SubgroupMatrixTile,
   type SubgroupMatrixType,
   subgroupMatrixGemmWgsl,
@@ -47,9 +48,13 @@ export const SGM_LARGE = subgroupMatrixTile(INT8_SUBGROUP_MATRIX, 'large', 4, 4)
 export const SGM_MEDIUM = subgroupMatrixTile(INT8_SUBGROUP_MATRIX, 'medium', 2, 4);
 
 /**
- * The WGSL of one tile's kernel. `direct`: C is the product's own output, at element offset param 5 (M and N
+ * The WGSL of one tile's kernel, its builtins in form `builtins`. `direct`: C is the product's own output, at element offset param 5 (M and N
  * multiples of the tile, no rescale: no crop pass); else the padded C at offset 0.
  */
-export function subgroupMatrixMatmulWgsl(t: SubgroupMatrixTile, direct = false): string {
-  return subgroupMatrixGemmWgsl(INT8_SUBGROUP_MATRIX, t, direct);
+export function subgroupMatrixMatmulWgsl(
+  t: SubgroupMatrixTile,
+  direct = false,
+  builtins: SubgroupMatrixBuiltins = 'legacy',
+): string {
+  return subgroupMatrixGemmWgsl(INT8_SUBGROUP_MATRIX, t, direct, builtins);
 }

@@ -84,8 +84,22 @@ export function subgroupMatrixTile(
   return { name, fm, fn, rows, cols, storage: bytes };
 }
 
+/**
+ * The form of the subgroup-matrix builtins a kernel is written in:
+ * - 'legacy': majorness a runtime argument (`subgroupMatrixLoad<T>(p, offset, colMajor, stride)`), the slabs
+ *   arrays of the fragments' storage type (i32 for int8, f16 for float16), offsets and strides in operand elements.
+ *   Deprecated in Dawn (Tint warns on every call) but the only form of older builds;
+ * - 'vector': the proposal's form (gpuweb #6275, #6345): majorness a template parameter
+ *   (`subgroupMatrixLoad<T, row_major>(p, offset, stride)`, `subgroupMatrixStore<row_major>(p, offset, m, stride)`)
+ *   with the slabs arrays of vec4 words: one workgroup store per loaded vec4 instead of four (int8) or eight
+ *   (float16), offsets and strides counted in vec4s (every fragment starts on a 16-byte boundary: rows of 80
+ *   bytes, fragments 32 bytes deep).
+ */
+export type SubgroupMatrixBuiltins = 'legacy' | 'vector';
+
 /** WGSL storing register `q` (a vec4 of words) into workgroup array `dst` from element offset `o`. */
-function storeRegister(type: SubgroupMatrixType, dst: string, q: string, o: string): string {
+function storeRegister(type: SubgroupMatrixType, dst: string, q: string, o: string, vector: boolean): string {
+  if (vector) return `    ${dst}[(${o}) / ${sharedPerVec4(type)}u] = ${q};`;
   if (type.shared === 'i32') {
     const words = ['x', 'y', 'z', 'w'].map((c, w) => `${dst}[o${w ? ` + ${w}u` : ''}] = q.${c};`).join(' ');
     return `    { let q = ${q}; let o = ${o}; ${words} }`;
@@ -97,8 +111,24 @@ function storeRegister(type: SubgroupMatrixType, dst: string, q: string, o: stri
   return `    { let q = ${q}; let o = ${o};\n      ${halves.join('\n      ')} }`;
 }
 
-/** The WGSL of one element type's kernel on one tile. */
-export function subgroupMatrixGemmWgsl(type: SubgroupMatrixType, t: SubgroupMatrixTile, direct = false): string {
+/** Workgroup-memory elements (of the legacy form's slabs) in one vec4 of words. */
+const sharedPerVec4 = (type: SubgroupMatrixType): number => sharedElements(type, 16);
+
+/** The WGSL of one element type's kernel on one tile, its builtins in form `builtins`. */
+export function subgroupMatrixGemmWgsl(
+  type: SubgroupMatrixType,
+  t: SubgroupMatrixTile,
+  direct = false,
+  builtins: SubgroupMatrixBuiltins = 'legacy',
+): string {
+  const vector = builtins === 'vector';
+  // a fragment load from workgroup array `p`: offset and stride in operand elements (the legacy form's units)
+  const fragment = (m: string, p: string, offset: string, colMajor: boolean, stride: number): string => {
+    if (!vector) return `subgroupMatrixLoad<${m}>(&${p}, ${offset}, ${colMajor}, ${stride}u)`;
+    const unit = 4 * type.perWord; // operand elements per vec4 of words
+    const major = colMajor ? 'col_major' : 'row_major';
+    return `subgroupMatrixLoad<${m}, ${major}>(&${p}, (${offset}) / ${unit}u, ${stride / unit}u)`;
+  };
   const { fm, fn, rows, cols } = t;
   const KT = slabDepth(type);
   const perVec4 = 4 * type.perWord; // operand elements per vec4 load
@@ -132,7 +162,9 @@ export function subgroupMatrixGemmWgsl(type: SubgroupMatrixType, t: SubgroupMatr
   load('0u');
   L.push(`  for (var k = 0u; k < kp; k += ${KT}u) {`);
   for (let e = 0; e < va; e++)
-    L.push(storeRegister(type, 'sa', `a${e}`, `(${at(e)} / ${VR}u) * ${ROW}u + (${at(e)} % ${VR}u) * ${step}u`));
+    L.push(
+      storeRegister(type, 'sa', `a${e}`, `(${at(e)} / ${VR}u) * ${ROW}u + (${at(e)} % ${VR}u) * ${step}u`, vector),
+    );
   for (let e = 0; e < vb; e++)
     L.push(
       storeRegister(
@@ -142,6 +174,7 @@ export function subgroupMatrixGemmWgsl(type: SubgroupMatrixType, t: SubgroupMatr
         type.bRows
           ? `(${at(e)} / ${CV}u) * ${RSB}u + (${at(e)} % ${CV}u) * ${step}u`
           : `(${at(e)} / ${VR}u) * ${ROW}u + (${at(e)} % ${VR}u) * ${step}u`,
+        vector,
       ),
     );
   L.push('    workgroupBarrier();', `    let kn = min(k + ${KT}u, kp - ${KT}u);`);
@@ -150,15 +183,13 @@ export function subgroupMatrixGemmWgsl(type: SubgroupMatrixType, t: SubgroupMatr
   for (let kk = 0; kk < KT; kk += type.mmaK) {
     L.push('    {');
     for (let i = 0; i < fm; i++)
-      L.push(
-        `      let l${i} = subgroupMatrixLoad<LM>(&sa, ar + ${16 * i * rowOffset + kk * perElem}u, false, ${ROWS}u);`,
-      );
+      L.push(`      let l${i} = ${fragment('LM', 'sa', `ar + ${16 * i * rowOffset + kk * perElem}u`, false, ROWS)};`);
     for (let j = 0; j < fn; j++) {
       // B as rows: row kk of the slab, column sc + 16j; transposed: row sc + 16j of Bᵀ, column kk
       const [offset, colMajor, stride] = type.bRows
         ? [`${kk * rsb}u + sc + ${16 * j}u`, false, rsb]
         : [`br + ${16 * j * rowOffset + kk * perElem}u`, true, ROWS];
-      L.push(`      let r${j} = subgroupMatrixLoad<RM>(&sb, ${offset}, ${colMajor}, ${stride}u);`);
+      L.push(`      let r${j} = ${fragment('RM', 'sb', offset, colMajor, stride)};`);
     }
     for (let i = 0; i < fm; i++)
       for (let j = 0; j < fn; j++)
@@ -169,8 +200,9 @@ export function subgroupMatrixGemmWgsl(type: SubgroupMatrixType, t: SubgroupMatr
   for (let i = 0; i < fm; i++)
     for (let j = 0; j < fn; j++)
       L.push(
-        `  subgroupMatrixStore(&c, base + (tm * ${rows}u + sr + ${16 * i}u) * np + tn * ${cols}u + sc + ${16 * j}u, ` +
-          `${acc(i, j)}, false, np);`,
+        `  subgroupMatrixStore${vector ? '<row_major>' : ''}(&c, ` +
+          `base + (tm * ${rows}u + sr + ${16 * i}u) * np + tn * ${cols}u + sc + ${16 * j}u, ` +
+          `${acc(i, j)}${vector ? '' : ', false'}, np);`,
       );
   // the operands' and C's vec4 / element offsets: a batch item over the grid's z where the type reads offsets
   const operandOffsets = [
@@ -183,6 +215,9 @@ export function subgroupMatrixGemmWgsl(type: SubgroupMatrixType, t: SubgroupMatr
     .filter((l) => l !== '')
     .join('\n');
   const sbSize = type.bRows ? KT * RSB : cols * ROW;
+  // a slab of `n` legacy elements: as they are, or as vec4 words
+  const slab = (n: number): string =>
+    vector ? `array<vec4<${type.word}>, ${n / sharedPerVec4(type)}>` : `array<${type.shared}, ${n}>`;
   return `${type.enables}enable chromium_experimental_subgroup_matrix;
 ${paramsPrelude(type.words)}
 @group(0) @binding(1) var<storage, read> a: array<vec4<${type.word}>>;
@@ -191,8 +226,8 @@ ${paramsPrelude(type.words)}
 alias LM = ${type.left};
 alias RM = ${type.right};
 alias CM = ${type.result};
-var<workgroup> sa: array<${type.shared}, ${rows * ROW}>;
-var<workgroup> sb: array<${type.shared}, ${sbSize}>;
+var<workgroup> sa: ${slab(rows * ROW)};
+var<workgroup> sb: ${slab(sbSize)};
 @compute @workgroup_size(128)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) t: u32, @builtin(subgroup_id) sg: u32) {
