@@ -14,7 +14,8 @@
  * `--watchdog-ms` is reported as hung and the process exits 3), then TFLOP/s = 2·M·N·K / time, the median of 7
  * trials of `reps` queued dispatches after ~300 ms of untimed ones. `-kt{KT}`: the slab depth (default 32 halves);
  * `-db`: two slab buffers, one barrier per slab. `-tpl`: the builtins' templated form (majorness a template
- * parameter); `-vec`: that form on slabs of vec4<u32> (one workgroup store per loaded vec4).
+ * parameter); `-vec`: that form on slabs of vec4<u32> (one workgroup store per loaded vec4), with `-db` too;
+ * `-w8`: eight subgroups in a 2×4 grid (a workgroup of 256 invocations, a tile twice as wide).
  */
 import { appendFileSync } from 'node:fs';
 import { create, globals } from 'webgpu';
@@ -24,7 +25,7 @@ const arg = (name: string, def: string): string => {
   return i > 0 ? process.argv[i + 1]! : def;
 };
 const variant = arg('variant', 'f4x4-m16n16k16');
-const parsed = /^f(\d)x(\d)-m(\d+)n(\d+)k(\d+)(?:-kt(\d+))?(-db)?(-tpl|-vec)?$/.exec(variant);
+const parsed = /^f(\d)x(\d)-m(\d+)n(\d+)k(\d+)(?:-kt(\d+))?(-db)?(-tpl|-vec)?(-w8)?$/.exec(variant);
 if (!parsed) throw new Error(`bad --variant ${variant} (e.g. f4x4-m16n16k16, f4x4-m16n8k16-kt64)`);
 const [FM, FN, SM, SN, SK] = parsed.slice(1, 6).map(Number) as [number, number, number, number, number];
 const KT = Number(parsed[6] ?? 32); // slab depth along K (halves)
@@ -33,7 +34,10 @@ const DB = parsed[7] === '-db';
 // `-tpl`: the builtins' templated form (majorness a template parameter: subgroupMatrixLoad<T, row_major>(p, o, s));
 // `-vec`: that form on slabs of vec4<u32> (one store per register, offsets and strides in vec4s)
 const FORM = (parsed[8] ?? '').slice(1) as '' | 'tpl' | 'vec';
-if (DB && FORM) throw new Error('-db takes the legacy form only');
+if (DB && FORM === 'tpl') throw new Error('-db takes the legacy or the vector form');
+// `-w8`: eight subgroups in a 2×4 grid (a workgroup of 256, the tile twice as wide), else four in a 2×2 grid
+const GX = parsed[9] === '-w8' ? 4 : 2;
+const WG = 64 * GX;
 const robust = arg('robust', 'on') === 'on';
 const sizes = arg('sizes', '256,1024,2048,4096,8192').split(',').map(Number);
 const reps = Number(arg('reps', '10'));
@@ -47,18 +51,20 @@ const emit = (row: Record<string, unknown>): void => {
 
 const ROWH = KT + 8; // slab row stride in halves: 80 bytes (16 of padding against bank conflicts)
 const VR = KT / 8; // vec4<u32> (8 halves) per slab row
-const [ROWS, COLS] = [2 * SM * FM, 2 * SN * FN]; // the workgroup tile
+const [ROWS, COLS] = [2 * SM * FM, GX * SN * FN]; // the workgroup tile
 
 /** The workgroup slab of `rows` rows: f16 (two of them with `-db`), or vec4<u32> with `-vec`. */
 const slab = (rows: number): string =>
   FORM === 'vec'
-    ? `array<vec4<u32>, ${(rows * ROWH) / 8}>`
+    ? DB
+      ? `array<array<vec4<u32>, ${(rows * ROWH) / 8}>, 2>`
+      : `array<vec4<u32>, ${(rows * ROWH) / 8}>`
     : DB
       ? `array<array<f16, ${rows * ROWH}>, 2>`
       : `array<f16, ${rows * ROWH}>`;
 
 function wgsl(): string {
-  const [va, vb] = [(ROWS * VR) / 128, (COLS * VR) / 128];
+  const [va, vb] = [(ROWS * VR) / WG, (COLS * VR) / WG];
   const L: string[] = [];
   const acc = (i: number, j: number): string => `acc${i}_${j}`;
   for (let i = 0; i < FM; i++) for (let j = 0; j < FN; j++) L.push(`  var ${acc(i, j)}: CM;`);
@@ -70,17 +76,17 @@ function wgsl(): string {
   const load = (k: string): void => {
     for (const [src, , T, v, g] of ops)
       for (let e = 0; e < v; e++) {
-        const i = `(t + ${e * 128}u)`;
+        const i = `(t + ${e * WG}u)`;
         L.push(`    ${src}${e} = ${src}[(${g} * ${T}u + ${i} / ${VR}u) * kv + ${k} / 8u + ${i} % ${VR}u];`);
       }
   };
   const stores = (buf: string): void => {
     for (const [src, dst, , v] of ops)
       for (let e = 0; e < v; e++) {
-        const i = `(t + ${e * 128}u)`;
+        const i = `(t + ${e * WG}u)`;
         const target = DB ? `${dst}[${buf}]` : dst;
         if (FORM === 'vec') {
-          L.push(`    ${dst}[(${i} / ${VR}u) * ${ROWH / 8}u + ${i} % ${VR}u] = ${src}${e};`);
+          L.push(`    ${target}[(${i} / ${VR}u) * ${ROWH / 8}u + ${i} % ${VR}u] = ${src}${e};`);
           continue;
         }
         const halves = ['x', 'y', 'z', 'w']
@@ -147,7 +153,7 @@ alias RM = subgroup_matrix_right<f16, ${SN}, ${SK}>;
 alias CM = subgroup_matrix_result<f32, ${SN}, ${SM}>;
 var<workgroup> sa: ${slab(ROWS)};
 var<workgroup> sb: ${slab(COLS)};
-@compute @workgroup_size(128)
+@compute @workgroup_size(${WG})
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) t: u32, @builtin(subgroup_id) sg: u32) {
   let kp = dims.k;
@@ -158,8 +164,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let gm = min(nwg.y - first, 8u);
   let tm = first + pid % (8u * nwg.x) % gm;
   let tn = pid % (8u * nwg.x) / gm;
-  let sr = sg / 2u * ${SM * FM}u;
-  let sc = sg % 2u * ${SN * FN}u;
+  let sr = sg / ${GX}u * ${SM * FM}u;
+  let sc = sg % ${GX}u * ${SN * FN}u;
   let ar = sr * ${ROWH}u;
   let br = sc * ${ROWH}u;
 ${L.join('\n')}

@@ -14,8 +14,9 @@
  * 4096 / 8192 with Dawn's robustness off, 160 / 160 with it on. A plain kernel loading fragments straight from
  * global memory hung at 2048³ on the same GPU and driver. With the builtins' vector form (vec4 slabs,
  * subgroup-matrix-gemm.ts) the HAL's product ran at 203 / 222–227 TFLOP/s against the legacy form's 193 / 209–213
- * in the same process (benches/probes/webgpu-sgm-builtins.ts); slabs 128 bytes deep were slower (180 / 180 in the
- * probe against 201–202 / 200–203).
+ * in the same process (benches/probes/webgpu-sgm-builtins.ts). Slower in the probe (webgpu-f16-sgm.ts, vector form,
+ * 4096 / 8192, against 198–202 / 200–210): slabs 128 bytes deep 180 / 180, two slab buffers with one barrier per
+ * slab 139 / 145, eight subgroups in a 2×4 grid (a 128×256 tile) 166 / 166, or with 64×32 each (128×128) 115 / 111.
  *
  * Params of the product and the crop (i32 words, F16_MATMUL_WORDS): 0 M, 1 N, 2 K, 3 A's offset, 4 B's offset (halves,
  * multiples of 8), 5 C's offset (elements), 6–8 the inner item strides of A and B and C's item stride over the
