@@ -183,6 +183,8 @@ describe('matmulInteger', () => {
     [3, 16, 13, 5, 3],
     [1, 33, 64, 17, 0],
     [2, 20, 36, 24, 1],
+    [2, 18, 12, 7, 4],
+    [2, 64, 64, 9, 0],
   ];
   test.each(shapes)(
     'batch %i, %i×%i·×%i from offset %i against the oracle (auto and always packed)',
@@ -204,12 +206,52 @@ describe('matmulInteger', () => {
       }
     },
   );
+  test.each([
+    [33, 3],
+    [64, 2],
+  ])('packed products read int8 in bytes as stored (M = %i: %i kernels, no widening)', async (M, count) => {
+    // M = 33: A copied word for word into its padded rows, Bᵀ packed from bytes, the product; M = 64: A read in place
+    const be = packedAlways;
+    if (!be) return;
+    const [K, N] = [64, 17];
+    const av = vals(M * K, 6, 'int8');
+    const bv = vals(K * N, 7, 'int8');
+    const a = be.fromArray(av, [M, K], 'int8');
+    // B transposed twice: a strided view whose bytes the transposing pack gathers one by one
+    const bt = be.fromArray(
+      Array.from({ length: K * N }, (_, i) => bv[(i % K) * N + Math.floor(i / K)]!),
+      [N, K],
+      'int8',
+    );
+    const b = be.permute(bt, [1, 0]);
+    await be.synchronize();
+    const before = be.kernelStats().dispatches;
+    const y = be.matmulInteger(a, b);
+    const kernels = be.kernelStats().dispatches - before;
+    expect({ kernels, y: Array.from(await be.read(y)) }).toEqual({ kernels: count, y: oracle(av, bv, 1, M, K, N) });
+    for (const x of [a, bt, y]) be.free(x);
+  });
   test('matmulIntegerToFloat on int8 operands against cpu', () =>
     same((b) => {
       const a = b.reshape(b.contiguous(view(b, 'int8', 1, 32)), [4, 8]);
       const w = b.reshape(b.contiguous(view(b, 'int8', 2, 24, 3)), [8, 3]);
       return b.matmulIntegerToFloat(a, w, b.fromArray([0.5], [], 'float32'), b.fromArray([0.25], [], 'float32'));
     }));
+  test('matmulIntegerToFloat on packed kernels (int8Packing always) against cpu', () =>
+    same((b) => {
+      const a = b.reshape(b.contiguous(b.shrink(b.fromArray(vals(80, 2, 'int8'), [80], 'int8'), [[1, 73]])), [18, 4]);
+      const w = b.reshape(b.shrink(b.fromArray(vals(40, 3, 'int8'), [40], 'int8'), [[3, 23]]), [4, 5]);
+      const s = b.fromArray([0.5, 1, 2, 0.25, 4], [5], 'float32');
+      return b.matmulIntegerToFloat(
+        a,
+        w,
+        b.fromArray([0.5], [], 'float32'),
+        s,
+        undefined,
+        undefined,
+        b.fromArray([1, 2, 3, 4, 5], [5], 'float32'),
+      );
+    }, packedAlways));
 });
 
 describe('capture and replay', () => {

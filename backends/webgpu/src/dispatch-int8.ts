@@ -143,6 +143,30 @@ export function viaInt32<T>(
   return widenedBytes(c, inputs, (wide) => narrowedBytes(c, out, (o) => run(wide, o)));
 }
 
+/**
+ * Runs `run` with the byte-storage arrays of `inputs` widened (nulls kept) and, where `out` is in byte storage,
+ * narrowed into it; false when neither an input nor `out` is in byte storage (nothing run).
+ */
+export function withBytes(
+  c: Int8Context,
+  inputs: readonly (NDArray | null)[],
+  out: DeviceBuffer | null,
+  run: (wide: NDArray[], o: DeviceBuffer) => void,
+): boolean {
+  const arrays = inputs.filter((x): x is NDArray => x !== null);
+  if (!anyBytes(c, arrays, out ? [out] : [])) return false;
+  const all = (w: NDArray[]): NDArray[] => inputs.map((x) => (x ? w[arrays.indexOf(x)]! : x!));
+  if (out) viaInt32(c, arrays, out, (w, o) => run(all(w), o));
+  else widenedBytes(c, arrays, (w) => run(all(w), out!));
+  return true;
+}
+
+/** Whether `a` (anything: an argument not yet checked) is an array in byte storage. */
+export function isBytesArray(c: Int8Context, a: unknown): boolean {
+  const id = (a as { buffer?: { id?: unknown } } | null)?.buffer?.id;
+  return typeof id === 'number' && c.bytes.has(id);
+}
+
 /** Whether `strides` lay `shape` out row-major (dims of 1 aside): a contiguous destination region. */
 function rowMajorRegion(shape: readonly number[], strides: readonly number[]): boolean {
   const want = rowMajor(shape);
@@ -156,7 +180,8 @@ const INT32_STORED: ReadonlySet<DType> = new Set(['int32', 'int8', 'uint8', 'boo
  * copyKernel and copyIntoKernel where `x` or `out` is byte storage: `x` written into `out` through `strides` from
  * `offset` (out's dtype decides the conversion, as `copy` does it). A row-major region of `out` is packed from
  * an int32 source directly (or from a converted temporary), only its own bytes written; any other region is
- * written into an int32 copy of the whole of `out`, packed back.
+ * written into an int32 copy of the whole of `out`, packed back. A contiguous byte source into a row-major int32
+ * region is unpacked there directly.
  */
 export function copyBytes(
   c: Int8Context,
@@ -168,6 +193,11 @@ export function copyBytes(
 ): void {
   const n = x.shape.reduce((p, d) => p * d, 1);
   if (n === 0) return;
+  const unpacks = isBytes(c, x.buffer) && !isBytes(c, out) && out.dtype === 'int32';
+  if (unpacks && isContiguous(x) && rowMajorRegion(x.shape, strides)) {
+    dispatchUnpack(c, x.buffer, x.offset, n, out, offset); // into int32: the values as they are
+    return;
+  }
   widenedBytes(c, [x], ([w]) => {
     if (!isBytes(c, out)) {
       copy(w!, out, strides, offset);

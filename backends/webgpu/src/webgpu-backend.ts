@@ -26,10 +26,10 @@ import { dispatchFused } from './dispatch-fused.js';
 import { dispatchOneHot, dispatchQuantize, dispatchScatter, dispatchTuplePositions } from './dispatch-index.js';
 import { dispatchArgReduce, dispatchTopk } from './dispatch-select.js';
 import { dispatchMatmul } from './dispatch-matmul.js';
-import { dispatchIntMatmul } from './dispatch-matmul-int.js';
+import { dispatchIntMatmul, packsOperands } from './dispatch-matmul-int.js';
 import { dispatchHalfMatmul, halfMatmulCrops, takesHalfSubgroupMatrix } from './dispatch-matmul-f16.js';
 import { isHalf, narrowedInto, widened } from './dispatch-half.js';
-import { copyBytes, fillBytes, viaInt32, widenedBytes } from './dispatch-int8.js';
+import { copyBytes, fillBytes, isBytesArray, viaInt32, withBytes } from './dispatch-int8.js';
 import { type ConvContext, convOnWebGpu, convTransposeOnWebGpu, resizeOnWebGpu } from './dispatch-conv.js';
 import { type SoftmaxContext, softmaxOnGpu } from './dispatch-softmax.js';
 import { softmaxCrossEntropyWgsl } from './kernels/fused.js';
@@ -65,41 +65,14 @@ export class WebGpuBackend extends WebGpuFusedHooks {
     });
   }
 
-  /**
-   * Runs `run` with the int8/uint8 operands in byte storage widened to int32 and a byte-storage `out` computed in
-   * int32 then packed (dispatch-int8.ts); false when none of them is in byte storage (nothing run).
-   */
-  private viaBytes(
-    inputs: readonly (NDArray | null)[],
-    out: DeviceBuffer | null,
-    run: (w: NDArray[], o: DeviceBuffer) => void,
-  ) {
-    const arrays = inputs.filter((x): x is NDArray => x !== null);
-    if (!this.anyBytes(...arrays.map((x) => x.buffer), ...(out ? [out] : []))) return false;
-    const c = this.contexts.int8;
-    if (out)
-      viaInt32(c, arrays, out, (w, o) =>
-        run(
-          inputs.map((x) => (x ? w[arrays.indexOf(x)]! : x!)),
-          o,
-        ),
-      );
-    else
-      widenedBytes(c, arrays, (w) =>
-        run(
-          inputs.map((x) => (x ? w[arrays.indexOf(x)]! : x!)),
-          out!,
-        ),
-      );
-    return true;
+  /** withBytes (dispatch-int8.ts) on this backend's byte storage: false when nothing is in bytes (nothing run). */
+  private viaBytes(inputs: (NDArray | null)[], out: DeviceBuffer | null, run: (w: NDArray[], o: DeviceBuffer) => void) {
+    return withBytes(this.contexts.int8, inputs, out, run);
   }
 
   /** Whether any argument of a public op (not yet checked: anything) is an array in byte storage. */
   private inBytes(...args: unknown[]): boolean {
-    return args.some((a) => {
-      const b = (a as { buffer?: { id?: unknown } } | null)?.buffer;
-      return typeof b?.id === 'number' && this.anyBytes(b as DeviceBuffer);
-    });
+    return args.some((a) => isBytesArray(this.contexts.int8, a));
   }
 
   protected unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void {
@@ -226,7 +199,9 @@ export class WebGpuBackend extends WebGpuFusedHooks {
 
   /** Integer matmul (dispatch-matmul-int.ts): int8 packed on tensor cores or dot4I8Packed, else int32 tiles. */
   protected override integerMatmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
-    if (this.viaBytes([a, b], null, ([wa, wb]) => this.integerMatmulKernel(wa!, wb!, out))) return;
+    // int8 in bytes goes to the packed kernels as it is (dispatch-matmul-int.ts); the other paths read it widened
+    const packs = packsOperands(this.contexts.intMatmul, a, b);
+    if (!packs && this.viaBytes([a, b], null, ([wa, wb]) => this.integerMatmulKernel(wa!, wb!, out))) return;
     dispatchIntMatmul(this.contexts.intMatmul, a, b, out);
   }
 
@@ -240,7 +215,7 @@ export class WebGpuBackend extends WebGpuFusedHooks {
     out: DeviceBuffer,
   ): void {
     const wide = ([wa, wb]: NDArray[]): void => this.integerMatmulToFloatKernel(wa!, wb!, aScale, bScale, bias, out);
-    if (this.viaBytes([a, b], null, wide)) return;
+    if (!packsOperands(this.contexts.intMatmul, a, b) && this.viaBytes([a, b], null, wide)) return;
     dispatchIntMatmul(this.contexts.intMatmul, a, b, out, { aScale, bScale, bias });
   }
 

@@ -136,7 +136,15 @@ export function kernelContexts(host: ContextHost, options: WebGpuOptions, setup:
     forcedTile: setup.half.tile,
     gpu: gpuOrHalf,
   };
-  const intMatmul: IntMatmulContext = { batch, pool, ...setup.int8, gpu, fill };
+  const intMatmul: IntMatmulContext = {
+    batch,
+    pool,
+    ...setup.int8,
+    gpu,
+    fill,
+    isBytes: (b) => host.bytes.has(b.id),
+    gpuBytes: (b) => host.gpu(b, false, true),
+  };
   const rowPerWorkgroup =
     options.layerNormKernel === 'workgroup' || (options.layerNormKernel !== 'invocation' && !host.software);
   const norm: NormContext = { batch, gpu, dummy, pool, rowPerWorkgroup };

@@ -397,12 +397,14 @@ export interface OptionalBackendHooks {
     out: DeviceBuffer,
   ): void;
   /**
-   * `a: [...B, M, K]` · `b: [...B, K, N]` (int32, int8 or uint8: each its own dtype in int32 storage, a
-   * kernel may pack int8 operands; batch dims already broadcast, any strides) into the contiguous int32
+   * `a: [...B, M, K]` · `b: [...B, K, N]` (int32, int8 or uint8: each its own dtype in int32 storage, or in
+   * bytes with `packedInt8`; a kernel may pack int8 operands; batch dims already broadcast, any strides) into the
+   * contiguous int32
    * `out: [...B, M, N]`, exact modulo 2^32; without it, `matmul` of integers is the composite of
    * `hal/src/families/matmul/integer-matmul.ts` (int32 products of K slabs, summed). `hostIntMatmul`
    * (`hal/src/host/host-matmul-int.ts`) serves host memory, as cpu uses it (wasm has an i32x4 kernel);
-   * webgpu packs int8 operands for tensor cores or `dot4I8Packed`.
+   * webgpu packs int8 operands for tensor cores or `dot4I8Packed` (from their bytes, or reading a byte-stored A as
+   * it is).
    * @group integer
    */
   integerMatmulKernel?(a: NDArray, b: NDArray, out: DeviceBuffer): void;
