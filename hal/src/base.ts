@@ -581,6 +581,11 @@ export abstract class BaseBackend extends StorageBackend implements ComputeBacke
    * and writing binary16 in the float32 storage alias; without it float16 lives in float32 storage.
    */
   protected packedFloat16?(...args: HookArgs<'packedFloat16'>): HookResult<'packedFloat16'>;
+  /**
+   * Optional (hooks.ts): true to store int8 and uint8 in 1 byte per element (four to a word, little-endian), the
+   * kernels reading and writing bytes in the int32 storage alias; without it int8 and uint8 live in int32 storage.
+   */
+  protected packedInt8?(...args: HookArgs<'packedInt8'>): HookResult<'packedInt8'>;
   /** Optional fused cumsum (hooks.ts); without it, cumsum is the blocked-scan composite of scan.ts. */
   protected cumsumKernel?(...args: HookArgs<'cumsumKernel'>): HookResult<'cumsumKernel'>;
   /** Optional fused topk (hooks.ts; false declines); without it, topk is the tournament composite of scan.ts. */

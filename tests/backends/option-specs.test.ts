@@ -74,6 +74,7 @@ describe('option specs, the one declaration of each option', () => {
       errorScopes?: 'op' | 'batch';
       float16Conversions?: 'auto' | 'integer' | 'hardware';
       float16Arithmetic?: 'auto' | 'native' | 'emulated';
+      int8Storage?: 'packed' | 'int32';
       int8Packing?: 'auto' | 'always';
       int8Kernel?: 'auto' | 'subgroup-matrix' | 'dot4';
       float16Matmul?: 'auto' | 'subgroup-matrix' | 'float32';

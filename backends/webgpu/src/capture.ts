@@ -44,6 +44,8 @@ export interface Slot {
   readonly dtype: DType;
   /** float16 in 2-byte storage. */
   readonly half: boolean;
+  /** int8 or uint8 in 1-byte storage (dispatch-int8.ts). */
+  readonly bytes: boolean;
 }
 
 export interface KernelStep {

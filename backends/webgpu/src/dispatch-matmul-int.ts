@@ -7,6 +7,13 @@
  * dispatched one by one (offsets computed on the host). With `rescale` (the integerMatmulToFloatKernel
  * hook; int8 operands only) the kernels that write C store f32(sum) · (aScale · bScale[n]) + bias[n] into
  * a float32 `out`. Kernels: kernels/matmul-int.ts.
+ *
+ * int8 operands in 1-byte storage (dispatch-int8.ts; the option int8Storage 'packed') reach the packed kernels
+ * without widening: A row-major along K with K and its offset multiples of 4 is already four to a word and is
+ * copied word for word into the padded layout (or, with K a multiple of 64, no padding rows and the item at the
+ * buffer's first byte, read in place: no pass at all), any other A and Bᵀ are packed from their bytes
+ * (kernels/pack-int8-bytes.ts: a quarter of the reads of int32 storage). The paths that read the operands as they
+ * are (few rows, direct dot4, int32) take them widened (`packsOperands` tells WebGpuBackend which).
  */
 import type { DeviceBuffer, NDArray } from '@polyhal/hal';
 import { batchOffsets } from '@polyhal/hal/internal';
@@ -32,6 +39,7 @@ import {
   subgroupMatrixMatmulWgsl,
 } from './kernels/matmul-subgroup-matrix.js';
 import { DOT4_LARGE_TILE, dot4LargeWgsl } from './kernels/dot4-large.js';
+import { type BytePackMode, packInt8FromBytesWgsl } from './kernels/pack-int8-bytes.js';
 import type { BufferPool } from './pool.js';
 
 /** What an integer matmul dispatch needs of the backend. */
@@ -58,6 +66,9 @@ export interface IntMatmulContext {
   readonly builtins: SubgroupMatrixBuiltins;
   gpu(buffer: DeviceBuffer): GPUBuffer;
   fill(out: DeviceBuffer, value: number): void;
+  /** Whether a buffer holds int8 in 1-byte storage (dispatch-int8.ts), and its GPU buffer then. */
+  isBytes?(buffer: DeviceBuffer): boolean;
+  gpuBytes?(buffer: DeviceBuffer): GPUBuffer;
 }
 
 /** The int8 kernel choice of a device: IntMatmulContext's fields, and the choice in words (deviceName). */
@@ -114,6 +125,8 @@ export function intMatmulPath(ctx: IntMatmulContext, a: NDArray, b: NDArray): 's
 export const INT8_DIRECT_MACS = 2 ** 26;
 
 const roundUp = (x: number, m: number): number => Math.ceil(x / m) * m;
+/** The pipeline-key suffix of the builtins' form (the two forms are different kernels). */
+const vectorKey = (b: SubgroupMatrixBuiltins): string => (b === 'vector' ? '/vector' : '');
 /** Below this many rows the int8 product runs one invocation per output on unpacked operands (int8GemvWgsl). */
 const GEMV_ROWS = 16;
 /**
@@ -132,6 +145,33 @@ const SGM_LARGE_TILES = 256;
 export function dot4Tile(ctx: Pick<IntMatmulContext, 'dot4Tile'>, m: number, n: number): 64 | 128 {
   if (ctx.dot4Tile !== 'auto') return ctx.dot4Tile;
   return Math.ceil(m / DOT4_LARGE_TILE) * Math.ceil(n / DOT4_LARGE_TILE) >= DOT4_LARGE_TILES ? 128 : 64;
+}
+
+/** The paths of an int8 product of M rows and M·N·K multiply-adds: few rows, direct dot4, or packed operands. */
+function int8Route(ctx: IntMatmulContext, M: number, N: number, K: number): 'gemv' | 'direct' | 'packs' {
+  if (M < GEMV_ROWS) return 'gemv';
+  return M * N * K <= ctx.directMacs ? 'direct' : 'packs';
+}
+
+/**
+ * Whether the product of `a` [..., M, K] and `b` [..., K, N] packs its operands first (int8 operands, 16 rows or
+ * more, past the direct products): only then are operands in 1-byte storage read as they are.
+ */
+export function packsOperands(ctx: IntMatmulContext, a: NDArray, b: NDArray): boolean {
+  const r = a.shape.length;
+  const [M, K, N] = [a.shape[r - 2]!, a.shape[r - 1]!, b.shape[r - 1]!];
+  return intMatmulPath(ctx, a, b) !== 'int32' && K > 0 && int8Route(ctx, M, N, K) === 'packs';
+}
+
+/**
+ * How A at element offset `off` is packed from 1-byte storage: 'words' where it already is four to a word along K
+ * (unit K stride, K, its row stride and offset multiples of 4), else 'bytes'.
+ */
+function bytePackMode(a: NDArray, off: number, transpose: boolean): BytePackMode {
+  const r = a.shape.length;
+  const [M, K] = [a.shape[r - 2]!, a.shape[r - 1]!];
+  const rows = M === 1 || a.strides[r - 2]! % 4 === 0;
+  return !transpose && a.strides[r - 1] === 1 && K % 4 === 0 && off % 4 === 0 && rows ? 'words' : 'bytes';
 }
 
 /** The subgroup-matrix tile of an M×N product. */
@@ -187,13 +227,21 @@ export function dispatchIntMatmul(
   const strides = [a.strides[r - 2]!, a.strides[r - 1]!, b.strides[r - 2]!, b.strides[r - 1]!];
   // Few rows read the operands as they are, as does dot4 on small products (no packing passes: fewer
   // dispatches where they cost more than the 4 loads a word); larger products read packed copies.
-  const gemv = path !== 'int32' && M < GEMV_ROWS;
-  const direct = path !== 'int32' && !gemv && M * N * K <= ctx.directMacs;
-  const packs = path !== 'int32' && !gemv && !direct;
+  const route = path === 'int32' ? null : int8Route(ctx, M, N, K);
+  const [gemv, direct, packs] = [route === 'gemv', route === 'direct', route === 'packs'];
   // Rows of the packed operands: padded to the subgroup-matrix tile, else to PACK_ROWS.
   const tile = packs && path === 'subgroup-matrix' ? sgmTile(ctx, M, N) : null;
   const [Kp, Mp, Np] = [roundUp(K, PACK_K), roundUp(M, tile?.rows ?? PACK_ROWS), roundUp(N, tile?.cols ?? PACK_ROWS)];
-  const packedA = packs ? ctx.pool.acquire(Mp * Kp) : null;
+  // A in 1-byte storage laid out as the packed A already (rows of K = Kp bytes, no padding rows) is read in
+  // place where a batch item starts at its first byte: no pass over it at all.
+  const inPlaceA =
+    packs &&
+    (ctx.isBytes?.(a.buffer) ?? false) &&
+    K % PACK_K === 0 &&
+    Mp === M &&
+    a.strides[r - 1] === 1 &&
+    (M === 1 || a.strides[r - 2] === K);
+  let packedA: GPUBuffer | null = null;
   const packedB = packs ? ctx.pool.acquire(Np * Kp) : null;
   // Subgroup-matrix stores cannot be masked: C goes to a padded buffer and is cropped, unless the tile
   // divides M and N and nothing is rescaled (then the kernel writes the output itself).
@@ -218,17 +266,21 @@ export function dispatchIntMatmul(
       );
       continue;
     }
-    // Bᵀ's pack transposes 64×64 blocks (64 rows of Bᵀ, 16 words each per workgroup).
-    const pack = (transpose: boolean, src: NDArray, dst: GPUBuffer, rows: number): void =>
+    // Bᵀ's pack transposes 64×64 blocks (64 rows of Bᵀ, 16 words each per workgroup); 1-byte storage is packed
+    // from its bytes, or copied word for word (A already four to a word along K).
+    const pack = (transpose: boolean, src: NDArray, dst: GPUBuffer, rows: number): void => {
+      const bytes = ctx.isBytes?.(src.buffer) ?? false;
+      const mode = bytes ? bytePackMode(src, transpose ? offB : offA, transpose) : null;
       ctx.batch.dispatch(
         'matmul',
-        `matmul/pack-int8/${transpose}`,
-        () => packInt8Wgsl(transpose),
+        mode ? `matmul/pack-int8-bytes/${transpose}/${mode}` : `matmul/pack-int8/${transpose}`,
+        mode ? () => packInt8FromBytesWgsl(transpose, mode) : () => packInt8Wgsl(transpose),
         INT_MATMUL_WORDS,
         params(rows),
-        [ctx.gpu(src.buffer), dst],
+        [mode ? ctx.gpuBytes!(src.buffer) : ctx.gpu(src.buffer), dst],
         flat(transpose ? (rows / 64) * (Kp / 64) * 256 : (rows * Kp) / 4),
       );
+    };
     if (gemv) {
       ctx.batch.dispatch(
         'matmul',
@@ -256,9 +308,10 @@ export function dispatchIntMatmul(
       continue;
     }
     // A broadcast operand (the same offset as the previous item's) stays packed.
-    if (offA !== packedAt[0]) pack(false, a, packedA!, Mp);
+    const wordsA = inPlaceA && offA === 0 ? ctx.gpuBytes!(a.buffer) : (packedA ??= ctx.pool.acquire(Mp * Kp));
+    if (wordsA === packedA && offA !== packedAt[0]) pack(false, a, packedA, Mp);
     if (offB !== packedAt[1]) pack(true, b, packedB!, Np);
-    [packedAt[0], packedAt[1]] = [offA, offB];
+    [packedAt[0], packedAt[1]] = [wordsA === packedA ? offA : packedAt[0]!, offB];
     if (path === 'dot4') {
       const tile = dot4Tile(ctx, Mp, Np);
       ctx.batch.dispatch(
@@ -267,7 +320,7 @@ export function dispatchIntMatmul(
         () => (tile === 128 ? dot4LargeWgsl(!!rescale) : dot4MatmulWgsl(!!rescale, false)),
         words,
         storing(Np),
-        [packedA!, packedB!, ctx.gpu(out), ...extra],
+        [wordsA, packedB!, ctx.gpu(out), ...extra],
         [Math.ceil(Np / tile), Math.ceil(Mp / tile), 1],
         flops,
       );
@@ -275,11 +328,11 @@ export function dispatchIntMatmul(
     }
     ctx.batch.dispatch(
       'matmul',
-      `matmul/int8-subgroup-matrix/${tile!.name}${sgmDirect ? '/direct' : ''}${ctx.builtins === 'vector' ? '/vector' : ''}`,
+      `matmul/int8-subgroup-matrix/${tile!.name}${sgmDirect ? '/direct' : ''}${vectorKey(ctx.builtins)}`,
       () => subgroupMatrixMatmulWgsl(tile!, sgmDirect, ctx.builtins),
       INT_MATMUL_WORDS,
       params(Np),
-      [packedA!, packedB!, sgmDirect ? ctx.gpu(out) : padded!],
+      [wordsA, packedB!, sgmDirect ? ctx.gpu(out) : padded!],
       [Np / tile!.cols, Mp / tile!.rows, 1],
       flops,
     );

@@ -125,6 +125,16 @@ export const WEBGPU_OPTION_SPECS = defineOptions({
     doc: 'float16 elementwise ops and reductions: "auto" on shader-f16 (f16 loads, add/sub/mul) where checked exact',
   },
   /**
+   * How int8 and uint8 arrays are stored: 'packed' (default) 1 byte per element, four to a 32-bit word (the
+   * HAL's packedInt8 hook; dispatch-int8.ts), which matmulInteger's int8 kernels read as the words they multiply;
+   * 'int32' one element per 32-bit word, as before (named in deviceName).
+   */
+  int8Storage: {
+    type: 'string',
+    values: ['packed', 'int32'],
+    doc: 'int8 and uint8 storage: "packed" 1 byte per element (default) or "int32" 4 bytes',
+  },
+  /**
    * int8 products ('auto', default: products of at most INT8_DIRECT_MACS multiply-adds read their operands
    * as they are, larger ones are packed first for the tiled dot4I8Packed or subgroup-matrix kernel;
    * 'always': every product of 16 or more rows is packed, for tests and benchmarks of the packed kernels).

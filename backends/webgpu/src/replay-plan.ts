@@ -24,6 +24,7 @@ import {
 import { checkWriteData, hostToStorage, isWholeBuffer, type StorageArray, storageToHost } from '@polyhal/hal/internal';
 import { isKernel, type LivePatch, type PlanContext, type Recorder, type Slot } from './capture.js';
 import { decodeHalf, encodeHalf } from './dispatch-half.js';
+import { type ByteDType, decodeBytes, encodeBytes } from './dispatch-int8.js';
 import { StagingReader } from './reads.js';
 import { type KernelTime, ReplayTimer } from './replay-timing.js';
 
@@ -205,7 +206,7 @@ export class ReplayPlan {
       if (d.length !== slot.size)
         throw new ShapeMismatchError(`replay: input ${i} has ${d.length} elements, the capture's had ${slot.size}`);
       const s = hostToStorage(slot.dtype, d);
-      host.push(slot.half ? encodeHalf(s as Float32Array) : s);
+      host.push(slot.half ? encodeHalf(s as Float32Array) : slot.bytes ? encodeBytes(s as Int32Array) : s);
     });
     for (const advance of this.advances) advance();
     batch.flush(); // work queued before uses the inputs' old contents
@@ -279,13 +280,15 @@ export class ReplayPlan {
     const slot = this.slot(i, 'read');
     const view = {
       id: this.outKeys[i]!,
-      byteLength: slot.half ? storageBytes(slot) : slot.byteLength,
+      byteLength: slot.half || slot.bytes ? storageBytes(slot) : slot.byteLength,
       dtype: slot.dtype,
     };
     const raw = await this.reader.read(view as Parameters<StagingReader['read']>[0]);
     const stored: StorageArray = slot.half
       ? decodeHalf(new Uint16Array(raw.buffer, raw.byteOffset, raw.byteLength / 2), slot.size)
-      : raw;
+      : slot.bytes
+        ? decodeBytes(raw, slot.size, slot.dtype as ByteDType)
+        : raw;
     return storageToHost(slot.dtype, stored);
   }
 

@@ -1,8 +1,8 @@
 /**
  * The device side of the WebGPU backend, under WebGpuBackend (webgpu-backend.ts, the kernel hooks): the device and
- * the storage of its arrays (float16 as binary16 in 2-byte storage), the command batch, buffer pool and reads,
- * synchronize and dispose, captures (beginCapture … endCapture, capture.ts) and the kernel contexts of the
- * dispatch-*.ts files (webgpu-contexts.ts).
+ * the storage of its arrays (float16 as binary16 in 2-byte storage, int8 and uint8 in bytes), the command batch,
+ * buffer pool and reads, synchronize and dispose, captures (beginCapture … endCapture, capture.ts) and the kernel
+ * contexts of the dispatch-*.ts files (webgpu-contexts.ts).
  */
 import {
   type BackendCapabilities,
@@ -17,6 +17,7 @@ import { Captures, type Slot } from './capture.js';
 import { CaptureFusion } from './capture-fusion.js';
 import type { AcquiredDevice, WebGpuOptions } from './device.js';
 import { decodeHalf, encodeHalf, type HalfArithmetic } from './dispatch-half.js';
+import { type ByteDType, decodeBytes, encodeBytes } from './dispatch-int8.js';
 import { CommandBatch } from './encoder.js';
 import type { GpuDeviceLike } from './gpu-types.js';
 import type { HalfConversions } from './kernels/half.js';
@@ -52,6 +53,10 @@ export abstract class WebGpuBackendBase extends BaseBackend {
   private readonly gpuBuffers = new Map<number, GPUBuffer>();
   /** Ids of the float16 buffers: 2 bytes per element (dispatch-half.ts). */
   private readonly half = new Set<number>();
+  /** Ids of the int8 and uint8 buffers in 1 byte per element, with their dtype (dispatch-int8.ts). */
+  private readonly bytes = new Map<number, ByteDType>();
+  /** Whether int8 and uint8 take 1 byte per element (option int8Storage, default 'packed'). */
+  private readonly int8Packed: boolean;
   private halfConversions: HalfConversions = 'integer';
   private halfArithmetic: HalfArithmetic = 'emulated';
   private readonly pool: BufferPool;
@@ -85,6 +90,7 @@ export abstract class WebGpuBackendBase extends BaseBackend {
     this.isSoftware = acquired.info.isFallbackAdapter;
     const setup = adapterSetup(acquired, options);
     this.int8MatmulPath = setup.int8.description;
+    this.int8Packed = (options.int8Storage ?? 'packed') === 'packed';
     this.deviceName = setup.deviceName;
     this.batch = new CommandBatch(this.device, {
       batchSize: options.batchSize ?? 64,
@@ -106,7 +112,8 @@ export abstract class WebGpuBackendBase extends BaseBackend {
         dummy: this.dummy,
         software: this.isSoftware,
         half: this.half,
-        gpu: (buffer, half) => this.gpu(buffer, half),
+        bytes: this.bytes,
+        gpu: (buffer, half, bytes) => this.gpu(buffer, half, bytes),
         fill: (out, value) => this.fillKernel(out, value),
         contiguous: (x) => this.contiguous(x),
         free: (x) => this.free(x),
@@ -122,7 +129,7 @@ export abstract class WebGpuBackendBase extends BaseBackend {
     this.reader = new StagingReader(
       this.device,
       this.batch,
-      (buffer) => this.gpu(buffer, true),
+      (buffer) => this.gpu(buffer, true, true),
       () => this.lostReason,
     );
     this.captures = new Captures({
@@ -131,7 +138,7 @@ export abstract class WebGpuBackendBase extends BaseBackend {
       pool: this.pool,
       assertUsable: (op) => this.assertUsable(op),
       lostReason: () => this.lostReason,
-      gpuOf: (buffer) => this.gpu(buffer, true),
+      gpuOf: (buffer) => this.gpu(buffer, true, true),
       allocate: (size, dtype) => this.allocate(size, dtype),
       deallocate: (buffer) => this.deallocate(buffer),
       reader: this.reader,
@@ -171,6 +178,11 @@ export abstract class WebGpuBackendBase extends BaseBackend {
   /** float16 takes 2 bytes per element here: binary16 bits, two to a 32-bit word (dispatch-half.ts). */
   override packedFloat16(): boolean {
     return true;
+  }
+
+  /** int8 and uint8 take 1 byte per element here unless the option int8Storage is 'int32' (dispatch-int8.ts). */
+  override packedInt8(): boolean {
+    return this.int8Packed;
   }
 
   /**
@@ -234,6 +246,7 @@ export abstract class WebGpuBackendBase extends BaseBackend {
     const b = this.pool.acquire(WebGpuBackendBase.storageBytes(buffer));
     this.gpuBuffers.set(buffer.id, b);
     if (dtype === 'float16') this.half.add(buffer.id);
+    if ((dtype === 'int8' || dtype === 'uint8') && this.int8Packed) this.bytes.set(buffer.id, dtype);
     this.batch.keys.set(b, buffer.id);
   }
 
@@ -241,6 +254,7 @@ export abstract class WebGpuBackendBase extends BaseBackend {
     const b = this.gpuBuffers.get(buffer.id)!;
     this.gpuBuffers.delete(buffer.id);
     this.half.delete(buffer.id);
+    this.bytes.delete(buffer.id);
     this.batch.keys.delete(b);
     this.batch.tracker.forget(buffer.id);
     // Queued work may still read it; later work on a reused buffer is encoded after it (see writeStorage).
@@ -248,22 +262,31 @@ export abstract class WebGpuBackendBase extends BaseBackend {
     if (!this.fusion.retain(buffer, release)) release(); // a pending fused chain may still read it
   }
 
-  /** A Float32Array for float32 (float16: exact float16 values, stored as binary16), an Int32Array otherwise. */
+  /**
+   * A Float32Array for float32 (float16: exact float16 values, stored as binary16), an Int32Array otherwise (int8
+   * and uint8: their values, stored as bytes).
+   */
   protected writeStorage(buffer: DeviceBuffer, data: StorageArray): void {
     this.assertUsable('write');
     this.flush(); // queued work that used a recycled buffer runs before this write
-    const bytes = this.half.has(buffer.id) ? encodeHalf(data as Float32Array) : data;
+    const bytes = this.half.has(buffer.id)
+      ? encodeHalf(data as Float32Array)
+      : this.bytes.has(buffer.id)
+        ? encodeBytes(data as Int32Array)
+        : data;
     if (bytes.byteLength > 0)
-      this.device.queue.writeBuffer(this.gpu(buffer, true), 0, bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    this.captures.recorder?.upload(this.gpu(buffer, true), bytes);
+      this.device.queue.writeBuffer(this.gpu(buffer, true, true), 0, bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.captures.recorder?.upload(this.gpu(buffer, true, true), bytes);
     this.batch.tracker.forget(buffer.id); // it holds the host's data now, whatever earlier work did
   }
 
   protected async readStorage(buffer: DeviceBuffer): Promise<StorageArray> {
     this.assertUsable('read');
     this.captures.recorder?.breakWith(`a read of buffer #${buffer.id} during the capture (the work depends on it)`);
-    if (!this.half.has(buffer.id)) return this.reader.read(buffer);
+    const packed = this.bytes.get(buffer.id);
+    if (!this.half.has(buffer.id) && !packed) return this.reader.read(buffer);
     const words = await this.reader.read({ ...buffer, byteLength: WebGpuBackendBase.storageBytes(buffer) });
+    if (packed) return decodeBytes(words, buffer.size, packed);
     return decodeHalf(new Uint16Array(words.buffer, words.byteOffset, words.byteLength / 2), buffer.size);
   }
 
@@ -352,13 +375,23 @@ export abstract class WebGpuBackendBase extends BaseBackend {
     return { pipelines: this.batch.pipelines, limits, stats: this.planMerge };
   }
 
-  /** @internal The GPU buffer of `buffer`; float16 storage only for the kernels that read binary16 (`half`). */
-  protected gpu(buffer: DeviceBuffer, half = false): GPUBuffer {
+  /**
+   * @internal The GPU buffer of `buffer`; float16 storage only for the kernels that read binary16 (`half`), int8
+   * and uint8 in 1-byte storage only for those that read bytes (`bytes`: dispatch-int8.ts).
+   */
+  protected gpu(buffer: DeviceBuffer, half = false, bytes = false): GPUBuffer {
     const b = this.gpuBuffers.get(buffer.id);
     if (!b) this.checkBuffer(buffer, 'webgpu');
     if (!half && this.half.has(buffer.id))
       throw new Error(`webgpu: a float16 buffer (#${buffer.id}) reached a kernel that reads float32 only`);
+    if (!bytes && this.bytes.has(buffer.id))
+      throw new Error(`webgpu: an int8/uint8 buffer in bytes (#${buffer.id}) reached a kernel that reads int32 only`);
     return b!;
+  }
+
+  /** Whether any of `buffers` holds int8 or uint8 in 1-byte storage. */
+  protected anyBytes(...buffers: DeviceBuffer[]): boolean {
+    return this.bytes.size > 0 && buffers.some((b) => this.bytes.has(b.id));
   }
 
   /** Whether any of `buffers` holds float16 in 2-byte storage. */
@@ -413,6 +446,7 @@ export abstract class WebGpuBackendBase extends BaseBackend {
   private slot(b: DeviceBuffer, op: string): Slot {
     this.checkBuffer(b, op);
     const half = this.half.has(b.id);
-    return { gpu: this.gpu(b, true), size: b.size, byteLength: b.byteLength, dtype: b.dtype, half };
+    const bytes = this.bytes.has(b.id);
+    return { gpu: this.gpu(b, true, true), size: b.size, byteLength: b.byteLength, dtype: b.dtype, half, bytes };
   }
 }

@@ -26,9 +26,10 @@ import { dispatchFused } from './dispatch-fused.js';
 import { dispatchOneHot, dispatchQuantize, dispatchScatter, dispatchTuplePositions } from './dispatch-index.js';
 import { dispatchArgReduce, dispatchTopk } from './dispatch-select.js';
 import { dispatchMatmul } from './dispatch-matmul.js';
-import { dispatchIntMatmul } from './dispatch-matmul-int.js';
+import { dispatchIntMatmul, packsOperands } from './dispatch-matmul-int.js';
 import { dispatchHalfMatmul, halfMatmulCrops, takesHalfSubgroupMatrix } from './dispatch-matmul-f16.js';
 import { isHalf, narrowedInto, widened } from './dispatch-half.js';
+import { copyBytes, fillBytes, isBytesArray, viaInt32, withBytes } from './dispatch-int8.js';
 import { type ConvContext, convOnWebGpu, convTransposeOnWebGpu, resizeOnWebGpu } from './dispatch-conv.js';
 import { type SoftmaxContext, softmaxOnGpu } from './dispatch-softmax.js';
 import { softmaxCrossEntropyWgsl } from './kernels/fused.js';
@@ -64,12 +65,24 @@ export class WebGpuBackend extends WebGpuFusedHooks {
     });
   }
 
+  /** withBytes (dispatch-int8.ts) on this backend's byte storage: false when nothing is in bytes (nothing run). */
+  private viaBytes(inputs: (NDArray | null)[], out: DeviceBuffer | null, run: (w: NDArray[], o: DeviceBuffer) => void) {
+    return withBytes(this.contexts.int8, inputs, out, run);
+  }
+
+  /** Whether any argument of a public op (not yet checked: anything) is an array in byte storage. */
+  private inBytes(...args: unknown[]): boolean {
+    return args.some((a) => isBytesArray(this.contexts.int8, a));
+  }
+
   protected unaryKernel(op: UnaryOp, x: NDArray, out: DeviceBuffer): void {
+    if (this.viaBytes([x], out, ([w], o) => this.unaryKernel(op, w!, o))) return;
     if (this.fusion.unary(op, x, out)) return;
     dispatchUnary(this.contexts.elementwise, op, x, out);
   }
 
   protected binaryKernel(op: BinaryOp, a: NDArray, b: NDArray, out: DeviceBuffer): void {
+    if (this.viaBytes([a, b], out, ([wa, wb], o) => this.binaryKernel(op, wa!, wb!, o))) return;
     if (this.fusion.binary(op, a, b, out)) return;
     dispatchBinary(this.contexts.elementwise, op, a, b, out);
   }
@@ -87,15 +100,20 @@ export class WebGpuBackend extends WebGpuFusedHooks {
   }
 
   protected reduceKernel(op: ReduceOp, x: NDArray, axes: readonly number[], out: DeviceBuffer): void {
+    if (this.viaBytes([x], out, ([w], o) => this.reduceKernel(op, w!, axes, o))) return;
     dispatchReduce(this.contexts.elementwise, op, x, axes, out);
   }
 
+  /** Casts (out of any dtype, a narrowing one into int8/uint8); byte storage on either side: dispatch-int8.ts. */
   protected copyKernel(x: NDArray, out: DeviceBuffer): void {
-    dispatchCopy(this.contexts.elementwise, x, out, rowMajor(x.shape), 0);
+    this.copyIntoKernel(x, out, rowMajor(x.shape), 0);
   }
 
   protected copyIntoKernel(x: NDArray, out: DeviceBuffer, strides: readonly number[], offset: number): void {
-    dispatchCopy(this.contexts.elementwise, x, out, strides, offset);
+    const ctx = this.contexts.elementwise;
+    if (this.anyBytes(x.buffer, out))
+      copyBytes(this.contexts.int8, x, out, strides, offset, (w, o, s, at) => dispatchCopy(ctx, w, o, s, at));
+    else dispatchCopy(ctx, x, out, strides, offset);
   }
 
   /** concat and stack: every view in one dispatch per as many as the storage bindings allow (dispatch-copy-many.ts). */
@@ -106,11 +124,16 @@ export class WebGpuBackend extends WebGpuFusedHooks {
     offsets: readonly number[],
   ): boolean {
     const limit = this.device.limits.maxStorageBuffersPerShaderStage;
-    return dispatchCopyMany(this.contexts.elementwise, limit, xs, out, strides, offsets);
+    const ctx = this.contexts.elementwise;
+    if (!this.anyBytes(out, ...xs.map((x) => x.buffer))) return dispatchCopyMany(ctx, limit, xs, out, strides, offsets);
+    // int8/uint8 in bytes: every view and out there (else one copyInto each), the bytes written atomically
+    if (!xs.every((x) => this.anyBytes(x.buffer)) || !this.anyBytes(out)) return false;
+    return dispatchCopyMany(ctx, limit, xs, out, strides, offsets, this.contexts.int8);
   }
 
   protected fillKernel(out: DeviceBuffer, value: number): void {
-    dispatchFill(this.contexts.elementwise, out, value);
+    if (this.anyBytes(out)) fillBytes(this.contexts.int8, out, value);
+    else dispatchFill(this.contexts.elementwise, out, value);
   }
 
   /**
@@ -176,6 +199,9 @@ export class WebGpuBackend extends WebGpuFusedHooks {
 
   /** Integer matmul (dispatch-matmul-int.ts): int8 packed on tensor cores or dot4I8Packed, else int32 tiles. */
   protected override integerMatmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void {
+    // int8 in bytes goes to the packed kernels as it is (dispatch-matmul-int.ts); the other paths read it widened
+    const packs = packsOperands(this.contexts.intMatmul, a, b);
+    if (!packs && this.viaBytes([a, b], null, ([wa, wb]) => this.integerMatmulKernel(wa!, wb!, out))) return;
     dispatchIntMatmul(this.contexts.intMatmul, a, b, out);
   }
 
@@ -188,11 +214,14 @@ export class WebGpuBackend extends WebGpuFusedHooks {
     bias: NDArray | null,
     out: DeviceBuffer,
   ): void {
+    const wide = ([wa, wb]: NDArray[]): void => this.integerMatmulToFloatKernel(wa!, wb!, aScale, bScale, bias, out);
+    if (!packsOperands(this.contexts.intMatmul, a, b) && this.viaBytes([a, b], null, wide)) return;
     dispatchIntMatmul(this.contexts.intMatmul, a, b, out, { aScale, bScale, bias });
   }
 
   /** gather: one invocation per output element (kernels/gather.ts); operands [O, D, I], [K] → [O, K, I]. */
   protected gatherKernel(x: NDArray, indices: NDArray, out: DeviceBuffer): void {
+    if (this.viaBytes([x, indices], out, ([w, i], o) => this.gatherKernel(w!, i!, o))) return;
     if (this.anyHalf(x.buffer, out)) {
       widened(this.contexts.half, [x], ([w]) =>
         narrowedInto(this.contexts.half, out, (o) => this.gatherKernel(w!, indices, o)),
@@ -209,6 +238,7 @@ export class WebGpuBackend extends WebGpuFusedHooks {
 
   /** argmax/argmin: one pass per row, long rows in chunks (dispatch-select.ts). */
   protected override argReduceKernel(op: 'argmax' | 'argmin', x: NDArray, lastIndex: boolean, out: DeviceBuffer): void {
+    if (this.viaBytes([x], null, ([w]) => this.argReduceKernel(op, w!, lastIndex, out))) return;
     dispatchArgReduce(this.contexts.select, op, x, lastIndex, out);
   }
 
@@ -220,6 +250,8 @@ export class WebGpuBackend extends WebGpuFusedHooks {
     values: DeviceBuffer,
     indices: DeviceBuffer,
   ): boolean {
+    if (this.anyBytes(x.buffer, values))
+      return viaInt32(this.contexts.int8, [x], values, ([w], o) => this.topkKernel(w!, k, largest, o, indices));
     return dispatchTopk(this.contexts.select, x, k, largest, values, indices);
   }
 
@@ -227,6 +259,7 @@ export class WebGpuBackend extends WebGpuFusedHooks {
   protected whereKernel(cond: NDArray, x: NDArray, y: NDArray, out: DeviceBuffer): void {
     const n = out.size;
     if (n === 0) return;
+    if (this.viaBytes([cond, x, y], out, ([c, wx, wy], o) => this.whereKernel(c!, wx!, wy!, o))) return;
     if (this.anyHalf(x.buffer, y.buffer, out)) {
       widened(this.contexts.half, [x, y], ([wx, wy]) =>
         narrowedInto(this.contexts.half, out, (o) => this.whereKernel(cond, wx!, wy!, o)),
@@ -268,6 +301,8 @@ export class WebGpuBackend extends WebGpuFusedHooks {
     out: DeviceBuffer,
     reduction: ScatterReduction,
   ): void {
+    const run = ([t, i, u]: NDArray[], o: DeviceBuffer): void => this.runScatter(t!, i!, u!, o, reduction);
+    if (this.viaBytes([target, indices, updates], out, run)) return;
     if (this.anyHalf(target.buffer, updates.buffer, out)) {
       widened(this.contexts.half, [target, updates], ([t, u]) =>
         narrowedInto(this.contexts.half, out, (o) => this.runScatter(t!, indices, u!, o, reduction)),
@@ -279,11 +314,13 @@ export class WebGpuBackend extends WebGpuFusedHooks {
 
   /** oneHot: one invocation per output element (dispatch-index.ts). */
   protected override oneHotKernel(indices: NDArray, depth: number, out: DeviceBuffer): void {
+    if (this.viaBytes([indices], null, ([i]) => this.oneHotKernel(i!, depth, out))) return;
     dispatchOneHot(this.contexts.select, indices, depth, out);
   }
 
   /** Per-tensor quantizeLinear in one kernel (dispatch-index.ts, kernels/quantize.ts). */
   protected override quantizeKernel(x: NDArray, scale: NDArray, zeroPoint: NDArray | null, out: DeviceBuffer): void {
+    if (this.viaBytes([x, scale, zeroPoint], out, ([w, s, z], o) => this.quantizeKernel(w!, s!, z ?? null, o))) return;
     dispatchQuantize(this.contexts.select, x, scale, zeroPoint, out);
   }
 
@@ -294,6 +331,7 @@ export class WebGpuBackend extends WebGpuFusedHooks {
     batch: number,
     out: DeviceBuffer,
   ): void {
+    if (this.viaBytes([indices], null, ([i]) => this.tuplePositionsKernel(i!, dims, batch, out))) return;
     dispatchTuplePositions(this.contexts.select, indices, dims, batch, out);
   }
 
@@ -303,6 +341,7 @@ export class WebGpuBackend extends WebGpuFusedHooks {
    * and empty shapes fall back to the HAL's composite.
    */
   override conv(x: NDArray, w: NDArray, options: ConvOptions = {}): NDArray {
+    if (this.inBytes(x, w)) return super.conv(x, w, options); // the composite, on routed kernels
     this.convContext ??= {
       ...this.contexts.select,
       software: this.isSoftware && !this.contexts.matmul.forcedTile,
@@ -314,11 +353,13 @@ export class WebGpuBackend extends WebGpuFusedHooks {
 
   /** convTranspose in one kernel gathering each output's taps (dispatch-conv.ts); 3-D falls back to the composite. */
   override convTranspose(x: NDArray, w: NDArray, options: ConvTransposeOptions = {}): NDArray {
+    if (this.inBytes(x, w)) return super.convTranspose(x, w, options);
     return convTransposeOnWebGpu(this, this.contexts.select, x, w, options) ?? super.convTranspose(x, w, options);
   }
 
   /** Nearest resize in one gather kernel, the composite's indices in its params (dispatch-conv.ts); else composite. */
   override resize(x: NDArray, options: ResizeOptions): NDArray {
+    if (this.inBytes(x)) return super.resize(x, options);
     return resizeOnWebGpu(this, this.contexts.select, x, options) ?? super.resize(x, options);
   }
 

@@ -10,6 +10,7 @@ import { type AcquiredDevice, SUBGROUP_MATRIX, type WebGpuOptions } from './devi
 import { AdamGroups, MAX_ADAM_SLOTS } from './dispatch-adam.js';
 import type { ElementwiseContext } from './dispatch-elementwise.js';
 import type { HalfArithmetic, HalfContext } from './dispatch-half.js';
+import type { ByteDType, Int8Context } from './dispatch-int8.js';
 import type { MatmulContext } from './dispatch-matmul.js';
 import { type HalfMatmulContext, halfMatmulSetup } from './dispatch-matmul-f16.js';
 import { type Int8Setup, type IntMatmulContext, int8Setup } from './dispatch-matmul-int.js';
@@ -52,7 +53,8 @@ export function adapterSetup(acquired: AcquiredDevice, options: WebGpuOptions): 
   const half = halfMatmulSetup(options, halfMatrices && features.has('shader-f16'));
   const deviceName =
     `${adapterName}; int8 matmul: ${int8.description}` +
-    (half.mode === 'off' ? '' : `; float16 matmul: ${half.description}`);
+    (half.mode === 'off' ? '' : `; float16 matmul: ${half.description}`) +
+    (options.int8Storage === 'int32' ? '; int8 storage: int32' : '');
   return { int8, half, deviceName };
 }
 
@@ -68,8 +70,10 @@ export interface ContextHost {
   readonly software: boolean;
   /** Ids of the float16 buffers: 2 bytes per element (dispatch-half.ts). */
   readonly half: Set<number>;
-  /** The GPU buffer of a HAL buffer; float16 storage only with `half`. */
-  gpu(buffer: DeviceBuffer, half?: boolean): GPUBuffer;
+  /** Ids of the int8 and uint8 buffers in 1 byte per element, with their dtype (dispatch-int8.ts). */
+  readonly bytes: Map<number, ByteDType>;
+  /** The GPU buffer of a HAL buffer; float16 storage only with `half`, byte storage only with `bytes`. */
+  gpu(buffer: DeviceBuffer, half?: boolean, bytes?: boolean): GPUBuffer;
   fill(out: DeviceBuffer, value: number): void;
   contiguous(x: NDArray): NDArray;
   free(x: NDArray): void;
@@ -95,6 +99,8 @@ export interface KernelContexts {
   readonly live: SgdContext & RandomContext;
   readonly select: SelectContext;
   readonly half: HalfContext;
+  /** int8 and uint8 in byte storage (dispatch-int8.ts). */
+  readonly int8: Int8Context;
   readonly elementwise: ElementwiseContext;
 }
 
@@ -136,7 +142,15 @@ export function kernelContexts(host: ContextHost, options: WebGpuOptions, setup:
     builtins: setup.int8.builtins,
     gpu: gpuOrHalf,
   };
-  const intMatmul: IntMatmulContext = { batch, pool, ...setup.int8, gpu, fill };
+  const intMatmul: IntMatmulContext = {
+    batch,
+    pool,
+    ...setup.int8,
+    gpu,
+    fill,
+    isBytes: (b) => host.bytes.has(b.id),
+    gpuBytes: (b) => host.gpu(b, false, true),
+  };
   const rowPerWorkgroup =
     options.layerNormKernel === 'workgroup' || (options.layerNormKernel !== 'invocation' && !host.software);
   const norm: NormContext = { batch, gpu, dummy, pool, rowPerWorkgroup };
@@ -158,6 +172,7 @@ export function kernelContexts(host: ContextHost, options: WebGpuOptions, setup:
     conversions: () => host.conversions(),
     arithmetic: () => host.arithmetic(),
   };
+  const int8: Int8Context = { batch, bytes: host.bytes, gpu: (b) => host.gpu(b, false, true), allocate, deallocate };
   const elementwise: ElementwiseContext = { batch, half, software: host.software, name: host.name, gpu };
   return {
     matmul,
@@ -169,6 +184,7 @@ export function kernelContexts(host: ContextHost, options: WebGpuOptions, setup:
     live: { batch, gpu, dummy, live },
     select,
     half,
+    int8,
     elementwise,
   };
 }

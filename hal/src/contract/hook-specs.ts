@@ -10,7 +10,8 @@ export const REQUIRED_HOOK_SPECS = {
     contract:
       'Make storage for `buffer.size` elements of `buffer.dtype` (size and the memory limit already checked; `dtype` ' +
       "is the array's own dtype, `buffer.dtype` its storage dtype — a backend that stores float16 in 2 bytes, see " +
-      '`packedFloat16`, needs it). Throw `OutOfMemoryError` if the device refuses.',
+      '`packedFloat16`, or int8 and uint8 in 1, see `packedInt8`, needs it). Throw `OutOfMemoryError` if the device ' +
+      'refuses.',
   },
   destroyStorage: {
     signature: 'destroyStorage(buffer: DeviceBuffer): void',
@@ -310,12 +311,13 @@ export const OPTIONAL_HOOK_SPECS = {
   integerMatmulKernel: {
     signature: 'integerMatmulKernel(a: NDArray, b: NDArray, out: DeviceBuffer): void',
     contract:
-      '`a: [...B, M, K]` · `b: [...B, K, N]` (int32, int8 or uint8: each its own dtype in int32 storage, a kernel ' +
-      'may pack int8 operands; batch dims already broadcast, any strides) into the contiguous int32 `out: [...B, M, ' +
-      'N]`, exact modulo 2^32; without it, `matmul` of integers is the composite of ' +
+      '`a: [...B, M, K]` · `b: [...B, K, N]` (int32, int8 or uint8: each its own dtype in int32 storage, or in bytes ' +
+      'with `packedInt8`; a kernel may pack int8 operands; batch dims already broadcast, any strides) into the ' +
+      'contiguous int32 `out: [...B, M, N]`, exact modulo 2^32; without it, `matmul` of integers is the composite of ' +
       '`hal/src/families/matmul/integer-matmul.ts` (int32 products of K slabs, summed). `hostIntMatmul` ' +
       '(`hal/src/host/host-matmul-int.ts`) serves host memory, as cpu uses it (wasm has an i32x4 kernel); webgpu ' +
-      'packs int8 operands for tensor cores or `dot4I8Packed`.',
+      'packs int8 operands for tensor cores or `dot4I8Packed` (from their bytes, or reading a byte-stored A as it ' +
+      'is).',
   },
   packedFloat16: {
     signature: 'packedFloat16(): boolean',
@@ -327,6 +329,17 @@ export const OPTIONAL_HOOK_SPECS = {
       'even, ±Inf from 65520; a product with its bias added in float32 first) — `copyKernel` rounds casts into ' +
       'float16 as before. `writeStorage` and `readStorage` still exchange `Float32Array`s of float16 values. webgpu ' +
       'does this (`backends/webgpu/src/dispatch-half.ts`); without it float16 lives in float32 storage.',
+  },
+  packedInt8: {
+    signature: 'packedInt8(): boolean',
+    contract:
+      'Return true to store int8 and uint8 in 1 byte per element (four to a 32-bit word, element i at byte i, ' +
+      "little-endian, two's complement for int8; `byteLength` = size; the memory limit counts 1). Your kernels then " +
+      "receive int8/uint8 buffers as their int32 storage alias (same id; `createStorage`'s `dtype` tells you which " +
+      'ids hold bytes) and must read and write bytes there (or widen to an int32 temporary and narrow back, wrapping ' +
+      'modulo 2^8); a write into a view never changes the bytes of the word outside it. `writeStorage` and ' +
+      '`readStorage` still exchange `Int32Array`s of the values. webgpu does this ' +
+      '(`backends/webgpu/src/dispatch-int8.ts`); without it int8 and uint8 live in int32 storage.',
   },
   hostStorage: {
     signature: 'hostStorage(buffer: DeviceBuffer): StorageArray',

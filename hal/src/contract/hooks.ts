@@ -46,7 +46,8 @@ export interface BackendHooks {
   /**
    * Make storage for `buffer.size` elements of `buffer.dtype` (size and the memory limit already checked;
    * `dtype` is the array's own dtype, `buffer.dtype` its storage dtype — a backend that stores float16 in
-   * 2 bytes, see `packedFloat16`, needs it). Throw `OutOfMemoryError` if the device refuses.
+   * 2 bytes, see `packedFloat16`, or int8 and uint8 in 1, see `packedInt8`,
+   * needs it). Throw `OutOfMemoryError` if the device refuses.
    * @group storage
    */
   createStorage(buffer: DeviceBuffer, dtype: DType): void;
@@ -153,8 +154,8 @@ export interface BackendHooks {
 
 /**
  * Hooks a backend may implement: fused kernels in place of BaseBackend's composites (same validation
- * before the call, the same oracle and tolerances after), and two storage capabilities (`packedFloat16`,
- * `hostStorage`). Where BaseBackend has a default (the optimizer steps, `scatterKernel`,
+ * before the call, the same oracle and tolerances after), and three storage capabilities (`packedFloat16`,
+ * `packedInt8`, `hostStorage`). Where BaseBackend has a default (the optimizer steps, `scatterKernel`,
  * `randomUniformKernel`) an override replaces it; otherwise BaseBackend composes the op from the required
  * hooks when the hook is absent.
  */
@@ -396,12 +397,14 @@ export interface OptionalBackendHooks {
     out: DeviceBuffer,
   ): void;
   /**
-   * `a: [...B, M, K]` · `b: [...B, K, N]` (int32, int8 or uint8: each its own dtype in int32 storage, a
-   * kernel may pack int8 operands; batch dims already broadcast, any strides) into the contiguous int32
+   * `a: [...B, M, K]` · `b: [...B, K, N]` (int32, int8 or uint8: each its own dtype in int32 storage, or in
+   * bytes with `packedInt8`; a kernel may pack int8 operands; batch dims already broadcast, any strides) into the
+   * contiguous int32
    * `out: [...B, M, N]`, exact modulo 2^32; without it, `matmul` of integers is the composite of
    * `hal/src/families/matmul/integer-matmul.ts` (int32 products of K slabs, summed). `hostIntMatmul`
    * (`hal/src/host/host-matmul-int.ts`) serves host memory, as cpu uses it (wasm has an i32x4 kernel);
-   * webgpu packs int8 operands for tensor cores or `dot4I8Packed`.
+   * webgpu packs int8 operands for tensor cores or `dot4I8Packed` (from their bytes, or reading a byte-stored A as
+   * it is).
    * @group integer
    */
   integerMatmulKernel?(a: NDArray, b: NDArray, out: DeviceBuffer): void;
@@ -417,6 +420,17 @@ export interface OptionalBackendHooks {
    * @group capabilities
    */
   packedFloat16?(): boolean;
+  /**
+   * Return true to store int8 and uint8 in 1 byte per element (four to a 32-bit word, element i at byte i,
+   * little-endian, two's complement for int8; `byteLength` = size; the memory limit counts 1). Your kernels then
+   * receive int8/uint8 buffers as their int32 storage alias (same id; `createStorage`'s `dtype` tells you which
+   * ids hold bytes) and must read and write bytes there (or widen to an int32 temporary and narrow back, wrapping
+   * modulo 2^8); a write into a view never changes the bytes of the word outside it. `writeStorage` and
+   * `readStorage` still exchange `Int32Array`s of the values. webgpu does this
+   * (`backends/webgpu/src/dispatch-int8.ts`); without it int8 and uint8 live in int32 storage.
+   * @group capabilities
+   */
+  packedInt8?(): boolean;
   /**
    * The storage of `buffer` as a typed array the host reads and writes synchronously, without a copy,
    * element 0 first (`Float32Array`, `Int32Array`, or `Float64Array` for float64). With it your backend
@@ -454,7 +468,8 @@ export const REQUIRED_HOOKS: readonly HookSpec[] = specList(REQUIRED_HOOK_SPECS)
 
 /**
  * The hooks a backend may implement ({@link OptionalBackendHooks}, in declaration order): fused kernels in
- * place of BaseBackend's composites and defaults, and the storage capabilities packedFloat16 and hostStorage.
+ * place of BaseBackend's composites and defaults, and the storage capabilities packedFloat16,
+ * packedInt8 and hostStorage.
  */
 export const OPTIONAL_HOOKS: readonly HookSpec[] = specList(OPTIONAL_HOOK_SPECS);
 

@@ -29,6 +29,10 @@
  * matmulBias kernels write float16 results directly (rounding them as copyKernel would) rather than through a
  * temporary.
  *
+ * A backend with the optional packedInt8 hook stores int8 and uint8 in 1 byte per element; its kernels get those
+ * buffers as the same int32 aliases and read and write bytes there (or widen and narrow them themselves), so the
+ * routes above are unchanged: a computed narrow result still reaches `out` through copyKernel's wrap.
+ *
  * A backend's own code may call its hooks directly (`this.fillKernel(...)` inside a kernel): only the HAL's
  * ops go through the router, so a hook is never routed twice.
  */

@@ -195,6 +195,19 @@ export abstract class StorageBackend {
     return typeof hook === 'function' && hook.call(this) === true;
   }
 
+  /** Whether int8 and uint8 arrays take 1 byte per element here (the optional packedInt8 hook, hooks.ts). */
+  hasPackedInt8(): boolean {
+    const hook = (this as { packedInt8?: () => boolean }).packedInt8;
+    return typeof hook === 'function' && hook.call(this) === true;
+  }
+
+  /** Bytes per element of `dtype` here: float16 2 with packedFloat16, int8 and uint8 1 with packedInt8. */
+  private storedBytes(dtype: DType): number {
+    if (dtype === 'float16' && this.hasPackedFloat16()) return 2;
+    if ((dtype === 'int8' || dtype === 'uint8') && this.hasPackedInt8()) return 1;
+    return bytesPerElement(dtype);
+  }
+
   /** {@inheritDoc @polyhal/hal!ComputeBackend.allocate} */
   allocate(size: number, dtype: DType = 'float32'): DeviceBuffer {
     this.assertOpen();
@@ -208,7 +221,7 @@ export abstract class StorageBackend {
         this.name,
         `${dtype} needs storage the host addresses (the hostStorage hook: cpu, wasm, reference); cast to float32`,
       );
-    const byteLength = size * (dtype === 'float16' && this.hasPackedFloat16() ? 2 : bytesPerElement(dtype));
+    const byteLength = size * this.storedBytes(dtype);
     const available = this.memoryAvailable();
     if (byteLength > available) throw this.overAvailable(byteLength);
     const buffer: DeviceBuffer = Object.freeze({ id: this.nextBufferId++, dtype, size, byteLength, owner: this.id });

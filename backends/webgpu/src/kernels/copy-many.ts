@@ -25,7 +25,7 @@ export function copyManyWords(slots: number, R: number): number {
 }
 
 /** The offsets of source and destination for element `i` of the slot whose words start at `base` (a u32). */
-function slotOffsets(R: number): string {
+export function slotOffsets(R: number): string {
   return `fn offsets(base: u32, i: u32) -> vec2<i32> {
   var is = p(base + 2u);
   var id = p(base + 3u);

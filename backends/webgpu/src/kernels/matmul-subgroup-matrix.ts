@@ -48,8 +48,8 @@ export const SGM_LARGE = subgroupMatrixTile(INT8_SUBGROUP_MATRIX, 'large', 4, 4)
 export const SGM_MEDIUM = subgroupMatrixTile(INT8_SUBGROUP_MATRIX, 'medium', 2, 4);
 
 /**
- * The WGSL of one tile's kernel, its builtins in form `builtins`. `direct`: C is the product's own output, at element offset param 5 (M and N
- * multiples of the tile, no rescale: no crop pass); else the padded C at offset 0.
+ * The WGSL of one tile's kernel, its builtins in form `builtins`. `direct`: C is the product's own output, at
+ * element offset param 5 (M and N multiples of the tile, no rescale: no crop pass); else the padded C at offset 0.
  */
 export function subgroupMatrixMatmulWgsl(
   t: SubgroupMatrixTile,
