@@ -92,15 +92,30 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) l: vec3u
 }
 
 /**
- * Packs an int8-valued i32 operand: `transpose` false packs A [M, K] as rows of K; true packs B [K, N]
+ * Where a pack reads its int8 operand: 'int32' storage (one element a word, its low byte the value's) or 1-byte
+ * 'bytes' storage (dispatch-int8.ts: four to a u32 word, little-endian).
+ */
+export type PackSource = 'int32' | 'bytes';
+
+/** WGSL: the source binding x, and `elem_byte(e)`: the low 8 bits of element e (the sign does not matter to packing). */
+function packSourceWgsl(source: PackSource): string {
+  return source === 'int32'
+    ? `@group(0) @binding(1) var<storage, read> x: array<i32>;
+fn elem_byte(e: i32) -> u32 { return u32(x[e]) & 0xffu; }`
+    : `@group(0) @binding(1) var<storage, read> x: array<u32>;
+fn elem_byte(e: i32) -> u32 { let u = u32(e); return (x[u >> 2u] >> (8u * (u & 3u))) & 0xffu; }`;
+}
+
+/**
+ * Packs an int8 operand from `source` storage: `transpose` false packs A [M, K] as rows of K; true packs B [K, N]
  * as rows of N (Bᵀ). Output: padded rows (param 11) × Kp/4 words (param 10), zero outside the operand.
  * A: one invocation per output word (offset 3, strides 6 and 7). Bᵀ: `packTransposedInt8Wgsl`.
  */
-export function packInt8Wgsl(transpose: boolean): string {
-  if (transpose) return packTransposedInt8Wgsl();
+export function packInt8Wgsl(transpose: boolean, source: PackSource = 'int32'): string {
+  if (transpose) return packTransposedInt8Wgsl(source);
   const [rows, off, sr, sk] = ['p(0u)', 'p(3u)', 'p(6u)', 'p(7u)'];
   return `${paramsPrelude(INT_MATMUL_WORDS)}
-@group(0) @binding(1) var<storage, read> x: array<i32>;
+${packSourceWgsl(source)}
 @group(0) @binding(2) var<storage, read_write> packed: array<u32>;
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
@@ -113,8 +128,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   var word = 0u;
   for (var j = 0; j < 4; j++) {
     let k = k0 + j;
-    let v = select(0, x[${off} + r * ${sr} + k * ${sk}], r < ${rows} && k < p(2u));
-    word |= (u32(v) & 0xffu) << (8u * u32(j));
+    if (r < ${rows} && k < p(2u)) { word |= elem_byte(${off} + r * ${sr} + k * ${sk}) << (8u * u32(j)); }
   }
   packed[dst] = word;
 }`;
@@ -128,9 +142,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
  * are 65 words apart, so the column reads of the write phase fall in distinct banks. One workgroup per block,
  * over a 2-D grid of (Np/64)·(Kp/64) workgroups (`flat` of that many times 256 invocations).
  */
-function packTransposedInt8Wgsl(): string {
+function packTransposedInt8Wgsl(source: PackSource): string {
   return `${paramsPrelude(INT_MATMUL_WORDS)}
-@group(0) @binding(1) var<storage, read> x: array<i32>;
+${packSourceWgsl(source)}
 @group(0) @binding(2) var<storage, read_write> packed: array<u32>;
 var<workgroup> tile: array<u32, ${16 * 65}>;
 @compute @workgroup_size(256)
@@ -148,8 +162,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
     var word = 0u;
     for (var j = 0u; j < 4u; j++) {
       let k = i32((w0 + w) * 4u + j);
-      let v = select(0, x[p(4u) + k * p(8u) + n * p(9u)], n < N && k < K);
-      word |= (u32(v) & 0xffu) << (8u * j);
+      if (n < N && k < K) { word |= elem_byte(p(4u) + k * p(8u) + n * p(9u)) << (8u * j); }
     }
     tile[w * 65u + t % 64u] = word;
   }
