@@ -44,8 +44,19 @@ export function slotOffsets(R: number): string {
 }`;
 }
 
-export function copyManyWgsl(slots: number, R: number): string {
-  const decl = ['@group(0) @binding(1) var<storage, read_write> dst: array<u32>;'];
+/**
+ * The one-dispatch kernel over `slots` views of rank `R`: `dst` declared as `dstType`, `helpers` WGSL placed before
+ * main, and `store(s)` the statement that writes element `o.y` of dst from element `o.x` of source `s`
+ * (`o`: the offsets of the invocation's element, vec2<i32>).
+ */
+export function copyManyKernel(
+  slots: number,
+  R: number,
+  dstType: string,
+  store: (s: number) => string,
+  helpers = '',
+): string {
+  const decl = [`@group(0) @binding(1) var<storage, read_write> dst: ${dstType};`];
   const body: string[] = [];
   for (let s = 0; s < slots; s++) decl.push(`@group(0) @binding(${s + 2}) var<storage, read> src${s}: array<u32>;`);
   // The last slot first: a workgroup belongs to the highest slot whose first workgroup it reaches.
@@ -55,7 +66,7 @@ export function copyManyWgsl(slots: number, R: number): string {
     let i = (w - u32(p(${base + 1}u))) * 256u + lid.x;
     if (i < u32(p(${base}u))) {
       let o = offsets(${base}u, i);
-      dst[o.y] = src${s}[o.x];
+      ${store(s)}
     }
     return;
   }`);
@@ -63,8 +74,12 @@ export function copyManyWgsl(slots: number, R: number): string {
   return `${paramsPrelude(copyManyWords(slots, R))}
 ${decl.join('\n')}
 ${slotOffsets(R)}
-@compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
+${helpers}@compute @workgroup_size(256) fn main(${FLAT_ARGS}) {
   let w = wid.y * nwg.x + wid.x;
 ${body.join('\n')}
 }`;
+}
+
+export function copyManyWgsl(slots: number, R: number): string {
+  return copyManyKernel(slots, R, 'array<u32>', (s) => `dst[o.y] = src${s}[o.x];`);
 }
