@@ -97,7 +97,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) l: vec3u
  */
 export type PackSource = 'int32' | 'bytes';
 
-/** WGSL: the source binding x, and `elem_byte(e)`: the low 8 bits of element e (the sign does not matter to packing). */
+/** WGSL: the source binding x, and `elem_byte(e)`: element e's low 8 bits (the sign does not matter to packing). */
 function packSourceWgsl(source: PackSource): string {
   return source === 'int32'
     ? `@group(0) @binding(1) var<storage, read> x: array<i32>;
