@@ -7,7 +7,8 @@
  * them (`int8Kernel: 'subgroup-matrix'`; `int8Packing: 'always'`: small products otherwise skip the packed
  * kernels), with robustness on: the 64×128 tile; then the int8 cases once more with robustness off on the
  * 128×128 tile (`int8Tile`), which 'auto' gives only large products; then the float16 matmul cases on a device with
- * f16 subgroup matrices (`vulkan_enable_f16_on_nvidia`), every product on the tensor cores (`float16Matmul`).
+ * f16 subgroup matrices (`vulkan_enable_f16_on_nvidia`), every product on the tensor cores (`float16Matmul`), and
+ * once more with split-K forced to 3.
  *   node gpu-conformance.mjs [--json out.json]
  */
 import { writeFileSync } from 'node:fs';
@@ -60,4 +61,16 @@ const h = await runConformance(
 );
 console.log(`conformance of float16 matmul on tensor cores — ${h.deviceName}: ${h.passed} passed, ${h.failed} failed`);
 for (const c of h.results.filter((x) => !x.pass)) console.log(`  FAIL ${c.id}: ${c.message}`);
-process.exit(r.failed || s.failed || t.failed || u.failed || h.failed ? 1 : 0);
+// the same with split-K forced to 3 (products of one item whose tile divides M and N: partials over the grid's z)
+const hs = await runConformance(
+  () =>
+    createWebGpuBackend({
+      dawnFlags: ['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia'],
+      float16Matmul: 'subgroup-matrix',
+      matmulSplitK: 3,
+    }),
+  { filter: /matmul.*float16|float16.*matmul/i },
+);
+console.log(`conformance of float16 matmul on tensor cores, split-K 3: ${hs.passed} passed, ${hs.failed} failed`);
+for (const c of hs.results.filter((x) => !x.pass)) console.log(`  FAIL ${c.id}: ${c.message}`);
+process.exit(r.failed || s.failed || t.failed || u.failed || h.failed || hs.failed ? 1 : 0);

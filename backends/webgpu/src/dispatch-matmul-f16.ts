@@ -6,13 +6,17 @@
  * float32 C, and cropped into the float32 output (the HAL rounds it to float16 after). A batch whose items step by
  * constant strides runs as one dispatch of each kind over the grid's z: two packs (none for an operand laid out as
  * the kernel reads it — rows contiguous, sizes multiples of the tile and K of 32; one copy for a broadcast operand),
- * the product, and a crop unless the tile divides M and N; other batches run item by item.
+ * the product, and a crop unless the tile divides M and N; other batches run item by item. A single product of few
+ * output tiles over a long K (a Linear's weight gradient) splits K into partial products summed after
+ * (dispatch-matmul-f16-split.ts); a transposed operand is packed through 64×64 blocks (dispatch-matmul-f16-pack.ts).
  */
 import type { DeviceBuffer, NDArray } from '@polyhal/hal';
 import { reshapeView, sizeOf } from '@polyhal/hal';
 import { batchOffsets } from '@polyhal/hal/internal';
 import type { WebGpuOptions } from './device.js';
 import type { CommandBatch } from './encoder.js';
+import { packOperand, readsDirect } from './dispatch-matmul-f16-pack.js';
+import { dispatchSplitHalfMatmul, halfSplitK } from './dispatch-matmul-f16-split.js';
 import { flat } from './kernel-params.js';
 import {
   cropHalfProductWgsl,
@@ -23,8 +27,6 @@ import {
   HALF_SGM_SMALL,
   type HalfSubgroupMatrixTile,
   halfSubgroupMatrixWgsl,
-  PACK_HALF_WORDS,
-  packHalfWgsl,
 } from './kernels/matmul-subgroup-matrix-f16.js';
 import type { SubgroupMatrixBuiltins } from './kernels/subgroup-matrix-gemm.js';
 import { CROP_HALF_WORDS, cropHalfProductToHalfWgsl } from './kernels/matmul-f16-crop-half.js';
@@ -43,6 +45,8 @@ export interface HalfMatmulContext {
   readonly forcedTile?: HalfSubgroupMatrixTile | null;
   /** The form of the kernels' subgroup-matrix builtins (option `subgroupMatrixBuiltins`). */
   readonly builtins: SubgroupMatrixBuiltins;
+  /** The split-K count of every product that may split (option `matmulSplitK`), or null: chosen by shape. */
+  readonly forcedSplitK?: number | null;
   /** The GPU buffer of a HAL buffer, float16 storage included. */
   gpu(buffer: DeviceBuffer): GPUBuffer;
 }
@@ -102,16 +106,6 @@ function chooseTile(ctx: HalfMatmulContext, M: number, N: number, K: number): Ha
     if (exact) return exact;
   }
   return large ? HALF_SGM_LARGE : HALF_SGM_MEDIUM;
-}
-
-/**
- * Whether a [.., R, C] operand is read by the product as it is: rows contiguous, R and C multiples of the padding,
- * its offset and item strides multiples of 8 halves (the kernel's vec4 loads).
- */
-function readsDirect(x: NDArray, R: number, C: number, Rp: number, Cp: number, offsets: readonly number[]): boolean {
-  const r = x.shape.length;
-  const rows = R === 1 || x.strides[r - 2] === C;
-  return R === Rp && C === Cp && x.strides[r - 1] === 1 && rows && offsets.every((o) => o % 8 === 0);
 }
 
 /** A run of batch items in one dispatch: item i of it reads A from offA + (i / inner)·aOuter + (i % inner)·aInner. */
@@ -195,7 +189,13 @@ export function dispatchHalfMatmul(
   const direct = Mp === M && Np === N;
   if (direct && outHalf) throw new Error('webgpu: a float16 product that does not crop writes float32 only');
   const inner = r > 2 ? a.shape[r - 3]! : 1;
-  for (const run of batchRuns(batchOffsets(a, b), inner)) {
+  const items = batchOffsets(a, b);
+  const splits = direct && items.length === 1 ? halfSplitK(ctx, M, N, Kp, t) : 1;
+  if (splits > 1) {
+    dispatchSplitHalfMatmul(ctx, a, b, out, items[0]!, t, splits);
+    return;
+  }
+  for (const run of batchRuns(items, inner)) {
     const { first, count, offA, offB } = run;
     const aDirect = readsDirect(a, M, K, Mp, Kp, [offA, run.aInner, run.aOuter]);
     const bDirect = readsDirect(b, K, N, Kp, Np, [offB, run.bInner, run.bOuter]);
@@ -208,30 +208,8 @@ export function dispatchHalfMatmul(
     const packedB = bDirect ? null : ctx.pool.acquire(bBytes);
     const padded = direct ? null : ctx.pool.acquire(cBytes);
     try {
-      // strides: [inner, outer] of the operand's items
-      const pack = (
-        x: NDArray,
-        off: number,
-        strides: number[],
-        copies: number,
-        dst: GPUBuffer,
-        dims: number[],
-      ): void => {
-        const [R, C, Rp, Cp] = dims as [number, number, number, number];
-        const s = x.shape.length;
-        const [gx, gy] = flat((Rp * Cp) / 2);
-        ctx.batch.dispatch(
-          'matmul',
-          'matmul/pack-f16',
-          packHalfWgsl,
-          PACK_HALF_WORDS,
-          [R, C, off, x.strides[s - 2]!, x.strides[s - 1]!, Cp, Rp, strides[0]!, run.inner, strides[1]!],
-          [ctx.gpu(x.buffer), dst],
-          [gx, gy, copies],
-        );
-      };
-      if (packedA) pack(a, offA, [run.aInner, run.aOuter], aCopies, packedA, [M, K, Mp, Kp]);
-      if (packedB) pack(b, offB, [run.bInner, run.bOuter], bCopies, packedB, [K, N, Kp, Np]);
+      if (packedA) packOperand(ctx, a, [offA, run.aInner, run.inner, run.aOuter], aCopies, packedA, [M, K, Mp, Kp]);
+      if (packedB) packOperand(ctx, b, [offB, run.bInner, run.inner, run.bOuter], bCopies, packedB, [K, N, Kp, Np]);
       // the product's item strides: a packed operand's copies are consecutive (one copy: a broadcast one)
       const [aIn, aOut] = packedA ? (broadcastA ? [0, 0] : [Mp * Kp, Mp * Kp * run.inner]) : [run.aInner, run.aOuter];
       const [bIn, bOut] = packedB ? (broadcastB ? [0, 0] : [Kp * Np, Kp * Np * run.inner]) : [run.bInner, run.bOuter];

@@ -81,7 +81,8 @@ export const WEBGPU_OPTION_SPECS = defineOptions({
   },
   /**
    * Split-K count for matmuls: 'auto' (default) splits K when the output has
-   * too few tiles to fill the GPU (see `chooseSplitK`); a number forces it (1 = never split).
+   * too few tiles to fill the GPU (see `chooseSplitK`; float16 products on tensor cores: `halfSplitK`, products of
+   * one item whose tile divides the output); a number forces it (1 = never split).
    */
   matmulSplitK: {
     type: 'integer',

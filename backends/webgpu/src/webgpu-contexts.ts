@@ -140,6 +140,7 @@ export function kernelContexts(host: ContextHost, options: WebGpuOptions, setup:
     workgroupStorage: limits.maxComputeWorkgroupStorageSize,
     forcedTile: setup.half.tile,
     builtins: setup.int8.builtins,
+    forcedSplitK: matmul.forcedSplitK,
     gpu: gpuOrHalf,
   };
   const intMatmul: IntMatmulContext = {

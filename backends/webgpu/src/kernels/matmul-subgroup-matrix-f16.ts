@@ -70,13 +70,15 @@ export const HALF_SGM_SMALL = subgroupMatrixTile(FLOAT16_SUBGROUP_MATRIX, 'small
  * The WGSL of one tile's kernel: A [Mp, Kp] row-major at element offset param 3, B [Kp, Np] row-major at param 4
  * (packed copies, or the operands themselves where they are laid out so), Kp / 2 in param 10. `direct`: C is the
  * product's own output at element offset param 5 (M and N multiples of the tile: no crop pass); else the padded C.
+ * `split`: split-K, the split depth in param 15 (F16_MATMUL_WORDS + 1 words; subgroup-matrix-gemm.ts).
  */
 export function halfSubgroupMatrixWgsl(
   t: SubgroupMatrixTile,
   direct = false,
   builtins: SubgroupMatrixBuiltins = 'legacy',
+  split = false,
 ): string {
-  return subgroupMatrixGemmWgsl(FLOAT16_SUBGROUP_MATRIX, t, direct, builtins);
+  return subgroupMatrixGemmWgsl(FLOAT16_SUBGROUP_MATRIX, t, direct, builtins, split);
 }
 
 /**

@@ -19,6 +19,9 @@
  * operands are packed copies from 0), 5 C's offset (direct), 10 Kp in words, 11 Np; where the type takes
  * `offsets`, a batch of two levels over the grid's z: item z = io·(param 12) + ii reads A from 13·io + 6·ii
  * elements further and B from 14·io + 7·ii, and writes C from 8·z.
+ * Split-K (`split`, types that read offsets): one more param word, the split depth D (a multiple of the slab
+ * depth); inner item ii walks K over min(D, Kp − ii·D) from its offsets (the caller steps A by D and B by D rows
+ * through params 6 and 7), writing its partial product at 8·z: the caller sums the partials.
  */
 import { paramsPrelude } from '../layout.js';
 
@@ -120,7 +123,9 @@ export function subgroupMatrixGemmWgsl(
   t: SubgroupMatrixTile,
   direct = false,
   builtins: SubgroupMatrixBuiltins = 'legacy',
+  split = false,
 ): string {
+  if (split && !type.offsets) throw new Error('subgroup-matrix GEMM: split-K needs a type that reads offsets');
   const vector = builtins === 'vector';
   // a fragment load from workgroup array `p`: offset and stride in operand elements (the legacy form's units)
   const fragment = (m: string, p: string, offset: string, colMajor: boolean, stride: number): string => {
@@ -160,7 +165,7 @@ export function subgroupMatrixGemmWgsl(
       );
   };
   load('0u');
-  L.push(`  for (var k = 0u; k < kp; k += ${KT}u) {`);
+  L.push(`  for (var k = 0u; k < kl; k += ${KT}u) {`);
   for (let e = 0; e < va; e++)
     L.push(
       storeRegister(type, 'sa', `a${e}`, `(${at(e)} / ${VR}u) * ${ROW}u + (${at(e)} % ${VR}u) * ${step}u`, vector),
@@ -177,7 +182,7 @@ export function subgroupMatrixGemmWgsl(
         vector,
       ),
     );
-  L.push('    workgroupBarrier();', `    let kn = min(k + ${KT}u, kp - ${KT}u);`);
+  L.push('    workgroupBarrier();', `    let kn = min(k + ${KT}u, kl - ${KT}u);`);
   load('kn');
   const rsb = RSB * (type.shared === 'i32' ? 4 : 1);
   for (let kk = 0; kk < KT; kk += type.mmaK) {
@@ -211,6 +216,8 @@ export function subgroupMatrixGemmWgsl(
     `  let oa = ${type.offsets ? `(u32(p(3u)) + io * u32(p(13u)) + ii * u32(p(6u))) / ${perVec4}u` : '0u'};`,
     `  let ob = ${type.offsets ? `(u32(p(4u)) + io * u32(p(14u)) + ii * u32(p(7u))) / ${perVec4}u` : '0u'};`,
     `  let base = ${direct ? 'u32(p(5u))' : '0u'}${type.offsets ? ' + item * u32(p(8u))' : ''};`,
+    // split-K: inner item ii walks K from ii·(param words) (its A and B offsets), at most that many, to Kp
+    split ? `  let kl = min(u32(p(${type.words}u)), kp - ii * u32(p(${type.words}u)));` : '  let kl = kp;',
   ]
     .filter((l) => l !== '')
     .join('\n');
@@ -219,7 +226,7 @@ export function subgroupMatrixGemmWgsl(
   const slab = (n: number): string =>
     vector ? `array<vec4<${type.word}>, ${n / sharedPerVec4(type)}>` : `array<${type.shared}, ${n}>`;
   return `${type.enables}enable chromium_experimental_subgroup_matrix;
-${paramsPrelude(type.words)}
+${paramsPrelude(type.words + (split ? 1 : 0))}
 @group(0) @binding(1) var<storage, read> a: array<vec4<${type.word}>>;
 @group(0) @binding(2) var<storage, read> b: array<vec4<${type.word}>>;
 @group(0) @binding(3) var<storage, read_write> c: array<${type.c}>;
