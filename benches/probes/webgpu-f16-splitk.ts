@@ -3,7 +3,7 @@
  * weight gradient over ViT-S's 12,608 rows, xᵀ·g with xᵀ a transposed view ([F, 12608] · [12608, G], K = 12,608,
  * few output tiles), against the same product unsplit, in one process on one GPU: one backend per configuration
  * (`matmulSplitK` 1, 'auto', forced counts; `float16MatmulTile`), trial by trial in turn.
- *  1. agreement: each configuration's result at 4,096 sampled outputs against a float64 oracle, as a fraction of
+ *  1. agreement: each configuration's result at 1,024 sampled outputs against a float64 oracle, as a fraction of
  *     the float32 accumulation bound K·2^-24·Σ|a||b| (split-K changes the order of the sum, not its bound);
  *  2. speed: ms from the first of `reps` queued products to a synchronize, median of `--trials`; and the N³
  *     products (`--sizes`), which 'auto' leaves unsplit, as a check that nothing else moved.
@@ -75,7 +75,7 @@ async function race(what: string, F: number, R: number, G: number, plain = false
   const xh = (await runs[0]!.be.read(runs[0]!.x)) as Float32Array;
   const gh = (await runs[0]!.be.read(runs[0]!.b)) as Float32Array;
   const rand = mulberry32(9);
-  const picks = Array.from({ length: 4096 }, () => [Math.floor(rand() * F), Math.floor(rand() * G)] as const);
+  const picks = Array.from({ length: 1024 }, () => [Math.floor(rand() * F), Math.floor(rand() * G)] as const);
   const worst: Record<string, number> = {};
   for (const [c, r] of runs.entries()) {
     r.once();
@@ -104,7 +104,17 @@ async function race(what: string, F: number, R: number, G: number, plain = false
   for (let i = 0; i < trials; i++) for (const [j, r] of runs.entries()) t[j]!.push(await time(r));
   const ms = Object.fromEntries(CONFIGS.map((c, j) => [c.name, med(t[j]!)]));
   const tflops = Object.fromEntries(CONFIGS.map((c) => [c.name, flops / ms[c.name]! / 1e9]));
-  emit({ event: 'speed', what, M: F, K: R, N: G, ms, tflops, worstOfBound: worst, unsplitOverAuto: ms.unsplit! / ms.auto! });
+  emit({
+    event: 'speed',
+    what,
+    M: F,
+    K: R,
+    N: G,
+    ms,
+    tflops,
+    worstOfBound: worst,
+    unsplitOverAuto: ms.unsplit! / ms.auto!,
+  });
   for (const r of runs) {
     r.be.free(r.x);
     r.be.free(r.b);
