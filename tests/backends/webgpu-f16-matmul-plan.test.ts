@@ -149,6 +149,12 @@ describe('float16 tensor-core product plan (the product emulated)', () => {
     expect(count(keys, '/direct/split')).toBe(0);
     expect(count(keys, 'matmul/f16-crop')).toBe(1);
   });
+  test('a short K where no tile divides: the least padded output ([197, 64]-like: 64×64, not 64×128)', async () => {
+    const keys = await check([2, 3, 37, 100], [2, 3, 100, 64], null);
+    expect(count(keys, 'matmul/f16-subgroup-matrix/small')).toBe(1);
+    const square = await check([2, 37, 100], [2, 100, 200], null); // N padded to 256 by both: the larger tile
+    expect(count(square, 'matmul/f16-subgroup-matrix/medium')).toBe(1);
+  });
   test('attention-like batches: transposed operands packed per item over two levels', async () => {
     const keys = await check([2, 3, 37, 40], [2, 3, 40, 45], null, true);
     expect(count(keys, 'matmul/pack-f16-t')).toBe(1);

@@ -94,6 +94,9 @@ const EXACT_TILE_MAX_K = 512;
  * ViT-S's 12,608 rows are 197 medium tiles and 98.5 large ones: on an H200, [12608, 384]·[384, 384] took 0.072 and
  * 0.116 ms on the medium tile and 0.112–0.114 ms on the large one with the copy and the crop
  * (benches/results/h200/webgpu-f16-tiles.json; figures from one process per tile varied up to 3× between runs).
+ * Where none divides, the tile of the least padded output: ViT-S attention's [197, 197]·[197, 64] products (384 items)
+ * took 0.16–0.18 ms on the 64×64 tile against 0.18–0.22 ms on the 64×128 one, in one process on an H200
+ * (benches/probes/webgpu-f16-attention-products.ts).
  */
 function chooseTile(ctx: HalfMatmulContext, M: number, N: number, K: number): HalfSubgroupMatrixTile {
   if (ctx.forcedTile && ctx.workgroupStorage >= ctx.forcedTile.storage) return ctx.forcedTile;
@@ -104,6 +107,10 @@ function chooseTile(ctx: HalfMatmulContext, M: number, N: number, K: number): Ha
   if (K <= EXACT_TILE_MAX_K && !(large && divides(HALF_SGM_LARGE))) {
     const exact = [HALF_SGM_MEDIUM, HALF_SGM_SMALL].find(divides);
     if (exact) return exact;
+    // none divides: the least padded output (ties: the larger tile)
+    const area = (t: HalfSubgroupMatrixTile): number => roundUp(M, t.rows) * roundUp(N, t.cols);
+    const order = large ? [HALF_SGM_LARGE, HALF_SGM_MEDIUM, HALF_SGM_SMALL] : [HALF_SGM_MEDIUM, HALF_SGM_SMALL];
+    return order.reduce((best, t) => (area(t) < area(best) ? t : best));
   }
   return large ? HALF_SGM_LARGE : HALF_SGM_MEDIUM;
 }
