@@ -19,7 +19,7 @@
  * unless `--dawn-flags disable-dawn-features=timestamp_quantization`).
  *   node webgpu-compile-step.mjs [--rounds 5] [--steps 40] [--models mlp,cnn,vit] [--read-every 1] [--merge off]
  *     [--fuse off] [--kernel-times] [--dawn-flags F]
- *     [--matmul-tile auto|small|medium|...] [--json f]
+ *     [--matmul-tile auto|small|medium|...] [--layer-norm-kernel auto|subgroup|workgroup|invocation] [--json f]
  */
 import { writeFileSync } from 'node:fs';
 import { AdamW, compile, crossEntropy, scope, Tensor } from '@polyhal/autograd';
@@ -43,6 +43,7 @@ const be = await createWebGpuBackend({
   kernelTimestamps: kernelTimes,
   dawnFlags: arg('--dawn-flags', '') ? [arg('--dawn-flags', '')] : [],
   matmulTile: arg('--matmul-tile', 'auto') as 'auto',
+  layerNormKernel: arg('--layer-norm-kernel', 'auto') as 'auto',
 });
 const stats = () => (be as unknown as { kernelStats(): { dispatches: number; submissions: number } }).kernelStats();
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

@@ -11,13 +11,14 @@
  * every step create and clear them anew: `--pool-bytes`, the backend's maxPooledBytes, default the backend's).
  * `--f16-tile` forces the tensor cores' tile of every float16 product (the backend's float16MatmulTile), `--builtins`
  * the form of their subgroup-matrix builtins (subgroupMatrixBuiltins: auto, legacy, vector), `--split-k` the split-K
- * count of every product (matmulSplitK: auto, or a number; 1 never splits).
+ * count of every product (matmulSplitK: auto, or a number; 1 never splits), `--layer-norm-kernel` the backend's
+ * layerNormKernel.
  * `--kernel-times` times instead each kernel of one replay on the GPU (the backend's kernelTimestamps): of the
  * float32 forward and backward compiled, of the same under autocast('float16') (no GradScaler: its step reads the
  * inf check), and of the float32 whole step; one row each, with the GPU time per kernel family (kernel-times.ts).
  *   node webgpu-vit-amp.mjs [--dawn-flags F] [--depth 12] [--batch 64] [--steps 5] [--rounds 5] [--pool-bytes N]
  *     [--f16-tile auto|large|medium|small] [--builtins auto|legacy|vector] [--split-k auto|N]
- *     [--kernel-times]
+ *     [--layer-norm-kernel auto|subgroup|workgroup|invocation] [--kernel-times]
  *     [--json FILE]
  */
 import { writeFileSync } from 'node:fs';
@@ -42,6 +43,7 @@ const be = await createWebGpuBackend({
   float16MatmulTile: f16Tile,
   subgroupMatrixBuiltins: arg('builtins', 'auto') as 'auto' | 'legacy' | 'vector',
   matmulSplitK: arg('split-k', 'auto') === 'auto' ? 'auto' : Number(arg('split-k', '')),
+  layerNormKernel: arg('layer-norm-kernel', 'auto') as 'auto' | 'subgroup' | 'workgroup' | 'invocation',
   ...(arg('pool-bytes', '') ? { maxPooledBytes: Number(arg('pool-bytes', '')) } : {}),
   memoryLimit: 2 ** 35, // the activations of 12 blocks at batch 64 pass the 2 GiB default
 });

@@ -149,67 +149,74 @@ function expectClose(got: ArrayLike<number>, [want, scale]: readonly [number[], 
   expect(bad.slice(0, 5)).toEqual([]);
 }
 
-describe('layerNormBackward with a workgroup per row on webgpu', () => {
-  let be: WebGpuBackend;
-  let byInvocation: WebGpuBackend;
-  beforeAll(async () => {
-    be = await createWebGpuBackend({ layerNormKernel: 'workgroup' });
-    byInvocation = await createWebGpuBackend({ layerNormKernel: 'invocation' });
-  });
-  afterAll(() => {
-    be?.dispose();
-    byInvocation?.dispose();
-  });
+// 'workgroup': the row sums as a tree; 'subgroup': through subgroup operations (lavapipe has subgroups of 8)
+describe.each(['workgroup', 'subgroup'] as const)(
+  'layerNormBackward with a workgroup per row on webgpu, row sums: %s',
+  (kernel) => {
+    let be: WebGpuBackend;
+    let byInvocation: WebGpuBackend;
+    beforeAll(async () => {
+      be = await createWebGpuBackend({ layerNormKernel: kernel });
+      // under CI the adapter (lavapipe) has subgroups: the subgroup form must run, not fall back to the tree
+      const norm = (be as unknown as { contexts: { norm: { subgroups: boolean } } }).contexts.norm;
+      if (process.env.CI) expect(norm.subgroups).toBe(kernel === 'subgroup');
+      byInvocation = await createWebGpuBackend({ layerNormKernel: 'invocation' });
+    });
+    afterAll(() => {
+      be?.dispose();
+      byInvocation?.dispose();
+    });
 
-  // [rows, D]: D < 64, = 64, not a multiple of 64, ViT-S's 384; one row; 130 rows take the chunked sums
-  test.each([
-    [5, 17],
-    [3, 64],
-    [7, 200],
-    [11, 384],
-    [1, 200],
-    [130, 200],
-    [67, 5],
-  ])('[%i, %i]: dx, dweight and dbias within tolerance of float64', async (R, D) => {
-    for (const weight of [true, false])
-      for (const layout of ['contiguous', 'strided'] as const) {
-        const t = inputs(R, D, weight, R + D);
-        const want = oracle(t);
-        const tag = `${weight ? 'weight' : 'no weight'}, ${layout}`;
-        const all = await backward(be, t, layout, true);
-        expectClose(all.dx, want.dx, `dx (${tag})`);
-        expectClose(all.dweight!, want.dweight, `dweight (${tag})`);
-        expectClose(all.dbias!, want.dbias, `dbias (${tag})`);
-        const dxOnly = await backward(be, t, layout, false);
-        expect(dxOnly.dweight).toBeNull();
-        expectClose(dxOnly.dx, want.dx, `dx alone (${tag})`);
+    // [rows, D]: D < 64, = 64, not a multiple of 64, ViT-S's 384; one row; 130 rows take the chunked sums
+    test.each([
+      [5, 17],
+      [3, 64],
+      [7, 200],
+      [11, 384],
+      [1, 200],
+      [130, 200],
+      [67, 5],
+    ])('[%i, %i]: dx, dweight and dbias within tolerance of float64', async (R, D) => {
+      for (const weight of [true, false])
+        for (const layout of ['contiguous', 'strided'] as const) {
+          const t = inputs(R, D, weight, R + D);
+          const want = oracle(t);
+          const tag = `${weight ? 'weight' : 'no weight'}, ${layout}`;
+          const all = await backward(be, t, layout, true);
+          expectClose(all.dx, want.dx, `dx (${tag})`);
+          expectClose(all.dweight!, want.dweight, `dweight (${tag})`);
+          expectClose(all.dbias!, want.dbias, `dbias (${tag})`);
+          const dxOnly = await backward(be, t, layout, false);
+          expect(dxOnly.dweight).toBeNull();
+          expectClose(dxOnly.dx, want.dx, `dx alone (${tag})`);
+        }
+    });
+
+    test('the workgroup and invocation kernels agree', async () => {
+      const t = inputs(130, 384, true, 7);
+      const [a, b] = [await backward(be, t, 'strided', true), await backward(byInvocation, t, 'strided', true)];
+      const { dx, dweight, dbias } = oracle(t);
+      // each within the tolerance of float64, so within twice it of each other
+      const twice = (s: readonly [number[], number[]]) => s[1].map((v) => 2 * v + 0.4);
+      expectClose(a.dx, [Array.from(b.dx), twice(dx)], 'dx');
+      expectClose(a.dweight!, [Array.from(b.dweight!), twice(dweight)], 'dweight');
+      expectClose(a.dbias!, [Array.from(b.dbias!), twice(dbias)], 'dbias');
+    });
+
+    test('a g of another shape is a typed error', () => {
+      const t = inputs(4, 8, true, 1);
+      const [g, x, mean, rstd] = upload(be, t, 'contiguous').stored as [NDArray, NDArray, NDArray, NDArray];
+      const g2 = be.fromArray(rand(4 * 9, 2), [4, 9]);
+      expect(() => be.layerNormBackward(g2, x, mean, rstd, null)).toThrow(ShapeMismatchError);
+      for (const a of [g, x, mean, rstd, g2]) be.free(a);
+    });
+
+    test('the conformance layerNormBackward cases pass with each kernel', async () => {
+      for (const layerNormKernel of kernel === 'workgroup' ? (['workgroup', 'invocation'] as const) : [kernel]) {
+        const r = await runConformance(() => createWebGpuBackend({ layerNormKernel }), { filter: /layerNormBackward/ });
+        expect(r.results.length).toBeGreaterThan(5);
+        expect(r.results.filter((c) => !c.pass).map((c) => `${c.id}: ${c.message}`)).toEqual([]);
       }
-  });
-
-  test('the workgroup and invocation kernels agree', async () => {
-    const t = inputs(130, 384, true, 7);
-    const [a, b] = [await backward(be, t, 'strided', true), await backward(byInvocation, t, 'strided', true)];
-    const { dx, dweight, dbias } = oracle(t);
-    // each within the tolerance of float64, so within twice it of each other
-    const twice = (s: readonly [number[], number[]]) => s[1].map((v) => 2 * v + 0.4);
-    expectClose(a.dx, [Array.from(b.dx), twice(dx)], 'dx');
-    expectClose(a.dweight!, [Array.from(b.dweight!), twice(dweight)], 'dweight');
-    expectClose(a.dbias!, [Array.from(b.dbias!), twice(dbias)], 'dbias');
-  });
-
-  test('a g of another shape is a typed error', () => {
-    const t = inputs(4, 8, true, 1);
-    const [g, x, mean, rstd] = upload(be, t, 'contiguous').stored as [NDArray, NDArray, NDArray, NDArray];
-    const g2 = be.fromArray(rand(4 * 9, 2), [4, 9]);
-    expect(() => be.layerNormBackward(g2, x, mean, rstd, null)).toThrow(ShapeMismatchError);
-    for (const a of [g, x, mean, rstd, g2]) be.free(a);
-  });
-
-  test('the conformance layerNormBackward cases pass with each kernel', async () => {
-    for (const layerNormKernel of ['workgroup', 'invocation'] as const) {
-      const r = await runConformance(() => createWebGpuBackend({ layerNormKernel }), { filter: /layerNormBackward/ });
-      expect(r.results.length).toBeGreaterThan(5);
-      expect(r.results.filter((c) => !c.pass).map((c) => `${c.id}: ${c.message}`)).toEqual([]);
-    }
-  });
-});
+    });
+  },
+);

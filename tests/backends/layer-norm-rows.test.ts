@@ -25,47 +25,54 @@ function oracle(x: number[], R: number, D: number, w: number[] | null, b: number
   return out;
 }
 
-describe('layerNorm with a workgroup per row on webgpu', () => {
-  let be: WebGpuBackend;
-  beforeAll(async () => {
-    be = await createWebGpuBackend({ layerNormKernel: 'workgroup' });
-  });
-  afterAll(() => be?.dispose());
+// 'workgroup': the row sums as a tree; 'subgroup': through subgroup operations (lavapipe has subgroups of 8)
+describe.each(['workgroup', 'subgroup'] as const)(
+  'layerNorm with a workgroup per row on webgpu, row sums: %s',
+  (kernel) => {
+    let be: WebGpuBackend;
+    beforeAll(async () => {
+      be = await createWebGpuBackend({ layerNormKernel: kernel });
+      // under CI the adapter (lavapipe) has subgroups: the subgroup form must run, not fall back to the tree
+      const norm = (be as unknown as { contexts: { norm: { subgroups: boolean } } }).contexts.norm;
+      if (process.env.CI) expect(norm.subgroups).toBe(kernel === 'subgroup');
+    });
+    afterAll(() => be?.dispose());
 
-  test('the conformance layerNorm cases pass with each kernel', async () => {
-    for (const layerNormKernel of ['workgroup', 'invocation'] as const) {
-      const r = await runConformance(() => createWebGpuBackend({ layerNormKernel }), { filter: /layerNorm/ });
-      expect(r.results.length).toBeGreaterThan(5);
-      expect(r.results.filter((c) => !c.pass).map((c) => `${c.id}: ${c.message}`)).toEqual([]);
-    }
-  });
+    test('the conformance layerNorm cases pass with each kernel', async () => {
+      for (const layerNormKernel of kernel === 'workgroup' ? (['workgroup', 'invocation'] as const) : [kernel]) {
+        const r = await runConformance(() => createWebGpuBackend({ layerNormKernel }), { filter: /layerNorm/ });
+        expect(r.results.length).toBeGreaterThan(5);
+        expect(r.results.filter((c) => !c.pass).map((c) => `${c.id}: ${c.message}`)).toEqual([]);
+      }
+    });
 
-  test.each([
-    [3, 1],
-    [7, 5],
-    [64, 64],
-    [5, 130],
-    [2, 1000],
-  ])('[%i, %i]: weight and bias, none, and a transposed view, within 1e-5 of float64', async (R, D) => {
-    const eps = 1e-5;
-    const [x, w, b] = [rand(R * D, 1), rand(D, 2), rand(D, 3)];
-    const xs = be.fromArray(x, [R, D]);
-    const [ws, bs] = [be.fromArray(w, [D]), be.fromArray(b, [D])];
-    // the same rows stored transposed: [D, R] whose transpose is x
-    const xt = be.fromArray(
-      Array.from({ length: R * D }, (_, i) => x[(i % R) * D + Math.floor(i / R)]!),
-      [D, R],
-    );
-    const runs: [ReturnType<typeof be.layerNorm>, number[]][] = [
-      [be.layerNorm(xs, ws, bs, { eps }), oracle(x, R, D, w, b, eps)],
-      [be.layerNorm(xs, null, null, { eps }), oracle(x, R, D, null, null, eps)],
-      [be.layerNorm(transposeView(xt), ws, null, { eps }), oracle(x, R, D, w, null, eps)],
-    ];
-    for (const [{ y, mean, rstd }, want] of runs) {
-      const got = await be.read(y);
-      want.forEach((v, i) => expect(Math.abs(got[i]! - v)).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(v))));
-      for (const t of [y, mean, rstd]) be.free(t);
-    }
-    for (const t of [xs, ws, bs, xt]) be.free(t);
-  });
-});
+    test.each([
+      [3, 1],
+      [7, 5],
+      [64, 64],
+      [5, 130],
+      [2, 1000],
+    ])('[%i, %i]: weight and bias, none, and a transposed view, within 1e-5 of float64', async (R, D) => {
+      const eps = 1e-5;
+      const [x, w, b] = [rand(R * D, 1), rand(D, 2), rand(D, 3)];
+      const xs = be.fromArray(x, [R, D]);
+      const [ws, bs] = [be.fromArray(w, [D]), be.fromArray(b, [D])];
+      // the same rows stored transposed: [D, R] whose transpose is x
+      const xt = be.fromArray(
+        Array.from({ length: R * D }, (_, i) => x[(i % R) * D + Math.floor(i / R)]!),
+        [D, R],
+      );
+      const runs: [ReturnType<typeof be.layerNorm>, number[]][] = [
+        [be.layerNorm(xs, ws, bs, { eps }), oracle(x, R, D, w, b, eps)],
+        [be.layerNorm(xs, null, null, { eps }), oracle(x, R, D, null, null, eps)],
+        [be.layerNorm(transposeView(xt), ws, null, { eps }), oracle(x, R, D, w, null, eps)],
+      ];
+      for (const [{ y, mean, rstd }, want] of runs) {
+        const got = await be.read(y);
+        want.forEach((v, i) => expect(Math.abs(got[i]! - v)).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(v))));
+        for (const t of [y, mean, rstd]) be.free(t);
+      }
+      for (const t of [xs, ws, bs, xt]) be.free(t);
+    });
+  },
+);

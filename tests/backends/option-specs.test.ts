@@ -85,7 +85,7 @@ describe('option specs, the one declaration of each option', () => {
       mergeInCapture?: boolean;
       readAheadInReplay?: boolean;
       kernelTimestamps?: boolean;
-      layerNormKernel?: 'auto' | 'workgroup' | 'invocation';
+      layerNormKernel?: 'auto' | 'subgroup' | 'workgroup' | 'invocation';
       tiledAttention?: boolean;
     };
     expect(same<WebGpuOptions, WebGpu>(true)).toBe(true);

@@ -219,6 +219,8 @@ export async function acquireDevice(options: WebGpuOptions = {}): Promise<Acquir
   if (halfSubgroupMatrix(adapter)) features.add('subgroups').add(SUBGROUP_MATRIX).add('shader-f16');
   // and for float16 arithmetic on f16 arrays wherever offered (dispatch-half-native.ts; float16Arithmetic)
   if (adapter.features.has('shader-f16')) features.add('shader-f16');
+  // subgroup operations wherever offered: the row sums of the norm kernels (kernels/workgroup-sum.ts)
+  if (adapter.features.has('subgroups')) features.add('subgroups');
   // GPU timestamps of replayed kernels, where asked for (replay-timing.ts)
   if (options.kernelTimestamps && adapter.features.has('timestamp-query')) features.add('timestamp-query');
   const requiredFeatures = [...features];

@@ -36,6 +36,8 @@ export interface NormContext {
    * hardware adapters), else an invocation per row.
    */
   readonly rowPerWorkgroup: boolean;
+  /** The row-per-workgroup kernels add their row sums through subgroup operations (kernels/workgroup-sum.ts). */
+  readonly subgroups: boolean;
 }
 
 const groups = (n: number): [number, number, number] => [...grid(Math.ceil(n / NORM_THREADS)), 1];
@@ -57,7 +59,8 @@ export function dispatchLayerNorm(
   const buffers = [ctx.gpu(x.buffer), opt(weight), opt(bias), ctx.gpu(y), ctx.gpu(mean), ctx.gpu(rstd)];
   if (ctx.rowPerWorkgroup) {
     const g = grid(rows);
-    ctx.batch.dispatch('layerNorm', 'layerNorm/rows', layerNormRowsWgsl, LAYER_NORM_WORDS, params, buffers, [...g, 1]);
+    const [key, sg] = ctx.subgroups ? ['layerNorm/rows/subgroups', true] : ['layerNorm/rows', false];
+    ctx.batch.dispatch('layerNorm', key, () => layerNormRowsWgsl(sg), LAYER_NORM_WORDS, params, buffers, [...g, 1]);
   } else
     ctx.batch.dispatch('layerNorm', 'layerNorm', () => layerNormWgsl, LAYER_NORM_WORDS, params, buffers, groups(rows));
 }
@@ -87,12 +90,13 @@ export function dispatchLayerNormBackward(
   inputs.push(weight ? ctx.gpu(weight.buffer) : ctx.dummy);
   const op = 'layerNormBackward';
   const perRow = ctx.rowPerWorkgroup;
-  const tag = perRow ? '-rows' : '';
+  const sg = perRow && ctx.subgroups;
+  const tag = perRow ? `-rows${sg ? '/subgroups' : ''}` : '';
   if (!dweight || !dbias) {
     ctx.batch.dispatch(
       op,
       `layerNormBackward/dx${tag}`,
-      perRow ? layerNormBackwardRowsWgsl : () => layerNormBackwardWgsl,
+      perRow ? () => layerNormBackwardRowsWgsl(sg) : () => layerNormBackwardWgsl,
       LAYER_NORM_BACKWARD_WORDS,
       params,
       [...inputs, ctx.gpu(dx)],
@@ -101,7 +105,8 @@ export function dispatchLayerNormBackward(
     return;
   }
   // dx and the parameters' sums in one dispatch: dx's workgroups first, then the sums' (layer-norm-params.ts)
-  const fused = perRow ? layerNormBackwardRowsFusedWgsl : layerNormBackwardFusedWgsl;
+  const fused = (partial: boolean): string =>
+    perRow ? layerNormBackwardRowsFusedWgsl(partial, sg) : layerNormBackwardFusedWgsl(partial);
   const dxGroups = perRow ? rows : Math.ceil(rows / NORM_THREADS);
   const columnGroups = Math.ceil(D / NORM_THREADS);
   const chunk = layerNormParamsChunk(rows, D);

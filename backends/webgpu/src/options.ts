@@ -185,17 +185,21 @@ export const WEBGPU_OPTION_SPECS = defineOptions({
     doc: 'fused tiled attention for sequences past workgroup memory (default false: slower than the composite today)',
   },
   /**
-   * The kernels of layerNorm's forward and of layerNormBackward's dx: 'workgroup' (a workgroup per row,
-   * kernels/layer-norm-rows.ts, kernels/layer-norm-backward-rows.ts), 'invocation' (an invocation per row,
-   * kernels/layer-norm.ts, kernels/layer-norm-backward.ts), 'auto' (default): 'workgroup' on hardware adapters,
+   * The kernels of layerNorm's forward and of layerNormBackward's dx: 'subgroup' (a workgroup per row,
+   * kernels/layer-norm-rows.ts, kernels/layer-norm-backward-rows.ts, its row sums through subgroup operations where
+   * the device has the `subgroups` feature, kernels/workgroup-sum.ts, else as 'workgroup'), 'workgroup' (the same,
+   * its sums as a tree in workgroup memory), 'invocation' (an invocation per row, kernels/layer-norm.ts,
+   * kernels/layer-norm-backward.ts), 'auto' (default): 'subgroup' on hardware adapters,
    * where a row per invocation leaves the GPU idle and reads rows D apart (forward ~27 µs for [1088, 64],
    * backward 0.3–0.77 ms for [12608, 384] on an H100), 'invocation' on software ones, where a barrier costs more
    * than a row.
    */
   layerNormKernel: {
     type: 'string',
-    values: ['auto', 'workgroup', 'invocation'],
-    doc: 'layerNorm forward and backward dx: a workgroup or an invocation per row; "auto": a workgroup on hardware',
+    values: ['auto', 'subgroup', 'workgroup', 'invocation'],
+    doc:
+      'layerNorm forward and backward dx: a workgroup per row, its sums through subgroups ("subgroup", where the ' +
+      'device has them) or a tree ("workgroup"), or an invocation per row; "auto": "subgroup" on hardware',
   },
   float16MatmulTile: {
     type: 'string',

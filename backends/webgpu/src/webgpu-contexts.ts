@@ -153,8 +153,12 @@ export function kernelContexts(host: ContextHost, options: WebGpuOptions, setup:
     gpuBytes: (b) => host.gpu(b, false, true),
   };
   const rowPerWorkgroup =
-    options.layerNormKernel === 'workgroup' || (options.layerNormKernel !== 'invocation' && !host.software);
-  const norm: NormContext = { batch, gpu, dummy, pool, rowPerWorkgroup };
+    options.layerNormKernel === 'workgroup' ||
+    options.layerNormKernel === 'subgroup' ||
+    (options.layerNormKernel !== 'invocation' && !host.software);
+  // the row sums through subgroup operations where the device has them ('workgroup': the tree, for comparison)
+  const subgroups = rowPerWorkgroup && options.layerNormKernel !== 'workgroup' && host.device.features.has('subgroups');
+  const norm: NormContext = { batch, gpu, dummy, pool, rowPerWorkgroup, subgroups };
   const attention: AttentionContext = { batch, gpu, pool, tiledAttention: options.tiledAttention ?? false };
   const adam = new AdamGroups({
     batch,

@@ -3,11 +3,12 @@
  * hal/src/ops/norm-ops.ts): one workgroup of NORM_THREADS (T = 64) invocations per row of [rows, D] (any strides
  * of g and x), the backward's twin of kernels/layer-norm-rows.ts. Invocation t sums ĝ = g·weight and ĝ·x̂
  * (x̂ = (x − mean)·rstd) over the columns t, t + T, t + 2T, … of its row (pairwise: pairwise.ts), the T pairs of
- * partial sums are added as a binary tree in workgroup memory, then each invocation writes dx = rstd·(ĝ − mean(ĝ)
+ * partial sums are added across the workgroup (workgroup-sum.ts: a tree, or through subgroups), then each invocation
+ * writes dx = rstd·(ĝ − mean(ĝ)
  * − x̂·mean(ĝ·x̂)) for its columns, so neighbouring invocations read and write neighbouring elements. A row per
  * invocation (kernels/layer-norm-backward.ts) has the 32 invocations of a warp read 32 rows D apart and walk their
  * rows twice alone: 0.3–0.77 ms a call at [12608, 384] on an H100, ~30× its memory traffic. Error: the pairwise
- * bound of each invocation's ⌈D/T⌉ terms plus log2(T) tree levels.
+ * bound of each invocation's ⌈D/T⌉ terms plus workgroup-sum.ts's.
  *
  * - `layerNormBackwardRowsWgsl`: dx alone (a workgroup per row, flat over the grid).
  * - `layerNormBackwardRowsFusedWgsl`: dx and the parameters' sums in one dispatch, the layout of
@@ -19,16 +20,17 @@ import { NORM_ARGS, NORM_THREADS } from './layer-norm.js';
 import { NORM_BACKWARD_PRELUDE } from './layer-norm-backward.js';
 import { layerNormBackwardFusedWgsl } from './layer-norm-params.js';
 import { pairwiseLoop } from './pairwise.js';
+import { SUBGROUP_INVOCATION_ARG, SUBGROUPS_ENABLE, workgroupSumWgsl } from './workgroup-sum.js';
 
 const T = NORM_THREADS;
 
 /**
- * `fn dxRowGroup(row: u32, t: u32)`: dx of row `row` by the invocation t of its workgroup. Every invocation of
- * the workgroup calls it with the same row, also a row past the end (which reads and writes nothing), since it
- * holds barriers.
+ * `fn dxRowGroup(row: u32, t: u32, sgi: u32)`: dx of row `row` by the invocation t of its workgroup (sgi: its
+ * subgroup invocation id, 0u without subgroups). Every invocation of the workgroup calls it with the same row, also
+ * a row past the end (which reads and writes nothing), since it holds barriers.
  */
-const DX_ROW_GROUP_FN = `var<workgroup> rowSums: array<vec2f, ${T}>;
-fn dxRowGroup(row: u32, t: u32) {
+const dxRowGroupFn = (subgroups: boolean): string => `${workgroupSumWgsl('rowSums', 'vec2f', T, subgroups)}
+fn dxRowGroup(row: u32, t: u32, sgi: u32) {
   let rows = u32(p(0u)); let D = u32(p(1u));
   let live = row < rows;
   var mean = 0.0; var rstd = 0.0;
@@ -45,13 +47,7 @@ fn dxRowGroup(row: u32, t: u32) {
       { acc: 's2', term: 'gw * xh' },
     ],
   )}
-  rowSums[t] = vec2f(s1, s2);
-  workgroupBarrier();
-  for (var h = ${T / 2}u; h > 0u; h = h / 2u) {
-    if (t < h) { rowSums[t] = rowSums[t] + rowSums[t + h]; }
-    workgroupBarrier();
-  }
-  let m = rowSums[0] / f32(D);
+  let m = rowSums(vec2f(s1, s2), t, sgi) / f32(D);
   let o = row * D;
   for (var k = 0u; k < n; k++) {
     let d = t + k * ${T}u;
@@ -60,13 +56,13 @@ fn dxRowGroup(row: u32, t: u32) {
   }
 }`;
 
-/** dx alone: workgroup `wid.y · nwg.x + wid.x` computes that row. */
-export function layerNormBackwardRowsWgsl(): string {
-  return `${NORM_BACKWARD_PRELUDE}
+/** dx alone: workgroup `wid.y · nwg.x + wid.x` computes that row; `subgroups`: workgroup-sum.ts's subgroup form. */
+export function layerNormBackwardRowsWgsl(subgroups = false): string {
+  return `${subgroups ? SUBGROUPS_ENABLE : ''}${NORM_BACKWARD_PRELUDE}
 @group(0) @binding(6) var<storage, read_write> dx: array<f32>;
-${DX_ROW_GROUP_FN}
-@compute @workgroup_size(${T}) fn main(${NORM_ARGS}) {
-  dxRowGroup(wid.y * nwg.x + wid.x, lid.x);
+${dxRowGroupFn(subgroups)}
+@compute @workgroup_size(${T}) fn main(${NORM_ARGS}${subgroups ? `, ${SUBGROUP_INVOCATION_ARG}` : ''}) {
+  dxRowGroup(wid.y * nwg.x + wid.x, lid.x, ${subgroups ? 'sgi' : '0u'});
 }`;
 }
 
@@ -74,6 +70,9 @@ ${DX_ROW_GROUP_FN}
  * dx and the parameters' sums in one dispatch (layerNormBackwardFusedWgsl's layout and sums): the first `p(16)`
  * (= rows) workgroups compute a row of dx each, the rest dweight's and dbias's sums (`partial`: chunked).
  */
-export function layerNormBackwardRowsFusedWgsl(partial: boolean): string {
-  return layerNormBackwardFusedWgsl(partial, { code: DX_ROW_GROUP_FN, call: 'dxRowGroup(lin, lid.x);' });
+export function layerNormBackwardRowsFusedWgsl(partial: boolean, subgroups = false): string {
+  const code = dxRowGroupFn(subgroups);
+  const call = `dxRowGroup(lin, lid.x, ${subgroups ? 'sgi' : '0u'});`;
+  if (!subgroups) return layerNormBackwardFusedWgsl(partial, { code, call });
+  return `${SUBGROUPS_ENABLE}${layerNormBackwardFusedWgsl(partial, { code, call }, `${NORM_ARGS}, ${SUBGROUP_INVOCATION_ARG}`)}`;
 }

@@ -60,7 +60,11 @@ const DX_PER_INVOCATION: FusedDx = { code: DX_ROW_FN, call: `dxRow(lin * ${NORM_
  * of 64 columns per chunk, paramsPartial) or whole columns (paramsColumn) — with the separate kernels' code, so
  * their bits.
  */
-export function layerNormBackwardFusedWgsl(partial: boolean, dxPart: FusedDx = DX_PER_INVOCATION): string {
+export function layerNormBackwardFusedWgsl(
+  partial: boolean,
+  dxPart: FusedDx = DX_PER_INVOCATION,
+  args = NORM_ARGS,
+): string {
   const outs = partial
     ? '@group(0) @binding(7) var<storage, read_write> part: array<f32>;'
     : `@group(0) @binding(7) var<storage, read_write> dw: array<f32>;
@@ -79,7 +83,7 @@ export function layerNormBackwardFusedWgsl(partial: boolean, dxPart: FusedDx = D
 ${outs}
 ${dxPart.code}
 ${partial ? PARAMS_PARTIAL_FN : PARAMS_COLUMN_FN}
-@compute @workgroup_size(${NORM_THREADS}) fn main(${NORM_ARGS}) {
+@compute @workgroup_size(${NORM_THREADS}) fn main(${args}) {
   let lin = wid.y * nwg.x + wid.x;
   let dxGroups = u32(p(16u));
   if (lin < dxGroups) {
