@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createWebGpuBackend } from '@polyhal/backend-webgpu';
 import { type NDArray, transposeView } from '@polyhal/hal';
 import { type KernelStep, Recorder } from '../../backends/webgpu/src/capture.js';
+import { layerNormRowsWgsl } from '../../backends/webgpu/src/kernels/layer-norm-rows.js';
 import { type MergeLimits, mergeWgsl } from '../../backends/webgpu/src/kernels/merge-wgsl.js';
 import { mergePlan } from '../../backends/webgpu/src/plan-merge.js';
 import type { PipelineCache } from '../../backends/webgpu/src/pipelines.js';
@@ -43,7 +44,15 @@ describe('merging independent kernels of a webgpu recording', () => {
   let plain: Capturing;
   let tiled: Capturing;
   let tiledPlain: Capturing;
+  let rowsSub: Capturing;
+  let rowsSubPlain: Capturing;
   beforeAll(async () => {
+    // layerNorm with a workgroup per row, its sums through subgroups (lavapipe has them: subgroups of 8)
+    rowsSub = (await createWebGpuBackend({ layerNormKernel: 'subgroup' })) as unknown as Capturing;
+    rowsSubPlain = (await createWebGpuBackend({
+      layerNormKernel: 'subgroup',
+      mergeInCapture: false,
+    })) as unknown as Capturing;
     merged = (await createWebGpuBackend()) as unknown as Capturing;
     plain = (await createWebGpuBackend({ mergeInCapture: false })) as unknown as Capturing;
     // lavapipe runs every product on register blocks unless a tile is forced: the tiled kernels' workgroup memory
@@ -51,7 +60,7 @@ describe('merging independent kernels of a webgpu recording', () => {
     tiledPlain = (await createWebGpuBackend({ matmulTile: 'medium', mergeInCapture: false })) as unknown as Capturing;
   });
   afterAll(() => {
-    for (const be of [merged, plain, tiled, tiledPlain]) be?.dispose();
+    for (const be of [merged, plain, tiled, tiledPlain, rowsSub, rowsSubPlain]) be?.dispose();
   });
 
   /** Both backends: the merged replay's bits equal the unmerged one's; returns both, and the dispatches saved. */
@@ -98,6 +107,33 @@ describe('merging independent kernels of a webgpu recording', () => {
     const g = data(M * N, 7);
     near(out[0]!, matmul64(g, ws, M, N, K));
     near(out[1]!, matmul64(t64(g, M, N), xs, N, M, K));
+  });
+
+  test('two layerNorms whose row sums go through subgroups: one dispatch, each its own subgroup ids', async () => {
+    const [R, D] = [9, 100];
+    const work: Work = (be, x) => {
+      const a = be.layerNorm(x, null, null);
+      const x2 = be.binary('mul', x, 3);
+      const b = be.layerNorm(x2, null, null);
+      be.free(x2);
+      for (const t of [a.mean, a.rstd, b.mean, b.rstd]) be.free(t);
+      return [a.y, b.y];
+    };
+    const { out, saved } = await compare([rowsSub, rowsSubPlain], [R, D], work);
+    expect(saved).toBe(1); // the second layerNorm merges with nothing before it (it reads x2); the first with mul
+    const x = data(R * D, 7);
+    const norm = (v: ArrayLike<number>): number[] => {
+      const y: number[] = [];
+      for (let r = 0; r < R; r++) {
+        const row = Array.from({ length: D }, (_, d) => v[r * D + d]!);
+        const mean = row.reduce((s, t) => s + t, 0) / D;
+        const rstd = 1 / Math.sqrt(row.reduce((s, t) => s + (t - mean) ** 2, 0) / D + 1e-5);
+        y.push(...row.map((t) => (t - mean) * rstd));
+      }
+      return y;
+    };
+    near(out[0]!, norm(x));
+    near(out[1]!, norm(Array.from(x, (v) => Math.fround(v * 3))));
   });
 
   test('a product (gemv) and a reduction of the same gradient', async () => {
@@ -270,6 +306,20 @@ describe('the merge of kernel modules and its refusals', () => {
     expect(
       mergeWgsl(source(256, 4), source(256).replace('(256)', '(16, 16)'), [1, 1, 1], [3, 1, 1], LIMITS)?.grid,
     ).toEqual([4, 1, 1]);
+  });
+
+  test('subgroup builtins: passed through from the merged entry point, the kernel at its own size', () => {
+    const sub = layerNormRowsWgsl(true);
+    const m = mergeWgsl(sub, sub, [4, 1, 1], [3, 1, 1], { ...LIMITS, maxStorageBuffersPerShaderStage: 12 });
+    expect(m).not.toBeNull();
+    expect(m!.code.match(/enable subgroups;/g)).toHaveLength(1);
+    expect(m!.code).toMatch(/@builtin\(subgroup_invocation_id\) mx_sgi: u32/);
+    expect(m!.code.match(/m[01]_main\([^;]*?mx_sgi\);/g)).toHaveLength(2);
+    // a kernel that names subgroup_invocation_id keeps its own size (64): a 128 kernel beside it is remapped
+    const named = source(64).replace(/fn main\(/, 'fn main(@builtin(subgroup_invocation_id) s: u32, ');
+    const r = mergeWgsl(`enable subgroups;\n${named}`, source(128), [1, 1, 1], [1, 1, 1], LIMITS);
+    expect(r!.code).toMatch(/@workgroup_size\(64, 1, 1\) fn main/);
+    expect(r!.grid).toEqual([3, 1, 1]);
   });
 
   test('refused: sizes both kernels need, sizes that do not divide, an override, past the limits', () => {

@@ -21,7 +21,9 @@
  *
  * Refused (null): kernels that need their own workgroup size and differ in it, sizes that do not divide each other,
  * anything the parser does not fully understand (override, requires, diagnostic, builtins other than the five of the
- * grid, a non-literal workgroup size, workgroup arrays of sizes it cannot evaluate), and merges past the device's
+ * grid and the subgroup's two — subgroup_invocation_id and subgroup_size, the hardware's own values: a kernel that
+ * names one runs at its own workgroup size, so its subgroups are as they were — a non-literal
+ * workgroup size, workgroup arrays of sizes it cannot evaluate), and merges past the device's
  * limits: workgroup memory together, storage buffers together, uniform buffers with dynamic offsets together, or more
  * workgroups than two dimensions of the grid hold. `enable` lines are merged by union.
  */
@@ -60,7 +62,11 @@ const BUILTINS = new Set([
   'local_invocation_id',
   'local_invocation_index',
   'global_invocation_id',
+  // the hardware's own values: a kernel naming one runs at its own workgroup size (WORKGROUP_BOUND: fixed)
+  'subgroup_invocation_id',
+  'subgroup_size',
 ]);
+const SUBGROUP_BUILTINS = new Set(['subgroup_invocation_id', 'subgroup_size']);
 
 const stripComments = (s: string): string => s.replace(/\/\*[\s\S]*?\*\//g, ' ').replace(/\/\/[^\n]*/g, '');
 
@@ -225,6 +231,10 @@ function builtinArg(
       return lid;
     case 'local_invocation_index':
       return lix;
+    case 'subgroup_invocation_id':
+      return 'mx_sgi';
+    case 'subgroup_size':
+      return 'mx_sgs';
     default:
       return `${wid} * vec3u(${s[0]}u, ${s[1]}u, ${s[2]}u) + ${lid}`;
   }
@@ -292,9 +302,11 @@ export function mergeKernels(kernels: readonly MergeKernel[], limits: MergeLimit
   const max = limits.maxComputeWorkgroupsPerDimension;
   const grid: [number, number, number] = from <= max ? [from, 1, 1] : [max, Math.ceil(from / max), 1];
   if (grid[1] > max) return null;
+  const sub = parsed.some((p) => p.params.some((q) => SUBGROUP_BUILTINS.has(q.builtin)));
+  const subArgs = sub ? ',\n    @builtin(subgroup_invocation_id) mx_sgi: u32, @builtin(subgroup_size) mx_sgs: u32' : '';
   const main = `@compute @workgroup_size(${own.size}) fn main(@builtin(workgroup_id) mx_wid: vec3u,
     @builtin(num_workgroups) mx_nwg: vec3u, @builtin(local_invocation_id) mx_lid: vec3u,
-    @builtin(local_invocation_index) mx_lix: u32) {
+    @builtin(local_invocation_index) mx_lix: u32${subArgs}) {
   let mx_w = mx_wid.y * mx_nwg.x + mx_wid.x;
   ${calls.join(' else ')}
 }`;
