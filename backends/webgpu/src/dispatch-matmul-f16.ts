@@ -84,13 +84,14 @@ export function takesHalfSubgroupMatrix(ctx: HalfMatmulContext, M: number, N: nu
   return ctx.mode === 'always' || (M >= 64 && N >= 64 && M * N * K >= HALF_SGM_MIN_MACS);
 }
 
-/** Products over a K this short take a tile that divides M and N where one does (see chooseTile). */
+/** Products over a K this short take the small tile where it divides M and N, or the least padded (chooseTile). */
 const EXACT_TILE_MAX_K = 512;
 
 /**
- * The tile of an [M, N] · over-K product: the large tile for many output tiles, the medium one for few; but over a
- * short K (≤ EXACT_TILE_MAX_K), where copying an operand and cropping the result cost about as much as the product,
- * the largest tile that divides M and N where one does (the operands read and the result written where they are).
+ * The tile of an [M, N] · over-K product: the large tile for many output tiles where it divides M and N, else the
+ * medium one where it divides (the operands read and the result written where they are); else, over a short K
+ * (≤ EXACT_TILE_MAX_K), where copying an operand and cropping the result cost about as much as the product, the
+ * small one where it divides; else the large tile for many output tiles, the medium one for few.
  * ViT-S's 12,608 rows are 197 medium tiles and 98.5 large ones: on an H200, [12608, 384]·[384, 384] took 0.072 and
  * 0.116 ms on the medium tile and 0.112–0.114 ms on the large one with the copy and the crop
  * (benches/results/h200/webgpu-f16-tiles.json; figures from one process per tile varied up to 3× between runs).
@@ -104,9 +105,13 @@ function chooseTile(ctx: HalfMatmulContext, M: number, N: number, K: number): Ha
   const tiles = Math.ceil(M / HALF_SGM_LARGE.rows) * Math.ceil(N / HALF_SGM_LARGE.cols);
   const large = fits && tiles >= LARGE_TILES;
   const divides = (t: HalfSubgroupMatrixTile): boolean => M % t.rows === 0 && N % t.cols === 0;
-  if (K <= EXACT_TILE_MAX_K && !(large && divides(HALF_SGM_LARGE))) {
-    const exact = [HALF_SGM_MEDIUM, HALF_SGM_SMALL].find(divides);
-    if (exact) return exact;
+  // the large tile where it divides; else the medium one where it divides, whatever K: the large tile's pack of A
+  // and crop of C cost more than it saves (ViT-S's fc2 forward [12608, 1536]·[1536, 384]: 0.156 ms on the medium
+  // tile, 0.222 on the large one; fc1's dX likewise 0.151 against 0.221: benches/probes/webgpu-f16-vit-products.ts)
+  if (large && divides(HALF_SGM_LARGE)) return HALF_SGM_LARGE;
+  if (divides(HALF_SGM_MEDIUM)) return HALF_SGM_MEDIUM;
+  if (K <= EXACT_TILE_MAX_K) {
+    if (divides(HALF_SGM_SMALL)) return HALF_SGM_SMALL;
     // none divides: the least padded output (ties: the larger tile)
     const area = (t: HalfSubgroupMatrixTile): number => roundUp(M, t.rows) * roundUp(N, t.cols);
     const order = large ? [HALF_SGM_LARGE, HALF_SGM_MEDIUM, HALF_SGM_SMALL] : [HALF_SGM_MEDIUM, HALF_SGM_SMALL];
