@@ -104,7 +104,7 @@ for (let j = 0; j < sets[0]!.products.length; j++) {
   CONFIGS.forEach(([n], c) => {
     totals[c]! += ms[n]!;
   });
-  emit({ event: 'product', name, ms, relativeDifferenceFromFloat32: diff });
+  emit({ event: 'product', product: name, ms, relativeDifferenceFromFloat32: diff });
 }
 emit({ event: 'six products', ms: Object.fromEntries(CONFIGS.map(([n], c) => [n, totals[c]])) });
 for (const s of sets) s.free();

@@ -106,7 +106,7 @@ async function race(what: string, F: number, R: number, G: number, plain = false
   const tflops = Object.fromEntries(CONFIGS.map((c) => [c.name, flops / ms[c.name]! / 1e9]));
   emit({
     event: 'speed',
-    what,
+    product: what,
     M: F,
     K: R,
     N: G,

@@ -79,7 +79,7 @@ for (const [name, fin, fout] of LINEARS) {
       totals[c]! += ms[n]!;
     });
     const tflops = Object.fromEntries(CONFIGS.map(([n]) => [n, flops / ms[n]! / 1e9]));
-    emit({ event: 'product', what, ms, tflops });
+    emit({ event: 'product', product: what, ms, tflops });
   }
   for (const s of sets) s.free();
 }

@@ -76,7 +76,7 @@ for (const [R, D] of [
     const us = Object.fromEntries(KERNELS.map((k, j) => [k, med(t[j]!)]));
     emit({
       event: 'layerNorm',
-      what,
+      product: `${what} [${R}, ${D}]`,
       rows: R,
       D,
       us,

@@ -74,5 +74,6 @@ export function layerNormBackwardRowsFusedWgsl(partial: boolean, subgroups = fal
   const code = dxRowGroupFn(subgroups);
   const call = `dxRowGroup(lin, lid.x, ${subgroups ? 'sgi' : '0u'});`;
   if (!subgroups) return layerNormBackwardFusedWgsl(partial, { code, call });
-  return `${SUBGROUPS_ENABLE}${layerNormBackwardFusedWgsl(partial, { code, call }, `${NORM_ARGS}, ${SUBGROUP_INVOCATION_ARG}`)}`;
+  const args = `${NORM_ARGS}, ${SUBGROUP_INVOCATION_ARG}`;
+  return `${SUBGROUPS_ENABLE}${layerNormBackwardFusedWgsl(partial, { code, call }, args)}`;
 }
